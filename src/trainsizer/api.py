@@ -1,0 +1,104 @@
+"""The Python API: every number the CLI prints, as plain data.
+
+>>> from trainsizer.api import estimate
+>>> result = estimate({"model": {"preset": "llama-3.1-8b"}, "training": {"method": "lora",
+...     "micro_batch_size": 1, "seq_len": 2048}, "parallel": {"gpus": 1},
+...     "hardware": {"gpu": "rtx-4090-24gb"}})
+>>> result.memory.fits
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trainsizer.estimate.fit_limits import FitLimits, largest_fitting
+from trainsizer.estimate.memory import MemoryEstimate, estimate_memory
+from trainsizer.estimate.rule_of_thumb import RuleOfThumb, seed_rule_of_thumb
+from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog, inline_accelerator
+from trainsizer.models.architecture import Architecture
+from trainsizer.models.catalog import resolve_model
+from trainsizer.models.params import ParamCounts, count_params
+from trainsizer.scenario import Scenario, load_scenario, scenario_from_dict
+
+
+@dataclass
+class Estimate:
+    scenario: Scenario
+    architecture: Architecture
+    params: ParamCounts
+    gpu: Accelerator
+    memory: MemoryEstimate
+    limits: FitLimits | None
+    rule_of_thumb: RuleOfThumb
+
+    def to_dict(self) -> dict[str, Any]:
+        tr = self.scenario.training
+        out: dict[str, Any] = {
+            "memory": self.memory.to_dict(),
+            "model": {
+                "name": self.architecture.name,
+                "model_type": self.architecture.model_type,
+                "params": self.params.total,
+                "active_params": self.params.active,
+                "trainable_params": None,
+            },
+            "hardware": {"gpu": self.gpu.id, "gpus": self.scenario.parallel.gpus,
+                         "gpus_per_node": self.scenario.gpus_per_node},
+            "training": {"method": tr.method, "precision": tr.precision, "optimizer": tr.optimizer,
+                         "micro_batch_size": tr.micro_batch_size, "seq_len": tr.seq_len,
+                         "global_batch_size": self.scenario.global_batch_size,
+                         "grad_accumulation_steps": self.scenario.grad_accumulation_steps},
+            "rule_of_thumb": self.rule_of_thumb.to_dict(),
+        }
+        if self.limits:
+            out["limits"] = self.limits.to_dict()
+        return out
+
+
+def resolve_gpu(scenario: Scenario, catalog: Catalog | None = None) -> Accelerator:
+    gpu = scenario.hardware.gpu
+    if isinstance(gpu, str):
+        return (catalog or default_catalog()).accelerator(gpu)
+    return inline_accelerator(gpu)
+
+
+def check_layout(scenario: Scenario, arch: Architecture) -> None:
+    """Layout constraints that need the architecture (heads divisible by tp, pp <= layers, ...)."""
+    from trainsizer.errors import InputError
+
+    par = scenario.parallel
+    if arch.num_heads % par.tp:
+        raise InputError("parallel.tp", f"{par.tp} must divide num_attention_heads ({arch.num_heads})")
+    if par.tp > 1 and arch.num_kv_heads % par.tp and par.tp % arch.num_kv_heads:
+        raise InputError("parallel.tp", f"{par.tp} and num_key_value_heads ({arch.num_kv_heads}) must divide "
+                         "one another")
+    if par.pp * par.virtual_pp > arch.num_layers:
+        raise InputError("parallel.pp", f"pp*virtual_pp = {par.pp * par.virtual_pp} exceeds the model's "
+                         f"{arch.num_layers} layers")
+    if scenario.training.seq_len % par.cp:
+        raise InputError("parallel.cp", f"{par.cp} must divide training.seq_len ({scenario.training.seq_len})")
+    if scenario.hardware.intra_node or scenario.hardware.inter_node:
+        catalog = default_catalog()
+        if scenario.hardware.intra_node:
+            catalog.link(scenario.hardware.intra_node, "hardware.intra_node")
+        if scenario.hardware.inter_node:
+            catalog.link(scenario.hardware.inter_node, "hardware.inter_node")
+
+
+def estimate(scenario: Scenario | dict[str, Any] | str | Path, catalog: Catalog | None = None,
+             memory_params: dict[str, Any] | None = None, with_limits: bool = True) -> Estimate:
+    """Estimate a scenario given as a Scenario, a parsed mapping, or a path to a YAML file."""
+    if isinstance(scenario, str | Path):
+        scenario = load_scenario(scenario)
+    elif isinstance(scenario, dict):
+        scenario = scenario_from_dict(scenario)
+    arch = resolve_model(scenario.model)
+    check_layout(scenario, arch)
+    gpu = resolve_gpu(scenario, catalog)
+    memory = estimate_memory(scenario, arch, gpu, memory_params)
+    limits = largest_fitting(scenario, arch, gpu, memory_params) if with_limits else None
+    return Estimate(scenario, arch, count_params(arch), gpu, memory, limits,
+                    seed_rule_of_thumb(scenario, arch, memory))

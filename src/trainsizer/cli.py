@@ -1,0 +1,235 @@
+"""The ``trainsizer`` command line: one small function per command, all numbers from trainsizer.api.
+
+Heavy imports happen inside the commands so that ``trainsizer --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from trainsizer.errors import InputError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Size AI training jobs: per-GPU memory, fit limits, and how far the seed guide's "
+                       "rule of thumb is off. Bad input exits 2 with one line naming the field.")
+catalog_app = typer.Typer(add_completion=False, no_args_is_help=True, help="List the catalogs.")
+app.add_typer(catalog_app, name="catalog")
+
+EXAMPLE = "default.yaml"
+
+CatalogOpt = Annotated[list[Path] | None, typer.Option("--catalog", help="Your own accelerators/links YAML "
+                                                       "(adds or overrides entries); repeatable.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+LangOpt = Annotated[str | None, typer.Option("--lang", help="en | zh-CN (default: from the locale).")]
+
+
+def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
+    if value is None:
+        return
+    section, key = dotted.split(".", 1)
+    target = data.setdefault(section, {})
+    if not isinstance(target, dict):
+        raise InputError(section, "must be a mapping")
+    if "." in key:
+        sub, leaf = key.split(".", 1)
+        target = target.setdefault(sub, {})
+        key = leaf
+    target[key] = value
+
+
+def _scenario_data(path: Path | None, flags: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    from trainsizer.datafiles import packaged_yaml, user_yaml
+
+    given = {k: v for k, v in flags.items() if v is not None}
+    if path is not None:
+        data = user_yaml(path, field="scenario")
+        if not isinstance(data, dict):
+            raise InputError("scenario", f"{path} must be a YAML mapping with model, training, parallel, hardware")
+        origin = str(path)
+    elif not given:
+        data = json.loads(json.dumps(packaged_yaml("trainsizer.examples", EXAMPLE)))
+        origin = f"built-in example ({EXAMPLE})"
+    else:
+        data = {"training": {"micro_batch_size": 1, "seq_len": 2048}, "parallel": {"gpus": 1}}
+        origin = "command-line flags"
+    model = given.pop("model", None)
+    if model is not None:
+        data["model"] = {"hf_config": model} if str(model).endswith(".json") else {"preset": model}
+    for dotted, value in given.items():
+        _set(data, dotted, value)
+    return data, origin
+
+
+@app.command()
+def estimate(
+    scenario: Annotated[Path | None, typer.Argument(help="Scenario YAML (shared/validation/FORMAT.md). "
+                                                    "Without it and without flags: the built-in example.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model preset id, or a Hugging Face config.json path.")] = None,
+    method: Annotated[str | None, typer.Option(help="full | lora | qlora | freeze")] = None,
+    precision: Annotated[str | None, typer.Option(help="fp32 | fp16-mixed | bf16-mixed | bf16-true | "
+                                                  "fp8-mixed")] = None,
+    optimizer: Annotated[str | None, typer.Option(help="adamw | adamw-8bit | paged-adamw-8bit | adafactor | "
+                                                  "sgd-momentum | sgd | lion")] = None,
+    micro_batch_size: Annotated[int | None, typer.Option("--micro-batch-size", "--mbs")] = None,
+    seq_len: Annotated[int | None, typer.Option("--seq-len")] = None,
+    global_batch_size: Annotated[int | None, typer.Option("--global-batch-size")] = None,
+    checkpointing: Annotated[str | None, typer.Option("--checkpointing", help="none | selective | full")] = None,
+    attention: Annotated[str | None, typer.Option(help="flash | sdpa | eager")] = None,
+    lora_rank: Annotated[int | None, typer.Option("--lora-rank")] = None,
+    lora_alpha: Annotated[float | None, typer.Option("--lora-alpha")] = None,
+    lora_targets: Annotated[str | None, typer.Option("--lora-targets", help="Comma-separated module names, "
+                                                     "or all-linear.")] = None,
+    quantization: Annotated[str | None, typer.Option(help="nf4 | nf4-dq | int8 | int4 (qlora)")] = None,
+    loss: Annotated[str | None, typer.Option(help="standard | chunked cross-entropy")] = None,
+    gpus: Annotated[int | None, typer.Option(help="Total GPUs.")] = None,
+    tp: Annotated[int | None, typer.Option()] = None,
+    pp: Annotated[int | None, typer.Option()] = None,
+    cp: Annotated[int | None, typer.Option()] = None,
+    virtual_pp: Annotated[int | None, typer.Option("--virtual-pp")] = None,
+    sequence_parallel: Annotated[bool | None, typer.Option("--sequence-parallel/--no-sequence-parallel")] = None,
+    zero: Annotated[int | None, typer.Option(help="ZeRO stage 0-3 (FSDP full shard = 3).")] = None,
+    offload: Annotated[str | None, typer.Option(help="none | optimizer | optimizer+params")] = None,
+    gpu: Annotated[str | None, typer.Option(help="GPU catalog id, e.g. rtx-4090-24gb.")] = None,
+    gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node")] = None,
+    catalog: CatalogOpt = None,
+    as_json: JsonOpt = False,
+    lang: LangOpt = None,
+) -> None:
+    """Per-GPU memory of one training job: breakdown, totals against capacity, fit limits, seed rule."""
+    from trainsizer.api import estimate as run_estimate
+    from trainsizer.hardware.catalog import load_catalog
+    from trainsizer.scenario import scenario_from_dict
+
+    targets: Any = lora_targets
+    if lora_targets and lora_targets != "all-linear":
+        targets = [t.strip() for t in lora_targets.split(",") if t.strip()]
+    flags = {
+        "model": model, "training.method": method, "training.precision": precision,
+        "training.optimizer": optimizer, "training.micro_batch_size": micro_batch_size,
+        "training.seq_len": seq_len, "training.global_batch_size": global_batch_size,
+        "training.activation_checkpointing": checkpointing, "training.attention": attention,
+        "training.lora.rank": lora_rank, "training.lora.alpha": lora_alpha, "training.lora.targets": targets,
+        "training.quantization": quantization, "training.loss": loss, "parallel.gpus": gpus,
+        "parallel.tp": tp, "parallel.pp": pp, "parallel.cp": cp, "parallel.virtual_pp": virtual_pp,
+        "parallel.sequence_parallel": sequence_parallel, "parallel.zero": zero, "parallel.offload": offload,
+        "hardware.gpu": gpu, "hardware.gpus_per_node": gpus_per_node,
+    }
+    data, origin = _scenario_data(scenario, flags)
+    parsed = scenario_from_dict(data, source=origin)
+    if parsed.model.hf_config and scenario is not None and not Path(parsed.model.hf_config).is_absolute():
+        model_spec = parsed.model.model_copy(update={"hf_config": str(scenario.parent / parsed.model.hf_config)})
+        parsed = parsed.model_copy(update={"model": model_spec})
+    cat = load_catalog(list(catalog or []))
+    result = run_estimate(parsed, catalog=cat)
+    if as_json:
+        out = result.to_dict()
+        out["performance"] = None
+        out["scenario_source"] = origin
+        typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
+        return
+    from trainsizer.report.text import print_estimate
+
+    print_estimate(result, origin, lang)
+
+
+@app.command()
+def validate(
+    cases: Annotated[list[Path], typer.Argument(help="Case files (shared/validation/FORMAT.md, 'Case file').")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Replay measured cases: predicted vs measured, per-case error, median and p90."""
+    from trainsizer.validate import load_cases, summarize, validate_cases
+
+    results = []
+    for path in cases:
+        results += validate_cases(load_cases(path))
+    memory = [r for r in results if r.error is not None]
+    fitted = [r for r in memory if not r.excluded_from_fit]
+    summary = {"all": summarize(memory).to_dict(), "fitted": summarize(fitted).to_dict(),
+               "excluded": summarize([r for r in memory if r.excluded_from_fit]).to_dict(),
+               "skipped": len(results) - len(memory)}
+    if as_json:
+        typer.echo(json.dumps({"cases": [r.to_dict() for r in results], "summary": summary}, indent=2))
+        return
+    from trainsizer.report.text import print_validation
+
+    print_validation(results, summary)
+
+
+@catalog_app.command("gpus")
+def catalog_gpus(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
+    """Accelerators: memory, bandwidth, dense peaks, links, TDP."""
+    from trainsizer.hardware.catalog import load_catalog
+
+    cat = load_catalog(list(catalog or []))
+    if as_json:
+        typer.echo(json.dumps([a.model_dump() for a in cat.accelerators.values()], indent=2))
+        return
+    from trainsizer.report.text import print_gpus
+
+    print_gpus(cat)
+
+
+@catalog_app.command("links")
+def catalog_links(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
+    """Links: scale-up, PCIe and network, with bandwidth and latency."""
+    from trainsizer.hardware.catalog import load_catalog
+
+    cat = load_catalog(list(catalog or []))
+    if as_json:
+        typer.echo(json.dumps([link.model_dump() for link in cat.links.values()], indent=2))
+        return
+    from trainsizer.report.text import print_links
+
+    print_links(cat)
+
+
+@catalog_app.command("models")
+def catalog_models(as_json: JsonOpt = False) -> None:
+    """Model presets with their exact parameter counts."""
+    from trainsizer.models.catalog import model_ids, preset_architecture, preset_entry
+    from trainsizer.models.params import count_params
+
+    rows = []
+    for mid in model_ids():
+        counts = count_params(preset_architecture(mid))
+        entry = preset_entry(mid)
+        rows.append({"id": mid, "name": entry.get("name", mid), "params": counts.total, "active_params": counts.active,
+                     "published_params": entry.get("published_params"), "source": entry.get("source")})
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    from trainsizer.report.text import print_models
+
+    print_models(rows)
+
+
+def main() -> None:
+    """Console entry point: user mistakes print one line and exit 2, never a traceback."""
+    try:
+        app(standalone_mode=False)
+    except InputError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except (typer.Exit, SystemExit) as exc:
+        code = getattr(exc, "exit_code", getattr(exc, "code", 0))
+        sys.exit(code if isinstance(code, int) else 0)
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        sys.exit(1)
+    except Exception as exc:  # click usage errors and friends
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(2)
+        raise
+
+
+if __name__ == "__main__":
+    main()

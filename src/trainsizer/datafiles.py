@@ -1,0 +1,35 @@
+"""Loading the YAML data shipped inside the package, and users' own YAML files."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trainsizer.errors import InputError
+
+
+@cache
+def packaged_yaml(package: str, name: str) -> Any:
+    """Parsed YAML file shipped in ``package`` (cached; callers must not mutate it)."""
+    text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def user_yaml(path: str | Path, field: str = "file") -> Any:
+    """Parse a user's YAML file; any problem becomes one InputError naming the file."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(field, f"no such file: {p}")
+    try:
+        return yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(field, f"malformed YAML in {p}{where}: {problem}") from None
+    except UnicodeDecodeError:
+        raise InputError(field, f"{p} is not UTF-8 text") from None

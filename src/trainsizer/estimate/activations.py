@@ -1,0 +1,191 @@
+"""Activation memory: the tensors autograd saves for backward, per layer and per token.
+
+Structure after Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
+Models" (arXiv:2205.05198): per layer ``s*b*h*(34 + 5*a*s/h)`` bytes for a 16-bit GPT layer,
+split into a part replicated across tensor-parallel ranks (norm and linear inputs, dropout masks)
+and a part sharded by ``tp`` (q/k/v, attention core, MLP intermediates); sequence parallelism
+shards the replicated part too; full recomputation keeps only each layer's input; selective
+recomputation drops the attention-score terms. The tensor list is generalised to what the Hugging
+Face implementations save: GQA k/v widths, gated MLPs (three ``f``-wide tensors), fp32 RMSNorm
+inputs, frozen weights whose inputs need not be kept (LoRA, freeze), LoRA dropout, MoE routing
+(each token's activations in its ``k`` experts), and FlashAttention (Dao et al. 2022), which
+keeps only the output and the log-sum-exp instead of the ``s*s`` scores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from trainsizer.estimate.training_state import ACTIVATION_BYTES, RESIDUAL_BYTES, LayerState, TrainingState
+from trainsizer.models.architecture import Architecture
+from trainsizer.models.params import Linear
+from trainsizer.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class LayerActivations:
+    replicated: float  # bytes per token not split by tensor parallelism
+    sharded: float  # bytes per token split by tensor parallelism
+    scores: float  # bytes per token of eager attention scores (dropped by selective recomputation)
+
+
+@dataclass(frozen=True)
+class StageActivations:
+    saved: float  # bytes kept for backward at the end of the forward pass (all in-flight micro-batches)
+    logits: float  # logits and loss buffers on top of ``saved`` at the loss
+    backward_working: float  # one layer's gradients / recomputed activations during backward
+    why: str
+    logits_why: str
+
+
+def _needs_input(linears: list[Linear], layer: LayerState, saves_frozen_input: bool = False) -> bool:
+    """Whether a linear's input is kept: its weight or adapter needs a gradient, or (bitsandbytes
+    4-bit ``MatMul4Bit``) the quantized base saves its input whenever the input requires grad."""
+    return saves_frozen_input or layer.trainable_base or any(lin in layer.lora for lin in linears)
+
+
+def layer_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], layer: LayerState) -> LayerActivations:
+    """Saved bytes per token of one layer without recomputation."""
+    tr = sc.training
+    e = ACTIVATION_BYTES[tr.precision]
+    r = RESIDUAL_BYTES[tr.precision]
+    pa = p["activations"]
+    nb = pa["rmsnorm_saved_bytes"] if arch.norm == "rmsnorm" else r
+    h = arch.hidden_size
+    attn = [lin for lin in layer.linears if lin.group == "attention"]
+    qkv_mods, out_mods = attn[:-1], attn[-1:]
+    mlp = [lin for lin in layer.linears if lin.group != "attention"]
+    q_saves = tr.method == "qlora" and bool(pa["quantized_linear_saves_input"])
+
+    replicated = arch.norms_per_layer * h * nb
+    sharded = 0.0
+    # LoRA branch: dropout mask + dropped input per adapted module (peft keeps one dropout per
+    # module), and the rank-r intermediate (input of lora_B).
+    rank = tr.lora.rank if tr.lora else 8
+    dropout = tr.lora.dropout if tr.lora else 0.0
+    for lin in layer.lora:
+        if dropout > 0:
+            replicated += lin.in_features * (1 + e)
+        replicated += rank * e * (tr.micro_batch_size and 1)
+    # attention
+    if _needs_input(qkv_mods, layer, q_saves):
+        replicated += h * e
+    if arch.mla:
+        m = arch.mla
+        sharded += (arch.q_dim + arch.kv_dim + arch.v_dim) * e
+        replicated += (m.kv_lora_rank + m.q_lora_rank) * e
+    else:
+        sharded += (arch.q_dim + 2 * arch.kv_dim) * e
+    if arch.qk_norm:
+        sharded += (arch.q_dim + arch.kv_dim) * nb
+    scores = 0.0
+    if tr.attention == "eager":
+        softmax_b = 4.0  # HF eager attention (and autocast) run softmax in fp32; its output is saved
+        cast_b = e if e < 4 else 0.0  # probabilities cast to the compute dtype for probs @ V (saved)
+        # attention dropout: the mask, plus the dropped probabilities when no cast follows
+        drop_b = (pa["eager_mask_bytes"] + (softmax_b if not cast_b else 0.0)) if arch.dropout else 0.0
+        kv_len = tr.seq_len
+        scores = arch.num_heads * kv_len * (softmax_b + drop_b + cast_b)
+    else:
+        sharded += arch.num_heads * 4.0  # log-sum-exp per head (FlashAttention backward)
+    sharded += arch.attn_out_dim * e  # attention output (kept by the attention backward)
+    if _needs_input(out_mods, layer, q_saves):
+        sharded += arch.attn_out_dim * e  # contiguous copy that feeds o_proj
+    if arch.dropout:
+        replicated += h * pa["eager_mask_bytes"]
+    # MLP
+    moe_layer = arch.is_moe_layer(layer.index) and arch.moe is not None
+    ups = [lin for lin in mlp if lin.name in ("gate_proj", "up_proj", "w1", "w3", "c_fc", "fc1",
+                                              "dense_h_to_4h") or (lin.name == "dense" and lin.out_features > h)]
+    downs = [lin for lin in mlp if lin not in ups and lin.group != "router"]
+    if _needs_input(ups, layer, q_saves) and arch.norms_per_layer > 1:
+        replicated += h * e  # (a shared pre-norm, as in phi, feeds attention and MLP one tensor)
+    if moe_layer:
+        moe = arch.moe
+        sharded += moe.num_experts * 4.0  # fp32 router logits / probabilities
+        sharded += moe.experts_per_token * (h * e)  # dispatched token copies
+        sharded += moe.experts_per_token * _mlp_bytes(arch, moe.expert_intermediate_size, e,
+                                                      _needs_input(downs, layer, q_saves))
+        if moe.shared_intermediate_size:
+            sharded += _mlp_bytes(arch, moe.shared_intermediate_size, e, _needs_input(downs, layer, q_saves))
+    else:
+        sharded += _mlp_bytes(arch, arch.intermediate_size, e, _needs_input(downs, layer, q_saves))
+    if arch.dropout:
+        replicated += h * pa["eager_mask_bytes"]
+    factor = pa["implementation_factor"]
+    return LayerActivations(replicated * factor, sharded * factor, scores * factor)
+
+
+def _mlp_bytes(arch: Architecture, width: int, e: float, down_input: bool) -> float:
+    if arch.gated_mlp:
+        # gate output (saved by the activation), up output and activation output (saved by the product)
+        return 3 * width * e + (width * e if down_input else 0.0)
+    # first linear output (saved by GELU), activation output feeds the second linear
+    return width * e + (width * e if down_input else 0.0)
+
+
+def _grad_reaches(st: TrainingState, layer: LayerState) -> bool:
+    """Whether backward runs through this layer (below the lowest trainable weight it stops)."""
+    method = st.scenario.training.method
+    if method != "freeze":
+        return True
+    first_trainable = len(st.layers) - st.scenario.training.freeze_trainable_layers
+    return layer.index >= first_trainable
+
+
+def stage_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], st: TrainingState,
+                      stage: int) -> StageActivations:
+    tr, par = sc.training, sc.parallel
+    tp, pp = par.tp, par.pp
+    tokens = tr.micro_batch_size * tr.seq_len / par.cp  # tokens of one micro-batch on this GPU
+    r = RESIDUAL_BYTES[tr.precision]
+    e = ACTIVATION_BYTES[tr.precision]
+    layers = [layer for layer in st.stage_layers(stage) if _grad_reaches(st, layer)]
+    replicated_div = tp if par.sequence_parallel else 1
+
+    per_layer_saved: list[float] = []
+    per_layer_full: list[float] = []
+    for layer in layers:
+        la = layer_activations(sc, arch, p, layer)
+        full = (la.replicated / replicated_div + (la.sharded + la.scores) / tp) * tokens
+        per_layer_full.append(full)
+        if tr.activation_checkpointing == "full":
+            per_layer_saved.append(arch.hidden_size * r * tokens / replicated_div)
+        elif tr.activation_checkpointing == "selective":
+            per_layer_saved.append(full - la.scores / tp * tokens)
+        else:
+            per_layer_saved.append(full)
+
+    # Pipeline schedule: under 1F1B stage s holds (pp - s) micro-batches in flight; the
+    # interleaved schedule holds 1 + (pp-1)/(pp*v) times more on the first stage (Korthikanti sec. 5).
+    in_flight = min(pp - stage, max(1, sc.grad_accumulation_steps)) if pp > 1 else 1
+    interleave = 1 + (pp - 1) / (pp * par.virtual_pp) if (pp > 1 and par.virtual_pp > 1 and stage == 0) else 1
+    saved = sum(per_layer_saved) * in_flight * interleave
+    why = (f"{len(layers)} layers x {tokens:,.0f} tokens/micro-batch, checkpointing "
+           f"{tr.activation_checkpointing}, attention {tr.attention}")
+    if in_flight > 1:
+        why += f", {in_flight} micro-batches in flight (1F1B)"
+    if interleave > 1:
+        why += f", x{interleave:.2f} interleaving"
+
+    # embedding-side tensors on the first stage (dropout masks, embedding norm input)
+    if stage == 0 and layers:
+        if arch.dropout:
+            saved += arch.hidden_size * tokens * in_flight
+        if arch.embedding_norm:
+            saved += arch.hidden_size * r * tokens * in_flight
+
+    # logits and loss on the last stage
+    logits = 0.0
+    logits_why = "no output projection to the vocabulary on this stage"
+    if stage == pp - 1 and arch.lm_head:
+        extra = p["logits"]["chunked_extra_bytes" if tr.loss == "chunked" else "standard_extra_bytes"]
+        logits = tokens * arch.vocab_size / tp * (e + extra) + tokens * arch.hidden_size * 4  # + final-norm input
+        logits_why = (f"{tokens:,.0f} x {arch.vocab_size:,} logits, {e + extra:g} B each "
+                      f"({tr.loss} cross-entropy)")
+
+    largest = max(per_layer_full, default=0.0)
+    frac = p["activations"]["backward_working_fraction"]
+    working = largest * (1 + frac) if tr.activation_checkpointing == "full" else largest * frac
+    return StageActivations(saved, logits, working, why, logits_why)

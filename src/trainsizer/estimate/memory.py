@@ -1,0 +1,154 @@
+"""Peak memory of the most loaded GPU for one training step.
+
+Components and their sources:
+- model states (weights, fp32 master weights, gradients, optimizer states) and their sharding
+  by ZeRO stage 1/2/3 and FSDP: Rajbhandari et al. 2020, "ZeRO" (arXiv:1910.02054), section 5;
+  mixed precision keeps fp32 masters and fp32 moments (Micikevicius et al. 2018, arXiv:1710.03740);
+- activations per layer, tensor and sequence parallelism, selective/full recomputation and
+  pipeline in-flight micro-batches (1F1B holds ``pp`` micro-batches on the first stage, the
+  interleaved schedule ``1 + (pp-1)/(pp*v)`` times more): Korthikanti et al. 2022
+  (arXiv:2205.05198), sections 4 and 5;
+- LoRA adapters (Hu et al. 2021, arXiv:2106.09685) and QLoRA 4-bit bases with their constants
+  (Dettmers et al. 2023, arXiv:2305.14314);
+- logits and loss buffers, communication buckets, ZeRO-3 prefetch, allocator caching and the
+  CUDA context: see ``memory_model.yaml`` for each figure and its source.
+
+The peak is taken over the phases of a step (end of forward with the loss, backward, optimizer
+step), so that terms which never coexist are not added up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from trainsizer.datafiles import packaged_yaml
+from trainsizer.estimate.memory_types import GIB, Component
+from trainsizer.estimate.training_state import TrainingState, training_state
+from trainsizer.hardware.catalog import Accelerator
+from trainsizer.models.architecture import Architecture
+from trainsizer.scenario import Scenario
+
+
+@cache
+def default_memory_model() -> dict[str, Any]:
+    return packaged_yaml("trainsizer.estimate", "memory_model.yaml")
+
+
+@dataclass
+class MemoryEstimate:
+    components: list[Component]
+    allocated_bytes: float
+    reserved_bytes: float
+    device_bytes: float
+    capacity_bytes: float
+    peak_phase: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def allocated_gib(self) -> float:
+        return self.allocated_bytes / GIB
+
+    @property
+    def reserved_gib(self) -> float:
+        return self.reserved_bytes / GIB
+
+    @property
+    def device_gib(self) -> float:
+        return self.device_bytes / GIB
+
+    @property
+    def capacity_gib(self) -> float:
+        return self.capacity_bytes / GIB
+
+    @property
+    def fits(self) -> bool:
+        return self.device_bytes <= self.capacity_bytes
+
+    def metric_gib(self, metric: str) -> float:
+        return {"allocated": self.allocated_gib, "reserved": self.reserved_gib, "device": self.device_gib}[metric]
+
+    def groups_gib(self) -> dict[str, float]:
+        out = dict.fromkeys(("weights", "gradients", "optimizer", "activations", "other"), 0.0)
+        for c in self.components:
+            out[c.group] += c.gib
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "allocated_gib": round(self.allocated_gib, 3),
+            "reserved_gib": round(self.reserved_gib, 3),
+            "device_gib": round(self.device_gib, 3),
+            "capacity_gib": round(self.capacity_gib, 3),
+            "fits": self.fits,
+            "components_gib": {k: round(v, 3) for k, v in self.groups_gib().items()},
+            "detail_gib": {c.name: round(c.gib, 4) for c in self.components},
+            "explain": {c.name: c.why for c in self.components},
+            "peak_phase": self.peak_phase,
+            "notes": self.notes,
+        }
+
+
+def estimate_memory(scenario: Scenario, arch: Architecture, gpu: Accelerator,
+                    params: dict[str, Any] | None = None) -> MemoryEstimate:
+    """Peak allocated / reserved / device memory of the most loaded GPU."""
+    p = params or default_memory_model()
+    state = training_state(scenario, arch, p)
+    stages = [0, scenario.parallel.pp - 1] if scenario.parallel.pp > 1 else [0]
+    best: MemoryEstimate | None = None
+    for stage in stages:
+        est = _estimate_stage(scenario, arch, gpu, p, state, stage)
+        if best is None or est.device_bytes > best.device_bytes:
+            best = est
+    assert best is not None
+    return best
+
+
+def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p: dict[str, Any],
+                    st: TrainingState, stage: int) -> MemoryEstimate:
+    from trainsizer.estimate.activations import stage_activations
+
+    par = scenario.parallel
+    states = st.model_states(stage)
+    acts = stage_activations(scenario, arch, p, st, stage)
+    comps: list[Component] = list(states.static)
+    grads = states.gradients
+
+    # Phase peaks above the static model states. Gradients are counted as alive during the whole
+    # forward/backward: they persist across micro-batches with accumulation, in DDP buckets, and
+    # with zero_grad(set_to_none=False); freeing them per step (optimizer_in_backward) is explicit.
+    phases = {"forward+loss": acts.saved + acts.logits + grads.bytes,
+              "backward": acts.saved + acts.backward_working + grads.bytes,
+              "optimizer step": grads.bytes + states.step_temporaries}
+    phase = max(phases, key=lambda k: phases[k])
+    comps.append(grads)
+    if phase != "optimizer step":
+        comps.append(Component("activations", acts.saved, "activations", acts.why))
+    if phase == "forward+loss":
+        comps.append(Component("logits_and_loss", acts.logits, "activations", acts.logits_why))
+    elif phase == "backward":
+        comps.append(Component("backward_working_set", acts.backward_working, "activations",
+                               "activation gradients and recomputed tensors of the layer being back-propagated"))
+    else:
+        comps.append(Component("optimizer_step_temporaries", states.step_temporaries, "optimizer",
+                               "foreach optimizer temporaries at step()"))
+    allocated = sum(c.bytes for c in comps)
+
+    alloc_p, dev_p = p["allocator"], p["device"]
+    # The caching allocator's overhead grows with the churn of transient blocks (activations,
+    # logits, working sets), much less with model states allocated once and kept.
+    dynamic = sum(c.bytes for c in comps if c.group == "activations")
+    reserved = (allocated + alloc_p["reserved_fraction_dynamic"] * dynamic
+                + alloc_p["reserved_fraction_static"] * (allocated - dynamic) + alloc_p["reserved_floor_gib"] * GIB)
+    context = dev_p["context_gib_by_architecture"].get(gpu.architecture or "", dev_p["context_gib_default"])
+    device = reserved + context * GIB
+    notes = list(st.notes)
+    if par.gpus > 1:
+        device += dev_p["nccl_gib"] * GIB
+    if states.managed_bytes:
+        device += states.managed_bytes
+        notes.append(f"paged optimizer states ({states.managed_bytes / GIB:.2f} GiB) live in CUDA managed "
+                     "memory: not counted by torch.cuda.max_memory_allocated, counted on the device")
+    return MemoryEstimate(comps, allocated, reserved, device, gpu.memory_gib * GIB,
+                          f"{phase} (pipeline stage {stage})" if par.pp > 1 else phase, notes)

@@ -1,0 +1,19 @@
+"""Small value types shared by the estimators."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GIB = 2**30
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    bytes: float
+    group: str  # weights | gradients | optimizer | activations | other
+    why: str
+
+    @property
+    def gib(self) -> float:
+        return self.bytes / GIB

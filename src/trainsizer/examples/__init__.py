@@ -1,0 +1,1 @@
+"""Example scenarios shipped with the package (the built-in default of `trainsizer estimate`)."""

@@ -1,0 +1,150 @@
+"""The hardware catalog: accelerators and links, shipped as YAML, extended by users' YAML files.
+
+A user file has the same shape as the shipped ones (``accelerators:`` and/or ``links:`` lists);
+an entry whose ``id`` already exists replaces the shipped one, a new id is added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from trainsizer.datafiles import packaged_yaml, user_yaml
+from trainsizer.errors import InputError
+from trainsizer.lookup import unknown_id
+
+DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8")
+
+
+class Rates(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    fp32: float | None = None
+    tf32: float | None = None
+    bf16: float | None = None
+    fp16: float | None = None
+    fp8: float | None = None
+    fp4: float | None = None
+    int8: float | None = None
+
+
+class ScaleUp(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    link: str | None = None
+    bidirectional_gbps_per_gpu: float | None = None
+    max_gpus: int | None = None
+
+
+class Accelerator(BaseModel):
+    """One GPU or accelerator. TFLOPS are dense peaks; sparse ones are kept apart."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    name: str
+    vendor: str = "unknown"
+    architecture: str | None = None
+    memory_gb: float | None = None
+    memory_gib: float = Field(gt=0)
+    memory_type: str | None = None
+    memory_bandwidth_gbps: float | None = None
+    dense_tflops: Rates = Field(default_factory=Rates)
+    sparse_tflops: Rates = Field(default_factory=Rates)
+    fp16_accumulate_tflops: float | None = None
+    scale_up: ScaleUp | None = None
+    pcie_gen: int | None = None
+    p2p: bool | None = None
+    tdp_w: float | None = None
+    form_factor: str | None = None
+    default_intra_node: str | None = None
+    source: str
+    as_of: str
+    notes: str | None = None
+    field_sources: dict[str, str] | None = None
+
+    def peak_tflops(self, dtype: str) -> float | None:
+        return getattr(self.dense_tflops, dtype)
+
+
+class Link(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    name: str
+    scope: str
+    per_direction_gbps: float = Field(gt=0)
+    bidirectional_gbps: float | None = None
+    line_rate_gbit: float | None = None
+    latency_us: float | None = None
+    measured_allreduce_busbw_gbps: list[dict[str, Any]] | None = None
+    source: str
+    as_of: str
+    notes: str | None = None
+    field_sources: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Catalog:
+    accelerators: dict[str, Accelerator] = field(default_factory=dict)
+    links: dict[str, Link] = field(default_factory=dict)
+
+    def accelerator(self, gpu_id: str, field_name: str = "hardware.gpu") -> Accelerator:
+        if gpu_id not in self.accelerators:
+            raise unknown_id(field_name, gpu_id, self.accelerators)
+        return self.accelerators[gpu_id]
+
+    def link(self, link_id: str, field_name: str = "hardware.intra_node") -> Link:
+        if link_id not in self.links:
+            raise unknown_id(field_name, link_id, self.links)
+        return self.links[link_id]
+
+    def extended(self, data: Any, origin: str) -> Catalog:
+        """A new catalog with the entries of ``data`` (a parsed user file) added or replaced."""
+        if not isinstance(data, dict) or not ({"accelerators", "links"} & set(data)):
+            raise InputError(origin, "a catalog file needs an 'accelerators:' and/or 'links:' list")
+        accelerators, links = dict(self.accelerators), dict(self.links)
+        for key, model, target in (("accelerators", Accelerator, accelerators), ("links", Link, links)):
+            entries = data.get(key) or []
+            if not isinstance(entries, list):
+                raise InputError(f"{origin}: {key}", "must be a list of entries")
+            for i, entry in enumerate(entries):
+                parsed = _parse(model, entry, f"{origin}: {key}[{i}]")
+                target[parsed.id] = parsed
+        return Catalog(accelerators, links)
+
+
+def _parse(model: type[BaseModel], entry: Any, where: str) -> Any:
+    try:
+        return model.model_validate(entry)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise InputError(f"{where}.{loc}" if loc else where, err["msg"].lower()) from None
+
+
+@cache
+def default_catalog() -> Catalog:
+    accelerators = packaged_yaml("trainsizer.hardware", "accelerators.yaml")["accelerators"]
+    links = packaged_yaml("trainsizer.hardware", "links.yaml")["links"]
+    return Catalog(
+        {a["id"]: _parse(Accelerator, a, "accelerators.yaml") for a in accelerators},
+        {link["id"]: _parse(Link, link, "links.yaml") for link in links},
+    )
+
+
+def load_catalog(paths: list[str | Path] | None = None) -> Catalog:
+    """The shipped catalog extended by each user file in ``paths``, in order."""
+    catalog = default_catalog()
+    for path in paths or []:
+        catalog = catalog.extended(user_yaml(path, field="catalog"), str(path))
+    return catalog
+
+
+def inline_accelerator(spec: Any) -> Accelerator:
+    """An Accelerator from a scenario's inline ``hardware.gpu: {name, memory_gib, ...}``."""
+    rates = Rates(bf16=spec.bf16_tflops, fp16=spec.fp16_tflops or spec.bf16_tflops, fp8=spec.fp8_tflops,
+                  fp32=spec.fp32_tflops)
+    return Accelerator(id=spec.name, name=spec.name, memory_gib=spec.memory_gib,
+                       memory_bandwidth_gbps=spec.hbm_gbps, dense_tflops=rates, tdp_w=spec.tdp_w,
+                       source="inline spec in the scenario", as_of="n/a")

@@ -1,0 +1,1 @@
+"""Faces of the results: terminal tables (and, later, Markdown and HTML)."""

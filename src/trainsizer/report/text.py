@@ -1,0 +1,119 @@
+"""Terminal tables (rich) for estimate, validate and the catalogs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from trainsizer.report.i18n import resolve_lang, t
+
+
+def _console() -> Console:
+    return Console(highlight=False, width=140)
+
+
+def print_estimate(result: Any, origin: str, lang: str | None) -> None:
+    lang = resolve_lang(lang)
+    con = _console()
+    sc, mem, arch = result.scenario, result.memory, result.architecture
+    tr, par = sc.training, sc.parallel
+    active = f" ({result.params.active / 1e9:.1f} B active)" if arch.moe else ""
+    layout = f"tp={par.tp} pp={par.pp} cp={par.cp} dp={par.dp} zero={par.zero}"
+    con.print(f"[bold]{t('scenario', lang)}[/bold]: {origin}")
+    con.print(f"  {arch.name or arch.model_type}: {result.params.total / 1e9:.2f} B params{active}; "
+              f"{tr.method} {tr.precision} {tr.optimizer}; micro-batch {tr.micro_batch_size} x {tr.seq_len} tokens, "
+              f"global batch {sc.global_batch_size}; checkpointing {tr.activation_checkpointing}, "
+              f"attention {tr.attention}")
+    con.print(f"  {par.gpus} x {result.gpu.name} ({result.gpu.memory_gib:.1f} GiB); {layout}")
+    table = Table(title=t("title", lang), title_justify="left")
+    table.add_column(t("component", lang))
+    table.add_column(t("gib", lang), justify="right")
+    table.add_column(t("why", lang), overflow="fold")
+    for c in mem.components:
+        if c.bytes > 0:
+            table.add_row(c.name, f"{c.gib:.2f}", c.why)
+    table.add_section()
+    table.add_row(t("allocated", lang), f"{mem.allocated_gib:.2f}", f"{t('peak_phase', lang)} {mem.peak_phase}")
+    table.add_row(t("reserved", lang), f"{mem.reserved_gib:.2f}", "")
+    verdict = (f"[green]{t('fits', lang)}[/green]" if mem.fits else f"[red]{t('no_fit', lang)}[/red]")
+    table.add_row(t("device", lang), f"{mem.device_gib:.2f}",
+                  f"{verdict}: {t('capacity', lang)} {mem.capacity_gib:.2f} GiB, "
+                  f"{t('headroom', lang)} {mem.capacity_gib - mem.device_gib:+.2f} GiB")
+    con.print(table)
+    if result.limits:
+        lim = result.limits
+        mbs = str(lim.max_micro_batch_size) if lim.max_micro_batch_size else t("nothing_fits", lang)
+        seq = f"{lim.max_seq_len:,}" if lim.max_seq_len else t("nothing_fits", lang)
+        con.print(f"[bold]{t('limits', lang)}[/bold]: {t('max_mbs', lang)} {mbs}; {t('max_seq', lang)} {seq}")
+    rule = result.rule_of_thumb
+    con.print(f"[bold]{t('rule', lang)}[/bold]: {rule.formula} = {rule.total_gb:,.1f} GB total, "
+              f"{t('rule_value', lang)} {rule.per_gpu_gib:.1f} GiB vs {t('estimate', lang)} "
+              f"{rule.estimate_gib:.1f} GiB ({t('off_by', lang)} {rule.error:+.0%})")
+    for reason in rule.reasons:
+        con.print(f"  - {reason}")
+    if mem.notes:
+        con.print(f"[bold]{t('notes', lang)}[/bold]:")
+        for note in mem.notes:
+            con.print(f"  - {note}")
+
+
+def print_validation(results: list[Any], summary: dict[str, Any], lang: str | None = None) -> None:
+    lang = resolve_lang(lang)
+    con = _console()
+    table = Table(title=t("validation", lang), title_justify="left")
+    for col, just in (("case", "left"), ("metric", "left"), ("measured", "right"), ("predicted", "right"),
+                      ("error", "right"), ("excluded", "left")):
+        table.add_column(t(col, lang), justify=just, overflow="fold")
+    for r in results:
+        if r.error is None:
+            table.add_row(r.id, r.metric, f"{r.measured:g}", "-", "-", r.skipped or "")
+            continue
+        err = f"{r.error:+.1%}"
+        if abs(r.error) > 0.15:
+            err = f"[red]{err}[/red]"
+        table.add_row(r.id, r.metric, f"{r.measured:.2f}", f"{r.predicted:.2f}", err,
+                      "yes" if r.excluded_from_fit else "")
+    con.print(table)
+    for name in ("all", "fitted", "excluded"):
+        s = summary[name]
+        if not s["count"]:
+            continue
+        con.print(f"{name:>8}: {s['count']} cases, median |error| {s['median_abs_error']:.1%}, "
+                  f"p90 {s['p90_abs_error']:.1%}, max {s['max_abs_error']:.1%}, "
+                  f"within 15%: {s['within_15pct']}/{s['count']}")
+    if summary.get("skipped"):
+        con.print(f"skipped: {summary['skipped']} (no prediction for that metric yet)")
+
+
+def print_gpus(cat: Any) -> None:
+    table = Table(title="Accelerators (dense TFLOPS)", title_justify="left")
+    for col in ("id", "GiB", "GB/s", "bf16", "fp8", "fp4", "scale-up", "TDP W", "source"):
+        table.add_column(col, overflow="fold")
+    for a in cat.accelerators.values():
+        d = a.dense_tflops
+        link = a.scale_up.link if a.scale_up and a.scale_up.link else "-"
+        table.add_row(a.id, f"{a.memory_gib:g}", f"{a.memory_bandwidth_gbps or 0:g}", f"{d.bf16 or '-'}",
+                      f"{d.fp8 or '-'}", f"{d.fp4 or '-'}", link, f"{a.tdp_w or '-'}", a.source[:60])
+    _console().print(table)
+
+
+def print_links(cat: Any) -> None:
+    table = Table(title="Links (GB/s per direction)", title_justify="left")
+    for col in ("id", "scope", "GB/s", "latency us", "name"):
+        table.add_column(col, overflow="fold")
+    for link in cat.links.values():
+        table.add_row(link.id, link.scope, f"{link.per_direction_gbps:g}", f"{link.latency_us or '-'}", link.name)
+    _console().print(table)
+
+
+def print_models(rows: list[dict[str, Any]]) -> None:
+    table = Table(title="Model presets", title_justify="left")
+    for col in ("id", "params (B)", "active (B)", "published (B)", "name"):
+        table.add_column(col)
+    for r in rows:
+        pub = r["published_params"]
+        table.add_row(r["id"], f"{r['params'] / 1e9:.3f}", f"{r['active_params'] / 1e9:.3f}",
+                      f"{float(pub) / 1e9:.3f}" if pub else "-", r["name"])
+    _console().print(table)

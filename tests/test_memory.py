@@ -1,0 +1,166 @@
+"""Memory estimator: components follow the published accounting (ZeRO paper, Korthikanti et al.)."""
+
+import pytest
+from conftest import base_scenario
+
+from trainsizer.api import estimate
+from trainsizer.models.catalog import preset_architecture
+from trainsizer.models.params import count_params
+
+GIB = 2**30
+
+
+def detail(result):
+    return {c.name: c.bytes for c in result.memory.components}
+
+
+def test_mixed_precision_adamw_model_states_are_18_bytes_per_param():
+    r = estimate(base_scenario(training__micro_batch_size=1, training__seq_len=16), with_limits=False)
+    n = count_params(preset_architecture("llama-3.1-8b")).total
+    d = detail(r)
+    states = d["weights"] + d["master_weights"] + d["optimizer_states"] + d["gradients"]
+    assert states / n == pytest.approx(18, rel=0.01)
+
+
+def test_bf16_true_adamw_is_8_bytes_per_param():
+    r = estimate(base_scenario(training__precision="bf16-true", training__seq_len=16), with_limits=False)
+    n = count_params(preset_architecture("llama-3.1-8b")).total
+    d = detail(r)
+    assert (d["weights"] + d["optimizer_states"] + d["gradients"]) / n == pytest.approx(8, rel=0.01)
+
+
+def test_zero_stages_shard_what_the_paper_says():
+    def states(zero):
+        d = detail(estimate(base_scenario(parallel__gpus=8, parallel__zero=zero, training__seq_len=16),
+                            with_limits=False))
+        return d["weights"], d["gradients"], d["optimizer_states"] + d.get("master_weights", 0)
+
+    w0, g0, o0 = states(0)
+    w1, g1, o1 = states(1)
+    w2, g2, o2 = states(2)
+    w3, g3, o3 = states(3)
+    assert w1 == w0 and g1 == g0 and o1 == pytest.approx(o0 / 8)
+    assert g2 == pytest.approx(g0 / 8) and w2 == w0
+    assert w3 == pytest.approx(w0 / 8)
+
+
+def test_eight_b_full_finetune_needs_more_than_one_80gb_card_without_sharding():
+    r = estimate(base_scenario(), with_limits=False)
+    assert not r.memory.fits
+    assert r.memory.allocated_gib > 130
+
+
+def test_eight_b_lora_fits_one_24gb_card():
+    r = estimate(base_scenario(training__method="lora", training__precision="bf16-true",
+                               hardware__gpu="rtx-4090-24gb", training__activation_checkpointing="full"))
+    assert r.memory.fits and r.limits.max_micro_batch_size >= 1
+
+
+def test_qlora_base_weights_are_about_half_a_byte_per_param():
+    r = estimate(base_scenario(training__method="qlora", training__quantization="nf4", training__seq_len=16),
+                 with_limits=False)
+    n = count_params(preset_architecture("llama-3.1-8b"))
+    # linears at ~0.56 B/param, embeddings and head stay 16-bit
+    linear = n.layers
+    expected = linear * 0.5625 + (n.embedding + n.lm_head) * 2
+    assert detail(r)["weights"] == pytest.approx(expected, rel=0.02)
+
+
+def test_eager_attention_adds_the_s_squared_scores():
+    flash = estimate(base_scenario(training__seq_len=4096), with_limits=False)
+    eager = estimate(base_scenario(training__seq_len=4096, training__attention="eager"), with_limits=False)
+    extra = detail(eager)["activations"] - detail(flash)["activations"]
+    arch = preset_architecture("llama-3.1-8b")
+    # per layer: heads * s * s * (4 B fp32 softmax + 2 B cast), minus flash's output/lse (small)
+    scores = arch.num_layers * arch.num_heads * 4096 * 4096 * 6
+    assert extra == pytest.approx(scores, rel=0.15)
+
+
+def test_full_checkpointing_keeps_one_hidden_state_per_layer():
+    r = estimate(base_scenario(training__activation_checkpointing="full", training__micro_batch_size=4),
+                 with_limits=False)
+    arch = preset_architecture("llama-3.1-8b")
+    # bf16-mixed: the residual stream is fp32 under autocast
+    assert detail(r)["activations"] == pytest.approx(arch.num_layers * 4 * 2048 * arch.hidden_size * 4, rel=0.01)
+
+
+def test_tensor_parallel_splits_weights_and_sequence_parallel_splits_the_rest():
+    one = estimate(base_scenario(parallel__gpus=1, training__seq_len=4096), with_limits=False)
+    tp = estimate(base_scenario(parallel__gpus=4, parallel__tp=4, training__seq_len=4096), with_limits=False)
+    sp = estimate(base_scenario(parallel__gpus=4, parallel__tp=4, parallel__sequence_parallel=True,
+                                training__seq_len=4096), with_limits=False)
+    assert detail(tp)["weights"] == pytest.approx(detail(one)["weights"] / 4, rel=0.01)
+    assert detail(one)["activations"] / 4 < detail(tp)["activations"] < detail(one)["activations"]
+    assert detail(sp)["activations"] == pytest.approx(detail(one)["activations"] / 4, rel=0.01)
+
+
+def test_pipeline_first_stage_holds_pp_microbatches_and_interleaving_adds_more():
+    def acts(vpp):
+        r = estimate(base_scenario(parallel__gpus=4, parallel__pp=4, parallel__virtual_pp=vpp,
+                                   training__global_batch_size=32, training__seq_len=4096), with_limits=False)
+        return detail(r).get("activations", 0), r
+    plain, r = acts(1)
+    one = estimate(base_scenario(training__seq_len=4096), with_limits=False)
+    # first stage: L/pp layers x pp micro-batches = the activations of all L layers for one micro-batch
+    assert plain == pytest.approx(detail(one)["activations"], rel=0.05)
+    inter, _ = acts(2)
+    assert inter == pytest.approx(plain * (1 + 3 / 8), rel=0.01)
+
+
+def test_paged_optimizer_is_outside_allocated_but_on_the_device():
+    base = dict(training__optimizer="adamw-8bit", training__precision="bf16-true", training__seq_len=16,
+                hardware__gpu="h200-sxm-141gb")
+    normal = estimate(base_scenario(**base), with_limits=False).memory
+    paged = estimate(base_scenario(**{**base, "training__optimizer": "paged-adamw-8bit"}), with_limits=False).memory
+    assert paged.allocated_gib < normal.allocated_gib - 10
+    assert paged.device_gib == pytest.approx(normal.device_gib, rel=0.03)
+
+
+def test_offload_moves_optimizer_and_params_off_the_gpu():
+    on = estimate(base_scenario(parallel__gpus=8, parallel__zero=3, training__seq_len=16), with_limits=False)
+    off = estimate(base_scenario(parallel__gpus=8, parallel__zero=3, parallel__offload="optimizer+params",
+                                 training__seq_len=16), with_limits=False)
+    assert detail(off)["weights"] == 0 and detail(off)["optimizer_states"] == 0
+    assert off.memory.allocated_gib < on.memory.allocated_gib / 3
+
+
+def test_chunked_loss_removes_the_fp32_logit_buffers():
+    from trainsizer.estimate.activations import stage_activations
+    from trainsizer.estimate.memory import default_memory_model
+    from trainsizer.estimate.training_state import training_state
+    from trainsizer.scenario import scenario_from_dict
+
+    arch, params = preset_architecture("llama-3.1-8b"), default_memory_model()
+    logits = {}
+    for loss in ("standard", "chunked"):
+        sc = scenario_from_dict(base_scenario(training__seq_len=4096, training__loss=loss))
+        logits[loss] = stage_activations(sc, arch, params, training_state(sc, arch, params), 0).logits
+    assert logits["standard"] - logits["chunked"] == 4096 * 128256 * 12
+    std = estimate(base_scenario(training__seq_len=4096), with_limits=False).memory
+    chunked = estimate(base_scenario(training__seq_len=4096, training__loss="chunked"), with_limits=False).memory
+    assert chunked.allocated_bytes < std.allocated_bytes
+
+
+def test_moe_counts_all_experts_in_weights_but_k_in_activations():
+    r = estimate({**base_scenario(training__method="lora", training__precision="bf16-true",
+                                  hardware__gpu="h200-sxm-141gb", training__seq_len=1024),
+                  "model": {"preset": "mixtral-8x7b"}}, with_limits=False)
+    assert detail(r)["weights"] == pytest.approx(46.7e9 * 2, rel=0.01)
+
+
+def test_largest_fitting_micro_batch_really_is_the_largest():
+    r = estimate(base_scenario(training__method="lora", training__precision="bf16-true",
+                               hardware__gpu="a100-sxm4-80gb"))
+    mbs = r.limits.max_micro_batch_size
+    assert estimate(base_scenario(training__method="lora", training__precision="bf16-true",
+                                  hardware__gpu="a100-sxm4-80gb", training__micro_batch_size=mbs),
+                    with_limits=False).memory.fits
+    assert not estimate(base_scenario(training__method="lora", training__precision="bf16-true",
+                                      hardware__gpu="a100-sxm4-80gb", training__micro_batch_size=mbs + 1),
+                        with_limits=False).memory.fits
+
+
+def test_seed_rule_of_thumb_undercounts_mixed_precision_adamw():
+    r = estimate(base_scenario(parallel__gpus=8, parallel__zero=3), with_limits=False)
+    assert r.rule_of_thumb.per_gpu_gib < r.memory.device_gib
+    assert any("16-18 B/param" in reason for reason in r.rule_of_thumb.reasons)
