@@ -164,3 +164,21 @@ def test_seed_rule_of_thumb_undercounts_mixed_precision_adamw():
     r = estimate(base_scenario(parallel__gpus=8, parallel__zero=3), with_limits=False)
     assert r.rule_of_thumb.per_gpu_gib < r.memory.device_gib
     assert any("16-18 B/param" in reason for reason in r.rule_of_thumb.reasons)
+
+
+def test_expert_parallelism_splits_only_the_experts():
+    def weights(ep):
+        r = estimate({**base_scenario(parallel__gpus=8, parallel__ep=ep, training__seq_len=256,
+                                      training__precision="bf16-true", hardware__gpu="h200-sxm-141gb"),
+                      "model": {"preset": "mixtral-8x7b"}}, with_limits=False)
+        return detail(r)["weights"]
+    arch = preset_architecture("mixtral-8x7b")
+    experts = arch.num_layers * 8 * 3 * 4096 * 14336 * 2
+    assert weights(1) - weights(8) == pytest.approx(experts * 7 / 8, rel=0.001)
+
+
+def test_freeze_keeps_activations_only_for_the_trainable_top_layers():
+    full = estimate(base_scenario(training__precision="bf16-true"), with_limits=False)
+    frozen = estimate(base_scenario(training__precision="bf16-true", training__method="freeze",
+                                    training__freeze_trainable_layers=2), with_limits=False)
+    assert detail(frozen)["activations"] < detail(full)["activations"] / 8

@@ -90,3 +90,39 @@ def test_hf_alias_keys_read_like_canonical_ones():
     gpt2 = architecture_from_config(dict(model_type="gpt2", n_embd=768, n_layer=12, n_head=12, vocab_size=50257,
                                          n_positions=1024, activation_function="gelu_new"))
     assert count_params(gpt2).total == 124_439_808
+
+
+INLINE = {
+    "llama": {}, "qwen2": {}, "qwen3": {"head_dim": 128}, "mistral": {}, "mixtral": {"num_local_experts": 8,
+                                                                                      "num_experts_per_tok": 2},
+    "gpt2": {}, "gpt_neox": {}, "bloom": {}, "phi": {}, "bert": {},
+    "deepseek_v3": {"n_routed_experts": 16, "num_experts_per_tok": 2, "moe_intermediate_size": 512,
+                    "n_shared_experts": 1, "first_k_dense_replace": 1, "q_lora_rank": 256, "kv_lora_rank": 128,
+                    "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64},
+}
+
+
+@pytest.mark.parametrize("model_type", sorted(INLINE))
+@pytest.mark.parametrize("act", ["silu", "swiglu", "gelu", "gelu_new", "relu"])
+def test_every_format_model_type_and_activation_is_read(model_type, act):
+    cfg = dict(model_type=model_type, hidden_size=1024, num_hidden_layers=4, num_attention_heads=8,
+               num_key_value_heads=8, intermediate_size=2816, vocab_size=32000, hidden_act=act, **INLINE[model_type])
+    arch = architecture_from_config(cfg)
+    counts = count_params(arch)
+    assert counts.total > counts.layers > 0
+    assert counts.active <= counts.total
+    if model_type in ("llama", "qwen2", "qwen3", "mistral", "mixtral", "deepseek_v3"):
+        assert arch.gated_mlp == (act in ("silu", "swiglu"))
+
+
+def test_unknown_model_type_or_activation_names_the_field():
+    from trainsizer.errors import InputError
+
+    with pytest.raises(InputError) as exc:
+        architecture_from_config(dict(model_type="llamma", hidden_size=8, num_hidden_layers=1,
+                                      num_attention_heads=1, vocab_size=8))
+    assert exc.value.field == "model.architecture.model_type" and "llama" in str(exc.value)
+    with pytest.raises(InputError) as exc:
+        architecture_from_config(dict(model_type="llama", hidden_size=8, num_hidden_layers=1,
+                                      num_attention_heads=1, vocab_size=8, hidden_act="swish2"))
+    assert exc.value.field == "model.architecture.hidden_act"

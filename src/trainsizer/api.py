@@ -65,7 +65,7 @@ def resolve_gpu(scenario: Scenario, catalog: Catalog | None = None) -> Accelerat
     return inline_accelerator(gpu)
 
 
-def check_layout(scenario: Scenario, arch: Architecture) -> None:
+def check_layout(scenario: Scenario, arch: Architecture, catalog: Catalog | None = None) -> None:
     """Layout constraints that need the architecture (heads divisible by tp, pp <= layers, ...)."""
     from trainsizer.errors import InputError
 
@@ -81,7 +81,7 @@ def check_layout(scenario: Scenario, arch: Architecture) -> None:
     if scenario.training.seq_len % par.cp:
         raise InputError("parallel.cp", f"{par.cp} must divide training.seq_len ({scenario.training.seq_len})")
     if scenario.hardware.intra_node or scenario.hardware.inter_node:
-        catalog = default_catalog()
+        catalog = catalog or default_catalog()
         if scenario.hardware.intra_node:
             catalog.link(scenario.hardware.intra_node, "hardware.intra_node")
         if scenario.hardware.inter_node:
@@ -96,7 +96,7 @@ def estimate(scenario: Scenario | dict[str, Any] | str | Path, catalog: Catalog 
     elif isinstance(scenario, dict):
         scenario = scenario_from_dict(scenario)
     arch = resolve_model(scenario.model)
-    check_layout(scenario, arch)
+    check_layout(scenario, arch, catalog)
     gpu = resolve_gpu(scenario, catalog)
     memory = estimate_memory(scenario, arch, gpu, memory_params)
     limits = largest_fitting(scenario, arch, gpu, memory_params) if with_limits else None

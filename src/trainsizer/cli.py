@@ -94,8 +94,17 @@ def estimate(
     sequence_parallel: Annotated[bool | None, typer.Option("--sequence-parallel/--no-sequence-parallel")] = None,
     zero: Annotated[int | None, typer.Option(help="ZeRO stage 0-3 (FSDP full shard = 3).")] = None,
     offload: Annotated[str | None, typer.Option(help="none | optimizer | optimizer+params")] = None,
+    distributed_optimizer: Annotated[bool | None, typer.Option("--distributed-optimizer/--no-distributed-optimizer",
+                                                               help="Megatron's distributed optimizer.")] = None,
+    ep: Annotated[int | None, typer.Option(help="Expert parallelism (MoE).")] = None,
+    optimizer_in_backward: Annotated[bool | None, typer.Option("--optimizer-in-backward/--no-optimizer-in-backward")
+                                     ] = None,
+    tokens: Annotated[float | None, typer.Option(help="Total training tokens.")] = None,
     gpu: Annotated[str | None, typer.Option(help="GPU catalog id, e.g. rtx-4090-24gb.")] = None,
     gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node")] = None,
+    intra_node: Annotated[str | None, typer.Option("--intra-node", help="Link id inside a node, e.g. nvlink4.")] = None,
+    inter_node: Annotated[str | None, typer.Option("--inter-node", help="Link id between nodes, e.g. ib-ndr-400.")
+                          ] = None,
     catalog: CatalogOpt = None,
     as_json: JsonOpt = False,
     lang: LangOpt = None,
@@ -117,7 +126,9 @@ def estimate(
         "training.quantization": quantization, "training.loss": loss, "parallel.gpus": gpus,
         "parallel.tp": tp, "parallel.pp": pp, "parallel.cp": cp, "parallel.virtual_pp": virtual_pp,
         "parallel.sequence_parallel": sequence_parallel, "parallel.zero": zero, "parallel.offload": offload,
-        "hardware.gpu": gpu, "hardware.gpus_per_node": gpus_per_node,
+        "hardware.gpu": gpu, "hardware.gpus_per_node": gpus_per_node, "hardware.intra_node": intra_node,
+        "hardware.inter_node": inter_node, "parallel.distributed_optimizer": distributed_optimizer,
+        "parallel.ep": ep, "training.optimizer_in_backward": optimizer_in_backward, "training.tokens": tokens,
     }
     data, origin = _scenario_data(scenario, flags)
     parsed = scenario_from_dict(data, source=origin)

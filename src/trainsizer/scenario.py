@@ -105,6 +105,8 @@ class ParallelSpec(_Strict):
     zero: Literal[0, 1, 2, 3] = 0
     distributed_optimizer: bool = False
     offload: Offload = "none"
+    ep: int = Field(1, gt=0, le=4096, description="extension: expert parallelism; MoE experts are split over "
+                    "ep ranks of the data-parallel group (Megatron-Core / DeepSpeed-MoE)")
 
     @model_validator(mode="after")
     def _divides(self) -> ParallelSpec:
@@ -112,6 +114,8 @@ class ParallelSpec(_Strict):
         if self.gpus % model_parallel:
             raise ValueError(f"gpus: tp*pp*cp = {self.tp}*{self.pp}*{self.cp} = {model_parallel} "
                              f"must divide gpus ({self.gpus})")
+        if self.ep > 1 and self.dp % self.ep:
+            raise ValueError(f"ep: {self.ep} must divide the data-parallel degree ({self.dp})")
         if self.virtual_pp > 1 and self.pp == 1:
             raise ValueError("virtual_pp: interleaving needs pp > 1")
         if self.zero >= 2 and self.pp > 1:

@@ -127,6 +127,7 @@ def training_state(scenario: Scenario, arch: Architecture, params: dict[str, Any
     targets = _targets(scenario, arch.model_type) if tr.method in ("lora", "qlora") else set()
     rank = tr.lora.rank if tr.lora else 8
     n_layers = arch.num_layers
+    ep = scenario.parallel.ep
     layers: list[LayerState] = []
     matched: set[str] = set()
     for i in range(n_layers):
@@ -139,8 +140,8 @@ def training_state(scenario: Scenario, arch: Architecture, params: dict[str, Any
         trainable_base = tr.method == "full" or (tr.method == "freeze" and i >= n_layers - tr.freeze_trainable_layers)
         layers.append(LayerState(
             index=i, linears=linears, trainable_base=trainable_base, lora=lora,
-            lora_params=sum(_lora_params(lin, rank, targets) for lin in lora),
-            base_linear_params=sum(lin.params for lin in linears),
+            lora_params=sum(_lora_params(lin, rank, targets) // (ep if lin.group == "expert" else 1) for lin in lora),
+            base_linear_params=sum(lin.params // (ep if lin.group == "expert" else 1) for lin in linears),
             norm_params=layer_norm_params(arch, arch.is_moe_layer(i)),
         ))
     lm_head_lora = 0
@@ -196,14 +197,15 @@ def _trainable_shapes(st: TrainingState, layers: list[LayerState], first: bool, 
                       tp: int) -> list[tuple[int, int, int]]:
     arch, method = st.arch, st.scenario.training.method
     rank = st.scenario.training.lora.rank if st.scenario.training.lora else 8
+    ep = st.scenario.parallel.ep
     shapes: list[tuple[int, int, int]] = []
     for layer in layers:
         if layer.trainable_base:
             for lin in layer.linears:
-                shapes.append((lin.out_features // (tp if lin.group != "router" else 1), lin.in_features,
-                               lin.count))
+                copies = max(1, lin.count // ep) if lin.group == "expert" else lin.count
+                shapes.append((lin.out_features // (tp if lin.group != "router" else 1), lin.in_features, copies))
                 if lin.bias:
-                    shapes.append((lin.out_features, 1, lin.count))
+                    shapes.append((lin.out_features, 1, copies))
             shapes.append((layer.norm_params, 1, 1))
         for lin in layer.lora:
             adapter = _lora_params(lin, rank, _targets(st.scenario, arch.model_type))
@@ -322,8 +324,9 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
     comm = p["communication"]
     other = 0.0
     why_other: list[str] = []
-    if dp > 1 and par.zero == 0 and not par.distributed_optimizer and not offload_opt:
-        # DDP copies gradients into its buckets (gradient_as_bucket_view=False by default).
+    if dp > 1 and par.zero == 0 and not par.distributed_optimizer and not offload_opt and tp == 1 and pp == 1:
+        # torch DDP copies gradients into its buckets (gradient_as_bucket_view=False by default);
+        # Megatron-style TP/PP training keeps gradients in one contiguous buffer (no copy).
         other += grads
         why_other.append("DDP gradient buckets (a copy of the gradients)")
     elif dp > 1 and par.zero in (1, 2):
