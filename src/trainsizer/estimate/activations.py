@@ -146,8 +146,13 @@ def stage_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], st: T
 
     per_layer_saved: list[float] = []
     per_layer_full: list[float] = []
+    computed: dict[tuple, LayerActivations] = {}
     for layer in layers:
-        la = layer_activations(sc, arch, p, layer)
+        # layers differ only by MoE-ness, trainability and adapters: compute each kind once
+        key = (arch.is_moe_layer(layer.index), layer.trainable_base, layer.lora)
+        if key not in computed:
+            computed[key] = layer_activations(sc, arch, p, layer)
+        la = computed[key]
         full = (la.replicated / replicated_div + (la.sharded + la.scores) / tp) * tokens
         per_layer_full.append(full)
         if tr.activation_checkpointing == "full":

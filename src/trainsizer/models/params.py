@@ -10,6 +10,7 @@ arXiv:2405.04434), tied or untied output embeddings. Published totals are checke
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from trainsizer.models.architecture import Architecture
 
@@ -91,7 +92,12 @@ def mlp_linears(arch: Architecture, moe_layer: bool) -> list[Linear]:
 
 
 def layer_linears(arch: Architecture, index: int) -> list[Linear]:
-    return attention_linears(arch) + mlp_linears(arch, arch.is_moe_layer(index))
+    return list(_layer_linears(arch, arch.is_moe_layer(index)))
+
+
+@lru_cache(maxsize=512)
+def _layer_linears(arch: Architecture, moe_layer: bool) -> tuple[Linear, ...]:
+    return tuple(attention_linears(arch) + mlp_linears(arch, moe_layer))
 
 
 def _norm_params(arch: Architecture, width: int) -> int:
@@ -136,9 +142,13 @@ class ParamCounts:
 
 
 def layer_params(arch: Architecture, index: int, active_only: bool = False) -> int:
-    moe_layer = arch.is_moe_layer(index)
+    return _layer_params(arch, arch.is_moe_layer(index), active_only)
+
+
+@lru_cache(maxsize=1024)
+def _layer_params(arch: Architecture, moe_layer: bool, active_only: bool) -> int:
     total = layer_norm_params(arch, moe_layer)
-    for lin in layer_linears(arch, index):
+    for lin in _layer_linears(arch, moe_layer):
         if active_only and lin.group == "expert" and arch.moe:
             total += lin.params // lin.count * arch.moe.experts_per_token
         else:
@@ -146,6 +156,7 @@ def layer_params(arch: Architecture, index: int, active_only: bool = False) -> i
     return total
 
 
+@lru_cache(maxsize=256)
 def count_params(arch: Architecture) -> ParamCounts:
     h = arch.hidden_size
     embedding = arch.vocab_size * h + arch.max_positions * h + arch.token_types * h
