@@ -182,3 +182,45 @@ def test_freeze_keeps_activations_only_for_the_trainable_top_layers():
     frozen = estimate(base_scenario(training__precision="bf16-true", training__method="freeze",
                                     training__freeze_trainable_layers=2), with_limits=False)
     assert detail(frozen)["activations"] < detail(full)["activations"] / 8
+
+
+def test_zero_shards_experts_over_the_expert_data_parallel_group_only():
+    def opt(ep):
+        r = estimate({**base_scenario(parallel__gpus=8, parallel__ep=ep, parallel__zero=1, training__seq_len=256,
+                                      hardware__gpu="h200-sxm-141gb"), "model": {"preset": "mixtral-8x7b"}},
+                     with_limits=False)
+        return detail(r)["optimizer_states"]
+    # with ep=8 every rank keeps one expert's states whole (expert-DP group of 1): the states of
+    # the experts do not shrink, only the dense part's does
+    assert opt(8) == pytest.approx(opt(1), rel=0.05)
+
+
+def test_context_parallel_ranks_join_the_zero_sharding_group():
+    def states(cp):
+        r = estimate(base_scenario(parallel__gpus=8 * cp, parallel__tp=8, parallel__cp=cp,
+                                   parallel__distributed_optimizer=True, training__seq_len=8192,
+                                   training__activation_checkpointing="full"), with_limits=False)
+        d = detail(r)
+        return d["optimizer_states"] + d["master_weights"]
+    assert states(8) == pytest.approx(states(1) / 8, rel=0.01)
+
+
+def test_every_pipeline_stage_is_checked_and_tied_heads_are_copied_to_the_last():
+    r = estimate(base_scenario(parallel__gpus=2, parallel__pp=2, training__activation_checkpointing="full",
+                               training__global_batch_size=8), with_limits=False)
+    tied = estimate({**base_scenario(parallel__gpus=2, parallel__pp=2, training__global_batch_size=8,
+                                     training__activation_checkpointing="full"),
+                     "model": {"preset": "llama-3.2-1b"}}, with_limits=False)
+    assert "stage" in r.memory.peak_phase
+    # llama-3.2-1b ties embeddings: the last stage holds the output projection too (18 B/param)
+    assert detail(tied)["weights"] + detail(tied)["optimizer_states"] > 262e6 * 14
+
+
+def test_expert_parallel_needs_a_divisor_of_the_experts():
+    from trainsizer.errors import InputError
+
+    for preset, ep in (("llama-3.1-8b", 2), ("mixtral-8x7b", 3)):
+        with pytest.raises(InputError) as exc:
+            estimate({**base_scenario(parallel__gpus=6, parallel__ep=ep), "model": {"preset": preset}},
+                     with_limits=False)
+        assert exc.value.field == "parallel.ep"

@@ -17,6 +17,7 @@ from typing import Any
 from trainsizer.estimate.fit_limits import FitLimits, largest_fitting
 from trainsizer.estimate.memory import MemoryEstimate, estimate_memory
 from trainsizer.estimate.rule_of_thumb import RuleOfThumb, seed_rule_of_thumb
+from trainsizer.estimate.step import Performance, estimate_performance
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog, inline_accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.catalog import resolve_model
@@ -33,6 +34,7 @@ class Estimate:
     memory: MemoryEstimate
     limits: FitLimits | None
     rule_of_thumb: RuleOfThumb
+    performance: Performance | None = None
 
     def to_dict(self) -> dict[str, Any]:
         tr = self.scenario.training
@@ -52,6 +54,7 @@ class Estimate:
                          "global_batch_size": self.scenario.global_batch_size,
                          "grad_accumulation_steps": self.scenario.grad_accumulation_steps},
             "rule_of_thumb": self.rule_of_thumb.to_dict(),
+            "performance": self.performance.to_dict() if self.performance else None,
         }
         if self.limits:
             out["limits"] = self.limits.to_dict()
@@ -78,6 +81,10 @@ def check_layout(scenario: Scenario, arch: Architecture, catalog: Catalog | None
     if par.pp * par.virtual_pp > arch.num_layers:
         raise InputError("parallel.pp", f"pp*virtual_pp = {par.pp * par.virtual_pp} exceeds the model's "
                          f"{arch.num_layers} layers")
+    if par.ep > 1 and (not arch.moe or arch.moe.num_experts % par.ep):
+        experts = arch.moe.num_experts if arch.moe else 0
+        why = f"must divide the model's {experts} experts" if experts else "needs an MoE model (this one is dense)"
+        raise InputError("parallel.ep", f"{par.ep} {why}; accepted: 1 or a divisor of the expert count")
     if scenario.training.seq_len % par.cp:
         raise InputError("parallel.cp", f"{par.cp} must divide training.seq_len ({scenario.training.seq_len})")
     if scenario.hardware.intra_node or scenario.hardware.inter_node:
@@ -89,7 +96,8 @@ def check_layout(scenario: Scenario, arch: Architecture, catalog: Catalog | None
 
 
 def estimate(scenario: Scenario | dict[str, Any] | str | Path, catalog: Catalog | None = None,
-             memory_params: dict[str, Any] | None = None, with_limits: bool = True) -> Estimate:
+             memory_params: dict[str, Any] | None = None, with_limits: bool = True,
+             performance_params: dict[str, Any] | None = None, with_performance: bool = True) -> Estimate:
     """Estimate a scenario given as a Scenario, a parsed mapping, or a path to a YAML file."""
     if isinstance(scenario, str | Path):
         scenario = load_scenario(scenario)
@@ -100,5 +108,8 @@ def estimate(scenario: Scenario | dict[str, Any] | str | Path, catalog: Catalog 
     gpu = resolve_gpu(scenario, catalog)
     memory = estimate_memory(scenario, arch, gpu, memory_params)
     limits = largest_fitting(scenario, arch, gpu, memory_params) if with_limits else None
+    performance = None
+    if with_performance:
+        performance = estimate_performance(scenario, arch, gpu, catalog, performance_params, memory_params)
     return Estimate(scenario, arch, count_params(arch), gpu, memory, limits,
-                    seed_rule_of_thumb(scenario, arch, memory))
+                    seed_rule_of_thumb(scenario, arch, memory), performance)

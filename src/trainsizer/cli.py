@@ -139,7 +139,6 @@ def estimate(
     result = run_estimate(parsed, catalog=cat)
     if as_json:
         out = result.to_dict()
-        out["performance"] = None
         out["scenario_source"] = origin
         typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
         return

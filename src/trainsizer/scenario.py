@@ -195,7 +195,13 @@ _SECTION_MODELS: dict[str, type[BaseModel]] = {
 
 
 def _first_error_message(exc: ValidationError) -> InputError:
-    err = exc.errors()[0]
+    errors = exc.errors()
+    err = errors[0]
+    # a union (hardware.gpu: id or inline spec): report the branch that matches the input's shape
+    for candidate in errors:
+        if "InlineGpu" in [str(p) for p in candidate["loc"]]:
+            err = candidate
+            break
     loc = [str(p) for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p in ("str", "InlineGpu")))]
     # pydantic adds union branch names (e.g. 'InlineGpu', "list[str]") to loc; drop them
     loc = [p for p in loc if p not in ("function-after[_targets(), union[list[str],literal['all-linear']]]",)]

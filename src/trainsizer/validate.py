@@ -72,34 +72,57 @@ def load_cases(path: str | Path) -> list[dict[str, Any]]:
     return data
 
 
+def _speed_metric(cid: str, metric: str, perf_params: dict[str, Any]) -> tuple[str, str | None]:
+    """The predicted quantity a published speed figure is compared with. Some sources define it
+    differently (e.g. TFLOPS that count recomputation): the data names them, with the reason."""
+    for rule in perf_params.get("fit", {}).get("metric_definitions") or []:
+        if cid.startswith(rule["id_prefix"]) and metric == rule["metric"]:
+            return rule["compare_with"], rule["reason"]
+    return metric, None
+
+
 def run_case(case: dict[str, Any], exclusions: dict[str, str], memory_params: dict[str, Any] | None = None,
-             calibration: Any = None) -> CaseResult:
+             perf_params: dict[str, Any] | None = None) -> CaseResult:
     from trainsizer.api import estimate
+    from trainsizer.estimate.step import default_performance_model
 
     cid = str(case.get("id", "?"))
     measured = case["measured"]
+    try:
+        scenario = scenario_from_dict(case["scenario"], source=cid)
+    except InputError as exc:
+        raise InputError(f"case {cid}", str(exc)) from None
     if "memory_gib" in measured:
         metric = str(measured.get("memory_metric", "allocated"))
         if metric not in METRICS_MEMORY:
             raise InputError(f"{cid}.measured.memory_metric", f"{metric!r}; accepted: {', '.join(METRICS_MEMORY)}")
-        value = float(measured["memory_gib"])
-    else:
-        speed = [k for k in METRICS_SPEED if k in measured]
-        if not speed:
-            raise InputError(f"{cid}.measured", "needs memory_gib or one of " + ", ".join(METRICS_SPEED))
-        return CaseResult(cid, speed[0], None, float(measured[speed[0]]), exclusions.get(cid),
-                          "speed cases need the performance model (not built yet)")
+        try:
+            result = estimate(scenario, memory_params=memory_params, with_limits=False, with_performance=False)
+        except InputError as exc:
+            raise InputError(f"case {cid}", str(exc)) from None
+        return CaseResult(cid, metric, result.memory.metric_gib(metric), float(measured["memory_gib"]),
+                          exclusions.get(cid))
+    speed = [k for k in METRICS_SPEED if k in measured]
+    if not speed:
+        raise InputError(f"{cid}.measured", "needs memory_gib or one of " + ", ".join(METRICS_SPEED))
+    pp = perf_params or default_performance_model()
+    compare, _why = _speed_metric(cid, speed[0], pp)
     try:
-        scenario = scenario_from_dict(case["scenario"], source=cid)
-        result = estimate(scenario, memory_params=memory_params, with_limits=False)
+        result = estimate(scenario, memory_params=memory_params, with_limits=False, performance_params=pp)
     except InputError as exc:
         raise InputError(f"case {cid}", str(exc)) from None
-    return CaseResult(cid, metric, result.memory.metric_gib(metric), value, exclusions.get(cid))
+    predicted = float(getattr(result.performance, compare))
+    label = speed[0] if compare == speed[0] else f"{speed[0]} (as {compare})"
+    return CaseResult(cid, label, predicted, float(measured[speed[0]]), exclusions.get(cid))
 
 
-def validate_cases(cases: list[dict[str, Any]], memory_params: dict[str, Any] | None = None) -> list[CaseResult]:
+def validate_cases(cases: list[dict[str, Any]], memory_params: dict[str, Any] | None = None,
+                   perf_params: dict[str, Any] | None = None) -> list[CaseResult]:
     from trainsizer.estimate.memory import default_memory_model
+    from trainsizer.estimate.step import default_performance_model
 
-    params = memory_params or default_memory_model()
-    exclusions = {str(k): str(v) for k, v in (params.get("fit", {}).get("exclude") or {}).items()}
-    return [run_case(c, exclusions, params) for c in cases]
+    mparams = memory_params or default_memory_model()
+    pparams = perf_params or default_performance_model()
+    exclusions = {str(k): str(v) for k, v in (mparams.get("fit", {}).get("exclude") or {}).items()}
+    exclusions.update({str(k): str(v) for k, v in (pparams.get("fit", {}).get("exclude") or {}).items()})
+    return [run_case(c, exclusions, mparams, pparams) for c in cases]

@@ -65,9 +65,11 @@ def layer_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], layer
     rank = tr.lora.rank if tr.lora else 8
     dropout = tr.lora.dropout if tr.lora else 0.0
     for lin in layer.lora:
+        # a routed expert sees each token k times (once per expert it is sent to)
+        visits = arch.moe.experts_per_token if (lin.group == "expert" and arch.moe) else 1
         if dropout > 0:
-            replicated += lin.in_features * (1 + e)
-        replicated += rank * e * (tr.micro_batch_size and 1)
+            replicated += lin.in_features * (1 + e) * visits
+        replicated += rank * e * visits
     # attention
     if _needs_input(qkv_mods, layer, q_saves):
         replicated += h * e

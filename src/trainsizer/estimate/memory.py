@@ -95,7 +95,7 @@ def estimate_memory(scenario: Scenario, arch: Architecture, gpu: Accelerator,
     """Peak allocated / reserved / device memory of the most loaded GPU."""
     p = params or default_memory_model()
     state = training_state(scenario, arch, p)
-    stages = [0, scenario.parallel.pp - 1] if scenario.parallel.pp > 1 else [0]
+    stages = range(scenario.parallel.pp)  # every stage: layer mixes (dense/MoE) and in-flight counts differ
     best: MemoryEstimate | None = None
     for stage in stages:
         est = _estimate_stage(scenario, arch, gpu, p, state, stage)

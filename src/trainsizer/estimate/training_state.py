@@ -44,8 +44,10 @@ class LayerState:
     trainable_base: bool  # the layer's own weights get gradients (full, or freeze's top layers)
     lora: tuple[Linear, ...]  # linears with a LoRA adapter
     lora_params: int
-    base_linear_params: int
+    base_linear_params: int  # on one expert-parallel rank (experts / ep)
     norm_params: int
+    expert_linear_params: int = 0  # the part of base_linear_params that is routed experts
+    expert_lora_params: int = 0
 
 
 @dataclass
@@ -95,11 +97,13 @@ PEFT_DEFAULT_TARGETS: dict[str, list[str]] = {
 }
 
 
-def _targets(scenario: Scenario, model_type: str = "") -> set[str] | None:
+def _targets(scenario: Scenario, model_type: str = "", mla_q_lora: int | None = None) -> set[str] | None:
     lora = scenario.training.lora
     targets = lora.targets if lora and lora.targets is not None else None
     if targets is None:
         targets = PEFT_DEFAULT_TARGETS.get(model_type, ["q_proj", "v_proj"])
+        if mla_q_lora is not None:  # MLA: the query projection is q_a_proj when q is low-rank
+            targets = ["q_a_proj" if mla_q_lora else "q_proj", "kv_a_proj_with_mqa"]
     return None if targets == "all-linear" else set(targets)
 
 
@@ -124,7 +128,8 @@ def _lora_params(linear: Linear, rank: int, targets: set[str] | None) -> int:
 def training_state(scenario: Scenario, arch: Architecture, params: dict[str, Any]) -> TrainingState:
     tr = scenario.training
     counts = count_params(arch)
-    targets = _targets(scenario, arch.model_type) if tr.method in ("lora", "qlora") else set()
+    mla_q = arch.mla.q_lora_rank if arch.mla else None
+    targets = _targets(scenario, arch.model_type, mla_q) if tr.method in ("lora", "qlora") else set()
     rank = tr.lora.rank if tr.lora else 8
     n_layers = arch.num_layers
     ep = scenario.parallel.ep
@@ -143,6 +148,8 @@ def training_state(scenario: Scenario, arch: Architecture, params: dict[str, Any
             lora_params=sum(_lora_params(lin, rank, targets) // (ep if lin.group == "expert" else 1) for lin in lora),
             base_linear_params=sum(lin.params // (ep if lin.group == "expert" else 1) for lin in linears),
             norm_params=layer_norm_params(arch, arch.is_moe_layer(i)),
+            expert_linear_params=sum(lin.params // ep for lin in linears if lin.group == "expert"),
+            expert_lora_params=sum(_lora_params(lin, rank, targets) // ep for lin in lora if lin.group == "expert"),
         ))
     lm_head_lora = 0
     # peft's "all-linear" leaves the output layer out; lm_head is adapted only when named
@@ -153,8 +160,9 @@ def training_state(scenario: Scenario, arch: Architecture, params: dict[str, Any
     if tr.method in ("lora", "qlora") and targets is not None:
         from trainsizer.errors import InputError
 
-        known = sorted({lin.name for layer in layers for lin in layer.linears}
-                       | {a for layer in layers for lin in layer.linears for a in lin.aliases} | {"lm_head"})
+        known = sorted({lin.name for layer in layers for lin in layer.linears if lin.group != "router"}
+                       | {a for layer in layers for lin in layer.linears for a in lin.aliases}
+                       | ({"lm_head"} if arch.lm_head else set()))
         missing = sorted(targets - matched)
         if missing:
             raise InputError("training.lora.targets",
@@ -208,9 +216,11 @@ def _trainable_shapes(st: TrainingState, layers: list[LayerState], first: bool, 
                     shapes.append((lin.out_features, 1, copies))
             shapes.append((layer.norm_params, 1, 1))
         for lin in layer.lora:
-            adapter = _lora_params(lin, rank, _targets(st.scenario, arch.model_type))
-            # A: r x in, B: out x r (per copy); split the count between the two matrices
-            shapes.append((rank, adapter // max(1, lin.count * rank), lin.count))
+            adapter = _lora_params(lin, rank, _targets(st.scenario, arch.model_type,
+                                                      arch.mla.q_lora_rank if arch.mla else None))
+            copies = max(1, lin.count // ep) if lin.group == "expert" else lin.count
+            # A: r x in, B: out x r (per copy), as one rank x (in + out) matrix per copy
+            shapes.append((rank, adapter // max(1, lin.count * rank), copies))
     if method == "full":
         if first:
             shapes.append((arch.vocab_size // tp, arch.hidden_size, 1))
@@ -218,7 +228,8 @@ def _trainable_shapes(st: TrainingState, layers: list[LayerState], first: bool, 
             if extra:
                 shapes.append((extra, 1, 1))
         if last:
-            if st.lm_head_params:
+            tied_copy = not first and arch.lm_head and arch.tie_embeddings
+            if st.lm_head_params or tied_copy:
                 shapes.append((arch.vocab_size // tp, arch.hidden_size, 1))
             if st.final_params:
                 shapes.append((st.final_params, 1, 1))
@@ -242,6 +253,13 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
     norm_params = sum(layer.norm_params for layer in layers)
     embed_params = (st.embedding_params / tp if first else 0)
     head_params = (st.lm_head_params / tp if last else 0) + (st.final_params if last else 0)
+    if last and not first and arch.lm_head and arch.tie_embeddings:
+        head_params += arch.vocab_size * arch.hidden_size / tp  # Megatron keeps a copy of a tied embedding
+    # ZeRO shards over the data-parallel x context-parallel group; routed experts only over the
+    # expert-data-parallel group (dp*cp/ep ranks), as Megatron-Core and DeepSpeed-MoE do.
+    group = dp * par.cp
+    expert_group = max(1, group // par.ep)
+    expert_w = sum(layer.expert_linear_params for layer in layers) / tp
     if tr.method == "full":
         weight_bytes = (linear_params + norm_params + embed_params + head_params) * w_b
         why_w = f"{tr.precision} weights, {w_b:g} B/param"
@@ -260,13 +278,16 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
     if tr.precision == "fp8-mixed" and tr.method in ("full", "freeze"):
         weight_bytes += linear_params * 1.0
         why_w += "; + fp8 copies of linear weights (Transformer Engine)"
-    weight_shards = dp if par.zero == 3 else 1
+    total_w_params = linear_params + norm_params + embed_params + head_params
+    weight_share_expert = expert_w / total_w_params if total_w_params else 0.0
     if par.offload == "optimizer+params":
-        weight_shards = float("inf")
-    weights_gpu = weight_bytes / weight_shards
-    if weight_shards > 1:
-        why_w += (f"; sharded over dp={dp} (ZeRO-3/FSDP)" if weight_shards != float("inf")
-                  else "; offloaded to CPU (ZeRO-3 param offload)")
+        weights_gpu = 0.0
+        why_w += "; offloaded to CPU (ZeRO-3 param offload)"
+    elif par.zero == 3 and group > 1:
+        weights_gpu = _sharded(weight_bytes, weight_share_expert, group, expert_group)
+        why_w += f"; sharded over dp*cp={group} (ZeRO-3/FSDP)"
+    else:
+        weights_gpu = weight_bytes
 
     # --- trainable states ------------------------------------------------------------------------
     shapes = _trainable_shapes(st, layers, first, last, tp)
@@ -279,8 +300,13 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
     else:
         adapter_w_b, adapter_master_b, adapter_grad_b, adapter_state_b = w_b, master_b, grad_b, state_b
     base_trainable = trainable - lora_elems
-    opt_shards = dp if (par.zero >= 1 or par.distributed_optimizer) else 1
-    grad_shards = dp if par.zero >= 2 else 1
+    expert_trainable = sum(layer.expert_lora_params + (layer.expert_linear_params / tp if layer.trainable_base else 0)
+                           for layer in layers)
+    share_e = min(1.0, expert_trainable / trainable) if trainable else 0.0
+    opt_shards = group if (par.zero >= 1 or par.distributed_optimizer) else 1
+    grad_shards = group if par.zero >= 2 else 1
+    opt_div = _sharded(1.0, share_e, opt_shards, max(1, opt_shards // par.ep)) if opt_shards > 1 else 1.0
+    grad_div = _sharded(1.0, share_e, grad_shards, max(1, grad_shards // par.ep)) if grad_shards > 1 else 1.0
     offload_opt = par.offload != "none"
 
     masters = base_trainable * master_b + lora_elems * adapter_master_b
@@ -295,21 +321,21 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
         static.append(Component("lora_adapters", adapters, "weights",
                                 f"{lora_elems / 1e6:.2f} M adapter params, {adapter_w_b:g} B each"))
     managed = 0.0
-    where = "on CPU (offload)" if offload_opt else (f"sharded over dp={dp}" if opt_shards > 1 else "")
+    where = "on CPU (offload)" if offload_opt else (f"sharded over dp*cp={group}" if opt_shards > 1 else "")
     if masters:
-        static.append(Component("master_weights", 0 if offload_opt else masters / opt_shards, "weights",
+        static.append(Component("master_weights", 0 if offload_opt else masters * opt_div, "weights",
                                 f"fp32 master copy of trainable params {where}".strip()))
-    opt_gpu = 0 if offload_opt else optimizer / opt_shards
+    opt_gpu = 0 if offload_opt else optimizer * opt_div
     opt_why = f"{tr.optimizer} states {optimizer / max(trainable, 1):.2f} B/trainable param {where}".strip()
     if tr.optimizer == "paged-adamw-8bit" and not offload_opt:
         managed, opt_gpu = opt_gpu, 0.0
         opt_why += "; paged (CUDA managed memory, outside the PyTorch allocator)"
     static.append(Component("optimizer_states", opt_gpu, "optimizer", opt_why))
 
-    grads_gpu = grads / grad_shards
+    grads_gpu = grads * grad_div
     grad_why = f"{trainable / 1e6:,.1f} M trainable params x {grad_b if not lora_mixed else 4:g} B"
     if grad_shards > 1:
-        grad_why += f", sharded over dp={dp} (ZeRO-2/3)"
+        grad_why += f", sharded over dp*cp={group} (ZeRO-2/3)"
     if offload_opt:
         grads_gpu = 0.0
         grad_why += "; streamed to CPU for the offloaded optimizer step"
@@ -317,22 +343,23 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
         per_layer = max((layer.lora_params + (layer.base_linear_params + layer.norm_params
                                               if layer.trainable_base else 0) for layer in layers), default=0)
         largest = max(per_layer / tp, (arch.vocab_size * arch.hidden_size / tp) if tr.method == "full" else 0)
-        grads_gpu = largest * (adapter_grad_b if tr.method in ("lora", "qlora") else grad_b)
+        per_tensor_b = adapter_grad_b if tr.method in ("lora", "qlora") else grad_b
+        grads_gpu = min(grads * grad_div, largest * per_tensor_b * grad_div)
         grad_why += "; optimizer in backward: only the largest tensor group's gradients live at once"
 
     # --- communication buffers, quantization work buffers ---------------------------------------
     comm = p["communication"]
     other = 0.0
     why_other: list[str] = []
-    if dp > 1 and par.zero == 0 and not par.distributed_optimizer and not offload_opt and tp == 1 and pp == 1:
-        # torch DDP copies gradients into its buckets (gradient_as_bucket_view=False by default);
-        # Megatron-style TP/PP training keeps gradients in one contiguous buffer (no copy).
+    megatron_style = tp > 1 or pp > 1  # contiguous gradient buffer, buckets are views (no copy)
+    if dp > 1 and par.zero == 0 and not par.distributed_optimizer and not offload_opt and not megatron_style:
+        # torch DDP copies gradients into its buckets (gradient_as_bucket_view=False by default)
         other += grads
         why_other.append("DDP gradient buckets (a copy of the gradients)")
-    elif dp > 1 and par.zero in (1, 2):
+    elif dp > 1 and par.zero in (1, 2) and not megatron_style:
         other += min(comm["zero_reduce_bucket_elements"], trainable) * grad_b
         why_other.append("ZeRO reduce bucket")
-    if par.zero == 3 and dp > 1 or par.offload == "optimizer+params":
+    if (par.zero == 3 and group > 1 or par.offload == "optimizer+params") and not tr.optimizer_in_backward:
         biggest = max((layer.base_linear_params + layer.norm_params for layer in layers), default=0) / tp
         biggest_w = biggest * (quant["code_bytes"] + quant["constant_bytes"] if quant else w_b)
         unit_grads = max((layer.lora_params + (layer.base_linear_params if layer.trainable_base else 0)
@@ -353,6 +380,11 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
         step_temp = p["optimizer"]["foreach_temp_states"] * (trainable / opt_shards) * (
             adapter_state_b if tr.method in ("lora", "qlora") else state_b)
     return StageStates(static, Component("gradients", grads_gpu, "gradients", grad_why), step_temp, managed)
+
+
+def _sharded(value: float, expert_share: float, group: int, expert_group: int) -> float:
+    """``value`` split over ``group`` ranks, its routed-expert share over ``expert_group`` ranks."""
+    return value * ((1 - expert_share) / group + expert_share / expert_group)
 
 
 def _is_lora_shape(shape: tuple[int, int, int], st: TrainingState) -> bool:

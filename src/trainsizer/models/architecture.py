@@ -162,6 +162,16 @@ def _positive_int(config: dict[str, Any], key: str, where: str, default: Any = N
     return value
 
 
+def _count(config: dict[str, Any], key: str, where: str) -> int:
+    """A non-negative integer key (absent or null = 0)."""
+    value = config.get(key)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"{where}.{key}", f"must be a non-negative integer, got {value!r}")
+    return value
+
+
 def architecture_from_config(config: dict[str, Any], where: str = "model.architecture",
                              name: str = "") -> Architecture:
     """Build an :class:`Architecture` from Hugging Face config.json keys (aliases accepted)."""
@@ -219,7 +229,7 @@ def architecture_from_config(config: dict[str, Any], where: str = "model.archite
     positions = 0
     if family.get("positions"):
         positions = _positive_int(config, "max_position_embeddings", where, default=1024)
-    token_types = int(config.get("type_vocab_size", 2)) if family.get("token_types") else 0
+    token_types = _positive_int(config, "type_vocab_size", where, default=2) if family.get("token_types") else 0
     return Architecture(
         model_type=model_type,
         hidden_size=hidden,
@@ -262,8 +272,8 @@ def _moe_from_config(config: dict[str, Any], where: str, hidden: int, ffn: int) 
     if per_token > experts:
         raise InputError(f"{where}.num_experts_per_tok", f"{per_token} exceeds the {experts} experts")
     expert_ffn = _positive_int(config, "moe_intermediate_size", where, default=ffn)
-    shared = int(config.get("n_shared_experts") or 0)
-    shared_ffn = int(config.get("shared_expert_intermediate_size") or shared * expert_ffn)
+    shared = _count(config, "n_shared_experts", where)
+    shared_ffn = _count(config, "shared_expert_intermediate_size", where) or shared * expert_ffn
     if shared_ffn and not shared:
         shared = 1
     return MoE(
@@ -272,8 +282,8 @@ def _moe_from_config(config: dict[str, Any], where: str, hidden: int, ffn: int) 
         expert_intermediate_size=expert_ffn,
         shared_experts=shared,
         shared_intermediate_size=shared_ffn,
-        dense_layers=int(config.get("first_k_dense_replace") or 0),
-        layer_freq=int(config.get("moe_layer_freq") or config.get("decoder_sparse_step") or 1),
+        dense_layers=_count(config, "first_k_dense_replace", where),
+        layer_freq=_count(config, "moe_layer_freq", where) or _count(config, "decoder_sparse_step", where) or 1,
         router_bias=config.get("topk_method") == "noaux_tc" or config.get("model_type") == "deepseek_v3",
     )
 
@@ -282,7 +292,7 @@ def _mla_from_config(config: dict[str, Any], where: str) -> MLA | None:
     if not config.get("kv_lora_rank"):
         return None
     return MLA(
-        q_lora_rank=int(config.get("q_lora_rank") or 0),
+        q_lora_rank=_count(config, "q_lora_rank", where),
         kv_lora_rank=_positive_int(config, "kv_lora_rank", where),
         qk_nope_head_dim=_positive_int(config, "qk_nope_head_dim", where),
         qk_rope_head_dim=_positive_int(config, "qk_rope_head_dim", where),

@@ -1,0 +1,99 @@
+"""Collective communication time: latency + bytes / achievable bus bandwidth.
+
+Ring collectives move ``2(n-1)/n`` of the buffer per GPU for all-reduce and ``(n-1)/n`` for
+all-gather and reduce-scatter (Patarasuk & Yuan 2009; the nccl-tests PERFORMANCE.md definition of
+bus bandwidth). A group inside one node uses the intra-node link; a group that spans nodes is
+limited by the node's NICs: NCCL runs one ring per NIC rail, so its bus bandwidth is about
+``nics_per_node x per-NIC bandwidth`` (nccl-tests#175: 2 nodes x 8 A100 with 4x200G reach ~86 of
+~96 GB/s), never above the intra-node figure. Achievable fractions of the line rate are data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import median
+from typing import Any
+
+from trainsizer.hardware.catalog import Accelerator, Catalog, Link
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """The links a job's collectives run over, with achievable bus bandwidths (GB/s)."""
+
+    intra: Link | None
+    inter: Link | None
+    intra_busbw_gbps: float
+    inter_busbw_gbps: float  # node-level (all NICs), for groups that span nodes
+    intra_latency_s: float
+    inter_latency_s: float
+    gpus_per_node: int
+
+    def busbw(self, group: int, stride: int = 1) -> tuple[float, float]:
+        """(bus bandwidth GB/s, per-step latency s) for a group of ``group`` GPUs whose members are
+        ``stride`` ranks apart (TP innermost, then CP, PP, DP, as Megatron orders ranks)."""
+        if group <= 1:
+            return float("inf"), 0.0
+        if group * stride <= self.gpus_per_node:
+            return self.intra_busbw_gbps, self.intra_latency_s
+        return min(self.intra_busbw_gbps, self.inter_busbw_gbps), self.inter_latency_s
+
+
+def _achievable(link: Link, params: dict[str, Any], gpu: Accelerator | None) -> float:
+    """Achievable all-reduce bus bandwidth of one GPU's link (scale-up, PCIe) or one NIC (scale-out)."""
+    comm = params["communication"]
+    if link.scope == "pcie" and gpu is not None and gpu.p2p is False:
+        # no peer-to-peer (GeForce): NCCL stages every transfer through host memory
+        return link.per_direction_gbps * comm["pcie_without_p2p_fraction"]
+    if link.scope != "scale-out" and link.measured_allreduce_busbw_gbps:
+        values = [float(m["busbw_gbps"]) for m in link.measured_allreduce_busbw_gbps if m.get("busbw_gbps")]
+        if values:
+            return median(values)
+    key = link.id.split("-")[0] if link.scope == "scale-out" else link.scope
+    return link.per_direction_gbps * comm["busbw_fraction"].get(key, comm["busbw_fraction"]["default"])
+
+
+def fabric(catalog: Catalog, gpu: Accelerator, intra_id: str | None, inter_id: str | None,
+           nics_per_node: int | None, gpus_per_node: int, params: dict[str, Any]) -> Fabric:
+    intra_name = intra_id or gpu.default_intra_node or "pcie4"
+    intra = catalog.link(intra_name, "hardware.intra_node")
+    inter = catalog.link(inter_id or params["communication"]["default_inter_node"], "hardware.inter_node")
+    nics = nics_per_node or gpus_per_node
+    intra_bw = _achievable(intra, params, gpu)
+    inter_bw = _achievable(inter, params, gpu) * nics
+    lat = params["communication"]["nccl_step_latency_us"]
+    return Fabric(intra, inter, intra_bw, inter_bw, (intra.latency_us or 2.0) * 1e-6 + lat * 1e-6,
+                  (inter.latency_us or 5.0) * 1e-6 + lat * 1e-6, gpus_per_node)
+
+
+def all_reduce_s(bytes_: float, group: int, fab: Fabric, stride: int = 1) -> float:
+    if group <= 1 or bytes_ <= 0:
+        return 0.0
+    bw, lat = fab.busbw(group, stride)
+    return 2 * (group - 1) * lat + 2 * (group - 1) / group * bytes_ / (bw * 1e9)
+
+
+def all_gather_s(bytes_: float, group: int, fab: Fabric, stride: int = 1) -> float:
+    """All-gather (or reduce-scatter) of a buffer of ``bytes_`` total."""
+    if group <= 1 or bytes_ <= 0:
+        return 0.0
+    bw, lat = fab.busbw(group, stride)
+    return (group - 1) * lat + (group - 1) / group * bytes_ / (bw * 1e9)
+
+
+def all_to_all_s(bytes_: float, group: int, fab: Fabric, stride: int = 1) -> float:
+    """All-to-all of ``bytes_`` per GPU: (n-1)/n of it leaves the GPU."""
+    if group <= 1 or bytes_ <= 0:
+        return 0.0
+    bw, lat = fab.busbw(group, stride)
+    return lat * (group - 1) + (group - 1) / group * bytes_ / (bw * 1e9)
+
+
+def p2p_s(bytes_: float, fab: Fabric, crosses_node: bool) -> float:
+    if bytes_ <= 0:
+        return 0.0
+    if crosses_node:
+        link = fab.inter
+        bw = (link.per_direction_gbps if link else 12.5) * 0.9
+        return fab.inter_latency_s + bytes_ / (bw * 1e9)
+    return fab.intra_latency_s + bytes_ / (fab.intra_busbw_gbps * 1e9)
