@@ -50,3 +50,21 @@ def test_each_source_is_predicted_well_not_just_the_pooled_median(results):
     for source, errors in by_source.items():
         errors.sort()
         assert errors[len(errors) // 2] <= 0.10, source
+
+
+@pytest.fixture(scope="module")
+def speed_results():
+    return validate_cases(load_cases(VALIDATION / "throughput.yaml"))
+
+
+def test_throughput_median_within_10pct_and_usable_cases_within_25pct(speed_results):
+    usable = [r for r in speed_results if not r.excluded_from_fit]
+    assert len(usable) >= 30
+    assert summarize(usable).median_abs_error <= 0.10
+    worst = max(usable, key=lambda r: abs(r.error))
+    assert abs(worst.error) <= 0.25, (worst.id, worst.error)
+
+
+def test_published_tflops_that_count_recomputation_are_compared_like_for_like(speed_results):
+    megatron2021 = [r for r in speed_results if r.id.startswith("megatron2021-")]
+    assert megatron2021 and all("hardware_tflops_per_gpu" in r.metric for r in megatron2021)

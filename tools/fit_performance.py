@@ -31,6 +31,7 @@ FREE = [
     ("memory_bound", "elementwise_bytes_per_saved_byte", np.round(np.arange(0.0, 12.01, 0.5), 2)),
     ("communication.overlap", "tp", np.round(np.arange(0.0, 0.91, 0.1), 2)),
     ("communication.overlap", "dp", np.round(np.arange(0.0, 1.01, 0.1), 2)),
+    ("communication.overlap", "zero3", np.round(np.arange(0.0, 1.01, 0.1), 2)),
     ("overhead", "per_layer_s", np.array([0, 5e-5, 1e-4, 2e-4, 4e-4, 8e-4, 1.6e-3])),
     ("overhead", "per_step_s", np.array([0, 0.005, 0.01, 0.02, 0.05, 0.1])),
 ]

@@ -171,6 +171,96 @@ def validate(
     print_validation(results, summary)
 
 
+def _job(path: Path, gpu_ids: list[str] | None) -> Any:
+    """A job: a scenario whose parallel and hardware blocks may be left out (the planner fills them)."""
+    from trainsizer.datafiles import user_yaml
+    from trainsizer.scenario import scenario_from_dict
+
+    data = user_yaml(path, field="job")
+    if not isinstance(data, dict):
+        raise InputError("job", f"{path} must be a YAML mapping with model and training")
+    data.setdefault("parallel", {"gpus": 1})
+    data.setdefault("hardware", {"gpu": (gpu_ids or ["h100-sxm5-80gb"])[0]})
+    for key in ("tp", "pp", "cp", "virtual_pp", "zero", "offload", "sequence_parallel", "distributed_optimizer"):
+        data["parallel"].pop(key, None)  # the planner chooses these
+    data["parallel"]["gpus"] = 1
+    return scenario_from_dict(data, source=str(path))
+
+
+def parse_duration(text: str | None) -> float | None:
+    """'36h', '7d', '90m', '3600s' or plain seconds -> seconds."""
+    if text is None:
+        return None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    t = text.strip().lower()
+    try:
+        return float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float(t)
+    except ValueError:
+        raise InputError("--deadline", f"{text!r}; accepted: a number with s, m, h, d or w (e.g. 7d, 36h)") from None
+
+
+@app.command("plan")
+def plan_cmd(
+    job: Annotated[Path, typer.Argument(help="Job YAML: a scenario whose parallel and hardware may be left out.")],
+    gpu: Annotated[list[str] | None, typer.Option("--gpu", help="Allowed GPU id (repeatable); default: all.")] = None,
+    max_gpus: Annotated[int, typer.Option("--max-gpus", help="Largest GPU count to consider.")] = 1024,
+    deadline: Annotated[str | None, typer.Option(help="Time to train at most, e.g. 7d, 36h (needs tokens).")] = None,
+    gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node")] = None,
+    top: Annotated[int, typer.Option(help="Options to show per ranking.")] = 10,
+    catalog: CatalogOpt = None,
+    as_json: JsonOpt = False,
+    lang: LangOpt = None,
+) -> None:
+    """Search GPU type x count x node shape x layout; rank what fits; say why, or what would fit."""
+    from trainsizer.hardware.catalog import load_catalog
+    from trainsizer.models.catalog import resolve_model
+    from trainsizer.plan.search import Constraints, plan
+
+    cat = load_catalog(list(catalog or []))
+    for gid in gpu or []:
+        cat.accelerator(gid, "--gpu")
+    scenario = _job(job, gpu)
+    seconds = parse_duration(deadline)
+    if seconds and not scenario.training.tokens:
+        raise InputError("--deadline", "needs training.tokens in the job to compute the time to train")
+    constraints = Constraints(tuple(gpu or ()), max_gpus, gpus_per_node, seconds, top)
+    result = plan(scenario, resolve_model(scenario.model), constraints, cat)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        return
+    from trainsizer.report.text import print_plan
+
+    print_plan(result, lang)
+
+
+@app.command("scale")
+def scale_cmd(
+    job: Annotated[Path, typer.Argument(help="Job YAML (parallel and hardware may be left out).")],
+    gpu: Annotated[str, typer.Option("--gpu", help="GPU id to scale out.")],
+    max_gpus: Annotated[int, typer.Option("--max-gpus")] = 64,
+    gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node")] = None,
+    catalog: CatalogOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Throughput and scaling efficiency vs GPU count for each link option."""
+    from trainsizer.hardware.catalog import load_catalog
+    from trainsizer.models.catalog import resolve_model
+    from trainsizer.plan.scale import scale
+
+    cat = load_catalog(list(catalog or []))
+    cat.accelerator(gpu, "--gpu")
+    if max_gpus < 1 or max_gpus > 4096:
+        raise InputError("--max-gpus", f"{max_gpus} is out of range; accepted: 1 to 4096")
+    scenario = _job(job, [gpu])
+    curves = scale(scenario, resolve_model(scenario.model), gpu, max_gpus, cat, gpus_per_node)
+    if as_json:
+        typer.echo(json.dumps({"gpu": gpu, "curves": [c.to_dict() for c in curves]}, indent=2))
+        return
+    from trainsizer.report.text import print_scale
+
+    print_scale(gpu, curves)
+
+
 @catalog_app.command("gpus")
 def catalog_gpus(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
     """Accelerators: memory, bandwidth, dense peaks, links, TDP."""

@@ -53,14 +53,20 @@ def _achievable(link: Link, params: dict[str, Any], gpu: Accelerator | None) -> 
     return link.per_direction_gbps * comm["busbw_fraction"].get(key, comm["busbw_fraction"]["default"])
 
 
+def roce_derate(inter_id: str, total_gpus: int, params: dict[str, Any]) -> float:
+    """Bus-bandwidth factor for RoCE fabrics beyond the size where they get strained (data)."""
+    rule = params["communication"]["roce_at_scale"]
+    return rule["busbw_factor"] if inter_id.startswith("roce") and total_gpus > rule["gpus_threshold"] else 1.0
+
+
 def fabric(catalog: Catalog, gpu: Accelerator, intra_id: str | None, inter_id: str | None,
-           nics_per_node: int | None, gpus_per_node: int, params: dict[str, Any]) -> Fabric:
+           nics_per_node: int | None, gpus_per_node: int, params: dict[str, Any], total_gpus: int = 1) -> Fabric:
     intra_name = intra_id or gpu.default_intra_node or "pcie4"
     intra = catalog.link(intra_name, "hardware.intra_node")
     inter = catalog.link(inter_id or params["communication"]["default_inter_node"], "hardware.inter_node")
     nics = nics_per_node or gpus_per_node
     intra_bw = _achievable(intra, params, gpu)
-    inter_bw = _achievable(inter, params, gpu) * nics
+    inter_bw = _achievable(inter, params, gpu) * nics * roce_derate(inter.id, total_gpus, params)
     lat = params["communication"]["nccl_step_latency_us"]
     return Fabric(intra, inter, intra_bw, inter_bw, (intra.latency_us or 2.0) * 1e-6 + lat * 1e-6,
                   (inter.latency_us or 5.0) * 1e-6 + lat * 1e-6, gpus_per_node)

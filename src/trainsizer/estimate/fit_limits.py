@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trainsizer.estimate.memory import estimate_memory
+from trainsizer.estimate.memory import default_memory_model, estimate_memory
+from trainsizer.estimate.training_state import TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
 
-MAX_MICRO_BATCH = 4096
-MAX_SEQ_LEN = 1 << 24
+MAX_MICRO_BATCH = 1024
+MAX_SEQ_LEN = 1 << 21  # 2M tokens: beyond any training run the catalog can hold
 
 
 @dataclass(frozen=True)
@@ -24,12 +25,12 @@ class FitLimits:
 
 
 def _fits(scenario: Scenario, arch: Architecture, gpu: Accelerator, params: dict[str, Any] | None,
-          **training: int) -> bool:
+          state: TrainingState, **training: int) -> bool:
     # keep the number of micro-batches per step (pipeline in-flight count, accumulation) unchanged
     mbs = training.get("micro_batch_size", scenario.training.micro_batch_size)
     gbs = mbs * scenario.parallel.dp * scenario.grad_accumulation_steps
     tr = scenario.training.model_copy(update={**training, "global_batch_size": gbs})
-    return estimate_memory(scenario.model_copy(update={"training": tr}), arch, gpu, params).fits
+    return estimate_memory(scenario.model_copy(update={"training": tr}), arch, gpu, params, state).fits
 
 
 def _largest(ok, lo: int, hi: int) -> int:
@@ -52,6 +53,8 @@ def _largest(ok, lo: int, hi: int) -> int:
 def largest_fitting(scenario: Scenario, arch: Architecture, gpu: Accelerator,
                     params: dict[str, Any] | None = None) -> FitLimits:
     cp = scenario.parallel.cp
-    mb = _largest(lambda n: _fits(scenario, arch, gpu, params, micro_batch_size=n), 1, MAX_MICRO_BATCH)
-    seq_units = _largest(lambda n: _fits(scenario, arch, gpu, params, seq_len=n * cp), 1, MAX_SEQ_LEN // cp)
+    state = training_state(scenario, arch, params or default_memory_model())
+    mb = _largest(lambda n: _fits(scenario, arch, gpu, params, state, micro_batch_size=n), 1, MAX_MICRO_BATCH)
+    seq_units = _largest(lambda n: _fits(scenario, arch, gpu, params, state, seq_len=n * cp), 1,
+                         MAX_SEQ_LEN // cp)
     return FitLimits(max(mb, 0), max(seq_units, 0) * cp)

@@ -91,10 +91,13 @@ class MemoryEstimate:
 
 
 def estimate_memory(scenario: Scenario, arch: Architecture, gpu: Accelerator,
-                    params: dict[str, Any] | None = None) -> MemoryEstimate:
-    """Peak allocated / reserved / device memory of the most loaded GPU."""
+                    params: dict[str, Any] | None = None, state: TrainingState | None = None) -> MemoryEstimate:
+    """Peak allocated / reserved / device memory of the most loaded GPU.
+
+    ``state`` may be passed when only micro-batch or sequence length differ from the scenario it
+    was built for (model states do not depend on them): the fit-limit searches reuse it."""
     p = params or default_memory_model()
-    state = training_state(scenario, arch, p)
+    state = state or training_state(scenario, arch, p)
     stages = range(scenario.parallel.pp)  # every stage: layer mixes (dense/MoE) and in-flight counts differ
     best: MemoryEstimate | None = None
     for stage in stages:

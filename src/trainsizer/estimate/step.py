@@ -118,7 +118,8 @@ def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerato
     cat = catalog or default_catalog()
     sc, tr, par, hw = scenario, scenario.training, scenario.parallel, scenario.hardware
     fl = flops or step_flops(sc, arch)
-    fab: Fabric = fabric(cat, gpu, hw.intra_node, hw.inter_node, hw.nics_per_node, sc.gpus_per_node, p)
+    fab: Fabric = fabric(cat, gpu, hw.intra_node, hw.inter_node, hw.nics_per_node, sc.gpus_per_node, p,
+                         par.gpus)
     peak, dtype, notes = peak_for(gpu, tr.precision)
     tp, pp, cp, dp, vpp = par.tp, par.pp, par.cp, par.dp, par.virtual_pp
     m = sc.grad_accumulation_steps  # micro-batches per step per pipeline

@@ -6,6 +6,7 @@ an entry whose ``id`` already exists replaces the shipped one, a new id is added
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -86,8 +87,8 @@ class Link(BaseModel):
 
 @dataclass(frozen=True)
 class Catalog:
-    accelerators: dict[str, Accelerator] = field(default_factory=dict)
-    links: dict[str, Link] = field(default_factory=dict)
+    accelerators: Mapping[str, Accelerator] = field(default_factory=dict)
+    links: Mapping[str, Link] = field(default_factory=dict)
 
     def accelerator(self, gpu_id: str, field_name: str = "hardware.gpu") -> Accelerator:
         if gpu_id not in self.accelerators:
@@ -123,14 +124,32 @@ def _parse(model: type[BaseModel], entry: Any, where: str) -> Any:
         raise InputError(f"{where}.{loc}" if loc else where, err["msg"].lower()) from None
 
 
+class _LazyEntries(Mapping[str, Any]):
+    """Catalog entries validated on first use (start-up stays fast; a listing validates them all)."""
+
+    def __init__(self, model: type[BaseModel], raw: list[dict[str, Any]], origin: str):
+        self._model, self._origin = model, origin
+        self._raw = {entry["id"]: entry for entry in raw}
+        self._parsed: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._parsed:
+            self._parsed[key] = _parse(self._model, self._raw[key], self._origin)
+        return self._parsed[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
 @cache
 def default_catalog() -> Catalog:
     accelerators = packaged_yaml("trainsizer.hardware", "accelerators.yaml")["accelerators"]
     links = packaged_yaml("trainsizer.hardware", "links.yaml")["links"]
-    return Catalog(
-        {a["id"]: _parse(Accelerator, a, "accelerators.yaml") for a in accelerators},
-        {link["id"]: _parse(Link, link, "links.yaml") for link in links},
-    )
+    return Catalog(_LazyEntries(Accelerator, accelerators, "accelerators.yaml"),  # type: ignore[arg-type]
+                   _LazyEntries(Link, links, "links.yaml"))  # type: ignore[arg-type]
 
 
 def load_catalog(paths: list[str | Path] | None = None) -> Catalog:

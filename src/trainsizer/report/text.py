@@ -117,3 +117,62 @@ def print_models(rows: list[dict[str, Any]]) -> None:
         table.add_row(r["id"], f"{r['params'] / 1e9:.3f}", f"{r['active_params'] / 1e9:.3f}",
                       f"{float(pub) / 1e9:.3f}" if pub else "-", r["name"])
     _console().print(table)
+
+
+def print_plan(result: Any, lang: str | None = None) -> None:
+    lang = resolve_lang(lang)
+    con = _console()
+    zh = lang == "zh-CN"
+    if not result.options:
+        con.print("[red]" + ("没有放得下的配置。" if zh else "Nothing fits.") + "[/red] " +
+                  ("可以这样调整：" if zh else "What would:"))
+        for s in result.suggestions:
+            con.print(f"  - {s}")
+        return
+    titles = {"fastest": ("Fastest", "最快"), "fewest_gpus": ("Fewest GPUs", "卡数最少"),
+              "best_mfu": ("Best MFU", "MFU 最高"), "pareto_time_vs_gpus": ("Pareto: step time vs GPUs", "帕累托前沿")}
+    for key, (en, cn) in titles.items():
+        idx = result.rankings.get(key, [])
+        if not idx:
+            continue
+        table = Table(title=cn if zh else en, title_justify="left")
+        for col in ("GPUs", "GPU", "node", "layout", "mbs / ckpt", "GiB used", "tokens/s", "MFU", "days", "why"):
+            table.add_column(col, overflow="fold")
+        for i in idx:
+            o = result.options[i]
+            hw, par, tr, perf, mem = o["hardware"], o["parallel"], o["training"], o["performance"], o["memory"]
+            layout = f"tp{par['tp']} pp{par['pp']}" + (f"x{par['virtual_pp']}" if par["virtual_pp"] > 1 else "")
+            layout += f" cp{par['cp']} dp{par['dp']} z{par['zero']}"
+            if par["offload"] != "none":
+                layout += f" off:{par['offload']}"
+            node = f"{hw['nodes']}x{hw['gpus_per_node']} {hw['intra_node']}"
+            if hw["inter_node"]:
+                node += f" {hw['inter_node']}"
+            days = f"{perf['time_to_train_s'] / 86400:.1f}" if perf.get("time_to_train_s") else "-"
+            table.add_row(str(hw["gpus"]), hw["gpu"], node, layout,
+                          f"{tr['micro_batch_size']} / {tr['activation_checkpointing']}",
+                          f"{mem['device_gib']:.1f}/{mem['capacity_gib']:.0f}", f"{perf['tokens_per_s']:,.0f}",
+                          f"{perf['mfu']:.0%}", days, o["why"])
+        con.print(table)
+    con.print(f"{result.evaluated:,} candidate layouts screened; {len(result.options)} hardware options re-checked "
+              "with the reference estimators.")
+    for note in result.notes:
+        con.print(f"  - {note}")
+
+
+def print_scale(gpu: str, curves: list[Any]) -> None:
+    con = _console()
+    counts = [p.gpus for p in curves[0].points] if curves else []
+    table = Table(title=f"Scaling {gpu}: tokens/s (efficiency)", title_justify="left")
+    table.add_column("links")
+    for n in counts:
+        table.add_column(str(n), justify="right")
+    for c in curves:
+        cells = []
+        for p in c.points:
+            cells.append("-" if p.tokens_per_s is None else f"{p.tokens_per_s:,.0f} ({p.efficiency:.0%})")
+        table.add_row(c.label, *cells)
+    con.print(table)
+    for c in curves:
+        for v in c.verdicts():
+            con.print(f"  - {v}")

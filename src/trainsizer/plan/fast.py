@@ -1,0 +1,283 @@
+"""Vectorised screening of many layouts at once (numpy), for the planner's search.
+
+The per-layer physics comes from the reference estimators (``estimate.memory``,
+``estimate.activations``, ``estimate.step``): this module probes them once per job at a few base
+layouts to get per-layer and per-end bytes and FLOPs, then applies the same layout arithmetic
+(tensor/pipeline/context sharding, ZeRO stages, 1F1B in-flight micro-batches, ring collectives,
+bubble) to whole arrays of candidates. It only screens: every option the planner reports is
+re-evaluated by the reference estimators, and ``tests/test_plan.py`` checks that screen and
+reference agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from trainsizer.estimate.activations import layer_activations, stage_activations
+from trainsizer.estimate.flops import step_flops
+from trainsizer.estimate.memory import default_memory_model
+from trainsizer.estimate.memory_types import GIB
+from trainsizer.estimate.step import default_performance_model, peak_for
+from trainsizer.estimate.training_state import ACTIVATION_BYTES, RESIDUAL_BYTES, training_state
+from trainsizer.hardware.catalog import Accelerator
+from trainsizer.models.architecture import Architecture
+from trainsizer.scenario import Scenario
+
+CKPT = ("none", "selective", "full")
+
+
+@dataclass(frozen=True)
+class JobBasis:
+    """Per-layer and per-end quantities of one job, independent of the layout."""
+
+    layers: int
+    # model states of one layer (tp-divisible part, replicated part), bytes, by category
+    layer_div: dict[str, float]
+    layer_rep: dict[str, float]
+    first_extra: dict[str, float]  # embedding side (tp-divisible)
+    last_extra: dict[str, float]  # output head side (tp-divisible)
+    trainable_elems_layer: float
+    dequant_buffer: float
+    # activations per token per layer, by checkpointing mode: (replicated, sharded, scores)
+    act: dict[str, tuple[float, float, float]]
+    ckpt_input_per_token: float
+    logits_per_token_div: float  # divided by tp
+    logits_per_token_rep: float
+    embed_act_per_token: float
+    # FLOPs per token by checkpointing mode (model, hardware)
+    flops: dict[str, tuple[float, float]]
+    hidden: int
+    kv_dim: int
+    act_bytes: float
+
+
+def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
+    """A copy of the scenario with another layout, without re-validation (probes only)."""
+    return scenario.model_copy(update={"parallel": scenario.parallel.model_copy(update=parallel)})
+
+
+def job_basis(scenario: Scenario, arch: Architecture, mp: dict[str, Any] | None = None) -> JobBasis:
+    mp = mp or default_memory_model()
+    L = arch.num_layers
+    cats = ("weights", "master_weights", "optimizer_states", "gradients")
+
+    def states(tp: int) -> list[dict[str, float]]:
+        sc = _probe(scenario, tp=tp, pp=L, cp=1, zero=0, distributed_optimizer=False, offload="none",
+                    gpus=tp * L, virtual_pp=1)
+        st = training_state(sc, arch, mp)
+        out = []
+        for stage in range(L):
+            ms = st.model_states(stage)
+            d = {c.name: c.bytes for c in ms.static}
+            d["gradients"] = ms.gradients.bytes
+            d["optimizer_states"] = d.get("optimizer_states", 0.0) + ms.managed_bytes
+            d["lora_adapters"] = d.get("lora_adapters", 0.0)
+            out.append(d)
+        return out
+
+    s1, s2 = states(1), states(2)
+    mids = range(1, L - 1) if L > 2 else range(L)
+
+    def avg(rows: list[dict[str, float]], key: str) -> float:
+        return float(np.mean([rows[i].get(key, 0.0) for i in mids]))
+
+    layer_div, layer_rep, first_extra, last_extra = {}, {}, {}, {}
+    for key in (*cats, "lora_adapters"):
+        a1, a2 = avg(s1, key), avg(s2, key)
+        div = max(0.0, 2 * (a1 - a2))
+        layer_div[key], layer_rep[key] = div, max(0.0, a1 - div)
+        first_extra[key] = max(0.0, s1[0].get(key, 0.0) - a1)
+        last_extra[key] = max(0.0, s1[-1].get(key, 0.0) - a1)
+    base = _probe(scenario, tp=1, pp=1, cp=1, zero=0, distributed_optimizer=False, offload="none", gpus=1,
+                  virtual_pp=1)
+    st = training_state(base, arch, mp)
+    trainable_layer = st.trainable_params / L
+    dequant = {c.name: c.bytes for c in st.model_states(0).static}.get("buffers", 0.0)
+
+    act: dict[str, tuple[float, float, float]] = {}
+    flops: dict[str, tuple[float, float]] = {}
+    for mode in CKPT:
+        sc = base.model_copy(update={"training": base.training.model_copy(
+            update={"activation_checkpointing": mode})})
+        st_mode = training_state(sc, arch, mp)
+        reach = [layer for layer in st_mode.layers if
+                 sc.training.method != "freeze" or layer.index >= L - sc.training.freeze_trainable_layers]
+        rows = [layer_activations(sc, arch, mp, layer) for layer in reach]
+        frac = len(reach) / L
+        act[mode] = (float(np.mean([r.replicated for r in rows])) * frac if rows else 0.0,
+                     float(np.mean([r.sharded for r in rows])) * frac if rows else 0.0,
+                     float(np.mean([r.scores for r in rows])) * frac if rows else 0.0)
+        fl = step_flops(sc, arch)
+        flops[mode] = (fl.model_per_token, fl.hardware_per_token)
+    tokens = base.training.micro_batch_size * base.training.seq_len
+    sa = stage_activations(base, arch, mp, st, 0)
+    e = ACTIVATION_BYTES[base.training.precision]
+    logit_total = sa.logits / tokens
+    logit_rep = arch.hidden_size * 4.0 if arch.lm_head else 0.0
+    embed = 0.0
+    if arch.dropout:
+        embed += arch.hidden_size
+    if arch.embedding_norm:
+        embed += arch.hidden_size * RESIDUAL_BYTES[base.training.precision]
+    return JobBasis(L, layer_div, layer_rep, first_extra, last_extra, trainable_layer, dequant, act,
+                    arch.hidden_size * RESIDUAL_BYTES[base.training.precision], logit_total - logit_rep, logit_rep,
+                    embed, flops, arch.hidden_size, arch.kv_dim, e)
+
+
+@dataclass
+class Layouts:
+    """Candidate layouts as parallel arrays (one entry per candidate)."""
+
+    gpus: np.ndarray
+    tp: np.ndarray
+    pp: np.ndarray
+    cp: np.ndarray
+    vpp: np.ndarray
+    zero: np.ndarray
+    dist_opt: np.ndarray  # bool
+    sp: np.ndarray  # bool
+    offload: np.ndarray  # 0 none, 1 optimizer, 2 optimizer+params
+    mbs: np.ndarray
+    ckpt: np.ndarray  # index into CKPT
+    gpus_per_node: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.gpus)
+
+    @property
+    def dp(self) -> np.ndarray:
+        return self.gpus // (self.tp * self.pp * self.cp)
+
+
+def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator,
+                  mp: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(device bytes per GPU of the most loaded stage, host bytes per GPU offloaded), per candidate."""
+    mp = mp or default_memory_model()
+    tp, pp, cp, dp = lay.tp.astype(float), lay.pp.astype(float), lay.cp.astype(float), lay.dp.astype(float)
+    group = dp * cp
+    layers_stage = b.layers / pp
+    zero = lay.zero
+    opt_shard = np.where((zero >= 1) | lay.dist_opt, group, 1.0)
+    grad_shard = np.where(zero >= 2, group, 1.0)
+    w_shard = np.where(zero == 3, group, 1.0)
+    offl = lay.offload
+
+    def stage_states(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+        def cat(key: str) -> np.ndarray:
+            return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
+        weights = np.where(offl == 2, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
+        opt = np.where(offl > 0, 0.0, (cat("master_weights") + cat("optimizer_states")) / opt_shard)
+        grads = np.where(offl > 0, 0.0, cat("gradients") / grad_shard)
+        return weights + opt, grads
+
+    def offloaded(extra: dict[str, float]) -> np.ndarray:
+        def cat(key: str) -> np.ndarray:
+            return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
+        host = np.where(offl > 0, (cat("master_weights") + cat("optimizer_states")) / opt_shard
+                        + cat("gradients") / grad_shard, 0.0)
+        return host + np.where(offl == 2, cat("weights") / w_shard, 0.0)
+
+    host = np.maximum(offloaded(b.first_extra), offloaded(b.last_extra))
+    first_static, first_grads = stage_states(b.first_extra)
+    last_static, last_grads = stage_states(b.last_extra)
+    full_grads = layers_stage * (b.layer_div["gradients"] / tp + b.layer_rep["gradients"])
+    megatron = (lay.tp > 1) | (lay.pp > 1)
+    ddp_copy = np.where((dp > 1) & (zero == 0) & ~lay.dist_opt & (offl == 0) & ~megatron, full_grads, 0.0)
+    bucket = np.where((dp > 1) & ((zero == 1) | (zero == 2)) & ~megatron,
+                      np.minimum(mp["communication"]["zero_reduce_bucket_elements"] * 4.0, full_grads), 0.0)
+    z3 = np.where(((zero == 3) & (group > 1)) | (offl == 2),
+                  mp["communication"]["zero3_gathered_units"] * (b.layer_div["weights"] / tp + b.layer_rep["weights"]),
+                  0.0)
+    buffers = ddp_copy + bucket + z3 + b.dequant_buffer / tp
+
+    tokens = lay.mbs * scenario.training.seq_len / cp
+    sp_div = np.where(lay.sp, tp, 1.0)
+    rep = np.array([b.act[m][0] for m in CKPT])[lay.ckpt]
+    sh = np.array([b.act[m][1] for m in CKPT])[lay.ckpt]
+    sc_ = np.array([b.act[m][2] for m in CKPT])[lay.ckpt]
+    full_layer = (rep / sp_div + (sh + sc_) / tp) * tokens
+    saved_layer = np.select([lay.ckpt == 0, lay.ckpt == 1], [full_layer, full_layer - sc_ / tp * tokens],
+                            b.ckpt_input_per_token * tokens / sp_div)
+    gas = scenario.global_batch_size // np.maximum(1, lay.mbs * lay.dp) if scenario.training.global_batch_size \
+        else np.ones(len(lay))
+    gas = np.maximum(gas, 1)
+    in_flight_first = np.where(lay.pp > 1, np.minimum(lay.pp, gas), 1)
+    interleave = np.where((lay.pp > 1) & (lay.vpp > 1), 1 + (pp - 1) / (pp * lay.vpp), 1.0)
+    saved_first = saved_layer * layers_stage * in_flight_first * interleave + b.embed_act_per_token * tokens
+    saved_last = saved_layer * layers_stage
+    logits = tokens * (b.logits_per_token_div / tp + b.logits_per_token_rep)
+    frac = mp["activations"]["backward_working_fraction"]
+    working = np.where(lay.ckpt == 2, full_layer * (1 + frac), full_layer * frac)
+
+    def peak(static, grads, saved, lg):
+        act_peak = np.maximum(saved + lg, saved + working)
+        alloc = static + grads + buffers + act_peak
+        dyn = act_peak
+        a = mp["allocator"]
+        return (alloc + a["reserved_fraction_dynamic"] * dyn + a["reserved_fraction_static"] * (alloc - dyn)
+                + a["reserved_floor_gib"] * GIB)
+
+    first = peak(first_static, first_grads, saved_first, np.where(lay.pp == 1, logits, 0.0))
+    last = peak(last_static, last_grads, saved_last, logits)
+    reserved = np.where(lay.pp == 1, first, np.maximum(first, last))
+    dev = mp["device"]
+    context = dev["context_gib_by_architecture"].get(gpu.architecture or "", dev["context_gib_default"])
+    return reserved + context * GIB + np.where(lay.gpus > 1, dev["nccl_gib"] * GIB, 0.0), host
+
+
+def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator, intra_busbw: float,
+                     inter_busbw: float, pp_params: dict[str, Any] | None = None) -> np.ndarray:
+    """Approximate step time (s) for every candidate: compute, TP/DP communication, bubble."""
+    p = pp_params or default_performance_model()
+    tr = scenario.training
+    peak, dtype, _ = peak_for(gpu, tr.precision)
+    tp, pp, cp, dp = lay.tp.astype(float), lay.pp.astype(float), lay.cp.astype(float), lay.dp.astype(float)
+    c = p["compute"]
+    e_max = c["max_efficiency_fp32"] if dtype == "fp32" else c["max_efficiency"].get(
+        gpu.architecture or "", c["max_efficiency"]["default"])
+    tokens_local = lay.mbs * tr.seq_len / cp
+    width = b.hidden / tp
+    eff = e_max * tokens_local / (tokens_local + c["half_tokens"]) * width / (width + c["half_width"])
+    hw = np.array([b.flops[m][1] for m in CKPT])[lay.ckpt]
+    gbs = scenario.global_batch_size if tr.global_batch_size else None
+    gas = np.maximum(1, (gbs // np.maximum(1, lay.mbs * lay.dp)) if gbs else np.ones(len(lay)))
+    tokens_mb = lay.mbs * tr.seq_len
+    compute_mb = hw * tokens_mb / (tp * cp * pp) / (peak * 1e12 * eff)
+    hbm = (gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * p["memory_bound"]["hbm_efficiency"]
+    rep = np.array([b.act["none"][0]] * len(lay))
+    sh = b.act["none"][1] + b.act["none"][2]
+    passes = np.where(lay.ckpt == 2, 1.5, 1.0)
+    elementwise_mb = (rep + sh / tp) * tokens_local * b.layers / pp * \
+        p["memory_bound"]["elementwise_bytes_per_saved_byte"] * passes / hbm
+    within = lay.tp * lay.cp * lay.dp <= lay.gpus_per_node
+    lat = p["communication"]["nccl_step_latency_us"] * 1e-6
+    tp_bytes = tokens_local * b.hidden * b.act_bytes
+    colls = np.where(lay.ckpt == 2, 6, 4)
+    tp_s = np.where(lay.tp > 1, b.layers / pp * colls * (2 * (tp - 1) * lat + 2 * (tp - 1) / tp * tp_bytes /
+                                                         (intra_busbw * 1e9)), 0.0)
+    tp_s *= 1 - p["communication"]["overlap"]["tp"]
+    launch = p["overhead"]["per_layer_s"] * b.layers / pp
+    t_mb = compute_mb + elementwise_mb + tp_s + launch
+    bubble = np.where(lay.pp > 1, t_mb * (pp - 1) / lay.vpp, 0.0)
+    grad_bytes = b.trainable_elems_layer * b.layers / (tp * pp) * (4.0 if tr.precision != "bf16-true" else 2.0)
+    bw = np.where(within, intra_busbw, np.minimum(intra_busbw, inter_busbw))
+    group = dp * cp
+    ring = np.where(group > 1, (group - 1) / np.maximum(group, 1), 0.0)
+    dp_s = 2 * ring * grad_bytes / (bw * 1e9)
+    # ZeRO-3: gather the weights forward and backward, reduce-scatter the gradients, per micro-batch
+    weight_bytes = b.layers / pp * (b.layer_div["weights"] / tp + b.layer_rep["weights"])
+    z3 = np.where(lay.zero == 3, ring * (2 * weight_bytes + grad_bytes) / (bw * 1e9), 0.0)
+    # CPU offload: gradients and parameters over PCIe, and the CPU optimizer step
+    pcie = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}.get(gpu.pcie_gen or 4, 32.0) * 0.8e9
+    shards = np.where((lay.zero >= 1) | lay.dist_opt, group, 1.0)
+    trainable_local = b.trainable_elems_layer * b.layers / (tp * pp) / shards
+    offload_s = np.where(lay.offload > 0, trainable_local * 6.0 / pcie + trainable_local /
+                         p["overhead"]["cpu_adam_params_per_s"], 0.0)
+    offload_s += np.where(lay.offload == 2, gas * 2 * weight_bytes / np.maximum(group, 1) / pcie, 0.0)
+    dp_exposed = np.maximum(0.0, np.where(lay.zero == 3, 0.0, dp_s) - p["communication"]["overlap"]["dp"] *
+                            compute_mb * 2 / 3)
+    z3_exposed = gas * np.maximum(0.0, z3 - p["communication"]["overlap"]["zero3"] * compute_mb)
+    return gas * t_mb + bubble + dp_exposed + z3_exposed + offload_s + p["overhead"]["per_step_s"]

@@ -1,0 +1,90 @@
+"""The scaling view: throughput and efficiency against GPU count for each link option.
+
+For every count (1, 2, 4, ...) and link option the planner finds the fastest layout that fits,
+with the job's global batch fixed, so the curve shows where added GPUs stop paying off (scaling
+efficiency ``tokens/s(n) / (n * tokens/s per GPU at the smallest count)``) or slow the job down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from trainsizer.hardware.catalog import Catalog, default_catalog
+from trainsizer.models.architecture import Architecture
+from trainsizer.plan.search import Constraints, _counts, _inter_links, plan
+from trainsizer.scenario import Scenario
+
+
+@dataclass
+class ScalePoint:
+    gpus: int
+    tokens_per_s: float | None  # None: nothing fits at this count
+    efficiency: float | None
+    layout: dict[str, Any] | None
+    dominant: str | None
+
+
+@dataclass
+class ScaleCurve:
+    intra_node: str
+    inter_node: str | None
+    points: list[ScalePoint]
+
+    @property
+    def label(self) -> str:
+        return self.intra_node + (f" + {self.inter_node}" if self.inter_node else "")
+
+    def verdicts(self) -> list[str]:
+        out, prev = [], None
+        for pt in self.points:
+            if pt.tokens_per_s is None:
+                continue
+            if prev and pt.tokens_per_s < prev.tokens_per_s:
+                out.append(f"{self.label}: {pt.gpus} GPUs are SLOWER than {prev.gpus} "
+                           f"({pt.tokens_per_s:,.0f} vs {prev.tokens_per_s:,.0f} tokens/s; {pt.dominant} dominates)")
+            elif pt.efficiency is not None and pt.efficiency < 0.5 and (prev is None or (prev.efficiency or 1) >= 0.5):
+                out.append(f"{self.label}: from {pt.gpus} GPUs scaling efficiency falls below 50% "
+                           f"({pt.efficiency:.0%}; {pt.dominant} dominates)")
+            prev = pt
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"intra_node": self.intra_node, "inter_node": self.inter_node, "label": self.label,
+                "points": [pt.__dict__ for pt in self.points], "verdicts": self.verdicts()}
+
+
+def link_options(gpu_id: str, catalog: Catalog) -> list[tuple[str, str | None]]:
+    gpu = catalog.accelerator(gpu_id, "--gpu")
+    intra = [gpu.default_intra_node or "pcie4"]
+    pcie = f"pcie{gpu.pcie_gen or 4}"
+    if pcie not in intra and pcie in catalog.links:
+        intra.append(pcie)  # the same GPUs in a PCIe-only server
+    nets: list[str | None] = list(_inter_links(gpu))
+    if "eth-100" in catalog.links:
+        nets.append("eth-100")
+    return [(i, n) for i in intra for n in nets]
+
+
+def scale(job: Scenario, arch: Architecture, gpu_id: str, max_gpus: int = 64, catalog: Catalog | None = None,
+          gpus_per_node: int | None = None) -> list[ScaleCurve]:
+    cat = catalog or default_catalog()
+    curves = []
+    for intra, inter in link_options(gpu_id, cat):
+        points: list[ScalePoint] = []
+        base_per_gpu = None
+        for count in _counts(max_gpus):
+            cons = Constraints((gpu_id,), count, gpus_per_node, None, 1, exact_gpus=count, intra_node=intra,
+                               inter_node=inter)
+            res = plan(job, arch, cons, cat)
+            if not res.options:
+                points.append(ScalePoint(count, None, None, None, None))
+                continue
+            best = res.options[0]
+            tps = best["performance"]["tokens_per_s"]
+            if base_per_gpu is None:
+                base_per_gpu = tps / count
+            points.append(ScalePoint(count, tps, tps / (count * base_per_gpu), best["parallel"],
+                                     best["performance"]["dominant"]))
+        curves.append(ScaleCurve(intra, inter, points))
+    return curves

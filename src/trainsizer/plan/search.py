@@ -1,0 +1,319 @@
+"""The planner: search GPU type x count x node shape x layout, keep what fits, rank it, say why.
+
+Enumeration is vectorised (numpy meshgrid over the layout axes, ``plan.fast`` screens memory and
+step time for every candidate at once); the best candidates of each GPU type and count are then
+re-evaluated by the reference estimators, so every reported number is the same as
+``trainsizer estimate`` would print for that layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from trainsizer.datafiles import packaged_yaml
+from trainsizer.errors import InputError
+from trainsizer.estimate.comm import fabric, roce_derate
+from trainsizer.estimate.memory import default_memory_model
+from trainsizer.estimate.step import default_performance_model
+from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
+from trainsizer.models.architecture import Architecture
+from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory, screen_step_time
+from trainsizer.scenario import Scenario
+
+OFFLOAD = ("none", "optimizer", "optimizer+params")
+DEFAULT_GLOBAL_BATCH = {"full": 512, "freeze": 64, "lora": 64, "qlora": 64}
+SHORTLIST_PER_CELL = 4
+MAX_EXACT = 80
+
+
+@dataclass(frozen=True)
+class Constraints:
+    gpus: tuple[str, ...] = ()  # allowed GPU ids; empty = the whole catalog
+    max_gpus: int = 1024
+    gpus_per_node: int | None = None
+    deadline_s: float | None = None
+    top: int = 10
+    exact_gpus: int | None = None  # search only this GPU count (the scaling view)
+    intra_node: str | None = None  # force the link inside a node
+    inter_node: str | None = None  # force the network between nodes
+
+    def __post_init__(self) -> None:
+        if self.max_gpus < 1 or self.max_gpus > 100_000:
+            raise InputError("--max-gpus", f"{self.max_gpus} is out of range; accepted: 1 to 100000")
+        if self.gpus_per_node is not None and self.gpus_per_node not in (1, 2, 4, 8, 16):
+            raise InputError("--gpus-per-node", f"{self.gpus_per_node}; accepted: 1, 2, 4, 8, 16")
+        if self.deadline_s is not None and self.deadline_s <= 0:
+            raise InputError("--deadline", "must be positive")
+
+
+@dataclass
+class PlanResult:
+    options: list[dict[str, Any]]
+    suggestions: list[str]
+    rankings: dict[str, list[int]] = field(default_factory=dict)  # index lists into options
+    evaluated: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"options": self.options, "suggestions": self.suggestions, "rankings": self.rankings,
+                "candidates_evaluated": self.evaluated, "notes": self.notes}
+
+
+def _inter_links(gpu: Accelerator, constraints: Constraints | None = None) -> tuple[str, ...]:
+    if constraints and constraints.inter_node:
+        return (constraints.inter_node,)
+    gen = gpu.pcie_gen or 4
+    if gen >= 6:
+        return ("ib-xdr-800", "roce-400")
+    if gen == 5:
+        return ("ib-ndr-400", "roce-400")
+    return ("ib-hdr-200", "roce-200")
+
+
+def _node_shapes(gpu: Accelerator, constraints: Constraints) -> tuple[int, ...]:
+    if constraints.gpus_per_node:
+        return (constraints.gpus_per_node,)
+    if gpu.form_factor and gpu.form_factor.lower().startswith(("sxm", "oam")) or (
+            gpu.scale_up and (gpu.scale_up.max_gpus or 0) >= 8):
+        return (8,)
+    return (4, 8)  # PCIe servers: 4- and 8-card chassis
+
+
+def _counts(max_gpus: int) -> list[int]:
+    counts, n = [], 1
+    while n <= max_gpus:
+        counts.append(n)
+        n *= 2
+    return counts
+
+
+def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, constraints: Constraints,
+                      gpus_per_node: int, global_batch: int) -> Layouts:
+    """Every layout of the search space for one GPU type and node shape that divides and is legal."""
+    counts = [constraints.exact_gpus] if constraints.exact_gpus else _counts(constraints.max_gpus)
+    counts = [n for n in counts if n <= gpus_per_node or n % gpus_per_node == 0]
+    tps = [t for t in (1, 2, 4, 8) if t <= gpus_per_node and arch.num_heads % t == 0
+           and (arch.num_kv_heads % t == 0 or t % arch.num_kv_heads == 0)]
+    pps = [p for p in (1, 2, 4, 8, 16, 32, 64) if p <= arch.num_layers]
+    cps = [1, 2, 4, 8] if job.training.seq_len >= 16384 else [1]
+    grids = np.meshgrid(np.array(counts), np.array(tps), np.array(pps), np.array(cps), np.array([1, 2]),
+                        np.arange(4), np.arange(3), np.array([1, 2, 4, 8]), np.arange(3), indexing="ij")
+    g, tp, pp, cp, vpp, zero, offload, mbs, ckpt = (a.ravel() for a in grids)
+    model_par = tp * pp * cp
+    ok = (g % model_par == 0)
+    dp = np.where(ok, g // np.maximum(model_par, 1), 0)
+    ok &= (vpp == 1) | ((pp > 1) & (arch.num_layers >= pp * vpp))
+    ok &= (zero <= 1) | (pp == 1)
+    ok &= (offload == 0) | ((offload == 1) & (zero >= 1)) | ((offload == 2) & (zero == 3))
+    ok &= (zero == 0) | (dp > 1) | (offload > 0)  # sharding over one rank is the same layout as zero 0
+    ok &= (job.training.seq_len % cp == 0)
+    ok &= global_batch % np.maximum(mbs * dp, 1) == 0
+    ok &= (tp * cp <= gpus_per_node) | (g <= gpus_per_node)
+    sel = np.nonzero(ok)[0]
+    dist = (zero[sel] == 0) & ((tp[sel] > 1) | (pp[sel] > 1)) & (dp[sel] > 1)
+    return Layouts(g[sel], tp[sel], pp[sel], cp[sel], vpp[sel], zero[sel], dist, tp[sel] > 1, offload[sel],
+                   mbs[sel], ckpt[sel], np.full(len(sel), gpus_per_node))
+
+
+def _scenario_for(job: Scenario, gpu: Accelerator, lay: Layouts, i: int, inter: str | None,
+                  global_batch: int, intra: str | None = None) -> Scenario:
+    training = job.training.model_copy(update={
+        "micro_batch_size": int(lay.mbs[i]), "activation_checkpointing": CKPT[int(lay.ckpt[i])],
+        "global_batch_size": global_batch})
+    gpus = int(lay.gpus[i])
+    parallel = job.parallel.model_copy(update={
+        "gpus": gpus, "tp": int(lay.tp[i]), "pp": int(lay.pp[i]), "cp": int(lay.cp[i]),
+        "virtual_pp": int(lay.vpp[i]), "zero": int(lay.zero[i]), "distributed_optimizer": bool(lay.dist_opt[i]),
+        "sequence_parallel": bool(lay.sp[i]), "offload": OFFLOAD[int(lay.offload[i])], "ep": 1})
+    per_node = int(lay.gpus_per_node[i])
+    hardware = job.hardware.model_copy(update={
+        "gpu": gpu.id, "gpus_per_node": min(per_node, gpus), "intra_node": intra or gpu.default_intra_node,
+        "inter_node": inter if gpus > per_node else None})
+    return job.model_copy(update={"training": training, "parallel": parallel, "hardware": hardware})
+
+
+def _option(result: Any, scenario: Scenario) -> dict[str, Any]:
+    par, hw, tr = scenario.parallel, scenario.hardware, scenario.training
+    per_node = scenario.gpus_per_node
+    perf = result.performance
+    mem = result.memory
+    headroom = mem.capacity_gib - mem.device_gib
+    binding = (f"memory: {mem.device_gib:.1f} of {mem.capacity_gib:.1f} GiB used"
+               if headroom < 0.1 * mem.capacity_gib else f"memory has {headroom:.1f} GiB headroom")
+    dominant = perf.dominant
+    why = (f"{binding}; step time dominated by {dominant} ({perf.share(dominant):.0%}); "
+           f"MFU {perf.mfu:.0%}")
+    return {
+        "hardware": {"gpu": hw.gpu, "gpus": par.gpus, "gpus_per_node": per_node,
+                     "nodes": max(1, par.gpus // per_node), "intra_node": hw.intra_node,
+                     "inter_node": hw.inter_node},
+        "parallel": {"gpus": par.gpus, "tp": par.tp, "pp": par.pp, "cp": par.cp, "virtual_pp": par.virtual_pp,
+                     "sequence_parallel": par.sequence_parallel, "zero": par.zero,
+                     "distributed_optimizer": par.distributed_optimizer, "offload": par.offload, "dp": par.dp},
+        "training": {"micro_batch_size": tr.micro_batch_size, "activation_checkpointing": tr.activation_checkpointing,
+                     "global_batch_size": scenario.global_batch_size, "precision": tr.precision,
+                     "optimizer": tr.optimizer, "method": tr.method},
+        "memory": mem.to_dict(),
+        "performance": perf.to_dict(),
+        "why": why,
+    }
+
+
+def _pareto(options: list[dict[str, Any]]) -> list[int]:
+    """Indices of options not beaten on both step time and GPU count (time-to-train vs GPUs)."""
+    order = sorted(range(len(options)), key=lambda i: (options[i]["hardware"]["gpus"],
+                                                       options[i]["performance"]["step_time_s"]))
+    front, best = [], float("inf")
+    for i in order:
+        t = options[i]["performance"]["step_time_s"]
+        if t < best - 1e-12:
+            front.append(i)
+            best = t
+    return front
+
+
+def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: Catalog | None = None,
+         memory_params: dict[str, Any] | None = None, perf_params: dict[str, Any] | None = None) -> PlanResult:
+    from trainsizer.api import estimate
+
+    cat = catalog or default_catalog()
+    mp = memory_params or default_memory_model()
+    pp_ = perf_params or default_performance_model()
+    gpu_ids = constraints.gpus or tuple(cat.accelerators)
+    gpus = [cat.accelerator(g, "--gpu") for g in gpu_ids]
+    global_batch = job.training.global_batch_size or DEFAULT_GLOBAL_BATCH[job.training.method]
+    notes = []
+    if not job.training.global_batch_size:
+        notes.append(f"global batch not given: {global_batch} sequences per step assumed for every option")
+    basis = job_basis(job, arch, mp)
+    planner = packaged_yaml("trainsizer.plan", "planner.yaml")
+    host_limit = planner["host_memory"]["gib_per_gpu"] * planner["host_memory"]["usable_fraction"] * 2**30
+    evaluated = 0
+    shortlist: list[tuple[float, Accelerator, Layouts, int, str | None]] = []
+    for gpu in gpus:
+        if not gpu.peak_tflops("bf16") and not gpu.peak_tflops("fp16"):
+            continue
+        for per_node in _node_shapes(gpu, constraints):
+            lay = enumerate_layouts(job, arch, gpu, constraints, per_node, global_batch)
+            if not len(lay):
+                continue
+            evaluated += len(lay)
+            device, host = screen_memory(basis, lay, job, gpu, mp)
+            fits = (device <= gpu.memory_gib * 2**30) & (host <= host_limit)
+            intra = constraints.intra_node or gpu.default_intra_node
+            for inter in _inter_links(gpu, constraints):
+                fab = fabric(cat, gpu, intra, inter, None, per_node, pp_)
+                inter_bw = fab.inter_busbw_gbps
+                time = screen_step_time(basis, lay, job, gpu, fab.intra_busbw_gbps, inter_bw, pp_)
+                if inter.startswith("roce"):  # the same derating the reference applies at scale
+                    slow = screen_step_time(basis, lay, job, gpu, fab.intra_busbw_gbps,
+                                            inter_bw * roce_derate(inter, 1 << 30, pp_), pp_)
+                    threshold = pp_["communication"]["roce_at_scale"]["gpus_threshold"]
+                    time = np.where(lay.gpus > threshold, slow, time)
+                time = np.where(fits, time, np.inf)
+                multi = lay.gpus > per_node
+                if inter != _inter_links(gpu, constraints)[0]:
+                    time = np.where(multi, time, np.inf)  # single-node layouts do not depend on the NIC
+                for count in np.unique(lay.gpus):
+                    idx = np.nonzero((lay.gpus == count) & np.isfinite(time))[0]
+                    if not len(idx):
+                        continue
+                    best = idx[np.argsort(time[idx])[:SHORTLIST_PER_CELL]]
+                    for i in best:
+                        shortlist.append((float(time[i]), gpu, lay, int(i), inter if count > per_node else None))
+    shortlist.sort(key=lambda item: item[0])
+    # keep the fastest overall plus the best of each (gpu, count) so fewest-GPU options survive
+    # the fastest candidate of each (GPU, count, network), then the runners-up if room is left
+    firsts, rest, seen = [], [], set()
+    for item in shortlist:
+        key = (item[1].id, int(item[2].gpus[item[3]]), item[4])
+        (rest if key in seen else firsts).append(item)
+        seen.add(key)
+    chosen = (firsts + rest)[:MAX_EXACT]
+    options: list[dict[str, Any]] = []
+    done: set[str] = set()
+    for _, gpu, lay, i, inter in chosen:
+        sc = _scenario_for(job, gpu, lay, i, inter, global_batch, constraints.intra_node)
+        signature = sc.model_dump_json(include={"parallel", "hardware", "training"})
+        if signature in done:
+            continue
+        done.add(signature)
+        try:
+            result = estimate(sc, catalog=cat, memory_params=mp, performance_params=pp_, with_limits=False)
+        except InputError:
+            continue
+        if not result.memory.fits:
+            continue
+        opt = _option(result, sc)
+        if constraints.deadline_s and opt["performance"].get("time_to_train_s") and \
+                opt["performance"]["time_to_train_s"] > constraints.deadline_s:
+            continue
+        options.append(opt)
+    options.sort(key=lambda o: o["performance"]["step_time_s"])
+    # one option per hardware configuration (GPU, count, node shape, network): its best layout
+    result_options, kept = [], set()
+    for opt in options:
+        hw = opt["hardware"]
+        key = (hw["gpu"], hw["gpus"], hw["gpus_per_node"], hw["inter_node"])
+        if key not in kept:
+            kept.add(key)
+            result_options.append(opt)
+    rankings: dict[str, list[int]] = {}
+    if result_options:
+        idx = list(range(len(result_options)))
+        rankings["fastest"] = idx[: constraints.top]
+        rankings["fewest_gpus"] = sorted(idx, key=lambda i: (result_options[i]["hardware"]["gpus"],
+                                                             result_options[i]["performance"]["step_time_s"]))[:constraints.top]
+        rankings["best_mfu"] = sorted(idx, key=lambda i: -result_options[i]["performance"]["mfu"])[:constraints.top]
+        rankings["pareto_time_vs_gpus"] = _pareto(result_options)
+    suggestions = [] if result_options else suggest(job, arch, constraints, cat, mp, pp_)
+    return PlanResult(result_options, suggestions, rankings, evaluated, notes)
+
+
+def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog, mp: dict[str, Any],
+            pp_: dict[str, Any]) -> list[str]:
+    """What would make something fit: each relaxation tried with the same search."""
+    tries: list[tuple[str, Scenario, Constraints]] = []
+    tr = job.training
+    if tr.optimizer in ("adamw", "adafactor", "lion", "sgd-momentum"):
+        tries.append(("an 8-bit optimizer (optimizer: adamw-8bit)",
+                      job.model_copy(update={"training": tr.model_copy(update={"optimizer": "adamw-8bit"})}),
+                      constraints))
+    if tr.method == "full":
+        tries.append(("LoRA instead of full fine-tuning (method: lora)",
+                      job.model_copy(update={"training": tr.model_copy(update={"method": "lora"})}), constraints))
+    if tr.method in ("full", "lora"):
+        tries.append(("QLoRA with NF4 base weights (method: qlora, quantization: nf4)",
+                      job.model_copy(update={"training": tr.model_copy(update={"method": "qlora",
+                                                                               "quantization": "nf4"})}),
+                      constraints))
+    if constraints.max_gpus < 4096:
+        tries.append((f"more GPUs (--max-gpus {constraints.max_gpus * 8})", job,
+                      Constraints(constraints.gpus, constraints.max_gpus * 8, constraints.gpus_per_node, None, 1)))
+    if constraints.gpus:
+        tries.append(("larger GPUs (the whole catalog)", job,
+                      Constraints((), constraints.max_gpus, constraints.gpus_per_node, None, 1)))
+    if tr.seq_len > 1024:
+        tries.append((f"a shorter sequence (seq_len {tr.seq_len // 2})",
+                      job.model_copy(update={"training": tr.model_copy(update={"seq_len": tr.seq_len // 2})}),
+                      constraints))
+    out = []
+    for label, sc, cons in tries:
+        res = plan(sc, arch, Constraints(cons.gpus, cons.max_gpus, cons.gpus_per_node, None, 1), cat, mp, pp_) \
+            if label else None
+        if res and res.options:
+            best = res.options[0]
+            hw = best["hardware"]
+            out.append(f"{label}: fits on {hw['gpus']} x {hw['gpu']} (tp={best['parallel']['tp']}, "
+                       f"pp={best['parallel']['pp']}, zero={best['parallel']['zero']}, "
+                       f"checkpointing {best['training']['activation_checkpointing']}), "
+                       f"{best['performance']['tokens_per_s']:,.0f} tokens/s")
+    if not out:
+        out.append("nothing in the searched space fits, even with an 8-bit optimizer, LoRA/QLoRA or 8x more "
+                   "GPUs: a larger-memory GPU, CPU offload of parameters, or a smaller model is needed")
+    if constraints.deadline_s:
+        out.append("the deadline may be what binds: try without --deadline to see the fastest option's time")
+    return out

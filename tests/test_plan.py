@@ -1,0 +1,136 @@
+"""The planner reaches the seed guide's tiers by itself; screen and reference agree; JSON contract."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from trainsizer.api import estimate
+from trainsizer.hardware.catalog import default_catalog
+from trainsizer.models.catalog import resolve_model
+from trainsizer.plan.fast import job_basis, screen_memory
+from trainsizer.plan.search import Constraints, _scenario_for, enumerate_layouts, plan
+from trainsizer.scenario import scenario_from_dict
+
+
+def job(preset, method="full", precision="bf16-mixed", seq=2048, gbs=64, **training):
+    data = {"model": {"preset": preset},
+            "training": {"method": method, "precision": precision, "micro_batch_size": 1, "seq_len": seq,
+                         "global_batch_size": gbs, **training},
+            "parallel": {"gpus": 1}, "hardware": {"gpu": "h100-sxm5-80gb"}}
+    sc = scenario_from_dict(data)
+    return sc, resolve_model(sc.model)
+
+
+def test_tier_8b_lora_fits_one_24gb_card():
+    sc, arch = job("llama-3.1-8b", "lora", "bf16-true", gbs=16)
+    result = plan(sc, arch, Constraints(("rtx-4090-24gb",), max_gpus=8))
+    fewest = result.options[result.rankings["fewest_gpus"][0]]
+    assert fewest["hardware"]["gpus"] == 1
+
+
+def test_tier_8b_full_finetune_needs_sharding_8bit_or_offload_beyond_one_80gb_card():
+    sc, arch = job("llama-3.1-8b", "full", "bf16-mixed", gbs=64)
+    result = plan(sc, arch, Constraints(("h100-sxm5-80gb",), max_gpus=8))
+    single = [o for o in result.options if o["hardware"]["gpus"] == 1]
+    assert all(o["parallel"]["offload"] != "none" for o in single)
+    assert any(o["hardware"]["gpus"] > 1 and o["parallel"]["offload"] == "none" for o in result.options)
+
+
+def test_tier_70b_full_finetune_needs_8x80gb_with_full_sharding_and_more_without_offload():
+    sc, arch = job("llama-3.1-70b", "full", "bf16-mixed", seq=4096, gbs=256)
+    result = plan(sc, arch, Constraints(("a100-sxm4-80gb",), max_gpus=64))
+    counts = [o["hardware"]["gpus"] for o in result.options]
+    assert min(counts) >= 8
+    at_eight = [o for o in result.options if o["hardware"]["gpus"] == 8]
+    assert all(o["parallel"]["zero"] == 3 or o["parallel"]["offload"] != "none" for o in at_eight)
+    no_offload = [o["hardware"]["gpus"] for o in result.options if o["parallel"]["offload"] == "none"]
+    assert min(no_offload) > 8
+
+
+def test_tier_175b_pretraining_fastest_options_are_multi_node_over_infiniband():
+    sc, arch = job("gpt3-175b", "full", "bf16-mixed", seq=2048, gbs=1536, tokens=3.0e11)
+    result = plan(sc, arch, Constraints(("h100-sxm5-80gb", "a100-sxm4-80gb"), max_gpus=1024))
+    fastest = result.options[result.rankings["fastest"][0]]
+    assert fastest["hardware"]["nodes"] > 1 and fastest["hardware"]["inter_node"].startswith("ib-")
+    # at every multi-node size, InfiniBand is at least as fast as RoCE
+    best: dict = {}
+    for o in result.options:
+        if o["hardware"]["nodes"] > 1:
+            key = (o["hardware"]["gpu"], o["hardware"]["gpus"], o["hardware"]["inter_node"][:2])
+            best[key] = max(best.get(key, 0), o["performance"]["tokens_per_s"])
+    for (gpu, n, net), tps in best.items():
+        if net == "ib" and (gpu, n, "ro") in best:
+            assert tps >= best[(gpu, n, "ro")]
+
+
+def test_nothing_fits_gives_suggestions_instead_of_an_empty_list():
+    sc, arch = job("llama-3.1-70b", "full", "bf16-mixed", seq=4096, gbs=8)
+    result = plan(sc, arch, Constraints(("rtx-4090-24gb",), max_gpus=4))
+    assert not result.options
+    assert result.suggestions and any("fits" in s or "needed" in s for s in result.suggestions)
+
+
+@pytest.mark.parametrize("preset,method,gpu", [("llama-3.1-8b", "full", "h100-sxm5-80gb"),
+                                               ("qwen2.5-7b", "lora", "rtx-4090-24gb"),
+                                               ("mixtral-8x7b", "qlora", "a100-sxm4-80gb")])
+def test_vectorised_screen_agrees_with_the_reference_estimator(preset, method, gpu):
+    extra = {"quantization": "nf4"} if method == "qlora" else {}
+    sc, arch = job(preset, method, "bf16-true" if method != "full" else "bf16-mixed", gbs=64, **extra)
+    acc = default_catalog().accelerator(gpu)
+    lay = enumerate_layouts(sc, arch, acc, Constraints((gpu,), max_gpus=16), 8, 64)
+    screened, _host = screen_memory(job_basis(sc, arch), lay, sc, acc)
+    rng = np.random.default_rng(0)
+    for i in rng.choice(len(lay), size=min(40, len(lay)), replace=False):
+        ref = estimate(_scenario_for(sc, acc, lay, int(i), "ib-ndr-400", 64), with_limits=False,
+                       with_performance=False).memory.device_bytes
+        assert screened[i] == pytest.approx(ref, rel=0.08), (preset, int(i))
+
+
+def run_cli(*args):
+    proc = subprocess.run([sys.executable, "-m", "trainsizer.cli", *args], capture_output=True, text=True,
+                          timeout=300)
+    return proc
+
+
+def test_plan_json_contract(tmp_path):
+    path = tmp_path / "job.yaml"
+    path.write_text("model: {preset: llama-3.1-8b}\ntraining: {method: lora, precision: bf16-true, "
+                    "micro_batch_size: 1, seq_len: 2048, global_batch_size: 16, tokens: 1.0e+8}\n")
+    proc = run_cli("plan", str(path), "--gpu", "rtx-4090-24gb", "--max-gpus", "4", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert set(data) >= {"options", "suggestions"}
+    times = [o["performance"]["step_time_s"] for o in data["options"]]
+    assert times == sorted(times)
+    first = data["options"][0]
+    assert set(first["hardware"]) == {"gpu", "gpus", "gpus_per_node", "nodes", "intra_node", "inter_node"}
+    assert {"tp", "pp", "cp", "zero", "dp", "virtual_pp", "offload"} <= set(first["parallel"])
+    assert {"micro_batch_size", "activation_checkpointing"} <= set(first["training"])
+    assert {"allocated_gib", "fits", "components_gib"} <= set(first["memory"])
+    assert {"time_to_train_s", "gpu_hours", "mfu", "tokens_per_s"} <= set(first["performance"])
+
+
+def test_scale_json_shows_throughput_per_count_and_link(tmp_path):
+    path = tmp_path / "job.yaml"
+    path.write_text("model: {preset: qwen2.5-1.5b}\ntraining: {method: full, precision: bf16-mixed, "
+                    "micro_batch_size: 1, seq_len: 1024, global_batch_size: 32}\n")
+    proc = run_cli("scale", str(path), "--gpu", "rtx-4090-24gb", "--max-gpus", "8", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    labels = {c["label"] for c in data["curves"]}
+    assert any(label.startswith("pcie4") for label in labels)
+    pts = data["curves"][0]["points"]
+    assert [p["gpus"] for p in pts] == [1, 2, 4, 8]
+
+
+@pytest.mark.parametrize("args,field", [
+    (["--max-gpus", "0"], "--max-gpus"), (["--deadline", "soon"], "--deadline"), (["--gpu", "h100"], "--gpu")])
+def test_plan_bad_input_exits_2(tmp_path, args, field):
+    path = tmp_path / "job.yaml"
+    path.write_text("model: {preset: llama-3.1-8b}\ntraining: {method: lora, micro_batch_size: 1, seq_len: 512, "
+                    "tokens: 1.0e+6}\n")
+    proc = run_cli("plan", str(path), *args)
+    assert proc.returncode == 2 and field in proc.stderr and "Traceback" not in proc.stderr
