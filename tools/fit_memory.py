@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from fitting import coordinate_descent, log_errors, write_values
+from fitting import run
 
 from trainsizer.estimate.memory import default_memory_model
-from trainsizer.validate import load_cases, validate_cases
+from trainsizer.validate import validate_cases
 
 DATA = Path(__file__).resolve().parents[1] / "src/trainsizer/estimate/memory_model.yaml"
 DEFAULT_CASES = Path(__file__).resolve().parents[2] / "shared/validation/memory.yaml"
@@ -31,19 +31,8 @@ FREE = [
 
 
 def main(argv: list[str]) -> None:
-    paths = [a for a in argv if not a.startswith("--")] or [str(DEFAULT_CASES)]
-    cases = [c for p in paths for c in load_cases(p) if "memory_gib" in c["measured"]]
-
-    def loss(params: dict) -> float:
-        return float(np.mean(log_errors(validate_cases(cases, params)) ** 2))
-
-    params, best = coordinate_descent(loss, default_memory_model(), FREE)
-    print(f"rms log error on fitted cases: {best ** 0.5:.4f}")
-    for section, key, _ in FREE:
-        print(f"{section}.{key} = {params[section][key]:g}")
-    if "--write" in argv:
-        write_values(DATA, params, FREE)
-        print(f"written to {DATA}")
+    run(argv, DATA, DEFAULT_CASES, default_memory_model(), FREE, lambda cases, params: validate_cases(cases, params),
+        memory_cases=True)
 
 
 if __name__ == "__main__":

@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from fitting import coordinate_descent, log_errors, write_values
+from fitting import run
 
 from trainsizer.estimate.step import default_performance_model
-from trainsizer.validate import load_cases, validate_cases
+from trainsizer.validate import validate_cases
 
 DATA = Path(__file__).resolve().parents[1] / "src/trainsizer/estimate/performance_model.yaml"
 DEFAULT_CASES = Path(__file__).resolve().parents[2] / "shared/validation/throughput.yaml"
@@ -38,22 +38,8 @@ FREE = [
 
 
 def main(argv: list[str]) -> None:
-    paths = [a for a in argv if not a.startswith("--")] or [str(DEFAULT_CASES)]
-    cases = [c for p in paths for c in load_cases(p) if "memory_gib" not in c["measured"]]
-
-    def loss(params: dict) -> float:
-        return float(np.mean(log_errors(validate_cases(cases, perf_params=params)) ** 2))
-
-    params, best = coordinate_descent(loss, default_performance_model(), FREE)
-    print(f"rms log error on fitted cases: {best ** 0.5:.4f}")
-    for section, key, _ in FREE:
-        node = params
-        for part in section.split("."):
-            node = node[part]
-        print(f"{section}.{key} = {node[key]:g}")
-    if "--write" in argv:
-        write_values(DATA, params, FREE)
-        print(f"written to {DATA}")
+    run(argv, DATA, DEFAULT_CASES, default_performance_model(), FREE,
+        lambda cases, params: validate_cases(cases, perf_params=params), memory_cases=False)
 
 
 if __name__ == "__main__":

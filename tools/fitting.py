@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 Free = Sequence[tuple[str, str, np.ndarray]]  # (dotted section, key, grid)
+Evaluate = Callable[[list[dict[str, Any]], dict[str, Any]], list[Any]]
 
 
 def _get(params: dict[str, Any], section: str) -> dict[str, Any]:
@@ -63,3 +64,23 @@ def write_values(path: Path, params: dict[str, Any], free: Free) -> None:
 def log_errors(results: list[Any]) -> np.ndarray:
     return np.array([np.log(r.predicted / r.measured) for r in results
                      if not r.excluded_from_fit and r.predicted and r.predicted > 0])
+
+
+def run(argv: list[str], data: Path, default_cases: Path, params: dict[str, Any], free: Free,
+        evaluate: Evaluate, memory_cases: bool) -> None:
+    """Command-line body of the fit scripts: load cases, fit, print, and with --write store."""
+    from trainsizer.validate import load_cases
+
+    paths = [a for a in argv if not a.startswith("--")] or [str(default_cases)]
+    cases = [c for p in paths for c in load_cases(p) if ("memory_gib" in c["measured"]) == memory_cases]
+
+    def loss(trial: dict[str, Any]) -> float:
+        return float(np.mean(log_errors(evaluate(cases, trial)) ** 2))
+
+    fitted, best = coordinate_descent(loss, params, free)
+    print(f"rms log error on fitted cases: {best ** 0.5:.4f}")
+    for section, key, _ in free:
+        print(f"{section}.{key} = {_get(fitted, section)[key]:g}")
+    if "--write" in argv:
+        write_values(data, fitted, free)
+        print(f"written to {data}")

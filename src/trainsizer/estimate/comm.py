@@ -28,15 +28,23 @@ class Fabric:
     intra_latency_s: float
     inter_latency_s: float
     gpus_per_node: int
+    shared_host_gbps: float | None = None  # no P2P: all GPUs of a node share the host-memory path
+
+    def intra_for(self, group: int) -> float:
+        """Intra-node bus bandwidth for a group: without P2P the host-memory path is shared."""
+        if self.shared_host_gbps:
+            return min(self.intra_busbw_gbps, self.shared_host_gbps / max(1, group))
+        return self.intra_busbw_gbps
 
     def busbw(self, group: int, stride: int = 1) -> tuple[float, float]:
         """(bus bandwidth GB/s, per-step latency s) for a group of ``group`` GPUs whose members are
         ``stride`` ranks apart (TP innermost, then CP, PP, DP, as Megatron orders ranks)."""
         if group <= 1:
             return float("inf"), 0.0
+        intra = self.intra_for(min(group, self.gpus_per_node))
         if group * stride <= self.gpus_per_node:
-            return self.intra_busbw_gbps, self.intra_latency_s
-        return min(self.intra_busbw_gbps, self.inter_busbw_gbps), self.inter_latency_s
+            return intra, self.intra_latency_s
+        return min(intra, self.inter_busbw_gbps), self.inter_latency_s
 
 
 def _achievable(link: Link, params: dict[str, Any], gpu: Accelerator | None) -> float:
@@ -68,8 +76,11 @@ def fabric(catalog: Catalog, gpu: Accelerator, intra_id: str | None, inter_id: s
     intra_bw = _achievable(intra, params, gpu)
     inter_bw = _achievable(inter, params, gpu) * nics * roce_derate(inter.id, total_gpus, params)
     lat = params["communication"]["nccl_step_latency_us"]
+    shared = None
+    if intra.scope == "pcie" and gpu.p2p is False:
+        shared = params["communication"]["pcie_without_p2p_shared_host_gbps"]
     return Fabric(intra, inter, intra_bw, inter_bw, (intra.latency_us or 2.0) * 1e-6 + lat * 1e-6,
-                  (inter.latency_us or 5.0) * 1e-6 + lat * 1e-6, gpus_per_node)
+                  (inter.latency_us or 5.0) * 1e-6 + lat * 1e-6, gpus_per_node, shared)
 
 
 def all_reduce_s(bytes_: float, group: int, fab: Fabric, stride: int = 1) -> float:

@@ -229,7 +229,8 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
 
 
 def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator, intra_busbw: float,
-                     inter_busbw: float, pp_params: dict[str, Any] | None = None) -> np.ndarray:
+                     inter_busbw: float, pp_params: dict[str, Any] | None = None,
+                     shared_host_gbps: float | None = None) -> np.ndarray:
     """Approximate step time (s) for every candidate: compute, TP/DP communication, bubble."""
     p = pp_params or default_performance_model()
     tr = scenario.training
@@ -256,15 +257,20 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     lat = p["communication"]["nccl_step_latency_us"] * 1e-6
     tp_bytes = tokens_local * b.hidden * b.act_bytes
     colls = np.where(lay.ckpt == 2, 6, 4)
+    def intra(group: np.ndarray) -> np.ndarray:
+        if shared_host_gbps:
+            return np.minimum(intra_busbw, shared_host_gbps / np.maximum(1.0, np.minimum(group, lay.gpus_per_node)))
+        return np.full(len(lay), intra_busbw)
+
     tp_s = np.where(lay.tp > 1, b.layers / pp * colls * (2 * (tp - 1) * lat + 2 * (tp - 1) / tp * tp_bytes /
-                                                         (intra_busbw * 1e9)), 0.0)
+                                                         (intra(tp) * 1e9)), 0.0)
     tp_s *= 1 - p["communication"]["overlap"]["tp"]
     launch = p["overhead"]["per_layer_s"] * b.layers / pp
     t_mb = compute_mb + elementwise_mb + tp_s + launch
     bubble = np.where(lay.pp > 1, t_mb * (pp - 1) / lay.vpp, 0.0)
     grad_bytes = b.trainable_elems_layer * b.layers / (tp * pp) * (4.0 if tr.precision != "bf16-true" else 2.0)
-    bw = np.where(within, intra_busbw, np.minimum(intra_busbw, inter_busbw))
     group = dp * cp
+    bw = np.where(within, intra(group), np.minimum(intra(group), inter_busbw))
     ring = np.where(group > 1, (group - 1) / np.maximum(group, 1), 0.0)
     dp_s = 2 * ring * grad_bytes / (bw * 1e9)
     # ZeRO-3: gather the weights forward and backward, reduce-scatter the gradients, per micro-batch

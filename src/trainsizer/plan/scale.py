@@ -30,10 +30,12 @@ class ScaleCurve:
     intra_node: str
     inter_node: str | None
     points: list[ScalePoint]
+    data_parallel_only: bool = False
 
     @property
     def label(self) -> str:
-        return self.intra_node + (f" + {self.inter_node}" if self.inter_node else "")
+        label = self.intra_node + (f" + {self.inter_node}" if self.inter_node else "")
+        return label + (" (data parallel only)" if self.data_parallel_only else " (best layout)")
 
     def verdicts(self) -> list[str]:
         out, prev = [], None
@@ -51,10 +53,12 @@ class ScaleCurve:
 
     def to_dict(self) -> dict[str, Any]:
         return {"intra_node": self.intra_node, "inter_node": self.inter_node, "label": self.label,
+                "data_parallel_only": self.data_parallel_only,
                 "points": [pt.__dict__ for pt in self.points], "verdicts": self.verdicts()}
 
 
-def link_options(gpu_id: str, catalog: Catalog) -> list[tuple[str, str | None]]:
+def link_options(gpu_id: str, catalog: Catalog, max_gpus: int = 1 << 30,
+                 gpus_per_node: int | None = None) -> list[tuple[str, str | None]]:
     gpu = catalog.accelerator(gpu_id, "--gpu")
     intra = [gpu.default_intra_node or "pcie4"]
     pcie = f"pcie{gpu.pcie_gen or 4}"
@@ -63,6 +67,8 @@ def link_options(gpu_id: str, catalog: Catalog) -> list[tuple[str, str | None]]:
     nets: list[str | None] = list(_inter_links(gpu))
     if "eth-100" in catalog.links:
         nets.append("eth-100")
+    if max_gpus <= (gpus_per_node or 8):
+        nets = nets[:1]  # one node: the network between nodes plays no part
     return [(i, n) for i in intra for n in nets]
 
 
@@ -70,12 +76,13 @@ def scale(job: Scenario, arch: Architecture, gpu_id: str, max_gpus: int = 64, ca
           gpus_per_node: int | None = None) -> list[ScaleCurve]:
     cat = catalog or default_catalog()
     curves = []
-    for intra, inter in link_options(gpu_id, cat):
+    for (intra, inter), dp_only in [(links, dp_only) for links in link_options(gpu_id, cat, max_gpus, gpus_per_node)
+                                    for dp_only in (False, True)]:
         points: list[ScalePoint] = []
         base_per_gpu = None
         for count in _counts(max_gpus):
             cons = Constraints((gpu_id,), count, gpus_per_node, None, 1, exact_gpus=count, intra_node=intra,
-                               inter_node=inter)
+                               inter_node=inter, data_parallel_only=dp_only)
             res = plan(job, arch, cons, cat)
             if not res.options:
                 points.append(ScalePoint(count, None, None, None, None))
@@ -86,5 +93,5 @@ def scale(job: Scenario, arch: Architecture, gpu_id: str, max_gpus: int = 64, ca
                 base_per_gpu = tps / count
             points.append(ScalePoint(count, tps, tps / (count * base_per_gpu), best["parallel"],
                                      best["performance"]["dominant"]))
-        curves.append(ScaleCurve(intra, inter, points))
+        curves.append(ScaleCurve(intra, inter, points, dp_only))
     return curves

@@ -39,6 +39,7 @@ class Constraints:
     exact_gpus: int | None = None  # search only this GPU count (the scaling view)
     intra_node: str | None = None  # force the link inside a node
     inter_node: str | None = None  # force the network between nodes
+    data_parallel_only: bool = False  # tp = pp = cp = 1: how teams usually add cards
 
     def __post_init__(self) -> None:
         if self.max_gpus < 1 or self.max_gpus > 100_000:
@@ -99,6 +100,8 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
            and (arch.num_kv_heads % t == 0 or t % arch.num_kv_heads == 0)]
     pps = [p for p in (1, 2, 4, 8, 16, 32, 64) if p <= arch.num_layers]
     cps = [1, 2, 4, 8] if job.training.seq_len >= 16384 else [1]
+    if constraints.data_parallel_only:
+        tps, pps, cps = [1], [1], [1]
     grids = np.meshgrid(np.array(counts), np.array(tps), np.array(pps), np.array(cps), np.array([1, 2]),
                         np.arange(4), np.arange(3), np.array([1, 2, 4, 8]), np.arange(3), indexing="ij")
     g, tp, pp, cp, vpp, zero, offload, mbs, ckpt = (a.ravel() for a in grids)
@@ -207,10 +210,11 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
             for inter in _inter_links(gpu, constraints):
                 fab = fabric(cat, gpu, intra, inter, None, per_node, pp_)
                 inter_bw = fab.inter_busbw_gbps
-                time = screen_step_time(basis, lay, job, gpu, fab.intra_busbw_gbps, inter_bw, pp_)
+                time = screen_step_time(basis, lay, job, gpu, fab.intra_busbw_gbps, inter_bw, pp_,
+                                        fab.shared_host_gbps)
                 if inter.startswith("roce"):  # the same derating the reference applies at scale
                     slow = screen_step_time(basis, lay, job, gpu, fab.intra_busbw_gbps,
-                                            inter_bw * roce_derate(inter, 1 << 30, pp_), pp_)
+                                            inter_bw * roce_derate(inter, 1 << 30, pp_), pp_, fab.shared_host_gbps)
                     threshold = pp_["communication"]["roce_at_scale"]["gpus_threshold"]
                     time = np.where(lay.gpus > threshold, slow, time)
                 time = np.where(fits, time, np.inf)

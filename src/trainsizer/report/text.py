@@ -47,6 +47,17 @@ def print_estimate(result: Any, origin: str, lang: str | None) -> None:
         mbs = str(lim.max_micro_batch_size) if lim.max_micro_batch_size else t("nothing_fits", lang)
         seq = f"{lim.max_seq_len:,}" if lim.max_seq_len else t("nothing_fits", lang)
         con.print(f"[bold]{t('limits', lang)}[/bold]: {t('max_mbs', lang)} {mbs}; {t('max_seq', lang)} {seq}")
+    perf = result.performance
+    if perf:
+        zh = lang == "zh-CN"
+        con.print(f"[bold]{'速度' if zh else 'Speed'}[/bold]: step {perf.step_time_s:.3f} s, "
+                  f"{perf.tokens_per_s:,.0f} tokens/s ({perf.tokens_per_s_per_gpu:,.0f} per GPU), "
+                  f"{perf.tflops_per_gpu:.0f} TFLOPS/GPU, MFU {perf.mfu:.0%} of {perf.peak_tflops:g} dense")
+        top = sorted(((v, k) for k, v in perf.breakdown_s.items() if v > 0), reverse=True)[:5]
+        con.print("  " + ", ".join(f"{k} {v / perf.step_time_s:.0%}" for v, k in top))
+        if perf.time_to_train_s:
+            con.print(f"  {'训练时长' if zh else 'time to train'}: {perf.time_to_train_s / 86400:.2f} days, "
+                      f"{perf.gpu_hours:,.0f} GPU-hours")
     rule = result.rule_of_thumb
     con.print(f"[bold]{t('rule', lang)}[/bold]: {rule.formula} = {rule.total_gb:,.1f} GB total, "
               f"{t('rule_value', lang)} {rule.per_gpu_gib:.1f} GiB vs {t('estimate', lang)} "
