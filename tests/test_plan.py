@@ -134,3 +134,33 @@ def test_plan_bad_input_exits_2(tmp_path, args, field):
                     "tokens: 1.0e+6}\n")
     proc = run_cli("plan", str(path), *args)
     assert proc.returncode == 2 and field in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_plan_recommendation_carries_bom_site_fit_cost_timeline_and_verification():
+    proc = run_cli("plan", "examples/jobs/llama-3.1-70b-full-finetune.yaml", "--max-gpus", "32", "--deadline",
+                   "7d", "--site", "chengdu-legacy-colo", "--currency", "CNY", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["site"] == "chengdu-legacy-colo" and data["currency"] == "CNY"
+    pick = data["options"][data["rankings"]["recommended"][0]]
+    assert pick["system"]["site_fit"]["fits"]
+    assert pick["system"]["power"]["server_max_kw"] <= 8.0  # 80 % of a 10 kW rack
+    assert pick["performance"]["time_to_train_s"] <= 7 * 86400
+    assert {"capex", "opex_per_year", "total"} <= set(pick["cost"]["buy"])
+    assert pick["verdict"].startswith(("rent", "buy"))
+    assert len(data["timeline"]["steps"]) == 4 and len(data["verification"]) == 3
+    assert data["prices_used"]
+    # an 8-GPU H100 server (10.2 kW) does not fit that room; the option says what to do
+    h100 = [o for o in data["options"] if o["hardware"]["gpu"] == "h100-sxm5-80gb"]
+    assert h100 and not h100[0]["system"]["site_fit"]["fits"] and h100[0]["system"]["site_fit"]["remedies"]
+
+
+def test_quotes_cli_and_bad_site(tmp_path):
+    proc = run_cli("quotes", "examples/quotes.yaml", "--currency", "CNY", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert len(data["quotes"]) == 3 and all("flags" in q for q in data["quotes"])
+    bad = run_cli("plan", "examples/jobs/qwen2.5-7b-lora.yaml", "--site", "chengdu-legacy")
+    assert bad.returncode == 2 and "--site" in bad.stderr and "chengdu-legacy-colo" in bad.stderr
+    neg = run_cli("plan", "examples/jobs/qwen2.5-7b-lora.yaml", "--budget", "-5")
+    assert neg.returncode == 2 and "--budget" in neg.stderr

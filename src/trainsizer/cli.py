@@ -207,30 +207,134 @@ def plan_cmd(
     deadline: Annotated[str | None, typer.Option(help="Time to train at most, e.g. 7d, 36h (needs tokens).")] = None,
     gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node")] = None,
     top: Annotated[int, typer.Option(help="Options to show per ranking.")] = 10,
+    site: Annotated[str | None, typer.Option(help="Site id (trainsizer catalog sites); default: a modern "
+                                             "colocation room.")] = None,
+    budget: Annotated[float | None, typer.Option(help="Most to spend (buy capex or rent over the horizon), "
+                                                 "in --currency.")] = None,
+    currency: Annotated[str | None, typer.Option(help="CNY | USD (default: CNY for a Chinese locale).")] = None,
+    horizon: Annotated[float, typer.Option(help="Years the hardware is used (rent vs buy).")] = 3.0,
+    utilisation: Annotated[float, typer.Option(help="Fraction of the time the GPUs are busy.")] = 0.7,
+    prices: Annotated[list[Path] | None, typer.Option("--prices", help="Your own quotes/prices YAML.")] = None,
+    sites: Annotated[list[Path] | None, typer.Option("--sites", help="Your own sites YAML.")] = None,
     catalog: CatalogOpt = None,
     as_json: JsonOpt = False,
     lang: LangOpt = None,
 ) -> None:
-    """Search GPU type x count x node shape x layout; rank what fits; say why, or what would fit."""
+    """Search GPU type x count x node shape x layout; rank what fits with its servers, site fit and cost."""
+    from trainsizer.cost.prices import load_prices
     from trainsizer.hardware.catalog import load_catalog
     from trainsizer.models.catalog import resolve_model
+    from trainsizer.plan.recommend import recommend_options, timeline, verification_steps
     from trainsizer.plan.search import Constraints, plan
+    from trainsizer.report.i18n import resolve_lang
+    from trainsizer.system.sites import default_site_id, get_site, load_sites
 
     cat = load_catalog(list(catalog or []))
     for gid in gpu or []:
         cat.accelerator(gid, "--gpu")
+    all_sites = load_sites(list(sites or []))
+    chosen_site = get_site(site or default_site_id(all_sites), all_sites)
+    money = load_prices(currency or ("CNY" if resolve_lang(lang) == "zh-CN" else "USD"), list(prices or []))
     scenario = _job(job, gpu)
     seconds = parse_duration(deadline)
     if seconds and not scenario.training.tokens:
         raise InputError("--deadline", "needs training.tokens in the job to compute the time to train")
+    if budget is not None and budget <= 0:
+        raise InputError("--budget", "must be positive")
+    arch = resolve_model(scenario.model)
     constraints = Constraints(tuple(gpu or ()), max_gpus, gpus_per_node, seconds, top)
-    result = plan(scenario, resolve_model(scenario.model), constraints, cat)
+    result = plan(scenario, arch, constraints, cat)
+    recommended = recommend_options(result.options, scenario, arch, chosen_site, money, horizon, utilisation,
+                                    budget, cat)
+    result.options = recommended
+    result.rankings = {k: v[:top] for k, v in _rerank(recommended).items()}
+    result.rankings["recommended"] = _recommended(recommended, seconds is not None)
+    if budget is not None and not recommended:
+        result.suggestions.append(f"nothing fits the budget of {budget:,.0f} {money.currency}: raise it, "
+                                  "rent, or relax --max-gpus / the model")
+    out = result.to_dict()
+    out["recommended_because"] = ("the cheapest option that meets the deadline and fits the site" if seconds
+                                  else "the fastest option that fits the site's racks")
+    out.update({"site": chosen_site.id, "currency": money.currency, "timeline": timeline(),
+                "verification": verification_steps(str(job)), "prices_used": sorted(set(money.used))})
     if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
         return
     from trainsizer.report.text import print_plan
 
-    print_plan(result, lang)
+    print_plan(result, lang, out)
+
+
+def _total_cost(option: dict[str, Any]) -> float:
+    cost = option.get("cost")
+    if not cost:
+        return float("inf")
+    rent = cost["rent"]["total"] if cost.get("rent") else float("inf")
+    return min(cost["buy"]["total"], rent)
+
+
+def _recommended(options: list[dict[str, Any]], has_deadline: bool) -> list[int]:
+    """The option to recommend: among those that fit the site and have prices, the cheapest that meets
+    the deadline when one is given, else the fastest."""
+    ok = [i for i, o in enumerate(options) if o.get("cost") and (o["system"].get("site_fit") or {}).get("fits", True)]
+    if not ok:
+        return []
+    if has_deadline:
+        return [min(ok, key=lambda i: _total_cost(options[i]))]
+    return [min(ok, key=lambda i: options[i]["performance"]["step_time_s"])]
+
+
+def _rerank(options: list[dict[str, Any]]) -> dict[str, list[int]]:
+    from trainsizer.plan.search import _pareto
+
+    if not options:
+        return {}
+    idx = list(range(len(options)))
+    by_time = sorted(idx, key=lambda i: options[i]["performance"]["step_time_s"])
+    return {"fastest": by_time,
+            "fewest_gpus": sorted(idx, key=lambda i: (options[i]["hardware"]["gpus"],
+                                                      options[i]["performance"]["step_time_s"])),
+            "best_mfu": sorted(idx, key=lambda i: -options[i]["performance"]["mfu"]),
+            "cheapest_to_buy": sorted((i for i in idx if options[i].get("cost")),
+                                      key=lambda i: options[i]["cost"]["buy"]["total"]),
+            "pareto_time_vs_gpus": _pareto(options)}
+
+
+@app.command("quotes")
+def quotes_cmd(
+    quotes: Annotated[Path, typer.Argument(help="Quotes YAML (see README: Quotes).")],
+    job: Annotated[Path | None, typer.Option("--job", help="Job YAML: compare per training run.")] = None,
+    currency: Annotated[str | None, typer.Option(help="CNY | USD")] = None,
+    prices: Annotated[list[Path] | None, typer.Option("--prices")] = None,
+    catalog: CatalogOpt = None,
+    as_json: JsonOpt = False,
+    lang: LangOpt = None,
+) -> None:
+    """Compare rental offers on cost per delivered PFLOP and per training run, with risk flags."""
+    from trainsizer.cost.prices import load_prices
+    from trainsizer.cost.quotes import compare_quotes, load_quotes
+    from trainsizer.hardware.catalog import load_catalog
+    from trainsizer.models.catalog import resolve_model
+    from trainsizer.report.i18n import resolve_lang
+
+    cat = load_catalog(list(catalog or []))
+    offers = load_quotes(quotes)
+    for i, q in enumerate(offers):
+        cat.accelerator(q.gpu, f"quotes[{i}].gpu")
+    money = load_prices(currency or ("CNY" if resolve_lang(lang) == "zh-CN" else "USD"), list(prices or []))
+    scenario = arch = None
+    if job is not None:
+        scenario = _job(job, [offers[0].gpu])
+        arch = resolve_model(scenario.model)
+    results = compare_quotes(offers, money, scenario, arch, cat)
+    data = {"currency": money.currency, "quotes": [r.to_dict() for r in results],
+            "mfu_basis": "the job's best layout on each offer" if job else "an assumed MFU of 0.35 (no job given)"}
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    from trainsizer.report.text import print_quotes
+
+    print_quotes(data)
 
 
 @app.command("scale")
@@ -287,6 +391,21 @@ def catalog_links(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
     from trainsizer.report.text import print_links
 
     print_links(cat)
+
+
+@catalog_app.command("sites")
+def catalog_sites(sites: Annotated[list[Path] | None, typer.Option("--sites")] = None,
+                  as_json: JsonOpt = False) -> None:
+    """Sites: rack power, cooling, PUE, electricity price, rack rent."""
+    from trainsizer.system.sites import load_sites
+
+    all_sites = load_sites(list(sites or []))
+    if as_json:
+        typer.echo(json.dumps([s.model_dump() for s in all_sites.values()], indent=2, ensure_ascii=False))
+        return
+    from trainsizer.report.text import print_sites
+
+    print_sites(all_sites)
 
 
 @catalog_app.command("models")

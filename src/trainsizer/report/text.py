@@ -130,7 +130,7 @@ def print_models(rows: list[dict[str, Any]]) -> None:
     _console().print(table)
 
 
-def print_plan(result: Any, lang: str | None = None) -> None:
+def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | None = None) -> None:
     lang = resolve_lang(lang)
     con = _console()
     zh = lang == "zh-CN"
@@ -140,7 +140,8 @@ def print_plan(result: Any, lang: str | None = None) -> None:
         for s in result.suggestions:
             con.print(f"  - {s}")
         return
-    titles = {"fastest": ("Fastest", "最快"), "fewest_gpus": ("Fewest GPUs", "卡数最少"),
+    titles = {"recommended": ("Recommended", "推荐"), "fastest": ("Fastest", "最快"),
+              "fewest_gpus": ("Fewest GPUs", "卡数最少"), "cheapest_to_buy": ("Cheapest to own", "自购最省"),
               "best_mfu": ("Best MFU", "MFU 最高"), "pareto_time_vs_gpus": ("Pareto: step time vs GPUs", "帕累托前沿")}
     for key, (en, cn) in titles.items():
         idx = result.rankings.get(key, [])
@@ -169,6 +170,95 @@ def print_plan(result: Any, lang: str | None = None) -> None:
               "with the reference estimators.")
     for note in result.notes:
         con.print(f"  - {note}")
+    if extra and result.options:
+        _print_recommendation(con, result.options, extra, zh)
+
+
+def _money(x: float, cur: str) -> str:
+    return f"{x / 1e6:,.2f} M {cur}" if abs(x) >= 1e6 else f"{x:,.0f} {cur}"
+
+
+def _print_recommendation(con: Console, options: list[dict[str, Any]], extra: dict[str, Any], zh: bool) -> None:
+    cur = extra["currency"]
+    pick = extra.get("rankings", {}).get("recommended") or []
+    fits = bool(pick)
+    best = options[pick[0]] if pick else options[0]
+    hw, sysd, cost = best["hardware"], best["system"], best["cost"]
+    con.print(f"\n[bold]{'推荐' if zh else 'Recommendation'}[/bold] ({'机房' if zh else 'site'} {extra['site']}): "
+              f"{hw['gpus']} x {hw['gpu']} in {hw['nodes']} server(s) of {hw['gpus_per_node']} - "
+              + (extra.get("recommended_because", "") if fits else "none fits the site with known prices: the fastest"))
+    host, st, net, pw = sysd["host"], sysd["storage"], sysd["network"], sysd["power"]
+    con.print(f"  host: {host['ram_gib_per_node']:,.0f} GiB RAM, {host['cpu_cores_per_node']} cores per server "
+              f"(needed {host['ram_needed_gib']:,.0f} GiB; {host['seed_rule']}: {host['seed_rule_ram_gib']:,.0f})")
+    con.print(f"  storage: {st['shared_capacity_tb']:,.1f} TB shared, read {st['read_gbps'] * 1000:.1f} MB/s, "
+              f"checkpoint bursts {st['checkpoint_write_gbps']:.1f} GB/s, "
+              f"{st['local_nvme_tb_per_node']:g} TB NVMe per server")
+    con.print(f"    {st['seed_rule_verdict']}")
+    con.print(f"  network: {net['fabric'] or '-'}; {net['reason']}; {net['nics_per_node']} NICs per server, "
+              f"{net['leaf_switches']} leaf + {net['spine_switches']} spine switches")
+    con.print(f"  power: {pw['server_max_kw']:.1f} kW per server, {pw['total_it_max_kw']:.1f} kW IT max, "
+              f"{pw['facility_kw']:.1f} kW at the site's PUE, {pw['heat_btu_per_h']:,} BTU/h")
+    fit = sysd.get("site_fit")
+    if fit:
+        con.print(f"  site fit: {fit['verdict']}")
+        for r in fit["remedies"]:
+            con.print(f"    - {r}")
+    if not cost:
+        con.print(f"  [bold]verdict[/bold]: {best['verdict']}")
+        return
+    buy = cost["buy"]
+    con.print(f"  buy: capex {_money(buy['capex_total'], cur)} "
+              f"({', '.join(f'{k} {_money(v, cur)}' for k, v in buy['capex'].items() if v)}); "
+              f"opex {_money(buy['opex_total_per_year'], cur)}/year; first year {_money(buy['first_year'], cur)} "
+              f"(seed 1.6-1.8x hardware: {_money(cost['seed_first_year_range'][0], cur)}-"
+              f"{_money(cost['seed_first_year_range'][1], cur)})")
+    if cost.get("rent"):
+        rent = cost["rent"]
+        con.print(f"  rent: {rent['price_per_gpu_hour']:.2f} {cur}/GPU-hour ({rent['offer']}), "
+                  f"{_money(rent['per_year'], cur)}/year; break-even " + _break_even(cost))
+    if cost.get("per_run"):
+        run = cost["per_run"]
+        con.print(f"  one training run ({run['hours']:,.0f} h): buy share {_money(run['buy'], cur)}, rent "
+                  f"{_money(run['rent'], cur) if run['rent'] is not None else '-'}")
+    con.print(f"  [bold]verdict[/bold]: {best['verdict']}")
+    tl = extra["timeline"]
+    con.print(f"  timeline: {tl['total_days'][0]}-{tl['total_days'][1]} days (" +
+              "; ".join(f"{s['step']} {s['days'][0]}-{s['days'][1]}" for s in tl["steps"]) + ")")
+    for v in extra["verification"]:
+        con.print(f"  {v['step']}: {v['command']}  ({v['check']})")
+
+
+def _break_even(cost: dict[str, Any]) -> str:
+    months, util = cost.get("break_even_months"), cost.get("break_even_utilisation")
+    if months is None or util is None or util > 1:
+        return "never at any utilisation (renting stays cheaper)"
+    return f"after {months:,.0f} months, or above {util:.0%} utilisation"
+
+
+def print_quotes(data: dict[str, Any]) -> None:
+    con = _console()
+    cur = data["currency"]
+    table = Table(title=f"Rental quotes ({cur}; MFU basis: {data['mfu_basis']})", title_justify="left")
+    for col in ("offer", "GPUs", f"{cur}/GPU-h", "delivered PFLOPS", f"{cur}/PFLOP-h", "run cost", "split", "flags"):
+        table.add_column(col, overflow="fold")
+    for q in data["quotes"]:
+        split = ", ".join(f"{k} {v:.0%}" for k, v in q["split"].items()) + (" (est.)" if q["split_estimated"] else "")
+        table.add_row(q["name"], str(q["gpus"]), f"{q['price_per_gpu_hour']:.2f}", f"{q['delivered_pflops']:.2f}",
+                      f"{q['cost_per_delivered_pflop_hour']:.1f}",
+                      "-" if q["run_cost"] is None else _money(q["run_cost"], cur), split, "; ".join(q["flags"]))
+    con.print(table)
+
+
+def print_sites(sites: dict[str, Any]) -> None:
+    table = Table(title="Sites", title_justify="left")
+    for col in ("id", "kW/rack", "cooling", "PUE", "power price", "rack rent", "name"):
+        table.add_column(col, overflow="fold")
+    for s in sites.values():
+        rent = (f"{s.rack_rent_per_month:,.0f}/rack-mo" if s.rack_rent_per_month is not None
+                else f"{s.rack_rent_per_kw_month or 0:,.0f}/kW-mo")
+        table.add_row(s.id, f"{s.rack_power_kw:g}", s.cooling, f"{s.pue:g}", f"{s.electricity_price:g} {s.currency}",
+                      rent, s.name)
+    _console().print(table)
 
 
 def print_scale(gpu: str, curves: list[Any]) -> None:

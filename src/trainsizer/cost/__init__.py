@@ -1,0 +1,1 @@
+"""Money: buy TCO, rent, break-even, rental quotes."""

@@ -1,0 +1,196 @@
+"""Comparing rental quotes on delivered compute, not on the price per card-hour.
+
+Each offer's delivered PFLOPS = GPUs x dense peak x the MFU that the performance model predicts
+for the job on the offer's own topology (NVSwitch, pairwise NVLink, PCIe; InfiniBand or RoCE).
+Risk flags follow the seed guide's evaluation list (卡间拓扑, 存储配套, 运维保障, 计费粒度, the
+one-third rule), each with its reason.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from trainsizer.cost.prices import Prices
+from trainsizer.datafiles import user_yaml
+from trainsizer.errors import InputError
+
+HOURS_PER_MONTH = 730.0
+DEFAULT_MFU = 0.35  # without a job: a typical large-model MFU (stated in the output)
+TOPOLOGY_LINK = {"nvswitch": None, "nvlink-pairwise": "pcie5", "pcie": "pcie4"}
+
+
+class StorageOffer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    included_tb: float = Field(0, ge=0)
+    bandwidth_gbps: float | None = Field(None, ge=0)
+
+
+class Split(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    compute: float = Field(ge=0, le=1)
+    storage: float = Field(0, ge=0, le=1)
+    network: float = Field(0, ge=0, le=1)
+    service: float = Field(0, ge=0, le=1)
+
+
+class Quote(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    gpu: str
+    gpus_per_server: int = Field(8, gt=0, le=64)
+    servers: int = Field(1, gt=0, le=10000)
+    price: float = Field(gt=0)
+    unit: Literal["gpu-hour", "server-month"]
+    currency: Literal["CNY", "USD"] = "CNY"
+    billing: Literal["per-second", "per-minute", "per-hour", "daily", "monthly"] = "per-hour"
+    min_term_months: float = Field(0, ge=0, le=120)
+    topology: Literal["nvswitch", "nvlink-pairwise", "pcie"] = "nvswitch"
+    inter_node: str | None = None
+    storage: StorageOffer = Field(default_factory=StorageOffer)
+    replacement_sla_hours: float | None = Field(None, gt=0)
+    onsite_staff: bool = False
+    downtime_charged: bool = False
+    split: Split | None = None
+
+
+def load_quotes(path: str | Path) -> list[Quote]:
+    data = user_yaml(path, field="quotes")
+    if not isinstance(data, dict) or not isinstance(data.get("quotes"), list) or not data["quotes"]:
+        raise InputError("quotes", f"{path} needs a non-empty 'quotes:' list")
+    out = []
+    for i, entry in enumerate(data["quotes"]):
+        try:
+            out.append(Quote.model_validate(entry))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            hint = ""
+            if err["type"] == "extra_forbidden":
+                hint = f"; accepted keys: {', '.join(Quote.model_fields)}"
+            raise InputError(f"quotes[{i}].{loc}", f"{err['msg'].lower()}{hint}") from None
+    return out
+
+
+@dataclass
+class QuoteResult:
+    name: str
+    gpus: int
+    price_per_gpu_hour: float
+    monthly_total: float
+    delivered_pflops: float
+    mfu: float
+    cost_per_pflop_hour: float
+    run_cost: float | None
+    split: dict[str, float]
+    split_estimated: bool
+    flags: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "gpus": self.gpus, "price_per_gpu_hour": round(self.price_per_gpu_hour, 3),
+                "monthly_total": round(self.monthly_total), "delivered_pflops": round(self.delivered_pflops, 2),
+                "mfu": round(self.mfu, 3), "cost_per_delivered_pflop_hour": round(self.cost_per_pflop_hour, 2),
+                "run_cost": None if self.run_cost is None else round(self.run_cost),
+                "split": {k: round(v, 3) for k, v in self.split.items()}, "split_estimated": self.split_estimated,
+                "flags": self.flags}
+
+
+def _job_mfu(q: Quote, job: Any, arch: Any, catalog: Any) -> tuple[float, float | None, int | None]:
+    """(MFU, time to train in hours, chosen tp) of the job's best layout on this offer's hardware."""
+    from trainsizer.plan.search import Constraints, plan
+
+    gpus = q.servers * q.gpus_per_server
+    intra = TOPOLOGY_LINK[q.topology]
+    cons = Constraints((q.gpu,), gpus, q.gpus_per_server, None, 1, exact_gpus=gpus, intra_node=intra,
+                       inter_node=q.inter_node if q.servers > 1 else None)
+    res = plan(job, arch, cons, catalog)
+    if not res.options:
+        return 0.0, None, None
+    best = res.options[0]
+    t = best["performance"].get("time_to_train_s")
+    return best["performance"]["mfu"], (t / 3600 if t else None), best["parallel"]["tp"]
+
+
+def compare_quotes(quotes: list[Quote], prices: Prices, job: Any = None, arch: Any = None,
+                   catalog: Any = None) -> list[QuoteResult]:
+    from trainsizer.estimate.step import peak_for
+    from trainsizer.hardware.catalog import default_catalog
+
+    cat = catalog or default_catalog()
+    results = []
+    for q in quotes:
+        gpu = cat.accelerator(q.gpu, "quotes.gpu")
+        gpus = q.servers * q.gpus_per_server
+        price = prices.convert(q.price, q.currency)
+        per_gpu_hour = price if q.unit == "gpu-hour" else price / q.gpus_per_server / HOURS_PER_MONTH
+        monthly = per_gpu_hour * gpus * HOURS_PER_MONTH
+        precision = job.training.precision if job is not None else "bf16-mixed"
+        peak, _, _ = peak_for(gpu, precision)
+        flags: list[str] = []
+        run_cost = None
+        tp = None
+        if job is not None:
+            mfu, hours, tp = _job_mfu(q, job, arch, cat)
+            if mfu == 0.0:
+                flags.append("the job does not fit this offer's hardware")
+            if hours is not None:
+                run_cost = _billed(per_gpu_hour, gpus, hours, q)
+                if q.billing == "per-hour" and hours < 24:
+                    rounded = math.ceil(hours) / hours - 1
+                    flags.append(f"hourly billing on a {hours:.1f} h job: {rounded:.0%} paid for rounding")
+                if q.min_term_months * HOURS_PER_MONTH > hours * 1.5:
+                    flags.append(f"minimum term {q.min_term_months:g} months for a {hours / 24:.1f}-day job")
+        else:
+            mfu = DEFAULT_MFU
+        delivered = gpus * peak * mfu / 1000  # PFLOPS
+        per_pflop_hour = per_gpu_hour * gpus / delivered if delivered else float("inf")
+        # pairwise NVLink / PCIe against a TP-heavy job (the seed: up to ~30 % apart)
+        if q.topology != "nvswitch" and job is not None:
+            nv_mfu, _, nv_tp = _job_mfu(q.model_copy(update={"topology": "nvswitch"}), job, arch, cat)
+            if nv_tp and nv_tp > 2 and nv_mfu > mfu * 1.05:
+                flags.append(f"{q.topology} topology: the job wants TP={nv_tp}; full NVSwitch would deliver "
+                             f"{nv_mfu / max(mfu, 1e-9) - 1:.0%} more")
+        elif q.topology != "nvswitch":
+            flags.append(f"{q.topology} topology: tensor parallelism beyond 2 GPUs is slow (seed: up to ~30 %)")
+        if q.storage.bandwidth_gbps is None:
+            flags.append("no storage bandwidth stated: data loading may bind (ask for GB/s per node)")
+        if q.replacement_sla_hours is None:
+            flags.append("no replacement SLA: a failed GPU can stall the whole job")
+        if q.downtime_charged:
+            flags.append("downtime is charged")
+        purchase = prices.server(q.gpu, q.gpus_per_server)
+        if purchase:
+            server_month = per_gpu_hour * q.gpus_per_server * HOURS_PER_MONTH
+            if server_month * 12 < purchase[0] / 3:
+                flags.append(f"annual rent {server_month * 12:,.0f} is below a third of the purchase price "
+                             f"{purchase[0]:,.0f}: storage, service or hardware were likely cut (the seed's "
+                             "one-third rule, read per year: per month it would flag every offer)")
+        split, estimated = _split(q, prices, monthly)
+        results.append(QuoteResult(q.name, gpus, per_gpu_hour, monthly, delivered, mfu, per_pflop_hour, run_cost,
+                                   split, estimated, flags))
+    return sorted(results, key=lambda r: (r.run_cost if r.run_cost is not None else r.cost_per_pflop_hour))
+
+
+def _billed(per_gpu_hour: float, gpus: int, hours: float, q: Quote) -> float:
+    step = {"per-second": 1 / 3600, "per-minute": 1 / 60, "per-hour": 1.0, "daily": 24.0,
+            "monthly": HOURS_PER_MONTH}[q.billing]
+    billed = max(math.ceil(hours / step) * step, q.min_term_months * HOURS_PER_MONTH)
+    return per_gpu_hour * gpus * billed
+
+
+def _split(q: Quote, prices: Prices, monthly: float) -> tuple[dict[str, float], bool]:
+    if q.split:
+        s = q.split.model_dump()
+        total = sum(s.values()) or 1.0
+        return {k: v / total for k, v in s.items()}, False
+    # estimate: storage and network at their purchase price over 36 months, service 10 %
+    storage = q.storage.included_tb * prices.component("parallel_fs_per_tb") / 36
+    network = (q.servers * q.gpus_per_server * prices.component("nic_400g") / 36) if q.servers > 1 else 0.0
+    service = 0.10 * monthly
+    compute = max(0.0, monthly - storage - network - service)
+    return {"compute": compute / monthly, "storage": storage / monthly, "network": network / monthly,
+            "service": service / monthly}, True

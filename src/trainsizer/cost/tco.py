@@ -1,0 +1,247 @@
+"""Buy vs rent: itemised capex and opex, rental cost, break-even months and utilisation, a series.
+
+Buy total over a horizon = capex + opex x years - residual value (straight-line depreciation to
+the residual of prices.yaml). Rent = price per GPU-hour x GPUs x billed hours, where on-demand
+billing charges only used hours (rounded up to the billing granularity per run) and term
+contracts charge every hour. Break-even months = capex / (monthly rent - monthly opex);
+break-even utilisation = buy cost per year / (rent per GPU-hour x GPUs x 8,760 h).
+The seed's rules (first-year TCO 1.6-1.8x hardware; rent when the project ends, buy for more
+than two years of steady use) are reported beside.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from trainsizer.cost.prices import Prices
+from trainsizer.errors import InputError
+from trainsizer.system.sites import Site
+
+HOURS_PER_YEAR = 8760.0
+HOURS_PER_MONTH = 730.0
+
+
+@dataclass
+class Inventory:
+    """What a plan option needs bought (from the system sizing)."""
+
+    gpu: str
+    gpus: int
+    gpus_per_node: int
+    nodes: int
+    storage_tb: float
+    local_nvme_tb_per_node: float
+    nics_per_node: int
+    switches: int
+    cables: int
+    racks: int
+    typical_it_kw: float
+    fabric: str | None
+
+
+@dataclass
+class BuyCost:
+    capex: dict[str, float]
+    opex_per_year: dict[str, float]
+    residual: float
+    horizon_years: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def capex_total(self) -> float:
+        return sum(self.capex.values())
+
+    @property
+    def opex_total_per_year(self) -> float:
+        return sum(self.opex_per_year.values())
+
+    @property
+    def total(self) -> float:
+        return self.capex_total + self.opex_total_per_year * self.horizon_years - self.residual
+
+    @property
+    def first_year(self) -> float:
+        return self.capex_total + self.opex_total_per_year
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"capex": {k: round(v) for k, v in self.capex.items()}, "capex_total": round(self.capex_total),
+                "opex_per_year": {k: round(v) for k, v in self.opex_per_year.items()},
+                "opex_total_per_year": round(self.opex_total_per_year), "residual": round(self.residual),
+                "horizon_years": self.horizon_years, "total": round(self.total),
+                "first_year": round(self.first_year), "notes": self.notes}
+
+
+def buy_cost(inv: Inventory, site: Site, prices: Prices, horizon_years: float, utilisation: float) -> BuyCost:
+    if not 0 < utilisation <= 1:
+        raise InputError("--utilisation", f"{utilisation}; accepted: a fraction in (0, 1]")
+    if not 0 < horizon_years <= 15:
+        raise InputError("--horizon", f"{horizon_years} years; accepted: 0 to 15")
+    notes: list[str] = []
+    server = prices.server(inv.gpu, inv.gpus_per_node)
+    if server:
+        server_price, entry = server
+        if int(entry["gpus"]) != inv.gpus_per_node:
+            notes.append(f"server price scaled from a {entry['gpus']}-GPU {inv.gpu} server")
+    else:
+        card = prices.card(inv.gpu)
+        if card is None:
+            raise InputError("hardware.gpu", f"no purchase price for {inv.gpu} in prices.yaml; add one with --prices")
+        share = prices.rule("gpu_share_of_server_cost")
+        mid = (float(share.get("low", 0.4)) + float(share.get("high", 0.6))) / 2
+        server_price = card * inv.gpus_per_node / mid
+        notes.append(f"no server price for {inv.gpu}: GPU cards at {mid:.0%} of the server (seed rule)")
+    fast = inv.fabric and inv.fabric.startswith(("ib-ndr", "ib-xdr", "roce-400"))
+    capex = {
+        "servers": server_price * inv.nodes,
+        "shared_storage": inv.storage_tb * prices.component("parallel_fs_per_tb"),
+        "local_nvme": inv.local_nvme_tb_per_node * inv.nodes * prices.component("nvme_ssd_per_tb"),
+        "network": 0.0,
+        "racks_and_installation": inv.racks * prices.component("rack_and_pdu")
+        + inv.nodes * prices.component("installation_per_server"),
+    }
+    if inv.nodes > 1:
+        nic = prices.component("nic_400g" if fast else "nic_200g")
+        switch = prices.component("ib_ndr_switch_64port" if fast else "ib_hdr_switch_40port")
+        if inv.fabric and inv.fabric.startswith("roce"):
+            switch = prices.component("roce_400g_switch_64port")
+        capex["network"] = (inv.nodes * inv.nics_per_node * nic + inv.switches * switch
+                            + inv.cables * 2 * prices.component("optical_transceiver_400g"))
+    hardware = capex["servers"] + capex["shared_storage"] + capex["local_nvme"] + capex["network"]
+    # power drawn: idle servers draw about 30 % of their training power
+    load = 0.3 + 0.7 * utilisation
+    kw_per_rack = inv.typical_it_kw / max(1, inv.racks)
+    opex = {
+        "colocation": inv.racks * site.rack_rent(kw_per_rack) * 12,
+        "electricity": inv.typical_it_kw * load * site.pue * HOURS_PER_YEAR * prices.convert(
+            site.electricity_price, site.currency),
+        "maintenance": hardware * prices.opex("maintenance_fraction_per_year"),
+        "staff": prices.opex("staff_cost_per_year") * max(0.25, inv.nodes / 32),
+    }
+    if site.currency != prices.currency:
+        opex["colocation"] = prices.convert(opex["colocation"], site.currency)
+    residual_3y = prices.opex("residual_value_after_3_years")
+    residual_fraction = max(0.05, 1 - (1 - residual_3y) * horizon_years / 3)
+    residual = hardware * residual_fraction
+    return BuyCost(capex, opex, residual, horizon_years, notes)
+
+
+@dataclass
+class RentCost:
+    price_per_gpu_hour: float
+    offer: str
+    billing: str
+    gpus: int
+    horizon_years: float
+    utilisation: float
+    term_contract: bool
+
+    @property
+    def billed_hours_per_year(self) -> float:
+        return HOURS_PER_YEAR if self.term_contract else HOURS_PER_YEAR * self.utilisation
+
+    @property
+    def per_year(self) -> float:
+        return self.price_per_gpu_hour * self.gpus * self.billed_hours_per_year
+
+    @property
+    def total(self) -> float:
+        return self.per_year * self.horizon_years
+
+    def run_cost(self, run_hours: float) -> float:
+        """One training run; billing rounds the run up to its granularity."""
+        step = {"per-second": 1 / 3600, "per-minute": 1 / 60, "per-hour": 1.0}.get(self.billing, 1.0)
+        if self.term_contract:
+            months = math.ceil(run_hours / HOURS_PER_MONTH)
+            return self.price_per_gpu_hour * self.gpus * months * HOURS_PER_MONTH
+        return self.price_per_gpu_hour * self.gpus * math.ceil(run_hours / step) * step
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"offer": self.offer, "price_per_gpu_hour": round(self.price_per_gpu_hour, 3), "billing": self.billing,
+                "term_contract": self.term_contract, "per_year": round(self.per_year), "total": round(self.total)}
+
+
+def rent_cost(gpu: str, gpus: int, prices: Prices, horizon_years: float, utilisation: float) -> RentCost | None:
+    offers = prices.rentals(gpu)
+    if not offers:
+        return None
+    price, entry = offers[0]
+    term = entry.get("term", "on-demand") != "on-demand" or entry.get("billing") in ("monthly", "yearly",
+                                                                                         "multi-year")
+    prices.used.append(f"{entry.get('source', '?')} (as of {entry.get('as_of', '?')})")
+    return RentCost(price, entry.get("provider", "?"), entry.get("billing", "per-hour"), gpus, horizon_years,
+                    utilisation, term)
+
+
+@dataclass
+class Comparison:
+    buy: BuyCost
+    rent: RentCost | None
+    run_hours: float | None
+    currency: str
+    seed_first_year: tuple[float, float]
+    verdict: str
+    break_even_months: float | None
+    break_even_utilisation: float | None
+    series: list[dict[str, float]]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "currency": self.currency, "buy": self.buy.to_dict(),
+            "rent": self.rent.to_dict() if self.rent else None,
+            "break_even_months": None if self.break_even_months is None else round(self.break_even_months, 1),
+            "break_even_utilisation": None if self.break_even_utilisation is None
+            else round(self.break_even_utilisation, 3),
+            "seed_first_year_range": [round(x) for x in self.seed_first_year],
+            "verdict": self.verdict, "series": self.series,
+        }
+        if self.run_hours is not None:
+            buy_hourly = self.buy.total / (self.buy.horizon_years * HOURS_PER_YEAR * max(self.rent.utilisation
+                                                                                      if self.rent else 1, 1e-6))
+            out["per_run"] = {"hours": round(self.run_hours, 1), "buy": round(buy_hourly * self.run_hours),
+                              "rent": round(self.rent.run_cost(self.run_hours)) if self.rent else None}
+        return out
+
+
+def compare(inv: Inventory, site: Site, prices: Prices, horizon_years: float = 3.0, utilisation: float = 0.7,
+            run_hours: float | None = None) -> Comparison:
+    buy = buy_cost(inv, site, prices, horizon_years, utilisation)
+    rent = rent_cost(inv.gpu, inv.gpus, prices, horizon_years, utilisation)
+    rule = prices.rule("first_year_tco_factor")
+    hardware = buy.capex["servers"]
+    seed = (hardware * float(rule.get("low", 1.6)), hardware * float(rule.get("high", 1.8)))
+    months = util = None
+    series = []
+    for m in range(0, int(horizon_years * 12) + 1):
+        row = {"month": m, "buy": round(buy.capex_total + buy.opex_total_per_year * m / 12)}
+        if rent:
+            row["rent"] = round(rent.per_year * m / 12)
+        series.append(row)
+    if rent:
+        monthly_gap = rent.per_year / 12 - buy.opex_total_per_year / 12
+        months = buy.capex_total / monthly_gap if monthly_gap > 0 else None
+        buy_per_year = (buy.capex_total - buy.residual) / horizon_years + buy.opex_total_per_year
+        util = buy_per_year / (rent.price_per_gpu_hour * inv.gpus * HOURS_PER_YEAR)
+    verdict = _verdict(buy, rent, months, util, horizon_years, utilisation, run_hours)
+    return Comparison(buy, rent, run_hours, prices.currency, seed, verdict, months, util, series)
+
+
+def _verdict(buy: BuyCost, rent: RentCost | None, months: float | None, util: float | None, horizon: float,
+             utilisation: float, run_hours: float | None) -> str:
+    if rent is None:
+        return "buy: no rental offer for this GPU in the price data (add one with --prices)"
+    if months is None:
+        return "rent: renting costs less per month than owning would (power, space, maintenance)"
+    years = months / 12
+    if run_hours is not None and run_hours < 0.25 * HOURS_PER_YEAR and horizon * 12 < months:
+        return (f"rent: the job needs {run_hours / 24:.0f} days; buying pays back only after {months:.0f} months "
+                f"at {utilisation:.0%} utilisation, beyond the {horizon:g}-year horizon")
+    if util is not None and utilisation < util:
+        return (f"rent: at {utilisation:.0%} utilisation owning costs more than renting "
+                f"(break-even utilisation {util:.0%})")
+    if years <= horizon:
+        return (f"buy: pays back in {months:.0f} months at {utilisation:.0%} utilisation, within the "
+                f"{horizon:g}-year horizon (seed: buy for more than two years of steady use)")
+    return (f"rent: buying pays back only after {months:.0f} months ({years:.1f} years), beyond the "
+            f"{horizon:g}-year horizon; break-even utilisation {util:.0%}")

@@ -1,0 +1,88 @@
+"""A plan option's bill of materials: servers, host, storage, network, power, racks, site fit."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from trainsizer.cost.tco import Inventory
+from trainsizer.estimate.memory import default_memory_model, estimate_memory
+from trainsizer.estimate.training_state import training_state
+from trainsizer.hardware.catalog import Accelerator
+from trainsizer.models.architecture import Architecture
+from trainsizer.models.params import count_params
+from trainsizer.scenario import Scenario
+from trainsizer.system.host import HostSizing, size_host
+from trainsizer.system.network import NetworkSizing, size_network
+from trainsizer.system.power import PowerSizing, SiteFit, fit_site, size_power
+from trainsizer.system.sites import Site
+from trainsizer.system.storage import StorageSizing, size_storage
+
+
+@dataclass
+class SystemPlan:
+    gpu: str
+    gpus: int
+    gpus_per_node: int
+    nodes: int
+    host: HostSizing
+    storage: StorageSizing
+    network: NetworkSizing
+    power: PowerSizing
+    site_fit: SiteFit | None
+
+    def inventory(self) -> Inventory:
+        racks = self.site_fit.racks if self.site_fit else math.ceil(self.nodes / 2)
+        return Inventory(self.gpu, self.gpus, self.gpus_per_node, self.nodes, self.storage.capacity_tb,
+                         self.storage.local_nvme_tb_per_node, self.network.nics_per_node,
+                         self.network.leaf_switches + self.network.spine_switches, self.network.cables, racks,
+                         self.power.typical_it_kw, self.network.fabric)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"servers": {"count": self.nodes, "gpu": self.gpu, "gpus_per_server": self.gpus_per_node},
+                "host": self.host.to_dict(), "storage": self.storage.to_dict(), "network": self.network.to_dict(),
+                "power": self.power.to_dict(), "site_fit": self.site_fit.to_dict() if self.site_fit else None}
+
+
+def _offloaded_bytes_per_gpu(sc: Scenario, arch: Architecture, gpu: Accelerator, mp: dict[str, Any]) -> float:
+    if sc.parallel.offload == "none":
+        return 0.0
+    on_gpu = sc.model_copy(update={"parallel": sc.parallel.model_copy(update={"offload": "none"})})
+    full = {c.name: c.bytes for c in estimate_memory(on_gpu, arch, gpu, mp).components}
+    off = {c.name: c.bytes for c in estimate_memory(sc, arch, gpu, mp).components}
+    moved = ("master_weights", "optimizer_states", "gradients", "weights")
+    return sum(max(0.0, full.get(k, 0.0) - off.get(k, 0.0)) for k in moved)
+
+
+def _state_bytes_per_trainable(sc: Scenario, arch: Architecture, mp: dict[str, Any]) -> tuple[int, float]:
+    single = sc.model_copy(update={"parallel": sc.parallel.model_copy(update={
+        "gpus": 1, "tp": 1, "pp": 1, "cp": 1, "zero": 0, "offload": "none", "distributed_optimizer": False,
+        "virtual_pp": 1, "ep": 1})})
+    st = training_state(single, arch, mp)
+    states = st.model_states(0)
+    named = {c.name: c.bytes for c in states.static}
+    extra = named.get("master_weights", 0.0) + named.get("optimizer_states", 0.0) + states.managed_bytes
+    trainable = st.trainable_params
+    return trainable, extra / trainable if trainable else 0.0
+
+
+def size_system(sc: Scenario, arch: Architecture, gpu: Accelerator, tokens_per_s: float, site: Site | None,
+                published_server_kw: float | None = None, mp: dict[str, Any] | None = None) -> SystemPlan:
+    from trainsizer.estimate.step import peak_for
+
+    mp = mp or default_memory_model()
+    gpus = sc.parallel.gpus
+    per_node = sc.gpus_per_node
+    nodes = max(1, math.ceil(gpus / per_node))
+    params = count_params(arch).total
+    host = size_host(params, per_node, nodes, _offloaded_bytes_per_gpu(sc, arch, gpu, mp))
+    trainable, state_bytes = _state_bytes_per_trainable(sc, arch, mp)
+    peak, _, _ = peak_for(gpu, sc.training.precision)
+    storage = size_storage(params, trainable, arch.vocab_size, sc.training.tokens, tokens_per_s, state_bytes,
+                           peak * gpus, nodes)
+    sxm = bool(gpu.form_factor and gpu.form_factor.lower().startswith(("sxm", "oam")))
+    network = size_network(nodes, per_node, gpus, sc.hardware.inter_node, sxm)
+    power = size_power(gpu, per_node, nodes, site.pue if site else 1.0, published_server_kw)
+    fit = fit_site(site, gpu, per_node, nodes, power.node_kw) if site else None
+    return SystemPlan(gpu.id, gpus, per_node, nodes, host, storage, network, power, fit)

@@ -1,0 +1,56 @@
+"""Host RAM and CPU cores per server: the seed's rules beside what the job really needs.
+
+Needs per node: OS and runtime, each training rank's host memory (CUDA host allocations, pinned
+staging buffers), data-loader workers, CPU-offloaded optimizer states / parameters (ZeRO-Offload,
+Ren et al. 2021, arXiv:2101.06840), and one full 16-bit copy of the weights for loading or
+consolidating a checkpoint. Cores: loader workers plus main and NCCL proxy threads per rank.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from trainsizer.system.rules import round_up, sizing_rules
+
+GIB = 2**30
+
+
+@dataclass(frozen=True)
+class HostSizing:
+    ram_gib: float  # per node, rounded to a standard size
+    ram_needed_gib: float
+    ram_breakdown_gib: dict[str, float]
+    cores: int
+    cores_needed: int
+    seed_rule_ram_gib: float
+    seed_rule_text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ram_gib_per_node": self.ram_gib, "ram_needed_gib": round(self.ram_needed_gib, 1),
+                "ram_breakdown_gib": {k: round(v, 1) for k, v in self.ram_breakdown_gib.items()},
+                "cpu_cores_per_node": self.cores, "cpu_cores_needed": self.cores_needed,
+                "seed_rule_ram_gib": round(self.seed_rule_ram_gib, 1), "seed_rule": self.seed_rule_text}
+
+
+def size_host(params: int, gpus_per_node: int, nodes: int, offloaded_bytes_per_gpu: float) -> HostSizing:
+    r = sizing_rules()["host"]
+    breakdown = {
+        "os_and_runtime": r["os_and_runtime_gib"],
+        "training_processes": r["per_gpu_process_gib"] * gpus_per_node,
+        "data_loader_workers": r["loader_workers_per_gpu"] * r["per_worker_gib"] * gpus_per_node,
+        "cpu_offload": offloaded_bytes_per_gpu * gpus_per_node / GIB,
+        "checkpoint_load_and_save": params * 2 / GIB,  # one bf16 copy of the weights on the node
+    }
+    needed = sum(breakdown.values()) * r["headroom"]
+    ram = round_up(needed, r["standard_sizes_gib"])
+    # seed: 参数规模×2以上的内存 (7B -> >=64 GB, 70B -> >=512 GB; multi-node ~1 TB per node):
+    # read as twice the fp32 parameter bytes, rounded up to a standard size; 1 TB per node when multi-node.
+    seed = round_up(2 * params * 4 / GIB, r["standard_sizes_gib"])
+    text = "seed: host RAM >= 2x the parameter bytes (7B -> 64 GB, 70B -> 512 GB)"
+    if nodes > 1:
+        seed = max(seed, 1024)
+        text += "; ~1 TB per node for multi-node"
+    cores_needed = gpus_per_node * (r["loader_workers_per_gpu"] + r["cores_per_gpu_extra"]) + r["cores_os"]
+    cores = int(round_up(cores_needed, r["standard_core_counts"]))
+    return HostSizing(ram, needed, breakdown, cores, cores_needed, seed, text)
