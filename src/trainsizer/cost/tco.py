@@ -185,10 +185,13 @@ class Comparison:
     break_even_months: float | None
     break_even_utilisation: float | None
     series: list[dict[str, float]]
+    fx_sensitivity: dict[str, float] = field(default_factory=dict)  # USD/CNY rate -> buy total
+    seed_checks: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "currency": self.currency, "buy": self.buy.to_dict(),
+            "currency": self.currency, "buy": self.buy.to_dict(), "fx_sensitivity": self.fx_sensitivity,
+            "seed_checks": self.seed_checks,
             "rent": self.rent.to_dict() if self.rent else None,
             "break_even_months": None if self.break_even_months is None else round(self.break_even_months, 1),
             "break_even_utilisation": None if self.break_even_utilisation is None
@@ -224,7 +227,26 @@ def compare(inv: Inventory, site: Site, prices: Prices, horizon_years: float = 3
         buy_per_year = (buy.capex_total - buy.residual) / horizon_years + buy.opex_total_per_year
         util = buy_per_year / (rent.price_per_gpu_hour * inv.gpus * HOURS_PER_YEAR)
     verdict = _verdict(buy, rent, months, util, horizon_years, utilisation, run_hours)
-    return Comparison(buy, rent, run_hours, prices.currency, seed, verdict, months, util, series)
+    comparison = Comparison(buy, rent, run_hours, prices.currency, seed, verdict, months, util, series)
+    # FX sensitivity: prices quoted in the other currency move with the rate (the seed: lock prices early)
+    rate = prices.usd_cny
+    for factor in (0.9, 1.1):
+        shifted = Prices(prices.data, prices.currency, rate * factor)
+        comparison.fx_sensitivity[f"{rate * factor:.3f}"] = round(
+            buy_cost(inv, site, shifted, horizon_years, utilisation).total)
+    hardware_all = sum(buy.capex[k] for k in ("servers", "shared_storage", "local_nvme", "network"))
+    storage = buy.capex["shared_storage"] + buy.capex["local_nvme"]
+    share = prices.rule("storage_share_of_hardware")
+    comparison.seed_checks.append(
+        f"storage is {storage / hardware_all:.1%} of hardware spend here; the seed's rule of thumb is "
+        f"~{float(share.get('value', 0.2)):.0%} (teams that also buy a parallel file system for many jobs)")
+    card = prices.card(inv.gpu)
+    if card:
+        gpu_share = card * inv.gpus / buy.capex["servers"] if buy.capex["servers"] else 0
+        comparison.seed_checks.append(f"GPUs are {gpu_share:.0%} of the server price here; the seed says 40-60 %")
+    comparison.seed_checks.append(
+        f"first-year cost {buy.first_year / max(hardware, 1):.2f}x the server price; the seed budgets 1.6-1.8x")
+    return comparison
 
 
 def _verdict(buy: BuyCost, rent: RentCost | None, months: float | None, util: float | None, horizon: float,

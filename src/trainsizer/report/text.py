@@ -220,6 +220,11 @@ def _print_recommendation(con: Console, options: list[dict[str, Any]], extra: di
         run = cost["per_run"]
         con.print(f"  one training run ({run['hours']:,.0f} h): buy share {_money(run['buy'], cur)}, rent "
                   f"{_money(run['rent'], cur) if run['rent'] is not None else '-'}")
+    if cost.get("fx_sensitivity"):
+        con.print("  FX sensitivity (USD/CNY -> buy total): " + ", ".join(
+            f"{rate}: {_money(v, cur)}" for rate, v in cost["fx_sensitivity"].items()))
+    for check in cost.get("seed_checks", []):
+        con.print(f"  seed: {check}")
     con.print(f"  [bold]verdict[/bold]: {best['verdict']}")
     tl = extra["timeline"]
     con.print(f"  timeline: {tl['total_days'][0]}-{tl['total_days'][1]} days (" +
@@ -230,9 +235,12 @@ def _print_recommendation(con: Console, options: list[dict[str, Any]], extra: di
 
 def _break_even(cost: dict[str, Any]) -> str:
     months, util = cost.get("break_even_months"), cost.get("break_even_utilisation")
-    if months is None or util is None or util > 1:
-        return "never at any utilisation (renting stays cheaper)"
-    return f"after {months:,.0f} months, or above {util:.0%} utilisation"
+    text = "never (renting costs less than owning's running costs)" if months is None \
+        else f"after {months:,.0f} months"
+    if util is not None:
+        text += ("; no utilisation makes owning cheaper within the horizon" if util > 1
+                 else f"; owning is cheaper above {util:.0%} utilisation")
+    return text
 
 
 def print_quotes(data: dict[str, Any]) -> None:
