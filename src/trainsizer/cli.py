@@ -171,34 +171,6 @@ def validate(
     print_validation(results, summary)
 
 
-def _job(path: Path, gpu_ids: list[str] | None) -> Any:
-    """A job: a scenario whose parallel and hardware blocks may be left out (the planner fills them)."""
-    from trainsizer.datafiles import user_yaml
-    from trainsizer.scenario import scenario_from_dict
-
-    data = user_yaml(path, field="job")
-    if not isinstance(data, dict):
-        raise InputError("job", f"{path} must be a YAML mapping with model and training")
-    data.setdefault("parallel", {"gpus": 1})
-    data.setdefault("hardware", {"gpu": (gpu_ids or ["h100-sxm5-80gb"])[0]})
-    for key in ("tp", "pp", "cp", "virtual_pp", "zero", "offload", "sequence_parallel", "distributed_optimizer"):
-        data["parallel"].pop(key, None)  # the planner chooses these
-    data["parallel"]["gpus"] = 1
-    return scenario_from_dict(data, source=str(path))
-
-
-def parse_duration(text: str | None) -> float | None:
-    """'36h', '7d', '90m', '3600s' or plain seconds -> seconds."""
-    if text is None:
-        return None
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-    t = text.strip().lower()
-    try:
-        return float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float(t)
-    except ValueError:
-        raise InputError("--deadline", f"{text!r}; accepted: a number with s, m, h, d or w (e.g. 7d, 36h)") from None
-
-
 @app.command("plan")
 def plan_cmd(
     job: Annotated[Path, typer.Argument(help="Job YAML: a scenario whose parallel and hardware may be left out.")],
@@ -221,42 +193,12 @@ def plan_cmd(
     lang: LangOpt = None,
 ) -> None:
     """Search GPU type x count x node shape x layout; rank what fits with its servers, site fit and cost."""
-    from trainsizer.cost.prices import load_prices
-    from trainsizer.hardware.catalog import load_catalog
-    from trainsizer.models.catalog import resolve_model
-    from trainsizer.plan.recommend import recommend_options, timeline, verification_steps
-    from trainsizer.plan.search import Constraints, plan
-    from trainsizer.report.i18n import resolve_lang
-    from trainsizer.system.sites import default_site_id, get_site, load_sites
+    from trainsizer.plan.pipeline import PlanRequest, load_job, parse_duration, run_plan
 
-    cat = load_catalog(list(catalog or []))
-    for gid in gpu or []:
-        cat.accelerator(gid, "--gpu")
-    all_sites = load_sites(list(sites or []))
-    chosen_site = get_site(site or default_site_id(all_sites), all_sites)
-    money = load_prices(currency or ("CNY" if resolve_lang(lang) == "zh-CN" else "USD"), list(prices or []))
-    scenario = _job(job, gpu)
-    seconds = parse_duration(deadline)
-    if seconds and not scenario.training.tokens:
-        raise InputError("--deadline", "needs training.tokens in the job to compute the time to train")
-    if budget is not None and budget <= 0:
-        raise InputError("--budget", "must be positive")
-    arch = resolve_model(scenario.model)
-    constraints = Constraints(tuple(gpu or ()), max_gpus, gpus_per_node, seconds, top)
-    result = plan(scenario, arch, constraints, cat)
-    recommended = recommend_options(result.options, scenario, arch, chosen_site, money, horizon, utilisation,
-                                    budget, cat)
-    result.options = recommended
-    result.rankings = {k: v[:top] for k, v in _rerank(recommended).items()}
-    result.rankings["recommended"] = _recommended(recommended, seconds is not None)
-    if budget is not None and not recommended:
-        result.suggestions.append(f"nothing fits the budget of {budget:,.0f} {money.currency}: raise it, "
-                                  "rent, or relax --max-gpus / the model")
-    out = result.to_dict()
-    out["recommended_because"] = ("the cheapest option that meets the deadline and fits the site" if seconds
-                                  else "the fastest option that fits the site's racks")
-    out.update({"site": chosen_site.id, "currency": money.currency, "timeline": timeline(),
-                "verification": verification_steps(str(job)), "prices_used": sorted(set(money.used))})
+    req = PlanRequest(tuple(gpu or ()), max_gpus, parse_duration(deadline), gpus_per_node, top, site, budget,
+                      currency, horizon, utilisation, tuple(prices or ()), tuple(sites or ()), tuple(catalog or ()),
+                      lang)
+    result, out = run_plan(load_job(job, gpu), req, str(job))
     if as_json:
         typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
         return
@@ -265,39 +207,37 @@ def plan_cmd(
     print_plan(result, lang, out)
 
 
-def _total_cost(option: dict[str, Any]) -> float:
-    cost = option.get("cost")
-    if not cost:
-        return float("inf")
-    rent = cost["rent"]["total"] if cost.get("rent") else float("inf")
-    return min(cost["buy"]["total"], rent)
+@app.command("report")
+def report_cmd(
+    job: Annotated[Path, typer.Argument(help="Job YAML (parallel and hardware may be left out).")],
+    out: Annotated[Path, typer.Option("--out", help="plan.html, plan.md or plan.json (by extension).")] = Path(
+        "plan.html"),
+    gpu: Annotated[list[str] | None, typer.Option("--gpu", help="Allowed GPU id (repeatable).")] = None,
+    max_gpus: Annotated[int, typer.Option("--max-gpus")] = 64,
+    deadline: Annotated[str | None, typer.Option(help="e.g. 7d (needs tokens).")] = None,
+    site: Annotated[str | None, typer.Option(help="Site id.")] = None,
+    budget: Annotated[float | None, typer.Option()] = None,
+    currency: Annotated[str | None, typer.Option(help="CNY | USD")] = None,
+    horizon: Annotated[float, typer.Option()] = 3.0,
+    utilisation: Annotated[float, typer.Option()] = 0.7,
+    prices: Annotated[list[Path] | None, typer.Option("--prices")] = None,
+    sites: Annotated[list[Path] | None, typer.Option("--sites")] = None,
+    lang: LangOpt = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing output file.")] = False,
+) -> None:
+    """A self-contained report (HTML with charts, Markdown or JSON) people can forward."""
+    from trainsizer.plan.pipeline import PlanRequest, load_job, parse_duration
+    from trainsizer.report.build import build_report, write_report
 
-
-def _recommended(options: list[dict[str, Any]], has_deadline: bool) -> list[int]:
-    """The option to recommend: among those that fit the site and have prices, the cheapest that meets
-    the deadline when one is given, else the fastest."""
-    ok = [i for i, o in enumerate(options) if o.get("cost") and (o["system"].get("site_fit") or {}).get("fits", True)]
-    if not ok:
-        return []
-    if has_deadline:
-        return [min(ok, key=lambda i: _total_cost(options[i]))]
-    return [min(ok, key=lambda i: options[i]["performance"]["step_time_s"])]
-
-
-def _rerank(options: list[dict[str, Any]]) -> dict[str, list[int]]:
-    from trainsizer.plan.search import _pareto
-
-    if not options:
-        return {}
-    idx = list(range(len(options)))
-    by_time = sorted(idx, key=lambda i: options[i]["performance"]["step_time_s"])
-    return {"fastest": by_time,
-            "fewest_gpus": sorted(idx, key=lambda i: (options[i]["hardware"]["gpus"],
-                                                      options[i]["performance"]["step_time_s"])),
-            "best_mfu": sorted(idx, key=lambda i: -options[i]["performance"]["mfu"]),
-            "cheapest_to_buy": sorted((i for i in idx if options[i].get("cost")),
-                                      key=lambda i: options[i]["cost"]["buy"]["total"]),
-            "pareto_time_vs_gpus": _pareto(options)}
+    if out.suffix.lower() not in (".html", ".htm", ".md", ".json"):
+        raise InputError("--out", f"{out.name}: accepted extensions .html, .md, .json")
+    if out.exists() and not overwrite:
+        raise InputError("--out", f"{out} exists; pass --overwrite to replace it")
+    req = PlanRequest(tuple(gpu or ()), max_gpus, parse_duration(deadline), None, 5, site, budget, currency,
+                      horizon, utilisation, tuple(prices or ()), tuple(sites or ()), (), lang)
+    report = build_report(load_job(job, gpu), req, str(job))
+    write_report(report, out)
+    typer.echo(f"wrote {out}")
 
 
 @app.command("quotes")
@@ -315,6 +255,7 @@ def quotes_cmd(
     from trainsizer.cost.quotes import compare_quotes, load_quotes
     from trainsizer.hardware.catalog import load_catalog
     from trainsizer.models.catalog import resolve_model
+    from trainsizer.plan.pipeline import load_job
     from trainsizer.report.i18n import resolve_lang
 
     cat = load_catalog(list(catalog or []))
@@ -324,7 +265,7 @@ def quotes_cmd(
     money = load_prices(currency or ("CNY" if resolve_lang(lang) == "zh-CN" else "USD"), list(prices or []))
     scenario = arch = None
     if job is not None:
-        scenario = _job(job, [offers[0].gpu])
+        scenario = load_job(job, [offers[0].gpu])
         arch = resolve_model(scenario.model)
     results = compare_quotes(offers, money, scenario, arch, cat)
     data = {"currency": money.currency, "quotes": [r.to_dict() for r in results],
@@ -349,13 +290,14 @@ def scale_cmd(
     """Throughput and scaling efficiency vs GPU count for each link option."""
     from trainsizer.hardware.catalog import load_catalog
     from trainsizer.models.catalog import resolve_model
+    from trainsizer.plan.pipeline import load_job
     from trainsizer.plan.scale import scale
 
     cat = load_catalog(list(catalog or []))
     cat.accelerator(gpu, "--gpu")
     if max_gpus < 1 or max_gpus > 4096:
         raise InputError("--max-gpus", f"{max_gpus} is out of range; accepted: 1 to 4096")
-    scenario = _job(job, [gpu])
+    scenario = load_job(job, [gpu])
     curves = scale(scenario, resolve_model(scenario.model), gpu, max_gpus, cat, gpus_per_node)
     if as_json:
         typer.echo(json.dumps({"gpu": gpu, "curves": [c.to_dict() for c in curves]}, indent=2))

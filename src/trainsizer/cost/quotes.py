@@ -107,7 +107,7 @@ def _job_mfu(q: Quote, job: Any, arch: Any, catalog: Any) -> tuple[float, float 
     intra = TOPOLOGY_LINK[q.topology]
     cons = Constraints((q.gpu,), gpus, q.gpus_per_server, None, 1, exact_gpus=gpus, intra_node=intra,
                        inter_node=q.inter_node if q.servers > 1 else None)
-    res = plan(job, arch, cons, catalog)
+    res = plan(job, arch, cons, catalog, with_suggestions=False)
     if not res.options:
         return 0.0, None, None
     best = res.options[0]

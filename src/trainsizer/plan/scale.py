@@ -83,7 +83,7 @@ def scale(job: Scenario, arch: Architecture, gpu_id: str, max_gpus: int = 64, ca
         for count in _counts(max_gpus):
             cons = Constraints((gpu_id,), count, gpus_per_node, None, 1, exact_gpus=count, intra_node=intra,
                                inter_node=inter, data_parallel_only=dp_only)
-            res = plan(job, arch, cons, cat)
+            res = plan(job, arch, cons, cat, with_suggestions=False)
             if not res.options:
                 points.append(ScalePoint(count, None, None, None, None))
                 continue

@@ -179,7 +179,8 @@ def _pareto(options: list[dict[str, Any]]) -> list[int]:
 
 
 def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: Catalog | None = None,
-         memory_params: dict[str, Any] | None = None, perf_params: dict[str, Any] | None = None) -> PlanResult:
+         memory_params: dict[str, Any] | None = None, perf_params: dict[str, Any] | None = None,
+         with_suggestions: bool = True) -> PlanResult:
     from trainsizer.api import estimate
 
     cat = catalog or default_catalog()
@@ -273,7 +274,7 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
                                                              result_options[i]["performance"]["step_time_s"]))[:constraints.top]
         rankings["best_mfu"] = sorted(idx, key=lambda i: -result_options[i]["performance"]["mfu"])[:constraints.top]
         rankings["pareto_time_vs_gpus"] = _pareto(result_options)
-    suggestions = [] if result_options else suggest(job, arch, constraints, cat, mp, pp_)
+    suggestions = [] if result_options or not with_suggestions else suggest(job, arch, constraints, cat, mp, pp_)
     return PlanResult(result_options, suggestions, rankings, evaluated, notes)
 
 
@@ -306,8 +307,8 @@ def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Ca
                       constraints))
     out = []
     for label, sc, cons in tries:
-        res = plan(sc, arch, Constraints(cons.gpus, cons.max_gpus, cons.gpus_per_node, None, 1), cat, mp, pp_) \
-            if label else None
+        res = plan(sc, arch, Constraints(cons.gpus, cons.max_gpus, cons.gpus_per_node, None, 1), cat, mp, pp_,
+                   with_suggestions=False)
         if res and res.options:
             best = res.options[0]
             hw = best["hardware"]

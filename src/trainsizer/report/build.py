@@ -1,0 +1,133 @@
+"""The report: the plan, its charts and every assumption with its source, as data; written as a
+self-contained HTML file (inline CSS and SVG, no CDN), Markdown or JSON."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+from typing import Any
+
+from trainsizer.plan.pipeline import PlanRequest, run_plan
+from trainsizer.report import charts
+from trainsizer.report.i18n import resolve_lang
+from trainsizer.scenario import Scenario
+
+
+def _assumptions(out: dict[str, Any], pick: dict[str, Any] | None) -> list[dict[str, str]]:
+    from trainsizer.datafiles import packaged_yaml
+    from trainsizer.hardware.catalog import default_catalog
+    from trainsizer.system.sites import default_sites
+
+    rows: list[dict[str, str]] = []
+    cat = default_catalog()
+    if pick:
+        gpu = cat.accelerator(pick["hardware"]["gpu"])
+        rows.append({"what": f"GPU {gpu.id}: {gpu.memory_gib:g} GiB, {gpu.dense_tflops.bf16} TFLOPS bf16 dense, "
+                             f"{gpu.memory_bandwidth_gbps:g} GB/s, {gpu.tdp_w:g} W",
+                     "source": gpu.source, "as_of": gpu.as_of})
+        for key in ("intra_node", "inter_node"):
+            link_id = pick["hardware"].get(key)
+            if link_id:
+                link = cat.link(link_id)
+                rows.append({"what": f"link {link.id}: {link.per_direction_gbps:g} GB/s per direction",
+                             "source": link.source, "as_of": link.as_of})
+    site = default_sites().get(out["site"])
+    if site:
+        rows.append({"what": f"site {site.id}: {site.rack_power_kw:g} kW/rack, {site.cooling}, PUE {site.pue:g}, "
+                             f"{site.electricity_price:g} {site.currency}/kWh", "source": site.source,
+                     "as_of": site.as_of})
+    for package, name, label in (("trainsizer.estimate", "memory_model.yaml", "memory model"),
+                                 ("trainsizer.estimate", "performance_model.yaml", "step-time model"),
+                                 ("trainsizer.system", "sizing.yaml", "system sizing"),
+                                 ("trainsizer.plan", "planner.yaml", "planner")):
+        data = packaged_yaml(package, name)
+        for section, body in data.items():
+            if isinstance(body, dict) and body.get("source"):
+                rows.append({"what": f"{label}: {section}", "source": str(body["source"]),
+                             "as_of": str(data.get("as_of", ""))})
+    for used in out.get("prices_used", []):
+        source, _, as_of = used.rpartition(" (as of ")
+        rows.append({"what": "price", "source": source, "as_of": as_of.rstrip(")")})
+    return rows
+
+
+def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> dict[str, Any]:
+    from trainsizer.models.catalog import resolve_model
+    from trainsizer.models.params import count_params
+    from trainsizer.plan.scale import scale
+
+    lang = resolve_lang(req.lang)
+    result, out = run_plan(job, req, job_label)
+    arch = resolve_model(job.model)
+    options = out["options"]
+    pick_idx = (out["rankings"].get("recommended") or [None])[0]
+    pick = options[pick_idx] if pick_idx is not None else (options[0] if options else None)
+    svgs: dict[str, str] = {}
+    if pick:
+        detail = {k: v for k, v in pick["memory"]["detail_gib"].items() if v > 0.005}
+        svgs["memory"] = charts.bar_chart(f"Memory per GPU: {pick['hardware']['gpu']} "
+                                          f"({pick['memory']['device_gib']:.1f} of "
+                                          f"{pick['memory']['capacity_gib']:.0f} GiB on the device)",
+                                          list(detail), list(detail.values()), "GiB")
+        curves = scale(job, arch, pick["hardware"]["gpu"], min(req.max_gpus, 64))
+        # one network per scale-up link keeps the chart readable: the first (fastest) fabric
+        seen: set[tuple[str, bool]] = set()
+        kept = []
+        for c in curves:
+            key = (c.intra_node, c.data_parallel_only)
+            if key not in seen:
+                seen.add(key)
+                kept.append(c)
+        if kept:
+            xs = [pt.gpus for pt in kept[0].points]
+            svgs["scaling"] = charts.line_chart(f"Throughput vs GPU count: {pick['hardware']['gpu']}", xs,
+                                                {c.label: [pt.tokens_per_s for pt in c.points] for c in kept},
+                                                "GPUs", "tokens/s", log_x=True)
+        if pick.get("cost"):
+            series = pick["cost"]["series"]
+            months = [row["month"] for row in series]
+            lines: dict[str, list[float | None]] = {"buy (cumulative)": [row["buy"] for row in series]}
+            if pick["cost"].get("rent"):
+                lines["rent (cumulative)"] = [row.get("rent") for row in series]
+            svgs["cost"] = charts.line_chart(f"Cost over time ({out['currency']})", months, lines, "months",
+                                             out["currency"])
+    if options:
+        y_key = "time_to_train_s" if options[0]["performance"].get("time_to_train_s") else "step_time_s"
+        scale_div = 86400 if y_key == "time_to_train_s" else 1
+        points = [(o["hardware"]["gpus"], o["performance"][y_key] / scale_div, o["hardware"]["gpu"]) for o in options]
+        svgs["pareto"] = charts.pareto_chart("Time to train vs GPUs (Pareto front)" if y_key == "time_to_train_s"
+                                             else "Step time vs GPUs (Pareto front)", points,
+                                             out["rankings"].get("pareto_time_vs_gpus", []), "GPUs",
+                                             "days" if scale_div > 1 else "seconds", log_y=True)
+    counts = count_params(arch)
+    return {
+        "title": f"Training plan: {arch.name or arch.model_type}",
+        "generated": datetime.date.today().isoformat(),
+        "lang": lang,
+        "job": {"model": arch.name or arch.model_type, "params": counts.total, "active_params": counts.active,
+                "method": job.training.method, "precision": job.training.precision,
+                "optimizer": job.training.optimizer, "seq_len": job.training.seq_len,
+                "tokens": job.training.tokens, "source": job_label},
+        "plan": out,
+        "recommended": pick,
+        "charts": svgs,
+        "assumptions": _assumptions(out, pick),
+    }
+
+
+def write_report(report: dict[str, Any], path: Path) -> None:
+    from trainsizer.report.html import render_html
+    from trainsizer.report.markdown import render_markdown
+
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        data = {k: v for k, v in report.items() if k != "charts"}
+        text = json.dumps(data, indent=2, ensure_ascii=False)
+    elif suffix == ".md":
+        text = render_markdown(report)
+    else:
+        text = render_html(report)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)  # never leave a half-written report behind
