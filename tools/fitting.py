@@ -3,41 +3,21 @@ back into a YAML data file in place (comments kept)."""
 
 from __future__ import annotations
 
-import copy
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-Free = Sequence[tuple[str, str, np.ndarray]]  # (dotted section, key, grid)
+from trainsizer.calibrate import Free, coordinate_descent, log_errors
+from trainsizer.calibrate import section as _section
+
 Evaluate = Callable[[list[dict[str, Any]], dict[str, Any]], list[Any]]
 
 
-def _get(params: dict[str, Any], section: str) -> dict[str, Any]:
-    node = params
-    for part in section.split("."):
-        node = node[part]
-    return node
-
-
-def coordinate_descent(loss: Callable[[dict[str, Any]], float], params: dict[str, Any], free: Free,
-                       rounds: int = 3) -> tuple[dict[str, Any], float]:
-    """Minimise ``loss`` one parameter at a time over its grid, repeating until nothing improves."""
-    best_params, best = copy.deepcopy(params), loss(params)
-    for _ in range(rounds):
-        improved = False
-        for section, key, grid in free:
-            for value in grid:
-                trial = copy.deepcopy(best_params)
-                _get(trial, section)[key] = float(value)
-                score = loss(trial)
-                if score < best - 1e-12:
-                    best, best_params, improved = score, trial, True
-        if not improved:
-            break
-    return best_params, best
+def _get(params: dict[str, Any], dotted: str) -> dict[str, Any]:
+    return _section(params, dotted)
 
 
 def write_values(path: Path, params: dict[str, Any], free: Free) -> None:
@@ -59,11 +39,6 @@ def write_values(path: Path, params: dict[str, Any], free: Free) -> None:
             raise SystemExit(f"{section}.{key} not found in {path}")
         text = text[:m.start(2)] + f"{value:g}" + text[m.end(2):]
     path.write_text(text, encoding="utf-8")
-
-
-def log_errors(results: list[Any]) -> np.ndarray:
-    return np.array([np.log(r.predicted / r.measured) for r in results
-                     if not r.excluded_from_fit and r.predicted and r.predicted > 0])
 
 
 def run(argv: list[str], data: Path, default_cases: Path, params: dict[str, Any], free: Free,

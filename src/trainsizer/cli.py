@@ -26,6 +26,8 @@ CatalogOpt = Annotated[list[Path] | None, typer.Option("--catalog", help="Your o
                                                        "(adds or overrides entries); repeatable.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 LangOpt = Annotated[str | None, typer.Option("--lang", help="en | zh-CN (default: from the locale).")]
+CalibrationOpt = Annotated[Path | None, typer.Option("--calibration", help="A profile from `trainsizer calibrate`: "
+                                                     "its fitted parameters replace the shipped ones.")]
 
 
 def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
@@ -106,11 +108,13 @@ def estimate(
     inter_node: Annotated[str | None, typer.Option("--inter-node", help="Link id between nodes, e.g. ib-ndr-400.")
                           ] = None,
     catalog: CatalogOpt = None,
+    calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
     lang: LangOpt = None,
 ) -> None:
     """Per-GPU memory of one training job: breakdown, totals against capacity, fit limits, seed rule."""
     from trainsizer.api import estimate as run_estimate
+    from trainsizer.calibrate import load_calibration
     from trainsizer.hardware.catalog import load_catalog
     from trainsizer.scenario import scenario_from_dict
 
@@ -136,7 +140,8 @@ def estimate(
         model_spec = parsed.model.model_copy(update={"hf_config": str(scenario.parent / parsed.model.hf_config)})
         parsed = parsed.model_copy(update={"model": model_spec})
     cat = load_catalog(list(catalog or []))
-    result = run_estimate(parsed, catalog=cat)
+    memory_params, perf_params = load_calibration(calibration)
+    result = run_estimate(parsed, catalog=cat, memory_params=memory_params, performance_params=perf_params)
     if as_json:
         out = result.to_dict()
         out["scenario_source"] = origin
@@ -150,14 +155,17 @@ def estimate(
 @app.command()
 def validate(
     cases: Annotated[list[Path], typer.Argument(help="Case files (shared/validation/FORMAT.md, 'Case file').")],
+    calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Replay measured cases: predicted vs measured, per-case error, median and p90."""
+    from trainsizer.calibrate import load_calibration
     from trainsizer.validate import load_cases, summarize, validate_cases
 
+    memory_params, perf_params = load_calibration(calibration)
     results = []
     for path in cases:
-        results += validate_cases(load_cases(path))
+        results += validate_cases(load_cases(path), memory_params, perf_params)
     memory = [r for r in results if r.error is not None]
     fitted = [r for r in memory if not r.excluded_from_fit]
     summary = {"all": summarize(memory).to_dict(), "fitted": summarize(fitted).to_dict(),
@@ -189,6 +197,7 @@ def plan_cmd(
     prices: Annotated[list[Path] | None, typer.Option("--prices", help="Your own quotes/prices YAML.")] = None,
     sites: Annotated[list[Path] | None, typer.Option("--sites", help="Your own sites YAML.")] = None,
     catalog: CatalogOpt = None,
+    calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
     lang: LangOpt = None,
 ) -> None:
@@ -197,7 +206,7 @@ def plan_cmd(
 
     req = PlanRequest(tuple(gpu or ()), max_gpus, parse_duration(deadline), gpus_per_node, top, site, budget,
                       currency, horizon, utilisation, tuple(prices or ()), tuple(sites or ()), tuple(catalog or ()),
-                      lang)
+                      lang, calibration)
     result, out = run_plan(load_job(job, gpu), req, str(job))
     if as_json:
         typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
@@ -223,6 +232,7 @@ def report_cmd(
     prices: Annotated[list[Path] | None, typer.Option("--prices")] = None,
     sites: Annotated[list[Path] | None, typer.Option("--sites")] = None,
     lang: LangOpt = None,
+    calibration: CalibrationOpt = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing output file.")] = False,
 ) -> None:
     """A self-contained report (HTML with charts, Markdown or JSON) people can forward."""
@@ -234,7 +244,7 @@ def report_cmd(
     if out.exists() and not overwrite:
         raise InputError("--out", f"{out} exists; pass --overwrite to replace it")
     req = PlanRequest(tuple(gpu or ()), max_gpus, parse_duration(deadline), None, 5, site, budget, currency,
-                      horizon, utilisation, tuple(prices or ()), tuple(sites or ()), (), lang)
+                      horizon, utilisation, tuple(prices or ()), tuple(sites or ()), (), lang, calibration)
     report = build_report(load_job(job, gpu), req, str(job))
     write_report(report, out)
     typer.echo(f"wrote {out}")
@@ -305,6 +315,36 @@ def scale_cmd(
     from trainsizer.report.text import print_scale
 
     print_scale(gpu, curves)
+
+
+@app.command("calibrate")
+def calibrate_cmd(
+    cases: Annotated[list[Path], typer.Argument(help="Measured cases (probe output or published; FORMAT.md).")],
+    out: Annotated[Path, typer.Option("--out", help="Calibration profile to write (YAML).")] = Path(
+        "calibration.yaml"),
+    holdout: Annotated[int, typer.Option(help="Every n-th case is left out of the fit to measure the gain.")] = 3,
+    overwrite: Annotated[bool, typer.Option("--overwrite")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Fit efficiency and memory-overhead parameters to measured cases; write a calibration profile."""
+    from trainsizer.calibrate import calibrate, write_profile
+    from trainsizer.validate import load_cases
+
+    all_cases = [c for path in cases for c in load_cases(path)]
+    if out.exists() and not overwrite:
+        raise InputError("--out", f"{out} exists; pass --overwrite to replace it")
+    result = calibrate(all_cases, holdout)
+    write_profile(result, out, overwrite=True)
+    if as_json:
+        typer.echo(json.dumps({"profile": str(out), "summary": result.summary}, indent=2))
+        return
+    for kind, s in result.summary.items():
+        def pct(x: float | None) -> str:
+            return "-" if x is None else f"{x:.1%}"
+        typer.echo(f"{kind}: fitted on {s['fitted_cases']} cases; held-out median |error| "
+                   f"{pct(s['held_out_median_before'])} -> {pct(s['held_out_median_after'])} "
+                   f"({s['held_out_cases']} cases)")
+    typer.echo(f"wrote {out}; use it with --calibration {out}")
 
 
 @catalog_app.command("gpus")

@@ -62,6 +62,7 @@ class PlanRequest:
     sites: tuple[Path, ...] = ()
     catalogs: tuple[Path, ...] = ()
     lang: str | None = None
+    calibration: Path | None = None
 
 
 def total_cost(option: dict[str, Any]) -> float:
@@ -115,8 +116,12 @@ def run_plan(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> tu
         raise InputError("--deadline", "needs training.tokens in the job to compute the time to train")
     if req.budget is not None and req.budget <= 0:
         raise InputError("--budget", "must be positive")
+    from trainsizer.calibrate import load_calibration
+
     arch = resolve_model(job.model)
-    result = plan(job, arch, Constraints(req.gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top), cat)
+    memory_params, perf_params = load_calibration(req.calibration)
+    result = plan(job, arch, Constraints(req.gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top), cat,
+                  memory_params, perf_params)
     options = recommend_options(result.options, job, arch, site, money, req.horizon_years, req.utilisation,
                                 req.budget, cat)
     result.options = options
