@@ -29,7 +29,7 @@ MAX_GPUS = 1_000_000
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class ModelSpec(_Strict):

@@ -25,13 +25,13 @@ TOPOLOGY_LINK = {"nvswitch": None, "nvlink-pairwise": "pcie5", "pcie": "pcie4"}
 
 
 class StorageOffer(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     included_tb: float = Field(0, ge=0)
     bandwidth_gbps: float | None = Field(None, ge=0)
 
 
 class Split(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     compute: float = Field(ge=0, le=1)
     storage: float = Field(0, ge=0, le=1)
     network: float = Field(0, ge=0, le=1)
@@ -39,7 +39,7 @@ class Split(BaseModel):
 
 
 class Quote(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     name: str
     gpu: str
     gpus_per_server: int = Field(8, gt=0, le=64)

@@ -22,7 +22,7 @@ DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8")
 
 
 class Rates(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     fp32: float | None = None
     tf32: float | None = None
     bf16: float | None = None
@@ -33,7 +33,7 @@ class Rates(BaseModel):
 
 
 class ScaleUp(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     link: str | None = None
     bidirectional_gbps_per_gpu: float | None = None
     max_gpus: int | None = None
@@ -42,7 +42,7 @@ class ScaleUp(BaseModel):
 class Accelerator(BaseModel):
     """One GPU or accelerator. TFLOPS are dense peaks; sparse ones are kept apart."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     id: str
     name: str
     vendor: str = "unknown"
@@ -70,7 +70,7 @@ class Accelerator(BaseModel):
 
 
 class Link(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     id: str
     name: str
     scope: str

@@ -14,7 +14,7 @@ from trainsizer.lookup import unknown_id
 
 
 class Site(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     id: str
     name: str
     rack_power_kw: float = Field(gt=0, le=500)
