@@ -15,8 +15,9 @@ import typer
 from trainsizer.errors import InputError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Size AI training jobs: per-GPU memory, fit limits, and how far the seed guide's "
-                       "rule of thumb is off. Bad input exits 2 with one line naming the field.")
+                  help="Size AI training jobs: per-GPU memory, speed, a searched plan of GPUs and layout, "
+                       "the servers, site fit and rent-or-buy cost. Bad input exits 2 with one line naming "
+                       "the field.")
 catalog_app = typer.Typer(add_completion=False, no_args_is_help=True, help="List the catalogs.")
 app.add_typer(catalog_app, name="catalog")
 
