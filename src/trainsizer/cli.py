@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from trainsizer.errors import InputError
+from trainsizer.probe.burnin.cli import burnin_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Size AI training jobs: per-GPU memory, speed, a searched plan of GPUs and layout, "
@@ -20,6 +21,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                        "the field.")
 catalog_app = typer.Typer(add_completion=False, no_args_is_help=True, help="List the catalogs.")
 app.add_typer(catalog_app, name="catalog")
+app.add_typer(burnin_app, name="burnin")  # `trainsizer burnin [opts] [-- cmd...]`; `trainsizer burnin report RUN.db`
 
 EXAMPLE = "default.yaml"
 

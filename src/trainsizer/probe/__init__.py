@@ -1,0 +1,1 @@
+"""Hardware probes: checks that run on the real machine (burn-in monitor)."""
