@@ -320,6 +320,22 @@ def scale_cmd(
     print_scale(gpu, curves)
 
 
+@app.command("serve")
+def serve_cmd(
+    host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+) -> None:
+    """The local web planner (pip install -e '.[web]'): forms, plan, charts, JSON API with OpenAPI."""
+    if not 1 <= port <= 65535:
+        raise InputError("--port", f"{port}; accepted: 1 to 65535")
+    try:
+        from trainsizer.web.app import serve
+    except ImportError as exc:
+        raise InputError("serve", f"the web planner needs its extra: pip install -e '.[web]' ({exc.name} missing)") \
+            from None
+    serve(host, port)
+
+
 @app.command("calibrate")
 def calibrate_cmd(
     cases: Annotated[list[Path], typer.Argument(help="Measured cases (probe output or published; FORMAT.md).")],

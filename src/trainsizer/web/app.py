@@ -1,0 +1,184 @@
+"""The web planner: ``create_app()`` builds the FastAPI app, ``serve()`` runs it with uvicorn.
+
+JSON API (OpenAPI schema at ``/openapi.json``): ``POST /api/estimate | plan | scale | cost |
+quotes``, ``GET /api/catalog/{models|gpus|links|sites}``. A user mistake is HTTP 422
+``{"field", "message"}`` (pydantic's ``detail`` list is kept beside them), a body over 64 KB is 413,
+a planner busy for longer than the wait limit is 503. The page at ``/`` posts to ``/ui/plan``, which
+answers the same computation as an HTML fragment with its charts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import FastAPI, Query, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from trainsizer.errors import InputError
+from trainsizer.web import schemas as s
+from trainsizer.web import service
+from trainsizer.web.errors import Busy, Limiter, validation_error_body
+from trainsizer.web.labels import resolve
+from trainsizer.web.middleware import MAX_BODY_BYTES, BodyGuard
+
+STATIC = Path(__file__).parent / "static"
+ERRORS: dict[int | str, dict[str, Any]] = {
+    413: {"description": "Request body over 64 KB"},
+    422: {"description": "Invalid input: {field, message}"},
+    503: {"description": "The planner is busy"},
+}
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: an unbounded quantity (e.g. a break-even that never comes) is null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+class SafeJSONResponse(JSONResponse):
+    def render(self, content: Any) -> bytes:
+        try:  # endpoints return plain JSON data (FastAPI serialised it): the fast path
+            text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except (TypeError, ValueError):
+            text = json.dumps(_finite(jsonable_encoder(content)), ensure_ascii=False, allow_nan=False,
+                              separators=(",", ":"))
+        return text.encode("utf-8")
+
+
+def _error(status: int, field: str, message: str, **extra: Any) -> SafeJSONResponse:
+    return SafeJSONResponse({"field": field, "message": message, **extra}, status_code=status)
+
+
+def _install_handlers(app: FastAPI) -> None:
+    @app.exception_handler(InputError)
+    async def input_error(_: Request, exc: InputError) -> SafeJSONResponse:
+        from trainsizer.web.errors import message_of
+
+        return _error(422, exc.field or "body", message_of(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(_: Request, exc: RequestValidationError) -> SafeJSONResponse:
+        errors = list(exc.errors())
+        body = validation_error_body(errors)
+        detail = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in errors[:20]]
+        return _error(422, body["field"], body["message"], detail=detail)
+
+    @app.exception_handler(Busy)
+    async def busy(_: Request, exc: Busy) -> SafeJSONResponse:
+        response = _error(503, "", str(exc))
+        response.headers["Retry-After"] = "5"
+        return response
+
+    @app.exception_handler(ArithmeticError)
+    async def arithmetic(_: Request, exc: ArithmeticError) -> SafeJSONResponse:
+        return _error(422, "body", f"the inputs are outside what the model can compute ({type(exc).__name__})")
+
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, exc: Exception) -> SafeJSONResponse:  # a bug: no traceback to the user
+        return _error(500, "", f"internal error ({type(exc).__name__}); please report the request")
+
+
+def create_app(planner_slots: int = 2, busy_wait_s: float = 10.0, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
+    """The app. ``planner_slots`` planner computations run at once; one that waits ``busy_wait_s`` gets 503."""
+    # FastAPI's /docs and /redoc pages load their scripts from a CDN: off, the page must work offline
+    app = FastAPI(title="trainsizer", version="0.1.0", default_response_class=SafeJSONResponse,
+                  docs_url=None, redoc_url=None,
+                  description="Size GPU training jobs: per-GPU memory, step time, plans, servers, site fit and "
+                              "cost. Errors name the field: 422 {field, message}.")
+    limiter = Limiter(planner_slots, busy_wait_s)
+    app.state.limiter = limiter
+    _install_handlers(app)
+    app.add_middleware(BodyGuard, max_bytes=max_body_bytes)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.post("/api/estimate", responses=ERRORS, tags=["api"])
+    def estimate(req: s.EstimateIn) -> dict[str, Any]:
+        """Per-GPU memory, fit limits and step time of one scenario (shared/validation/FORMAT.md)."""
+        with limiter.slot():
+            return service.estimate(req)
+
+    @app.post("/api/plan", responses=ERRORS, tags=["api"])
+    def plan(req: s.PlanIn) -> dict[str, Any]:
+        """Search GPU type x count x node shape x layout; rank with servers, site fit and cost."""
+        with limiter.slot():
+            return service.plan(req).out
+
+    @app.post("/api/scale", responses=ERRORS, tags=["api"])
+    def scale(req: s.ScaleIn) -> dict[str, Any]:
+        """Tokens/s and scaling efficiency vs GPU count, per link option."""
+        with limiter.slot():
+            return service.scale(req)
+
+    @app.post("/api/cost", responses=ERRORS, tags=["api"])
+    def cost(req: s.CostIn) -> dict[str, Any]:
+        """Servers, site fit and rent vs buy of one hardware option (the job's fastest layout on it)."""
+        with limiter.slot():
+            return service.cost(req)
+
+    @app.post("/api/quotes", responses=ERRORS, tags=["api"])
+    def quotes(req: s.QuotesIn) -> dict[str, Any]:
+        """Rental offers compared on delivered compute and per training run, with risk flags."""
+        with limiter.slot():
+            return service.quotes(req)
+
+    @app.get("/api/catalog/{kind}", tags=["api"])
+    async def catalog(kind: Literal["models", "gpus", "links", "sites"]) -> list[dict[str, Any]]:
+        """The catalogs: model presets, GPUs, links, sites."""
+        return service.catalog(kind)
+
+    @app.post("/ui/plan", response_class=HTMLResponse, responses=ERRORS, tags=["page"])
+    def ui_plan(req: s.UiPlanIn, lang: str | None = Query(None, max_length=10)) -> HTMLResponse:
+        """The page's result: the plan as an HTML fragment with its charts."""
+        from trainsizer.web.render import plan_fragment
+
+        chosen = resolve(lang)
+        with limiter.slot():
+            outcome = service.plan(req)
+            curves, gpu = None, None
+            if req.scale:
+                options, rec = outcome.out["options"], outcome.out["rankings"].get("recommended", [])
+                gpu = (options[rec[0]] if rec else options[0])["hardware"]["gpu"] if options else (
+                    req.constraints.gpus[0] if req.constraints.gpus else None)
+                if gpu:
+                    curves = service.scale_curves(outcome.scenario, outcome.arch, gpu,
+                                                  min(req.constraints.max_gpus, s.MAX_SCALE_GPUS),
+                                                  req.constraints.gpus_per_node)
+        return HTMLResponse(plan_fragment(outcome.out, chosen, curves, gpu))
+
+    @app.get("/", response_class=HTMLResponse, tags=["page"])
+    async def index(request: Request, lang: str | None = Query(None, max_length=10)) -> HTMLResponse:
+        """The planner page."""
+        return HTMLResponse(_index_html(resolve(lang, request.headers.get("accept-language"))))
+
+    return app
+
+
+@cache
+def _index_html(lang: str) -> str:
+    from trainsizer.models.catalog import model_ids
+    from trainsizer.system.sites import default_site_id, load_sites
+    from trainsizer.web.render import index_page
+
+    sites = load_sites()
+    gpus = service.catalog("gpus")
+    return index_page(lang, model_ids(), gpus, [site.model_dump() for site in sites.values()],
+                      default_site_id(sites))
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Run the planner with uvicorn (loopback by default: it has no authentication)."""
+    import uvicorn
+
+    uvicorn.run(create_app(), host=host, port=port, log_level="info")

@@ -1,0 +1,153 @@
+"""Every user mistake becomes HTTP 422 ``{"field": ..., "message": ...}``; the field is named as in the
+request body (``job.training.micro_batch_size``, ``constraints.max_gpus``), so the page can show the
+message beside the input it names.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from trainsizer.errors import InputError
+
+# the library names some fields by their CLI flag; the web request names them by their body key
+FLAG_FIELDS = {
+    "--max-gpus": "constraints.max_gpus", "--gpus-per-node": "constraints.gpus_per_node",
+    "--deadline": "constraints.deadline_days", "--site": "constraints.site", "--currency": "constraints.currency",
+    "--gpu": "constraints.gpus", "--budget": "constraints.budget", "--utilisation": "constraints.utilisation",
+    "--horizon": "constraints.horizon_years",
+}
+JOB_SECTIONS = ("model", "training", "parallel", "hardware")
+
+
+class Busy(Exception):
+    """Every planner slot stayed taken for longer than the wait limit (HTTP 503)."""
+
+
+def message_of(exc: InputError) -> str:
+    text = str(exc)
+    prefix = f"{exc.field}: "
+    return text[len(prefix):] if exc.field and text.startswith(prefix) else text
+
+
+def renamed(field: str, flags: dict[str, str] | None = None, job_prefix: str | None = None) -> str:
+    if flags and field in flags:
+        return flags[field]
+    if job_prefix and field.split(".", 1)[0].split("[", 1)[0] in JOB_SECTIONS:
+        return f"{job_prefix}.{field}"
+    return field
+
+
+@contextmanager
+def fields(flags: dict[str, str] | None = None, job_prefix: str | None = None) -> Iterator[None]:
+    """Re-raise InputErrors with the field renamed to its place in the request body."""
+    try:
+        yield
+    except InputError as exc:
+        new = renamed(exc.field, flags, job_prefix)
+        if new == exc.field:
+            raise
+        raise InputError(new, message_of(exc)) from None
+
+
+def _loc_to_field(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts: list[str] = []
+    for p in loc:
+        if p == "body" and not parts:
+            continue
+        if isinstance(p, int):
+            if parts:
+                parts[-1] += f"[{p}]"
+            continue
+        text = str(p)
+        if "[" in text or "(" in text or text in ("str", "InlineGpu", "InlineGpuIn", "int", "float"):
+            continue  # pydantic's union branch names
+        parts.append(text)
+    return ".".join(parts)
+
+
+def _most_specific(errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first error, unless it is a union branch's type mismatch (``hardware.gpu`` is not a string)
+    while another branch got further (``hardware.gpu.bf16_tflops`` is out of range): then that one."""
+    first = errors[0]
+    loc = tuple(first.get("loc", ()))
+    if str(first.get("type", "")).endswith("_type") and len(loc) > 1:
+        parent = loc[:-1]
+        for err in errors[1:]:
+            other = tuple(err.get("loc", ()))
+            if other[:len(parent)] == parent and len(other) > len(loc):
+                return err
+    return first
+
+
+def validation_error_body(errors: list[dict[str, Any]]) -> dict[str, str]:
+    """``field`` and ``message`` of the first pydantic error, in the same words as the CLI's."""
+    if not errors:
+        return {"field": "body", "message": "invalid request"}
+    err = _most_specific(errors)
+    field = _loc_to_field(err.get("loc", ()))
+    kind = err.get("type", "")
+    msg = str(err.get("msg", "invalid"))
+    if kind == "extra_forbidden":
+        key = field.rsplit(".", 1)[-1]
+        return {"field": field, "message": f"unknown key {key!r}"}
+    if kind == "missing":
+        return {"field": field, "message": "is required"}
+    if kind == "json_invalid":
+        return {"field": "body", "message": f"malformed JSON: {err.get('ctx', {}).get('error', msg)}"}
+    if kind == "value_error":
+        text = msg.removeprefix("Value error, ")
+        head = text.split(" ", 1)[0]
+        if head.endswith(":") and head[:-1].replace("_", "").replace(".", "").isalnum():
+            sub, rest = text.split(":", 1)
+            return {"field": f"{field}.{sub}" if field else sub, "message": rest.strip()}
+        return {"field": field or "body", "message": text}
+    given = err.get("input")
+    shown = repr(given) if isinstance(given, int | float | str | bool) and len(repr(given)) < 60 else None
+    return {"field": field or "body", "message": msg + (f" (got {shown})" if shown else "")}
+
+
+class Limiter:
+    """At most ``slots`` planner computations at once, granted first come first served (a freed slot is
+    handed to the longest waiter, so no request starves behind newer ones); one that waits ``wait_s``
+    raises Busy (HTTP 503)."""
+
+    def __init__(self, slots: int = 2, wait_s: float = 10.0):
+        self._lock = threading.Lock()
+        self._free = slots
+        self._waiting: deque[threading.Event] = deque()
+        self.wait_s = wait_s
+
+    def _acquire(self) -> bool:
+        with self._lock:
+            if self._free and not self._waiting:
+                self._free -= 1
+                return True
+            turn = threading.Event()
+            self._waiting.append(turn)
+        if turn.wait(self.wait_s):
+            return True
+        with self._lock:
+            if turn.is_set():  # granted just as the wait ran out
+                return True
+            self._waiting.remove(turn)
+            return False
+
+    def _release(self) -> None:
+        with self._lock:
+            if self._waiting:
+                self._waiting.popleft().set()  # the slot passes straight to the next in line
+            else:
+                self._free += 1
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        if not self._acquire():
+            raise Busy(f"the planner is busy (all slots taken for {self.wait_s:g} s); retry shortly")
+        try:
+            yield
+        finally:
+            self._release()

@@ -1,0 +1,197 @@
+/* trainsizer planner page: form -> JSON -> POST ui/plan -> server-rendered result (charts are SVG).
+   Errors come back as {field, message}; the message is shown beside the input whose data-field
+   names that field. No framework, no network access beyond this server. */
+(function () {
+  "use strict";
+  var form = document.getElementById("plan-form");
+  var result = document.getElementById("result");
+  var statusEl = document.getElementById("status");
+  var lang = document.documentElement.getAttribute("data-lang") || "en";
+  var ui = JSON.parse(document.getElementById("ui-labels").textContent);
+  var STATE_KEY = "trainsizer-planner-state";
+  var picked = [];
+
+  function byId(id) { return document.getElementById(id); }
+  function val(id) { var el = byId(id); return el ? el.value.trim() : ""; }
+  function num(id, integer) {
+    var v = val(id);
+    if (v === "") { return undefined; }
+    var n = Number(v);
+    if (!isFinite(n)) { return v; }  /* the server names the field and says what it accepts */
+    return integer && Number.isInteger(n) ? n : n;
+  }
+  function put(obj, key, value) { if (value !== undefined && value !== "") { obj[key] = value; } }
+
+  function collect() {
+    var model = {};
+    var config = val("model-config");
+    if (config) {
+      try { model.architecture = JSON.parse(config); } catch (e) {
+        throw { field: "job.model.architecture", message: ui.invalid_json + ": " + e.message };
+      }
+    } else {
+      model.preset = val("model-preset");
+    }
+    var training = {};
+    var method = val("method");
+    put(training, "method", method);
+    put(training, "precision", val("precision"));
+    put(training, "optimizer", val("optimizer"));
+    put(training, "micro_batch_size", num("micro-batch", true));
+    put(training, "seq_len", num("seq-len", true));
+    put(training, "global_batch_size", num("global-batch", true));
+    put(training, "tokens", num("tokens", false));
+    put(training, "activation_checkpointing", val("checkpointing"));
+    put(training, "quantization", val("quantization"));
+    if (method === "lora" || method === "qlora") {
+      var lora = {};
+      put(lora, "rank", num("lora-rank", true));
+      put(lora, "targets", val("lora-targets"));
+      training.lora = lora;
+    }
+    var constraints = {};
+    var gpus = Array.prototype.map.call(byId("gpus").selectedOptions, function (o) { return o.value; });
+    if (gpus.length) { constraints.gpus = gpus; }
+    put(constraints, "max_gpus", num("max-gpus", true));
+    put(constraints, "gpus_per_node", num("gpus-per-node", true));
+    put(constraints, "budget", num("budget", false));
+    put(constraints, "currency", val("currency"));
+    put(constraints, "deadline_days", num("deadline-days", false));
+    put(constraints, "site", val("site"));
+    put(constraints, "horizon_years", num("horizon", false));
+    put(constraints, "utilisation", num("utilisation", false));
+    return { job: { model: model, training: training }, constraints: constraints, scale: byId("want-scale").checked };
+  }
+
+  function clearErrors() {
+    Array.prototype.forEach.call(document.querySelectorAll(".field-error"), function (el) { el.textContent = ""; });
+    Array.prototype.forEach.call(document.querySelectorAll("[aria-invalid]"), function (el) {
+      el.removeAttribute("aria-invalid");
+    });
+  }
+
+  /* the error element for a field: an exact match, else the longest one whose field is a prefix */
+  function errorElementFor(field) {
+    var best = null, bestLen = -1;
+    Array.prototype.forEach.call(document.querySelectorAll("[data-error-for]"), function (el) {
+      var f = el.getAttribute("data-error-for");
+      if (!f) { return; }
+      var bare = field.replace(/\[\d+\]/g, "");
+      if ((bare === f || bare.indexOf(f + ".") === 0 || bare.indexOf(f + "[") === 0) && f.length > bestLen) {
+        best = el; bestLen = f.length;
+      }
+    });
+    return best || byId("error-form");
+  }
+
+  function showError(field, message) {
+    var el = errorElementFor(field || "");
+    el.textContent = message + (el.id === "error-form" && field ? " (" + field + ")" : "");
+    var input = document.querySelector('[data-field="' + el.getAttribute("data-error-for") + '"]');
+    if (input) { input.setAttribute("aria-invalid", "true"); }
+    el.scrollIntoView({ block: "center" });
+  }
+
+  function setStatus(text, busy) {
+    statusEl.textContent = text;
+    form.setAttribute("aria-busy", busy ? "true" : "false");
+    byId("submit").disabled = !!busy;
+  }
+
+  function renderCompare() {
+    var grid = byId("compare-grid");
+    if (!grid) { return; }
+    grid.innerHTML = "";
+    picked.forEach(function (i) {
+      var card = document.querySelector('#option-cards .option-card[data-index="' + i + '"]');
+      if (card) { grid.appendChild(card.cloneNode(true)); }
+    });
+    grid.setAttribute("data-count", String(grid.children.length));
+  }
+
+  function initCompare() {
+    picked = [];
+    var boxes = document.querySelectorAll(".compare-pick");
+    Array.prototype.forEach.call(boxes, function (box) {
+      if (box.checked) { picked.push(box.getAttribute("data-index")); }
+      box.addEventListener("change", function () {
+        var i = box.getAttribute("data-index");
+        picked = picked.filter(function (p) { return p !== i; });
+        if (box.checked) {
+          picked.push(i);
+          while (picked.length > 2) {
+            var old = picked.shift();
+            var oldBox = document.querySelector('.compare-pick[data-index="' + old + '"]');
+            if (oldBox) { oldBox.checked = false; }
+          }
+        }
+        renderCompare();
+      });
+    });
+    renderCompare();
+  }
+
+  function submit() {
+    clearErrors();
+    var body;
+    try { body = collect(); } catch (err) { showError(err.field, err.message); return; }
+    setStatus(ui.planning, true);
+    fetch("ui/plan?lang=" + encodeURIComponent(lang), {
+      method: "POST", headers: { "Content-Type": "application/json", "Accept": "text/html" },
+      body: JSON.stringify(body)
+    }).then(function (resp) {
+      if (resp.ok) {
+        return resp.text().then(function (html) {
+          result.innerHTML = html;
+          result.setAttribute("data-state", "done");
+          initCompare();
+          setStatus("", false);
+          saveState(true);
+        });
+      }
+      return resp.text().then(function (text) {
+        var data = {};
+        try { data = JSON.parse(text); } catch (e) { data = { message: text }; }
+        setStatus("", false);
+        if (result.getAttribute("data-state") === "done") { result.setAttribute("data-state", "stale"); }
+        if (resp.status === 503) { showError("", ui.busy); return; }
+        showError(data.field || "", data.message || (ui.failed + " (HTTP " + resp.status + ")"));
+      });
+    }).catch(function (err) {
+      setStatus("", false);
+      showError("", ui.failed + ": " + err);
+    });
+  }
+
+  function saveState(submitted) {
+    var values = {};
+    Array.prototype.forEach.call(form.querySelectorAll("input, select, textarea"), function (el) {
+      if (!el.id) { return; }
+      if (el.type === "checkbox") { values[el.id] = el.checked; }
+      else if (el.multiple) { values[el.id] = Array.prototype.map.call(el.selectedOptions, function (o) { return o.value; }); }
+      else { values[el.id] = el.value; }
+    });
+    try { sessionStorage.setItem(STATE_KEY, JSON.stringify({ values: values, submitted: submitted })); } catch (e) { /* private mode */ }
+  }
+
+  function restoreState() {
+    var raw = null;
+    try { raw = sessionStorage.getItem(STATE_KEY); } catch (e) { return false; }
+    if (!raw) { return false; }
+    var state = JSON.parse(raw);
+    Object.keys(state.values || {}).forEach(function (id) {
+      var el = byId(id), v = state.values[id];
+      if (!el) { return; }
+      if (el.type === "checkbox") { el.checked = !!v; }
+      else if (el.multiple) { Array.prototype.forEach.call(el.options, function (o) { o.selected = v.indexOf(o.value) >= 0; }); }
+      else { el.value = v; }
+    });
+    return !!state.submitted;
+  }
+
+  form.addEventListener("submit", function (ev) { ev.preventDefault(); submit(); });
+  Array.prototype.forEach.call(document.querySelectorAll("nav.lang a[data-lang]"), function (a) {
+    a.addEventListener("click", function () { saveState(result.getAttribute("data-state") === "done"); });
+  });
+  if (restoreState()) { submit(); }
+}());

@@ -1,0 +1,375 @@
+"""The web planner's JSON API and page through FastAPI's TestClient, and schemathesis over its OpenAPI
+schema: every endpoint answers with the documented keys, a user mistake is 422 naming the field, a
+body over 64 KB is 413, a busy planner is 503, and no generated input gets a 5xx."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+pytest.importorskip("jinja2")
+
+with warnings.catch_warnings():  # starlette's TestClient nudges towards httpx2; httpx is what is installed
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from fastapi.testclient import TestClient
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+from trainsizer.web.app import create_app  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+APP = create_app()
+TRAINING = {"method": "lora", "precision": "bf16-true", "micro_batch_size": 1, "seq_len": 2048,
+            "global_batch_size": 16, "activation_checkpointing": "full", "tokens": 1.0e8,
+            "lora": {"rank": 16, "targets": "all-linear"}}
+JOB = {"model": {"preset": "qwen2.5-1.5b"}, "training": TRAINING}
+SCENARIO = {**JOB, "parallel": {"gpus": 1}, "hardware": {"gpu": "rtx-4090-24gb"}}
+QUOTE = {"name": "8x RTX 4090, hourly", "gpu": "rtx-4090-24gb", "gpus_per_server": 8, "price": 1.98,
+         "unit": "gpu-hour", "currency": "CNY", "billing": "per-second", "topology": "pcie"}
+LLAMA_CONFIG = {"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32,
+                "num_key_value_heads": 8, "intermediate_size": 8192, "vocab_size": 128256,
+                "tie_word_embeddings": True, "hidden_act": "silu"}
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(APP) as c:
+        yield c
+
+
+def with_(data: dict, dotted: str, value: object) -> dict:
+    out = copy.deepcopy(data)
+    *path, key = dotted.split(".")
+    target = out
+    for p in path:
+        target = target.setdefault(p, {})
+    if value is None:
+        target.pop(key, None)
+    else:
+        target[key] = value
+    return out
+
+
+def assert_field(resp, field: str, status: int = 422) -> dict:
+    assert resp.status_code == status, resp.text
+    body = resp.json()
+    assert body["field"] == field, body
+    assert body["message"], body
+    return body
+
+
+# --- the page -------------------------------------------------------------------------------------------
+
+def test_page_has_the_form_and_offline_assets(client):
+    resp = client.get("/")
+    assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/html")
+    html = resp.text
+    for testid in ("plan-form", "model-preset", "model-config", "micro-batch", "gpus", "max-gpus", "site",
+                   "submit", "error-micro-batch", "lang-zh"):
+        assert f'data-testid="{testid}"' in html
+    assert "qwen2.5-7b" in html and "rtx-4090-24gb" in html  # datalist of presets, GPU multi-select
+    assert "http://" not in html and "https://" not in html  # nothing from a CDN
+    for asset in ("/static/app.js", "/static/style.css"):
+        assert client.get(asset).status_code == 200
+
+
+def test_page_in_chinese(client):
+    html = client.get("/?lang=zh-CN").text
+    assert 'lang="zh-CN"' in html and "微批大小" in html and "开始规划" in html
+    assert "微批大小" in client.get("/", headers={"Accept-Language": "zh-CN,zh;q=0.9"}).text
+    assert "Micro-batch size" in client.get("/?lang=fr").text
+
+
+def test_ui_plan_fragment_has_charts_and_rankings(client):
+    body = {"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb"], "max_gpus": 4}, "scale": True}
+    resp = client.post("/ui/plan?lang=zh-CN", json=body)
+    assert resp.status_code == 200, resp.text
+    html = resp.text
+    for chart in ("chart-memory", "chart-cost", "chart-pareto", "chart-scale"):
+        assert f'data-testid="{chart}"' in html
+    assert html.count("<svg") >= 4
+    assert 'data-testid="rankings-table"' in html and 'data-testid="ranking-row"' in html
+    assert "推荐方案" in html and 'data-testid="compare-pick"' in html
+
+
+def test_ui_plan_without_tokens_or_options(client):
+    html = client.post("/ui/plan", json={"job": with_(JOB, "training.tokens", None)}).text
+    assert 'data-testid="recommendation"' in html
+    heavy = {"job": {"model": {"preset": "llama-3.1-405b"}, "training": {"method": "full", "micro_batch_size": 1,
+                                                                       "seq_len": 8192}},
+             "constraints": {"gpus": ["rtx-4090-24gb"], "max_gpus": 2}}
+    resp = client.post("/ui/plan", json=heavy)
+    assert resp.status_code == 200 and 'data-testid="nothing-fits"' in resp.text
+
+
+def test_ui_plan_error_is_json_naming_the_field(client):
+    body = {"job": with_(JOB, "training.micro_batch_size", 0)}
+    assert_field(client.post("/ui/plan", json=body), "job.training.micro_batch_size")
+
+
+# --- JSON API ---------------------------------------------------------------------------------------------
+
+def test_openapi_lists_every_endpoint(client):
+    paths = client.get("/openapi.json").json()["paths"]
+    for path in ("/api/estimate", "/api/plan", "/api/scale", "/api/cost", "/api/quotes", "/api/catalog/{kind}"):
+        assert path in paths
+
+
+def test_no_cdn_docs_pages(client):
+    assert client.get("/docs").status_code == 404 and client.get("/redoc").status_code == 404  # they need a CDN
+
+
+def test_estimate(client):
+    resp = client.post("/api/estimate", json=SCENARIO)
+    assert resp.status_code == 200, resp.text
+    out = resp.json()
+    assert {"memory", "model", "hardware", "training", "rule_of_thumb", "performance", "limits"} <= set(out)
+    assert out["memory"]["fits"] is True and out["memory"]["detail_gib"]
+    assert out["performance"]["tokens_per_s"] > 0
+
+
+def test_estimate_inline_architecture(client):
+    resp = client.post("/api/estimate", json=with_(SCENARIO, "model", {"architecture": LLAMA_CONFIG}))
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["model"]["model_type"] == "llama"
+
+
+@pytest.mark.parametrize(("dotted", "value", "field"), [
+    ("training.micro_batch_size", 0, "training.micro_batch_size"),
+    ("training.method", "dpo", "training.method"),
+    ("hardware.gpu", "rtx-4090", "hardware.gpu"),
+    ("model", {"preset": "llama-9"}, "model.preset"),
+    ("model", {"hf_config": "/etc/passwd"}, "model.hf_config"),  # no server-side file reads
+    ("model", {"architecture": {"model_type": "llama"}}, "model.architecture.hidden_size"),
+    ("parallel.tp", 3, "parallel.gpus"),
+    ("training.quantization", "nf4", "training.quantization"),
+    ("training.seq_len", 10**9, "training.seq_len"),
+    ("training.typo", 1, "training.typo"),
+    ("model", {"architecture": LLAMA_CONFIG | {"num_hidden_layers": 100_000}},
+     "model.architecture.num_hidden_layers"),  # per-layer work: bounded over HTTP
+    ("hardware.gpu", {"name": "x", "memory_gib": 24, "bf16_tflops": 1e300}, "hardware.gpu.bf16_tflops"),
+])
+def test_estimate_bad_input_names_the_field(client, dotted, value, field):
+    assert_field(client.post("/api/estimate", json=with_(SCENARIO, dotted, value)), field)
+
+
+def test_plan(client):
+    body = {"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb"], "max_gpus": 8, "currency": "CNY"}}
+    resp = client.post("/api/plan", json=body)
+    assert resp.status_code == 200, resp.text
+    out = resp.json()
+    assert {"options", "suggestions", "rankings", "candidates_evaluated", "recommended_because", "site", "currency",
+            "timeline", "verification", "prices_used"} <= set(out)
+    assert out["currency"] == "CNY" and out["options"]
+    rec = out["options"][out["rankings"]["recommended"][0]]
+    assert {"hardware", "parallel", "memory", "performance", "system", "cost", "verdict"} <= set(rec)
+    assert rec["hardware"]["gpu"] == "rtx-4090-24gb" and rec["hardware"]["gpus"] <= 8
+    assert rec["cost"]["series"] and rec["memory"]["detail_gib"]
+    assert {"fastest", "fewest_gpus", "best_mfu", "pareto_time_vs_gpus"} <= set(out["rankings"])
+
+
+def test_plan_deadline_and_budget(client):
+    body = {"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb"], "max_gpus": 8, "deadline_days": 30}}
+    out = client.post("/api/plan", json=body).json()
+    assert "deadline" in out["recommended_because"]
+    body["constraints"]["budget"] = 1
+    out = client.post("/api/plan", json=body).json()
+    assert out["options"] == [] and any("budget" in s for s in out["suggestions"])
+
+
+@pytest.mark.parametrize(("constraints", "job", "field"), [
+    ({"max_gpus": 2048}, JOB, "constraints.max_gpus"),
+    ({"max_gpus": 0}, JOB, "constraints.max_gpus"),
+    ({"gpus": ["h100"]}, JOB, "constraints.gpus[0]"),
+    ({"gpus": ["rtx-4090-24gb"] * 17}, JOB, "constraints.gpus"),
+    ({"site": "the-moon"}, JOB, "constraints.site"),
+    ({"gpus_per_node": 3}, JOB, "constraints.gpus_per_node"),
+    ({"currency": "EUR"}, JOB, "constraints.currency"),
+    ({"utilisation": 1.5}, JOB, "constraints.utilisation"),
+    ({"deadline_days": 7}, with_(JOB, "training.tokens", None), "constraints.deadline_days"),
+    ({}, with_(JOB, "training.micro_batch_size", 0), "job.training.micro_batch_size"),
+    ({}, with_(JOB, "training.method", "qlora"), "job.training.quantization"),
+    ({}, with_(JOB, "model", {"preset": "gpt-5"}), "job.model.preset"),
+    ({}, with_(JOB, "model", {}), "job.model"),
+    ({}, with_(JOB, "training.global_batch_size", 3) | {}, "job.training.global_batch_size"),
+])
+def test_plan_bad_input_names_the_field(client, constraints, job, field):
+    if field == "job.training.global_batch_size":
+        job = with_(job, "training.micro_batch_size", 2)
+    assert_field(client.post("/api/plan", json={"job": job, "constraints": constraints}), field)
+
+
+def test_scale(client):
+    resp = client.post("/api/scale", json={"job": JOB, "gpu": "rtx-4090-24gb", "max_gpus": 4})
+    assert resp.status_code == 200, resp.text
+    out = resp.json()
+    assert out["gpu"] == "rtx-4090-24gb" and out["curves"]
+    assert [p["gpus"] for p in out["curves"][0]["points"]] == [1, 2, 4]
+    assert {"label", "intra_node", "inter_node", "points", "verdicts"} <= set(out["curves"][0])
+    assert_field(client.post("/api/scale", json={"job": JOB, "gpu": "rtx-4090-24gb", "max_gpus": 65}), "max_gpus")
+    assert_field(client.post("/api/scale", json={"job": JOB, "gpu": "rtx4090"}), "gpu")
+
+
+def test_cost(client):
+    body = {"job": JOB, "gpu": "rtx-4090-24gb", "gpus": 4, "gpus_per_node": 4, "currency": "CNY",
+            "site": "chengdu-legacy-colo"}
+    resp = client.post("/api/cost", json=body)
+    assert resp.status_code == 200, resp.text
+    out = resp.json()
+    assert out["currency"] == "CNY" and out["site"] == "chengdu-legacy-colo"
+    option = out["option"]
+    assert option["hardware"]["gpus"] == 4 and option["system"]["site_fit"]["site"] == "chengdu-legacy-colo"
+    assert {"buy", "rent", "series", "verdict"} <= set(option["cost"]) and option["cost"]["per_run"]["hours"] > 0
+
+
+def test_cost_bad_input(client):
+    huge = with_(JOB, "model", {"preset": "llama-3.1-70b"})
+    huge = with_(huge, "training", {"method": "full", "micro_batch_size": 1, "seq_len": 4096})
+    assert_field(client.post("/api/cost", json={"job": huge, "gpu": "rtx-4090-24gb", "gpus": 1}), "gpus")
+    assert_field(client.post("/api/cost", json={"job": JOB, "gpu": "rtx-4090-24gb", "gpus": 12,
+                                                "gpus_per_node": 8}), "gpus")
+    assert_field(client.post("/api/cost", json={"job": JOB, "gpu": "rtx-4090-24gb", "horizon_years": 0}),
+                 "horizon_years")
+
+
+def test_quotes(client):
+    second = QUOTE | {"name": "8x H100, monthly", "gpu": "h100-sxm5-80gb", "price": 90000, "unit": "server-month",
+                      "billing": "monthly", "topology": "nvswitch", "replacement_sla_hours": 24}
+    resp = client.post("/api/quotes", json={"quotes": [QUOTE, second], "currency": "CNY"})
+    assert resp.status_code == 200, resp.text
+    out = resp.json()
+    assert out["currency"] == "CNY" and len(out["quotes"]) == 2 and "0.35" in out["mfu_basis"]
+    assert {"name", "price_per_gpu_hour", "delivered_pflops", "cost_per_delivered_pflop_hour", "flags"} <= set(
+        out["quotes"][0])
+    with_job = client.post("/api/quotes", json={"quotes": [QUOTE], "job": JOB}).json()
+    assert with_job["quotes"][0]["run_cost"] is not None and "best layout" in with_job["mfu_basis"]
+
+
+@pytest.mark.parametrize(("quotes", "field"), [
+    ([], "quotes"),
+    ([QUOTE] * 21, "quotes"),
+    ([QUOTE | {"gpu": "a100"}], "quotes[0].gpu"),
+    ([QUOTE, QUOTE | {"price": 0}], "quotes[1].price"),
+    ([QUOTE | {"inter_node": "carrier-pigeon"}], "quotes[0].inter_node"),
+    ([QUOTE | {"servers": 1000}], "quotes[0].servers"),
+    ([QUOTE | {"colour": "red"}], "quotes[0].colour"),
+])
+def test_quotes_bad_input(client, quotes, field):
+    assert_field(client.post("/api/quotes", json={"quotes": quotes}), field)
+
+
+@pytest.mark.parametrize(("kind", "key"), [("models", "params"), ("gpus", "memory_gib"), ("links", "scope"),
+                                           ("sites", "rack_power_kw")])
+def test_catalog(client, kind, key):
+    resp = client.get(f"/api/catalog/{kind}")
+    assert resp.status_code == 200
+    rows = resp.json()
+    assert rows and all("id" in r and key in r for r in rows)
+
+
+def test_catalog_unknown_kind(client):
+    assert client.get("/api/catalog/cars").status_code == 422
+
+
+# --- limits ----------------------------------------------------------------------------------------------
+
+def test_body_over_64kb_is_413(client):
+    big = {"job": with_(JOB, "model", {"architecture": {f"k{i}": "x" * 200 for i in range(400)}})}
+    assert_field(client.post("/api/plan", json=big), "body", 413)
+
+    def chunks():  # no Content-Length: counted as it arrives
+        yield b'{"job": "'
+        for _ in range(70):
+            yield b"x" * 1024
+        yield b'"}'
+
+    resp = client.post("/api/estimate", content=chunks(), headers={"content-type": "application/json"})
+    assert resp.status_code == 413
+
+
+@pytest.mark.parametrize("raw", [b'{"quotes": [{"price": NaN}]}', b'{"budget": Infinity}', b'{"x": 1e999}',
+                                 b"[" * 5000 + b"]" * 5000])
+def test_non_finite_or_deep_json_is_422(client, raw):
+    resp = client.post("/api/quotes", content=raw, headers={"content-type": "application/json"})
+    assert_field(resp, "body")
+
+
+def test_malformed_json_is_422(client):
+    resp = client.post("/api/plan", content=b'{"job": ', headers={"content-type": "application/json"})
+    assert_field(resp, "body")
+
+
+def test_busy_planner_is_503():
+    app = create_app(planner_slots=1, busy_wait_s=0.05)
+    with TestClient(app) as c, app.state.limiter.slot():
+        resp = c.post("/api/estimate", json=SCENARIO)
+    assert resp.status_code == 503 and resp.headers["retry-after"]
+    assert "busy" in resp.json()["message"]
+
+
+def test_limiter_is_first_come_first_served():
+    import threading
+    import time
+
+    from trainsizer.web.errors import Limiter
+
+    limiter, order, threads = Limiter(slots=1, wait_s=5), [], []
+    with limiter.slot():
+        for i in range(3):
+            def take(i: int = i) -> None:
+                with limiter.slot():
+                    order.append(i)
+            threads.append(threading.Thread(target=take))
+            threads[-1].start()
+            time.sleep(0.05)  # arrive in order 0, 1, 2
+    for t in threads:
+        t.join(5)
+    assert order == [0, 1, 2]
+
+
+# --- schemathesis: no 5xx for anything the schema allows (or nearly allows) ------------------------------
+
+try:
+    import schemathesis
+    from schemathesis.checks import not_a_server_error
+
+    if int(schemathesis.__version__.split(".")[0]) < 4:  # the loaders and call(app=...) below are 4.x API
+        schemathesis = None
+except ImportError:  # pragma: no cover - the test extra installs it
+    schemathesis = None
+
+def bounded_schema() -> dict:
+    """The app's own OpenAPI schema with the planner's search kept small (one GPU type, at most 4 GPUs, a
+    deadline of at least a day, so the nothing-fits relaxations stay rare: they are tested above), so that a
+    run takes seconds, not minutes; every other bound is the app's."""
+    spec = copy.deepcopy(APP.openapi())
+    parts = spec["components"]["schemas"]
+    cons = parts["PlanConstraintsIn"]
+    cons["properties"]["gpus"] = {
+        "type": "array", "minItems": 1, "maxItems": 1,
+        "items": {"type": "string", "enum": ["rtx-4090-24gb", "h100-sxm5-80gb"]}}
+    cons["required"] = ["gpus"]
+    cons["properties"]["deadline_days"]["anyOf"][0] = {"type": "number", "minimum": 1, "maximum": 3650}
+    for name in ("PlanIn", "UiPlanIn"):
+        parts[name]["required"] = ["job", "constraints"]
+    for name in ("PlanConstraintsIn", "ScaleIn"):
+        parts[name]["properties"]["max_gpus"]["maximum"] = 4
+    return spec
+
+
+if schemathesis is not None:
+    schema = schemathesis.openapi.from_dict(bounded_schema())
+
+    @schema.parametrize()
+    @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    def test_no_server_errors(case):
+        case.call_and_validate(app=APP, checks=[not_a_server_error])
+else:
+    @pytest.mark.skip(reason="schemathesis >= 4 not installed (pip install -e '.[test]')")
+    def test_no_server_errors():
+        pass

@@ -1,0 +1,197 @@
+"""The planner page in a real browser: Playwright driving Debian's Chromium against the app served by
+uvicorn on loopback. Fill the form, plan, check the charts rendered, compare two options, switch to
+Chinese, and see a bad micro-batch's message beside its input. Skipped without Chromium or playwright."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install playwright)")
+uvicorn = pytest.importorskip("uvicorn")
+pytest.importorskip("fastapi")
+
+from trainsizer.web.app import create_app  # noqa: E402
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+PLAN_TIMEOUT_MS = 90_000
+LLAMA_CONFIG = {"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32,
+                "num_key_value_heads": 8, "intermediate_size": 8192, "vocab_size": 128256,
+                "tie_word_embeddings": True, "hidden_act": "silu", "torch_dtype": "bfloat16"}
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, name="trainsizer-web-test", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            pytest.fail("uvicorn did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, base_url):
+    context = browser.new_context(locale="en-US")
+    outside: list[str] = []
+
+    def only_local(route) -> None:  # the page must work offline: nothing but this server
+        if route.request.url.startswith(base_url) or route.request.url.startswith("data:"):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", only_local)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.goto(base_url)
+    yield pg
+    context.close()
+    assert not outside, f"the page fetched from outside: {outside}"
+    assert not errors, f"JavaScript errors: {errors}"
+
+
+def fill_job(page, *, micro_batch: str = "1", scale: bool = True) -> None:
+    page.fill("#model-preset", "qwen2.5-7b")
+    page.select_option("#method", "lora")
+    page.select_option("#precision", "bf16-true")
+    page.fill("#micro-batch", micro_batch)
+    page.fill("#seq-len", "2048")
+    page.fill("#global-batch", "16")
+    page.fill("#tokens", "100000000")
+    page.select_option("#checkpointing", "full")
+    page.fill("#lora-rank", "16")
+    page.select_option("#gpus", ["rtx-4090-24gb"])
+    page.fill("#max-gpus", "4")
+    page.set_checked("#want-scale", scale)
+
+
+def wait_for_plan(page) -> None:
+    page.wait_for_selector("[data-testid=recommendation]", timeout=PLAN_TIMEOUT_MS)
+
+
+def assert_chart(page, name: str) -> None:
+    svg = page.locator(f"[data-testid=chart-{name}] svg").first
+    svg.wait_for(state="visible")
+    box = svg.bounding_box()
+    assert box and box["width"] > 50 and box["height"] > 20, (name, box)
+    assert page.locator(f"[data-testid=chart-{name}] svg *").count() > 3  # drawn, not an empty frame
+
+
+def test_plan_shows_recommendation_charts_and_comparison(page):
+    fill_job(page)
+    page.click("#submit")
+    wait_for_plan(page)
+    rec = page.locator("[data-testid=recommendation]")
+    assert "rtx-4090-24gb" in rec.inner_text()
+    for part in ("bom", "site-fit", "verdict"):
+        assert page.locator(f"[data-testid={part}]").inner_text().strip()
+    for chart in ("memory", "cost", "pareto", "scale"):
+        assert_chart(page, chart)
+    rows = page.locator("[data-testid=ranking-row]")
+    assert rows.count() >= 2
+    grid = page.locator("[data-testid=compare-grid]")
+    assert grid.locator(".option-card").count() == 2
+    # pick another row: the newest two picks are compared
+    last = rows.nth(rows.count() - 1)
+    index = last.get_attribute("data-index")
+    last.locator("[data-testid=compare-pick]").check()
+    assert grid.locator(".option-card").count() == 2
+    assert grid.locator(f'.option-card[data-index="{index}"]').count() == 1
+    assert page.locator("[data-testid=compare-pick]:checked").count() == 2
+
+
+def test_language_switch_rerenders_labels(page):
+    fill_job(page, scale=False)
+    page.click("#submit")
+    wait_for_plan(page)
+    assert "Recommendation" in page.locator("[data-testid=recommendation]").inner_text()
+    page.click("[data-testid=lang-zh]")
+    page.wait_for_url("**lang=zh-CN**")
+    wait_for_plan(page)  # the form is restored and planned again, in Chinese
+    assert "推荐方案" in page.locator("[data-testid=recommendation]").inner_text()
+    assert "微批大小" in page.locator("label[for=micro-batch]").inner_text()
+    assert page.input_value("#max-gpus") == "4"
+    assert page.locator("html").get_attribute("lang") == "zh-CN"
+    page.click("[data-testid=lang-en]")
+    page.wait_for_url("**lang=en**")
+    wait_for_plan(page)
+    assert "Recommendation" in page.locator("[data-testid=recommendation]").inner_text()
+
+
+def test_bad_micro_batch_message_beside_its_input(page):
+    fill_job(page, micro_batch="0", scale=False)
+    page.click("#submit")
+    error = page.locator("[data-testid=error-micro-batch]")
+    error.wait_for(state="visible", timeout=PLAN_TIMEOUT_MS)
+    assert "greater than 0" in error.inner_text()
+    beside = page.evaluate("document.getElementById('error-micro-batch').closest('.field') === "
+                           "document.getElementById('micro-batch').closest('.field')")
+    assert beside
+    assert page.get_attribute("#micro-batch", "aria-invalid") == "true"
+    assert page.locator("[data-testid=recommendation]").count() == 0
+    # fixing it clears the message and plans
+    page.fill("#micro-batch", "1")
+    page.click("#submit")
+    wait_for_plan(page)
+    assert not error.is_visible()
+
+
+def test_server_side_error_lands_beside_other_fields(page):
+    fill_job(page, scale=False)
+    page.select_option("#method", "qlora")  # qlora without quantization
+    page.click("#submit")
+    error = page.locator("[data-testid=error-quantization]")
+    error.wait_for(state="visible", timeout=PLAN_TIMEOUT_MS)
+    assert "quantization" in error.inner_text()
+    page.fill("#model-preset", "qwen2.5-7bx")
+    page.select_option("#quantization", "nf4")
+    page.click("#submit")
+    preset_error = page.locator("[data-testid=error-model-preset]")
+    preset_error.wait_for(state="visible", timeout=PLAN_TIMEOUT_MS)
+    assert "did you mean" in preset_error.inner_text()
+
+
+def test_pasted_config_json(page):
+    fill_job(page, scale=False)
+    page.fill("#model-config", "{not json")
+    page.click("#submit")
+    error = page.locator("[data-testid=error-model-config]")
+    error.wait_for(state="visible")
+    page.fill("#model-config", json.dumps(LLAMA_CONFIG, indent=2))
+    page.click("#submit")
+    wait_for_plan(page)
+    assert not error.is_visible()
+    assert_chart(page, "memory")
