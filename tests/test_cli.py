@@ -82,3 +82,9 @@ def test_catalog_listings():
     assert "ib-ndr-400" in run("catalog", "links").stdout
     models = json.loads(run("catalog", "models", "--json").stdout)
     assert any(m["id"] == "deepseek-v3" for m in models)
+
+
+def test_a_non_numeric_option_is_a_usage_error_not_a_traceback():
+    proc = run("scale", "examples/jobs/qwen2.5-7b-lora.yaml", "--gpu", "rtx-4090-24gb", "--max-gpus", "abc",
+               check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "max-gpus" in proc.stderr

@@ -326,7 +326,9 @@ def test_limiter_is_first_come_first_served():
                     order.append(i)
             threads.append(threading.Thread(target=take))
             threads[-1].start()
-            time.sleep(0.05)  # arrive in order 0, 1, 2
+            deadline = time.monotonic() + 5
+            while len(limiter._waiting) < i + 1 and time.monotonic() < deadline:  # queued in order 0, 1, 2
+                time.sleep(0.005)
     for t in threads:
         t.join(5)
     assert order == [0, 1, 2]

@@ -117,7 +117,6 @@ def estimate(
 ) -> None:
     """Per-GPU memory of one training job: breakdown, totals against capacity, fit limits, seed rule."""
     from trainsizer.api import estimate as run_estimate
-    from trainsizer.calibrate import load_calibration
     from trainsizer.hardware.catalog import load_catalog
     from trainsizer.scenario import scenario_from_dict
 
@@ -143,7 +142,11 @@ def estimate(
         model_spec = parsed.model.model_copy(update={"hf_config": str(scenario.parent / parsed.model.hf_config)})
         parsed = parsed.model_copy(update={"model": model_spec})
     cat = load_catalog(list(catalog or []))
-    memory_params, perf_params = load_calibration(calibration)
+    memory_params = perf_params = None
+    if calibration is not None:  # numpy and the fitter load only when a profile is used
+        from trainsizer.calibrate import load_calibration
+
+        memory_params, perf_params = load_calibration(calibration)
     result = run_estimate(parsed, catalog=cat, memory_params=memory_params, performance_params=perf_params)
     if as_json:
         out = result.to_dict()
@@ -442,10 +445,8 @@ def main() -> None:
     except typer.Abort:
         typer.echo("aborted", err=True)
         sys.exit(1)
-    except Exception as exc:  # click usage errors and friends
-        import click
-
-        if isinstance(exc, click.ClickException):
+    except Exception as exc:  # click / typer usage errors (typer >= 0.29 ships its own copy of click)
+        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
             exc.show()
             sys.exit(2)
         raise

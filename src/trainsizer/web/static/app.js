@@ -13,12 +13,11 @@
 
   function byId(id) { return document.getElementById(id); }
   function val(id) { var el = byId(id); return el ? el.value.trim() : ""; }
-  function num(id, integer) {
+  function num(id) {
     var v = val(id);
     if (v === "") { return undefined; }
     var n = Number(v);
-    if (!isFinite(n)) { return v; }  /* the server names the field and says what it accepts */
-    return integer && Number.isInteger(n) ? n : n;
+    return isFinite(n) ? n : v;  /* the server names the field and says what it accepts */
   }
   function put(obj, key, value) { if (value !== undefined && value !== "") { obj[key] = value; } }
 
@@ -37,29 +36,29 @@
     put(training, "method", method);
     put(training, "precision", val("precision"));
     put(training, "optimizer", val("optimizer"));
-    put(training, "micro_batch_size", num("micro-batch", true));
-    put(training, "seq_len", num("seq-len", true));
-    put(training, "global_batch_size", num("global-batch", true));
-    put(training, "tokens", num("tokens", false));
+    put(training, "micro_batch_size", num("micro-batch"));
+    put(training, "seq_len", num("seq-len"));
+    put(training, "global_batch_size", num("global-batch"));
+    put(training, "tokens", num("tokens"));
     put(training, "activation_checkpointing", val("checkpointing"));
     put(training, "quantization", val("quantization"));
     if (method === "lora" || method === "qlora") {
       var lora = {};
-      put(lora, "rank", num("lora-rank", true));
+      put(lora, "rank", num("lora-rank"));
       put(lora, "targets", val("lora-targets"));
       training.lora = lora;
     }
     var constraints = {};
     var gpus = Array.prototype.map.call(byId("gpus").selectedOptions, function (o) { return o.value; });
     if (gpus.length) { constraints.gpus = gpus; }
-    put(constraints, "max_gpus", num("max-gpus", true));
-    put(constraints, "gpus_per_node", num("gpus-per-node", true));
-    put(constraints, "budget", num("budget", false));
+    put(constraints, "max_gpus", num("max-gpus"));
+    put(constraints, "gpus_per_node", num("gpus-per-node"));
+    put(constraints, "budget", num("budget"));
     put(constraints, "currency", val("currency"));
-    put(constraints, "deadline_days", num("deadline-days", false));
+    put(constraints, "deadline_days", num("deadline-days"));
     put(constraints, "site", val("site"));
-    put(constraints, "horizon_years", num("horizon", false));
-    put(constraints, "utilisation", num("utilisation", false));
+    put(constraints, "horizon_years", num("horizon"));
+    put(constraints, "utilisation", num("utilisation"));
     return { job: { model: model, training: training }, constraints: constraints, scale: byId("want-scale").checked };
   }
 
@@ -145,20 +144,20 @@
           result.innerHTML = html;
           result.setAttribute("data-state", "done");
           initCompare();
-          setStatus("", false);
+          setStatus("");
           saveState(true);
         });
       }
       return resp.text().then(function (text) {
         var data = {};
         try { data = JSON.parse(text); } catch (e) { data = { message: text }; }
-        setStatus("", false);
+        setStatus("");
         if (result.getAttribute("data-state") === "done") { result.setAttribute("data-state", "stale"); }
         if (resp.status === 503) { showError("", ui.busy); return; }
         showError(data.field || "", data.message || (ui.failed + " (HTTP " + resp.status + ")"));
       });
     }).catch(function (err) {
-      setStatus("", false);
+      setStatus("");
       showError("", ui.failed + ": " + err);
     });
   }
