@@ -9,7 +9,7 @@ from typing import Any
 
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import InputError
-from trainsizer.plan.search import PlanResult, _pareto
+from trainsizer.plan.search import PlanResult, rank_options
 from trainsizer.scenario import Scenario, scenario_from_dict
 
 
@@ -84,19 +84,6 @@ def recommended(options: list[dict[str, Any]], has_deadline: bool) -> list[int]:
     return [min(ok, key=lambda i: options[i]["performance"]["step_time_s"])]
 
 
-def rerank(options: list[dict[str, Any]]) -> dict[str, list[int]]:
-    if not options:
-        return {}
-    idx = list(range(len(options)))
-    return {"fastest": sorted(idx, key=lambda i: options[i]["performance"]["step_time_s"]),
-            "fewest_gpus": sorted(idx, key=lambda i: (options[i]["hardware"]["gpus"],
-                                                      options[i]["performance"]["step_time_s"])),
-            "best_mfu": sorted(idx, key=lambda i: -options[i]["performance"]["mfu"]),
-            "cheapest_to_buy": sorted((i for i in idx if options[i].get("cost")),
-                                      key=lambda i: options[i]["cost"]["buy"]["total"]),
-            "pareto_time_vs_gpus": _pareto(options)}
-
-
 def run_plan(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> tuple[PlanResult, dict[str, Any]]:
     from trainsizer.cost.prices import load_prices
     from trainsizer.hardware.catalog import load_catalog
@@ -125,7 +112,7 @@ def run_plan(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> tu
     options = recommend_options(result.options, job, arch, site, money, req.horizon_years, req.utilisation,
                                 req.budget, cat)
     result.options = options
-    result.rankings = {k: v[: req.top] for k, v in rerank(options).items()}
+    result.rankings = rank_options(options, req.top)
     result.rankings["recommended"] = recommended(options, req.deadline_s is not None)
     if req.budget is not None and not options:
         result.suggestions.append(f"nothing fits the budget of {req.budget:,.0f} {money.currency}: raise it, "

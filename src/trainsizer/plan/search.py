@@ -165,6 +165,26 @@ def _option(result: Any, scenario: Scenario) -> dict[str, Any]:
     }
 
 
+def rank_options(options: list[dict[str, Any]], top: int | None = None) -> dict[str, list[int]]:
+    """Indices into ``options`` per ranking: fastest, fewest GPUs, best MFU, cheapest to own (when the
+    options carry costs) and the Pareto front of step time vs GPU count."""
+    if not options:
+        return {}
+    idx = list(range(len(options)))
+    rankings = {
+        "fastest": sorted(idx, key=lambda i: options[i]["performance"]["step_time_s"]),
+        "fewest_gpus": sorted(idx, key=lambda i: (options[i]["hardware"]["gpus"],
+                                                  options[i]["performance"]["step_time_s"])),
+        "best_mfu": sorted(idx, key=lambda i: -options[i]["performance"]["mfu"]),
+    }
+    if any(o.get("cost") for o in options):
+        rankings["cheapest_to_buy"] = sorted((i for i in idx if options[i].get("cost")),
+                                             key=lambda i: options[i]["cost"]["buy"]["total"])
+    rankings = {k: v[:top] for k, v in rankings.items()} if top else rankings
+    rankings["pareto_time_vs_gpus"] = _pareto(options)
+    return rankings
+
+
 def _pareto(options: list[dict[str, Any]]) -> list[int]:
     """Indices of options not beaten on both step time and GPU count (time-to-train vs GPUs)."""
     order = sorted(range(len(options)), key=lambda i: (options[i]["hardware"]["gpus"],
@@ -266,14 +286,7 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
         if key not in kept:
             kept.add(key)
             result_options.append(opt)
-    rankings: dict[str, list[int]] = {}
-    if result_options:
-        idx = list(range(len(result_options)))
-        rankings["fastest"] = idx[: constraints.top]
-        rankings["fewest_gpus"] = sorted(idx, key=lambda i: (result_options[i]["hardware"]["gpus"],
-                                                             result_options[i]["performance"]["step_time_s"]))[:constraints.top]
-        rankings["best_mfu"] = sorted(idx, key=lambda i: -result_options[i]["performance"]["mfu"])[:constraints.top]
-        rankings["pareto_time_vs_gpus"] = _pareto(result_options)
+    rankings = rank_options(result_options, constraints.top)
     suggestions = [] if result_options or not with_suggestions else suggest(job, arch, constraints, cat, mp, pp_)
     return PlanResult(result_options, suggestions, rankings, evaluated, notes)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from trainsizer.plan.pipeline import recommended, total_cost
-from trainsizer.plan.pipeline import rerank as _rerank
+from trainsizer.plan.search import rank_options
 
 __all__ = ["recommended", "rerank", "total_cost"]
 
 
 def rerank(options: list[dict[str, Any]], top: int) -> dict[str, list[int]]:
-    return {k: v[:top] for k, v in _rerank(options).items()}
+    return rank_options(options, top)
