@@ -202,11 +202,13 @@ def _optimizer_bytes(st: TrainingState, shapes: list[tuple[int, int, int]], stat
 
 
 def _trainable_shapes(st: TrainingState, layers: list[LayerState], first: bool, last: bool,
-                      tp: int) -> list[tuple[int, int, int]]:
+                      tp: int) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """(base shapes, adapter shapes) of the trainable tensors on a stage, as (rows, cols, copies)."""
     arch, method = st.arch, st.scenario.training.method
     rank = st.scenario.training.lora.rank if st.scenario.training.lora else 8
     ep = st.scenario.parallel.ep
     shapes: list[tuple[int, int, int]] = []
+    adapters: list[tuple[int, int, int]] = []
     for layer in layers:
         if layer.trainable_base:
             for lin in layer.linears:
@@ -220,7 +222,7 @@ def _trainable_shapes(st: TrainingState, layers: list[LayerState], first: bool, 
                                                       arch.mla.q_lora_rank if arch.mla else None))
             copies = max(1, lin.count // ep) if lin.group == "expert" else lin.count
             # A: r x in, B: out x r (per copy), as one rank x (in + out) matrix per copy
-            shapes.append((rank, adapter // max(1, lin.count * rank), copies))
+            adapters.append((rank, adapter // max(1, lin.count * rank), copies))
     if method == "full":
         if first:
             shapes.append((arch.vocab_size // tp, arch.hidden_size, 1))
@@ -234,8 +236,8 @@ def _trainable_shapes(st: TrainingState, layers: list[LayerState], first: bool, 
             if st.final_params:
                 shapes.append((st.final_params, 1, 1))
     if last and st.lm_head_lora_params:
-        shapes.append((rank, st.lm_head_lora_params // rank, 1))
-    return shapes
+        adapters.append((rank, st.lm_head_lora_params // rank, 1))
+    return shapes, adapters
 
 
 def _model_states(st: TrainingState, stage: int) -> StageStates:
@@ -290,7 +292,8 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
         weights_gpu = weight_bytes
 
     # --- trainable states ------------------------------------------------------------------------
-    shapes = _trainable_shapes(st, layers, first, last, tp)
+    base_shapes, lora_shapes = _trainable_shapes(st, layers, first, last, tp)
+    shapes = base_shapes + lora_shapes
     trainable = sum(r * c * n for r, c, n in shapes)
     lora_elems = sum(layer.lora_params for layer in layers) / 1 + (st.lm_head_lora_params if last else 0)
     lora_mixed = tr.precision != "bf16-true" and tr.precision != "fp32" and tr.method in ("lora", "qlora")
@@ -310,8 +313,6 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
     offload_opt = par.offload != "none"
 
     masters = base_trainable * master_b + lora_elems * adapter_master_b
-    base_shapes = [s for s in shapes if not _is_lora_shape(s, st)]
-    lora_shapes = [s for s in shapes if _is_lora_shape(s, st)]
     optimizer = (_optimizer_bytes(st, base_shapes, state_b) + _optimizer_bytes(st, lora_shapes, adapter_state_b))
     grads = base_trainable * grad_b + lora_elems * adapter_grad_b
     adapters = lora_elems * adapter_w_b
@@ -385,8 +386,3 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
 def _sharded(value: float, expert_share: float, group: int, expert_group: int) -> float:
     """``value`` split over ``group`` ranks, its routed-expert share over ``expert_group`` ranks."""
     return value * ((1 - expert_share) / group + expert_share / expert_group)
-
-
-def _is_lora_shape(shape: tuple[int, int, int], st: TrainingState) -> bool:
-    tr = st.scenario.training
-    return tr.method in ("lora", "qlora") and shape[0] == (tr.lora.rank if tr.lora else 8)
