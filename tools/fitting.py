@@ -10,33 +10,28 @@ from typing import Any
 
 import numpy as np
 
-from trainsizer.calibrate import Free, coordinate_descent, log_errors
-from trainsizer.calibrate import section as _section
+from trainsizer.calibrate import Free, coordinate_descent, log_errors, section
 
 Evaluate = Callable[[list[dict[str, Any]], dict[str, Any]], list[Any]]
-
-
-def _get(params: dict[str, Any], dotted: str) -> dict[str, Any]:
-    return _section(params, dotted)
 
 
 def write_values(path: Path, params: dict[str, Any], free: Free) -> None:
     """Replace ``key: value`` under each (possibly nested) section of the YAML file at ``path``."""
     text = path.read_text(encoding="utf-8")
-    for section, key, _ in free:
-        value = _get(params, section)[key]
-        parts = section.split(".")
+    for dotted, key, _ in free:
+        value = section(params, dotted)[key]
+        parts = dotted.split(".")
         # find the section block by walking indentation levels
         start = 0
         for depth, part in enumerate(parts):
             m = re.compile(rf"^{'  ' * depth}{re.escape(part)}:\s*$", re.M).search(text, start)
             if not m:
-                raise SystemExit(f"section {section} not found in {path}")
+                raise SystemExit(f"section {dotted} not found in {path}")
             start = m.end()
         indent = "  " * len(parts)
         m = re.compile(rf"^({indent}{re.escape(key)}: )([-0-9.e]+)", re.M).search(text, start)
         if not m:
-            raise SystemExit(f"{section}.{key} not found in {path}")
+            raise SystemExit(f"{dotted}.{key} not found in {path}")
         text = text[:m.start(2)] + f"{value:g}" + text[m.end(2):]
     path.write_text(text, encoding="utf-8")
 
@@ -54,8 +49,8 @@ def run(argv: list[str], data: Path, default_cases: Path, params: dict[str, Any]
 
     fitted, best = coordinate_descent(loss, params, free)
     print(f"rms log error on fitted cases: {best ** 0.5:.4f}")
-    for section, key, _ in free:
-        print(f"{section}.{key} = {_get(fitted, section)[key]:g}")
+    for dotted, key, _ in free:
+        print(f"{dotted}.{key} = {section(fitted, dotted)[key]:g}")
     if "--write" in argv:
         write_values(data, fitted, free)
         print(f"written to {data}")

@@ -248,8 +248,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     tokens_mb = lay.mbs * tr.seq_len
     compute_mb = hw * tokens_mb / (tp * cp * pp) / (peak * 1e12 * eff)
     hbm = (gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * p["memory_bound"]["hbm_efficiency"]
-    rep = np.array([b.act["none"][0]] * len(lay))
-    sh = b.act["none"][1] + b.act["none"][2]
+    rep, sh = b.act["none"][0], b.act["none"][1] + b.act["none"][2]
     passes = np.where(lay.ckpt == 2, 1.5, 1.0)
     elementwise_mb = (rep + sh / tp) * tokens_local * b.layers / pp * \
         p["memory_bound"]["elementwise_bytes_per_saved_byte"] * passes / hbm
