@@ -14,6 +14,7 @@ import typer
 
 from trainsizer.errors import InputError
 from trainsizer.probe.burnin.cli import burnin_app
+from trainsizer.probe.cli import probe_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Size AI training jobs: per-GPU memory, speed, a searched plan of GPUs and layout, "
@@ -22,6 +23,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 catalog_app = typer.Typer(add_completion=False, no_args_is_help=True, help="List the catalogs.")
 app.add_typer(catalog_app, name="catalog")
 app.add_typer(burnin_app, name="burnin")  # `trainsizer burnin [opts] [-- cmd...]`; `trainsizer burnin report RUN.db`
+app.add_typer(probe_app, name="probe")  # `trainsizer probe memory|profile|comm`
 
 EXAMPLE = "default.yaml"
 

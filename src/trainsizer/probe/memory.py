@@ -1,0 +1,287 @@
+"""``trainsizer probe memory``: real training steps of a scenario on the local GPU(s), peak memory measured.
+
+Each run records ``torch.cuda.max_memory_allocated`` and ``max_memory_reserved`` (PyTorch CUDA
+memory-management docs) after the peaks are reset once the model is built, the device's used memory
+as ``nvidia-smi`` shows it (NVML ``nvmlDeviceGetMemoryInfo``, or ``torch.cuda.mem_get_info`` without
+nvidia-ml-py), and the time of every step. On a CPU the same steps run and MemTracker counts the live
+tensors instead (tests, and a dry run of the probe itself).
+
+A model bigger than the GPU is probed scaled down: the same model with ``k`` and ``2k`` decoder
+layers, and every figure extrapolated linearly to the full depth (``m(L) = m(k) + (L - k) * (m(2k) -
+m(k)) / k``): model states and saved activations are per-layer sums, the embeddings, output head and
+logits are the same at every depth.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from trainsizer.estimate.memory_types import GIB
+from trainsizer.scenario import Scenario
+
+
+@dataclass
+class Reading:
+    """Peaks of one run at one depth (bytes; device is what nvidia-smi shows)."""
+
+    layers: int
+    allocated_bytes: float
+    reserved_bytes: float | None
+    device_bytes: float | None
+    step_times_s: list[float]
+
+    @property
+    def step_time_s(self) -> float:
+        """Median step time without the first step (allocator warm-up, lazy optimizer state)."""
+        times = sorted(self.step_times_s[1:] or self.step_times_s)
+        return times[len(times) // 2]
+
+
+@dataclass
+class Measurement:
+    """The scenario's peaks at full depth, measured or extrapolated from scaled-down runs."""
+
+    readings: list[Reading]
+    layers_full: int
+    meter: str
+    allocated_gib: float
+    reserved_gib: float | None
+    device_gib: float | None
+    step_time_s: float
+    world_size: int = 1
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def extrapolated(self) -> bool:
+        return len(self.readings) > 1
+
+    def to_dict(self) -> dict[str, Any]:
+        def r(x: float | None) -> float | None:
+            return None if x is None else round(x, 4)
+
+        return {"allocated_gib": r(self.allocated_gib), "reserved_gib": r(self.reserved_gib),
+                "device_gib": r(self.device_gib), "step_time_s": r(self.step_time_s), "meter": self.meter,
+                "world_size": self.world_size, "layers_full": self.layers_full, "extrapolated": self.extrapolated,
+                "readings": [{"layers": x.layers, "allocated_gib": r(x.allocated_bytes / GIB),
+                              "reserved_gib": r(None if x.reserved_bytes is None else x.reserved_bytes / GIB),
+                              "device_gib": r(None if x.device_bytes is None else x.device_bytes / GIB),
+                              "step_times_s": [round(t, 5) for t in x.step_times_s]} for x in self.readings],
+                "notes": self.notes}
+
+
+class Meter:
+    """Peak memory of a run on one device."""
+
+    name = "meter"
+
+    def start(self, model: Any, optimizer: Any) -> None: ...
+
+    def stop(self) -> tuple[float, float | None, float | None]:
+        raise NotImplementedError
+
+    def synchronize(self) -> None: ...
+
+    def context(self) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext()
+
+
+class CudaMeter(Meter):
+    """torch.cuda peak statistics, and the device's used memory from NVML as nvidia-smi reports it."""
+
+    name = "cuda"
+
+    def __init__(self, device: Any):
+        import torch
+
+        self.torch, self.device = torch, torch.device(device)
+        self._nvml_handle: Any = None
+        self._device_peak = 0.0
+        with contextlib.suppress(Exception):  # nvidia-ml-py is optional ([burnin] extra)
+            import pynvml
+
+            pynvml.nvmlInit()
+            index = self.device.index if self.device.index is not None else torch.cuda.current_device()
+            self._nvml_handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+
+    def _device_used(self) -> float:
+        if self._nvml_handle is not None:
+            import pynvml
+
+            return float(pynvml.nvmlDeviceGetMemoryInfo(self._nvml_handle).used)
+        free, total = self.torch.cuda.mem_get_info(self.device)
+        return float(total - free)
+
+    def start(self, model: Any, optimizer: Any) -> None:
+        self.torch.cuda.synchronize(self.device)
+        self.torch.cuda.reset_peak_memory_stats(self.device)
+        self._device_peak = self._device_used()
+
+    def synchronize(self) -> None:
+        self.torch.cuda.synchronize(self.device)
+        self._device_peak = max(self._device_peak, self._device_used())
+
+    def stop(self) -> tuple[float, float | None, float | None]:
+        self.synchronize()
+        cuda = self.torch.cuda
+        return (float(cuda.max_memory_allocated(self.device)), float(cuda.max_memory_reserved(self.device)),
+                self._device_peak)
+
+
+class TrackerMeter(Meter):
+    """On a CPU: MemTracker counts the live tensors of the real run (no allocator, so no reserved/device)."""
+
+    name = "memtracker-cpu"
+
+    def __init__(self) -> None:
+        from torch.distributed._tools.mem_tracker import MemTracker
+
+        self.tracker = MemTracker()
+
+    def start(self, model: Any, optimizer: Any) -> None:
+        from trainsizer.probe.simulate import _NoHook
+
+        for param in model.parameters():
+            if not param.requires_grad:
+                self.tracker._param_to_grad_hook_handles[param] = (_NoHook(), _NoHook())  # type: ignore[assignment]
+        self.tracker.track_external(model, None if isinstance(optimizer, dict) else optimizer)
+
+    def context(self) -> contextlib.AbstractContextManager[Any]:
+        return self.tracker
+
+    def synchronize(self) -> None:
+        self.tracker.reset_mod_stats()  # module stats are per iteration; the global peak is kept
+
+    def stop(self) -> tuple[float, float | None, float | None]:
+        peak = self.tracker.get_tracker_snapshot("peak")
+        total = sum(float(v) for kinds in peak.values() for k, v in kinds.items()
+                    if getattr(k, "name", str(k)) != "Total")
+        return total, None, None
+
+
+def make_meter(device: Any) -> Meter:
+    import torch
+
+    return CudaMeter(device) if torch.device(device).type == "cuda" else TrackerMeter()
+
+
+def run_at_depth(scenario: Scenario, device: Any, layers: int | None, steps: int,
+                 wrap: Any = None, multi_process: bool = False) -> Reading:
+    """Build the workload with ``layers`` decoder layers, run ``steps`` steps, read the peaks."""
+    import torch
+
+    from trainsizer.probe.workload import build_workload
+
+    workload = build_workload(scenario, device, layers, wrap=wrap, multi_process=multi_process)
+    meter = make_meter(device)
+    meter.start(workload.model, workload.optimizer)
+    times = []
+    with meter.context():
+        for _ in range(steps):
+            begin = time.perf_counter()
+            workload.forward_backward()
+            workload.optimizer_step()
+            meter.synchronize()
+            times.append(time.perf_counter() - begin)
+    allocated, reserved, device_used = meter.stop()
+    reading = Reading(workload.layers_built, allocated, reserved, device_used, times)
+    del workload, meter
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    return reading
+
+
+def extrapolate(low: Reading, high: Reading, layers_full: int) -> dict[str, float | None]:
+    """Linear in depth through two runs (module docstring)."""
+    span = high.layers - low.layers
+
+    def line(a: float | None, b: float | None) -> float | None:
+        if a is None or b is None:
+            return None
+        return a + (layers_full - low.layers) * (b - a) / span
+
+    return {"allocated": line(low.allocated_bytes, high.allocated_bytes),
+            "reserved": line(low.reserved_bytes, high.reserved_bytes),
+            "device": line(low.device_bytes, high.device_bytes),
+            "step_time": line(low.step_time_s, high.step_time_s)}
+
+
+def scaled_depth(scenario: Scenario, capacity_gib: float, headroom: float = 0.8) -> int | None:
+    """The largest ``k`` whose ``2k``-layer model the estimator expects to fit in ``headroom`` of the GPU;
+    None when the full model is expected to fit."""
+    from trainsizer.api import estimate
+    from trainsizer.models.catalog import resolve_model
+
+    arch = resolve_model(scenario.model)
+
+    def predicted_gib(layers: int) -> float:
+        return estimate(scaled_scenario(scenario, layers), with_limits=False,
+                        with_performance=False).memory.device_gib
+
+    if predicted_gib(arch.num_layers) <= headroom * capacity_gib:
+        return None
+    k = max(1, arch.num_layers // 4)
+    while k > 1 and predicted_gib(2 * k) > headroom * capacity_gib:
+        k //= 2
+    return k
+
+
+def scaled_scenario(scenario: Scenario, layers: int) -> Scenario:
+    """The scenario with the model's depth set to ``layers`` (inline architecture)."""
+    from trainsizer.probe.workload import hf_config_dict
+
+    config = hf_config_dict(scenario)
+    for key in ("num_hidden_layers", "n_layer", "num_layers", "n_layers"):
+        if key in config:
+            config[key] = layers
+    config.pop("layer_types", None)
+    if config.get("first_k_dense_replace", 0) >= layers:
+        config["first_k_dense_replace"] = max(0, layers - 1)
+    data = scenario.model_dump(exclude_none=True)
+    data["model"] = {"architecture": config}
+    from trainsizer.scenario import scenario_from_dict
+
+    return scenario_from_dict(data)
+
+
+def measure(scenario: Scenario, device: Any = "cuda", layers: int | None = None, steps: int = 4,
+            capacity_gib: float | None = None, wrap: Any = None, multi_process: bool = False,
+            world_size: int = 1) -> Measurement:
+    """Peak memory and step time of the scenario at full depth: run directly, or at ``layers`` and
+    ``2 * layers`` and extrapolated. ``layers=None`` picks the scaled-down depth when the estimator
+    expects the full model not to fit ``capacity_gib``."""
+    from trainsizer.models.catalog import resolve_model
+
+    full = resolve_model(scenario.model).num_layers
+    if layers is None and capacity_gib is not None:
+        layers = scaled_depth(scenario, capacity_gib)
+    notes = []
+    if layers is None or layers >= full:
+        reading = run_at_depth(scenario, device, None, steps, wrap, multi_process)
+        return Measurement([reading], full, make_meter_name(device), reading.allocated_bytes / GIB,
+                           None if reading.reserved_bytes is None else reading.reserved_bytes / GIB,
+                           None if reading.device_bytes is None else reading.device_bytes / GIB,
+                           reading.step_time_s, world_size, notes)
+    if 2 * layers > full:
+        layers = full // 2
+    low = run_at_depth(scenario, device, layers, steps, wrap, multi_process)
+    high = run_at_depth(scenario, device, 2 * layers, steps, wrap, multi_process)
+    line = extrapolate(low, high, full)
+    notes.append(f"scaled down: ran {layers} and {2 * layers} of {full} layers, extrapolated linearly per layer")
+
+    def gib(x: float | None) -> float | None:
+        return None if x is None else x / GIB
+
+    return Measurement([low, high], full, make_meter_name(device), gib(line["allocated"]) or 0.0,
+                       gib(line["reserved"]), gib(line["device"]), float(line["step_time"] or 0.0), world_size,
+                       notes)
+
+
+def make_meter_name(device: Any) -> str:
+    import torch
+
+    return CudaMeter.name if torch.device(device).type == "cuda" else TrackerMeter.name
