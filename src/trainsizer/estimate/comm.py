@@ -50,13 +50,15 @@ class Fabric:
 def _achievable(link: Link, params: dict[str, Any], gpu: Accelerator | None) -> float:
     """Achievable all-reduce bus bandwidth of one GPU's link (scale-up, PCIe) or one NIC (scale-out)."""
     comm = params["communication"]
+    measured = [float(m["busbw_gbps"]) for m in link.measured_allreduce_busbw_gbps or [] if m.get("busbw_gbps")]
+    if link.prefer_measured and measured:
+        # a profile measured on the user's own machine (`trainsizer probe comm`) wins, for every scope
+        return median(measured)
     if link.scope == "pcie" and gpu is not None and gpu.p2p is False:
         # no peer-to-peer (GeForce): NCCL stages every transfer through host memory
         return link.per_direction_gbps * comm["pcie_without_p2p_fraction"]
-    if link.scope != "scale-out" and link.measured_allreduce_busbw_gbps:
-        values = [float(m["busbw_gbps"]) for m in link.measured_allreduce_busbw_gbps if m.get("busbw_gbps")]
-        if values:
-            return median(values)
+    if link.scope != "scale-out" and measured:
+        return median(measured)
     key = link.id.split("-")[0] if link.scope == "scale-out" else link.scope
     return link.per_direction_gbps * comm["busbw_fraction"].get(key, comm["busbw_fraction"]["default"])
 

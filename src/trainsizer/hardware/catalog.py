@@ -79,6 +79,9 @@ class Link(BaseModel):
     line_rate_gbit: float | None = None
     latency_us: float | None = None
     measured_allreduce_busbw_gbps: list[dict[str, Any]] | None = None
+    # True in a profile from `trainsizer probe comm`: the estimator uses the measured busbw even for a scale-out
+    # link (the shipped NIC entries keep their line-rate fraction; their measured figures are context only).
+    prefer_measured: bool = False
     source: str
     as_of: str
     notes: str | None = None

@@ -190,3 +190,13 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
     from trainsizer.report.probe_text import print_memory_probe
 
     print_memory_probe(data)
+
+
+def _register_commands() -> None:
+    """The profile and comm probes keep their commands beside their code (typer and rich only at import)."""
+    from trainsizer.probe.comm_cli import comm_command
+
+    probe_app.command("comm")(comm_command)
+
+
+_register_commands()

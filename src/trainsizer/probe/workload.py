@@ -352,7 +352,11 @@ def build_workload(scenario: Scenario, device: str | torch.device = "cpu", layer
         _quantize_linears(model, scenario, half)
         model = model.to(dev)  # quantizes the bitsandbytes weights
     if tr.activation_checkpointing == "full":
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        # transformers 5 renamed gradient_checkpointing_enable to activation_checkpointing_enable
+        if hasattr(model, "activation_checkpointing_enable"):
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         if tr.method in ("lora", "qlora", "freeze"):
             model.enable_input_require_grads()  # checkpointed blocks need an input that requires grad
     model = _apply_method(model, scenario, layers or arch.num_layers)
