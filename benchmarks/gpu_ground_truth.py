@@ -81,7 +81,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from trainsizer.api import estimate
-    from trainsizer.probe.cases import detect_gpu_id, environment, measured_cases, write_cases
+    from trainsizer.probe.cases import environment, measured_cases, write_cases
+    from trainsizer.probe.gpu_match import detect_gpu_id
     from trainsizer.probe.memory import measure
 
     args.out.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,8 @@ from trainsizer.estimate.step import default_performance_model  # noqa: E402
 from trainsizer.hardware.catalog import load_catalog  # noqa: E402
 from trainsizer.probe import comm as probe  # noqa: E402
 from trainsizer.probe.comm_cli import comm_command  # noqa: E402
+from trainsizer.probe.gpu_match import intra_link_for_device  # noqa: E402
+from trainsizer.probe.link_profile import link_profile, write_link_profile  # noqa: E402
 
 TINY = ["--backend", "gloo", "--nproc", "2", "--min-size", "1K", "--max-size", "64K", "--iters", "3", "--warmup", "1",
         "--timeout", "120"]
@@ -92,7 +94,7 @@ def test_settings_validate_options_and_take_backend_defaults():
     ("NVIDIA L40S", "pcie4"), ("Tesla V100-SXM2-32GB", "nvlink2"), ("AMD Instinct MI300X", "xgmi"),
     ("Some Unknown Accelerator", None)])
 def test_link_id_is_guessed_from_the_cuda_device_name(device, link):
-    assert probe.intra_link_for_device(device, load_catalog()) == link
+    assert intra_link_for_device(device, load_catalog()) == link
 
 
 # --- a real 2-process gloo run through the CLI and the launcher --------------------------------------------------
@@ -176,12 +178,12 @@ def _two_node_result(busbw_gbps: list[float]) -> probe.CommProbeResult:
 
 def test_scale_out_profile_is_per_nic_and_wins_over_the_line_rate_fraction(tmp_path):
     result = _two_node_result([50.0, 300.0, 320.0, 340.0])  # node-level busbw; 50 is a small size, not recorded
-    profile = probe.link_profile(result, load_catalog(), "ib-ndr-400", nics_per_node=8)
+    profile = link_profile(result, load_catalog(), "ib-ndr-400", nics_per_node=8)
     entry = profile["links"][0]
     assert [m["busbw_gbps"] for m in entry["measured_allreduce_busbw_gbps"]] == [37.5, 40.0, 42.5]
     assert "per NIC" in entry["measured_allreduce_busbw_gbps"][0]["setup"] and "--nics-per-node 8" in entry["notes"]
     path = tmp_path / "ib.yaml"
-    probe.write_link_profile(profile, path)
+    write_link_profile(profile, path)
 
     params = default_performance_model()
     catalog = load_catalog([path])
@@ -200,17 +202,17 @@ def test_profile_refuses_a_link_that_does_not_fit_the_run():
     one_node = probe.CommProbeResult(
         probe.CommEnvironment("nccl", 8, 1, 8, "bf16", ["NVIDIA H100 80GB HBM3"], "2.13.0", "2.27.3", "n0", ["n0"],
                               "2026-12-01T10:00:00+00:00"), two_nodes.ops, 20, 5)
-    assert probe.link_profile(one_node, catalog)["links"][0]["id"] == "nvlink4"  # from the device name
+    assert link_profile(one_node, catalog)["links"][0]["id"] == "nvlink4"  # from the device name
     cases = [(two_nodes, "ib-ndr-400", None, "--nics-per-node"), (two_nodes, None, 8, "--link-id"),
              (two_nodes, "nvlink4", None, "--link-id"), (one_node, "ib-ndr-400", 8, "--link-id"),
              (one_node, "nvlink4", 8, "--nics-per-node"), (one_node, "nvlink9", None, "--link-id")]
     for result, link_id, nics, field in cases:
         with pytest.raises(InputError) as err:
-            probe.link_profile(result, catalog, link_id, nics)
+            link_profile(result, catalog, link_id, nics)
         assert err.value.field == field, (link_id, nics)
     no_all_reduce = probe.CommProbeResult(one_node.environment, {"all_gather": two_nodes.ops["all_reduce"]}, 20, 5)
     with pytest.raises(InputError) as err:
-        probe.link_profile(no_all_reduce, catalog, "nvlink4")
+        link_profile(no_all_reduce, catalog, "nvlink4")
     assert err.value.field == "--link-profile"
 
 

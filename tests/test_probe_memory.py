@@ -23,7 +23,8 @@ from trainsizer.estimate.memory_types import GIB  # noqa: E402
 from trainsizer.estimate.training_state import training_state  # noqa: E402
 from trainsizer.models.catalog import resolve_model  # noqa: E402
 from trainsizer.models.params import count_params  # noqa: E402
-from trainsizer.probe.cases import detect_gpu_id, measured_cases, write_cases  # noqa: E402
+from trainsizer.probe.cases import measured_cases, write_cases  # noqa: E402
+from trainsizer.probe.gpu_match import detect_gpu_id  # noqa: E402
 from trainsizer.probe.memory import Reading, extrapolate, measure, scaled_scenario  # noqa: E402
 from trainsizer.probe.simulate import simulate  # noqa: E402
 from trainsizer.probe.workload import build_workload  # noqa: E402
@@ -237,3 +238,50 @@ def test_cli_bad_probe_input_exits_2_with_one_line(tmp_path, args, field):
     assert done.returncode == 2
     assert done.stderr.strip().startswith(f"error: {field}") and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+# --- probe output feeds calibration --------------------------------------------------------------------------
+
+def test_probe_cases_feed_calibrate_and_improve_held_out_cases(tmp_path):
+    """A team's probe runs (here: readings 10 % above the estimate, as an allocator-heavy stack shows) written
+    as case files and fitted with calibrate: the held-out runs are predicted better after the fit."""
+    from trainsizer.calibrate import calibrate, load_calibration, write_profile
+    from trainsizer.probe.memory import Measurement
+
+    cases = []
+    for method in ("full", "lora"):
+        for seq in (512, 1024, 2048, 4096):
+            for mbs in (1, 2):
+                sc = scenario_from_dict(base_scenario(model__preset="qwen2.5-0.5b", training__method=method,
+                                                      training__seq_len=seq, training__micro_batch_size=mbs))
+                predicted = estimate(sc, with_limits=False, with_performance=False).memory
+                reading = Reading(24, predicted.allocated_bytes * 1.10, None, None, [1.0, 1.0])
+                m = Measurement([reading], 24, "cuda", predicted.allocated_gib * 1.10, None, None, 0.0)
+                cases += measured_cases(sc, "h100-sxm5-80gb", m, {"hostname": "t"}, "test")
+    path = tmp_path / "probe-cases.yaml"
+    write_cases(path, cases)
+    result = calibrate(load_cases(path), holdout=3)
+    summary = result.summary["memory"]
+    assert summary["held_out_median_after"] < summary["held_out_median_before"]
+    write_profile(result, tmp_path / "cal.yaml")
+    memory_params, _ = load_calibration(tmp_path / "cal.yaml")
+    held = [c for c in load_cases(path) if c["id"] in result.profile["held_out"]]
+    from trainsizer.validate import summarize
+
+    assert summarize(validate_cases(held, memory_params)).median_abs_error < summarize(
+        validate_cases(held)).median_abs_error
+
+
+def test_ground_truth_script_runs_its_grid_on_tiny_models(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gpu_ground_truth.py"), str(tmp_path),
+                           "--smoke", "--device", "cpu", "--budget-s", "1", "--steps", "2"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary[0]["allocated_gib"] > 0 and "stopped" in summary[-1]
+    assert load_cases(tmp_path / "cases.yaml") and (tmp_path / "environment.json").is_file()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import platform
-import re
 import socket
 from importlib import metadata
 from pathlib import Path
@@ -50,32 +49,6 @@ def environment() -> dict[str, Any]:
         env["gpu_name"] = None
         env["cpu"] = platform.processor() or platform.machine()
     return env
-
-
-def _tokens(text: str) -> set[str]:
-    return {t for t in re.split(r"[^a-z0-9]+", text.lower()) if t and t not in ("nvidia", "geforce", "tesla")}
-
-
-def detect_gpu_id(name: str, memory_gib: float, catalog: Any = None) -> str | None:
-    """The catalog id of a GPU from its CUDA device name and memory: the entries that share the name's model
-    token (h200, a100, 4090, ...), the one whose memory is closest. None when nothing matches."""
-    from trainsizer.hardware.catalog import default_catalog
-
-    catalog = catalog or default_catalog()
-    wanted = _tokens(name)
-    form = {"sxm", "pcie", "nvl"} & wanted
-    best: tuple[float, str] | None = None
-    for gpu_id in catalog.accelerators:
-        acc = catalog.accelerators[gpu_id]
-        have = _tokens(acc.name) | _tokens(gpu_id)
-        model_tokens = {t for t in wanted if any(c.isdigit() for c in t)}
-        if not model_tokens or not model_tokens <= have:
-            continue
-        penalty = 0.0 if not form or form & have else 50.0
-        score = abs(acc.memory_gib - memory_gib) + penalty
-        if best is None or score < best[0]:
-            best = (score, gpu_id)
-    return best[1] if best else None
 
 
 def case_scenario(scenario: Scenario, gpu: str | dict[str, Any]) -> dict[str, Any]:

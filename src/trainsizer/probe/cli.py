@@ -143,7 +143,8 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
              out: Path | None, overwrite: bool, as_json: bool) -> None:
     from trainsizer.api import estimate, resolve_gpu
     from trainsizer.hardware.catalog import default_catalog
-    from trainsizer.probe.cases import detect_gpu_id, environment, measured_cases, write_cases
+    from trainsizer.probe.cases import environment, measured_cases, write_cases
+    from trainsizer.probe.gpu_match import detect_gpu_id
     from trainsizer.probe.memory import measure
 
     env = environment()

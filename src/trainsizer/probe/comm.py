@@ -23,16 +23,12 @@ see the ib-ndr-400 catalog notes). torch is imported only inside the functions t
 from __future__ import annotations
 
 import argparse
-import collections
 import json
 import os
 import re
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -40,9 +36,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from trainsizer.errors import InputError
+from trainsizer.probe.launch import rank_environment, run_streaming, torchrun_command
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter")
 BACKENDS = ("auto", "nccl", "gloo")
@@ -125,6 +120,11 @@ def parse_ops(ops: str | Iterable[str]) -> tuple[str, ...]:
     if unknown:
         raise InputError("--ops", f"unknown collective {unknown[0]!r}; accepted: {', '.join(OPS)} (comma separated)")
     return tuple(dict.fromkeys(names))
+
+
+def sig4(value: float) -> float:
+    """Four significant digits (nccl-tests prints bandwidths so)."""
+    return float(f"{value:.4g}")
 
 
 def format_size(size_bytes: int) -> str:
@@ -484,7 +484,7 @@ def run_worker(settings: CommProbeSettings, progress: bool = False,
                 del run
                 if progress and rank == 0:
                     print(f"{PROGRESS_PREFIX}{op:<14} {format_size(size):>9}  {time_s * 1e6:11.1f} us  "
-                          f"busbw {_sig4(rows[-1].busbw_gbps):>9g} GB/s", file=sys.stderr, flush=True)
+                          f"busbw {sig4(rows[-1].busbw_gbps):>9g} GB/s", file=sys.stderr, flush=True)
             result.ops[op] = rows
         return result
     finally:
@@ -519,186 +519,14 @@ def run_comm_probe(settings: CommProbeSettings, nproc: int | None = None, timeou
             raise InputError("--nproc", f"{nproc} ranks but only {available} CUDA GPU(s) visible (one rank per GPU)")
     with tempfile.TemporaryDirectory(prefix="trainsizer-comm-") as tmp:
         out = Path(tmp) / "result.json"
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(nproc),
-               "-m", "trainsizer.probe.comm", "--out", str(out), *settings.worker_args()]
-        if progress is not None:
-            cmd.append("--progress")
-        env = dict(os.environ)
-        env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's own default, set here to skip its banner
-        package_root = str(Path(__file__).resolve().parents[2])  # so the ranks import this very trainsizer
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-        code, tail = _run_streaming(cmd, env, timeout_s, progress)
+        args = ["--out", str(out), *settings.worker_args(), *(["--progress"] if progress is not None else [])]
+        cmd = torchrun_command("trainsizer.probe.comm", nproc, args)
+        code, tail = run_streaming(cmd, rank_environment(), timeout_s, PROGRESS_PREFIX, progress)
         if code != 0 or not out.is_file():
             detail = "\n".join(tail).strip() or "(no output)"
             raise CommProbeError(f"torchrun exited with status {code}" + (" (timed out)" if code == -9 else "")
                                  + f"; last output:\n{detail}")
         return load_result(out, "result")
-
-
-def _run_streaming(cmd: Sequence[str], env: dict[str, str], timeout_s: float | None,
-                   progress: Callable[[str], None] | None) -> tuple[int, list[str]]:
-    """Run ``cmd`` in its own process group; pass progress lines on, keep the last lines for an error message."""
-    tail: collections.deque[str] = collections.deque(maxlen=30)
-    proc = subprocess.Popen(list(cmd), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
-    timed_out = threading.Event()
-
-    def kill() -> None:
-        timed_out.set()
-        _kill_group(proc)
-
-    timer = threading.Timer(timeout_s, kill) if timeout_s else None
-    if timer:
-        timer.start()
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            line = line.rstrip("\n")
-            if line.startswith(PROGRESS_PREFIX):
-                if progress is not None:
-                    progress(line[len(PROGRESS_PREFIX):])
-            else:
-                tail.append(line)
-        code = proc.wait()
-    except BaseException:
-        _kill_group(proc)
-        raise
-    finally:
-        if timer:
-            timer.cancel()
-    return (-9 if timed_out.is_set() else code), list(tail)
-
-
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    """Stop torchrun and its ranks (they share the process group started for them)."""
-    if proc.poll() is not None:
-        return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=5)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-# --- link profile --------------------------------------------------------------------------------------------------
-
-_NAME_NOISE = {"nvidia", "amd", "tesla", "geforce", "instinct", "generation", "hgx", "gpu", "of", "a", "one"}
-_FORM_FACTORS = ("pcie", "nvl")
-
-
-def _name_tokens(name: str) -> set[str]:
-    return {t for t in re.split(r"[^a-z0-9]+", name.lower()) if t and t not in _NAME_NOISE}
-
-
-def intra_link_for_device(device_name: str, catalog: Any) -> str | None:
-    """The catalog's ``default_intra_node`` of the accelerator that ``torch.cuda.get_device_name`` names, or None
-    when the name matches nothing or candidates disagree (e.g. "NVIDIA H100 80GB HBM3" -> nvlink4, the SXM part;
-    "NVIDIA A100-PCIE-40GB" -> pcie4)."""
-    tokens = _name_tokens(device_name)
-    models = [t for t in tokens if re.search(r"\d", t) and re.search(r"[a-z]", t) and not t.endswith("gb")]
-    models += [t for t in tokens if t.isdigit() and len(t) == 4]  # "RTX 4090", "RTX 6000 Ada"
-    if not models:
-        return None
-    scored: list[tuple[int, str]] = []
-    for acc_id in catalog.accelerators:
-        acc = catalog.accelerators[acc_id]
-        acc_tokens = _name_tokens(acc.name)
-        if not acc.default_intra_node or not any(m in acc_tokens for m in models):
-            continue
-        # a form-factor word in one name but not the other rules the entry out (H100 SXM vs H100 PCIe / NVL)
-        if any((ff in tokens) != (ff in acc_tokens) for ff in _FORM_FACTORS):
-            continue
-        scored.append((len(tokens & acc_tokens), acc.default_intra_node))
-    if not scored:
-        return None
-    best = max(score for score, _ in scored)
-    links = {link for score, link in scored if score == best}
-    return links.pop() if len(links) == 1 else None
-
-
-def resolve_link(catalog: Any, link_id: str | None, device_names: Sequence[str], nodes: int,
-                 nics_per_node: int | None) -> Any:
-    """The catalog link a run measured, checked against the run's shape (one node: an intra-node link; several
-    nodes: a scale-out link with --nics-per-node)."""
-    if link_id is None:
-        if nodes > 1:
-            raise InputError("--link-id", f"a run across {nodes} nodes measures the network: give the NIC's link id "
-                                          "(e.g. ib-ndr-400, roce-400) and --nics-per-node")
-        found = intra_link_for_device(device_names[0], catalog) if device_names and device_names[0] != "cpu" \
-            else None
-        if found is None:
-            what = f"GPU {device_names[0]!r}" if device_names and device_names[0] != "cpu" else "a CPU (gloo) run"
-            raise InputError("--link-id", f"cannot tell the link of {what}; give one, e.g. nvlink4, pcie4, "
-                                          "ib-ndr-400 (see `trainsizer catalog links`)")
-        link_id = found
-    link = catalog.link(link_id, "--link-id")
-    if link.scope == "scale-out":
-        if nodes < 2:
-            raise InputError("--link-id", f"{link_id} is a scale-out (NIC) link but this run is on one node; run "
-                                          "torchrun on every node (see --help) or give an intra-node link")
-        if not nics_per_node or nics_per_node < 1:
-            raise InputError("--nics-per-node", f"required for the scale-out link {link_id}: NICs of that kind per "
-                                                "node (the catalog records busbw per NIC)")
-    else:
-        if nodes > 1:
-            raise InputError("--link-id", f"{link_id} is an intra-node ({link.scope}) link but this run spans "
-                                          f"{nodes} nodes, so it measured the network; give a scale-out link id")
-        if nics_per_node is not None:
-            raise InputError("--nics-per-node", f"only for a scale-out link; {link_id} is {link.scope}")
-    return link
-
-
-def _sig4(value: float) -> float:
-    return float(f"{value:.4g}")
-
-
-def link_profile(result: CommProbeResult, catalog: Any, link_id: str | None = None,
-                 nics_per_node: int | None = None) -> dict[str, Any]:
-    """A user catalog file (``links:`` list) with the measured link: the shipped entry's fields, its measured
-    all-reduce busbw replaced by this run's at the largest sizes, ``prefer_measured`` so the estimator uses it."""
-    env = result.environment
-    link = resolve_link(catalog, link_id, env.device_names, env.nodes, nics_per_node)
-    rows = sorted(result.ops.get("all_reduce") or [], key=lambda r: r.size_bytes)[-PROFILE_SIZES:]
-    if not rows:
-        raise InputError("--link-profile", "needs all_reduce in --ops (the catalog records all-reduce busbw)")
-    if env.world_size < 2 or not all(r.busbw_gbps > 0 for r in rows):
-        raise InputError("--link-profile", "needs at least 2 ranks (with one, nothing crosses a link)")
-    scale_out = link.scope == "scale-out"
-    divisor = nics_per_node if scale_out and nics_per_node else 1
-    device = ", ".join(env.device_names)
-    algo = f", NCCL_ALGO={env.nccl_env['NCCL_ALGO']}" if env.nccl_env.get("NCCL_ALGO") else ""
-    per = f", per NIC (node busbw / {divisor})" if scale_out else ""
-    measured = [{"setup": f"{env.layout}, {device}, {env.backend}{algo}, all_reduce {format_size(r.size_bytes)} "
-                          f"{env.dtype}{per}",
-                 "busbw_gbps": _sig4(r.busbw_gbps / divisor),
-                 "source": f"trainsizer probe comm on {env.hostname}, {env.date}"} for r in rows]
-    entry = link.model_dump()
-    note = (f"Measured by trainsizer probe comm: world size {env.world_size}, {env.nodes} node(s) x "
-            f"{env.local_world_size} ranks, {env.backend}, {env.dtype}, {result.iters} iters; all-reduce busbw at the "
-            f"{len(rows)} largest sizes ({format_size(rows[0].size_bytes)}..{format_size(rows[-1].size_bytes)}), "
-            "the estimator uses their median.")
-    if scale_out:
-        note += (f" Scale-out: the node-level busbw is divided by --nics-per-node {divisor} to give per-NIC busbw "
-                 "(the catalog convention); the estimator multiplies by the job's nics_per_node again.")
-    if env.backend != "nccl":
-        note += f" Measured with {env.backend} on {device}, not NCCL on GPUs: not a GPU link figure."
-    entry.update(measured_allreduce_busbw_gbps=measured, prefer_measured=True,
-                 source=f"trainsizer probe comm on {env.hostname}, {env.date}; {link.source}",
-                 as_of=env.date[:10], notes=note)
-    return {"schema_version": 1, "links": [entry]}
-
-
-def write_link_profile(profile: dict[str, Any], path: str | Path) -> None:
-    link = profile["links"][0]
-    header = (f"# Link profile for {link['id']} measured by `trainsizer probe comm`.\n"
-              f"# Use it: trainsizer estimate job.yaml --catalog {path}   |   trainsizer plan ... --catalog {path}\n")
-    Path(path).write_text(header + yaml.safe_dump(profile, sort_keys=False, allow_unicode=True, width=120),
-                          encoding="utf-8")
 
 
 # --- python -m trainsizer.probe.comm ---------------------------------------------------------------------------------
@@ -734,6 +562,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             write_result(result, args.out)
             if args.link_profile:
                 from trainsizer.hardware.catalog import load_catalog
+                from trainsizer.probe.link_profile import link_profile, write_link_profile
 
                 write_link_profile(link_profile(result, load_catalog(), args.link_id, args.nics_per_node),
                                    args.link_profile)
@@ -752,6 +581,7 @@ def _preflight(args: argparse.Namespace, env: CommEnvironment) -> None:
     check_output_path(args.link_profile, args.overwrite, "--link-profile")
     if args.link_profile:
         from trainsizer.hardware.catalog import load_catalog
+        from trainsizer.probe.link_profile import resolve_link
 
         resolve_link(load_catalog(), args.link_id, env.device_names, env.nodes, args.nics_per_node)
 

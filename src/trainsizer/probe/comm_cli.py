@@ -105,6 +105,8 @@ def comm_command(
     from trainsizer.errors import InputError
     from trainsizer.hardware.catalog import load_catalog
     from trainsizer.probe import comm as probe
+    from trainsizer.probe.link_profile import link_profile as build_profile
+    from trainsizer.probe.link_profile import resolve_link, write_link_profile
 
     probe.check_output_path(out, overwrite, "--out")
     probe.check_output_path(link_profile, overwrite, "--link-profile")
@@ -119,7 +121,7 @@ def comm_command(
         if link_profile is not None and not os.environ.get("WORLD_SIZE"):
             # fail before a long run: the launcher runs on this one node
             names = [_cuda_device_name()] if settings.backend == "nccl" else ["cpu"]
-            probe.resolve_link(catalog, link_id, names, 1, nics_per_node)
+            resolve_link(catalog, link_id, names, 1, nics_per_node)
         try:
             result = probe.run_comm_probe(settings, nproc=nproc, timeout_s=timeout,
                                           progress=lambda line: typer.echo(line, err=True))
@@ -130,9 +132,9 @@ def comm_command(
             return  # under torchrun: rank 0 reports
     if out is not None:  # first: a long run is never lost to a profile mistake
         probe.write_result(result, out)
-    profile = probe.link_profile(result, catalog, link_id, nics_per_node) if link_profile is not None else None
+    profile = build_profile(result, catalog, link_id, nics_per_node) if link_profile is not None else None
     if profile is not None and link_profile is not None:
-        probe.write_link_profile(profile, link_profile)
+        write_link_profile(profile, link_profile)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:

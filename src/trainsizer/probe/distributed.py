@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -61,19 +59,21 @@ def wrap_for_data_parallel(model: Any, scenario: Scenario) -> Any:
     return model
 
 
-def launch(scenario_path: Path, nproc: int, layers: int | None, steps: int, device: str) -> list[dict[str, Any]]:
+def launch(scenario_path: Path, nproc: int, layers: int | None, steps: int, device: str,
+           timeout_s: float | None = None) -> list[dict[str, Any]]:
     """Run the probe on ``nproc`` local processes through torchrun; return every rank's readings."""
+    from trainsizer.probe.launch import rank_environment, run_streaming, torchrun_command
+
     with tempfile.TemporaryDirectory(prefix="trainsizer-probe-") as tmp:
         out = Path(tmp) / "readings.json"
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
-               "-m", "trainsizer.probe.distributed", "--scenario", str(scenario_path), "--out", str(out),
-               "--steps", str(steps), "--device", device]
-        if layers is not None:
-            cmd += ["--layers", str(layers)]
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if done.returncode != 0 or not out.is_file():
-            tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
-            raise RuntimeError(f"torchrun exited {done.returncode}:\n{tail}")
+        args = ["--scenario", str(scenario_path), "--out", str(out), "--steps", str(steps), "--device", device,
+                *(["--layers", str(layers)] if layers is not None else [])]
+        code, tail = run_streaming(torchrun_command("trainsizer.probe.distributed", nproc, args), rank_environment(),
+                                   timeout_s)
+        if code != 0 or not out.is_file():
+            detail = "\n".join(tail[-15:]).strip() or "(no output)"
+            raise RuntimeError(f"torchrun exited with status {code}" + (" (timed out)" if code == -9 else "")
+                               + f"; last output:\n{detail}")
         return json.loads(out.read_text(encoding="utf-8"))
 
 
