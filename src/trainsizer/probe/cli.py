@@ -196,7 +196,9 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
 def _register_commands() -> None:
     """The profile and comm probes keep their commands beside their code (typer and rich only at import)."""
     from trainsizer.probe.comm_cli import comm_command
+    from trainsizer.probe.profile_cli import profile_command
 
+    probe_app.command("profile")(profile_command)
     probe_app.command("comm")(comm_command)
 
 
