@@ -8,7 +8,6 @@ import gzip
 import json
 import subprocess
 import sys
-import textwrap
 import time
 
 import pytest
@@ -26,7 +25,7 @@ from trainsizer.probe.profile import (  # noqa: E402
     profile_rules,
     verdict,
 )
-from trainsizer.probe.profile_cli import profile_command, runner_command  # noqa: E402
+from trainsizer.probe.profile_cli import runner_command  # noqa: E402
 
 US = 1e-6
 
@@ -335,51 +334,15 @@ def test_runner_command_rewrites_python_and_torchrun(tmp_path):
 # --- the CLI -----------------------------------------------------------------------------------------------
 
 def _app():
-    import typer
+    from trainsizer.cli import app
 
-    from trainsizer.probe.cli import ProbeGroup
-
-    app = typer.Typer(cls=ProbeGroup, add_completion=False, pretty_exceptions_enable=False)
-
-    @app.callback()
-    def probe() -> None:
-        """The probe group, as trainsizer.cli mounts it."""
-
-    app.command("profile")(profile_command)
     return app
-
-
-def _registered():
-    from trainsizer.probe.cli import probe_app
-
-    return any(c.name == "profile" or c.callback is profile_command for c in probe_app.registered_commands)
 
 
 @pytest.fixture
 def cli(tmp_path):
-    """Run `trainsizer probe profile ARGS` in a subprocess: the real CLI once it mounts the command, else a
-    stand-in with the same group class and error handling (user mistakes: one line, exit 2)."""
-    if _registered():
-        prefix = [sys.executable, "-m", "trainsizer.cli", "probe", "profile"]
-    else:
-        stub = tmp_path / "stub_cli.py"
-        stub.write_text(textwrap.dedent("""
-            import sys
-            import typer
-            from trainsizer.errors import InputError
-            from trainsizer.probe.cli import ProbeGroup
-            from trainsizer.probe.profile_cli import profile_command
-
-            app = typer.Typer(cls=ProbeGroup, add_completion=False, pretty_exceptions_enable=False)
-            app.callback()(lambda: None)
-            app.command("profile")(profile_command)
-            try:
-                app(["profile", *sys.argv[1:]], standalone_mode=False)
-            except InputError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                sys.exit(2)
-        """))
-        prefix = [sys.executable, str(stub)]
+    """Run `trainsizer probe profile ARGS` in a subprocess (user mistakes: one line, exit 2)."""
+    prefix = [sys.executable, "-m", "trainsizer.cli", "probe", "profile"]
 
     def run(*args):
         return subprocess.run([*prefix, *args], capture_output=True, text=True, timeout=180, env=_env(),
@@ -408,11 +371,11 @@ def test_cli_reads_a_trace_and_prints_table_and_verdict(tmp_path):
 
     path = tmp_path / "gpu.json"
     path.write_text(json.dumps(gpu_trace()))
-    res = CliRunner().invoke(_app(), ["profile", "--trace", str(path)])
+    res = CliRunner().invoke(_app(), ["probe", "profile", "--trace", str(path)])
     assert res.exit_code == 0, res.output
     assert "communication (exposed)" in res.output and "all_reduce" in res.output
     assert "Verdict: network-bound" in res.output and "bucket_cap_mb" in res.output
-    res = CliRunner().invoke(_app(), ["profile", "--trace", str(path), "--json"])
+    res = CliRunner().invoke(_app(), ["probe", "profile", "--trace", str(path), "--json"])
     data = json.loads(res.stdout)
     assert data["verdict"]["verdict"] == "network-bound"
     assert data["profile"]["mean"]["communication_by_kind_s"]["all_reduce"] == pytest.approx(300 * US)
@@ -424,8 +387,8 @@ def test_cli_wraps_a_python_script(tmp_path, monkeypatch):
     script = tmp_path / "train.py"
     script.write_text(TRAIN_SCRIPT)
     monkeypatch.chdir(tmp_path)
-    res = CliRunner().invoke(_app(), ["profile", "--steps", "2", "--warmup", "0", "--trace-out", "w.json", "--json",
-                                      "--", "python", str(script), "6", "0"])
+    res = CliRunner().invoke(_app(), ["probe", "profile", "--steps", "2", "--warmup", "0", "--trace-out", "w.json",
+                                      "--json", "--", "python", str(script), "6", "0"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)  # the script's own output went to stderr
     assert data["trace"] == str(tmp_path / "w.json") and data["profile"]["steps_count"] >= 1
@@ -443,7 +406,7 @@ def test_cli_profiles_the_built_in_step_of_a_scenario(tmp_path):
     path = tmp_path / "tiny.yaml"
     path.write_text(json.dumps(data))  # JSON is YAML
     out = tmp_path / "builtin.json"
-    res = CliRunner().invoke(_app(), ["profile", str(path), "--device", "cpu", "--steps", "2", "--warmup", "1",
+    res = CliRunner().invoke(_app(), ["probe", "profile", str(path), "--device", "cpu", "--steps", "2", "--warmup", "1",
                                       "--layers", "1", "--trace-out", str(out), "--json"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)

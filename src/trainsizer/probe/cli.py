@@ -12,23 +12,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
 from trainsizer.errors import InputError
+from trainsizer.probe.command_group import TrailingCommandGroup
 
-
-class ProbeGroup(TyperGroup):
-    """Everything after ``--`` is the user's command (``probe profile -- python train.py``)."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if "--" in args:
-            i = args.index("--")
-            ctx.meta["probe_command"] = args[i + 1:]
-            args = args[:i]
-        return super().parse_args(ctx, args)
-
-
-probe_app = typer.Typer(cls=ProbeGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+probe_app = typer.Typer(cls=TrailingCommandGroup, no_args_is_help=True, add_completion=False,
+                        pretty_exceptions_enable=False,
                         help="Check a plan on the real machine: peak memory of real training steps (or a CPU "
                              "simulation), where a step's time goes, and the interconnect's bandwidth. Needs "
                              "pip install -e '.[probe]'.")

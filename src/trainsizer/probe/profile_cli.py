@@ -24,6 +24,7 @@ from typing import Annotated, Any
 import typer
 
 from trainsizer.errors import InputError
+from trainsizer.probe.command_group import META_KEY
 
 RUNNER_MODULE = "trainsizer.probe.profile_runner"
 PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)*)?(\.exe)?$")
@@ -193,7 +194,7 @@ def profile_command(
     trainsizer probe profile --trace run.pt.trace.json.gz"""
     from trainsizer.probe.profile import analyze_trace, profile_callable, resolve_device, verdict
 
-    command = list(ctx.meta.get("probe_command") or [])
+    command = list(ctx.meta.get(META_KEY) or [])
     given = [name for name, value in (("SCENARIO", scenario), ("--trace", trace), ("-- command", command)) if value]
     if len(given) != 1:
         what = "none" if not given else " and ".join(given)

@@ -11,22 +11,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
-
-class BurninGroup(TyperGroup):
-    """Everything after ``--`` is the user's load command, never a subcommand name."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if "--" in args:
-            i = args.index("--")
-            ctx.meta["burnin_command"] = args[i + 1:]
-            args = args[:i]
-        return super().parse_args(ctx, args)
-
+from trainsizer.probe.command_group import META_KEY, TrailingCommandGroup
 
 burnin_app = typer.Typer(
-    cls=BurninGroup, invoke_without_command=True, add_completion=False, pretty_exceptions_enable=False,
+    cls=TrailingCommandGroup, invoke_without_command=True, add_completion=False, pretty_exceptions_enable=False,
     help="Burn-in: load every GPU (bf16 matmuls + memory copies, or your command after --) for a set time, "
          "sample NVML every interval into SQLite, and judge STABLE / WARN / FAIL. "
          "Example: trainsizer burnin --duration 72h --db rack1.db -- python train.py")
@@ -75,7 +64,7 @@ def burnin(
     from trainsizer.probe.burnin.run import run_burnin
 
     verdict = run_burnin(duration=duration, interval=interval, backend=backend,
-                         command=ctx.meta.get("burnin_command") or None, db=db, resume=resume,
+                         command=ctx.meta.get(META_KEY) or None, db=db, resume=resume,
                          metrics_port=metrics_port, metrics_host=metrics_host, fake_gpus=fake_gpus,
                          fake_seed=fake_seed, fake_events=fake_event, matmul_size=matmul_size, copy_mib=copy_mib,
                          quiet=quiet)
