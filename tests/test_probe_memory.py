@@ -285,3 +285,19 @@ def test_ground_truth_script_runs_its_grid_on_tiny_models(tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary[0]["allocated_gib"] > 0 and "stopped" in summary[-1]
     assert load_cases(tmp_path / "cases.yaml") and (tmp_path / "environment.json").is_file()
+
+
+def test_a_planner_job_without_hardware_runs_on_this_machine(tmp_path):
+    """`trainsizer plan` prints `trainsizer probe memory JOB.yaml` as its first verification step: the job has no
+    parallel or hardware block, so the probe takes this machine's device on one process."""
+    import yaml
+
+    from trainsizer.probe.workload import load_probe_scenario
+
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump({"model": {"architecture": dict(TINY)},
+                                    "training": {"method": "lora", "micro_batch_size": 1, "seq_len": 32}}))
+    sc = load_probe_scenario(path)
+    assert sc.parallel.gpus == 1 and isinstance(sc.hardware.gpu, str)
+    result = CliRunner().invoke(app, ["probe", "memory", str(path), "--device", "cpu", "--json"])
+    assert result.exit_code == 0, result.output

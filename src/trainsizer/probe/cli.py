@@ -97,9 +97,9 @@ def memory_cmd(
     """Real training steps of SCENARIO: peak allocated, reserved and device memory and step time,
     against the estimate; writes validation cases that `trainsizer calibrate` fits to."""
     require_torch("probe memory")
-    from trainsizer.scenario import load_scenario
+    from trainsizer.probe.workload import load_probe_scenario
 
-    scenario = load_scenario(scenario_path)
+    scenario = load_probe_scenario(scenario_path)
     if not 2 <= steps <= 100:
         raise InputError("--steps", f"{steps}; accepted: 2 to 100 (the first step allocates optimizer states)")
     if simulate:

@@ -223,9 +223,9 @@ def profile_command(
         profile = analyze_trace(trace)
         trace_path = None
     elif scenario is not None:
-        from trainsizer.scenario import load_scenario
+        from trainsizer.probe.workload import load_probe_scenario
 
-        loaded = load_scenario(scenario)
+        loaded = load_probe_scenario(scenario)
         trace_path = _trace_out_path(trace_out, overwrite)
         dev = resolve_device(device)
         from trainsizer.probe.workload import build_workload

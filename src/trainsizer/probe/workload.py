@@ -112,6 +112,31 @@ class Workload:
         return float(loss.detach())
 
 
+def load_probe_scenario(path: str | Path) -> Scenario:
+    """A scenario file, or a planner job without ``parallel``/``hardware`` (``trainsizer plan`` input): the
+    probe runs it on this machine, so a missing GPU is the one here (by its CUDA name) on one process."""
+    from trainsizer.datafiles import user_yaml
+    from trainsizer.scenario import load_scenario, scenario_from_dict
+
+    data = user_yaml(path, field="scenario")
+    if not isinstance(data, dict) or ("hardware" in data and "parallel" in data):
+        return load_scenario(path)
+    data = {**data, "parallel": data.get("parallel") or {"gpus": 1}}
+    if not data.get("hardware"):
+        gpu = "h100-sxm5-80gb"  # a placeholder on a CPU: the probe reports the device it really ran on
+        if torch.cuda.is_available():
+            from trainsizer.probe.gpu_match import detect_gpu_id
+
+            props = torch.cuda.get_device_properties(0)
+            gpu = detect_gpu_id(props.name, props.total_memory / 2**30) or gpu
+        data["hardware"] = {"gpu": gpu}
+    scenario = scenario_from_dict(data, source=str(path))
+    if scenario.model.hf_config and not Path(scenario.model.hf_config).is_absolute():
+        model = scenario.model.model_copy(update={"hf_config": str(Path(path).parent / scenario.model.hf_config)})
+        scenario = scenario.model_copy(update={"model": model})
+    return scenario
+
+
 def hf_config_dict(scenario: Scenario) -> dict[str, Any]:
     """The Hugging Face config keys of the scenario's model (preset, config.json or inline block)."""
     spec = scenario.model
