@@ -71,7 +71,7 @@ def launch(scenario_path: Path, nproc: int, layers: int | None, steps: int, devi
         code, tail = run_streaming(torchrun_command("trainsizer.probe.distributed", nproc, args), rank_environment(),
                                    timeout_s)
         if code != 0 or not out.is_file():
-            detail = "\n".join(tail[-15:]).strip() or "(no output)"
+            detail = "\n".join(tail[-30:]).strip() or "(no output)"
             raise RuntimeError(f"torchrun exited with status {code}" + (" (timed out)" if code == -9 else "")
                                + f"; last output:\n{detail}")
         return json.loads(out.read_text(encoding="utf-8"))
