@@ -110,6 +110,7 @@ def _main(argv: list[str] | None = None) -> None:
         dist.all_gather_object(gathered, result)
         if dist.get_rank() == 0:
             Path(args.out).write_text(json.dumps(gathered), encoding="utf-8")
+        dist.barrier()  # no rank tears its connections down while another still talks (gloo aborts then)
     finally:
         dist.destroy_process_group()
 
