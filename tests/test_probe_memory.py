@@ -301,3 +301,22 @@ def test_a_planner_job_without_hardware_runs_on_this_machine(tmp_path):
     assert sc.parallel.gpus == 1 and isinstance(sc.hardware.gpu, str)
     result = CliRunner().invoke(app, ["probe", "memory", str(path), "--device", "cpu", "--json"])
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("quantization,optimizer,weight_dtype", [("nf4", "paged-adamw-8bit", "uint8"),
+                                                                  ("nf4-dq", "adamw-8bit", "uint8"),
+                                                                  ("int8", "adamw", "int8")])
+def test_qlora_quantizes_the_base_linears_and_trains_the_adapters(quantization, optimizer, weight_dtype):
+    """bitsandbytes runs on the CPU too (its multi-backend build), so the QLoRA path is exercised here."""
+    pytest.importorskip("bitsandbytes")
+    sc = scenario(method="qlora", quantization=quantization, optimizer=optimizer)
+    wl = build_workload(sc, "cpu")
+    assert all(0 < wl.step() < 20 for _ in range(2))
+    state = training_state(sc, resolve_model(sc.model), default_memory_model())
+    assert wl.trainable_params == state.trainable_params
+    base = dict(wl.model.named_modules())
+    q_proj = next(m for name, m in base.items() if name.endswith("layers.0.self_attn.q_proj.base_layer"))
+    assert str(q_proj.weight.dtype) == f"torch.{weight_dtype}"
+    packed = q_proj.weight.numel() * q_proj.weight.element_size()
+    full = TINY["hidden_size"] * TINY["hidden_size"]
+    assert packed == (full // 2 if weight_dtype == "uint8" else full)  # 4 bits or 8 bits a weight

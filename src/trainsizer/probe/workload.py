@@ -222,7 +222,7 @@ def check_supported(scenario: Scenario, multi_process: bool = False) -> None:
 
         if importlib.util.find_spec("bitsandbytes") is None:
             what = "training.method" if tr.method == "qlora" else "training.optimizer"
-            raise InputError(what, "needs bitsandbytes (pip install bitsandbytes) and a CUDA GPU")
+            raise InputError(what, "needs bitsandbytes: pip install -e '.[qlora]'")
 
 
 @contextlib.contextmanager
@@ -253,7 +253,7 @@ def _build_model(scenario: Scenario, config: Any, device: torch.device) -> torch
 
     auto = AutoModelForMaskedLM if config.model_type in MASKED_LM_TYPES else AutoModelForCausalLM
     config._attn_implementation = _attention_implementation(scenario, device)
-    # quantized bases are built on the CPU and quantized when moved to the GPU (bitsandbytes Params4bit)
+    # quantized bases are built on the CPU and quantized when moved to the device (bitsandbytes Params4bit)
     build_device = torch.device("cpu") if scenario.training.method == "qlora" else device
     with _default_dtype(_load_dtype(scenario)), build_device:
         model = auto.from_config(config, attn_implementation=config._attn_implementation)
