@@ -1,1 +1,17 @@
-"""Hardware probes: checks that run on the real machine (burn-in monitor)."""
+"""Hardware probes: checks that run on the real machine (memory, step profile, interconnect, burn-in)."""
+
+from __future__ import annotations
+
+PROBE_PACKAGES = ("torch", "transformers", "peft")
+
+
+def require_packages(what: str, packages: tuple[str, ...] = PROBE_PACKAGES, hint: str = "") -> None:
+    """One clear line instead of an ImportError when the [probe] extra is missing."""
+    import importlib.util
+
+    from trainsizer.errors import InputError
+
+    missing = [m for m in packages if importlib.util.find_spec(m) is None]
+    if missing:
+        extra = f" ({hint})" if hint else ""
+        raise InputError(what, f"needs {', '.join(missing)}: pip install -e '.[probe]'{extra}")

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from trainsizer.errors import InputError
+from trainsizer.probe import require_packages
 from trainsizer.probe.command_group import TrailingCommandGroup
 
 probe_app = typer.Typer(cls=TrailingCommandGroup, no_args_is_help=True, add_completion=False,
@@ -21,15 +22,6 @@ probe_app = typer.Typer(cls=TrailingCommandGroup, no_args_is_help=True, add_comp
                         help="Check a plan on the real machine: peak memory of real training steps (or a CPU "
                              "simulation), where a step's time goes, and the interconnect's bandwidth. Needs "
                              "pip install -e '.[probe]'.")
-
-
-def require_torch(what: str) -> None:
-    """One clear line instead of an ImportError when the [probe] extra is missing."""
-    import importlib.util
-
-    missing = [m for m in ("torch", "transformers", "peft") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise InputError(what, f"needs {', '.join(missing)}: pip install -e '.[probe]'")
 
 
 def _pick_device(device: str) -> str:
@@ -96,7 +88,7 @@ def memory_cmd(
 ) -> None:
     """Real training steps of SCENARIO: peak allocated, reserved and device memory and step time,
     against the estimate; writes validation cases that `trainsizer calibrate` fits to."""
-    require_torch("probe memory")
+    require_packages("probe memory")
     from trainsizer.probe.workload import load_probe_scenario
 
     scenario = load_probe_scenario(scenario_path)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from trainsizer.errors import InputError
+from trainsizer.probe import require_packages
 from trainsizer.probe.launch import rank_environment, run_streaming, torchrun_command
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter")
@@ -220,16 +221,8 @@ def check_output_path(path: str | Path | None, overwrite: bool, field_name: str)
         raise InputError(field_name, f"{target} already exists; pass --overwrite to replace it")
 
 
-def require_torch() -> None:
-    """One clear line instead of an ImportError when the [probe] extra is missing."""
-    import importlib.util
-
-    if importlib.util.find_spec("torch") is None:
-        raise InputError("probe comm", "needs PyTorch (torch.distributed): pip install -e '.[probe]'")
-
-
 def _cuda_available() -> bool:
-    require_torch()
+    require_packages("probe comm", ("torch",), "torch.distributed")
     import torch
 
     return bool(torch.cuda.is_available())
@@ -507,7 +500,7 @@ def run_comm_probe(settings: CommProbeSettings, nproc: int | None = None, timeou
     """Run the probe. Under torchrun (WORLD_SIZE set) this rank runs the worker; otherwise it relaunches itself as
     ``python -m torch.distributed.run --standalone --nproc-per-node N -m trainsizer.probe.comm`` on this node and
     reads rank 0's JSON result. ``progress`` receives rank 0's per-size lines."""
-    require_torch()
+    require_packages("probe comm", ("torch",), "torch.distributed")
     if os.environ.get("WORLD_SIZE"):
         return run_worker(settings, progress=progress is not None)
     nproc = default_nproc(settings.backend) if nproc is None else nproc

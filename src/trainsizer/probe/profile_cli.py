@@ -209,12 +209,9 @@ def profile_command(
     if layers is not None and (scenario is None or layers < 1):
         raise InputError("--layers", f"{layers}: accepted: an integer >= 1, with a SCENARIO only")
     if scenario is not None:  # (a wrapped command runs in its own interpreter, which brings its own torch)
-        import importlib.util
+        from trainsizer.probe import require_packages
 
-        missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
-        if missing:
-            raise InputError("probe profile", f"the built-in step needs {', '.join(missing)}: pip install -e "
-                                              "'.[probe]' (--trace TRACE.json needs neither)")
+        require_packages("probe profile", hint="the built-in step; --trace TRACE.json needs none of them")
     notes: list[str] = []
     trace_path: Path | None
     if trace is not None:
