@@ -324,3 +324,17 @@ def test_qlora_quantizes_the_base_linears_and_trains_the_adapters(quantization, 
     packed = q_proj.weight.numel() * q_proj.weight.element_size()
     full = TINY["hidden_size"] * TINY["hidden_size"]
     assert packed == (full // 2 if weight_dtype == "uint8" else full)  # 4 bits or 8 bits a weight
+
+
+def test_accumulation_runs_two_micro_batches_and_the_case_records_what_ran():
+    sc = scenario(method="full", precision="bf16-true", global_batch_size=8)  # 4 micro-batches of 2
+    wl = build_workload(sc, "cpu")
+    assert wl.accumulation == 2 and wl.tokens_per_step == 2 * 2 * 64 and wl.notes
+    measurement = measure(sc, "cpu", None, steps=2)
+    case = measured_cases(sc, "h100-sxm5-80gb", measurement, {"hostname": "t"}, "test")[0]
+    ran = scenario_from_dict(case["scenario"])
+    assert ran.grad_accumulation_steps == 2 and ran.training.micro_batch_size == 2
+    single = measure(scenario(method="full", precision="bf16-true"), "cpu", None, steps=2)
+    grads = 2 * count_params(resolve_model(sc.model)).total / GIB  # bf16 gradients
+    # the second micro-batch runs its forward with the first one's gradients alive
+    assert measurement.allocated_gib - single.allocated_gib == pytest.approx(grads, rel=0.25)

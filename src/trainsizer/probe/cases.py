@@ -53,8 +53,12 @@ def environment() -> dict[str, Any]:
 
 def case_scenario(scenario: Scenario, gpu: str | dict[str, Any]) -> dict[str, Any]:
     """The scenario as it ran: the detected GPU, every default made explicit."""
+    from trainsizer.probe.workload import probe_accumulation
+
     data = scenario.model_dump(exclude_none=True)
     data["hardware"]["gpu"] = gpu
+    ran = probe_accumulation(scenario)
+    data["training"]["global_batch_size"] = scenario.training.micro_batch_size * scenario.parallel.dp * ran
     return data
 
 
@@ -82,7 +86,7 @@ def measured_cases(scenario: Scenario, gpu: str | dict[str, Any], measurement: A
         if value is not None:
             cases.append({"id": f"{base_id}-{metric}", **common,
                           "measured": {"memory_gib": round(value, 4), "memory_metric": metric}})
-    if measurement.step_time_s and measurement.meter == "cuda" and scenario.grad_accumulation_steps == 1:
+    if measurement.step_time_s and measurement.meter == "cuda":
         step = round(measurement.step_time_s, 5)
         cases.append({"id": f"{base_id}-step", **common, "measured": {"step_time_s": step}})
     return cases

@@ -85,6 +85,8 @@ class Meter:
 
     def synchronize(self) -> None: ...
 
+    def before_micro_batch(self) -> None: ...
+
     def context(self) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext()
 
@@ -152,8 +154,8 @@ class TrackerMeter(Meter):
     def context(self) -> contextlib.AbstractContextManager[Any]:
         return self.tracker
 
-    def synchronize(self) -> None:
-        self.tracker.reset_mod_stats()  # module stats are per iteration; the global peak is kept
+    def before_micro_batch(self) -> None:
+        self.tracker.reset_mod_stats()  # module stats are per forward/backward pass; the global peak is kept
 
     def stop(self) -> tuple[float, float | None, float | None]:
         peak = self.tracker.get_tracker_snapshot("peak")
@@ -178,12 +180,12 @@ def run_at_depth(scenario: Scenario, device: Any, layers: int | None, steps: int
     workload = build_workload(scenario, device, layers, wrap=wrap, multi_process=multi_process)
     meter = make_meter(device)
     meter.start(workload.model, workload.optimizer)
+    workload.before_micro_batch = meter.before_micro_batch
     times = []
     with meter.context():
         for _ in range(steps):
             begin = time.perf_counter()
-            workload.forward_backward()
-            workload.optimizer_step()
+            workload.run_step()
             meter.synchronize()
             times.append(time.perf_counter() - begin)
     allocated, reserved, device_used = meter.stop()
@@ -259,15 +261,17 @@ def measure(scenario: Scenario, device: Any = "cuda", layers: int | None = None,
     full = resolve_model(scenario.model).num_layers
     if layers is None and capacity_gib is not None:
         layers = scaled_depth(scenario, capacity_gib)
-    notes = []
-    if layers is None or layers >= full:
+    notes: list[str] = []
+    if layers is not None and layers >= full:
+        layers = None
+    elif layers is not None and 2 * layers > full:
+        layers = full // 2 or None  # k and 2k must both fit in the model's depth
+    if layers is None:
         reading = run_at_depth(scenario, device, None, steps, wrap, multi_process)
         return Measurement([reading], full, make_meter_name(device), reading.allocated_bytes / GIB,
                            None if reading.reserved_bytes is None else reading.reserved_bytes / GIB,
                            None if reading.device_bytes is None else reading.device_bytes / GIB,
                            reading.step_time_s, world_size, notes)
-    if 2 * layers > full:
-        layers = full // 2
     low = run_at_depth(scenario, device, layers, steps, wrap, multi_process)
     high = run_at_depth(scenario, device, 2 * layers, steps, wrap, multi_process)
     line = extrapolate(low, high, full)

@@ -88,12 +88,11 @@ def simulate(scenario: Scenario, layers: int | None = None, steps: int = 2) -> S
     optimizer = None if isinstance(workload.optimizer, dict) else workload.optimizer
     with fake_mode:
         tracker.track_external(workload.model, optimizer)
+        # MemTracker keeps module stats of one forward/backward pass at a time; the global peak is kept
+        workload.before_micro_batch = tracker.reset_mod_stats
         with tracker:
-            for i in range(steps):
-                workload.forward_backward()
-                workload.optimizer_step()
-                if i < steps - 1:
-                    tracker.reset_mod_stats()  # MemTracker tracks one iteration of module stats at a time
+            for _ in range(steps):
+                workload.run_step()
         peak = tracker.get_tracker_snapshot("peak")
         by_kind: dict[str, float] = {}
         for _device, kinds in peak.items():

@@ -55,7 +55,9 @@ class Workload:
     autocast_dtype: torch.dtype | None
     scaler: Any = None
     masked_lm: bool = False
+    accumulation: int = 1
     notes: list[str] = field(default_factory=list)
+    before_micro_batch: Callable[[], None] | None = None  # e.g. MemTracker.reset_mod_stats (one pass at a time)
 
     @property
     def micro_batch_size(self) -> int:
@@ -67,8 +69,8 @@ class Workload:
 
     @property
     def tokens_per_step(self) -> int:
-        """Tokens of one step on this process (one micro-batch; the probe runs no accumulation)."""
-        return self.micro_batch_size * self.seq_len
+        """Tokens of one optimizer step on this process."""
+        return self.micro_batch_size * self.seq_len * self.accumulation
 
     @property
     def trainable_params(self) -> int:
@@ -105,11 +107,19 @@ class Workload:
             self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
 
-    def step(self) -> float:
-        """One full optimizer step: synthetic batch, forward, backward, optimizer step, zero_grad."""
-        loss = self.forward_backward()
+    def run_step(self) -> torch.Tensor:
+        """One optimizer step: ``accumulation`` micro-batches forward and backward, then the optimizer step and
+        zero_grad. Returns the last loss without synchronising (fake tensors have no value)."""
+        for _ in range(self.accumulation):
+            if self.before_micro_batch is not None:
+                self.before_micro_batch()
+            loss = self.forward_backward()
         self.optimizer_step()
-        return float(loss.detach())
+        return loss
+
+    def step(self) -> float:
+        """One full optimizer step (``run_step``); returns the loss as a float."""
+        return float(self.run_step().detach())
 
 
 def load_probe_scenario(path: str | Path) -> Scenario:
@@ -135,6 +145,13 @@ def load_probe_scenario(path: str | Path) -> Scenario:
         model = scenario.model.model_copy(update={"hf_config": str(Path(path).parent / scenario.model.hf_config)})
         scenario = scenario.model_copy(update={"model": model})
     return scenario
+
+
+def probe_accumulation(scenario: Scenario) -> int:
+    """Micro-batches per optimizer step in the probe: the scenario's, at most 2. From the second micro-batch on,
+    the gradients of the earlier ones are alive through forward and backward, so every later micro-batch
+    repeats the second one's memory; running all of them would only take longer."""
+    return min(scenario.grad_accumulation_steps, 2)
 
 
 def hf_config_dict(scenario: Scenario) -> dict[str, Any]:
@@ -413,5 +430,10 @@ def build_workload(scenario: Scenario, device: str | torch.device = "cpu", layer
     notes = []
     if layers is not None and layers < arch.num_layers:
         notes.append(f"scaled down to {layers} of {arch.num_layers} layers")
+    accumulation = probe_accumulation(scenario)
+    if accumulation < scenario.grad_accumulation_steps:
+        notes.append(f"{accumulation} of the scenario's {scenario.grad_accumulation_steps} micro-batches per "
+                     "optimizer step (the same peak; the case records what ran)")
     return Workload(scenario, model, optimizer, dev, layers or arch.num_layers, arch.num_layers,
-                    int(config.vocab_size), autocast, scaler, config.model_type in MASKED_LM_TYPES, notes)
+                    int(config.vocab_size), autocast, scaler, config.model_type in MASKED_LM_TYPES, accumulation,
+                    notes)
