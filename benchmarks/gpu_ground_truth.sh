@@ -10,7 +10,8 @@
 # Then copy OUT/cases.yaml to validation/measured/<gpu>-<date>.yaml with environment.json beside it.
 # Needs the [probe,burnin] extras (torch, transformers, peft, nvidia-ml-py, prometheus-client). Where the
 # package cannot be installed (an image with torch but no network), PYTHONPATH=src runs it from the checkout
-# as long as pydantic, PyYAML, typer, rich and numpy are importable.
+# as long as pydantic, PyYAML, typer, rich and numpy are importable: benchmarks/device_wheels.sh fetches the
+# pydantic wheels elsewhere, to be carried and installed with --target (see that script).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${1:-ground-truth-$(date +%Y%m%d-%H%M%S)}"
