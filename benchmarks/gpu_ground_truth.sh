@@ -7,6 +7,7 @@
 #   4. a 2-minute burn-in with NVML                                              -> burnin.db, burnin.json
 #   5. validate of the new cases against the estimator                           -> validate.json
 # Usage: bash benchmarks/gpu_ground_truth.sh [OUT] [MEMORY_BUDGET_S]
+#        SMOKE=1 bash benchmarks/gpu_ground_truth.sh OUT 20    # the same steps on a CPU (tiny models, fake NVML)
 # Then copy OUT/cases.yaml to validation/measured/<gpu>-<date>.yaml with environment.json beside it.
 # Needs the [probe,burnin] extras (torch, transformers, peft, nvidia-ml-py, prometheus-client). Where the
 # package cannot be installed (an image with torch but no network), PYTHONPATH=src runs it from the checkout
@@ -19,6 +20,12 @@ BUDGET="${2:-330}"
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD/src"
 TS="python3 -m trainsizer.cli"
+if [ "${SMOKE:-0}" = 1 ]; then
+  GRID_ARGS="--smoke --device cpu"; PROFILE_ARGS="--device cpu --layers 1 --steps 2"; BURNIN_ARGS="--backend fake"
+  BURNIN_TIME=10s
+else
+  GRID_ARGS=""; PROFILE_ARGS="--steps 5"; BURNIN_ARGS=""; BURNIN_TIME=2m
+fi
 log() { echo "== $(date +%H:%M:%S) $*" | tee -a "$OUT/log.txt"; }
 
 log "environment"
@@ -26,7 +33,9 @@ nvidia-smi -q > "$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >> "$OUT/
 python3 -m pip list 2>/dev/null > "$OUT/pip-list.txt"
 
 log "probe memory grid (budget ${BUDGET}s)"
-timeout $((BUDGET + 120)) python3 benchmarks/gpu_ground_truth.py "$OUT" --budget-s "$BUDGET" 2>&1 | tee -a "$OUT/log.txt"
+# shellcheck disable=SC2086
+timeout $((BUDGET + 120)) python3 benchmarks/gpu_ground_truth.py "$OUT" --budget-s "$BUDGET" $GRID_ARGS 2>&1 \
+  | tee -a "$OUT/log.txt"
 
 log "probe profile"
 cat > "$OUT/profile-job.yaml" <<'YAML'
@@ -35,7 +44,8 @@ training: {method: full, precision: bf16-mixed, micro_batch_size: 2, seq_len: 20
 parallel: {gpus: 1}
 hardware: {gpu: h100-sxm5-80gb}
 YAML
-timeout 120 $TS probe profile "$OUT/profile-job.yaml" --steps 5 --trace-out "$OUT/profile-trace.json" --json \
+# shellcheck disable=SC2086
+timeout 120 $TS probe profile "$OUT/profile-job.yaml" $PROFILE_ARGS --trace-out "$OUT/profile-trace.json" --json \
   > "$OUT/profile.json" 2>> "$OUT/log.txt" || log "probe profile failed"
 
 GPUS=$(nvidia-smi -L 2>/dev/null | wc -l)
@@ -47,9 +57,10 @@ else
   log "probe comm skipped: $GPUS GPU (a collective needs two ranks on two GPUs)"
 fi
 
-log "burn-in 2 minutes"
-timeout 200 $TS burnin --duration 2m --interval 1 --db "$OUT/burnin.db" --quiet --json > "$OUT/burnin.json" \
-  2>> "$OUT/log.txt" || log "burn-in ended with status $? (1 = FAIL verdict)"
+log "burn-in $BURNIN_TIME"
+# shellcheck disable=SC2086
+timeout 200 $TS burnin --duration "$BURNIN_TIME" --interval 1 --db "$OUT/burnin.db" --quiet --json $BURNIN_ARGS \
+  > "$OUT/burnin.json" 2>> "$OUT/log.txt" || log "burn-in ended with status $? (1 = FAIL verdict)"
 
 log "validate the new cases"
 [ -f "$OUT/cases.yaml" ] && $TS validate "$OUT/cases.yaml" --json > "$OUT/validate.json" 2>> "$OUT/log.txt"
