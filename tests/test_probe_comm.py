@@ -263,3 +263,21 @@ def test_cli_bad_options_print_one_line_and_exit_2(tmp_path, args, expected):
     proc = subprocess.run([sys.executable, "-c", _ENTRY, *args], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.strip() == expected.format(existing=existing), proc.stderr
     assert existing.read_text() == "{}"
+
+
+def test_a_slow_measured_link_slows_the_estimate_and_the_plan_uses_it(tmp_path):
+    """A link profile measured at 20 GB/s where the catalog says ~370 GB/s for NVLink 4: `estimate --catalog`
+    gives a slower step for an 8-GPU FSDP job, as `plan` does through the same fabric()."""
+    from trainsizer.api import estimate
+
+    link = load_catalog().link("nvlink4").model_dump()
+    link.update(measured_allreduce_busbw_gbps=[{"setup": "test", "busbw_gbps": 20.0, "source": "test"}],
+                prefer_measured=True)
+    path = tmp_path / "links.yaml"
+    path.write_text(yaml.safe_dump({"links": [link]}))
+    job = {"model": {"preset": "llama-3.1-8b"},
+           "training": {"method": "full", "micro_batch_size": 1, "seq_len": 4096, "global_batch_size": 64},
+           "parallel": {"gpus": 8, "zero": 3}, "hardware": {"gpu": GPU, "intra_node": "nvlink4"}}
+    shipped = estimate(job).performance
+    measured = estimate(job, catalog=load_catalog([path])).performance
+    assert measured.step_time_s > 2 * shipped.step_time_s and measured.mfu < shipped.mfu
