@@ -384,6 +384,9 @@ def build_workload(scenario: Scenario, device: str | torch.device = "cpu", layer
     from trainsizer.models.catalog import resolve_model
 
     check_supported(scenario, multi_process)
+    if fake_mode is not None and scenario.training.method == "qlora":
+        raise InputError("training.method", "qlora: bitsandbytes kernels cannot run on fake tensors; "
+                         "simulate lora with the same rank instead, or run the probe for real")
     dev = torch.device(device)
     arch = resolve_model(scenario.model)
     config = transformers_config(scenario, layers)
@@ -404,9 +407,6 @@ def build_workload(scenario: Scenario, device: str | torch.device = "cpu", layer
     model = _apply_method(model, scenario, layers or arch.num_layers)
     model.train()
     if fake_mode is not None:
-        if tr.method == "qlora":
-            raise InputError("training.method", "qlora: bitsandbytes kernels cannot run on fake tensors; "
-                             "simulate lora with the same rank instead, or run the probe on a GPU")
         # a module .to() swaps fake parameters (impossible while the mode holds a weak reference), so the
         # model is built on meta and given fresh fake storage once; tied weights are re-tied after
         with fake_mode:
