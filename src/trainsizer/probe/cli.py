@@ -70,7 +70,8 @@ def _multi_gpu(scenario: Any, device: str, layers: int | None, steps: int) -> An
 
 @probe_app.command("memory")
 def memory_cmd(
-    scenario_path: Annotated[Path, typer.Argument(metavar="SCENARIO", help="Scenario YAML (FORMAT.md).")],
+    scenario_path: Annotated[Path, typer.Argument(metavar="SCENARIO", help="Scenario YAML (FORMAT.md), or a plan job "
+                                                "without parallel/hardware: this machine's GPU, one process.")],
     simulate: Annotated[bool, typer.Option("--simulate", help="No GPU: run the real model code on fake tensors "
                                            "(FakeTensorMode + MemTracker) and report components per module.")
                         ] = False,
