@@ -80,17 +80,14 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="tiny models (checks the script on a CPU)")
     args = parser.parse_args()
 
-    from trainsizer.api import estimate
-    from trainsizer.probe.cases import environment, measured_cases, write_cases
-    from trainsizer.probe.gpu_match import detect_gpu_id
+    from trainsizer.probe.cases import compare_with_estimate, environment, measured_cases, write_cases
+    from trainsizer.probe.gpu_match import local_gpu
     from trainsizer.probe.memory import measure
+    from trainsizer.scenario import scenario_from_dict
 
     args.out.mkdir(parents=True, exist_ok=True)
     env = environment()
-    gpu: Any = "h100-sxm5-80gb"
-    if env.get("gpu_name"):
-        gpu = detect_gpu_id(env["gpu_name"], env["gpu_memory_gib"]) or {"name": env["gpu_name"],
-                                                                         "memory_gib": env["gpu_memory_gib"]}
+    gpu: Any = local_gpu() or "h100-sxm5-80gb"
     (args.out / "environment.json").write_text(json.dumps({**env, "catalog_gpu": gpu}, indent=2), encoding="utf-8")
     cases_path, summary, start = args.out / "cases.yaml", [], time.monotonic()
     for model, layers, method, ckpt, seq, precision in grid(args.smoke):
@@ -110,16 +107,15 @@ def main() -> None:
         cases = measured_cases(scenario, gpu, measurement, env, f"benchmarks/gpu_ground_truth.py on "
                                f"{env['hostname']}, {env['date']} ({env.get('gpu_name') or 'CPU'})")
         write_cases(cases_path, cases, append=True)
-        from trainsizer.scenario import scenario_from_dict
-
-        predicted = estimate(scenario_from_dict(cases[0]["scenario"]), with_limits=False).memory
+        predicted = {r["metric"]: r["predicted"] for r in
+                     compare_with_estimate(measurement, scenario_from_dict(cases[0]["scenario"]))}
         row = {"run": label, "seconds": round(time.monotonic() - began, 1), **measurement.to_dict(),
-               "predicted_allocated_gib": round(predicted.allocated_gib, 3),
-               "predicted_reserved_gib": round(predicted.reserved_gib, 3),
-               "predicted_device_gib": round(predicted.device_gib, 3)}
+               **{f"predicted_{metric}": predicted[metric] for metric in ("allocated_gib", "reserved_gib",
+                                                                          "device_gib")}}
         summary.append(row)
-        print(f"ok   {label}: allocated {measurement.allocated_gib:.2f} GiB (predicted {predicted.allocated_gib:.2f}),"
-              f" step {measurement.step_time_s:.3f} s, {row['seconds']} s", flush=True)
+        print(f"ok   {label}: allocated {measurement.allocated_gib:.2f} GiB "
+              f"(predicted {predicted['allocated_gib']:.2f}), step {measurement.step_time_s:.3f} s, "
+              f"{row['seconds']} s", flush=True)
         (args.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
 

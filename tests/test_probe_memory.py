@@ -259,8 +259,7 @@ def test_probe_cases_feed_calibrate_and_improve_held_out_cases(tmp_path):
                 sc = scenario_from_dict(base_scenario(model__preset="qwen2.5-0.5b", training__method=method,
                                                       training__seq_len=seq, training__micro_batch_size=mbs))
                 predicted = estimate(sc, with_limits=False, with_performance=False).memory
-                reading = Reading(24, predicted.allocated_bytes * 1.10, None, None, [1.0, 1.0])
-                m = Measurement([reading], 24, "cuda", predicted.allocated_gib * 1.10, None, None, 0.0)
+                m = Measurement([Reading(24, predicted.allocated_bytes * 1.10, None, None, [])], 24)
                 cases += measured_cases(sc, "h100-sxm5-80gb", m, {"hostname": "t"}, "test")
     path = tmp_path / "probe-cases.yaml"
     write_cases(path, cases)

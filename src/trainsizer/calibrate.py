@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from trainsizer.datafiles import user_yaml
+from trainsizer.datafiles import refuse_overwrite, user_yaml
 from trainsizer.errors import InputError
 
 Free = Sequence[tuple[str, str, np.ndarray]]  # (dotted section, key, grid)
@@ -146,8 +146,7 @@ def calibrate(cases: list[dict[str, Any]], holdout: int = 3) -> CalibrationResul
 
 
 def write_profile(result: CalibrationResult, path: Path, overwrite: bool = False) -> None:
-    if path.exists() and not overwrite:
-        raise InputError("--out", f"{path} exists; pass --overwrite to replace it")
+    refuse_overwrite(path, "--out", overwrite)
     path.write_text(yaml.safe_dump(result.profile, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 

@@ -120,7 +120,7 @@ def estimate(
     """Per-GPU memory of one training job: breakdown, totals against capacity, fit limits, seed rule."""
     from trainsizer.api import estimate as run_estimate
     from trainsizer.hardware.catalog import load_catalog
-    from trainsizer.scenario import scenario_from_dict
+    from trainsizer.scenario import relative_to_file, scenario_from_dict
 
     targets: Any = lora_targets
     if lora_targets and lora_targets != "all-linear":
@@ -140,9 +140,8 @@ def estimate(
     }
     data, origin = _scenario_data(scenario, flags)
     parsed = scenario_from_dict(data, source=origin)
-    if parsed.model.hf_config and scenario is not None and not Path(parsed.model.hf_config).is_absolute():
-        model_spec = parsed.model.model_copy(update={"hf_config": str(scenario.parent / parsed.model.hf_config)})
-        parsed = parsed.model_copy(update={"model": model_spec})
+    if scenario is not None:
+        parsed = relative_to_file(parsed, scenario)
     cat = load_catalog(list(catalog or []))
     memory_params = perf_params = None
     if calibration is not None:  # numpy and the fitter load only when a profile is used
@@ -249,8 +248,9 @@ def report_cmd(
 
     if out.suffix.lower() not in (".html", ".htm", ".md", ".json"):
         raise InputError("--out", f"{out.name}: accepted extensions .html, .md, .json")
-    if out.exists() and not overwrite:
-        raise InputError("--out", f"{out} exists; pass --overwrite to replace it")
+    from trainsizer.datafiles import refuse_overwrite
+
+    refuse_overwrite(out, "--out", overwrite)
     req = PlanRequest(tuple(gpu or ()), max_gpus, parse_duration(deadline), None, 5, site, budget, currency,
                       horizon, utilisation, tuple(prices or ()), tuple(sites or ()), (), lang, calibration)
     report = build_report(load_job(job, gpu), req, str(job))
@@ -352,11 +352,11 @@ def calibrate_cmd(
 ) -> None:
     """Fit efficiency and memory-overhead parameters to measured cases; write a calibration profile."""
     from trainsizer.calibrate import calibrate, write_profile
+    from trainsizer.datafiles import refuse_overwrite
     from trainsizer.validate import load_cases
 
     all_cases = [c for path in cases for c in load_cases(path)]
-    if out.exists() and not overwrite:
-        raise InputError("--out", f"{out} exists; pass --overwrite to replace it")
+    refuse_overwrite(out, "--out", overwrite)
     result = calibrate(all_cases, holdout)
     write_profile(result, out, overwrite=True)
     if as_json:

@@ -40,3 +40,14 @@ def user_yaml(path: str | Path, field: str = "file") -> Any:
         raise InputError(field, f"malformed YAML in {p}{where}: {problem}") from None
     except UnicodeDecodeError:
         raise InputError(field, f"{p} is not UTF-8 text") from None
+
+
+def refuse_overwrite(path: str | Path | None, field: str, overwrite: bool) -> None:
+    """An output file the user names: never a folder, and never replaced without ``--overwrite``."""
+    if path is None:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(field, f"{p} is a directory; give a file path")
+    if p.exists() and not overwrite:
+        raise InputError(field, f"{p} already exists; pass --overwrite to replace it")

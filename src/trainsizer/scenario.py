@@ -241,13 +241,13 @@ def scenario_from_dict(data: Any, source: str = "scenario") -> Scenario:
         raise _first_error_message(exc) from None
 
 
+def relative_to_file(scenario: Scenario, path: str | Path) -> Scenario:
+    """The scenario with a relative ``model.hf_config`` read from the folder of the file it came from."""
+    if not scenario.model.hf_config or Path(scenario.model.hf_config).is_absolute():
+        return scenario
+    model = scenario.model.model_copy(update={"hf_config": str(Path(path).parent / scenario.model.hf_config)})
+    return scenario.model_copy(update={"model": model})
+
+
 def load_scenario(path: str | Path) -> Scenario:
-    data = user_yaml(path, field="scenario")
-    scenario = scenario_from_dict(data, source=str(path))
-    if scenario.model.hf_config:
-        cfg = Path(scenario.model.hf_config)
-        if not cfg.is_absolute():
-            cfg = Path(path).parent / cfg
-        model = scenario.model.model_copy(update={"hf_config": str(cfg)})
-        scenario = scenario.model_copy(update={"model": model})
-    return scenario
+    return relative_to_file(scenario_from_dict(user_yaml(path, field="scenario"), source=str(path)), path)

@@ -35,7 +35,8 @@ def preset_architecture(preset_id: str) -> Architecture:
     return architecture_from_config(entry["config"], where=f"presets.yaml[{preset_id}].config", name=preset_id)
 
 
-def hf_config_architecture(path: str | Path) -> Architecture:
+def read_hf_config(path: str | Path) -> Any:
+    """A config.json's keys; a multimodal config's ``text_config`` when the language model sits there."""
     p = Path(path)
     if not p.is_file():
         raise InputError("model.hf_config", f"no such file: {p}")
@@ -45,7 +46,12 @@ def hf_config_architecture(path: str | Path) -> Architecture:
         raise InputError("model.hf_config", f"{p} is not valid JSON: {exc}") from None
     if isinstance(config, dict) and "text_config" in config and "hidden_size" not in config:
         config = {**config["text_config"], "model_type": config["text_config"].get("model_type")}
-    return architecture_from_config(config, where="model.hf_config", name=p.parent.name or p.stem)
+    return config
+
+
+def hf_config_architecture(path: str | Path) -> Architecture:
+    p = Path(path)
+    return architecture_from_config(read_hf_config(p), where="model.hf_config", name=p.parent.name or p.stem)
 
 
 def resolve_model(spec: Any) -> Architecture:

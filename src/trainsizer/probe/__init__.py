@@ -15,3 +15,20 @@ def require_packages(what: str, packages: tuple[str, ...] = PROBE_PACKAGES, hint
     if missing:
         extra = f" ({hint})" if hint else ""
         raise InputError(what, f"needs {', '.join(missing)}: pip install -e '.[probe]'{extra}")
+
+
+def resolve_device(device: str) -> str:
+    """auto | cuda | cpu -> cuda or cpu; cuda without a GPU is a user mistake."""
+    from trainsizer.errors import InputError
+
+    if device not in ("auto", "cuda", "cpu"):
+        raise InputError("--device", f"{device!r} is not accepted; accepted: auto, cuda, cpu")
+    if device == "cpu":
+        return "cpu"
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if device == "cuda":
+        raise InputError("--device", "cuda requested but torch sees no CUDA GPU; accepted here: auto, cpu")
+    return "cpu"

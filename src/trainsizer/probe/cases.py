@@ -92,6 +92,28 @@ def measured_cases(scenario: Scenario, gpu: str | dict[str, Any], measurement: A
     return cases
 
 
+def compare_with_estimate(measurement: Any, as_run: Scenario) -> list[dict[str, Any]]:
+    """Predicted vs measured rows (memory metrics, and the step time on a GPU) for the scenario as it ran
+    (``case_scenario``); the error is (predicted - measured) / measured as in ``trainsizer validate``."""
+    from trainsizer.api import estimate
+
+    predicted = estimate(as_run, with_limits=False)
+    rows = []
+    for metric in ("allocated", "reserved", "device"):
+        value = getattr(measurement, f"{metric}_gib")
+        pred = predicted.memory.metric_gib(metric)
+        rows.append({"metric": f"{metric}_gib", "predicted": round(pred, 3),
+                     "measured": None if value is None else round(value, 3),
+                     "error": None if not value else round((pred - value) / value, 4)})
+    if predicted.performance is not None and measurement.meter == "cuda":
+        pred_t = predicted.performance.step_time_s  # the case scenario's global batch is what ran
+        rows.append({"metric": f"step_time_s ({as_run.grad_accumulation_steps} micro-batch(es))",
+                     "predicted": round(pred_t, 4),
+                     "measured": round(measurement.step_time_s, 4),
+                     "error": round((pred_t - measurement.step_time_s) / measurement.step_time_s, 4)})
+    return rows
+
+
 def write_cases(path: Path, cases: list[dict[str, Any]], overwrite: bool = False, append: bool = False) -> None:
     """Write (or append to) a case file; an existing file is never replaced without ``overwrite``."""
     existing: list[Any] = []
@@ -101,7 +123,7 @@ def write_cases(path: Path, cases: list[dict[str, Any]], overwrite: bool = False
 
             existing = load_cases(path)
             known = {c.get("id") for c in existing}
-            cases = [c for c in cases if c["id"] not in known] + []
+            cases = [c for c in cases if c["id"] not in known]
         elif not overwrite:
             raise InputError("--out", f"{path} exists; pass --append to add to it or --overwrite to replace it")
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,14 +7,13 @@ Only typer is imported at module level; torch and the probes load inside the com
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from trainsizer.errors import InputError
-from trainsizer.probe import require_packages
+from trainsizer.probe import require_packages, resolve_device
 from trainsizer.probe.command_group import TrailingCommandGroup
 
 probe_app = typer.Typer(cls=TrailingCommandGroup, no_args_is_help=True, add_completion=False,
@@ -25,47 +24,29 @@ probe_app = typer.Typer(cls=TrailingCommandGroup, no_args_is_help=True, add_comp
 
 
 def _pick_device(device: str) -> str:
-    import torch
-
-    if device not in ("auto", "cuda", "cpu"):
-        raise InputError("--device", f"{device!r}; accepted: auto, cuda, cpu")
-    if device == "auto":
-        if not torch.cuda.is_available():
-            raise InputError("--device", "no CUDA GPU here; run `trainsizer probe memory --simulate` for a CPU "
-                             "simulation, or --device cpu to count the live tensors of real CPU steps")
-        return "cuda"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise InputError("--device", "cuda: no CUDA GPU is visible (torch.cuda.is_available() is False)")
-    return device
+    """As the other probes (``resolve_device``), except that auto never falls back to the CPU silently: CPU
+    steps count live tensors, not a GPU's peaks."""
+    if device == "auto" and resolve_device(device) == "cpu":
+        raise InputError("--device", "no CUDA GPU here; run `trainsizer probe memory --simulate` for a CPU "
+                         "simulation, or --device cpu to count the live tensors of real CPU steps")
+    return resolve_device(device)
 
 
 def _multi_gpu(scenario: Any, device: str, layers: int | None, steps: int) -> Any:
     """Run the probe on ``parallel.gpus`` local processes and keep the most loaded rank."""
     import torch
-    import yaml
 
     from trainsizer.probe.distributed import launch
-    from trainsizer.probe.memory import Measurement, Reading
+    from trainsizer.probe.launch import LaunchError
 
     gpus = scenario.parallel.gpus
     if device == "cuda" and torch.cuda.device_count() < gpus:
         raise InputError("parallel.gpus", f"{gpus} but this node has {torch.cuda.device_count()} GPUs; run "
                          "`torchrun --nnodes N ... -m trainsizer.probe.distributed` on each node for more")
-    with tempfile.TemporaryDirectory(prefix="trainsizer-probe-") as tmp:
-        path = Path(tmp) / "scenario.yaml"
-        path.write_text(yaml.safe_dump(scenario.model_dump(exclude_none=True)), encoding="utf-8")
-        try:
-            ranks = launch(path, gpus, layers, steps, device)
-        except RuntimeError as exc:
-            raise InputError("probe memory", str(exc)) from None
-    worst = max(ranks, key=lambda r: r["allocated_gib"])
-    readings = [Reading(x["layers"], x["allocated_gib"] * 2**30,
-                        None if x["reserved_gib"] is None else x["reserved_gib"] * 2**30,
-                        None if x["device_gib"] is None else x["device_gib"] * 2**30, x["step_times_s"])
-                for x in worst["readings"]]
-    notes = [*worst["notes"], f"most loaded of {len(ranks)} ranks: rank {worst['rank']}"]
-    return Measurement(readings, worst["layers_full"], worst["meter"], worst["allocated_gib"], worst["reserved_gib"],
-                       worst["device_gib"], worst["step_time_s"], len(ranks), notes)
+    try:
+        return launch(scenario, layers, steps, device)
+    except LaunchError as exc:
+        raise InputError("probe memory", str(exc)) from None
 
 
 @probe_app.command("memory")
@@ -123,10 +104,10 @@ def _simulate(scenario: Any, layers: int | None, as_json: bool) -> None:
 
 def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int, device: str, gpu_id: str | None,
              out: Path | None, overwrite: bool, as_json: bool) -> None:
-    from trainsizer.api import estimate, resolve_gpu
+    from trainsizer.api import resolve_gpu
     from trainsizer.hardware.catalog import default_catalog
-    from trainsizer.probe.cases import environment, measured_cases, write_cases
-    from trainsizer.probe.gpu_match import detect_gpu_id
+    from trainsizer.probe.cases import compare_with_estimate, environment, measured_cases, write_cases
+    from trainsizer.probe.gpu_match import local_gpu
     from trainsizer.probe.memory import measure
 
     env = environment()
@@ -134,9 +115,8 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
     if gpu_id is not None:
         default_catalog().accelerator(gpu_id, "--gpu-id")
         gpu = gpu_id
-    elif env.get("gpu_name"):
-        gpu = detect_gpu_id(env["gpu_name"], env["gpu_memory_gib"]) or {"name": env["gpu_name"],
-                                                                         "memory_gib": env["gpu_memory_gib"]}
+    else:
+        gpu = local_gpu() or gpu
     if scenario.parallel.gpus > 1:
         measurement = _multi_gpu(scenario, device, layers, steps)
     else:
@@ -147,20 +127,7 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
     from trainsizer.scenario import scenario_from_dict
 
     as_run = scenario_from_dict(cases[0]["scenario"])
-    predicted = estimate(as_run, with_limits=False)
-    rows = []
-    for metric in ("allocated", "reserved", "device"):
-        value = getattr(measurement, f"{metric}_gib")
-        pred = predicted.memory.metric_gib(metric)
-        rows.append({"metric": f"{metric}_gib", "predicted": round(pred, 3),
-                     "measured": None if value is None else round(value, 3),
-                     "error": None if not value else round((pred - value) / value, 4)})
-    if predicted.performance is not None and measurement.meter == "cuda":
-        pred_t = predicted.performance.step_time_s  # the case scenario's global batch is what ran
-        rows.append({"metric": f"step_time_s ({as_run.grad_accumulation_steps} micro-batch(es))",
-                     "predicted": round(pred_t, 4),
-                     "measured": round(measurement.step_time_s, 4),
-                     "error": round((pred_t - measurement.step_time_s) / measurement.step_time_s, 4)})
+    rows = compare_with_estimate(measurement, as_run)
     if out is None and device == "cuda":
         out = Path("probe-cases.yaml")
     if out is not None:

@@ -28,7 +28,6 @@ import os
 import re
 import socket
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -36,9 +35,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from trainsizer.datafiles import refuse_overwrite
 from trainsizer.errors import InputError
 from trainsizer.probe import require_packages
-from trainsizer.probe.launch import rank_environment, run_streaming, torchrun_command
+from trainsizer.probe.launch import LaunchError, run_ranks
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter")
 BACKENDS = ("auto", "nccl", "gloo")
@@ -59,8 +59,7 @@ _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
 
 
-class CommProbeError(RuntimeError):
-    """The benchmark job itself failed (torchrun exit status, timeout): not a user input mistake."""
+CommProbeError = LaunchError  # the benchmark job itself failed (torchrun exit status, timeout): not a user mistake
 
 
 # --- bus bandwidth ---------------------------------------------------------------------------------------------
@@ -208,17 +207,6 @@ def resolve_settings(*, ops: str | Iterable[str] = OPS, min_size: str | int | No
     iters = defaults["iters"] if iters is None else iters
     warmup = defaults["warmup"] if warmup is None else warmup
     return CommProbeSettings(op_names, min_bytes, max_bytes, factor, iters, warmup, backend)
-
-
-def check_output_path(path: str | Path | None, overwrite: bool, field_name: str) -> None:
-    """Refuse to replace an existing file unless ``--overwrite``."""
-    if path is None:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise InputError(field_name, f"{target} is a directory; give a file path")
-    if target.exists() and not overwrite:
-        raise InputError(field_name, f"{target} already exists; pass --overwrite to replace it")
 
 
 def _cuda_available() -> bool:
@@ -510,16 +498,9 @@ def run_comm_probe(settings: CommProbeSettings, nproc: int | None = None, timeou
         available = default_nproc("nccl")
         if nproc > available:
             raise InputError("--nproc", f"{nproc} ranks but only {available} CUDA GPU(s) visible (one rank per GPU)")
-    with tempfile.TemporaryDirectory(prefix="trainsizer-comm-") as tmp:
-        out = Path(tmp) / "result.json"
-        args = ["--out", str(out), *settings.worker_args(), *(["--progress"] if progress is not None else [])]
-        cmd = torchrun_command("trainsizer.probe.comm", nproc, args)
-        code, tail = run_streaming(cmd, rank_environment(), timeout_s, PROGRESS_PREFIX, progress)
-        if code != 0 or not out.is_file():
-            detail = "\n".join(tail).strip() or "(no output)"
-            raise CommProbeError(f"torchrun exited with status {code}" + (" (timed out)" if code == -9 else "")
-                                 + f"; last output:\n{detail}")
-        return load_result(out, "result")
+    args = [*settings.worker_args(), *(["--progress"] if progress is not None else [])]
+    text = run_ranks("trainsizer.probe.comm", nproc, args, timeout_s, PROGRESS_PREFIX, progress)
+    return CommProbeResult.from_dict(json.loads(text), "result")
 
 
 # --- python -m trainsizer.probe.comm ---------------------------------------------------------------------------------
@@ -570,8 +551,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _preflight(args: argparse.Namespace, env: CommEnvironment) -> None:
     """Rank 0, before measuring: never overwrite a file by surprise, never measure for a profile that cannot be
     written."""
-    check_output_path(args.out, args.overwrite, "--out")
-    check_output_path(args.link_profile, args.overwrite, "--link-profile")
+    refuse_overwrite(args.out, "--out", args.overwrite)
+    refuse_overwrite(args.link_profile, "--link-profile", args.overwrite)
     if args.link_profile:
         from trainsizer.hardware.catalog import load_catalog
         from trainsizer.probe.link_profile import resolve_link

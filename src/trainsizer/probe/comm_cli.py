@@ -1,7 +1,7 @@
 """``trainsizer probe comm``: the interconnect probe's command (all-reduce / all-gather / reduce-scatter bandwidth).
 
-Only typer and rich are imported here; torch and the probe itself are imported inside the command, so registering
-it keeps ``trainsizer --help`` fast.
+Only typer is imported here; rich, torch and the probe itself are imported inside the functions, so registering it
+keeps ``trainsizer --help`` fast.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from trainsizer.probe.comm import CommProbeResult
+
 
 def _bw(value: float) -> str:
     return f"{value:.2f}" if value >= 1 else f"{value:.3g}"
@@ -24,6 +25,9 @@ def _bw(value: float) -> str:
 
 def print_result(result: CommProbeResult, console: Console | None = None) -> None:
     """nccl-tests-like tables: one per collective, then the summary."""
+    from rich.console import Console
+    from rich.table import Table
+
     from trainsizer.probe.comm import format_size
 
     con = console or Console(highlight=False, width=120)
@@ -102,14 +106,15 @@ def comm_command(
 
     then show it here: trainsizer probe comm --from-json result.json
     """
+    from trainsizer.datafiles import refuse_overwrite
     from trainsizer.errors import InputError
     from trainsizer.hardware.catalog import load_catalog
     from trainsizer.probe import comm as probe
     from trainsizer.probe.link_profile import link_profile as build_profile
     from trainsizer.probe.link_profile import resolve_link, write_link_profile
 
-    probe.check_output_path(out, overwrite, "--out")
-    probe.check_output_path(link_profile, overwrite, "--link-profile")
+    refuse_overwrite(out, "--out", overwrite)
+    refuse_overwrite(link_profile, "--link-profile", overwrite)
     if timeout is not None and timeout <= 0:
         raise InputError("--timeout", f"must be > 0 seconds, got {timeout:g}")
     catalog = load_catalog()

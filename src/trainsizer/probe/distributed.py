@@ -34,7 +34,6 @@ def _decoder_layers(model: Any) -> list[Any]:
 
 def wrap_for_data_parallel(model: Any, scenario: Scenario) -> Any:
     import torch
-    import torch.distributed as dist
 
     zero = scenario.parallel.zero
     device = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
@@ -55,26 +54,28 @@ def wrap_for_data_parallel(model: Any, scenario: Scenario) -> Any:
     for layer in _decoder_layers(model):
         fully_shard(layer, **kwargs)
     fully_shard(model, **kwargs)
-    del dist
     return model
 
 
-def launch(scenario_path: Path, nproc: int, layers: int | None, steps: int, device: str,
-           timeout_s: float | None = None) -> list[dict[str, Any]]:
-    """Run the probe on ``nproc`` local processes through torchrun; return every rank's readings."""
-    from trainsizer.probe.launch import rank_environment, run_streaming, torchrun_command
+def launch(scenario: Scenario, layers: int | None, steps: int, device: str,
+           timeout_s: float | None = None) -> Any:
+    """Run the probe on ``parallel.gpus`` local processes through torchrun; return the most loaded rank's
+    Measurement (the estimator predicts the most loaded GPU)."""
+    import yaml
+
+    from trainsizer.probe.launch import run_ranks
+    from trainsizer.probe.memory import Measurement
 
     with tempfile.TemporaryDirectory(prefix="trainsizer-probe-") as tmp:
-        out = Path(tmp) / "readings.json"
-        args = ["--scenario", str(scenario_path), "--out", str(out), "--steps", str(steps), "--device", device,
+        path = Path(tmp) / "scenario.yaml"
+        path.write_text(yaml.safe_dump(scenario.model_dump(exclude_none=True)), encoding="utf-8")
+        args = ["--scenario", str(path), "--steps", str(steps), "--device", device,
                 *(["--layers", str(layers)] if layers is not None else [])]
-        code, tail = run_streaming(torchrun_command("trainsizer.probe.distributed", nproc, args), rank_environment(),
-                                   timeout_s)
-        if code != 0 or not out.is_file():
-            detail = "\n".join(tail[-30:]).strip() or "(no output)"
-            raise RuntimeError(f"torchrun exited with status {code}" + (" (timed out)" if code == -9 else "")
-                               + f"; last output:\n{detail}")
-        return json.loads(out.read_text(encoding="utf-8"))
+        ranks = json.loads(run_ranks("trainsizer.probe.distributed", scenario.parallel.gpus, args, timeout_s))
+    worst = max(ranks, key=lambda r: r["allocated_gib"])
+    measurement = Measurement.from_dict(worst)
+    measurement.notes.append(f"most loaded of {len(ranks)} ranks: rank {worst['rank']}")
+    return measurement
 
 
 def _main(argv: list[str] | None = None) -> None:

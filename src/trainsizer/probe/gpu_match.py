@@ -64,3 +64,15 @@ def intra_link_for_device(device_name: str, catalog: Any) -> str | None:
     best = max(score for score, _ in found)
     links = {catalog.accelerators[i].default_intra_node for score, i in found if score == best} - {None}
     return links.pop() if len(links) == 1 else None
+
+
+def local_gpu() -> str | dict[str, Any] | None:
+    """This machine's first CUDA GPU as a scenario's ``hardware.gpu``: its catalog id, or an inline spec
+    (name, memory) when the catalog does not know it; None without CUDA."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    props = torch.cuda.get_device_properties(0)
+    memory_gib = round(props.total_memory / 2**30, 2)
+    return detect_gpu_id(props.name, memory_gib) or {"name": props.name, "memory_gib": memory_gib}

@@ -8,9 +8,14 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+
+class LaunchError(RuntimeError):
+    """torchrun or a rank failed (or timed out); the message ends with the ranks' last output lines."""
 
 
 def torchrun_command(module: str, nproc: int, args: Sequence[str]) -> list[str]:
@@ -19,13 +24,34 @@ def torchrun_command(module: str, nproc: int, args: Sequence[str]) -> list[str]:
             "-m", module, *args]
 
 
-def rank_environment() -> dict[str, str]:
-    """The ranks import this very trainsizer (a checkout run with PYTHONPATH=src included) and start quietly."""
+def child_environment() -> dict[str, str]:
+    """This environment, with this very trainsizer first on PYTHONPATH (a checkout run from src included)."""
     env = dict(os.environ)
-    env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's own default, set here to skip its banner
     package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     return env
+
+
+def rank_environment() -> dict[str, str]:
+    """The ranks import this very trainsizer and start quietly."""
+    env = child_environment()
+    env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's own default, set here to skip its banner
+    return env
+
+
+def run_ranks(module: str, nproc: int, args: Sequence[str], timeout_s: float | None = None,
+              progress_prefix: str = "", progress: Callable[[str], None] | None = None) -> str:
+    """Run ``python -m MODULE ARGS --out FILE`` on ``nproc`` local ranks under torchrun and return what rank 0
+    wrote to FILE; raise LaunchError with the last output lines when a rank fails or the timeout passes."""
+    with tempfile.TemporaryDirectory(prefix="trainsizer-probe-") as tmp:
+        out = Path(tmp) / "result.json"
+        cmd = torchrun_command(module, nproc, [*args, "--out", str(out)])
+        code, tail = run_streaming(cmd, rank_environment(), timeout_s, progress_prefix, progress)
+        if code != 0 or not out.is_file():
+            detail = "\n".join(tail).strip() or "(no output)"
+            raise LaunchError(f"torchrun exited with status {code}" + (" (timed out)" if code == -9 else "")
+                              + f"; last output:\n{detail}")
+        return out.read_text(encoding="utf-8")
 
 
 def run_streaming(cmd: Sequence[str], env: dict[str, str], timeout_s: float | None, progress_prefix: str = "",

@@ -26,38 +26,80 @@ from trainsizer.scenario import Scenario
 
 @dataclass
 class Reading:
-    """Peaks of one run at one depth (bytes; device is what nvidia-smi shows)."""
+    """Peaks of one run at one depth (bytes; device is what nvidia-smi shows) and how they were read."""
 
     layers: int
     allocated_bytes: float
     reserved_bytes: float | None
     device_bytes: float | None
     step_times_s: list[float]
+    meter: str = "cuda"
 
     @property
     def step_time_s(self) -> float:
-        """Median step time without the first step (allocator warm-up, lazy optimizer state)."""
+        """Median step time without the first step (allocator warm-up, lazy optimizer state); 0 if none."""
         times = sorted(self.step_times_s[1:] or self.step_times_s)
-        return times[len(times) // 2]
+        return times[len(times) // 2] if times else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"layers": self.layers, "allocated_gib": _gib(self.allocated_bytes),
+                "reserved_gib": _gib(self.reserved_bytes), "device_gib": _gib(self.device_bytes),
+                "step_times_s": [round(t, 5) for t in self.step_times_s], "meter": self.meter}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Reading:
+        def raw(x: float | None) -> float | None:
+            return None if x is None else x * GIB
+
+        return cls(data["layers"], data["allocated_gib"] * GIB, raw(data["reserved_gib"]), raw(data["device_gib"]),
+                   list(data["step_times_s"]), data["meter"])
+
+
+def _gib(x: float | None, digits: int = 4) -> float | None:
+    return None if x is None else round(x / GIB, digits)
 
 
 @dataclass
 class Measurement:
-    """The scenario's peaks at full depth, measured or extrapolated from scaled-down runs."""
+    """The scenario's peaks at full depth: one full-depth reading, or two scaled-down ones extrapolated."""
 
     readings: list[Reading]
     layers_full: int
-    meter: str
-    allocated_gib: float
-    reserved_gib: float | None
-    device_gib: float | None
-    step_time_s: float
     world_size: int = 1
     notes: list[str] = field(default_factory=list)
 
     @property
     def extrapolated(self) -> bool:
         return len(self.readings) > 1
+
+    @property
+    def meter(self) -> str:
+        return self.readings[0].meter
+
+    def _full_depth(self) -> dict[str, float | None]:
+        if self.extrapolated:
+            return extrapolate(self.readings[0], self.readings[1], self.layers_full)
+        only = self.readings[0]
+        return {"allocated": only.allocated_bytes, "reserved": only.reserved_bytes, "device": only.device_bytes,
+                "step_time": only.step_time_s}
+
+    @property
+    def allocated_gib(self) -> float:
+        return (self._full_depth()["allocated"] or 0.0) / GIB
+
+    @property
+    def reserved_gib(self) -> float | None:
+        value = self._full_depth()["reserved"]
+        return None if value is None else value / GIB
+
+    @property
+    def device_gib(self) -> float | None:
+        value = self._full_depth()["device"]
+        return None if value is None else value / GIB
+
+    @property
+    def step_time_s(self) -> float:
+        return float(self._full_depth()["step_time"] or 0.0)
 
     def to_dict(self) -> dict[str, Any]:
         def r(x: float | None) -> float | None:
@@ -66,11 +108,12 @@ class Measurement:
         return {"allocated_gib": r(self.allocated_gib), "reserved_gib": r(self.reserved_gib),
                 "device_gib": r(self.device_gib), "step_time_s": r(self.step_time_s), "meter": self.meter,
                 "world_size": self.world_size, "layers_full": self.layers_full, "extrapolated": self.extrapolated,
-                "readings": [{"layers": x.layers, "allocated_gib": r(x.allocated_bytes / GIB),
-                              "reserved_gib": r(None if x.reserved_bytes is None else x.reserved_bytes / GIB),
-                              "device_gib": r(None if x.device_bytes is None else x.device_bytes / GIB),
-                              "step_times_s": [round(t, 5) for t in x.step_times_s]} for x in self.readings],
-                "notes": self.notes}
+                "readings": [x.to_dict() for x in self.readings], "notes": self.notes}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Measurement:
+        return cls([Reading.from_dict(x) for x in data["readings"]], data["layers_full"], data["world_size"],
+                   list(data["notes"]))
 
 
 class Meter:
@@ -133,8 +176,17 @@ class CudaMeter(Meter):
                 self._device_peak)
 
 
+class _NoHook:
+    """Stands in for a gradient-hook handle on a frozen parameter."""
+
+    def remove(self) -> None:
+        pass
+
+
 class TrackerMeter(Meter):
-    """On a CPU: MemTracker counts the live tensors of the real run (no allocator, so no reserved/device)."""
+    """MemTracker counts the live tensors of the run by kind (parameters, gradients, optimizer states,
+    activations, temporaries): real CPU steps, or fake tensors in the simulation. No allocator, so no
+    reserved or device figure."""
 
     name = "memtracker-cpu"
 
@@ -144,10 +196,8 @@ class TrackerMeter(Meter):
         self.tracker = MemTracker()
 
     def start(self, model: Any, optimizer: Any) -> None:
-        from trainsizer.probe.simulate import _NoHook
-
         for param in model.parameters():
-            if not param.requires_grad:
+            if not param.requires_grad:  # MemTracker would hook gradients on frozen weights, which fails
                 self.tracker._param_to_grad_hook_handles[param] = (_NoHook(), _NoHook())  # type: ignore[assignment]
         self.tracker.track_external(model, None if isinstance(optimizer, dict) else optimizer)
 
@@ -157,11 +207,18 @@ class TrackerMeter(Meter):
     def before_micro_batch(self) -> None:
         self.tracker.reset_mod_stats()  # module stats are per forward/backward pass; the global peak is kept
 
+    def peak_by_kind(self) -> dict[str, float]:
+        """Bytes at the peak per MemTracker kind (PARAM, BUFFER, GRAD, OPT, ACT, TEMP, OTH), all devices."""
+        by_kind: dict[str, float] = {}
+        for kinds in self.tracker.get_tracker_snapshot("peak").values():
+            for kind, value in kinds.items():
+                name = getattr(kind, "name", str(kind))
+                if name != "Total":
+                    by_kind[name] = by_kind.get(name, 0.0) + float(value)
+        return by_kind
+
     def stop(self) -> tuple[float, float | None, float | None]:
-        peak = self.tracker.get_tracker_snapshot("peak")
-        total = sum(float(v) for kinds in peak.values() for k, v in kinds.items()
-                    if getattr(k, "name", str(k)) != "Total")
-        return total, None, None
+        return sum(self.peak_by_kind().values()), None, None
 
 
 def make_meter(device: Any) -> Meter:
@@ -189,7 +246,7 @@ def run_at_depth(scenario: Scenario, device: Any, layers: int | None, steps: int
             meter.synchronize()
             times.append(time.perf_counter() - begin)
     allocated, reserved, device_used = meter.stop()
-    reading = Reading(workload.layers_built, allocated, reserved, device_used, times)
+    reading = Reading(workload.layers_built, allocated, reserved, device_used, times, meter.name)
     del workload, meter
     gc.collect()
     if torch.cuda.is_available():
@@ -234,19 +291,11 @@ def scaled_depth(scenario: Scenario, capacity_gib: float, headroom: float = 0.8)
 
 def scaled_scenario(scenario: Scenario, layers: int) -> Scenario:
     """The scenario with the model's depth set to ``layers`` (inline architecture)."""
-    from trainsizer.probe.workload import hf_config_dict
-
-    config = hf_config_dict(scenario)
-    for key in ("num_hidden_layers", "n_layer", "num_layers", "n_layers"):
-        if key in config:
-            config[key] = layers
-    config.pop("layer_types", None)
-    if config.get("first_k_dense_replace", 0) >= layers:
-        config["first_k_dense_replace"] = max(0, layers - 1)
-    data = scenario.model_dump(exclude_none=True)
-    data["model"] = {"architecture": config}
+    from trainsizer.probe.workload import config_with_depth, hf_config_dict
     from trainsizer.scenario import scenario_from_dict
 
+    data = scenario.model_dump(exclude_none=True)
+    data["model"] = {"architecture": config_with_depth(hf_config_dict(scenario), layers)}
     return scenario_from_dict(data)
 
 
@@ -267,25 +316,9 @@ def measure(scenario: Scenario, device: Any = "cuda", layers: int | None = None,
     elif layers is not None and 2 * layers > full:
         layers = full // 2 or None  # k and 2k must both fit in the model's depth
     if layers is None:
-        reading = run_at_depth(scenario, device, None, steps, wrap, multi_process)
-        return Measurement([reading], full, make_meter_name(device), reading.allocated_bytes / GIB,
-                           None if reading.reserved_bytes is None else reading.reserved_bytes / GIB,
-                           None if reading.device_bytes is None else reading.device_bytes / GIB,
-                           reading.step_time_s, world_size, notes)
+        return Measurement([run_at_depth(scenario, device, None, steps, wrap, multi_process)], full, world_size,
+                           notes)
     low = run_at_depth(scenario, device, layers, steps, wrap, multi_process)
     high = run_at_depth(scenario, device, 2 * layers, steps, wrap, multi_process)
-    line = extrapolate(low, high, full)
     notes.append(f"scaled down: ran {layers} and {2 * layers} of {full} layers, extrapolated linearly per layer")
-
-    def gib(x: float | None) -> float | None:
-        return None if x is None else x / GIB
-
-    return Measurement([low, high], full, make_meter_name(device), gib(line["allocated"]) or 0.0,
-                       gib(line["reserved"]), gib(line["device"]), float(line["step_time"] or 0.0), world_size,
-                       notes)
-
-
-def make_meter_name(device: Any) -> str:
-    import torch
-
-    return CudaMeter.name if torch.device(device).type == "cuda" else TrackerMeter.name
+    return Measurement([low, high], full, world_size, notes)

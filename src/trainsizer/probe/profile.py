@@ -34,6 +34,7 @@ from typing import Any
 
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import InputError
+from trainsizer.probe import resolve_device
 
 # Exclusive categories, in the order an instant of the step is given to them (first active wins).
 CATEGORIES = ("compute", "optimizer", "communication", "memcpy", "data_loading", "host_wait", "idle")
@@ -446,21 +447,6 @@ def verdict(profile: StepProfile, rules: dict[str, Any] | None = None) -> Verdic
 
 
 # --- running a step under torch.profiler ---------------------------------------------------------------
-
-def resolve_device(device: str) -> str:
-    """auto | cuda | cpu -> cuda or cpu; cuda without a GPU is a user mistake."""
-    if device not in ("auto", "cuda", "cpu"):
-        raise InputError("--device", f"{device!r} is not accepted; accepted: auto, cuda, cpu")
-    if device == "cpu":
-        return "cpu"
-    import torch
-
-    if torch.cuda.is_available():
-        return "cuda"
-    if device == "cuda":
-        raise InputError("--device", "cuda requested but torch sees no CUDA GPU; accepted here: auto, cpu")
-    return "cpu"
-
 
 def export_trace(prof: Any, path: Path) -> None:
     """Write the profiler's Chrome trace to ``path`` (gzipped when it ends with .gz)."""

@@ -14,7 +14,6 @@ handling are imported inside the command.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import time
@@ -100,12 +99,10 @@ def _trace_out_path(trace_out: Path | None, overwrite: bool) -> Path:
     path = trace_out or Path(f"trainsizer-profile-{time.strftime('%Y%m%d-%H%M%S')}.json")
     if not (path.name.endswith(".json") or path.name.endswith(".json.gz")):
         raise InputError("--trace-out", f"{path.name}: accepted extensions .json, .json.gz")
-    if path.exists():
-        if not overwrite:
-            raise InputError("--trace-out", f"{path} exists; pass --overwrite to replace it")
-        if path.is_dir():
-            raise InputError("--trace-out", f"{path} is a directory; give a file name ending in .json or .json.gz")
-        path.unlink()  # so a run that writes nothing cannot leave the old trace to be analyzed
+    from trainsizer.datafiles import refuse_overwrite
+
+    refuse_overwrite(path, "--trace-out", overwrite)
+    path.unlink(missing_ok=True)  # so a run that writes nothing cannot leave the old trace to be analyzed
     return path.resolve()
 
 
@@ -113,11 +110,9 @@ def _run_wrapped(cmd: list[str], as_json: bool) -> int:
     """Run the rewritten command; with --json its output goes to stderr so stdout stays pure JSON."""
     import subprocess
 
-    import trainsizer
+    from trainsizer.probe.launch import child_environment
 
-    env = dict(os.environ)
-    package_root = str(Path(trainsizer.__file__).resolve().parents[1])  # the child imports this trainsizer
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    env = child_environment()  # the child imports this trainsizer
     if not as_json:
         return subprocess.run(cmd, env=env, check=False).returncode
     try:
@@ -192,7 +187,8 @@ def profile_command(
     trainsizer probe profile -- torchrun --nproc-per-node 8 train.py   (rank 0 profiles)
 
     trainsizer probe profile --trace run.pt.trace.json.gz"""
-    from trainsizer.probe.profile import analyze_trace, profile_callable, resolve_device, verdict
+    from trainsizer.probe import resolve_device
+    from trainsizer.probe.profile import analyze_trace, profile_callable, verdict
 
     command = list(ctx.meta.get(META_KEY) or [])
     given = [name for name, value in (("SCENARIO", scenario), ("--trace", trace), ("-- command", command)) if value]

@@ -23,13 +23,6 @@ GROUP_OF = {"PARAM": "weights", "BUFFER": "weights", "GRAD": "gradients", "OPT":
             "TEMP": "activations", "OTH": "other"}
 
 
-class _NoHook:
-    """Stands in for a gradient-hook handle on a frozen parameter."""
-
-    def remove(self) -> None:
-        pass
-
-
 @dataclass
 class Simulation:
     scenario: Scenario
@@ -70,8 +63,8 @@ def simulate(scenario: Scenario, layers: int | None = None, steps: int = 2) -> S
     Two steps are the default: optimizer states appear at the first step, so the second one holds
     them through forward and backward, as every later step does."""
     from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.distributed._tools.mem_tracker import MemTracker
 
+    from trainsizer.probe.memory import TrackerMeter
     from trainsizer.probe.workload import build_workload
 
     if scenario.parallel.gpus > 1:
@@ -81,27 +74,16 @@ def simulate(scenario: Scenario, layers: int | None = None, steps: int = 2) -> S
                          "accepted: 1 (shard by hand with --layers, or run probe memory under torchrun on GPUs)")
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     workload = build_workload(scenario, "cpu", layers, fake_mode=fake_mode)
-    tracker = MemTracker()
-    for param in workload.model.parameters():
-        if not param.requires_grad:  # MemTracker would hook gradients on frozen weights, which fails
-            tracker._param_to_grad_hook_handles[param] = (_NoHook(), _NoHook())  # type: ignore[assignment]
-    optimizer = None if isinstance(workload.optimizer, dict) else workload.optimizer
+    meter = TrackerMeter()
     with fake_mode:
-        tracker.track_external(workload.model, optimizer)
-        # MemTracker keeps module stats of one forward/backward pass at a time; the global peak is kept
-        workload.before_micro_batch = tracker.reset_mod_stats
-        with tracker:
+        meter.start(workload.model, workload.optimizer)
+        workload.before_micro_batch = meter.before_micro_batch
+        with meter.context():
             for _ in range(steps):
                 workload.run_step()
-        peak = tracker.get_tracker_snapshot("peak")
-        by_kind: dict[str, float] = {}
-        for _device, kinds in peak.items():
-            for kind, value in kinds.items():
-                name = getattr(kind, "name", str(kind))
-                if name != "Total":
-                    by_kind[name] = by_kind.get(name, 0.0) + float(value)
+        by_kind = meter.peak_by_kind()
         modules = {stats.mod_fqn: float(max(stats.local_peak.values()))
-                   for stats in tracker.memory_tracking.values()
+                   for stats in meter.tracker.memory_tracking.values()
                    if stats.local_peak and stats.mod_fqn.count(".") <= 3}
     notes = list(workload.notes)
     notes.append("simulated on fake CPU tensors (FakeTensorMode + MemTracker): no allocator rounding, no CUDA "

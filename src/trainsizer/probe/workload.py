@@ -22,7 +22,6 @@ torch, transformers and peft are imported here, so this module is only imported 
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,25 +125,16 @@ def load_probe_scenario(path: str | Path) -> Scenario:
     """A scenario file, or a planner job without ``parallel``/``hardware`` (``trainsizer plan`` input): the
     probe runs it on this machine, so a missing GPU is the one here (by its CUDA name) on one process."""
     from trainsizer.datafiles import user_yaml
-    from trainsizer.scenario import load_scenario, scenario_from_dict
+    from trainsizer.scenario import relative_to_file, scenario_from_dict
 
     data = user_yaml(path, field="scenario")
-    if not isinstance(data, dict) or ("hardware" in data and "parallel" in data):
-        return load_scenario(path)
-    data = {**data, "parallel": data.get("parallel") or {"gpus": 1}}
-    if not data.get("hardware"):
-        gpu = "h100-sxm5-80gb"  # a placeholder on a CPU: the probe reports the device it really ran on
-        if torch.cuda.is_available():
-            from trainsizer.probe.gpu_match import detect_gpu_id
+    if isinstance(data, dict):
+        from trainsizer.probe.gpu_match import local_gpu
 
-            props = torch.cuda.get_device_properties(0)
-            gpu = detect_gpu_id(props.name, props.total_memory / 2**30) or gpu
-        data["hardware"] = {"gpu": gpu}
-    scenario = scenario_from_dict(data, source=str(path))
-    if scenario.model.hf_config and not Path(scenario.model.hf_config).is_absolute():
-        model = scenario.model.model_copy(update={"hf_config": str(Path(path).parent / scenario.model.hf_config)})
-        scenario = scenario.model_copy(update={"model": model})
-    return scenario
+        # on a CPU a placeholder GPU: the probe reports the device it really ran on
+        data = {**data, "parallel": data.get("parallel") or {"gpus": 1},
+                "hardware": data.get("hardware") or {"gpu": local_gpu() or "h100-sxm5-80gb"}}
+    return relative_to_file(scenario_from_dict(data, source=str(path)), path)
 
 
 def probe_accumulation(scenario: Scenario) -> int:
@@ -162,14 +152,24 @@ def hf_config_dict(scenario: Scenario) -> dict[str, Any]:
 
         return dict(preset_entry(spec.preset)["config"])
     if spec.hf_config is not None:
-        path = Path(spec.hf_config)
-        if not path.is_file():
-            raise InputError("model.hf_config", f"no such file: {path}")
-        config = json.loads(path.read_text(encoding="utf-8"))
-        if "text_config" in config and "hidden_size" not in config:
-            config = {**config["text_config"], "model_type": config["text_config"].get("model_type")}
-        return config
+        from trainsizer.models.catalog import read_hf_config
+
+        return dict(read_hf_config(spec.hf_config))
     return dict(spec.architecture or {})
+
+
+def config_with_depth(config: dict[str, Any], layers: int) -> dict[str, Any]:
+    """Hugging Face config keys with the depth set to ``layers`` (under whichever alias the config uses);
+    leading dense layers of an MoE model (first_k_dense_replace) keep at least one MoE layer."""
+    from trainsizer.models.architecture import ALIASES
+
+    out = {k: v for k, v in config.items() if k != "layer_types"}  # per-layer lists sized for the full depth
+    for key in ALIASES["num_hidden_layers"]:
+        if key in out:
+            out[key] = layers
+    if out.get("first_k_dense_replace", 0) >= layers:
+        out["first_k_dense_replace"] = max(0, layers - 1)
+    return out
 
 
 def transformers_config(scenario: Scenario, layers: int | None = None) -> Any:
@@ -184,11 +184,7 @@ def transformers_config(scenario: Scenario, layers: int | None = None) -> Any:
     if layers is not None:
         if not 1 <= layers <= arch.num_layers:
             raise InputError("--layers", f"{layers}; accepted: 1 to the model's {arch.num_layers} layers")
-        for key in ("num_hidden_layers", "n_layer", "num_layers", "n_layers"):
-            if key in raw:
-                raw[key] = layers
-        if arch.moe and arch.moe.dense_layers >= layers and "first_k_dense_replace" in raw:
-            raw["first_k_dense_replace"] = min(arch.moe.dense_layers, max(0, layers - 1))
+        raw = config_with_depth(raw, layers)
     raw.pop("layer_types", None)  # per-layer lists sized for the full depth (qwen3, gemma)
     try:
         config = AutoConfig.for_model(model_type, **raw)
