@@ -6,9 +6,10 @@ import pytest
 import yaml
 from conftest import VALIDATION, needs_shared
 
-from trainsizer.calibrate import calibrate, load_calibration, write_profile
 from trainsizer.errors import InputError
-from trainsizer.validate import load_cases, summarize, validate_cases
+from trainsizer.estimate.calibration import FITTABLE_SECTIONS, load_calibration
+from trainsizer.workflows.calibrate import MEMORY_FREE, PERFORMANCE_FREE, calibrate, write_profile
+from trainsizer.workflows.validate import load_cases, summarize, validate_cases
 
 pytestmark = needs_shared()
 
@@ -41,3 +42,8 @@ def test_profiles_are_checked(tmp_path):
     other.write_text("a: 1\n")
     with pytest.raises(InputError):
         load_calibration(other)
+
+
+def test_a_profile_may_replace_exactly_the_sections_the_fitter_frees():
+    assert {d.split(".")[0] for d, _, _ in MEMORY_FREE} == FITTABLE_SECTIONS["memory"]
+    assert {d.split(".")[0] for d, _, _ in PERFORMANCE_FREE} == FITTABLE_SECTIONS["performance"]

@@ -29,7 +29,7 @@ from trainsizer.probe.memory import Reading, extrapolate, measure, scaled_scenar
 from trainsizer.probe.simulate import simulate  # noqa: E402
 from trainsizer.probe.workload import build_workload  # noqa: E402
 from trainsizer.scenario import scenario_from_dict  # noqa: E402
-from trainsizer.validate import load_cases, validate_cases  # noqa: E402
+from trainsizer.workflows.validate import load_cases, validate_cases  # noqa: E402
 
 TINY = {"model_type": "llama", "hidden_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4,
         "num_key_value_heads": 2, "intermediate_size": 256, "vocab_size": 512}
@@ -249,8 +249,9 @@ def test_cli_bad_probe_input_exits_2_with_one_line(tmp_path, args, field):
 def test_probe_cases_feed_calibrate_and_improve_held_out_cases(tmp_path):
     """A team's probe runs (here: readings 10 % above the estimate, as an allocator-heavy stack shows) written
     as case files and fitted with calibrate: the held-out runs are predicted better after the fit."""
-    from trainsizer.calibrate import calibrate, load_calibration, write_profile
+    from trainsizer.estimate.calibration import load_calibration
     from trainsizer.probe.memory import Measurement
+    from trainsizer.workflows.calibrate import calibrate, write_profile
 
     cases = []
     for method in ("full", "lora"):
@@ -269,7 +270,7 @@ def test_probe_cases_feed_calibrate_and_improve_held_out_cases(tmp_path):
     write_profile(result, tmp_path / "cal.yaml")
     memory_params, _ = load_calibration(tmp_path / "cal.yaml")
     held = [c for c in load_cases(path) if c["id"] in result.profile["held_out"]]
-    from trainsizer.validate import summarize
+    from trainsizer.workflows.validate import summarize
 
     assert summarize(validate_cases(held, memory_params)).median_abs_error < summarize(
         validate_cases(held)).median_abs_error

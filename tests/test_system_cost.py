@@ -3,9 +3,10 @@
 import pytest
 
 from trainsizer.cost.prices import Prices
-from trainsizer.cost.tco import HOURS_PER_YEAR, Inventory, buy_cost, compare
+from trainsizer.cost.tco import HOURS_PER_YEAR, buy_cost, compare
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.system.host import size_host
+from trainsizer.system.inventory import Inventory
 from trainsizer.system.network import size_network
 from trainsizer.system.power import fit_site, size_power
 from trainsizer.system.sites import Site

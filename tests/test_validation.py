@@ -4,7 +4,7 @@ import pytest
 from conftest import VALIDATION, needs_shared
 
 from trainsizer.estimate.memory import default_memory_model
-from trainsizer.validate import load_cases, summarize, validate_cases
+from trainsizer.workflows.validate import load_cases, summarize, validate_cases
 
 pytestmark = needs_shared()
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from fitting import run
 
-from trainsizer.calibrate import MEMORY_FREE
 from trainsizer.estimate.memory import default_memory_model
-from trainsizer.validate import validate_cases
+from trainsizer.workflows.calibrate import MEMORY_FREE
+from trainsizer.workflows.validate import validate_cases
 
 DATA = Path(__file__).resolve().parents[1] / "src/trainsizer/estimate/memory_model.yaml"
 DEFAULT_CASES = Path(__file__).resolve().parents[2] / "shared/validation/memory.yaml"

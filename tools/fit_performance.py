@@ -13,9 +13,9 @@ from pathlib import Path
 
 from fitting import run
 
-from trainsizer.calibrate import PERFORMANCE_FREE
 from trainsizer.estimate.step import default_performance_model
-from trainsizer.validate import validate_cases
+from trainsizer.workflows.calibrate import PERFORMANCE_FREE
+from trainsizer.workflows.validate import validate_cases
 
 DATA = Path(__file__).resolve().parents[1] / "src/trainsizer/estimate/performance_model.yaml"
 DEFAULT_CASES = Path(__file__).resolve().parents[2] / "shared/validation/throughput.yaml"

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from trainsizer.calibrate import Free, coordinate_descent, log_errors, section
+from trainsizer.workflows.calibrate import Free, coordinate_descent, log_errors, section
 
 Evaluate = Callable[[list[dict[str, Any]], dict[str, Any]], list[Any]]
 
@@ -39,7 +39,7 @@ def write_values(path: Path, params: dict[str, Any], free: Free) -> None:
 def run(argv: list[str], data: Path, default_cases: Path, params: dict[str, Any], free: Free,
         evaluate: Evaluate, memory_cases: bool) -> None:
     """Command-line body of the fit scripts: load cases, fit, print, and with --write store."""
-    from trainsizer.validate import load_cases
+    from trainsizer.workflows.validate import load_cases
 
     paths = [a for a in argv if not a.startswith("--")] or [str(default_cases)]
     cases = [c for p in paths for c in load_cases(p) if ("memory_gib" in c["measured"]) == memory_cases]

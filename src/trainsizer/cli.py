@@ -1,4 +1,4 @@
-"""The ``trainsizer`` command line: one small function per command, all numbers from trainsizer.api.
+"""The ``trainsizer`` command line: one small function per command, every number from trainsizer.workflows.
 
 Heavy imports happen inside the commands so that ``trainsizer --help`` starts fast.
 """
@@ -25,51 +25,12 @@ app.add_typer(catalog_app, name="catalog")
 app.add_typer(burnin_app, name="burnin")  # `trainsizer burnin [opts] [-- cmd...]`; `trainsizer burnin report RUN.db`
 app.add_typer(probe_app, name="probe")  # `trainsizer probe memory|profile|comm`
 
-EXAMPLE = "default.yaml"
-
 CatalogOpt = Annotated[list[Path] | None, typer.Option("--catalog", help="Your own accelerators/links YAML "
                                                        "(adds or overrides entries); repeatable.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 LangOpt = Annotated[str | None, typer.Option("--lang", help="en | zh-CN (default: from the locale).")]
 CalibrationOpt = Annotated[Path | None, typer.Option("--calibration", help="A profile from `trainsizer calibrate`: "
                                                      "its fitted parameters replace the shipped ones.")]
-
-
-def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
-    if value is None:
-        return
-    section, key = dotted.split(".", 1)
-    target = data.setdefault(section, {})
-    if not isinstance(target, dict):
-        raise InputError(section, "must be a mapping")
-    if "." in key:
-        sub, leaf = key.split(".", 1)
-        target = target.setdefault(sub, {})
-        key = leaf
-    target[key] = value
-
-
-def _scenario_data(path: Path | None, flags: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    from trainsizer.datafiles import packaged_yaml, user_yaml
-
-    given = {k: v for k, v in flags.items() if v is not None}
-    if path is not None:
-        data = user_yaml(path, field="scenario")
-        if not isinstance(data, dict):
-            raise InputError("scenario", f"{path} must be a YAML mapping with model, training, parallel, hardware")
-        origin = str(path)
-    elif not given:
-        data = json.loads(json.dumps(packaged_yaml("trainsizer.examples", EXAMPLE)))
-        origin = f"built-in example ({EXAMPLE})"
-    else:
-        data = {"training": {"micro_batch_size": 1, "seq_len": 2048}, "parallel": {"gpus": 1}}
-        origin = "command-line flags"
-    model = given.pop("model", None)
-    if model is not None:
-        data["model"] = {"hf_config": model} if str(model).endswith(".json") else {"preset": model}
-    for dotted, value in given.items():
-        _set(data, dotted, value)
-    return data, origin
 
 
 @app.command()
@@ -118,9 +79,7 @@ def estimate(
     lang: LangOpt = None,
 ) -> None:
     """Per-GPU memory of one training job: breakdown, totals against capacity, fit limits, seed rule."""
-    from trainsizer.api import estimate as run_estimate
-    from trainsizer.hardware.catalog import load_catalog
-    from trainsizer.scenario import relative_to_file, scenario_from_dict
+    from trainsizer.workflows.estimate_job import estimate_job
 
     targets: Any = lora_targets
     if lora_targets and lora_targets != "all-linear":
@@ -138,17 +97,7 @@ def estimate(
         "hardware.inter_node": inter_node, "parallel.distributed_optimizer": distributed_optimizer,
         "parallel.ep": ep, "training.optimizer_in_backward": optimizer_in_backward, "training.tokens": tokens,
     }
-    data, origin = _scenario_data(scenario, flags)
-    parsed = scenario_from_dict(data, source=origin)
-    if scenario is not None:
-        parsed = relative_to_file(parsed, scenario)
-    cat = load_catalog(list(catalog or []))
-    memory_params = perf_params = None
-    if calibration is not None:  # numpy and the fitter load only when a profile is used
-        from trainsizer.calibrate import load_calibration
-
-        memory_params, perf_params = load_calibration(calibration)
-    result = run_estimate(parsed, catalog=cat, memory_params=memory_params, performance_params=perf_params)
+    result, origin = estimate_job(scenario, flags, tuple(catalog or ()), calibration)
     if as_json:
         out = result.to_dict()
         out["scenario_source"] = origin
@@ -166,18 +115,9 @@ def validate(
     as_json: JsonOpt = False,
 ) -> None:
     """Replay measured cases: predicted vs measured, per-case error, median and p90."""
-    from trainsizer.calibrate import load_calibration
-    from trainsizer.validate import load_cases, summarize, validate_cases
+    from trainsizer.workflows.validate import validate_files
 
-    memory_params, perf_params = load_calibration(calibration)
-    results = []
-    for path in cases:
-        results += validate_cases(load_cases(path), memory_params, perf_params)
-    memory = [r for r in results if r.error is not None]
-    fitted = [r for r in memory if not r.excluded_from_fit]
-    summary = {"all": summarize(memory).to_dict(), "fitted": summarize(fitted).to_dict(),
-               "excluded": summarize([r for r in memory if r.excluded_from_fit]).to_dict(),
-               "skipped": len(results) - len(memory)}
+    results, summary = validate_files(cases, calibration)
     if as_json:
         typer.echo(json.dumps({"cases": [r.to_dict() for r in results], "summary": summary}, indent=2))
         return
@@ -209,12 +149,14 @@ def plan_cmd(
     lang: LangOpt = None,
 ) -> None:
     """Search GPU type x count x node shape x layout; rank what fits with its servers, site fit and cost."""
-    from trainsizer.plan.pipeline import PlanRequest, load_job, parse_duration, run_plan
+    from trainsizer.workflows.jobs import load_job, parse_duration
+    from trainsizer.workflows.plan_job import PlanRequest, plan_job
 
     req = PlanRequest(tuple(gpu or ()), max_gpus, parse_duration(deadline), gpus_per_node, top, site, budget,
                       currency, horizon, utilisation, tuple(prices or ()), tuple(sites or ()), tuple(catalog or ()),
                       lang, calibration)
-    result, out = run_plan(load_job(job, gpu), req, str(job))
+    planned = plan_job(load_job(job, gpu), req, str(job))
+    result, out = planned.result, planned.out
     if as_json:
         typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
         return
@@ -243,8 +185,10 @@ def report_cmd(
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing output file.")] = False,
 ) -> None:
     """A self-contained report (HTML with charts, Markdown or JSON) people can forward."""
-    from trainsizer.plan.pipeline import PlanRequest, load_job, parse_duration
-    from trainsizer.report.build import build_report, write_report
+    from trainsizer.report.write import write_report
+    from trainsizer.workflows.jobs import load_job, parse_duration
+    from trainsizer.workflows.plan_job import PlanRequest
+    from trainsizer.workflows.report_model import build_report
 
     if out.suffix.lower() not in (".html", ".htm", ".md", ".json"):
         raise InputError("--out", f"{out.name}: accepted extensions .html, .md, .json")
@@ -269,25 +213,14 @@ def quotes_cmd(
     lang: LangOpt = None,
 ) -> None:
     """Compare rental offers on cost per delivered PFLOP and per training run, with risk flags."""
-    from trainsizer.cost.prices import load_prices
-    from trainsizer.cost.quotes import compare_quotes, load_quotes
-    from trainsizer.hardware.catalog import load_catalog
-    from trainsizer.models.catalog import resolve_model
-    from trainsizer.plan.pipeline import load_job
-    from trainsizer.report.i18n import resolve_lang
+    from trainsizer.workflows.catalogs import accelerators_and_links
+    from trainsizer.workflows.jobs import load_job
+    from trainsizer.workflows.quotes import compare_offers, load_quotes
 
-    cat = load_catalog(list(catalog or []))
     offers = load_quotes(quotes)
-    for i, q in enumerate(offers):
-        cat.accelerator(q.gpu, f"quotes[{i}].gpu")
-    money = load_prices(currency or ("CNY" if resolve_lang(lang) == "zh-CN" else "USD"), list(prices or []))
-    scenario = arch = None
-    if job is not None:
-        scenario = load_job(job, [offers[0].gpu])
-        arch = resolve_model(scenario.model)
-    results = compare_quotes(offers, money, scenario, arch, cat)
-    data = {"currency": money.currency, "quotes": [r.to_dict() for r in results],
-            "mfu_basis": "the job's best layout on each offer" if job else "an assumed MFU of 0.35 (no job given)"}
+    scenario = load_job(job, [offers[0].gpu]) if job is not None else None
+    data = compare_offers(offers, currency, scenario, accelerators_and_links(tuple(catalog or ())),
+                          tuple(prices or ()), lang)
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
@@ -306,17 +239,10 @@ def scale_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Throughput and scaling efficiency vs GPU count for each link option."""
-    from trainsizer.hardware.catalog import load_catalog
-    from trainsizer.models.catalog import resolve_model
-    from trainsizer.plan.pipeline import load_job
-    from trainsizer.plan.scale import scale
+    from trainsizer.workflows.jobs import load_job
+    from trainsizer.workflows.scale_job import scale_job
 
-    cat = load_catalog(list(catalog or []))
-    cat.accelerator(gpu, "--gpu")
-    if max_gpus < 1 or max_gpus > 4096:
-        raise InputError("--max-gpus", f"{max_gpus} is out of range; accepted: 1 to 4096")
-    scenario = load_job(job, [gpu])
-    curves = scale(scenario, resolve_model(scenario.model), gpu, max_gpus, cat, gpus_per_node)
+    curves = scale_job(load_job(job, [gpu]), gpu, max_gpus, gpus_per_node, tuple(catalog or ()))
     if as_json:
         typer.echo(json.dumps({"gpu": gpu, "curves": [c.to_dict() for c in curves]}, indent=2))
         return
@@ -351,9 +277,9 @@ def calibrate_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Fit efficiency and memory-overhead parameters to measured cases; write a calibration profile."""
-    from trainsizer.calibrate import calibrate, write_profile
     from trainsizer.datafiles import refuse_overwrite
-    from trainsizer.validate import load_cases
+    from trainsizer.workflows.calibrate import calibrate, write_profile
+    from trainsizer.workflows.validate import load_cases
 
     all_cases = [c for path in cases for c in load_cases(path)]
     refuse_overwrite(out, "--out", overwrite)
@@ -374,9 +300,9 @@ def calibrate_cmd(
 @catalog_app.command("gpus")
 def catalog_gpus(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
     """Accelerators: memory, bandwidth, dense peaks, links, TDP."""
-    from trainsizer.hardware.catalog import load_catalog
+    from trainsizer.workflows.catalogs import accelerators_and_links
 
-    cat = load_catalog(list(catalog or []))
+    cat = accelerators_and_links(tuple(catalog or ()))
     if as_json:
         typer.echo(json.dumps([a.model_dump() for a in cat.accelerators.values()], indent=2))
         return
@@ -388,9 +314,9 @@ def catalog_gpus(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
 @catalog_app.command("links")
 def catalog_links(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
     """Links: scale-up, PCIe and network, with bandwidth and latency."""
-    from trainsizer.hardware.catalog import load_catalog
+    from trainsizer.workflows.catalogs import accelerators_and_links
 
-    cat = load_catalog(list(catalog or []))
+    cat = accelerators_and_links(tuple(catalog or ()))
     if as_json:
         typer.echo(json.dumps([link.model_dump() for link in cat.links.values()], indent=2))
         return
@@ -403,9 +329,9 @@ def catalog_links(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
 def catalog_sites(sites: Annotated[list[Path] | None, typer.Option("--sites")] = None,
                   as_json: JsonOpt = False) -> None:
     """Sites: rack power, cooling, PUE, electricity price, rack rent."""
-    from trainsizer.system.sites import load_sites
+    from trainsizer.workflows.catalogs import sites as load_sites
 
-    all_sites = load_sites(list(sites or []))
+    all_sites = load_sites(tuple(sites or ()))
     if as_json:
         typer.echo(json.dumps([s.model_dump() for s in all_sites.values()], indent=2, ensure_ascii=False))
         return
@@ -417,15 +343,9 @@ def catalog_sites(sites: Annotated[list[Path] | None, typer.Option("--sites")] =
 @catalog_app.command("models")
 def catalog_models(as_json: JsonOpt = False) -> None:
     """Model presets with their exact parameter counts."""
-    from trainsizer.models.catalog import model_ids, preset_architecture, preset_entry
-    from trainsizer.models.params import count_params
+    from trainsizer.workflows.catalogs import model_rows
 
-    rows = []
-    for mid in model_ids():
-        counts = count_params(preset_architecture(mid))
-        entry = preset_entry(mid)
-        rows.append({"id": mid, "name": entry.get("name", mid), "params": counts.total, "active_params": counts.active,
-                     "published_params": entry.get("published_params"), "source": entry.get("source")})
+    rows = model_rows()
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return

@@ -17,28 +17,11 @@ from typing import Any
 
 from trainsizer.cost.prices import Prices
 from trainsizer.errors import InputError
+from trainsizer.system.inventory import Inventory
 from trainsizer.system.sites import Site
 
 HOURS_PER_YEAR = 8760.0
 HOURS_PER_MONTH = 730.0
-
-
-@dataclass
-class Inventory:
-    """What a plan option needs bought (from the system sizing)."""
-
-    gpu: str
-    gpus: int
-    gpus_per_node: int
-    nodes: int
-    storage_tb: float
-    local_nvme_tb_per_node: float
-    nics_per_node: int
-    switches: int
-    cables: int
-    racks: int
-    typical_it_kw: float
-    fabric: str | None
 
 
 @dataclass

@@ -51,9 +51,9 @@ def _largest(ok, lo: int, hi: int) -> int:
 
 
 def largest_fitting(scenario: Scenario, arch: Architecture, gpu: Accelerator,
-                    params: dict[str, Any] | None = None) -> FitLimits:
+                    params: dict[str, Any] | None = None, state: TrainingState | None = None) -> FitLimits:
     cp = scenario.parallel.cp
-    state = training_state(scenario, arch, params or default_memory_model())
+    state = state or training_state(scenario, arch, params or default_memory_model())
     mb = _largest(lambda n: _fits(scenario, arch, gpu, params, state, micro_batch_size=n), 1, MAX_MICRO_BATCH)
     seq_units = _largest(lambda n: _fits(scenario, arch, gpu, params, state, seq_len=n * cp), 1,
                          MAX_SEQ_LEN // cp)

@@ -25,6 +25,7 @@ from typing import Any
 
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.estimate.memory_types import GIB, Component
+from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.training_state import TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
@@ -113,7 +114,7 @@ def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p:
     from trainsizer.estimate.activations import stage_activations
 
     par = scenario.parallel
-    states = st.model_states(stage)
+    states = model_states(st, stage)
     acts = stage_activations(scenario, arch, p, st, stage)
     comps: list[Component] = list(states.static)
     grads = states.gradients

@@ -20,6 +20,7 @@ from trainsizer.estimate.activations import layer_activations, stage_activations
 from trainsizer.estimate.flops import step_flops
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.memory_types import GIB
+from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.step import default_performance_model, peak_for
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, RESIDUAL_BYTES, training_state
 from trainsizer.hardware.catalog import Accelerator
@@ -70,7 +71,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: dict[str, Any] | None 
         st = training_state(sc, arch, mp)
         out = []
         for stage in range(L):
-            ms = st.model_states(stage)
+            ms = model_states(st, stage)
             d = {c.name: c.bytes for c in ms.static}
             d["gradients"] = ms.gradients.bytes
             d["optimizer_states"] = d.get("optimizer_states", 0.0) + ms.managed_bytes
@@ -95,7 +96,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: dict[str, Any] | None 
                   virtual_pp=1)
     st = training_state(base, arch, mp)
     trainable_layer = st.trainable_params / L
-    dequant = {c.name: c.bytes for c in st.model_states(0).static}.get("buffers", 0.0)
+    dequant = {c.name: c.bytes for c in model_states(st, 0).static}.get("buffers", 0.0)
 
     act: dict[str, tuple[float, float, float]] = {}
     flops: dict[str, tuple[float, float]] = {}

@@ -201,7 +201,7 @@ def _pareto(options: list[dict[str, Any]]) -> list[int]:
 def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: Catalog | None = None,
          memory_params: dict[str, Any] | None = None, perf_params: dict[str, Any] | None = None,
          with_suggestions: bool = True) -> PlanResult:
-    from trainsizer.api import estimate
+    from trainsizer.estimate.estimator import estimate
 
     cat = catalog or default_catalog()
     mp = memory_params or default_memory_model()

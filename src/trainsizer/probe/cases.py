@@ -119,7 +119,7 @@ def write_cases(path: Path, cases: list[dict[str, Any]], overwrite: bool = False
     existing: list[Any] = []
     if path.exists():
         if append:
-            from trainsizer.validate import load_cases
+            from trainsizer.workflows.validate import load_cases
 
             existing = load_cases(path)
             known = {c.get("id") for c in existing}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from html import escape
+from typing import Any
 
 PALETTE = ["#1f4e79", "#c55a11", "#2e7d32", "#6a1b9a", "#ad1457", "#00838f", "#5d4037", "#455a64"]
 DASHES = ["", "6 3", "2 3", "8 3 2 3", "1 2", "10 4", "4 4", "12 2"]
@@ -152,3 +153,15 @@ def pareto_chart(title: str, points: list[tuple[float, float, str]], front: list
         series = {k: [None if v is None else math.log10(max(v, 1e-9)) for v in vals] for k, vals in series.items()}
         y_label = f"log10 {y_label}"
     return line_chart(title, xs, series, x_label, y_label, log_x=True, width=width, height=height)
+
+
+def render_chart(spec: dict[str, Any]) -> str:
+    """An SVG chart from a chart spec of the report model (``kind`` bar, line or pareto)."""
+    args = {k: v for k, v in spec.items() if k != "kind"}
+    if spec["kind"] == "bar":
+        return bar_chart(args["title"], args["labels"], args["values"], args.get("unit", ""))
+    if spec["kind"] == "pareto":
+        return pareto_chart(args["title"], [tuple(p) for p in args["points"]], args["front"], args["x_label"],
+                            args["y_label"], log_y=args.get("log_y", False))
+    return line_chart(args["title"], args["x"], args["series"], args["x_label"], args["y_label"],
+                      log_x=args.get("log_x", False))

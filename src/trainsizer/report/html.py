@@ -6,6 +6,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from trainsizer.report.charts import render_chart
+
 TITLES = {
     "summary": ("Summary", "摘要"), "recommendation": ("Recommendation", "推荐方案"),
     "charts": ("Charts", "图表"), "alternatives": ("Alternatives", "备选方案"),
@@ -90,7 +92,7 @@ def render_html(report: dict[str, Any]) -> str:
     parts.append(f"<h2>{_t('charts', lang)}</h2>")
     for key in ("memory", "scaling", "cost", "pareto"):
         if key in report["charts"]:
-            parts.append(f"<figure id='chart-{key}'>{report['charts'][key]}</figure>")
+            parts.append(f"<figure id='chart-{key}'>{render_chart(report['charts'][key])}</figure>")
     parts.append(f"<h2>{_t('alternatives', lang)}</h2>")
     headers = ["option", "servers", "layout", "GiB used / capacity", "tokens/s", "MFU", "days",
                f"buy ({plan['options'][0]['cost']['buy']['horizon_years'] if plan['options'][0].get('cost') else '-'}"

@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from trainsizer.report.i18n import resolve_lang, t
+from trainsizer.i18n import resolve_lang, t
 
 
 def _console() -> Console:

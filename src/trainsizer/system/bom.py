@@ -6,14 +6,15 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from trainsizer.cost.tco import Inventory
 from trainsizer.estimate.memory import default_memory_model, estimate_memory
+from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.training_state import training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.params import count_params
 from trainsizer.scenario import Scenario
 from trainsizer.system.host import HostSizing, size_host
+from trainsizer.system.inventory import Inventory
 from trainsizer.system.network import NetworkSizing, size_network
 from trainsizer.system.power import PowerSizing, SiteFit, fit_site, size_power
 from trainsizer.system.sites import Site
@@ -60,7 +61,7 @@ def _state_bytes_per_trainable(sc: Scenario, arch: Architecture, mp: dict[str, A
         "gpus": 1, "tp": 1, "pp": 1, "cp": 1, "zero": 0, "offload": "none", "distributed_optimizer": False,
         "virtual_pp": 1, "ep": 1})})
     st = training_state(single, arch, mp)
-    states = st.model_states(0)
+    states = model_states(st, 0)
     named = {c.name: c.bytes for c in states.static}
     extra = named.get("master_weights", 0.0) + named.get("optimizer_states", 0.0) + states.managed_bytes
     trainable = st.trainable_params

@@ -152,7 +152,7 @@ def create_app(planner_slots: int = 2, busy_wait_s: float = 10.0, max_body_bytes
                 gpu = (options[rec[0]] if rec else options[0])["hardware"]["gpu"] if options else (
                     req.constraints.gpus[0] if req.constraints.gpus else None)
                 if gpu:
-                    curves = service.scale_curves(outcome.scenario, outcome.arch, gpu,
+                    curves = service.scale_curves(outcome.scenario, gpu,
                                                   min(req.constraints.max_gpus, s.MAX_SCALE_GPUS),
                                                   req.constraints.gpus_per_node)
         return HTMLResponse(plan_fragment(outcome.out, chosen, curves, gpu))
@@ -167,14 +167,11 @@ def create_app(planner_slots: int = 2, busy_wait_s: float = 10.0, max_body_bytes
 
 @cache
 def _index_html(lang: str) -> str:
-    from trainsizer.models.catalog import model_ids
-    from trainsizer.system.sites import default_site_id, load_sites
     from trainsizer.web.render import index_page
+    from trainsizer.workflows import catalogs
 
-    sites = load_sites()
-    gpus = service.catalog("gpus")
-    return index_page(lang, model_ids(), gpus, [site.model_dump() for site in sites.values()],
-                      default_site_id(sites))
+    return index_page(lang, [m["id"] for m in catalogs.model_rows()], catalogs.gpu_rows(), catalogs.site_rows(),
+                      catalogs.default_site())
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000) -> None:

@@ -1,11 +1,11 @@
-"""Labels of the web page in English and Chinese: the report's own (``report.i18n.LABELS``) plus the
+"""Labels of the web page in English and Chinese: the report's own (``i18n.LABELS``) plus the
 page's. ``labels(lang)`` gives one flat mapping for the templates."""
 
 from __future__ import annotations
 
 from functools import cache
 
-from trainsizer.report.i18n import LABELS, LANGS
+from trainsizer.i18n import LABELS, LANGS
 
 WEB_LABELS: dict[str, dict[str, str]] = {
     "page_title": {"en": "trainsizer planner", "zh-CN": "trainsizer 训练资源规划"},

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from trainsizer.cost.quotes import Quote
 from trainsizer.scenario import HardwareSpec, InlineGpu, ParallelSpec, TrainingSpec
+from trainsizer.workflows.quotes import Quote
 
 MAX_GPU_IDS = 16
 MAX_QUOTES = 20

@@ -83,7 +83,7 @@ def _speed_metric(cid: str, metric: str, perf_params: dict[str, Any]) -> tuple[s
 
 def run_case(case: dict[str, Any], exclusions: dict[str, str], memory_params: dict[str, Any] | None = None,
              perf_params: dict[str, Any] | None = None) -> CaseResult:
-    from trainsizer.api import estimate
+    from trainsizer.estimate.estimator import estimate
     from trainsizer.estimate.step import default_performance_model
 
     cid = str(case.get("id", "?"))
@@ -126,3 +126,20 @@ def validate_cases(cases: list[dict[str, Any]], memory_params: dict[str, Any] | 
     exclusions = {str(k): str(v) for k, v in (mparams.get("fit", {}).get("exclude") or {}).items()}
     exclusions.update({str(k): str(v) for k, v in (pparams.get("fit", {}).get("exclude") or {}).items()})
     return [run_case(c, exclusions, mparams, pparams) for c in cases]
+
+
+def validate_files(paths: list[Path], calibration: Path | None = None) -> tuple[list[CaseResult], dict[str, Any]]:
+    """Every case of the files predicted (with a calibration profile's parameters, if given) and the
+    summary: all cases, those the shipped fit used, those it left out, and how many had no prediction."""
+    from trainsizer.workflows.estimate_job import calibrated_params
+
+    memory_params, perf_params = calibrated_params(calibration)
+    results: list[CaseResult] = []
+    for path in paths:
+        results += validate_cases(load_cases(path), memory_params, perf_params)
+    predicted = [r for r in results if r.error is not None]
+    fitted = [r for r in predicted if not r.excluded_from_fit]
+    summary = {"all": summarize(predicted).to_dict(), "fitted": summarize(fitted).to_dict(),
+               "excluded": summarize([r for r in predicted if r.excluded_from_fit]).to_dict(),
+               "skipped": len(results) - len(predicted)}
+    return results, summary

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from trainsizer.datafiles import refuse_overwrite, user_yaml
+from trainsizer.datafiles import refuse_overwrite
 from trainsizer.errors import InputError
 
 Free = Sequence[tuple[str, str, np.ndarray]]  # (dotted section, key, grid)
@@ -88,13 +88,6 @@ def _overrides(params: dict[str, Any], free: Free) -> dict[str, Any]:
     return out
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
 @dataclass
 class CalibrationResult:
     profile: dict[str, Any]
@@ -105,7 +98,7 @@ def calibrate(cases: list[dict[str, Any]], holdout: int = 3) -> CalibrationResul
     """Fit memory parameters to the memory cases and step-time parameters to the speed cases."""
     from trainsizer.estimate.memory import default_memory_model
     from trainsizer.estimate.step import default_performance_model
-    from trainsizer.validate import summarize, validate_cases
+    from trainsizer.workflows.validate import summarize, validate_cases
 
     if holdout < 2:
         raise InputError("--holdout", f"{holdout}; accepted: 2 or more (every n-th case is held out)")
@@ -148,25 +141,3 @@ def calibrate(cases: list[dict[str, Any]], holdout: int = 3) -> CalibrationResul
 def write_profile(result: CalibrationResult, path: Path, overwrite: bool = False) -> None:
     refuse_overwrite(path, "--out", overwrite)
     path.write_text(yaml.safe_dump(result.profile, sort_keys=False, allow_unicode=True), encoding="utf-8")
-
-
-def load_calibration(path: str | Path | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """(memory params, performance params) with the profile's values over the shipped ones."""
-    if path is None:
-        return None, None
-    from trainsizer.estimate.memory import default_memory_model
-    from trainsizer.estimate.step import default_performance_model
-
-    data = user_yaml(path, field="--calibration")
-    if not isinstance(data, dict) or not ({"memory", "performance"} & set(data)):
-        raise InputError("--calibration", f"{path} is not a calibration profile (no memory or performance block)")
-    allowed = {"memory": {d.split(".")[0] for d, _, _ in MEMORY_FREE},
-               "performance": {d.split(".")[0] for d, _, _ in PERFORMANCE_FREE}}
-    for kind in ("memory", "performance"):
-        for key in (data.get(kind) or {}):
-            if key not in allowed[kind]:
-                raise InputError(f"--calibration.{kind}.{key}", f"not a fitted section; accepted: "
-                                 f"{', '.join(sorted(allowed[kind]))}")
-    memory = _merge(default_memory_model(), data["memory"]) if data.get("memory") else None
-    perf = _merge(default_performance_model(), data["performance"]) if data.get("performance") else None
-    return memory, perf

@@ -1,17 +1,14 @@
-"""The report: the plan, its charts and every assumption with its source, as data; written as a
-self-contained HTML file (inline CSS and SVG, no CDN), Markdown or JSON."""
+"""The report model: the plan, its charts (as data series) and every assumption with its source. The
+renderers in :mod:`trainsizer.report` turn it into HTML (inline SVG), Markdown or JSON."""
 
 from __future__ import annotations
 
 import datetime
-import json
-from pathlib import Path
 from typing import Any
 
-from trainsizer.plan.pipeline import PlanRequest, run_plan
-from trainsizer.report import charts
-from trainsizer.report.i18n import resolve_lang
+from trainsizer.i18n import resolve_lang
 from trainsizer.scenario import Scenario
+from trainsizer.workflows.plan_job import PlanRequest, plan_job
 
 
 def _assumptions(out: dict[str, Any], pick: dict[str, Any] | None) -> list[dict[str, str]]:
@@ -58,18 +55,18 @@ def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -
     from trainsizer.plan.scale import scale
 
     lang = resolve_lang(req.lang)
-    result, out = run_plan(job, req, job_label)
+    out = plan_job(job, req, job_label).out
     arch = resolve_model(job.model)
     options = out["options"]
     pick_idx = (out["rankings"].get("recommended") or [None])[0]
     pick = options[pick_idx] if pick_idx is not None else (options[0] if options else None)
-    svgs: dict[str, str] = {}
+    charts: dict[str, dict[str, Any]] = {}
     if pick:
         detail = {k: v for k, v in pick["memory"]["detail_gib"].items() if v > 0.005}
-        svgs["memory"] = charts.bar_chart(f"Memory per GPU: {pick['hardware']['gpu']} "
-                                          f"({pick['memory']['device_gib']:.1f} of "
-                                          f"{pick['memory']['capacity_gib']:.0f} GiB on the device)",
-                                          list(detail), list(detail.values()), "GiB")
+        charts["memory"] = {"kind": "bar", "title": f"Memory per GPU: {pick['hardware']['gpu']} "
+                                                   f"({pick['memory']['device_gib']:.1f} of "
+                                                   f"{pick['memory']['capacity_gib']:.0f} GiB on the device)",
+                          "labels": list(detail), "values": list(detail.values()), "unit": "GiB"}
         curves = scale(job, arch, pick["hardware"]["gpu"], min(req.max_gpus, 64))
         # one network per scale-up link keeps the chart readable: the first (fastest) fabric
         seen: set[tuple[str, bool]] = set()
@@ -81,25 +78,25 @@ def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -
                 kept.append(c)
         if kept:
             xs = [pt.gpus for pt in kept[0].points]
-            svgs["scaling"] = charts.line_chart(f"Throughput vs GPU count: {pick['hardware']['gpu']}", xs,
-                                                {c.label: [pt.tokens_per_s for pt in c.points] for c in kept},
-                                                "GPUs", "tokens/s", log_x=True)
+            charts["scaling"] = {"kind": "line", "title": f"Throughput vs GPU count: {pick['hardware']['gpu']}",
+                               "x": xs, "series": {c.label: [pt.tokens_per_s for pt in c.points] for c in kept},
+                               "x_label": "GPUs", "y_label": "tokens/s", "log_x": True}
         if pick.get("cost"):
             series = pick["cost"]["series"]
             months = [row["month"] for row in series]
             lines: dict[str, list[float | None]] = {"buy (cumulative)": [row["buy"] for row in series]}
             if pick["cost"].get("rent"):
                 lines["rent (cumulative)"] = [row.get("rent") for row in series]
-            svgs["cost"] = charts.line_chart(f"Cost over time ({out['currency']})", months, lines, "months",
-                                             out["currency"])
+            charts["cost"] = {"kind": "line", "title": f"Cost over time ({out['currency']})", "x": months,
+                            "series": lines, "x_label": "months", "y_label": out["currency"]}
     if options:
         y_key = "time_to_train_s" if options[0]["performance"].get("time_to_train_s") else "step_time_s"
         scale_div = 86400 if y_key == "time_to_train_s" else 1
         points = [(o["hardware"]["gpus"], o["performance"][y_key] / scale_div, o["hardware"]["gpu"]) for o in options]
-        svgs["pareto"] = charts.pareto_chart("Time to train vs GPUs (Pareto front)" if y_key == "time_to_train_s"
-                                             else "Step time vs GPUs (Pareto front)", points,
-                                             out["rankings"].get("pareto_time_vs_gpus", []), "GPUs",
-                                             "days" if scale_div > 1 else "seconds", log_y=True)
+        charts["pareto"] = {"kind": "pareto", "title": "Time to train vs GPUs (Pareto front)"
+                          if y_key == "time_to_train_s" else "Step time vs GPUs (Pareto front)",
+                          "points": points, "front": out["rankings"].get("pareto_time_vs_gpus", []),
+                          "x_label": "GPUs", "y_label": "days" if scale_div > 1 else "seconds", "log_y": True}
     counts = count_params(arch)
     return {
         "title": f"Training plan: {arch.name or arch.model_type}",
@@ -111,23 +108,6 @@ def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -
                 "tokens": job.training.tokens, "source": job_label},
         "plan": out,
         "recommended": pick,
-        "charts": svgs,
+        "charts": charts,
         "assumptions": _assumptions(out, pick),
     }
-
-
-def write_report(report: dict[str, Any], path: Path) -> None:
-    from trainsizer.report.html import render_html
-    from trainsizer.report.markdown import render_markdown
-
-    suffix = path.suffix.lower()
-    if suffix == ".json":
-        data = {k: v for k, v in report.items() if k != "charts"}
-        text = json.dumps(data, indent=2, ensure_ascii=False)
-    elif suffix == ".md":
-        text = render_markdown(report)
-    else:
-        text = render_html(report)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)  # never leave a half-written report behind

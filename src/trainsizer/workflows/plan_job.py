@@ -1,5 +1,5 @@
 """From a job and constraints to ranked, priced recommendations: the one pipeline behind
-``trainsizer plan``, ``trainsizer report`` and the web planner."""
+``trainsizer plan``, ``trainsizer report``, the web planner and :func:`trainsizer.api.plan_job`."""
 
 from __future__ import annotations
 
@@ -7,49 +7,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trainsizer.datafiles import user_yaml
+from trainsizer.cost.prices import Prices, load_prices
 from trainsizer.errors import InputError
-from trainsizer.plan.search import PlanResult, rank_options
-from trainsizer.scenario import Scenario, scenario_from_dict
+from trainsizer.hardware.catalog import Catalog, load_catalog
+from trainsizer.i18n import resolve_lang
+from trainsizer.models.architecture import Architecture
+from trainsizer.models.catalog import resolve_model
+from trainsizer.plan.search import Constraints, PlanResult, plan, rank_options
+from trainsizer.scenario import Scenario
+from trainsizer.system.sites import Site, default_site_id, get_site, load_sites
+from trainsizer.workflows.estimate_job import calibrated_params
+from trainsizer.workflows.jobs import load_job
+from trainsizer.workflows.recommend import recommend_options, timeline, verification_steps
 
+__all__ = ["DEFAULT_MAX_GPUS", "PlanOutcome", "PlanRequest", "load_job", "plan_job", "price_hardware"]
 
-def job_from_dict(data: Any, gpu_ids: list[str] | tuple[str, ...] | None = None, source: str = "job") -> Scenario:
-    """A job: a scenario whose parallel and hardware blocks may be left out (the planner fills them)."""
-    if not isinstance(data, dict):
-        raise InputError("job", f"{source} must be a YAML mapping with model and training")
-    data = {**data}
-    parallel = dict(data.get("parallel") or {})
-    data["hardware"] = data.get("hardware") or {"gpu": (list(gpu_ids or []) or ["h100-sxm5-80gb"])[0]}
-    for key in ("tp", "pp", "cp", "virtual_pp", "zero", "offload", "sequence_parallel", "distributed_optimizer"):
-        parallel.pop(key, None)  # the planner chooses these
-    parallel["gpus"] = 1
-    data["parallel"] = parallel
-    return scenario_from_dict(data, source=source)
-
-
-def load_job(path: str | Path, gpu_ids: list[str] | tuple[str, ...] | None = None) -> Scenario:
-    return job_from_dict(user_yaml(path, field="job"), gpu_ids, str(path))
-
-
-def parse_duration(text: str | None) -> float | None:
-    """'36h', '7d', '90m', '3600s' or plain seconds -> seconds."""
-    if text is None:
-        return None
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-    t = str(text).strip().lower()
-    try:
-        value = float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float(t)
-    except ValueError:
-        raise InputError("--deadline", f"{text!r}; accepted: a number with s, m, h, d or w (e.g. 7d, 36h)") from None
-    if value <= 0:
-        raise InputError("--deadline", "must be positive")
-    return value
+DEFAULT_MAX_GPUS = 1024  # the one default of CLI, report and web: the whole space the planner can search quickly
 
 
 @dataclass(frozen=True)
 class PlanRequest:
     gpus: tuple[str, ...] = ()
-    max_gpus: int = 1024
+    max_gpus: int = DEFAULT_MAX_GPUS
     deadline_s: float | None = None
     gpus_per_node: int | None = None
     top: int = 10
@@ -63,6 +42,19 @@ class PlanRequest:
     catalogs: tuple[Path, ...] = ()
     lang: str | None = None
     calibration: Path | None = None
+
+
+@dataclass
+class PlanOutcome:
+    """The plan as data (``out`` is what ``plan --json`` prints) with the inputs it was computed from."""
+
+    result: PlanResult
+    out: dict[str, Any]
+    scenario: Scenario
+    arch: Architecture
+    site: Site
+    prices: Prices
+    catalog: Catalog
 
 
 def total_cost(option: dict[str, Any]) -> float:
@@ -84,29 +76,25 @@ def recommended(options: list[dict[str, Any]], has_deadline: bool) -> list[int]:
     return [min(ok, key=lambda i: options[i]["performance"]["step_time_s"])]
 
 
-def run_plan(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> tuple[PlanResult, dict[str, Any]]:
-    from trainsizer.cost.prices import load_prices
-    from trainsizer.hardware.catalog import load_catalog
-    from trainsizer.models.catalog import resolve_model
-    from trainsizer.plan.recommend import recommend_options, timeline, verification_steps
-    from trainsizer.plan.search import Constraints, plan
-    from trainsizer.report.i18n import resolve_lang
-    from trainsizer.system.sites import default_site_id, get_site, load_sites
-
+def _context(req: PlanRequest) -> tuple[Catalog, Site, Prices]:
     cat = load_catalog(list(req.catalogs))
     for gid in req.gpus:
         cat.accelerator(gid, "--gpu")
     all_sites = load_sites(list(req.sites))
     site = get_site(req.site or default_site_id(all_sites), all_sites)
     money = load_prices(req.currency or ("CNY" if resolve_lang(req.lang) == "zh-CN" else "USD"), list(req.prices))
+    return cat, site, money
+
+
+def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> PlanOutcome:
+    """Search, price and rank the layouts of ``job`` under ``req``; recommend one."""
+    cat, site, money = _context(req)
     if req.deadline_s and not job.training.tokens:
         raise InputError("--deadline", "needs training.tokens in the job to compute the time to train")
-    if req.budget is not None and req.budget <= 0:
-        raise InputError("--budget", "must be positive")
-    from trainsizer.calibrate import load_calibration
-
+    if req.budget is not None and not req.budget > 0:
+        raise InputError("--budget", f"{req.budget}; accepted: a finite positive amount")
     arch = resolve_model(job.model)
-    memory_params, perf_params = load_calibration(req.calibration)
+    memory_params, perf_params = calibrated_params(req.calibration)
     result = plan(job, arch, Constraints(req.gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top), cat,
                   memory_params, perf_params)
     options = recommend_options(result.options, job, arch, site, money, req.horizon_years, req.utilisation,
@@ -116,10 +104,27 @@ def run_plan(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> tu
     result.rankings["recommended"] = recommended(options, req.deadline_s is not None)
     if req.budget is not None and not options:
         result.suggestions.append(f"nothing fits the budget of {req.budget:,.0f} {money.currency}: raise it, "
-                                  "rent, or relax --max-gpus / the model")
+                                  "rent, or relax the GPU count / the model")
     out = result.to_dict()
     out["recommended_because"] = ("the cheapest option that meets the deadline and fits the site" if req.deadline_s
                                   else "the fastest option that fits the site's racks")
     out.update({"site": site.id, "currency": money.currency, "timeline": timeline(),
                 "verification": verification_steps(job_label), "prices_used": sorted(set(money.used))})
-    return result, out
+    return PlanOutcome(result, out, job, arch, site, money, cat)
+
+
+def price_hardware(job: Scenario, gpu: str, gpus: int, req: PlanRequest) -> dict[str, Any]:
+    """The fastest layout of the job on exactly ``gpus`` x ``gpu``, with its servers, site fit and cost."""
+    cat, site, money = _context(PlanRequest(**{**req.__dict__, "gpus": (gpu,)}))
+    per_node = req.gpus_per_node
+    if per_node and gpus > per_node and gpus % per_node:
+        raise InputError("--max-gpus", f"{gpus} must be a multiple of gpus_per_node ({per_node}) across servers")
+    arch = resolve_model(job.model)
+    found = plan(job, arch, Constraints((gpu,), gpus, per_node, None, 1, exact_gpus=gpus), cat)
+    if not found.options:
+        raise InputError("--max-gpus", f"the job does not fit {gpus} x {gpu} in any layout; try more GPUs, "
+                         "a larger GPU or a lighter method (lora, qlora, 8-bit optimizer)")
+    options = recommend_options(found.options[:1], job, arch, site, money, req.horizon_years, req.utilisation,
+                                None, cat)
+    return {"option": options[0], "site": site.id, "currency": money.currency,
+            "prices_used": sorted(set(money.used))}

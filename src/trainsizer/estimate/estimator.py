@@ -1,0 +1,113 @@
+"""One scenario estimated end to end: memory, fit limits, step time and the seed's rule of thumb, from the
+training state, the model and the GPU. The Python API (:mod:`trainsizer.api`) and every face call this."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trainsizer.estimate.fit_limits import FitLimits, largest_fitting
+from trainsizer.estimate.memory import MemoryEstimate, default_memory_model, estimate_memory
+from trainsizer.estimate.rule_of_thumb import RuleOfThumb, seed_rule_of_thumb
+from trainsizer.estimate.step import Performance, estimate_performance
+from trainsizer.estimate.training_state import TrainingState, training_state
+from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog, inline_accelerator
+from trainsizer.models.architecture import Architecture
+from trainsizer.models.catalog import resolve_model
+from trainsizer.models.params import ParamCounts, count_params
+from trainsizer.scenario import Scenario, load_scenario, scenario_from_dict
+
+
+@dataclass
+class Estimate:
+    scenario: Scenario
+    architecture: Architecture
+    params: ParamCounts
+    gpu: Accelerator
+    memory: MemoryEstimate
+    limits: FitLimits | None
+    rule_of_thumb: RuleOfThumb
+    performance: Performance | None = None
+    state: TrainingState | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        tr = self.scenario.training
+        out: dict[str, Any] = {
+            "memory": self.memory.to_dict(),
+            "model": {
+                "name": self.architecture.name,
+                "model_type": self.architecture.model_type,
+                "params": self.params.total,
+                "active_params": self.params.active,
+                "trainable_params": self.state.trainable_params if self.state else None,
+            },
+            "hardware": {"gpu": self.gpu.id, "gpus": self.scenario.parallel.gpus,
+                         "gpus_per_node": self.scenario.gpus_per_node},
+            "training": {"method": tr.method, "precision": tr.precision, "optimizer": tr.optimizer,
+                         "micro_batch_size": tr.micro_batch_size, "seq_len": tr.seq_len,
+                         "global_batch_size": self.scenario.global_batch_size,
+                         "grad_accumulation_steps": self.scenario.grad_accumulation_steps},
+            "rule_of_thumb": self.rule_of_thumb.to_dict(),
+            "performance": self.performance.to_dict() if self.performance else None,
+        }
+        if self.limits:
+            out["limits"] = self.limits.to_dict()
+        return out
+
+
+def resolve_gpu(scenario: Scenario, catalog: Catalog | None = None) -> Accelerator:
+    gpu = scenario.hardware.gpu
+    if isinstance(gpu, str):
+        return (catalog or default_catalog()).accelerator(gpu)
+    return inline_accelerator(gpu)
+
+
+def check_layout(scenario: Scenario, arch: Architecture, catalog: Catalog | None = None) -> None:
+    """Layout constraints that need the architecture (heads divisible by tp, pp <= layers, ...)."""
+    from trainsizer.errors import InputError
+
+    par = scenario.parallel
+    if arch.num_heads % par.tp:
+        raise InputError("parallel.tp", f"{par.tp} must divide num_attention_heads ({arch.num_heads})")
+    if par.tp > 1 and arch.num_kv_heads % par.tp and par.tp % arch.num_kv_heads:
+        raise InputError("parallel.tp", f"{par.tp} and num_key_value_heads ({arch.num_kv_heads}) must divide "
+                         "one another")
+    if par.pp * par.virtual_pp > arch.num_layers:
+        raise InputError("parallel.pp", f"pp*virtual_pp = {par.pp * par.virtual_pp} exceeds the model's "
+                         f"{arch.num_layers} layers")
+    if par.ep > 1 and (not arch.moe or arch.moe.num_experts % par.ep):
+        experts = arch.moe.num_experts if arch.moe else 0
+        why = f"must divide the model's {experts} experts" if experts else "needs an MoE model (this one is dense)"
+        raise InputError("parallel.ep", f"{par.ep} {why}; accepted: 1 or a divisor of the expert count")
+    if scenario.training.seq_len % par.cp:
+        raise InputError("parallel.cp", f"{par.cp} must divide training.seq_len ({scenario.training.seq_len})")
+    if scenario.hardware.intra_node or scenario.hardware.inter_node:
+        catalog = catalog or default_catalog()
+        if scenario.hardware.intra_node:
+            catalog.link(scenario.hardware.intra_node, "hardware.intra_node")
+        if scenario.hardware.inter_node:
+            catalog.link(scenario.hardware.inter_node, "hardware.inter_node")
+
+
+def estimate(scenario: Scenario | dict[str, Any] | str | Path, catalog: Catalog | None = None,
+             memory_params: dict[str, Any] | None = None, with_limits: bool = True,
+             performance_params: dict[str, Any] | None = None, with_performance: bool = True) -> Estimate:
+    """Estimate a scenario given as a Scenario, a parsed mapping, or a path to a YAML file."""
+    if isinstance(scenario, str | Path):
+        scenario = load_scenario(scenario)
+    elif isinstance(scenario, dict):
+        scenario = scenario_from_dict(scenario)
+    arch = resolve_model(scenario.model)
+    check_layout(scenario, arch, catalog)
+    gpu = resolve_gpu(scenario, catalog)
+    # what is trainable, sharded and quantised: derived once, read by memory, fit limits and step time
+    state = training_state(scenario, arch, memory_params or default_memory_model())
+    memory = estimate_memory(scenario, arch, gpu, memory_params, state)
+    limits = largest_fitting(scenario, arch, gpu, memory_params, state) if with_limits else None
+    performance = None
+    if with_performance:
+        performance = estimate_performance(scenario, arch, gpu, catalog, performance_params, memory_params,
+                                           state=state)
+    return Estimate(scenario, arch, count_params(arch), gpu, memory, limits,
+                    seed_rule_of_thumb(scenario, arch, memory), performance, state)

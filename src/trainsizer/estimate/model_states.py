@@ -1,0 +1,278 @@
+"""What one GPU of one pipeline stage holds for the model: weights in their storage format, fp32 masters,
+optimizer states, gradients and communication / quantization buffers, sharded as ZeRO stage, distributed
+optimizer and expert parallelism say (Rajbhandari et al. 2020, arXiv:1910.02054, section 5; see
+:mod:`trainsizer.estimate.training_state` for the bytes per element)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from trainsizer.estimate.memory_types import Component
+from trainsizer.estimate.training_state import PRECISION_BYTES, LayerState, TrainingState, adapter_params, lora_targets
+
+
+@dataclass
+class StageStates:
+    static: list[Component]
+    gradients: Component
+    step_temporaries: float
+    managed_bytes: float  # CUDA managed memory (paged optimizers): outside the PyTorch allocator
+
+
+def _optimizer_bytes(st: TrainingState, shapes: list[tuple[int, int, int]], state_elem: float) -> float:
+    """Optimizer state bytes for trainable tensors given as (rows, cols, copies); cols=1 for vectors."""
+    opt = st.scenario.training.optimizer
+    p_opt = st.params["optimizer"]
+    total = 0.0
+    for rows, cols, copies in shapes:
+        n = rows * cols
+        if opt == "adamw":
+            b = 2 * state_elem * n
+        elif opt in ("adamw-8bit", "paged-adamw-8bit"):
+            # bitsandbytes keeps small tensors in 32-bit; larger ones as 8-bit blocks + fp32 absmax
+            small = n < p_opt["bnb_min_8bit_size"]
+            b = 8.0 * n if small else 2.0 * n + 2 * 4.0 * n / p_opt["bnb_block"]
+        elif opt == "adafactor":
+            # Shazeer & Stern 2018: factored second moment (row + column fp32 vectors) for matrices,
+            # full second moment for vectors; no first moment (beta1=None, HF default).
+            b = 4.0 * (rows + cols) if cols > 1 else 4.0 * n
+        elif opt in ("sgd-momentum", "lion"):
+            b = state_elem * n  # one momentum buffer (Chen et al. 2023 Lion keeps one)
+        else:  # sgd
+            b = 0.0
+        total += b * copies
+    return total
+
+
+def _trainable_shapes(st: TrainingState, layers: list[LayerState], first: bool, last: bool,
+                      tp: int) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """(base shapes, adapter shapes) of the trainable tensors on a stage, as (rows, cols, copies)."""
+    arch, method = st.arch, st.scenario.training.method
+    rank = st.scenario.training.lora.rank if st.scenario.training.lora else 8
+    ep = st.scenario.parallel.ep
+    shapes: list[tuple[int, int, int]] = []
+    adapters: list[tuple[int, int, int]] = []
+    for layer in layers:
+        if layer.trainable_base:
+            for lin in layer.linears:
+                copies = max(1, lin.count // ep) if lin.group == "expert" else lin.count
+                shapes.append((lin.out_features // (tp if lin.group != "router" else 1), lin.in_features, copies))
+                if lin.bias:
+                    shapes.append((lin.out_features, 1, copies))
+            shapes.append((layer.norm_params, 1, 1))
+        for lin in layer.lora:
+            adapter = adapter_params(lin, rank, lora_targets(st.scenario, arch.model_type,
+                                                      arch.mla.q_lora_rank if arch.mla else None))
+            copies = max(1, lin.count // ep) if lin.group == "expert" else lin.count
+            # A: r x in, B: out x r (per copy), as one rank x (in + out) matrix per copy
+            adapters.append((rank, adapter // max(1, lin.count * rank), copies))
+    if method == "full":
+        if first:
+            shapes.append((arch.vocab_size // tp, arch.hidden_size, 1))
+            extra = st.embedding_params - arch.vocab_size * arch.hidden_size
+            if extra:
+                shapes.append((extra, 1, 1))
+        if last:
+            tied_copy = not first and arch.lm_head and arch.tie_embeddings
+            if st.lm_head_params or tied_copy:
+                shapes.append((arch.vocab_size // tp, arch.hidden_size, 1))
+            if st.final_params:
+                shapes.append((st.final_params, 1, 1))
+    if last and st.lm_head_lora_params:
+        adapters.append((rank, st.lm_head_lora_params // rank, 1))
+    return shapes, adapters
+
+
+@dataclass
+class _StageTrainables:
+    """The trainable parameters of one pipeline stage and how their states are held."""
+
+    base_shapes: list[tuple[int, int, int]]
+    lora_shapes: list[tuple[int, int, int]]
+    trainable: float  # elements on this GPU before sharding
+    lora_elems: float
+    lora_mixed: bool  # fp32 adapters under autocast
+    adapter_bytes: tuple[float, float, float, float]  # weight, master, gradient, state bytes of an adapter element
+    opt_shards: int
+    grad_shards: int
+    opt_div: float  # fraction of optimizer states / masters on this GPU
+    grad_div: float
+    offload_opt: bool
+
+
+def model_states(st: TrainingState, stage: int) -> StageStates:
+    """Weights, masters, optimizer states, gradients and buffers of one pipeline stage on one GPU."""
+    layers = st.stage_layers(stage)
+    first, last = stage == 0, stage == st.scenario.parallel.pp - 1
+    tr = st.scenario.training
+    quant = st.params["quantization"].get(tr.quantization) if tr.method == "qlora" else None
+    t = _stage_trainables(st, layers, first, last)
+    static = [_stage_weights(st, layers, first, last, quant)]
+    trainable_static, gradients, managed = _stage_trainable_states(st, layers, t)
+    static += trainable_static
+    buffers = _stage_buffers(st, layers, t, quant)
+    if buffers:
+        static.append(buffers)
+    step_temp = 0.0
+    if not t.offload_opt and not tr.optimizer_in_backward and tr.optimizer in ("adamw", "lion", "sgd-momentum"):
+        state_b = PRECISION_BYTES[tr.precision][3]
+        step_temp = st.params["optimizer"]["foreach_temp_states"] * (t.trainable / t.opt_shards) * (
+            t.adapter_bytes[3] if tr.method in ("lora", "qlora") else state_b)
+    return StageStates(static, gradients, step_temp, managed)
+
+
+def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, last: bool,
+                   quant: dict[str, Any] | None) -> Component:
+    """Every parameter of the stage in its storage format, sharded by ZeRO-3 or offloaded."""
+    arch, tr, par = st.arch, st.scenario.training, st.scenario.parallel
+    tp = par.tp
+    w_b = PRECISION_BYTES[tr.precision][0]
+    frozen_w_b = 4 if tr.precision == "fp32" else 2
+    linear_params = sum(layer.base_linear_params for layer in layers) / tp
+    norm_params = sum(layer.norm_params for layer in layers)
+    embed_params = (st.embedding_params / tp if first else 0)
+    head_params = (st.lm_head_params / tp if last else 0) + (st.final_params if last else 0)
+    if last and not first and arch.lm_head and arch.tie_embeddings:
+        head_params += arch.vocab_size * arch.hidden_size / tp  # Megatron keeps a copy of a tied embedding
+    # ZeRO shards over the data-parallel x context-parallel group; routed experts only over the
+    # expert-data-parallel group (dp*cp/ep ranks), as Megatron-Core and DeepSpeed-MoE do.
+    group = par.dp * par.cp
+    expert_group = max(1, group // par.ep)
+    expert_w = sum(layer.expert_linear_params for layer in layers) / tp
+    if tr.method == "full":
+        weight_bytes = (linear_params + norm_params + embed_params + head_params) * w_b
+        why_w = f"{tr.precision} weights, {w_b:g} B/param"
+    elif quant:
+        code = quant["code_bytes"] + quant["constant_bytes"]
+        weight_bytes = linear_params * code + (norm_params + embed_params + head_params) * frozen_w_b
+        why_w = (f"{tr.quantization} base linears {code:.3f} B/param incl. quantization constants; "
+                 f"embeddings, norms, output head {frozen_w_b} B/param")
+    else:
+        trainable_lin = sum(layer.base_linear_params + layer.norm_params for layer in layers
+                            if layer.trainable_base) / tp
+        frozen = linear_params + norm_params + embed_params + head_params - trainable_lin
+        weight_bytes = frozen * frozen_w_b + trainable_lin * w_b
+        why_w = f"frozen weights {frozen_w_b} B/param" + (
+            f", trainable layers {w_b:g} B/param" if trainable_lin else "")
+    if tr.precision == "fp8-mixed" and tr.method in ("full", "freeze"):
+        weight_bytes += linear_params * 1.0
+        why_w += "; + fp8 copies of linear weights (Transformer Engine)"
+    total_w_params = linear_params + norm_params + embed_params + head_params
+    weight_share_expert = expert_w / total_w_params if total_w_params else 0.0
+    if par.offload == "optimizer+params":
+        weights_gpu = 0.0
+        why_w += "; offloaded to CPU (ZeRO-3 param offload)"
+    elif par.zero == 3 and group > 1:
+        weights_gpu = _sharded(weight_bytes, weight_share_expert, group, expert_group)
+        why_w += f"; sharded over dp*cp={group} (ZeRO-3/FSDP)"
+    else:
+        weights_gpu = weight_bytes
+    return Component("weights", weights_gpu, "weights", why_w)
+
+
+def _stage_trainables(st: TrainingState, layers: list[LayerState], first: bool, last: bool) -> _StageTrainables:
+    tr, par = st.scenario.training, st.scenario.parallel
+    w_b, master_b, grad_b, state_b = PRECISION_BYTES[tr.precision]
+    base_shapes, lora_shapes = _trainable_shapes(st, layers, first, last, par.tp)
+    trainable = sum(r * c * n for r, c, n in base_shapes + lora_shapes)
+    lora_elems = sum(layer.lora_params for layer in layers) / 1 + (st.lm_head_lora_params if last else 0)
+    lora_mixed = tr.precision != "bf16-true" and tr.precision != "fp32" and tr.method in ("lora", "qlora")
+    # fp32 adapters under autocast: weight and master are the same fp32 tensor
+    adapter_bytes = (4.0, 0.0, 4.0, 4.0) if lora_mixed else (w_b, master_b, grad_b, state_b)
+    expert_trainable = sum(layer.expert_lora_params + (layer.expert_linear_params / par.tp
+                                                       if layer.trainable_base else 0) for layer in layers)
+    share_e = min(1.0, expert_trainable / trainable) if trainable else 0.0
+    group = par.dp * par.cp
+    opt_shards = group if (par.zero >= 1 or par.distributed_optimizer) else 1
+    grad_shards = group if par.zero >= 2 else 1
+    opt_div = _sharded(1.0, share_e, opt_shards, max(1, opt_shards // par.ep)) if opt_shards > 1 else 1.0
+    grad_div = _sharded(1.0, share_e, grad_shards, max(1, grad_shards // par.ep)) if grad_shards > 1 else 1.0
+    return _StageTrainables(base_shapes, lora_shapes, trainable, lora_elems, lora_mixed, adapter_bytes, opt_shards,
+                            grad_shards, opt_div, grad_div, par.offload != "none")
+
+
+def _stage_trainable_states(st: TrainingState, layers: list[LayerState],
+                            t: _StageTrainables) -> tuple[list[Component], Component, float]:
+    """Adapters, fp32 masters and optimizer states (static) and the gradients of one stage, and the bytes
+    a paged optimizer keeps in CUDA managed memory."""
+    arch, tr, par = st.arch, st.scenario.training, st.scenario.parallel
+    _, master_b, grad_b, state_b = PRECISION_BYTES[tr.precision]
+    adapter_w_b, adapter_master_b, adapter_grad_b, adapter_state_b = t.adapter_bytes
+    base_trainable = t.trainable - t.lora_elems
+    masters = base_trainable * master_b + t.lora_elems * adapter_master_b
+    optimizer = (_optimizer_bytes(st, t.base_shapes, state_b) + _optimizer_bytes(st, t.lora_shapes, adapter_state_b))
+    grads = base_trainable * grad_b + t.lora_elems * adapter_grad_b
+    adapters = t.lora_elems * adapter_w_b
+    group = par.dp * par.cp
+
+    static: list[Component] = []
+    if adapters:
+        static.append(Component("lora_adapters", adapters, "weights",
+                                f"{t.lora_elems / 1e6:.2f} M adapter params, {adapter_w_b:g} B each"))
+    managed = 0.0
+    where = "on CPU (offload)" if t.offload_opt else (f"sharded over dp*cp={group}" if t.opt_shards > 1 else "")
+    if masters:
+        static.append(Component("master_weights", 0 if t.offload_opt else masters * t.opt_div, "weights",
+                                f"fp32 master copy of trainable params {where}".strip()))
+    opt_gpu = 0 if t.offload_opt else optimizer * t.opt_div
+    opt_why = f"{tr.optimizer} states {optimizer / max(t.trainable, 1):.2f} B/trainable param {where}".strip()
+    if tr.optimizer == "paged-adamw-8bit" and not t.offload_opt:
+        managed, opt_gpu = opt_gpu, 0.0
+        opt_why += "; paged (CUDA managed memory, outside the PyTorch allocator)"
+    static.append(Component("optimizer_states", opt_gpu, "optimizer", opt_why))
+
+    grads_gpu = grads * t.grad_div
+    grad_why = f"{t.trainable / 1e6:,.1f} M trainable params x {grad_b if not t.lora_mixed else 4:g} B"
+    if t.grad_shards > 1:
+        grad_why += f", sharded over dp*cp={group} (ZeRO-2/3)"
+    if t.offload_opt:
+        grads_gpu = 0.0
+        grad_why += "; streamed to CPU for the offloaded optimizer step"
+    elif tr.optimizer_in_backward:
+        per_layer = max((layer.lora_params + (layer.base_linear_params + layer.norm_params
+                                              if layer.trainable_base else 0) for layer in layers), default=0)
+        largest = max(per_layer / par.tp, (arch.vocab_size * arch.hidden_size / par.tp) if tr.method == "full" else 0)
+        per_tensor_b = adapter_grad_b if tr.method in ("lora", "qlora") else grad_b
+        grads_gpu = min(grads * t.grad_div, largest * per_tensor_b * t.grad_div)
+        grad_why += "; optimizer in backward: only the largest tensor group's gradients live at once"
+    return static, Component("gradients", grads_gpu, "gradients", grad_why), managed
+
+
+def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainables,
+                   quant: dict[str, Any] | None) -> Component | None:
+    """Communication buckets, ZeRO-3 gathered layers and quantization work buffers."""
+    tr, par = st.scenario.training, st.scenario.parallel
+    tp = par.tp
+    w_b, _, grad_b, _ = PRECISION_BYTES[tr.precision]
+    comm = st.params["communication"]
+    grads = (t.trainable - t.lora_elems) * grad_b + t.lora_elems * t.adapter_bytes[2]
+    other = 0.0
+    why_other: list[str] = []
+    megatron_style = tp > 1 or par.pp > 1  # contiguous gradient buffer, buckets are views (no copy)
+    if par.dp > 1 and par.zero == 0 and not par.distributed_optimizer and not t.offload_opt and not megatron_style:
+        # torch DDP copies gradients into its buckets (gradient_as_bucket_view=False by default)
+        other += grads
+        why_other.append("DDP gradient buckets (a copy of the gradients)")
+    elif par.dp > 1 and par.zero in (1, 2) and not megatron_style:
+        other += min(comm["zero_reduce_bucket_elements"], t.trainable) * grad_b
+        why_other.append("ZeRO reduce bucket")
+    if (par.zero == 3 and par.dp * par.cp > 1 or par.offload == "optimizer+params") and not tr.optimizer_in_backward:
+        biggest = max((layer.base_linear_params + layer.norm_params for layer in layers), default=0) / tp
+        biggest_w = biggest * (quant["code_bytes"] + quant["constant_bytes"] if quant else w_b)
+        unit_grads = max((layer.lora_params + (layer.base_linear_params if layer.trainable_base else 0)
+                          for layer in layers), default=0) * (t.adapter_bytes[2] if tr.method != "full" else grad_b)
+        other += comm["zero3_gathered_units"] * biggest_w + unit_grads
+        why_other.append(f"ZeRO-3/FSDP: {comm['zero3_gathered_units']} gathered layers + one layer's "
+                         "unsharded gradients")
+    if quant:
+        biggest_linear = max((lin.in_features * lin.out_features for layer in layers for lin in layer.linears
+                              if lin.group != "router"), default=0) / tp
+        other += 2 * biggest_linear * 2
+        why_other.append("dequantized bf16 copy of the largest linear (forward and backward)")
+    return Component("buffers", other, "other", "; ".join(why_other)) if other else None
+
+
+def _sharded(value: float, expert_share: float, group: int, expert_group: int) -> float:
+    """``value`` split over ``group`` ranks, its routed-expert share over ``expert_group`` ranks."""
+    return value * ((1 - expert_share) / group + expert_share / expert_group)

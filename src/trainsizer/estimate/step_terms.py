@@ -1,0 +1,253 @@
+"""The terms of one training step, each a function of one :class:`StepContext`.
+
+A micro-batch on one GPU costs compute (hardware FLOPs / (dense peak x efficiency)), memory-bound
+element-wise work and QLoRA dequantisation (bytes / HBM bandwidth), and the exposed part of its
+tensor-, context- and expert-parallel collectives. A pipeline runs ``m`` micro-batches per step plus
+a bubble of ``(p-1)/v`` micro-batch times (Narayanan et al. 2021, arXiv:2104.04473, section 2.2:
+bubble fraction (p-1)/(v*m)). Data-parallel gradient reduction overlaps with the last backward;
+ZeRO-3 parameter gathers with each micro-batch (Zhao et al. 2023, FSDP, arXiv:2304.11277). The
+optimizer step is memory bound. All fractions and efficiencies are data (``performance_model.yaml``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, p2p_s
+from trainsizer.estimate.flops import StepFlops
+from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, TrainingState, training_state
+from trainsizer.hardware.catalog import Accelerator
+from trainsizer.models.architecture import Architecture
+from trainsizer.scenario import Scenario
+
+PCIE_GBPS = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}  # x16 per direction (PCI-SIG); 80 % of it is reached
+
+
+def compute_efficiency(gpu: Accelerator, dtype: str, tokens: float, width: float, p: dict[str, Any]) -> float:
+    """Fraction of the dense peak a GEMM-bound micro-batch reaches: a per-architecture ceiling, lowered for
+    few tokens and narrow matrices (saturating in each, half-way at ``half_tokens`` / ``half_width``)."""
+    c = p["compute"]
+    table = c["max_efficiency"]
+    e_max = c["max_efficiency_fp32"] if dtype == "fp32" else table.get(gpu.architecture or "", table["default"])
+    return e_max * tokens / (tokens + c["half_tokens"]) * width / (width + c["half_width"])
+
+
+def optimizer_bytes_per_param(optimizer: str, precision: str, p: dict[str, Any]) -> float:
+    key = "fp32" if precision == "fp32" else ("bf16-true" if precision == "bf16-true" else "mixed")
+    return p["memory_bound"]["optimizer_bytes_per_param"][optimizer][key]
+
+
+@dataclass
+class StepContext:
+    """What every term of one step reads: the scenario, model, GPU, fitted parameters and links."""
+
+    scenario: Scenario
+    arch: Architecture
+    gpu: Accelerator
+    params: dict[str, Any]
+    memory_params: dict[str, Any]
+    fabric: Fabric
+    flops: StepFlops
+    state: TrainingState
+    peak_tflops: float
+    dtype: str
+
+    @property
+    def tokens_mb(self) -> float:
+        """Tokens of one micro-batch of one data-parallel replica."""
+        return self.scenario.training.micro_batch_size * self.scenario.training.seq_len
+
+    @property
+    def local_tokens(self) -> float:
+        return self.tokens_mb / self.scenario.parallel.cp
+
+    @property
+    def act_bytes(self) -> float:
+        return ACTIVATION_BYTES[self.scenario.training.precision]
+
+    @property
+    def hbm_bytes_per_s(self) -> float:
+        return (self.gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * self.params["memory_bound"]["hbm_efficiency"]
+
+    @property
+    def layers_per_stage(self) -> float:
+        return self.arch.num_layers / self.scenario.parallel.pp
+
+    @property
+    def overlap(self) -> dict[str, float]:
+        return self.params["communication"]["overlap"]
+
+    @property
+    def model_shards(self) -> int:
+        return self.scenario.parallel.tp * self.scenario.parallel.pp
+
+    @cached_property
+    def efficiency(self) -> float:
+        par = self.scenario.parallel
+        return compute_efficiency(self.gpu, self.dtype, self.local_tokens, self.arch.hidden_size / par.tp, self.params)
+
+    @cached_property
+    def compute_mb(self) -> float:
+        par = self.scenario.parallel
+        if not self.peak_tflops:
+            return 0.0
+        return (self.flops.hardware_per_token * self.tokens_mb / (par.tp * par.cp * par.pp)
+                / (self.peak_tflops * 1e12 * self.efficiency))
+
+    @property
+    def weight_and_grad_bytes(self) -> tuple[float, float]:
+        tr = self.scenario.training
+        w_b, _, grad_b, _ = PRECISION_BYTES[tr.precision]
+        if tr.method in ("lora", "qlora") and tr.precision not in ("bf16-true", "fp32"):
+            grad_b = 4.0  # fp32 adapters get fp32 gradients under autocast
+        return w_b, grad_b
+
+    @property
+    def trainable_local(self) -> float:
+        return self.state.trainable_params / self.model_shards
+
+    @property
+    def base_linear_local(self) -> float:
+        return sum(layer.base_linear_params for layer in self.state.layers) / self.model_shards
+
+
+def elementwise_mb(ctx: StepContext) -> float:
+    """Memory-bound element-wise work: proportional to the activations a layer keeps without checkpointing."""
+    from trainsizer.estimate.activations import stage_activations
+
+    sc, tr, par = ctx.scenario, ctx.scenario.training, ctx.scenario.parallel
+    plain = sc.model_copy(update={"training": tr.model_copy(update={"activation_checkpointing": "none"}),
+                                  "parallel": par.model_copy(update={"pp": 1, "virtual_pp": 1,
+                                                                     "gpus": par.gpus // par.pp})})
+    acts = stage_activations(plain, ctx.arch, ctx.memory_params, training_state(plain, ctx.arch, ctx.memory_params), 0)
+    passes = 1.5 if tr.activation_checkpointing == "full" else 1.0
+    per_saved = ctx.params["memory_bound"]["elementwise_bytes_per_saved_byte"]
+    return acts.saved / par.pp * per_saved * passes / ctx.hbm_bytes_per_s
+
+
+def dequantization_mb(ctx: StepContext) -> float:
+    """QLoRA: every base weight is dequantised in forward and backward (and in recomputation)."""
+    tr = ctx.scenario.training
+    if tr.method != "qlora":
+        return 0.0
+    passes = 3 if tr.activation_checkpointing == "full" else 2
+    return ctx.base_linear_local * ctx.params["memory_bound"]["dequant_bytes_per_param_per_pass"] * passes \
+        / ctx.hbm_bytes_per_s
+
+
+def tensor_parallel_mb(ctx: StepContext) -> float:
+    """Megatron TP: 2 all-reduces forward, 2 backward per layer (+2 with full recomputation)
+    (Shoeybi et al. 2019, arXiv:1909.08053, section 3)."""
+    tr, par = ctx.scenario.training, ctx.scenario.parallel
+    if par.tp <= 1:
+        return 0.0
+    colls = 4 + (2 if tr.activation_checkpointing == "full" else 0)
+    return ctx.layers_per_stage * colls * all_reduce_s(ctx.local_tokens * ctx.arch.hidden_size * ctx.act_bytes,
+                                                       par.tp, ctx.fabric)
+
+
+def context_parallel_mb(ctx: StepContext) -> float:
+    """Ring attention: K/V chunks passed around the ring, forward once and backward twice
+    (Liu et al. 2023, arXiv:2310.01889)."""
+    par = ctx.scenario.parallel
+    if par.cp <= 1:
+        return 0.0
+    chunk = ctx.local_tokens * 2 * ctx.arch.kv_dim / par.tp * ctx.act_bytes
+    return ctx.layers_per_stage * 3 * (par.cp - 1) * p2p_s(chunk, ctx.fabric,
+                                                           par.tp * par.cp > ctx.scenario.gpus_per_node)
+
+
+def expert_parallel_mb(ctx: StepContext) -> float:
+    """MoE: dispatch and combine all-to-all, forward and backward, per MoE layer (Lepikhin et al. 2020,
+    GShard, arXiv:2006.16668)."""
+    par, arch = ctx.scenario.parallel, ctx.arch
+    if not arch.moe or par.ep <= 1:
+        return 0.0
+    a2a = ctx.local_tokens * arch.moe.experts_per_token * arch.hidden_size * ctx.act_bytes
+    return arch.moe_layers / par.pp * 4 * all_to_all_s(a2a, par.ep, ctx.fabric, stride=par.tp * par.cp)
+
+
+def pipeline_p2p_mb(ctx: StepContext) -> float:
+    """Activations forward and gradients backward at each stage boundary (Narayanan et al. 2021)."""
+    par = ctx.scenario.parallel
+    if par.pp <= 1:
+        return 0.0
+    boundary = ctx.local_tokens * ctx.arch.hidden_size * ctx.act_bytes / (par.tp if par.sequence_parallel else 1)
+    return 2 * par.virtual_pp * p2p_s(boundary, ctx.fabric, par.tp * par.cp * par.dp >= ctx.scenario.gpus_per_node)
+
+
+def zero3_mb(ctx: StepContext) -> float:
+    """ZeRO-3 / FSDP: gather the weights forward and backward, reduce-scatter the gradients, per micro-batch."""
+    par = ctx.scenario.parallel
+    if par.zero != 3 or par.dp <= 1:
+        return 0.0
+    w_b, grad_b = ctx.weight_and_grad_bytes
+    weights_local = sum(layer.base_linear_params + layer.norm_params for layer in ctx.state.layers) / ctx.model_shards
+    stride = par.tp * par.cp
+    return (2 * all_gather_s(weights_local * w_b, par.dp, ctx.fabric, stride=stride)
+            + all_gather_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride))
+
+
+def data_parallel_sync_s(ctx: StepContext) -> float:
+    """Gradient all-reduce once per step (ZeRO-3 reduce-scatters per micro-batch instead)."""
+    par = ctx.scenario.parallel
+    if par.dp <= 1 or par.zero == 3:
+        return 0.0
+    return all_reduce_s(ctx.trainable_local * ctx.weight_and_grad_bytes[1], par.dp, ctx.fabric,
+                        stride=par.tp * par.cp)
+
+
+def optimizer_and_offload_s(ctx: StepContext) -> tuple[float, float]:
+    """The optimizer step, memory bound and sharded by ZeRO / the distributed optimizer; or, offloaded,
+    the PCIe traffic and the CPU Adam (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840)."""
+    tr, par = ctx.scenario.training, ctx.scenario.parallel
+    shards = par.dp if (par.zero >= 1 or par.distributed_optimizer) else 1
+    optimizer_s = ctx.trainable_local / shards * optimizer_bytes_per_param(tr.optimizer, tr.precision, ctx.params) \
+        / ctx.hbm_bytes_per_s
+    if par.offload == "none":
+        return optimizer_s, 0.0
+    w_b, grad_b = ctx.weight_and_grad_bytes
+    pcie = PCIE_GBPS.get(ctx.gpu.pcie_gen or 4, 32.0) * 0.8e9
+    moved = ctx.trainable_local / shards * (grad_b + w_b)
+    offload_s = moved / pcie + ctx.trainable_local / shards / ctx.params["overhead"].get("cpu_adam_params_per_s",
+                                                                                         1.0e9)
+    if par.offload == "optimizer+params":
+        offload_s += ctx.scenario.grad_accumulation_steps * 2 * ctx.base_linear_local / par.dp * w_b / pcie
+    return 0.0, offload_s
+
+
+def step_breakdown(ctx: StepContext) -> dict[str, float]:
+    """Seconds of one optimizer step by term (exposed communication only)."""
+    par, overlap = ctx.scenario.parallel, ctx.overlap
+    m = ctx.scenario.grad_accumulation_steps  # micro-batches per step per pipeline
+    compute = ctx.compute_mb
+    exposed = {
+        "elementwise": elementwise_mb(ctx),
+        "dequantization": dequantization_mb(ctx),
+        "tp_comm": tensor_parallel_mb(ctx) * (1 - overlap["tp"]),
+        "cp_comm": context_parallel_mb(ctx) * (1 - overlap["cp"]),
+        "moe_all_to_all": expert_parallel_mb(ctx) * (1 - overlap["moe"]),
+        "pp_p2p": pipeline_p2p_mb(ctx) * (1 - overlap["pp_p2p"]),
+        "zero3_gather": max(0.0, zero3_mb(ctx) - overlap["zero3"] * compute),
+    }
+    launch_mb = ctx.params["overhead"]["per_layer_s"] * ctx.layers_per_stage
+    t_mb = compute + sum(exposed.values()) + launch_mb
+    optimizer_s, offload_s = optimizer_and_offload_s(ctx)
+    return {
+        "compute": m * compute,
+        "elementwise": m * exposed["elementwise"],
+        "dequantization": m * exposed["dequantization"],
+        "tp_comm": m * exposed["tp_comm"],
+        "cp_comm": m * exposed["cp_comm"],
+        "moe_all_to_all": m * exposed["moe_all_to_all"],
+        "pp_p2p": m * exposed["pp_p2p"],
+        "pp_bubble": t_mb * (par.pp - 1) / par.virtual_pp if par.pp > 1 else 0.0,
+        "zero3_gather": m * exposed["zero3_gather"],
+        "dp_grad_sync": max(0.0, data_parallel_sync_s(ctx) - overlap["dp"] * compute * 2 / 3),
+        "optimizer": optimizer_s,
+        "offload": offload_s,
+        "launch_overhead": m * launch_mb + ctx.params["overhead"]["per_step_s"],
+        "data_loading": 0.0,
+    }

@@ -1,0 +1,37 @@
+"""``trainsizer estimate`` and the web's estimate: a scenario (file, flags or form) to an Estimate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from trainsizer.estimate.estimator import Estimate, estimate
+from trainsizer.hardware.catalog import load_catalog
+from trainsizer.scenario import Scenario, relative_to_file, scenario_from_dict
+from trainsizer.workflows.jobs import scenario_data
+
+
+def calibrated_params(calibration: Path | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(memory, performance) parameters of a calibration profile, or the shipped ones (None)."""
+    if calibration is None:  # numpy and the fitter load only when a profile is used
+        return None, None
+    from trainsizer.estimate.calibration import load_calibration
+
+    return load_calibration(calibration)
+
+
+def estimate_scenario(scenario: Scenario, catalogs: list[Path] | tuple[Path, ...] = (),
+                      calibration: Path | None = None) -> Estimate:
+    memory_params, perf_params = calibrated_params(calibration)
+    return estimate(scenario, catalog=load_catalog(list(catalogs)), memory_params=memory_params,
+                    performance_params=perf_params)
+
+
+def estimate_job(path: Path | None, flags: dict[str, Any], catalogs: list[Path] | tuple[Path, ...] = (),
+                 calibration: Path | None = None) -> tuple[Estimate, str]:
+    """The estimate of a scenario file (or the built-in example) with dotted flags over it, and its origin."""
+    data, origin = scenario_data(path, flags)
+    parsed = scenario_from_dict(data, source=origin)
+    if path is not None:
+        parsed = relative_to_file(parsed, path)
+    return estimate_scenario(parsed, catalogs, calibration), origin

@@ -1,0 +1,83 @@
+"""Jobs and scenarios as the faces receive them: a YAML file, command-line flags, a web form."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from trainsizer.datafiles import packaged_yaml, user_yaml
+from trainsizer.errors import InputError
+from trainsizer.scenario import Scenario, scenario_from_dict
+
+EXAMPLE = "default.yaml"
+DEFAULT_PLAN_GPU = "h100-sxm5-80gb"  # any catalog id: the planner replaces it; only the job's shape matters
+PLANNER_CHOOSES = ("tp", "pp", "cp", "virtual_pp", "zero", "offload", "sequence_parallel", "distributed_optimizer")
+
+
+def job_from_dict(data: Any, gpu_ids: list[str] | tuple[str, ...] | None = None, source: str = "job") -> Scenario:
+    """A job: a scenario whose parallel and hardware blocks may be left out (the planner fills them)."""
+    if not isinstance(data, dict):
+        raise InputError("job", f"{source} must be a YAML mapping with model and training")
+    data = {**data}
+    parallel = dict(data.get("parallel") or {})
+    data["hardware"] = data.get("hardware") or {"gpu": (list(gpu_ids or []) or [DEFAULT_PLAN_GPU])[0]}
+    for key in PLANNER_CHOOSES:
+        parallel.pop(key, None)
+    parallel["gpus"] = 1
+    data["parallel"] = parallel
+    return scenario_from_dict(data, source=source)
+
+
+def load_job(path: str | Path, gpu_ids: list[str] | tuple[str, ...] | None = None) -> Scenario:
+    return job_from_dict(user_yaml(path, field="job"), gpu_ids, str(path))
+
+
+def parse_duration(text: str | None) -> float | None:
+    """'36h', '7d', '90m', '3600s' or plain seconds -> seconds."""
+    if text is None:
+        return None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    t = str(text).strip().lower()
+    try:
+        value = float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float(t)
+    except ValueError:
+        raise InputError("--deadline", f"{text!r}; accepted: a number with s, m, h, d or w (e.g. 7d, 36h)") from None
+    if not value > 0 or value == float("inf"):
+        raise InputError("--deadline", f"{text!r}; accepted: a finite positive duration (e.g. 7d, 36h)")
+    return value
+
+
+def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
+    section, key = dotted.split(".", 1)
+    target = data.setdefault(section, {})
+    if not isinstance(target, dict):
+        raise InputError(section, "must be a mapping")
+    if "." in key:
+        sub, leaf = key.split(".", 1)
+        target = target.setdefault(sub, {})
+        key = leaf
+    target[key] = value
+
+
+def scenario_data(path: Path | None, flags: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The scenario mapping from a file (or the built-in example, or flags alone) with dotted flags over it,
+    and a label of where it came from."""
+    given = {k: v for k, v in flags.items() if v is not None}
+    if path is not None:
+        data = user_yaml(path, field="scenario")
+        if not isinstance(data, dict):
+            raise InputError("scenario", f"{path} must be a YAML mapping with model, training, parallel, hardware")
+        origin = str(path)
+    elif not given:
+        data = json.loads(json.dumps(packaged_yaml("trainsizer.examples", EXAMPLE)))
+        origin = f"built-in example ({EXAMPLE})"
+    else:
+        data = {"training": {"micro_batch_size": 1, "seq_len": 2048}, "parallel": {"gpus": 1}}
+        origin = "command-line flags"
+    model = given.pop("model", None)
+    if model is not None:
+        data["model"] = {"hf_config": model} if str(model).endswith(".json") else {"preset": model}
+    for dotted, value in given.items():
+        _set(data, dotted, value)
+    return data, origin
