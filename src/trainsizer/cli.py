@@ -3,7 +3,6 @@
 Heavy imports happen inside the commands so that ``trainsizer --help`` starts fast.
 """
 
-from __future__ import annotations
 
 import json
 import sys
@@ -33,6 +32,7 @@ CalibrationOpt = Annotated[Path | None, typer.Option("--calibration", help="A pr
                                                      "its fitted parameters replace the shipped ones.")]
 
 
+# long: one typer option per scenario field; the signature is the command's --help
 @app.command()
 def estimate(
     scenario: Annotated[Path | None, typer.Argument(help="Scenario YAML (shared/validation/FORMAT.md). "

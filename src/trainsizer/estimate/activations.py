@@ -45,6 +45,7 @@ def _needs_input(linears: list[Linear], layer: LayerState, saves_frozen_input: b
     return saves_frozen_input or layer.trainable_base or any(lin in layer.lora for lin in linears)
 
 
+# long: one term per saved tensor of a transformer layer, in the order of Korthikanti et al. 2022, Table 2
 def layer_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], layer: LayerState) -> LayerActivations:
     """Saved bytes per token of one layer without recomputation."""
     tr = sc.training

@@ -172,6 +172,7 @@ def _count(config: dict[str, Any], key: str, where: str) -> int:
     return value
 
 
+# long: one statement per Hugging Face config field family (dense, GQA, MoE, MLA), read in order
 def architecture_from_config(config: dict[str, Any], where: str = "model.architecture",
                              name: str = "") -> Architecture:
     """Build an :class:`Architecture` from Hugging Face config.json keys (aliases accepted)."""

@@ -60,6 +60,7 @@ def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
     return scenario.model_copy(update={"parallel": scenario.parallel.model_copy(update=parallel)})
 
 
+# long: one per-layer quantity per line, each the array twin of a term in estimate/, read side by side
 def job_basis(scenario: Scenario, arch: Architecture, mp: dict[str, Any] | None = None) -> JobBasis:
     mp = mp or default_memory_model()
     L = arch.num_layers
@@ -153,6 +154,7 @@ class Layouts:
         return self.gpus // (self.tp * self.pp * self.cp)
 
 
+# long: one numpy expression per memory component, in the order of estimate/memory.py, over every layout at once
 def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator,
                   mp: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(device bytes per GPU of the most loaded stage, host bytes per GPU offloaded), per candidate."""

@@ -198,66 +198,50 @@ def _pareto(options: list[dict[str, Any]]) -> list[int]:
     return front
 
 
-def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: Catalog | None = None,
-         memory_params: dict[str, Any] | None = None, perf_params: dict[str, Any] | None = None,
-         with_suggestions: bool = True) -> PlanResult:
+Shortlisted = tuple[float, Accelerator, Layouts, int, str | None]  # screened step time, GPU, layouts, index, network
+
+
+def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
+                basis: Any, mp: dict[str, Any], pp_: dict[str, Any], global_batch: int,
+                host_limit: float) -> tuple[list[Shortlisted], int]:
+    """Every layout of one GPU type through the numpy screen; the fastest few of each (count, network)."""
+    shortlist: list[Shortlisted] = []
+    evaluated = 0
+    for per_node in _node_shapes(gpu, constraints):
+        lay = enumerate_layouts(job, arch, gpu, constraints, per_node, global_batch)
+        if not len(lay):
+            continue
+        evaluated += len(lay)
+        device, host = screen_memory(basis, lay, job, gpu, mp)
+        fits = (device <= gpu.memory_gib * 2**30) & (host <= host_limit)
+        intra = constraints.intra_node or gpu.default_intra_node
+        for inter in _inter_links(gpu, constraints):
+            fab = fabric(cat, gpu, intra, inter, None, per_node, pp_)
+            inter_bw = fab.inter_busbw_gbps
+            time = screen_step_time(basis, lay, job, gpu, fab.intra_busbw_gbps, inter_bw, pp_, fab.shared_host_gbps)
+            if inter.startswith("roce"):  # the same derating the reference applies at scale
+                slow = screen_step_time(basis, lay, job, gpu, fab.intra_busbw_gbps,
+                                        inter_bw * roce_derate(inter, 1 << 30, pp_), pp_, fab.shared_host_gbps)
+                threshold = pp_["communication"]["roce_at_scale"]["gpus_threshold"]
+                time = np.where(lay.gpus > threshold, slow, time)
+            time = np.where(fits, time, np.inf)
+            multi = lay.gpus > per_node
+            if inter != _inter_links(gpu, constraints)[0]:
+                time = np.where(multi, time, np.inf)  # single-node layouts do not depend on the NIC
+            for count in np.unique(lay.gpus):
+                idx = np.nonzero((lay.gpus == count) & np.isfinite(time))[0]
+                if not len(idx):
+                    continue
+                for i in idx[np.argsort(time[idx])[:SHORTLIST_PER_CELL]]:
+                    shortlist.append((float(time[i]), gpu, lay, int(i), inter if count > per_node else None))
+    return shortlist, evaluated
+
+
+def _exact_options(chosen: list[Shortlisted], job: Scenario, constraints: Constraints, cat: Catalog,
+                   mp: dict[str, Any], pp_: dict[str, Any], global_batch: int) -> list[dict[str, Any]]:
+    """The shortlisted layouts re-checked by the reference estimators; those that fit and meet the deadline."""
     from trainsizer.estimate.estimator import estimate
 
-    cat = catalog or default_catalog()
-    mp = memory_params or default_memory_model()
-    pp_ = perf_params or default_performance_model()
-    gpu_ids = constraints.gpus or tuple(cat.accelerators)
-    gpus = [cat.accelerator(g, "--gpu") for g in gpu_ids]
-    global_batch = job.training.global_batch_size or DEFAULT_GLOBAL_BATCH[job.training.method]
-    notes = []
-    if not job.training.global_batch_size:
-        notes.append(f"global batch not given: {global_batch} sequences per step assumed for every option")
-    basis = job_basis(job, arch, mp)
-    planner = packaged_yaml("trainsizer.plan", "planner.yaml")
-    host_limit = planner["host_memory"]["gib_per_gpu"] * planner["host_memory"]["usable_fraction"] * 2**30
-    evaluated = 0
-    shortlist: list[tuple[float, Accelerator, Layouts, int, str | None]] = []
-    for gpu in gpus:
-        if not gpu.peak_tflops("bf16") and not gpu.peak_tflops("fp16"):
-            continue
-        for per_node in _node_shapes(gpu, constraints):
-            lay = enumerate_layouts(job, arch, gpu, constraints, per_node, global_batch)
-            if not len(lay):
-                continue
-            evaluated += len(lay)
-            device, host = screen_memory(basis, lay, job, gpu, mp)
-            fits = (device <= gpu.memory_gib * 2**30) & (host <= host_limit)
-            intra = constraints.intra_node or gpu.default_intra_node
-            for inter in _inter_links(gpu, constraints):
-                fab = fabric(cat, gpu, intra, inter, None, per_node, pp_)
-                inter_bw = fab.inter_busbw_gbps
-                time = screen_step_time(basis, lay, job, gpu, fab.intra_busbw_gbps, inter_bw, pp_,
-                                        fab.shared_host_gbps)
-                if inter.startswith("roce"):  # the same derating the reference applies at scale
-                    slow = screen_step_time(basis, lay, job, gpu, fab.intra_busbw_gbps,
-                                            inter_bw * roce_derate(inter, 1 << 30, pp_), pp_, fab.shared_host_gbps)
-                    threshold = pp_["communication"]["roce_at_scale"]["gpus_threshold"]
-                    time = np.where(lay.gpus > threshold, slow, time)
-                time = np.where(fits, time, np.inf)
-                multi = lay.gpus > per_node
-                if inter != _inter_links(gpu, constraints)[0]:
-                    time = np.where(multi, time, np.inf)  # single-node layouts do not depend on the NIC
-                for count in np.unique(lay.gpus):
-                    idx = np.nonzero((lay.gpus == count) & np.isfinite(time))[0]
-                    if not len(idx):
-                        continue
-                    best = idx[np.argsort(time[idx])[:SHORTLIST_PER_CELL]]
-                    for i in best:
-                        shortlist.append((float(time[i]), gpu, lay, int(i), inter if count > per_node else None))
-    shortlist.sort(key=lambda item: item[0])
-    # keep the fastest overall plus the best of each (gpu, count) so fewest-GPU options survive
-    # the fastest candidate of each (GPU, count, network), then the runners-up if room is left
-    firsts, rest, seen = [], [], set()
-    for item in shortlist:
-        key = (item[1].id, int(item[2].gpus[item[3]]), item[4])
-        (rest if key in seen else firsts).append(item)
-        seen.add(key)
-    chosen = (firsts + rest)[:MAX_EXACT]
     options: list[dict[str, Any]] = []
     done: set[str] = set()
     for _, gpu, lay, i, inter in chosen:
@@ -278,17 +262,58 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
             continue
         options.append(opt)
     options.sort(key=lambda o: o["performance"]["step_time_s"])
-    # one option per hardware configuration (GPU, count, node shape, network): its best layout
-    result_options, kept = [], set()
+    return options
+
+
+def _best_per_hardware(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One option per hardware configuration (GPU, count, node shape, network): its best layout."""
+    kept: set[tuple[Any, ...]] = set()
+    out = []
     for opt in options:
         hw = opt["hardware"]
         key = (hw["gpu"], hw["gpus"], hw["gpus_per_node"], hw["inter_node"])
         if key not in kept:
             kept.add(key)
-            result_options.append(opt)
-    rankings = rank_options(result_options, constraints.top)
-    suggestions = [] if result_options or not with_suggestions else suggest(job, arch, constraints, cat, mp, pp_)
-    return PlanResult(result_options, suggestions, rankings, evaluated, notes)
+            out.append(opt)
+    return out
+
+
+def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: Catalog | None = None,
+         memory_params: dict[str, Any] | None = None, perf_params: dict[str, Any] | None = None,
+         with_suggestions: bool = True) -> PlanResult:
+    cat = catalog or default_catalog()
+    mp = memory_params or default_memory_model()
+    pp_ = perf_params or default_performance_model()
+    gpu_ids = constraints.gpus or tuple(cat.accelerators)
+    gpus = [cat.accelerator(g, "--gpu") for g in gpu_ids]
+    global_batch = job.training.global_batch_size or DEFAULT_GLOBAL_BATCH[job.training.method]
+    notes = []
+    if not job.training.global_batch_size:
+        notes.append(f"global batch not given: {global_batch} sequences per step assumed for every option")
+    basis = job_basis(job, arch, mp)
+    planner = packaged_yaml("trainsizer.plan", "planner.yaml")
+    host_limit = planner["host_memory"]["gib_per_gpu"] * planner["host_memory"]["usable_fraction"] * 2**30
+    evaluated = 0
+    shortlist: list[Shortlisted] = []
+    for gpu in gpus:
+        if not gpu.peak_tflops("bf16") and not gpu.peak_tflops("fp16"):
+            continue
+        found, n = _screen_gpu(gpu, job, arch, constraints, cat, basis, mp, pp_, global_batch, host_limit)
+        shortlist += found
+        evaluated += n
+    shortlist.sort(key=lambda item: item[0])
+    # the fastest candidate of each (GPU, count, network) first, so fewest-GPU options survive, then the
+    # runners-up if room is left
+    firsts, rest, seen = [], [], set()
+    for item in shortlist:
+        key = (item[1].id, int(item[2].gpus[item[3]]), item[4])
+        (rest if key in seen else firsts).append(item)
+        seen.add(key)
+    options = _best_per_hardware(_exact_options((firsts + rest)[:MAX_EXACT], job, constraints, cat, mp, pp_,
+                                                global_batch))
+    rankings = rank_options(options, constraints.top)
+    suggestions = [] if options or not with_suggestions else suggest(job, arch, constraints, cat, mp, pp_)
+    return PlanResult(options, suggestions, rankings, evaluated, notes)
 
 
 def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog, mp: dict[str, Any],

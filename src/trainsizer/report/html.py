@@ -61,6 +61,52 @@ def _option_row(o: dict[str, Any], cur: str) -> list[Any]:
             {True: "yes", False: "no", None: "-"}[fit]]
 
 
+def _bom_section(pick: dict[str, Any], lang: str) -> str:
+    parts: list[str] = []
+    sysd = pick["system"]
+    host, st, net, pw = sysd["host"], sysd["storage"], sysd["network"], sysd["power"]
+    parts.append(f"<h2>{_t('bom', lang)}</h2>")
+    parts.append(_table(["item", "quantity / size", "why"], [
+        ["GPU servers", f"{sysd['servers']['count']} x {sysd['servers']['gpus_per_server']} {sysd['servers']['gpu']}",
+         pick["why"]],
+        ["host RAM per server", f"{host['ram_gib_per_node']:,.0f} GiB",
+         f"needed {host['ram_needed_gib']:,.0f} GiB: " + ", ".join(f"{k} {v:,.0f}" for k, v in
+                                                                  host["ram_breakdown_gib"].items())
+         + f" (seed: {host['seed_rule_ram_gib']:,.0f} GiB)"],
+        ["CPU cores per server", host["cpu_cores_per_node"], f"{host['cpu_cores_needed']} for loaders and ranks"],
+        ["shared storage", f"{st['shared_capacity_tb']:,.1f} TB", f"checkpoints {st['checkpoint_tb']:.2f} TB each, "
+                                                                   f"dataset {st['dataset_tb']:.3f} TB"],
+        ["storage throughput", f"read {st['read_gbps'] * 1000:.1f} MB/s, write {st['checkpoint_write_gbps']:.1f} GB/s",
+         st["seed_rule_verdict"]],
+        ["local NVMe per server", f"{st['local_nvme_tb_per_node']:g} TB", "checkpoint staging, dataset cache"],
+        ["network", f"{net['fabric'] or '-'}; {net['nics_per_node']} NICs/server; {net['leaf_switches']} leaf + "
+                    f"{net['spine_switches']} spine", net["reason"]],
+        ["power", f"{pw['server_max_kw']:.1f} kW/server, {pw['total_it_max_kw']:.1f} kW IT, "
+                  f"{pw['facility_kw']:.1f} kW facility", f"{pw['heat_btu_per_h']:,} BTU/h of heat"],
+    ]))
+    return "".join(parts)
+
+
+def _cost_section(cost: dict[str, Any], cur: str, lang: str) -> str:
+    parts: list[str] = []
+    buy = cost["buy"]
+    parts.append(f"<h2>{_t('cost', lang)}</h2>")
+    rows = [[f"capex: {k}", _money(v, cur)] for k, v in buy["capex"].items()]
+    rows += [[f"opex per year: {k}", _money(v, cur)] for k, v in buy["opex_per_year"].items()]
+    rows += [["buy total over the horizon", _money(buy["total"], cur)],
+             ["rent total over the horizon", _money((cost.get("rent") or {}).get("total"), cur)],
+             ["break-even months", cost["break_even_months"] if cost["break_even_months"] is not None else "-"],
+             ["break-even utilisation", cost["break_even_utilisation"]]]
+    if cost.get("per_run"):
+        rows.append(["one training run: buy share / rent",
+                     f"{_money(cost['per_run']['buy'], cur)} / {_money(cost['per_run']['rent'], cur)}"])
+    rows += [["FX sensitivity (USD/CNY -> buy total)", ", ".join(f"{r}: {_money(v, cur)}" for r, v in
+                                                                    cost["fx_sensitivity"].items())]]
+    parts.append(_table(["item", cur], rows))
+    parts.append("<ul>" + "".join(f"<li>seed: {escape(c)}</li>" for c in cost["seed_checks"]) + "</ul>")
+    return "".join(parts)
+
+
 def render_html(report: dict[str, Any]) -> str:
     lang = report["lang"]
     plan = report["plan"]
@@ -99,49 +145,15 @@ def render_html(report: dict[str, Any]) -> str:
                " y)", "rent", "fits site"]
     shown = sorted({i for key, idx in plan["rankings"].items() for i in idx})[:15]
     parts.append(_table(headers, [_option_row(plan["options"][i], cur) for i in shown]))
+    parts.append(_bom_section(pick, lang))
     sysd = pick["system"]
-    host, st, net, pw = sysd["host"], sysd["storage"], sysd["network"], sysd["power"]
-    parts.append(f"<h2>{_t('bom', lang)}</h2>")
-    parts.append(_table(["item", "quantity / size", "why"], [
-        ["GPU servers", f"{sysd['servers']['count']} x {sysd['servers']['gpus_per_server']} {sysd['servers']['gpu']}",
-         pick["why"]],
-        ["host RAM per server", f"{host['ram_gib_per_node']:,.0f} GiB",
-         f"needed {host['ram_needed_gib']:,.0f} GiB: " + ", ".join(f"{k} {v:,.0f}" for k, v in
-                                                                  host["ram_breakdown_gib"].items())
-         + f" (seed: {host['seed_rule_ram_gib']:,.0f} GiB)"],
-        ["CPU cores per server", host["cpu_cores_per_node"], f"{host['cpu_cores_needed']} for loaders and ranks"],
-        ["shared storage", f"{st['shared_capacity_tb']:,.1f} TB", f"checkpoints {st['checkpoint_tb']:.2f} TB each, "
-                                                                   f"dataset {st['dataset_tb']:.3f} TB"],
-        ["storage throughput", f"read {st['read_gbps'] * 1000:.1f} MB/s, write {st['checkpoint_write_gbps']:.1f} GB/s",
-         st["seed_rule_verdict"]],
-        ["local NVMe per server", f"{st['local_nvme_tb_per_node']:g} TB", "checkpoint staging, dataset cache"],
-        ["network", f"{net['fabric'] or '-'}; {net['nics_per_node']} NICs/server; {net['leaf_switches']} leaf + "
-                    f"{net['spine_switches']} spine", net["reason"]],
-        ["power", f"{pw['server_max_kw']:.1f} kW/server, {pw['total_it_max_kw']:.1f} kW IT, "
-                  f"{pw['facility_kw']:.1f} kW facility", f"{pw['heat_btu_per_h']:,} BTU/h of heat"],
-    ]))
     fit = sysd.get("site_fit")
     if fit:
         parts.append(f"<h2>{_t('site', lang)}</h2><p>{escape(fit['verdict'])}</p>")
         if fit["remedies"]:
             parts.append("<ul>" + "".join(f"<li>{escape(r)}</li>" for r in fit["remedies"]) + "</ul>")
-    cost = pick.get("cost")
-    if cost:
-        buy = cost["buy"]
-        parts.append(f"<h2>{_t('cost', lang)}</h2>")
-        rows = [[f"capex: {k}", _money(v, cur)] for k, v in buy["capex"].items()]
-        rows += [[f"opex per year: {k}", _money(v, cur)] for k, v in buy["opex_per_year"].items()]
-        rows += [["buy total over the horizon", _money(buy["total"], cur)],
-                 ["rent total over the horizon", _money((cost.get("rent") or {}).get("total"), cur)],
-                 ["break-even months", cost["break_even_months"] if cost["break_even_months"] is not None else "-"],
-                 ["break-even utilisation", cost["break_even_utilisation"]]]
-        if cost.get("per_run"):
-            rows.append(["one training run: buy share / rent",
-                         f"{_money(cost['per_run']['buy'], cur)} / {_money(cost['per_run']['rent'], cur)}"])
-        rows += [["FX sensitivity (USD/CNY -> buy total)", ", ".join(f"{r}: {_money(v, cur)}" for r, v in
-                                                                        cost["fx_sensitivity"].items())]]
-        parts.append(_table(["item", cur], rows))
-        parts.append("<ul>" + "".join(f"<li>seed: {escape(c)}</li>" for c in cost["seed_checks"]) + "</ul>")
+    if pick.get("cost"):
+        parts.append(_cost_section(pick["cost"], cur, lang))
     parts.append(f"<h2>{_t('timeline', lang)}</h2>")
     tl = plan["timeline"]
     parts.append(_table(["step", "days"], [[s["step"], f"{s['days'][0]}-{s['days'][1]}"] for s in tl["steps"]]

@@ -102,7 +102,12 @@ def create_app(planner_slots: int = 2, busy_wait_s: float = 10.0, max_body_bytes
     _install_handlers(app)
     app.add_middleware(BodyGuard, max_bytes=max_body_bytes)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    _api_routes(app, limiter)
+    _page_routes(app, limiter)
+    return app
 
+
+def _api_routes(app: FastAPI, limiter: Limiter) -> None:
     @app.post("/api/estimate", responses=ERRORS, tags=["api"])
     def estimate(req: s.EstimateIn) -> dict[str, Any]:
         """Per-GPU memory, fit limits and step time of one scenario (shared/validation/FORMAT.md)."""
@@ -138,6 +143,8 @@ def create_app(planner_slots: int = 2, busy_wait_s: float = 10.0, max_body_bytes
         """The catalogs: model presets, GPUs, links, sites."""
         return service.catalog(kind)
 
+
+def _page_routes(app: FastAPI, limiter: Limiter) -> None:
     @app.post("/ui/plan", response_class=HTMLResponse, responses=ERRORS, tags=["page"])
     def ui_plan(req: s.UiPlanIn, lang: str | None = Query(None, max_length=10)) -> HTMLResponse:
         """The page's result: the plan as an HTML fragment with its charts."""
@@ -161,8 +168,6 @@ def create_app(planner_slots: int = 2, busy_wait_s: float = 10.0, max_body_bytes
     async def index(request: Request, lang: str | None = Query(None, max_length=10)) -> HTMLResponse:
         """The planner page."""
         return HTMLResponse(_index_html(resolve(lang, request.headers.get("accept-language"))))
-
-    return app
 
 
 @cache

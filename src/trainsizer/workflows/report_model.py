@@ -49,17 +49,13 @@ def _assumptions(out: dict[str, Any], pick: dict[str, Any] | None) -> list[dict[
     return rows
 
 
-def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> dict[str, Any]:
-    from trainsizer.models.catalog import resolve_model
-    from trainsizer.models.params import count_params
+def _charts(out: dict[str, Any], pick: dict[str, Any] | None, job: Scenario, arch: Any,
+            max_gpus: int) -> dict[str, dict[str, Any]]:
+    """Chart specs (data series; the renderers draw them): memory of the pick, its scaling, its cost over
+    time, and time to train vs GPU count over every option."""
     from trainsizer.plan.scale import scale
 
-    lang = resolve_lang(req.lang)
-    out = plan_job(job, req, job_label).out
-    arch = resolve_model(job.model)
     options = out["options"]
-    pick_idx = (out["rankings"].get("recommended") or [None])[0]
-    pick = options[pick_idx] if pick_idx is not None else (options[0] if options else None)
     charts: dict[str, dict[str, Any]] = {}
     if pick:
         detail = {k: v for k, v in pick["memory"]["detail_gib"].items() if v > 0.005}
@@ -67,7 +63,7 @@ def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -
                                                    f"({pick['memory']['device_gib']:.1f} of "
                                                    f"{pick['memory']['capacity_gib']:.0f} GiB on the device)",
                           "labels": list(detail), "values": list(detail.values()), "unit": "GiB"}
-        curves = scale(job, arch, pick["hardware"]["gpu"], min(req.max_gpus, 64))
+        curves = scale(job, arch, pick["hardware"]["gpu"], min(max_gpus, 64))
         # one network per scale-up link keeps the chart readable: the first (fastest) fabric
         seen: set[tuple[str, bool]] = set()
         kept = []
@@ -97,6 +93,19 @@ def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -
                           if y_key == "time_to_train_s" else "Step time vs GPUs (Pareto front)",
                           "points": points, "front": out["rankings"].get("pareto_time_vs_gpus", []),
                           "x_label": "GPUs", "y_label": "days" if scale_div > 1 else "seconds", "log_y": True}
+    return charts
+
+
+def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> dict[str, Any]:
+    """The report model of a job's plan under ``req``: the recommendation, its charts and its sources."""
+    from trainsizer.models.params import count_params
+
+    lang = resolve_lang(req.lang)
+    planned = plan_job(job, req, job_label)
+    out, arch = planned.out, planned.arch
+    options = out["options"]
+    pick_idx = (out["rankings"].get("recommended") or [None])[0]
+    pick = options[pick_idx] if pick_idx is not None else (options[0] if options else None)
     counts = count_params(arch)
     return {
         "title": f"Training plan: {arch.name or arch.model_type}",
@@ -108,6 +117,6 @@ def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -
                 "tokens": job.training.tokens, "source": job_label},
         "plan": out,
         "recommended": pick,
-        "charts": charts,
+        "charts": _charts(out, pick, job, arch, req.max_gpus),
         "assumptions": _assumptions(out, pick),
     }
