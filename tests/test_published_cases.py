@@ -13,7 +13,7 @@ import yaml
 from conftest import REPO, VALIDATION
 
 from trainsizer.scenario import scenario_from_dict
-from trainsizer.validate import load_cases, validate_cases
+from trainsizer.workflows.validate import load_cases, validate_cases
 
 PUBLISHED = REPO / "validation" / "published"
 CASE_FILES = sorted(PUBLISHED.glob("*.yaml"))
