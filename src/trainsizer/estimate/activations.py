@@ -37,6 +37,17 @@ class StageActivations:
     backward_working: float  # one layer's gradients / recomputed activations during backward
     why: str
     logits_why: str
+    # how the fitted activation parameters act (a fit re-prices a case from these without re-running):
+    scaled_saved: float = 0.0  # the part of ``saved`` proportional to implementation_factor
+    largest_layer: float = 0.0  # the largest layer's activations without recomputation (scaled too)
+    full_checkpointing: bool = False
+
+    def refit(self, factor_ratio: float, backward_working_fraction: float) -> tuple[float, float]:
+        """(saved, backward_working) with implementation_factor multiplied by ``factor_ratio`` and another
+        backward_working_fraction: the formula of :func:`stage_activations`."""
+        largest = self.largest_layer * factor_ratio
+        working = largest * ((1 if self.full_checkpointing else 0) + backward_working_fraction)
+        return self.saved + self.scaled_saved * (factor_ratio - 1), working
 
 
 def _needs_input(linears: list[Linear], layer: LayerState, saves_frozen_input: bool = False) -> bool:
@@ -170,6 +181,7 @@ def stage_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], st: T
     in_flight = min(pp - stage, max(1, sc.grad_accumulation_steps)) if pp > 1 else 1
     interleave = 1 + (pp - 1) / (pp * par.virtual_pp) if (pp > 1 and par.virtual_pp > 1 and stage == 0) else 1
     saved = sum(per_layer_saved) * in_flight * interleave
+    scaled_saved = 0.0 if tr.activation_checkpointing == "full" else saved
     why = (f"{len(layers)} layers x {tokens:,.0f} tokens/micro-batch, checkpointing "
            f"{tr.activation_checkpointing}, attention {tr.attention}")
     if in_flight > 1:
@@ -196,4 +208,5 @@ def stage_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], st: T
     largest = max(per_layer_full, default=0.0)
     frac = p["activations"]["backward_working_fraction"]
     working = largest * (1 + frac) if tr.activation_checkpointing == "full" else largest * frac
-    return StageActivations(saved, logits, working, why, logits_why)
+    return StageActivations(saved, logits, working, why, logits_why, scaled_saved, largest,
+                            tr.activation_checkpointing == "full")

@@ -109,6 +109,35 @@ def estimate_memory(scenario: Scenario, arch: Architecture, gpu: Accelerator,
     return best
 
 
+def peak_phase(gradients: float, saved: float, logits: float, working: float,
+               step_temporaries: float) -> tuple[str, tuple[float, ...]]:
+    """The phase whose transient memory peaks, and the transient bytes it adds to the model states.
+
+    Gradients are counted as alive during the whole forward/backward: they persist across
+    micro-batches with accumulation, in DDP buckets, and with zero_grad(set_to_none=False); freeing
+    them per step (optimizer_in_backward) is explicit."""
+    phases = {"forward+loss": (saved, logits), "backward": (saved, working), "optimizer step": (step_temporaries,)}
+    totals = {"forward+loss": saved + logits + gradients, "backward": saved + working + gradients,
+              "optimizer step": gradients + step_temporaries}
+    phase = max(totals, key=lambda k: totals[k])
+    return phase, phases[phase]
+
+
+def reserved_bytes(allocated: float, dynamic: float, p: dict[str, Any]) -> float:
+    """The caching allocator's overhead grows with the churn of transient blocks (activations, logits,
+    working sets), much less with model states allocated once and kept."""
+    a = p["allocator"]
+    return (allocated + a["reserved_fraction_dynamic"] * dynamic + a["reserved_fraction_static"] * (allocated - dynamic)
+            + a["reserved_floor_gib"] * GIB)
+
+
+def device_overhead_bytes(gpu: Accelerator, gpus: int, p: dict[str, Any]) -> float:
+    """CUDA context (by architecture) and, with more than one GPU, NCCL's buffers: outside the allocator."""
+    dev = p["device"]
+    context = dev["context_gib_by_architecture"].get(gpu.architecture or "", dev["context_gib_default"])
+    return context * GIB + (dev["nccl_gib"] * GIB if gpus > 1 else 0.0)
+
+
 def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p: dict[str, Any],
                     st: TrainingState, stage: int) -> MemoryEstimate:
     from trainsizer.estimate.activations import stage_activations
@@ -119,13 +148,9 @@ def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p:
     comps: list[Component] = list(states.static)
     grads = states.gradients
 
-    # Phase peaks above the static model states. Gradients are counted as alive during the whole
-    # forward/backward: they persist across micro-batches with accumulation, in DDP buckets, and
-    # with zero_grad(set_to_none=False); freeing them per step (optimizer_in_backward) is explicit.
-    phases = {"forward+loss": acts.saved + acts.logits + grads.bytes,
-              "backward": acts.saved + acts.backward_working + grads.bytes,
-              "optimizer step": grads.bytes + states.step_temporaries}
-    phase = max(phases, key=lambda k: phases[k])
+    static = sum(c.bytes for c in comps)
+    phase, peak_extra = peak_phase(grads.bytes, acts.saved, acts.logits, acts.backward_working,
+                                   states.step_temporaries)
     comps.append(grads)
     if phase != "optimizer step":
         comps.append(Component("activations", acts.saved, "activations", acts.why))
@@ -137,19 +162,11 @@ def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p:
     else:
         comps.append(Component("optimizer_step_temporaries", states.step_temporaries, "optimizer",
                                "foreach optimizer temporaries at step()"))
-    allocated = sum(c.bytes for c in comps)
-
-    alloc_p, dev_p = p["allocator"], p["device"]
-    # The caching allocator's overhead grows with the churn of transient blocks (activations,
-    # logits, working sets), much less with model states allocated once and kept.
-    dynamic = sum(c.bytes for c in comps if c.group == "activations")
-    reserved = (allocated + alloc_p["reserved_fraction_dynamic"] * dynamic
-                + alloc_p["reserved_fraction_static"] * (allocated - dynamic) + alloc_p["reserved_floor_gib"] * GIB)
-    context = dev_p["context_gib_by_architecture"].get(gpu.architecture or "", dev_p["context_gib_default"])
-    device = reserved + context * GIB
+    allocated = static + grads.bytes + sum(peak_extra)
+    dynamic = sum(peak_extra) if phase != "optimizer step" else 0.0
+    reserved = reserved_bytes(allocated, dynamic, p)
+    device = reserved + device_overhead_bytes(gpu, par.gpus, p)
     notes = list(st.notes)
-    if par.gpus > 1:
-        device += dev_p["nccl_gib"] * GIB
     if states.managed_bytes:
         device += states.managed_bytes
         notes.append(f"paged optimizer states ({states.managed_bytes / GIB:.2f} GiB) live in CUDA managed "

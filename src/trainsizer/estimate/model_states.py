@@ -18,6 +18,7 @@ class StageStates:
     gradients: Component
     step_temporaries: float
     managed_bytes: float  # CUDA managed memory (paged optimizers): outside the PyTorch allocator
+    step_temporaries_per_unit: float = 0.0  # step_temporaries per unit of optimizer.foreach_temp_states
 
 
 def _optimizer_bytes(st: TrainingState, shapes: list[tuple[int, int, int]], state_elem: float) -> float:
@@ -114,12 +115,12 @@ def model_states(st: TrainingState, stage: int) -> StageStates:
     buffers = _stage_buffers(st, layers, t, quant)
     if buffers:
         static.append(buffers)
-    step_temp = 0.0
+    per_unit = 0.0  # foreach temporaries: a copy of the states per unit (torch optimizers' _foreach paths)
     if not t.offload_opt and not tr.optimizer_in_backward and tr.optimizer in ("adamw", "lion", "sgd-momentum"):
         state_b = PRECISION_BYTES[tr.precision][3]
-        step_temp = st.params["optimizer"]["foreach_temp_states"] * (t.trainable / t.opt_shards) * (
-            t.adapter_bytes[3] if tr.method in ("lora", "qlora") else state_b)
-    return StageStates(static, gradients, step_temp, managed)
+        per_unit = (t.trainable / t.opt_shards) * (t.adapter_bytes[3] if tr.method in ("lora", "qlora") else state_b)
+    step_temp = st.params["optimizer"]["foreach_temp_states"] * per_unit
+    return StageStates(static, gradients, step_temp, managed, per_unit)
 
 
 def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, last: bool,

@@ -19,7 +19,7 @@ from typing import Any
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.estimate.comm import Fabric, fabric
 from trainsizer.estimate.flops import StepFlops, step_flops
-from trainsizer.estimate.step_terms import StepContext, step_breakdown
+from trainsizer.estimate.step_terms import StepContext, combine_step, raw_efficiency, raw_step
 from trainsizer.estimate.training_state import TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.models.architecture import Architecture
@@ -111,14 +111,15 @@ def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerato
                          par.gpus)
     peak, dtype, notes = peak_for(gpu, tr.precision)
     ctx = StepContext(sc, arch, gpu, p, mp, fab, fl, state or training_state(sc, arch, mp), peak, dtype)
-    breakdown = step_breakdown(ctx)
+    raw = raw_step(ctx)
+    breakdown = combine_step(raw, p)
     step = sum(breakdown.values())
     tokens_step = sc.global_batch_size * tr.seq_len
     tps = tokens_step / step if step else 0.0
     tflops = fl.model_per_token * tps / par.gpus / 1e12
     hw_tflops = fl.hardware_per_token * tps / par.gpus / 1e12
     perf = Performance(step, tps, tps / par.gpus, tflops, hw_tflops, tflops / peak if peak else 0.0,
-                       hw_tflops / peak if peak else 0.0, peak, ctx.efficiency, breakdown, notes=notes)
+                       hw_tflops / peak if peak else 0.0, peak, raw_efficiency(raw, p), breakdown, notes=notes)
     if tr.tokens:
         perf.time_to_train_s = tr.tokens / tps if tps else None
         perf.gpu_hours = (perf.time_to_train_s or 0.0) * par.gpus / 3600

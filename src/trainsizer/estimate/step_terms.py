@@ -12,7 +12,6 @@ optimizer step is memory bound. All fractions and efficiencies are data (``perfo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, p2p_s
@@ -23,15 +22,6 @@ from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
 
 PCIE_GBPS = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}  # x16 per direction (PCI-SIG); 80 % of it is reached
-
-
-def compute_efficiency(gpu: Accelerator, dtype: str, tokens: float, width: float, p: dict[str, Any]) -> float:
-    """Fraction of the dense peak a GEMM-bound micro-batch reaches: a per-architecture ceiling, lowered for
-    few tokens and narrow matrices (saturating in each, half-way at ``half_tokens`` / ``half_width``)."""
-    c = p["compute"]
-    table = c["max_efficiency"]
-    e_max = c["max_efficiency_fp32"] if dtype == "fp32" else table.get(gpu.architecture or "", table["default"])
-    return e_max * tokens / (tokens + c["half_tokens"]) * width / (width + c["half_width"])
 
 
 def optimizer_bytes_per_param(optimizer: str, precision: str, p: dict[str, Any]) -> float:
@@ -83,19 +73,6 @@ class StepContext:
     def model_shards(self) -> int:
         return self.scenario.parallel.tp * self.scenario.parallel.pp
 
-    @cached_property
-    def efficiency(self) -> float:
-        par = self.scenario.parallel
-        return compute_efficiency(self.gpu, self.dtype, self.local_tokens, self.arch.hidden_size / par.tp, self.params)
-
-    @cached_property
-    def compute_mb(self) -> float:
-        par = self.scenario.parallel
-        if not self.peak_tflops:
-            return 0.0
-        return (self.flops.hardware_per_token * self.tokens_mb / (par.tp * par.cp * par.pp)
-                / (self.peak_tflops * 1e12 * self.efficiency))
-
     @property
     def weight_and_grad_bytes(self) -> tuple[float, float]:
         tr = self.scenario.training
@@ -113,8 +90,9 @@ class StepContext:
         return sum(layer.base_linear_params for layer in self.state.layers) / self.model_shards
 
 
-def elementwise_mb(ctx: StepContext) -> float:
-    """Memory-bound element-wise work: proportional to the activations a layer keeps without checkpointing."""
+def saved_traffic_s(ctx: StepContext) -> float:
+    """Memory-bound element-wise work per byte of it per saved activation byte: proportional to the
+    activations a layer keeps without checkpointing (times ``elementwise_bytes_per_saved_byte``)."""
     from trainsizer.estimate.activations import stage_activations
 
     sc, tr, par = ctx.scenario, ctx.scenario.training, ctx.scenario.parallel
@@ -123,8 +101,7 @@ def elementwise_mb(ctx: StepContext) -> float:
                                                                      "gpus": par.gpus // par.pp})})
     acts = stage_activations(plain, ctx.arch, ctx.memory_params, training_state(plain, ctx.arch, ctx.memory_params), 0)
     passes = 1.5 if tr.activation_checkpointing == "full" else 1.0
-    per_saved = ctx.params["memory_bound"]["elementwise_bytes_per_saved_byte"]
-    return acts.saved / par.pp * per_saved * passes / ctx.hbm_bytes_per_s
+    return acts.saved / par.pp * passes / ctx.hbm_bytes_per_s
 
 
 def dequantization_mb(ctx: StepContext) -> float:
@@ -218,23 +195,69 @@ def optimizer_and_offload_s(ctx: StepContext) -> tuple[float, float]:
     return 0.0, offload_s
 
 
-def step_breakdown(ctx: StepContext) -> dict[str, float]:
-    """Seconds of one optimizer step by term (exposed communication only)."""
-    par, overlap = ctx.scenario.parallel, ctx.overlap
-    m = ctx.scenario.grad_accumulation_steps  # micro-batches per step per pipeline
-    compute = ctx.compute_mb
-    exposed = {
-        "elementwise": elementwise_mb(ctx),
-        "dequantization": dequantization_mb(ctx),
-        "tp_comm": tensor_parallel_mb(ctx) * (1 - overlap["tp"]),
-        "cp_comm": context_parallel_mb(ctx) * (1 - overlap["cp"]),
-        "moe_all_to_all": expert_parallel_mb(ctx) * (1 - overlap["moe"]),
-        "pp_p2p": pipeline_p2p_mb(ctx) * (1 - overlap["pp_p2p"]),
-        "zero3_gather": max(0.0, zero3_mb(ctx) - overlap["zero3"] * compute),
-    }
-    launch_mb = ctx.params["overhead"]["per_layer_s"] * ctx.layers_per_stage
-    t_mb = compute + sum(exposed.values()) + launch_mb
+@dataclass(frozen=True)
+class RawStep:
+    """A step's terms before the fitted parameters act on them (``calibrate`` and ``validate --holdout``
+    re-price a case from these in microseconds; :func:`combine_step` is also how every estimate is priced)."""
+
+    micro_batches: int
+    architecture: str  # the GPU's, for its compute-efficiency ceiling
+    dtype: str
+    local_tokens: float
+    width: float
+    compute_at_full_efficiency_s: float  # one micro-batch's FLOPs at the dense peak
+    saved_traffic_s: float  # element-wise seconds per unit of elementwise_bytes_per_saved_byte
+    dequantization_mb: float
+    tp_mb: float
+    cp_mb: float
+    moe_mb: float
+    pp_mb: float
+    zero3_mb: float
+    dp_sync_s: float
+    optimizer_s: float
+    offload_s: float
+    layers_per_stage: float
+    pp: int
+    virtual_pp: int
+
+
+def raw_step(ctx: StepContext) -> RawStep:
+    par = ctx.scenario.parallel
+    peak = ctx.peak_tflops
+    work = (ctx.flops.hardware_per_token * ctx.tokens_mb / (par.tp * par.cp * par.pp) / (peak * 1e12)
+            if peak else 0.0)
     optimizer_s, offload_s = optimizer_and_offload_s(ctx)
+    return RawStep(ctx.scenario.grad_accumulation_steps, ctx.gpu.architecture or "", ctx.dtype, ctx.local_tokens,
+                   ctx.arch.hidden_size / par.tp, work, saved_traffic_s(ctx),
+                   dequantization_mb(ctx), tensor_parallel_mb(ctx), context_parallel_mb(ctx), expert_parallel_mb(ctx),
+                   pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx), optimizer_s, offload_s,
+                   ctx.layers_per_stage, par.pp, par.virtual_pp)
+
+
+def raw_efficiency(raw: RawStep, p: dict[str, Any]) -> float:
+    c = p["compute"]
+    table = c["max_efficiency"]
+    e_max = c["max_efficiency_fp32"] if raw.dtype == "fp32" else table.get(raw.architecture, table["default"])
+    return e_max * raw.local_tokens / (raw.local_tokens + c["half_tokens"]) * raw.width / (raw.width + c["half_width"])
+
+
+def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, float]:
+    """Seconds of one optimizer step by term (exposed communication only), under parameters ``p``."""
+    overlap = p["communication"]["overlap"]
+    m = raw.micro_batches  # micro-batches per step per pipeline
+    eff = raw_efficiency(raw, p)
+    compute = raw.compute_at_full_efficiency_s / eff if eff else 0.0
+    exposed = {
+        "elementwise": raw.saved_traffic_s * p["memory_bound"]["elementwise_bytes_per_saved_byte"],
+        "dequantization": raw.dequantization_mb,
+        "tp_comm": raw.tp_mb * (1 - overlap["tp"]),
+        "cp_comm": raw.cp_mb * (1 - overlap["cp"]),
+        "moe_all_to_all": raw.moe_mb * (1 - overlap["moe"]),
+        "pp_p2p": raw.pp_mb * (1 - overlap["pp_p2p"]),
+        "zero3_gather": max(0.0, raw.zero3_mb - overlap["zero3"] * compute),
+    }
+    launch_mb = p["overhead"]["per_layer_s"] * raw.layers_per_stage
+    t_mb = compute + sum(exposed.values()) + launch_mb
     return {
         "compute": m * compute,
         "elementwise": m * exposed["elementwise"],
@@ -243,11 +266,16 @@ def step_breakdown(ctx: StepContext) -> dict[str, float]:
         "cp_comm": m * exposed["cp_comm"],
         "moe_all_to_all": m * exposed["moe_all_to_all"],
         "pp_p2p": m * exposed["pp_p2p"],
-        "pp_bubble": t_mb * (par.pp - 1) / par.virtual_pp if par.pp > 1 else 0.0,
+        "pp_bubble": t_mb * (raw.pp - 1) / raw.virtual_pp if raw.pp > 1 else 0.0,
         "zero3_gather": m * exposed["zero3_gather"],
-        "dp_grad_sync": max(0.0, data_parallel_sync_s(ctx) - overlap["dp"] * compute * 2 / 3),
-        "optimizer": optimizer_s,
-        "offload": offload_s,
-        "launch_overhead": m * launch_mb + ctx.params["overhead"]["per_step_s"],
+        "dp_grad_sync": max(0.0, raw.dp_sync_s - overlap["dp"] * compute * 2 / 3),
+        "optimizer": raw.optimizer_s,
+        "offload": raw.offload_s,
+        "launch_overhead": m * launch_mb + p["overhead"]["per_step_s"],
         "data_loading": 0.0,
     }
+
+
+def step_breakdown(ctx: StepContext) -> dict[str, float]:
+    """Seconds of one optimizer step by term (exposed communication only)."""
+    return combine_step(raw_step(ctx), ctx.params)

@@ -18,8 +18,7 @@ import numpy as np
 
 from trainsizer.estimate.activations import layer_activations, stage_activations
 from trainsizer.estimate.flops import step_flops
-from trainsizer.estimate.memory import default_memory_model
-from trainsizer.estimate.memory_types import GIB
+from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, reserved_bytes
 from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.step import default_performance_model, peak_for
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, RESIDUAL_BYTES, training_state
@@ -217,18 +216,12 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
 
     def peak(static, grads, saved, lg):
         act_peak = np.maximum(saved + lg, saved + working)
-        alloc = static + grads + buffers + act_peak
-        dyn = act_peak
-        a = mp["allocator"]
-        return (alloc + a["reserved_fraction_dynamic"] * dyn + a["reserved_fraction_static"] * (alloc - dyn)
-                + a["reserved_floor_gib"] * GIB)
+        return reserved_bytes(static + grads + buffers + act_peak, act_peak, mp)
 
     first = peak(first_static, first_grads, saved_first, np.where(lay.pp == 1, logits, 0.0))
     last = peak(last_static, last_grads, saved_last, logits)
     reserved = np.where(lay.pp == 1, first, np.maximum(first, last))
-    dev = mp["device"]
-    context = dev["context_gib_by_architecture"].get(gpu.architecture or "", dev["context_gib_default"])
-    return reserved + context * GIB + np.where(lay.gpus > 1, dev["nccl_gib"] * GIB, 0.0), host
+    return reserved + np.where(lay.gpus > 1, device_overhead_bytes(gpu, 2, mp), device_overhead_bytes(gpu, 1, mp)), host
 
 
 def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator, intra_busbw: float,
