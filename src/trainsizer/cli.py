@@ -112,12 +112,15 @@ def estimate(
 def validate(
     cases: Annotated[list[Path], typer.Argument(help="Case files (shared/validation/FORMAT.md, 'Case file').")],
     calibration: CalibrationOpt = None,
+    holdout: Annotated[str, typer.Option("--holdout", help="source: leave-one-source-out cross-validation (refit "
+                                         "without each publication, predict it); none: in-sample only.")] = "none",
     as_json: JsonOpt = False,
 ) -> None:
-    """Replay measured cases: predicted vs measured, per-case error, median and p90."""
+    """Replay measured cases: predicted vs measured, per-case error, median and p90; with --holdout source
+    the cross-validated error (the figure to quote)."""
     from trainsizer.workflows.validate import validate_files
 
-    results, summary = validate_files(cases, calibration)
+    results, summary = validate_files(cases, calibration, holdout)
     if as_json:
         typer.echo(json.dumps({"cases": [r.to_dict() for r in results], "summary": summary}, indent=2))
         return

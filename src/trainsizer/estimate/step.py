@@ -19,7 +19,7 @@ from typing import Any
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.estimate.comm import Fabric, fabric
 from trainsizer.estimate.flops import StepFlops, step_flops
-from trainsizer.estimate.step_terms import StepContext, combine_step, raw_efficiency, raw_step
+from trainsizer.estimate.step_terms import StepContext, combine_step, raw_efficiency, raw_step, safe_div
 from trainsizer.estimate.training_state import TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.models.architecture import Architecture
@@ -95,31 +95,50 @@ def peak_for(gpu: Accelerator, precision: str) -> tuple[float, str, list[str]]:
     return float(peak or 0.0), dtype, notes
 
 
-def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerator,
-                         catalog: Catalog | None = None, params: dict[str, Any] | None = None,
-                         memory_params: dict[str, Any] | None = None,
-                         flops: StepFlops | None = None, state: TrainingState | None = None) -> Performance:
-    """One optimizer step as the sum of its terms (:mod:`trainsizer.estimate.step_terms`)."""
+def speed_figures(step_s: Any, tokens_per_step: Any, gpus: Any, model_flops_per_token: Any,
+                  hardware_flops_per_token: Any, peak_tflops: Any) -> dict[str, Any]:
+    """Tokens/s, TFLOPS per GPU (model FLOPs, and with recomputation) and MFU / HFU of a step (MFU as in
+    PaLM, Chowdhery et al. 2022, appendix B); for one case (floats) or many (arrays)."""
+    tps = safe_div(tokens_per_step, step_s)
+    tflops = model_flops_per_token * tps / gpus / 1e12
+    hw_tflops = hardware_flops_per_token * tps / gpus / 1e12
+    return {"step_time_s": step_s, "tokens_per_s": tps, "tokens_per_s_per_gpu": tps / gpus, "tflops_per_gpu": tflops,
+            "hardware_tflops_per_gpu": hw_tflops, "mfu": safe_div(tflops, peak_tflops),
+            "hfu": safe_div(hw_tflops, peak_tflops)}
+
+
+def step_context(scenario: Scenario, arch: Architecture, gpu: Accelerator, catalog: Catalog | None = None,
+                 params: dict[str, Any] | None = None, memory_params: dict[str, Any] | None = None,
+                 flops: StepFlops | None = None, state: TrainingState | None = None) -> tuple[StepContext, list[str]]:
+    """What every term of a step reads, and notes on the peak used."""
     from trainsizer.estimate.memory import default_memory_model
 
     p = params or default_performance_model()
     mp = memory_params or default_memory_model()
     cat = catalog or default_catalog()
-    sc, tr, par, hw = scenario, scenario.training, scenario.parallel, scenario.hardware
-    fl = flops or step_flops(sc, arch)
+    sc, hw = scenario, scenario.hardware
     fab: Fabric = fabric(cat, gpu, hw.intra_node, hw.inter_node, hw.nics_per_node, sc.gpus_per_node, p,
-                         par.gpus)
-    peak, dtype, notes = peak_for(gpu, tr.precision)
-    ctx = StepContext(sc, arch, gpu, p, mp, fab, fl, state or training_state(sc, arch, mp), peak, dtype)
+                         sc.parallel.gpus)
+    peak, dtype, notes = peak_for(gpu, sc.training.precision)
+    return StepContext(sc, arch, gpu, p, mp, fab, flops or step_flops(sc, arch),
+                       state or training_state(sc, arch, mp), peak, dtype), notes
+
+
+def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerator,
+                         catalog: Catalog | None = None, params: dict[str, Any] | None = None,
+                         memory_params: dict[str, Any] | None = None,
+                         flops: StepFlops | None = None, state: TrainingState | None = None) -> Performance:
+    """One optimizer step as the sum of its terms (:mod:`trainsizer.estimate.step_terms`)."""
+    ctx, notes = step_context(scenario, arch, gpu, catalog, params, memory_params, flops, state)
+    p, sc, tr, par, fl, peak = ctx.params, scenario, scenario.training, scenario.parallel, ctx.flops, ctx.peak_tflops
     raw = raw_step(ctx)
-    breakdown = combine_step(raw, p)
+    breakdown = {k: float(v) for k, v in combine_step(raw, p).items()}
     step = sum(breakdown.values())
-    tokens_step = sc.global_batch_size * tr.seq_len
-    tps = tokens_step / step if step else 0.0
-    tflops = fl.model_per_token * tps / par.gpus / 1e12
-    hw_tflops = fl.hardware_per_token * tps / par.gpus / 1e12
-    perf = Performance(step, tps, tps / par.gpus, tflops, hw_tflops, tflops / peak if peak else 0.0,
-                       hw_tflops / peak if peak else 0.0, peak, raw_efficiency(raw, p), breakdown, notes=notes)
+    f = speed_figures(step, sc.global_batch_size * tr.seq_len, par.gpus, fl.model_per_token, fl.hardware_per_token,
+                      peak)
+    tps = f["tokens_per_s"]
+    perf = Performance(step, tps, f["tokens_per_s_per_gpu"], f["tflops_per_gpu"], f["hardware_tflops_per_gpu"],
+                       f["mfu"], f["hfu"], peak, float(raw_efficiency(raw, p)), breakdown, notes=notes)
     if tr.tokens:
         perf.time_to_train_s = tr.tokens / tps if tps else None
         perf.gpu_hours = (perf.time_to_train_s or 0.0) * par.gpus / 3600

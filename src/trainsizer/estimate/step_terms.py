@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, p2p_s
 from trainsizer.estimate.flops import StepFlops
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, TrainingState, training_state
@@ -234,19 +236,36 @@ def raw_step(ctx: StepContext) -> RawStep:
                    ctx.layers_per_stage, par.pp, par.virtual_pp)
 
 
-def raw_efficiency(raw: RawStep, p: dict[str, Any]) -> float:
+def safe_div(num: Any, den: Any) -> Any:
+    """``num / den``, 0 where ``den`` is 0; for floats and numpy arrays alike."""
+    if isinstance(den, np.ndarray):
+        return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den != 0)
+    return num / den if den else 0.0
+
+
+def raw_efficiency(raw: RawStep, p: dict[str, Any]) -> Any:
+    """Fraction of the dense peak a GEMM-bound micro-batch reaches: a per-architecture ceiling, lowered for
+    few tokens and narrow matrices (saturating in each, half-way at ``half_tokens`` / ``half_width``).
+    ``raw`` may hold one case or arrays of many (:mod:`trainsizer.estimate.refit`)."""
     c = p["compute"]
     table = c["max_efficiency"]
-    e_max = c["max_efficiency_fp32"] if raw.dtype == "fp32" else table.get(raw.architecture, table["default"])
+
+    def ceiling(architecture: str, dtype: str) -> float:
+        return c["max_efficiency_fp32"] if dtype == "fp32" else table.get(architecture, table["default"])
+
+    if isinstance(raw.architecture, str):
+        e_max: Any = ceiling(raw.architecture, raw.dtype)
+    else:
+        e_max = np.array([ceiling(a, d) for a, d in zip(raw.architecture, raw.dtype, strict=True)])
     return e_max * raw.local_tokens / (raw.local_tokens + c["half_tokens"]) * raw.width / (raw.width + c["half_width"])
 
 
-def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, float]:
-    """Seconds of one optimizer step by term (exposed communication only), under parameters ``p``."""
+def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
+    """Seconds of one optimizer step by term (exposed communication only), under parameters ``p``; for one
+    case (floats) or many (arrays)."""
     overlap = p["communication"]["overlap"]
     m = raw.micro_batches  # micro-batches per step per pipeline
-    eff = raw_efficiency(raw, p)
-    compute = raw.compute_at_full_efficiency_s / eff if eff else 0.0
+    compute = safe_div(raw.compute_at_full_efficiency_s, raw_efficiency(raw, p))
     exposed = {
         "elementwise": raw.saved_traffic_s * p["memory_bound"]["elementwise_bytes_per_saved_byte"],
         "dequantization": raw.dequantization_mb,
@@ -254,7 +273,7 @@ def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, float]:
         "cp_comm": raw.cp_mb * (1 - overlap["cp"]),
         "moe_all_to_all": raw.moe_mb * (1 - overlap["moe"]),
         "pp_p2p": raw.pp_mb * (1 - overlap["pp_p2p"]),
-        "zero3_gather": max(0.0, raw.zero3_mb - overlap["zero3"] * compute),
+        "zero3_gather": np.maximum(0.0, raw.zero3_mb - overlap["zero3"] * compute),
     }
     launch_mb = p["overhead"]["per_layer_s"] * raw.layers_per_stage
     t_mb = compute + sum(exposed.values()) + launch_mb
@@ -266,16 +285,16 @@ def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, float]:
         "cp_comm": m * exposed["cp_comm"],
         "moe_all_to_all": m * exposed["moe_all_to_all"],
         "pp_p2p": m * exposed["pp_p2p"],
-        "pp_bubble": t_mb * (raw.pp - 1) / raw.virtual_pp if raw.pp > 1 else 0.0,
+        "pp_bubble": t_mb * (raw.pp - 1) / raw.virtual_pp,  # 0 without pipeline parallelism
         "zero3_gather": m * exposed["zero3_gather"],
-        "dp_grad_sync": max(0.0, raw.dp_sync_s - overlap["dp"] * compute * 2 / 3),
+        "dp_grad_sync": np.maximum(0.0, raw.dp_sync_s - overlap["dp"] * compute * 2 / 3),
         "optimizer": raw.optimizer_s,
         "offload": raw.offload_s,
         "launch_overhead": m * launch_mb + p["overhead"]["per_step_s"],
-        "data_loading": 0.0,
+        "data_loading": 0.0 * m,
     }
 
 
 def step_breakdown(ctx: StepContext) -> dict[str, float]:
     """Seconds of one optimizer step by term (exposed communication only)."""
-    return combine_step(raw_step(ctx), ctx.params)
+    return {k: float(v) for k, v in combine_step(raw_step(ctx), ctx.params).items()}

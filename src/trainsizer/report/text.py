@@ -87,11 +87,18 @@ def print_validation(results: list[Any], summary: dict[str, Any], lang: str | No
         table.add_row(r.id, r.metric, f"{r.measured:.2f}", f"{r.predicted:.2f}", err,
                       "yes" if r.excluded_from_fit else "")
     con.print(table)
+    for kind, h in (summary.get("holdout") or {}).items():
+        if not h["count"]:
+            continue
+        con.print(f"[bold]leave-one-source-out {kind}[/bold]: {h['count']} cases from {h['sources']} sources, "
+                  f"median |error| {h['median_abs_error']:.1%}, p90 {h['p90_abs_error']:.1%}, "
+                  f"excluded {h['excluded']}")
+    con.print(summary.get("in_sample_note", ""))
     for name in ("all", "fitted", "excluded"):
         s = summary[name]
         if not s["count"]:
             continue
-        con.print(f"{name:>8}: {s['count']} cases, median |error| {s['median_abs_error']:.1%}, "
+        con.print(f"{name:>8} (in-sample): {s['count']} cases, median |error| {s['median_abs_error']:.1%}, "
                   f"p90 {s['p90_abs_error']:.1%}, max {s['max_abs_error']:.1%}, "
                   f"within 15%: {s['within_15pct']}/{s['count']}")
     if summary.get("skipped"):

@@ -72,7 +72,7 @@ def load_cases(path: str | Path) -> list[dict[str, Any]]:
     return data
 
 
-def _speed_metric(cid: str, metric: str, perf_params: dict[str, Any]) -> tuple[str, str | None]:
+def speed_metric(cid: str, metric: str, perf_params: dict[str, Any]) -> tuple[str, str | None]:
     """The predicted quantity a published speed figure is compared with. Some sources define it
     differently (e.g. TFLOPS that count recomputation): the data names them, with the reason."""
     for rule in perf_params.get("fit", {}).get("metric_definitions") or []:
@@ -106,7 +106,7 @@ def run_case(case: dict[str, Any], exclusions: dict[str, str], memory_params: di
     if not speed:
         raise InputError(f"{cid}.measured", "needs memory_gib or one of " + ", ".join(METRICS_SPEED))
     pp = perf_params or default_performance_model()
-    compare, _why = _speed_metric(cid, speed[0], pp)
+    compare, _why = speed_metric(cid, speed[0], pp)
     try:
         result = estimate(scenario, memory_params=memory_params, with_limits=False, performance_params=pp)
     except InputError as exc:
@@ -128,18 +128,34 @@ def validate_cases(cases: list[dict[str, Any]], memory_params: dict[str, Any] | 
     return [run_case(c, exclusions, mparams, pparams) for c in cases]
 
 
-def validate_files(paths: list[Path], calibration: Path | None = None) -> tuple[list[CaseResult], dict[str, Any]]:
+HOLDOUTS = ("none", "source")
+IN_SAMPLE_NOTE = ("in-sample: the shipped parameters were fitted on the shared cases, so these errors flatter "
+                  "the model; --holdout source gives the cross-validated figure")
+
+
+def validate_files(paths: list[Path], calibration: Path | None = None,
+                   holdout: str = "none") -> tuple[list[CaseResult], dict[str, Any]]:
     """Every case of the files predicted (with a calibration profile's parameters, if given) and the
-    summary: all cases, those the shipped fit used, those it left out, and how many had no prediction."""
+    summary: all cases, those the shipped fit used, those it left out, how many had no prediction, and
+    with ``holdout="source"`` the leave-one-source-out errors (:mod:`trainsizer.workflows.holdout`)."""
     from trainsizer.workflows.estimate_job import calibrated_params
 
+    if holdout not in HOLDOUTS:
+        raise InputError("--holdout", f"{holdout!r}; accepted: {', '.join(HOLDOUTS)}")
     memory_params, perf_params = calibrated_params(calibration)
     results: list[CaseResult] = []
+    cases: list[dict[str, Any]] = []
     for path in paths:
-        results += validate_cases(load_cases(path), memory_params, perf_params)
+        cases += load_cases(path)
+    results = validate_cases(cases, memory_params, perf_params)
     predicted = [r for r in results if r.error is not None]
     fitted = [r for r in predicted if not r.excluded_from_fit]
-    summary = {"all": summarize(predicted).to_dict(), "fitted": summarize(fitted).to_dict(),
-               "excluded": summarize([r for r in predicted if r.excluded_from_fit]).to_dict(),
-               "skipped": len(results) - len(predicted)}
+    summary: dict[str, Any] = {
+        "all": summarize(predicted).to_dict(), "fitted": summarize(fitted).to_dict(),
+        "excluded": summarize([r for r in predicted if r.excluded_from_fit]).to_dict(),
+        "skipped": len(results) - len(predicted), "in_sample": True, "in_sample_note": IN_SAMPLE_NOTE}
+    if holdout == "source":
+        from trainsizer.workflows.holdout import leave_one_source_out
+
+        summary["holdout"] = leave_one_source_out(cases, memory_params, perf_params)
     return results, summary

@@ -1,0 +1,123 @@
+"""Measured cases re-priced under other fitted parameters without re-running the estimators.
+
+A fit (``trainsizer calibrate``, ``validate --holdout source``, ``tools/fit_*.py``) tries thousands
+of parameter values. The estimators build each case's terms once here — the parts the fitted
+parameters do not touch — and the same functions the estimators price with
+(:func:`~trainsizer.estimate.step_terms.combine_step`, :func:`~trainsizer.estimate.step.speed_figures`,
+:func:`~trainsizer.estimate.memory.peak_phase`, :func:`~trainsizer.estimate.memory.reserved_bytes`,
+:meth:`~trainsizer.estimate.activations.StageActivations.refit`) price them again, for all cases at once.
+A test checks that this equals a full estimate at random parameter values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from trainsizer.estimate.activations import StageActivations, stage_activations
+from trainsizer.estimate.estimator import check_layout, resolve_gpu
+from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, peak_phase, reserved_bytes
+from trainsizer.estimate.memory_types import GIB
+from trainsizer.estimate.model_states import model_states
+from trainsizer.estimate.step import default_performance_model, speed_figures, step_context
+from trainsizer.estimate.step_terms import RawStep, combine_step, raw_step
+from trainsizer.estimate.training_state import training_state
+from trainsizer.models.catalog import resolve_model
+from trainsizer.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class StageMemoryTerms:
+    static: float  # model states kept all step (weights, masters, optimizer states, buffers)
+    gradients: float
+    activations: StageActivations
+    step_temporaries_per_unit: float
+    managed: float
+
+
+@dataclass(frozen=True)
+class MemoryTerms:
+    """One memory case: its stages' terms at the shipped parameters."""
+
+    stages: tuple[StageMemoryTerms, ...]
+    implementation_factor: float  # the activation factor the terms were built with
+    device_overhead: float  # CUDA context and NCCL
+    metric: str  # allocated | reserved | device
+
+
+def memory_terms(scenario: Scenario, metric: str, memory_params: dict[str, Any] | None = None) -> MemoryTerms:
+    mp = memory_params or default_memory_model()
+    arch = resolve_model(scenario.model)
+    check_layout(scenario, arch)
+    gpu = resolve_gpu(scenario)
+    st = training_state(scenario, arch, mp)
+    stages = []
+    for stage in range(scenario.parallel.pp):
+        states = model_states(st, stage)
+        stages.append(StageMemoryTerms(sum(c.bytes for c in states.static), states.gradients.bytes,
+                                       stage_activations(scenario, arch, mp, st, stage),
+                                       states.step_temporaries_per_unit, states.managed_bytes))
+    return MemoryTerms(tuple(stages), mp["activations"]["implementation_factor"],
+                       device_overhead_bytes(gpu, scenario.parallel.gpus, mp), metric)
+
+
+def memory_prediction(t: MemoryTerms, mp: dict[str, Any]) -> float:
+    """GiB of the case's metric on the most loaded stage (the one with the most device memory)."""
+    ratio = mp["activations"]["implementation_factor"] / t.implementation_factor
+    frac = mp["activations"]["backward_working_fraction"]
+    best: tuple[float, float, float] | None = None
+    for s in t.stages:
+        saved, working = s.activations.refit(ratio, frac)
+        phase, extra = peak_phase(s.gradients, saved, s.activations.logits, working,
+                                  mp["optimizer"]["foreach_temp_states"] * s.step_temporaries_per_unit)
+        allocated = s.static + s.gradients + sum(extra)
+        reserved = reserved_bytes(allocated, sum(extra) if phase != "optimizer step" else 0.0, mp)
+        device = reserved + t.device_overhead + s.managed
+        if best is None or device > best[2]:
+            best = (allocated, reserved, device)
+    assert best is not None
+    return dict(zip(("allocated", "reserved", "device"), best, strict=True))[t.metric] / GIB
+
+
+@dataclass(frozen=True)
+class SpeedTerms:
+    """Many speed cases, their step terms stacked as arrays."""
+
+    raw: RawStep
+    tokens_per_step: np.ndarray
+    gpus: np.ndarray
+    model_flops_per_token: np.ndarray
+    hardware_flops_per_token: np.ndarray
+    peak_tflops: np.ndarray
+    metrics: tuple[str, ...]  # the Performance attribute each case is compared on
+
+
+def speed_case(scenario: Scenario, memory_params: dict[str, Any] | None = None,
+               perf_params: dict[str, Any] | None = None) -> tuple[RawStep, float, int, float, float, float]:
+    """One case's raw step and what its figures are computed from."""
+    arch = resolve_model(scenario.model)
+    check_layout(scenario, arch)
+    ctx, _ = step_context(scenario, arch, resolve_gpu(scenario), None, perf_params or default_performance_model(),
+                          memory_params or default_memory_model())
+    return (raw_step(ctx), scenario.global_batch_size * scenario.training.seq_len, scenario.parallel.gpus,
+            ctx.flops.model_per_token, ctx.flops.hardware_per_token, ctx.peak_tflops)
+
+
+def stack_speed(cases: list[tuple[RawStep, float, int, float, float, float]], metrics: list[str]) -> SpeedTerms:
+    raws = [c[0] for c in cases]
+    columns = {}
+    for f in fields(RawStep):
+        values = [getattr(r, f.name) for r in raws]
+        columns[f.name] = values if f.name in ("architecture", "dtype") else np.array(values, dtype=float)
+    arrays = [np.array([c[i] for c in cases], dtype=float) for i in range(1, 6)]
+    return SpeedTerms(RawStep(**columns), *arrays, tuple(metrics))
+
+
+def speed_predictions(t: SpeedTerms, pp: dict[str, Any]) -> np.ndarray:
+    """Each case's metric under performance parameters ``pp``."""
+    step = sum(np.asarray(v, dtype=float) for v in combine_step(t.raw, pp).values())
+    figures = speed_figures(step, t.tokens_per_step, t.gpus, t.model_flops_per_token, t.hardware_flops_per_token,
+                            t.peak_tflops)
+    return np.array([figures[m][i] for i, m in enumerate(t.metrics)], dtype=float)
