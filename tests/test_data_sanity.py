@@ -174,3 +174,41 @@ def test_node_sizes_agree_with_the_scale_up_domain():
         if gpu.server_form == "baseboard":
             assert gpu.gpus_per_node and gpu.scale_up and gpu.scale_up.max_gpus, gpu.id
             assert gpu.gpus_per_node <= gpu.scale_up.max_gpus, gpu.id
+
+
+# --- rental contract terms -------------------------------------------------------------------------------------
+
+MIN_HOURS_BY_TERM = {"monthly": 28 * 24, "yearly": 8760, "multi-year": 2 * 8760}  # a commitment at least this long
+
+
+def test_every_rental_offer_has_consistent_contract_terms():
+    prices = Prices(PRICES, "CNY")
+    gpus = {e.get("gpu") for e in PRICES["rental"]}
+    offers = [o for gpu in gpus for o in prices.rental_offers(gpu)]
+    assert len(offers) == len(PRICES["rental"])
+    for o in offers:
+        where = f"{o.provider} {o.gpu}"
+        assert o.terms is not None, f"{where}: contract missing"
+        if o.terms.term in ("on-demand", "preemptible"):
+            assert o.terms.min_term_hours in (0, None), where
+        elif o.terms.min_term_hours is not None:
+            assert o.terms.min_term_hours >= MIN_HOURS_BY_TERM.get(o.terms.term, 0), where
+        if o.terms.term == "preemptible":  # rentals() ranks an offer as weak by these words in its notes
+            assert any(w in (o.notes or "").lower() for w in ("preempt", "spot")), where
+        assert len(set(o.terms.includes)) == len(o.terms.includes), where
+
+
+def test_bad_contract_terms_name_the_field():
+    from trainsizer.errors import InputError
+
+    data = {"fx": PRICES["fx"], "rental": [{"provider": "X", "gpu": "h100-sxm5-80gb", "price_per_gpu_hour": 15,
+                                            "currency": "CNY", "contract": {"term": "weekly"}}]}
+    with pytest.raises(InputError) as exc:
+        Prices(data, "CNY").rental_offers("h100-sxm5-80gb")
+    assert exc.value.field == "prices.rental[0].contract.term" and "multi-year" in str(exc.value)
+    data["rental"][0]["contract"] = {"term": "monthly", "includes": ["rack", "coffee"]}
+    with pytest.raises(InputError) as exc:
+        Prices(data, "CNY").rental_offers("h100-sxm5-80gb")
+    assert "includes" in exc.value.field
+    del data["rental"][0]["contract"]
+    assert Prices(data, "CNY").rental_offers("h100-sxm5-80gb")[0].terms is None  # rows without terms still load
