@@ -1,6 +1,8 @@
 """Prices as data (``prices.yaml``, each with source and as_of), currency conversion, lookups.
 
 Users override any figure with their own quotes file of the same shape (``--prices FILE``).
+Rental offers also carry typed contract terms (``contract:``), read by :meth:`Prices.rental_offers` /
+:func:`rental_offers`; the older lookups (``rentals``, ``server``, ``card``) are unchanged.
 """
 
 from __future__ import annotations
@@ -8,12 +10,48 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
 
 CURRENCIES = ("CNY", "USD")
+
+RentalTerm = Literal["on-demand", "daily", "monthly", "yearly", "multi-year", "preemptible"]
+BillingGranularity = Literal["per-second", "per-minute", "per-hour", "per-day", "per-month"]
+Inclusion = Literal["rack", "power", "storage", "network", "vat"]
+
+
+class RentalTerms(BaseModel):
+    """A rental offer's contract terms (``contract:`` of a ``rental`` row in prices.yaml)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    term: RentalTerm
+    billing_granularity: BillingGranularity | None = None  # None: not found
+    min_term_hours: float | None = Field(None, ge=0)  # shortest commitment; 0 for on-demand, None: not stated
+    stopped_time_billed: bool | None = None  # is a stopped/idle instance still billed? None: not stated
+    includes: tuple[Inclusion, ...] = ()  # what the price covers besides the GPU (vat only where stated)
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class RentalOffer:
+    """One rental row with its price in the chosen currency and its typed terms (None: no ``contract`` data)."""
+
+    provider: str
+    gpu: str | None
+    price_per_gpu_hour: float  # in ``currency``
+    currency: str
+    terms: RentalTerms | None
+    quoted_price: float  # as in the data, in ``quoted_currency``
+    quoted_currency: str
+    confidence: str | None
+    source: str
+    as_of: str
+    stale: bool = False
+    notes: str | None = None
 
 
 @dataclass(frozen=True)
@@ -87,12 +125,38 @@ class Prices:
         for entry in self.data.get("rental", []):
             if entry.get("gpu") == gpu:
                 out.append((self.convert(float(entry["price_per_gpu_hour"]), entry.get("currency", "CNY")), entry))
+        return sorted(out, key=_rental_rank)
 
-        def weak(entry: dict[str, Any]) -> bool:
-            text = f"{entry.get('notes', '')} {entry.get('provider', '')}".lower()
-            return entry.get("confidence") == "L" or any(w in text for w in ("preempt", "spot", "internal"))
+    def rental_offers(self, gpu: str) -> list[RentalOffer]:
+        """Every rental offer for ``gpu`` with its contract terms, in the order of :meth:`rentals`
+        (well-sourced commercial offers first, then cheapest). Bad ``contract`` data is an InputError."""
+        rows = [(i, e) for i, e in enumerate(self.data.get("rental", [])) if e.get("gpu") == gpu]
+        offers = []
+        for i, entry in rows:
+            terms = None
+            if entry.get("contract") is not None:
+                try:
+                    terms = RentalTerms.model_validate(entry["contract"])
+                except ValidationError as exc:
+                    err = exc.errors()[0]
+                    loc = ".".join(str(p) for p in err["loc"])
+                    raise InputError(f"prices.rental[{i}].contract.{loc}".rstrip("."), err["msg"].lower()) from None
+            quoted_currency = entry.get("currency", "CNY")
+            quoted = float(entry["price_per_gpu_hour"])
+            offers.append((self.convert(quoted, quoted_currency), entry, RentalOffer(
+                str(entry.get("provider", "?")), entry.get("gpu"), self.convert(quoted, quoted_currency), self.currency,
+                terms, quoted, quoted_currency, entry.get("confidence"), str(entry.get("source", "?")),
+                str(entry.get("as_of", "?")), bool(entry.get("stale", False)), entry.get("notes"))))
+        return [offer for *_, offer in sorted(offers, key=lambda x: _rental_rank((x[0], x[1])))]
 
-        return sorted(out, key=lambda x: (weak(x[1]), x[0]))
+
+def _weak_offer(entry: dict[str, Any]) -> bool:
+    text = f"{entry.get('notes', '')} {entry.get('provider', '')}".lower()
+    return entry.get("confidence") == "L" or any(w in text for w in ("preempt", "spot", "internal"))
+
+
+def _rental_rank(item: tuple[float, dict[str, Any]]) -> tuple[bool, float]:
+    return _weak_offer(item[1]), item[0]
 
 
 @cache
@@ -124,3 +188,10 @@ def load_prices(currency: str = "CNY", paths: list[str | Path] | None = None, fx
             raise InputError(str(path), "a prices file is a mapping like prices.yaml")
         data = _merge(data, extra)
     return Prices(data, currency, fx)
+
+
+def rental_offers(gpu_id: str, currency: str = "CNY", paths: list[str | Path] | None = None,
+                  fx: float | None = None) -> list[RentalOffer]:
+    """Every rental offer for ``gpu_id`` with its contract terms, prices in ``currency`` (shipped data plus the
+    user's ``paths``, as :func:`load_prices`)."""
+    return load_prices(currency, paths, fx).rental_offers(gpu_id)

@@ -1,21 +1,29 @@
 """The hardware catalog: accelerators and links, shipped as YAML, extended by users' YAML files.
 
-A user file has the same shape as the shipped ones (``accelerators:`` and/or ``links:`` lists);
-an entry whose ``id`` already exists replaces the shipped one, a new id is added.
+A user file has the same shape as the shipped ones (``accelerators:`` and/or ``links:`` lists):
+
+- an entry with a new ``id`` is added (it must be complete: ``name``, ``memory_gib``, ``source``, ``as_of``);
+- an entry whose ``id`` already exists and that has a ``name`` replaces the shipped entry as a whole;
+- an entry whose ``id`` already exists and that has NO ``name`` is a patch: its fields are merged into the
+  shipped entry (mappings such as ``availability``, ``dense_tflops`` or ``scale_up`` key by key; inside
+  ``availability`` each market's ``buy``/``rent`` entry is replaced whole), everything else is kept.
+  The smallest useful patch is ``{id: h200-sxm-141gb, availability: {cn: {buy: {...}}}}``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
+from trainsizer.hardware.market import Market, Status
 from trainsizer.lookup import unknown_id
 
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8")
@@ -39,6 +47,47 @@ class ScaleUp(BaseModel):
     max_gpus: int | None = None
 
 
+def _iso_date(value: Any) -> str:
+    text = str(value)
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an ISO date (YYYY-MM-DD)") from None
+    return text
+
+
+class AvailabilityEntry(BaseModel):
+    """Whether a part can be bought new / rented in one market, and why (see hardware/market.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    status: Status  # yes | restricted | no | unknown
+    reason: str = Field(min_length=1)  # one line
+    source: str = Field(min_length=1)
+    as_of: str
+    confidence: Literal["H", "M", "L"] | None = None
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _yaml_booleans(cls, value: Any) -> Any:
+        # YAML 1.1 reads a bare yes/no as a boolean
+        return {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
+
+    @field_validator("as_of", mode="before")
+    @classmethod
+    def _as_of_is_a_date(cls, value: Any) -> str:
+        return _iso_date(value)
+
+
+class MarketAvailability(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    buy: AvailabilityEntry | None = None  # bought new
+    rent: AvailabilityEntry | None = None  # rented from a cloud or lessor in that market
+
+
+ServerForm = Literal["pcie-server", "baseboard", "rack-scale-nvl72"]
+Cooling = Literal["air", "liquid", "air-or-liquid"]
+
+
 class Accelerator(BaseModel):
     """One GPU or accelerator. TFLOPS are dense peaks; sparse ones are kept apart."""
 
@@ -60,6 +109,15 @@ class Accelerator(BaseModel):
     tdp_w: float | None = None
     form_factor: str | None = None
     default_intra_node: str | None = None
+    # link id of the usual scale-out network for this part (e.g. roce-200 for Ascend: never InfiniBand);
+    # None = no vendor constraint (the planner's own choice applies)
+    default_inter_node: str | None = None
+    # how the part is sold: PCIe cards in a 4/8-card chassis, modules on a baseboard with a scale-up fabric
+    # (HGX, OAM UBB, Atlas NPU board), or a whole liquid-cooled NVL72 rack that is one scale-up domain
+    server_form: ServerForm | None = None
+    gpus_per_node: int | None = Field(None, ge=1, le=1024)  # per server, or per rack-scale system (NVL72: 72)
+    cooling: Cooling | None = None  # what the standard system requires (None = not stated by the sources)
+    availability: dict[Market, MarketAvailability] = Field(default_factory=dict)
     source: str
     as_of: str
     notes: str | None = None
@@ -113,9 +171,28 @@ class Catalog:
             if not isinstance(entries, list):
                 raise InputError(f"{origin}: {key}", "must be a list of entries")
             for i, entry in enumerate(entries):
-                parsed = _parse(model, entry, f"{origin}: {key}[{i}]")
+                where = f"{origin}: {key}[{i}]"
+                if isinstance(entry, dict) and "name" not in entry and entry.get("id") in target:
+                    entry = _merged(target[entry["id"]].model_dump(exclude_unset=True), entry)
+                parsed = _parse(model, entry, where)
                 target[parsed.id] = parsed
         return Catalog(accelerators, links)
+
+
+def _merged(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """``patch`` merged into ``base`` (a shipped entry): mappings key by key; in ``availability`` each
+    market is merged, its ``buy``/``rent`` entries replaced whole; anything else replaced."""
+    out = dict(base)
+    for key, value in patch.items():
+        old = out.get(key)
+        if not (isinstance(value, dict) and isinstance(old, dict)):
+            out[key] = value
+        elif key == "availability":
+            out[key] = {**old, **{m: {**old[m], **v} if isinstance(v, dict) and isinstance(old.get(m), dict) else v
+                                  for m, v in value.items()}}
+        else:
+            out[key] = {**old, **value}
+    return out
 
 
 def _parse(model: type[BaseModel], entry: Any, where: str) -> Any:

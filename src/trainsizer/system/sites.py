@@ -26,6 +26,7 @@ class Site(BaseModel):
     rack_rent_per_kw_month: float | None = Field(None, ge=0)
     currency: Literal["CNY", "USD"] = "CNY"
     region: str | None = None
+    country: str | None = None  # ISO 3166 alpha-2, e.g. CN (the default market follows it: hardware/market.py)
     source: str
     as_of: str
     confidence: str | None = None

@@ -1,0 +1,189 @@
+"""Markets: where a team buys or rents its accelerators, and whether a part can be had there.
+
+Export rules decide what a Chinese team can buy (the H20, L20, RTX 4090 D and RTX 5090 D exist because of
+them; H200 sales to China were licensed case by case in 2026; new state-funded computing centres must use
+domestic chips). The facts live in ``accelerators.yaml``: every entry has an ``availability`` mapping,
+per market (``cn``, ``global``) and per way of getting the part (``buy`` = bought new, ``rent`` = rented
+from a cloud or lessor there), each with a ``status``, a one-line ``reason``, ``source`` and ``as_of``.
+
+This module owns the closed sets of values (markets, acquisitions, statuses), the rule that picks a
+default market from what the user told us, and the lookup :func:`availability`.
+
+Statuses (closed set):
+
+- ``yes``: can be had through ordinary public channels.
+- ``restricted``: possible only under conditions (export licence, duty, government approval, broker or
+  closed deals, buyer-type limits): plan with delay, extra cost and the risk of not getting it.
+- ``no``: no legal or practical channel was found (not approved for export, end of life, not sold there).
+- ``unknown``: not established; the reason says what is missing.
+
+``available`` in :class:`MarketAvailability` is True for ``yes`` only.
+
+A user's catalog file (``--catalog``) can override availability for a shipped part with an entry that has
+only the ``id`` and the fields to change (see ``catalog.py``), e.g.::
+
+    accelerators:
+      - id: h200-sxm-141gb
+        availability:
+          cn:
+            buy: {status: "yes", reason: "our integrator holds a licence", source: "quote Q-17", as_of: "2026-11-20"}
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from trainsizer.errors import InputError
+
+if TYPE_CHECKING:
+    from trainsizer.hardware.catalog import Accelerator, Catalog
+
+
+class Market(StrEnum):
+    CN = "cn"  # mainland China: US export rules for China (country group D:5) and Chinese clouds/lessors
+    GLOBAL = "global"  # everywhere else that is not under a US arms embargo
+
+
+class Acquisition(StrEnum):
+    BUY = "buy"  # bought new (a used or grey-market purchase does not count)
+    RENT = "rent"  # rented per hour / month / year from a cloud or lessor in that market
+
+
+class Status(StrEnum):
+    YES = "yes"
+    RESTRICTED = "restricted"
+    NO = "no"
+    UNKNOWN = "unknown"
+
+
+MARKETS: tuple[str, ...] = tuple(m.value for m in Market)
+ACQUISITIONS: tuple[str, ...] = tuple(a.value for a in Acquisition)
+STATUSES: tuple[str, ...] = tuple(s.value for s in Status)
+
+# Site regions (system/sites.yaml `region`) and country codes that mean mainland China. Shipped sites carry
+# `country: CN`; a region or site id starting with one of these prefixes counts as Chinese too.
+_CN_COUNTRIES = frozenset({"cn", "chn", "china"})
+_CN_PREFIXES = ("chengdu", "sichuan", "ningxia", "inner-mongolia", "east-china", "beijing", "shanghai",
+                "guangzhou", "shenzhen", "hangzhou", "guizhou", "gansu", "ulanqab", "zhongwei", "yaan")
+_NOT_CN_ZH_REGIONS = frozenset({"tw", "sg", "my"})  # zh locales of Taiwan, Singapore, Malaysia
+
+
+@dataclass(frozen=True)
+class MarketAvailability:
+    """Whether ``gpu`` can be bought new / rented in ``market``, with the reason and its source."""
+
+    gpu: str
+    market: str
+    acquisition: str
+    available: bool  # True only for status "yes"
+    status: str  # one of STATUSES
+    reason: str
+    source: str
+    as_of: str
+    confidence: str | None = None  # H / M / L as in prices.yaml, where the data gives it
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _closed(value: Any, field: str, accepted: tuple[str, ...]) -> str:
+    text = str(getattr(value, "value", value)).strip().lower() if value is not None else ""
+    if text not in accepted:
+        raise InputError(field, f"{value!r} is not accepted; accepted: {', '.join(accepted)}")
+    return text
+
+
+def parse_market(value: Any, field: str = "market") -> Market:
+    """A market id from user input (case-insensitive); anything else is an InputError naming ``field``."""
+    return Market(_closed(value, field, MARKETS))
+
+
+def parse_acquisition(value: Any, field: str = "acquisition") -> Acquisition:
+    return Acquisition(_closed(value, field, ACQUISITIONS))
+
+
+def _is_cn_place(text: str) -> bool:
+    t = text.strip().lower().replace("_", "-").replace(" ", "-")
+    return bool(t) and (t in _CN_COUNTRIES or t.startswith(_CN_PREFIXES))
+
+
+def _site_is_cn(site: Any) -> bool:
+    """A site id, a region / country string, or a Site object (anything with country/region/id)."""
+    if site is None:
+        return False
+    if not isinstance(site, str):
+        fields = [getattr(site, name, None) for name in ("country", "region", "id")]
+        return any(isinstance(f, str) and _is_cn_place(f) for f in fields)
+    if _is_cn_place(site):
+        return True
+    from trainsizer.system.sites import default_sites  # lazy: sites are not needed for the other rules
+
+    shipped = default_sites().get(site)
+    return shipped is not None and _site_is_cn(shipped)
+
+
+def _lang_is_cn(lang: str | None) -> bool:
+    if not lang:
+        return False
+    parts = lang.split(".")[0].replace("_", "-").lower().split("-")
+    return parts[0] == "zh" and not (_NOT_CN_ZH_REGIONS & set(parts[1:]))
+
+
+def default_market(currency: str | None = None, site: Any = None, lang: str | None = None) -> Market:
+    """The market to assume when the user did not name one.
+
+    ``cn`` when any of these holds, else ``global``:
+    - ``currency`` is ``CNY`` (case-insensitive);
+    - ``site`` is a Chinese site: a shipped site id whose ``country`` is CN or whose id/region starts with a
+      Chinese place (``chengdu-...``), a region or country string such as ``chengdu``, ``sichuan-yaan``,
+      ``CN``, or a Site object with such a ``country``/``region``;
+    - ``lang`` is a Chinese locale (``zh``, ``zh-CN``, ``zh_CN.UTF-8``, ``zh-Hans``), except Taiwan,
+      Singapore and Malaysia (``zh-TW``, ``zh-SG``, ``zh-MY``), which are outside the China export rules.
+
+    Only an unknown ``currency`` is an error (InputError naming ``currency``); unknown sites simply count
+    as not Chinese.
+    """
+    if currency is not None:
+        from trainsizer.cost.prices import CURRENCIES
+
+        code = str(currency).strip().upper()
+        if code not in CURRENCIES:
+            raise InputError("currency", f"{currency!r} is not accepted; accepted: {', '.join(CURRENCIES)}")
+        if code == "CNY":
+            return Market.CN
+    if _site_is_cn(site) or _lang_is_cn(lang):
+        return Market.CN
+    return Market.GLOBAL
+
+
+def availability(accelerator: Accelerator, market: Any, acquisition: Any = "buy") -> MarketAvailability:
+    """Whether ``accelerator`` can be bought new (``buy``) or rented (``rent``) in ``market``.
+
+    Unknown ``market`` / ``acquisition`` values raise InputError naming the field and the accepted values.
+    A part without data for that market (e.g. a user's own entry) gets status ``unknown``.
+    """
+    m = parse_market(market)
+    acq = parse_acquisition(acquisition)
+    per_market = (accelerator.availability or {}).get(m)
+    entry = getattr(per_market, acq.value, None) if per_market is not None else None
+    if entry is None:
+        return MarketAvailability(accelerator.id, m.value, acq.value, False, Status.UNKNOWN.value,
+                                  f"no availability data for {accelerator.id} in market {m.value}; "
+                                  f"add it in a --catalog file", "", "", None)
+    status = Status(entry.status)
+    return MarketAvailability(accelerator.id, m.value, acq.value, status is Status.YES, status.value, entry.reason,
+                              entry.source, entry.as_of, entry.confidence)
+
+
+def available_ids(catalog: Catalog, market: Any, acquisition: Any = "buy",
+                  statuses: tuple[str, ...] = ("yes",)) -> list[str]:
+    """Catalog ids whose status for (market, acquisition) is in ``statuses`` (default: ``yes`` only).
+
+    For the planner: ``statuses=("yes", "restricted")`` keeps licensed parts (to show with a warning).
+    """
+    for s in statuses:
+        _closed(s, "statuses", STATUSES)
+    return [gpu_id for gpu_id, acc in catalog.accelerators.items()
+            if availability(acc, market, acquisition).status in statuses]
