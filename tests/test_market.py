@@ -24,7 +24,7 @@ from trainsizer.system.sites import default_sites
     ("USD", None, None, "global"),
     (None, None, None, "global"),
     ("USD", "chengdu-legacy-colo", "en", "cn"),  # a shipped Chinese site wins over USD
-    (None, "east-china-colo", None, "cn"),  # found through the site's country field, not its id
+    (None, "east-china-colo", None, "cn"),
     (None, "chengdu-somewhere-new", None, "cn"),  # unknown id, Chinese prefix
     (None, "chengdu", None, "cn"),
     (None, "sichuan-yaan", None, "cn"),

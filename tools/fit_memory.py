@@ -17,7 +17,6 @@ from fitting import run
 
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.workflows.calibrate import MEMORY_FREE
-from trainsizer.workflows.validate import validate_cases
 
 DATA = Path(__file__).resolve().parents[1] / "src/trainsizer/estimate/memory_model.yaml"
 DEFAULT_CASES = Path(__file__).resolve().parents[2] / "shared/validation/memory.yaml"
@@ -25,8 +24,7 @@ FREE = MEMORY_FREE  # the same grids as `trainsizer calibrate`
 
 
 def main(argv: list[str]) -> None:
-    run(argv, DATA, DEFAULT_CASES, default_memory_model(), FREE, lambda cases, params: validate_cases(cases, params),
-        memory_cases=True)
+    run(argv, DATA, DEFAULT_CASES, default_memory_model(), FREE, memory_cases=True)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ from fitting import run
 
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.workflows.calibrate import PERFORMANCE_FREE
-from trainsizer.workflows.validate import validate_cases
 
 DATA = Path(__file__).resolve().parents[1] / "src/trainsizer/estimate/performance_model.yaml"
 DEFAULT_CASES = Path(__file__).resolve().parents[2] / "shared/validation/throughput.yaml"
@@ -24,7 +23,7 @@ FREE = PERFORMANCE_FREE  # the same grids as `trainsizer calibrate`
 
 def main(argv: list[str]) -> None:
     run(argv, DATA, DEFAULT_CASES, default_performance_model(), FREE,
-        lambda cases, params: validate_cases(cases, perf_params=params), memory_cases=False)
+        memory_cases=False)
 
 
 if __name__ == "__main__":

@@ -4,15 +4,10 @@ back into a YAML data file in place (comments kept)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from trainsizer.workflows.calibrate import Free, coordinate_descent, log_errors, section
-
-Evaluate = Callable[[list[dict[str, Any]], dict[str, Any]], list[Any]]
+from trainsizer.workflows.calibrate import Free, coordinate_descent, section
 
 
 def write_values(path: Path, params: dict[str, Any], free: Free) -> None:
@@ -37,17 +32,20 @@ def write_values(path: Path, params: dict[str, Any], free: Free) -> None:
 
 
 def run(argv: list[str], data: Path, default_cases: Path, params: dict[str, Any], free: Free,
-        evaluate: Evaluate, memory_cases: bool) -> None:
+        memory_cases: bool) -> None:
     """Command-line body of the fit scripts: load cases, fit, print, and with --write store."""
-    from trainsizer.workflows.validate import load_cases
+    from trainsizer.estimate.memory import default_memory_model
+    from trainsizer.estimate.step import default_performance_model
+    from trainsizer.workflows.case_terms import build_case_terms, log_error_loss
+    from trainsizer.workflows.cases import load_cases
 
     paths = [a for a in argv if not a.startswith("--")] or [str(default_cases)]
-    cases = [c for p in paths for c in load_cases(p) if ("memory_gib" in c["measured"]) == memory_cases]
-
-    def loss(trial: dict[str, Any]) -> float:
-        return float(np.mean(log_errors(evaluate(cases, trial)) ** 2))
-
-    fitted, best = coordinate_descent(loss, params, free)
+    cases = [c for p in paths for c in load_cases(p)]
+    terms, failed = build_case_terms(cases, "memory" if memory_cases else "performance", default_memory_model(),
+                                     default_performance_model())
+    for cid, reason in failed:
+        print(f"not fitted: {cid}: {reason}")
+    fitted, best = coordinate_descent(log_error_loss(terms, terms.fit_rows(range(len(terms)))), params, free)
     print(f"rms log error on fitted cases: {best ** 0.5:.4f}")
     for dotted, key, _ in free:
         print(f"{dotted}.{key} = {section(fitted, dotted)[key]:g}")

@@ -14,10 +14,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from trainsizer.currency import CURRENCIES
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
-
-CURRENCIES = ("CNY", "USD")
 
 RentalTerm = Literal["on-demand", "daily", "monthly", "yearly", "multi-year", "preemptible"]
 BillingGranularity = Literal["per-second", "per-minute", "per-hour", "per-day", "per-month"]

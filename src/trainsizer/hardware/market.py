@@ -116,12 +116,7 @@ def _site_is_cn(site: Any) -> bool:
     if not isinstance(site, str):
         fields = [getattr(site, name, None) for name in ("country", "region", "id")]
         return any(isinstance(f, str) and _is_cn_place(f) for f in fields)
-    if _is_cn_place(site):
-        return True
-    from trainsizer.system.sites import default_sites  # lazy: sites are not needed for the other rules
-
-    shipped = default_sites().get(site)
-    return shipped is not None and _site_is_cn(shipped)
+    return _is_cn_place(site)  # a site id or place name; callers with a Site pass the object (its country)
 
 
 def _lang_is_cn(lang: str | None) -> bool:
@@ -136,7 +131,7 @@ def default_market(currency: str | None = None, site: Any = None, lang: str | No
 
     ``cn`` when any of these holds, else ``global``:
     - ``currency`` is ``CNY`` (case-insensitive);
-    - ``site`` is a Chinese site: a shipped site id whose ``country`` is CN or whose id/region starts with a
+    - ``site`` is a Chinese site: a Site object whose ``country`` is CN, or a site id / region that starts with a
       Chinese place (``chengdu-...``), a region or country string such as ``chengdu``, ``sichuan-yaan``,
       ``CN``, or a Site object with such a ``country``/``region``;
     - ``lang`` is a Chinese locale (``zh``, ``zh-CN``, ``zh_CN.UTF-8``, ``zh-Hans``), except Taiwan,
@@ -146,7 +141,7 @@ def default_market(currency: str | None = None, site: Any = None, lang: str | No
     as not Chinese.
     """
     if currency is not None:
-        from trainsizer.cost.prices import CURRENCIES
+        from trainsizer.currency import CURRENCIES
 
         code = str(currency).strip().upper()
         if code not in CURRENCIES:

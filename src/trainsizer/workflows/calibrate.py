@@ -73,11 +73,6 @@ def coordinate_descent(loss: Callable[[dict[str, Any]], float], params: dict[str
     return best_params, best
 
 
-def log_errors(results: list[Any], include_excluded: bool = False) -> np.ndarray:
-    return np.array([np.log(r.predicted / r.measured) for r in results
-                     if (include_excluded or not r.excluded_from_fit) and r.predicted and r.predicted > 0])
-
-
 def _overrides(params: dict[str, Any], free: Free) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for dotted, key, _ in free:
@@ -94,46 +89,43 @@ class CalibrationResult:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
+def _median_error(terms: Any, params: dict[str, Any], rows: list[int]) -> float | None:
+    from trainsizer.workflows.cases import CaseResult, summarize
+
+    return summarize([CaseResult(terms.ids[i], terms.kind, float(p), float(terms.measured[i]))
+                      for i, p in zip(rows, terms.predict(params, rows), strict=True)]).median_abs_error
+
+
 def calibrate(cases: list[dict[str, Any]], holdout: int = 3) -> CalibrationResult:
     """Fit memory parameters to the memory cases and step-time parameters to the speed cases."""
     from trainsizer.estimate.memory import default_memory_model
     from trainsizer.estimate.step import default_performance_model
-    from trainsizer.workflows.validate import summarize, validate_cases
+    from trainsizer.workflows.case_terms import build_case_terms, log_error_loss
 
     if holdout < 2:
         raise InputError("--holdout", f"{holdout}; accepted: 2 or more (every n-th case is held out)")
-    held = [c for i, c in enumerate(cases) if i % holdout == holdout - 1]
-    fit = [c for i, c in enumerate(cases) if i % holdout != holdout - 1]
-    profile: dict[str, Any] = {"schema_version": 1, "created": datetime.date.today().isoformat(),
-                               "fitted_on": [str(c.get("id")) for c in fit],
-                               "held_out": [str(c.get("id")) for c in held]}
+    profile: dict[str, Any] = {"schema_version": 1, "created": datetime.date.today().isoformat()}
     summary: dict[str, Any] = {}
     mp, pp = default_memory_model(), default_performance_model()
-    for kind, free, is_memory in (("memory", MEMORY_FREE, True), ("performance", PERFORMANCE_FREE, False)):
-        fit_k = [c for c in fit if ("memory_gib" in c["measured"]) == is_memory]
-        held_k = [c for c in held if ("memory_gib" in c["measured"]) == is_memory]
-        if not fit_k:
+    fitted_on: list[str] = []
+    held_out: list[str] = []
+    for kind, free, base in (("memory", MEMORY_FREE, mp), ("performance", PERFORMANCE_FREE, pp)):
+        terms, _ = build_case_terms(cases, kind, mp, pp)
+        held = [i for i in range(len(terms)) if i % holdout == holdout - 1]
+        fit = terms.fit_rows([i for i in range(len(terms)) if i % holdout != holdout - 1])
+        if not fit:
             continue
-
-        def run(params: dict[str, Any], subset: list[dict[str, Any]], memory: bool = is_memory) -> list[Any]:
-            return validate_cases(subset, memory_params=params if memory else mp,
-                                  perf_params=None if memory else params)
-
-        base = mp if is_memory else pp
-
-        def loss(params: dict[str, Any], subset: list[dict[str, Any]] = fit_k) -> float:
-            errors = log_errors(run(params, subset))
-            return float(np.mean(errors ** 2)) if len(errors) else 0.0
-
-        fitted, _ = coordinate_descent(loss, base, free, rounds=2)
+        fitted, _ = coordinate_descent(log_error_loss(terms, fit), base, free, rounds=2)
         profile[kind] = _overrides(fitted, free)
-        before = [r for r in run(base, held_k) if not r.excluded_from_fit]
-        after = [r for r in run(fitted, held_k) if not r.excluded_from_fit]
-        summary[kind] = {"fitted_cases": len(fit_k), "held_out_cases": len(held_k),
-                         "held_out_median_before": summarize(before).median_abs_error,
-                         "held_out_median_after": summarize(after).median_abs_error}
+        fitted_on += [terms.ids[i] for i in fit]
+        held_out += [terms.ids[i] for i in held]
+        held_fit = terms.fit_rows(held)
+        summary[kind] = {"fitted_cases": len(fit), "held_out_cases": len(held),
+                         "held_out_median_before": _median_error(terms, base, held_fit),
+                         "held_out_median_after": _median_error(terms, fitted, held_fit)}
     if "memory" not in profile and "performance" not in profile:
         raise InputError("cases", "no case with a measured memory or speed figure to fit")
+    profile["fitted_on"], profile["held_out"] = fitted_on, held_out
     profile["summary"] = summary
     return CalibrationResult(profile, summary)
 

@@ -21,7 +21,7 @@ from trainsizer.estimate.refit import (
     stack_speed,
 )
 from trainsizer.scenario import scenario_from_dict
-from trainsizer.workflows.validate import METRICS_MEMORY, METRICS_SPEED, speed_metric
+from trainsizer.workflows.cases import METRICS_MEMORY, METRICS_SPEED, speed_metric
 
 Free = Sequence[tuple[str, str, np.ndarray]]  # (dotted section, key, grid)
 

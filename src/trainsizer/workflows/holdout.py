@@ -12,7 +12,7 @@ from typing import Any
 
 from trainsizer.workflows.calibrate import MEMORY_FREE, PERFORMANCE_FREE, coordinate_descent
 from trainsizer.workflows.case_terms import CaseTerms, build_case_terms, log_error_loss
-from trainsizer.workflows.validate import CaseResult, summarize
+from trainsizer.workflows.cases import CaseResult, summarize
 
 KINDS = {"memory": MEMORY_FREE, "throughput": PERFORMANCE_FREE}
 

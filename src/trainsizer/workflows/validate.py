@@ -2,83 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from trainsizer.datafiles import user_yaml
 from trainsizer.errors import InputError
 from trainsizer.scenario import scenario_from_dict
+from trainsizer.workflows.cases import (
+    METRICS_MEMORY,
+    METRICS_SPEED,
+    CaseResult,
+    Summary,
+    load_cases,
+    speed_metric,
+    summarize,
+)
 
-METRICS_MEMORY = ("allocated", "reserved", "device")
-METRICS_SPEED = ("tokens_per_s", "tokens_per_s_per_gpu", "step_time_s", "tflops_per_gpu", "mfu")
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    id: str
-    metric: str
-    predicted: float | None
-    measured: float
-    excluded_from_fit: str | None = None
-    skipped: str | None = None  # why no prediction was made
-
-    @property
-    def error(self) -> float | None:
-        if self.predicted is None:
-            return None
-        return (self.predicted - self.measured) / self.measured
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "metric": self.metric, "predicted": self.predicted, "measured": self.measured,
-                "error": None if self.error is None else round(self.error, 4),
-                "excluded_from_fit": self.excluded_from_fit, "skipped": self.skipped}
-
-
-@dataclass(frozen=True)
-class Summary:
-    count: int
-    median_abs_error: float | None
-    p90_abs_error: float | None
-    max_abs_error: float | None
-    within_15pct: int
-
-    def to_dict(self) -> dict[str, Any]:
-        def r(x: float | None) -> float | None:
-            return None if x is None else round(x, 4)
-
-        return {"count": self.count, "median_abs_error": r(self.median_abs_error),
-                "p90_abs_error": r(self.p90_abs_error), "max_abs_error": r(self.max_abs_error),
-                "within_15pct": self.within_15pct}
-
-
-def summarize(results: list[CaseResult]) -> Summary:
-    errs = np.array([abs(r.error) for r in results if r.error is not None])
-    if not len(errs):
-        return Summary(0, None, None, None, 0)
-    return Summary(len(errs), float(np.median(errs)), float(np.percentile(errs, 90)), float(errs.max()),
-                   int((errs <= 0.15).sum()))
-
-
-def load_cases(path: str | Path) -> list[dict[str, Any]]:
-    data = user_yaml(path, field="cases")
-    if not isinstance(data, list):
-        raise InputError("cases", f"{path}: a case file is a YAML list of cases")
-    for i, case in enumerate(data):
-        if not isinstance(case, dict) or "scenario" not in case or "measured" not in case:
-            raise InputError(f"cases[{i}]", "each case needs id, scenario and measured")
-    return data
-
-
-def speed_metric(cid: str, metric: str, perf_params: dict[str, Any]) -> tuple[str, str | None]:
-    """The predicted quantity a published speed figure is compared with. Some sources define it
-    differently (e.g. TFLOPS that count recomputation): the data names them, with the reason."""
-    for rule in perf_params.get("fit", {}).get("metric_definitions") or []:
-        if cid.startswith(rule["id_prefix"]) and metric == rule["metric"]:
-            return rule["compare_with"], rule["reason"]
-    return metric, None
+__all__ = ["CaseResult", "Summary", "load_cases", "run_case", "summarize", "validate_cases", "validate_files"]
 
 
 def run_case(case: dict[str, Any], exclusions: dict[str, str], memory_params: dict[str, Any] | None = None,

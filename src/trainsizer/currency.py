@@ -1,0 +1,3 @@
+"""The currencies prices, budgets and reports are stated in (prices.yaml holds a rate between them)."""
+
+CURRENCIES = ("CNY", "USD")

@@ -1,0 +1,94 @@
+"""Fits re-price cases from their terms exactly as a full estimate would, and leave-one-source-out
+cross-validation predicts each publication with parameters fitted without it."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+
+import pytest
+from conftest import REPO, VALIDATION, needs_shared
+from typer.testing import CliRunner
+
+from trainsizer.cli import app
+from trainsizer.estimate.memory import default_memory_model
+from trainsizer.estimate.step import default_performance_model
+from trainsizer.workflows.calibrate import MEMORY_FREE, PERFORMANCE_FREE, coordinate_descent, section
+from trainsizer.workflows.case_terms import build_case_terms, log_error_loss, source_key
+from trainsizer.workflows.cases import load_cases
+from trainsizer.workflows.holdout import leave_one_source_out
+from trainsizer.workflows.validate import validate_cases
+
+PUBLISHED = sorted((REPO / "validation" / "published").glob("*.yaml"))
+
+
+def _cases() -> list[dict]:
+    files = PUBLISHED + (sorted(VALIDATION.glob("*.yaml")) if VALIDATION.is_dir() else [])
+    return [c for f in files for c in load_cases(f)]
+
+
+def _random_params(base: dict, free, rng: random.Random) -> dict:
+    params = copy.deepcopy(base)
+    for dotted, key, grid in free:
+        section(params, dotted)[key] = float(rng.choice(list(grid)))
+    return params
+
+
+@pytest.mark.parametrize("kind", ["memory", "performance"])
+def test_terms_reprice_every_case_as_a_full_estimate_does(kind):
+    cases = [c for c in _cases() if ("memory_gib" in c["measured"]) == (kind == "memory")]
+    mp, pp = default_memory_model(), default_performance_model()
+    terms, failed = build_case_terms(cases, kind, mp, pp)
+    assert not failed and len(terms) == len(cases)
+    rng = random.Random(7)
+    for _ in range(3):
+        if kind == "memory":
+            trial_mp, trial_pp = _random_params(mp, MEMORY_FREE, rng), pp
+        else:
+            trial_mp, trial_pp = mp, _random_params(pp, PERFORMANCE_FREE, rng)
+        params = trial_mp if kind == "memory" else trial_pp
+        full = {r.id: r.predicted for r in validate_cases(cases, trial_mp, trial_pp)}
+        for cid, predicted in zip(terms.ids, terms.predict(params), strict=True):
+            assert predicted == pytest.approx(full[cid], rel=1e-9), cid
+
+
+def test_each_source_is_predicted_with_parameters_fitted_without_it():
+    cases = [c for c in load_cases(PUBLISHED[0]) if "memory_gib" in c["measured"]]
+    sources = sorted({source_key(c) for c in cases})
+    assert len(sources) >= 2
+    held = sources[0]
+    out = leave_one_source_out(cases)["memory"]
+    mp, pp = default_memory_model(), default_performance_model()
+    terms, _ = build_case_terms(cases, "memory", mp, pp)
+    train = terms.fit_rows([i for i, s in enumerate(terms.sources) if s != held])
+    fitted, _ = coordinate_descent(log_error_loss(terms, train), mp, MEMORY_FREE, rounds=2)
+    test = [i for i, s in enumerate(terms.sources) if s == held]
+    expected = dict(zip([terms.ids[i] for i in test], terms.predict(fitted, test), strict=True))
+    got = {c["id"]: c["predicted"] for c in out["cases"] if c["id"] in expected}
+    assert got and all(got[k] == pytest.approx(v) for k, v in expected.items())
+    assert out["count"] == len(cases) and out["excluded"] == 0
+
+
+@needs_shared()
+def test_validate_holdout_source_json_contract():
+    files = [str(p) for p in sorted(VALIDATION.glob("*.yaml"))]
+    result = CliRunner().invoke(app, ["validate", *files, "--holdout", "source", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)["summary"]
+    assert summary["in_sample"] is True
+    n_memory = sum(1 for c in _shared_cases() if "memory_gib" in c["measured"])
+    for kind in ("memory", "throughput"):
+        h = summary["holdout"][kind]
+        assert {"count", "median_abs_error", "p90_abs_error", "excluded"} <= set(h)
+        assert h["excluded"] == 0 and h["sources"] >= 2
+    assert summary["holdout"]["memory"]["count"] == n_memory
+
+
+def _shared_cases() -> list[dict]:
+    return [c for f in sorted(VALIDATION.glob("*.yaml")) for c in load_cases(f)]
+
+
+def test_unknown_holdout_is_refused():
+    result = CliRunner().invoke(app, ["validate", str(PUBLISHED[0]), "--holdout", "random"])
+    assert result.exit_code != 0
