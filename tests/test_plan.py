@@ -143,12 +143,16 @@ def test_plan_recommendation_carries_bom_site_fit_cost_timeline_and_verification
     data = json.loads(proc.stdout)
     assert data["site"] == "chengdu-legacy-colo" and data["currency"] == "CNY"
     pick = data["options"][data["rankings"]["recommended"][0]]
-    assert pick["system"]["site_fit"]["fits"]
-    assert pick["system"]["power"]["server_max_kw"] <= 8.0  # 80 % of a 10 kW rack
+    assert data["recommendation"]["option"] == data["rankings"]["recommended"][0]
+    if pick["site_applies"]:  # bought and hosted: the room's racks must hold it
+        assert pick["system"]["site_fit"]["fits"]
+        assert pick["system"]["power"]["server_max_kw"] <= 8.0  # 80 % of a 10 kW rack
+    else:  # rented: the provider's data centre, never failed by the user's room
+        assert pick["per_run"]["acquisition"] == "rent"
     assert pick["performance"]["time_to_train_s"] <= 7 * 86400
     assert {"capex", "opex_per_year", "total"} <= set(pick["cost"]["buy"])
     assert pick["verdict"].startswith(("rent", "buy"))
-    assert len(data["timeline"]["steps"]) == 4 and len(data["verification"]) == 3
+    assert len(data["timeline"]["steps"]) == (5 if pick["site_applies"] else 4) and len(data["verification"]) == 3
     assert data["prices_used"]
     # an 8-GPU H100 server (10.2 kW) does not fit that room; the option says what to do
     h100 = [o for o in data["options"] if o["hardware"]["gpu"] == "h100-sxm5-80gb"]

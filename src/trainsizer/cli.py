@@ -139,11 +139,17 @@ def plan_cmd(
     top: Annotated[int, typer.Option(help="Options to show per ranking.")] = 10,
     site: Annotated[str | None, typer.Option(help="Site id (trainsizer catalog sites); default: a modern "
                                              "colocation room.")] = None,
-    budget: Annotated[float | None, typer.Option(help="Most to spend (buy capex or rent over the horizon), "
-                                                 "in --currency.")] = None,
+    budget: Annotated[float | None, typer.Option(help="Most to commit, in --currency: the capex of bought "
+                                                 "servers or a rental's minimum contract.")] = None,
     currency: Annotated[str | None, typer.Option(help="CNY | USD (default: CNY for a Chinese locale).")] = None,
-    horizon: Annotated[float, typer.Option(help="Years the hardware is used (rent vs buy).")] = 3.0,
-    utilisation: Annotated[float, typer.Option(help="Fraction of the time the GPUs are busy.")] = 0.7,
+    horizon: Annotated[float, typer.Option(help="Years bought hardware is used (its cost over them).")] = 3.0,
+    utilisation: Annotated[float | None, typer.Option(help="Fraction of the time bought GPUs stay busy (default: "
+                                                      "the job runs once).")] = None,
+    runs_per_month: Annotated[float | None, typer.Option("--runs-per-month", help="Runs like this one a month on "
+                                                         "bought hardware.")] = None,
+    market: Annotated[str | None, typer.Option(help="cn | global: where the GPUs must be bought or rented "
+                                               "(default: cn for CNY, a Chinese site or locale).")] = None,
+    objective: Annotated[str, typer.Option(help="cheapest (per run) | fastest | fewest-gpus")] = "cheapest",
     prices: Annotated[list[Path] | None, typer.Option("--prices", help="Your own quotes/prices YAML.")] = None,
     sites: Annotated[list[Path] | None, typer.Option("--sites", help="Your own sites YAML.")] = None,
     catalog: CatalogOpt = None,
@@ -157,7 +163,7 @@ def plan_cmd(
 
     req = PlanRequest(tuple(gpu or ()), max_gpus, parse_duration(deadline), gpus_per_node, top, site, budget,
                       currency, horizon, utilisation, tuple(prices or ()), tuple(sites or ()), tuple(catalog or ()),
-                      lang, calibration)
+                      lang, calibration, market, objective, runs_per_month)
     planned = plan_job(load_job(job, gpu), req, str(job))
     result, out = planned.result, planned.out
     if as_json:

@@ -32,6 +32,8 @@ class RentalTerms(BaseModel):
     min_term_hours: float | None = Field(None, ge=0)  # shortest commitment; 0 for on-demand, None: not stated
     stopped_time_billed: bool | None = None  # is a stopped/idle instance still billed? None: not stated
     includes: tuple[Inclusion, ...] = ()  # what the price covers besides the GPU (vat only where stated)
+    max_gpus: int | None = Field(None, ge=1)  # most GPUs one order gets (None: not limited as far as known)
+    multi_node: bool | None = None  # servers networked for training across nodes (None: not stated)
     source: str | None = None
 
 

@@ -57,6 +57,7 @@ class PlanResult:
     rankings: dict[str, list[int]] = field(default_factory=dict)  # index lists into options
     evaluated: int = 0
     notes: list[str] = field(default_factory=list)
+    late: list[dict[str, Any]] = field(default_factory=list)  # options that fit but miss the deadline
 
     def to_dict(self) -> dict[str, Any]:
         return {"options": self.options, "suggestions": self.suggestions, "rankings": self.rankings,
@@ -100,7 +101,8 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
            and (arch.num_kv_heads % t == 0 or t % arch.num_kv_heads == 0)]
     pps = [p for p in (1, 2, 4, 8, 16, 32, 64) if p <= arch.num_layers]
     cps = [1, 2, 4, 8] if job.training.seq_len >= 16384 else [1]
-    if constraints.data_parallel_only:
+    adapter_frameworks = packaged_yaml("trainsizer.plan", "planner.yaml")["adapter_methods"]
+    if constraints.data_parallel_only or job.training.method in adapter_frameworks["methods"]:
         tps, pps, cps = [1], [1], [1]
     grids = np.meshgrid(np.array(counts), np.array(tps), np.array(pps), np.array(cps), np.array([1, 2]),
                         np.arange(4), np.arange(3), np.array([1, 2, 4, 8]), np.arange(3), indexing="ij")
@@ -166,8 +168,8 @@ def _option(result: Any, scenario: Scenario) -> dict[str, Any]:
 
 
 def rank_options(options: list[dict[str, Any]], top: int | None = None) -> dict[str, list[int]]:
-    """Indices into ``options`` per ranking: fastest, fewest GPUs, best MFU, cheapest to own (when the
-    options carry costs) and the Pareto front of step time vs GPU count."""
+    """Indices into ``options`` per ranking: fastest, fewest GPUs, best MFU, cheapest per run and cheapest to
+    own (when the options carry costs) and the Pareto front of step time vs GPU count."""
     if not options:
         return {}
     idx = list(range(len(options)))
@@ -177,6 +179,9 @@ def rank_options(options: list[dict[str, Any]], top: int | None = None) -> dict[
                                                   options[i]["performance"]["step_time_s"])),
         "best_mfu": sorted(idx, key=lambda i: -options[i]["performance"]["mfu"]),
     }
+    priced = [i for i in idx if (options[i].get("per_run") or {}).get("cost") is not None]
+    if priced:  # what one run costs on its cheapest terms (workflows.recommend)
+        rankings["cheapest_per_run"] = sorted(priced, key=lambda i: options[i]["per_run"]["cost"])
     if any(o.get("cost") for o in options):
         rankings["cheapest_to_buy"] = sorted((i for i in idx if options[i].get("cost")),
                                              key=lambda i: options[i]["cost"]["buy"]["total"])
@@ -238,8 +243,10 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
 
 
 def _exact_options(chosen: list[Shortlisted], job: Scenario, constraints: Constraints, cat: Catalog,
-                   mp: dict[str, Any], pp_: dict[str, Any], global_batch: int) -> list[dict[str, Any]]:
-    """The shortlisted layouts re-checked by the reference estimators; those that fit and meet the deadline."""
+                   mp: dict[str, Any], pp_: dict[str, Any], global_batch: int,
+                   late: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The shortlisted layouts re-checked by the reference estimators; those that fit and meet the deadline
+    (those that fit but miss it go to ``late``)."""
     from trainsizer.estimate.estimator import estimate
 
     options: list[dict[str, Any]] = []
@@ -259,10 +266,41 @@ def _exact_options(chosen: list[Shortlisted], job: Scenario, constraints: Constr
         opt = _option(result, sc)
         if constraints.deadline_s and opt["performance"].get("time_to_train_s") and \
                 opt["performance"]["time_to_train_s"] > constraints.deadline_s:
+            if late is not None:
+                late.append(opt)
             continue
         options.append(opt)
     options.sort(key=lambda o: o["performance"]["step_time_s"])
     return options
+
+
+def _exact_order(shortlist: list[Shortlisted]) -> list[Shortlisted]:
+    """The order in which shortlisted candidates get the exact re-check. Every GPU type first gets its
+    cheapest candidate (fewest GPU-seconds per step: within a type that is the lowest cost), its fewest-GPU
+    one and its fastest,
+    so the cheap end of the space (one or a few small cards) is never crowded out by large fast clusters;
+    then the best of each (GPU, count, network) alternately by speed and by GPU-seconds; then the rest."""
+    def gpu_seconds(it: Shortlisted) -> float:
+        return it[0] * int(it[2].gpus[it[3]])
+
+    firsts, rest, seen = [], [], set()
+    for item in sorted(shortlist, key=lambda it: it[0]):
+        key = (item[1].id, int(item[2].gpus[item[3]]), item[4])
+        (rest if key in seen else firsts).append(item)
+        seen.add(key)
+    by_gpu_seconds = sorted(firsts, key=gpu_seconds)
+    per_type: dict[str, list[Shortlisted]] = {}
+    for item in by_gpu_seconds:
+        per_type.setdefault(item[1].id, []).append(item)
+    type_picks = [pick(items) for items in per_type.values()
+                  for pick in (lambda xs: xs[0], lambda xs: min(xs, key=lambda it: int(it[2].gpus[it[3]])),
+                               lambda xs: min(xs, key=lambda it: it[0]))]
+    merged, taken = [], set()
+    for item in [*type_picks, *(x for pair in zip(firsts, by_gpu_seconds, strict=True) for x in pair), *rest]:
+        if id(item) not in taken:
+            taken.add(id(item))
+            merged.append(item)
+    return merged
 
 
 def _best_per_hardware(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -301,19 +339,12 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
         found, n = _screen_gpu(gpu, job, arch, constraints, cat, basis, mp, pp_, global_batch, host_limit)
         shortlist += found
         evaluated += n
-    shortlist.sort(key=lambda item: item[0])
-    # the fastest candidate of each (GPU, count, network) first, so fewest-GPU options survive, then the
-    # runners-up if room is left
-    firsts, rest, seen = [], [], set()
-    for item in shortlist:
-        key = (item[1].id, int(item[2].gpus[item[3]]), item[4])
-        (rest if key in seen else firsts).append(item)
-        seen.add(key)
-    options = _best_per_hardware(_exact_options((firsts + rest)[:MAX_EXACT], job, constraints, cat, mp, pp_,
-                                                global_batch))
+    late: list[dict[str, Any]] = []
+    options = _best_per_hardware(_exact_options(_exact_order(shortlist)[:MAX_EXACT], job, constraints, cat, mp, pp_,
+                                                global_batch, late))
     rankings = rank_options(options, constraints.top)
     suggestions = [] if options or not with_suggestions else suggest(job, arch, constraints, cat, mp, pp_)
-    return PlanResult(options, suggestions, rankings, evaluated, notes)
+    return PlanResult(options, suggestions, rankings, evaluated, notes, _best_per_hardware(late))
 
 
 def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog, mp: dict[str, Any],

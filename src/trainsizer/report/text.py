@@ -147,7 +147,11 @@ def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | Non
         for s in result.suggestions:
             con.print(f"  - {s}")
         return
-    titles = {"recommended": ("Recommended", "推荐"), "fastest": ("Fastest", "最快"),
+    if extra:
+        _print_answer(con, extra, zh)
+    for note in result.notes:
+        con.print(f"  - {note}")
+    titles = {"cheapest_per_run": ("Cheapest per run", "单次训练最省"), "fastest": ("Fastest", "最快"),
               "fewest_gpus": ("Fewest GPUs", "卡数最少"), "cheapest_to_buy": ("Cheapest to own", "自购最省"),
               "best_mfu": ("Best MFU", "MFU 最高"), "pareto_time_vs_gpus": ("Pareto: step time vs GPUs", "帕累托前沿")}
     for key, (en, cn) in titles.items():
@@ -155,7 +159,8 @@ def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | Non
         if not idx:
             continue
         table = Table(title=cn if zh else en, title_justify="left")
-        for col in ("GPUs", "GPU", "node", "layout", "mbs / ckpt", "GiB used", "tokens/s", "MFU", "days", "why"):
+        for col in ("GPUs", "GPU", "node", "layout", "mbs / ckpt", "GiB used", "tokens/s", "MFU", "days", "per run",
+                    "why"):
             table.add_column(col, overflow="fold")
         for i in idx:
             o = result.options[i]
@@ -168,17 +173,39 @@ def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | Non
             if hw["inter_node"]:
                 node += f" {hw['inter_node']}"
             days = f"{perf['time_to_train_s'] / 86400:.1f}" if perf.get("time_to_train_s") else "-"
+            pr = o.get("per_run") or {}
+            run = (f"{pr['acquisition']} {pr['cost']:,.0f}" if pr.get("cost") is not None else "-")
             table.add_row(str(hw["gpus"]), hw["gpu"], node, layout,
                           f"{tr['micro_batch_size']} / {tr['activation_checkpointing']}",
                           f"{mem['device_gib']:.1f}/{mem['capacity_gib']:.0f}", f"{perf['tokens_per_s']:,.0f}",
-                          f"{perf['mfu']:.0%}", days, o["why"])
+                          f"{perf['mfu']:.0%}", days, run, o["why"])
         con.print(table)
     con.print(f"{result.evaluated:,} candidate layouts screened; {len(result.options)} hardware options re-checked "
               "with the reference estimators.")
-    for note in result.notes:
-        con.print(f"  - {note}")
     if extra and result.options:
         _print_recommendation(con, result.options, extra, zh)
+
+
+def _print_answer(con: Console, extra: dict[str, Any], zh: bool) -> None:
+    """The answer first: what to rent or buy, per run, commitment, time, why; then what the runner-ups trade."""
+    rec = extra.get("recommendation")
+    if not rec:
+        con.print("[bold red]" + ("没有可推荐的方案" if zh else "No recommendation") + "[/bold red]: " +
+                  ("没有同时满足期限、预算和市场的方案。" if zh else
+                   "nothing meets the deadline and the budget and can be had in this market."))
+        return
+    cur = rec["currency"]
+    cost = (f"{_money(rec['per_run'], cur)} {'每次训练' if zh else 'per run'}" if rec["per_run"] is not None
+            else f"{rec['cost_per_million_tokens']:.2f} {cur} / M tokens")
+    days = (f", {rec['time_to_train_days']:.1f} {'天' if zh else 'days'}" if rec["time_to_train_days"] is not None
+            else "")
+    commit = (f", {'需投入' if zh else 'commits'} {_money(rec['commitment'], cur)}"
+              if rec["commitment"] is not None else "")
+    con.print(f"[bold]{'答案' if zh else 'Answer'}[/bold]: {rec['why']}")
+    con.print(f"  {rec['acquisition']} {rec['gpus']} x {rec['gpu']}: {cost}{days}{commit}"
+              + (f"; {'市场' if zh else 'market'} {extra['market']['market']}" if extra.get("market") else ""))
+    for r in rec["runner_ups"]:
+        con.print(f"  {'备选' if zh else 'runner-up'}: {r['acquisition']} {r['gpus']} x {r['gpu']}: {r['trade']}")
 
 
 def _money(x: float, cur: str) -> str:
@@ -191,9 +218,11 @@ def _print_recommendation(con: Console, options: list[dict[str, Any]], extra: di
     fits = bool(pick)
     best = options[pick[0]] if pick else options[0]
     hw, sysd, cost = best["hardware"], best["system"], best["cost"]
-    con.print(f"\n[bold]{'推荐' if zh else 'Recommendation'}[/bold] ({'机房' if zh else 'site'} {extra['site']}): "
-              f"{hw['gpus']} x {hw['gpu']} in {hw['nodes']} server(s) of {hw['gpus_per_node']} - "
-              + (extra.get("recommended_because", "") if fits else "none fits the site with known prices: the fastest"))
+    rented = "租用：在服务商机房" if zh else "rented: in the provider's data centre, your site's racks do not apply"
+    where = f"{'机房' if zh else 'site'} {extra['site']}" if best.get("site_applies", True) else rented
+    con.print(f"\n[bold]{'推荐方案明细' if zh else 'The recommended option in detail'}[/bold] ({where}): "
+              f"{hw['gpus']} x {hw['gpu']} in {hw['nodes']} server(s) of {hw['gpus_per_node']}"
+              + ("" if fits else " (no option can be had within the constraints: the fastest shown)"))
     host, st, net, pw = sysd["host"], sysd["storage"], sysd["network"], sysd["power"]
     con.print(f"  host: {host['ram_gib_per_node']:,.0f} GiB RAM, {host['cpu_cores_per_node']} cores per server "
               f"(needed {host['ram_needed_gib']:,.0f} GiB; {host['seed_rule']}: {host['seed_rule_ram_gib']:,.0f})")
@@ -221,12 +250,15 @@ def _print_recommendation(con: Console, options: list[dict[str, Any]], extra: di
               f"{_money(cost['seed_first_year_range'][1], cur)})")
     if cost.get("rent"):
         rent = cost["rent"]
-        con.print(f"  rent: {rent['price_per_gpu_hour']:.2f} {cur}/GPU-hour ({rent['offer']}), "
-                  f"{_money(rent['per_year'], cur)}/year; break-even " + _break_even(cost))
-    if cost.get("per_run"):
-        run = cost["per_run"]
-        con.print(f"  one training run ({run['hours']:,.0f} h): buy share {_money(run['buy'], cur)}, rent "
-                  f"{_money(run['rent'], cur) if run['rent'] is not None else '-'}")
+        con.print(f"  renting for the whole horizon instead: {rent['price_per_gpu_hour']:.2f} {cur}/GPU-hour "
+                  f"({rent['offer']}), {_money(rent['per_year'], cur)}/year; break-even " + _break_even(cost))
+    pr = best.get("per_run") or {}
+    if pr.get("hours"):
+        rent_text = (f"{_money(pr['rent']['cost'], cur)} ({pr['rent']['provider']}, {pr['rent']['term']})"
+                     if pr.get("rent") else pr.get("rent_unavailable") or "-")
+        buy_text = (f"{_money(pr['buy']['cost'], cur)} at {pr['workload']}" if pr.get("buy")
+                    else pr.get("buy_unavailable") or "-")
+        con.print(f"  one training run ({pr['hours']:,.1f} h): rent {rent_text}; buy {buy_text}")
     if cost.get("fx_sensitivity"):
         con.print("  FX sensitivity (USD/CNY -> buy total): " + ", ".join(
             f"{rate}: {_money(v, cur)}" for rate, v in cost["fx_sensitivity"].items()))

@@ -7,18 +7,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainsizer.cost.per_run import Workload
 from trainsizer.cost.prices import Prices, load_prices
 from trainsizer.errors import InputError
 from trainsizer.hardware.catalog import Catalog, load_catalog
+from trainsizer.hardware.market import availability, default_market, parse_market
 from trainsizer.i18n import resolve_lang
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.catalog import resolve_model
 from trainsizer.plan.search import Constraints, PlanResult, plan, rank_options
 from trainsizer.scenario import Scenario
 from trainsizer.system.sites import Site, default_site_id, get_site, load_sites
+from trainsizer.workflows.decide import choose, parse_objective, recommendation
 from trainsizer.workflows.estimate_job import calibrated_params
 from trainsizer.workflows.jobs import load_job
-from trainsizer.workflows.recommend import recommend_options, timeline, verification_steps
+from trainsizer.workflows.recommend import MoneyTerms, recommend_options, timeline, verification_steps
 
 __all__ = ["DEFAULT_MAX_GPUS", "PlanOutcome", "PlanRequest", "load_job", "plan_job", "price_hardware"]
 
@@ -36,12 +39,15 @@ class PlanRequest:
     budget: float | None = None
     currency: str | None = None
     horizon_years: float = 3.0
-    utilisation: float = 0.7
+    utilisation: float | None = None  # of bought hardware; with runs_per_month None too, the job runs once
     prices: tuple[Path, ...] = ()
     sites: tuple[Path, ...] = ()
     catalogs: tuple[Path, ...] = ()
     lang: str | None = None
     calibration: Path | None = None
+    market: str | None = None  # cn | global; default from currency, site and locale (hardware.market)
+    objective: str = "cheapest"  # workflows.decide.OBJECTIVES
+    runs_per_month: float | None = None
 
 
 @dataclass
@@ -57,25 +63,6 @@ class PlanOutcome:
     catalog: Catalog
 
 
-def total_cost(option: dict[str, Any]) -> float:
-    cost = option.get("cost")
-    if not cost:
-        return float("inf")
-    rent = cost["rent"]["total"] if cost.get("rent") else float("inf")
-    return min(cost["buy"]["total"], rent)
-
-
-def recommended(options: list[dict[str, Any]], has_deadline: bool) -> list[int]:
-    """Among the options that fit the site and have prices: the cheapest that meets the deadline when one
-    is given, else the fastest."""
-    ok = [i for i, o in enumerate(options) if o.get("cost") and (o["system"].get("site_fit") or {}).get("fits", True)]
-    if not ok:
-        return []
-    if has_deadline:
-        return [min(ok, key=lambda i: total_cost(options[i]))]
-    return [min(ok, key=lambda i: options[i]["performance"]["step_time_s"])]
-
-
 def _context(req: PlanRequest) -> tuple[Catalog, Site, Prices]:
     cat = load_catalog(list(req.catalogs))
     for gid in req.gpus:
@@ -86,6 +73,35 @@ def _context(req: PlanRequest) -> tuple[Catalog, Site, Prices]:
     return cat, site, money
 
 
+def _market(req: PlanRequest, money: Prices, site: Site) -> str:
+    """The market the user named, else the default from the currency, the site they chose (the shipped
+    default site says nothing about the user) and the locale."""
+    if req.market:
+        return parse_market(req.market, "--market").value
+    return default_market(money.currency, site if req.site else None, resolve_lang(req.lang)).value
+
+
+def _market_gpus(cat: Catalog, req: PlanRequest, market: str) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The GPU types a team in ``market`` can buy or rent (all of the catalog unless ``--gpu`` names some:
+    those are kept, and options on them say what stands in the way), and one line on what was left out."""
+    if req.gpus:
+        return req.gpus, {"market": market, "excluded": [], "note": None}
+    kept, excluded = [], []
+    for gid, acc in cat.accelerators.items():
+        buy, rent = availability(acc, market, "buy"), availability(acc, market, "rent")
+        if {buy.status, rent.status} & {"yes", "unknown"}:
+            kept.append(gid)
+        else:
+            excluded.append({"gpu": gid, "buy": buy.status, "rent": rent.status, "reason": buy.reason})
+    note = None
+    if excluded:
+        names = ", ".join(e["gpu"] for e in excluded[:6]) + (", ..." if len(excluded) > 6 else "")
+        note = (f"market {market}: {len(excluded)} of {len(cat.accelerators)} GPU types left out, they cannot be "
+                f"bought or rented there ({names}); name one with --gpu or override its availability in a --catalog "
+                "file")
+    return tuple(kept), {"market": market, "excluded": excluded, "note": note}
+
+
 def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> PlanOutcome:
     """Search, price and rank the layouts of ``job`` under ``req``; recommend one."""
     cat, site, money = _context(req)
@@ -93,23 +109,32 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
         raise InputError("--deadline", "needs training.tokens in the job to compute the time to train")
     if req.budget is not None and not req.budget > 0:
         raise InputError("--budget", f"{req.budget}; accepted: a finite positive amount")
+    objective = parse_objective(req.objective)
+    market = _market(req, money, site)
+    gpus, market_info = _market_gpus(cat, req, market)
     arch = resolve_model(job.model)
     memory_params, perf_params = calibrated_params(req.calibration)
-    result = plan(job, arch, Constraints(req.gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top), cat,
+    result = plan(job, arch, Constraints(gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top), cat,
                   memory_params, perf_params)
-    options = recommend_options(result.options, job, arch, site, money, req.horizon_years, req.utilisation,
-                                req.budget, cat)
+    terms = MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation),
+                       req.budget)
+    options, notes = recommend_options(result.options, job, arch, terms, cat)
     result.options = options
+    result.notes += [n for n in (market_info["note"], *notes) if n]
     result.rankings = rank_options(options, req.top)
-    result.rankings["recommended"] = recommended(options, req.deadline_s is not None)
-    if req.budget is not None and not options:
-        result.suggestions.append(f"nothing fits the budget of {req.budget:,.0f} {money.currency}: raise it, "
-                                  "rent, or relax the GPU count / the model")
+    order = choose(options, objective)
+    result.rankings["recommended"] = order[:1]
+    if req.budget is not None and not order:
+        result.suggestions.append(f"nothing can be had within the budget of {req.budget:,.0f} {money.currency}: "
+                                  "raise it, or relax the GPU count / the model")
     out = result.to_dict()
-    out["recommended_because"] = ("the cheapest option that meets the deadline and fits the site" if req.deadline_s
-                                  else "the fastest option that fits the site's racks")
-    out.update({"site": site.id, "currency": money.currency, "timeline": timeline(),
-                "verification": verification_steps(job_label), "prices_used": sorted(set(money.used))})
+    out["recommendation"] = recommendation(options, order, objective, result.late, req.deadline_s, None,
+                                           money.currency)
+    out["recommended_because"] = out["recommendation"]["why"] if out["recommendation"] else None
+    acquisition = out["recommendation"]["acquisition"] if out["recommendation"] else None
+    out.update({"site": site.id, "currency": money.currency, "market": market_info,
+                "timeline": timeline(acquisition), "verification": verification_steps(job_label),
+                "prices_used": sorted(set(money.used))})
     return PlanOutcome(result, out, job, arch, site, money, cat)
 
 
@@ -124,7 +149,8 @@ def price_hardware(job: Scenario, gpu: str, gpus: int, req: PlanRequest) -> dict
     if not found.options:
         raise InputError("--max-gpus", f"the job does not fit {gpus} x {gpu} in any layout; try more GPUs, "
                          "a larger GPU or a lighter method (lora, qlora, 8-bit optimizer)")
-    options = recommend_options(found.options[:1], job, arch, site, money, req.horizon_years, req.utilisation,
-                                None, cat)
+    market = _market(req, money, site)
+    terms = MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation))
+    options, _ = recommend_options(found.options[:1], job, arch, terms, cat)
     return {"option": options[0], "site": site.id, "currency": money.currency,
             "prices_used": sorted(set(money.used))}

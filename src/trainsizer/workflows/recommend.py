@@ -1,5 +1,7 @@
-"""A plan option becomes a recommendation: bill of materials, site fit, time to train, rent and buy
-cost, a rent-or-buy verdict, the deployment timeline and the verification steps to run.
+"""A plan option becomes something a team can act on: bill of materials, site fit (for hardware it buys and
+hosts), what one run costs rented on real contract terms and bought at the stated workload, the money it
+must commit, whether the part can be had in its market, the deployment timeline and the verification
+steps to run.
 
 Timeline and verification steps follow the seed guide (评估 2-3 天, 服务器准备 1-2 天, 环境 2-3 天,
 数据与测试 2-3 天; 三步：实测显存, 剖析一步训练看数据加载与梯度同步是否超过20%, 跑三到五天小规模训练).
@@ -7,12 +9,16 @@ Timeline and verification steps follow the seed guide (评估 2-3 天, 服务器
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from trainsizer.cost.per_run import Workload, buy_share, cheapest_rental
 from trainsizer.cost.prices import Prices
-from trainsizer.cost.tco import compare
+from trainsizer.cost.tco import HOURS_PER_YEAR, compare
+from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import InputError
-from trainsizer.hardware.catalog import Catalog, default_catalog
+from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
+from trainsizer.hardware.market import availability
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
 from trainsizer.system.bom import size_system
@@ -26,12 +32,18 @@ TIMELINE = [
 ]
 
 
-def timeline(in_stock: bool = True) -> dict[str, Any]:
+def timeline(acquisition: str | None = "rent") -> dict[str, Any]:
+    """The seed's deployment steps; bought hardware adds the vendor's delivery lead time (planner.yaml)."""
     steps = [{"step": name, "days": [lo, hi]} for name, lo, hi in TIMELINE]
+    note = "machines rented or in stock"
+    source = "shared/seed guide: 三天之内能完成整个选型评估; deployment steps 2-3/1-2/2-3/2-3 days"
+    if acquisition == "buy":
+        lead = packaged_yaml("trainsizer.plan", "planner.yaml")["delivery_lead_time"]
+        steps.insert(1, {"step": "vendor delivery of bought servers", "days": list(lead["days"])})
+        note = "bought servers: delivery lead time included"
+        source += f"; delivery: {lead['source']} ({lead['status']})"
     lo, hi = sum(s["days"][0] for s in steps), sum(s["days"][1] for s in steps)
-    note = "machines in stock or rented" if in_stock else "add the vendor's delivery time"
-    return {"steps": steps, "total_days": [lo, hi], "note": note,
-            "source": "shared/seed guide: 三天之内能完成整个选型评估; deployment steps 2-3/1-2/2-3/2-3 days"}
+    return {"steps": steps, "total_days": [lo, hi], "note": note, "source": source}
 
 
 def verification_steps(job_path: str = "JOB.yaml") -> list[dict[str, str]]:
@@ -48,48 +60,158 @@ def verification_steps(job_path: str = "JOB.yaml") -> list[dict[str, str]]:
     ]
 
 
-def recommend_options(options: list[dict[str, Any]], job: Scenario, arch: Architecture, site: Site,
-                      prices: Prices, horizon_years: float, utilisation: float, budget: float | None = None,
-                      catalog: Catalog | None = None) -> list[dict[str, Any]]:
-    """Attach system sizing, site fit and cost to each option; drop those over budget."""
+@dataclass(frozen=True)
+class MoneyTerms:
+    """Where and how the user pays: site (for hardware it buys), prices, market, horizon, workload, budget."""
+
+    site: Site
+    prices: Prices
+    market: str
+    horizon_years: float = 3.0
+    workload: Workload = Workload()
+    budget: float | None = None
+
+    @property
+    def tco_utilisation(self) -> float:
+        """Utilisation for the horizon view of owning (power drawn, break-even): the stated one, else the
+        runs stated, else 0.7 (assumed: a team's shared cluster, the former default)."""
+        return self.workload.utilisation or 0.7
+
+
+def _scenario_of(opt: dict[str, Any], job: Scenario) -> Scenario:
+    hw, par, tr = opt["hardware"], opt["parallel"], opt["training"]
+    return job.model_copy(update={
+        "parallel": job.parallel.model_copy(update={k: par[k] for k in (
+            "gpus", "tp", "pp", "cp", "virtual_pp", "sequence_parallel", "zero", "distributed_optimizer", "offload")}),
+        "training": job.training.model_copy(update={"micro_batch_size": tr["micro_batch_size"],
+                                                    "activation_checkpointing": tr["activation_checkpointing"],
+                                                    "global_batch_size": tr["global_batch_size"]}),
+        "hardware": job.hardware.model_copy(update={"gpu": hw["gpu"], "gpus_per_node": hw["gpus_per_node"],
+                                                    "intra_node": hw["intra_node"], "inter_node": hw["inter_node"]})})
+
+
+def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, money: MoneyTerms) -> dict[str, Any]:
+    """The run rented on its cheapest terms and bought at the stated workload, each with its commitment,
+    or the reason it cannot be had; the acquisition that costs less per run within the budget."""
+    run_s = opt["performance"].get("time_to_train_s")
+    hours = run_s / 3600 if run_s else None
+    gpus = opt["hardware"]["gpus"]
+    cur = money.prices.currency
+    out: dict[str, Any] = {"hours": None if hours is None else round(hours, 2), "currency": cur,
+                           "workload": money.workload.describe(), "rent": None, "buy": None,
+                           "rent_unavailable": None, "buy_unavailable": None}
+    rent_ok, buy_ok = (availability(gpu, money.market, acq) for acq in ("rent", "buy"))
+    if hours is None:
+        out["reason"] = "no per-run cost: the job states no training.tokens (the run's length)"
+    if rent_ok.status in ("yes", "unknown"):
+        run, why = cheapest_rental(money.prices, gpu.id, gpus, hours or 1.0, money.market, opt["hardware"]["nodes"])
+        out["rent"], out["rent_unavailable"] = (run.to_dict() if run else None), (why or None)
+    else:
+        out["rent_unavailable"] = f"not rentable in market {money.market}: {rent_ok.reason}"
+    if not cost:
+        out["buy_unavailable"] = "no purchase price for this GPU in the price data (add one with --prices)"
+    elif buy_ok.status not in ("yes", "unknown"):
+        out["buy_unavailable"] = f"cannot be bought new in market {money.market}: {buy_ok.reason}"
+    elif not site_ok:
+        out["buy_unavailable"] = "does not fit the site (see site fit); rent it instead"
+    else:
+        out["buy"] = {"cost": round(buy_share(cost.buy, hours or 1.0, money.workload)),
+                      "commitment": round(cost.buy.capex_total)}
+    if hours is None:
+        return _per_token(out, opt, cost, money)
+    choices = {k: v for k, v in (("rent", out["rent"]), ("buy", out["buy"])) if v}
+    if money.budget is not None:
+        over = {k: v for k, v in choices.items() if v["commitment"] > money.budget}
+        for k, v in over.items():
+            out[f"{k}_unavailable"] = (f"commitment {v['commitment']:,} {cur} is over the budget of "
+                                       f"{money.budget:,.0f} {cur}")
+        out["over_budget"] = bool(over) and len(over) == len(choices)
+        choices = {k: v for k, v in choices.items() if k not in over}
+    if choices:
+        acq = min(choices, key=lambda k: (choices[k]["cost"], choices[k]["commitment"]))
+        out.update({"acquisition": acq, "cost": choices[acq]["cost"], "commitment": choices[acq]["commitment"]})
+    else:
+        out["reason"] = "; ".join(r for r in (out["rent_unavailable"], out["buy_unavailable"]) if r)
+    return out
+
+
+def _per_token(out: dict[str, Any], opt: dict[str, Any], cost: Any, money: MoneyTerms) -> dict[str, Any]:
+    """Without the run's length: the cost of a million trained tokens, renting by the hour or owning at the
+    horizon view's utilisation; the cheaper is the acquisition."""
+    tokens_per_hour = opt["performance"]["tokens_per_s"] * 3600
+    per_mtok: dict[str, float] = {}
+    if out["rent"]:
+        per_mtok["rent"] = out["rent"]["price_per_gpu_hour"] * opt["hardware"]["gpus"] / tokens_per_hour * 1e6
+    if out["buy"]:
+        hours = cost.buy.horizon_years * HOURS_PER_YEAR * money.tco_utilisation
+        per_mtok["buy"] = cost.buy.total / hours / tokens_per_hour * 1e6
+    if out["rent"]:
+        r = out["rent"]
+        out["rent_offer"] = {k: r[k] for k in ("provider", "term", "billing", "price_per_gpu_hour")}
+    out["rent"] = out["buy"] = None  # a run's bill needs its length
+    if per_mtok:
+        acq = min(per_mtok, key=lambda k: per_mtok[k])
+        out.update({"acquisition": acq, "cost": None, "cost_per_million_tokens": round(per_mtok[acq], 4),
+                    "commitment": round(cost.buy.capex_total) if acq == "buy" else None})
+    return out
+
+
+def _verdict(pr: dict[str, Any], horizon_verdict: str) -> str:
+    cur = pr["currency"]
+    if pr.get("cost") is None and pr.get("cost_per_million_tokens"):
+        return (f"{pr['acquisition']}: {pr['cost_per_million_tokens']:.2f} {cur} per million tokens "
+                f"({pr['reason']})")
+    if pr.get("acquisition") == "rent":
+        r = pr["rent"]
+        other = (f"; buying would cost {pr['buy']['cost']:,} {cur} a run at {pr['workload']}" if pr["buy"]
+                 else f"; buying: {pr['buy_unavailable']}" if pr["buy_unavailable"] else "")
+        return (f"rent: {r['cost']:,} {cur} a run from {r['provider']} ({r['term']}, {r['billed_hours']:g} h billed)"
+                f"{other}")
+    if pr.get("acquisition") == "buy":
+        other = f"; renting would cost {pr['rent']['cost']:,} {cur} a run" if pr["rent"] else ""
+        return (f"buy: {pr['buy']['cost']:,} {cur} a run at {pr['workload']}, {pr['buy']['commitment']:,} {cur} "
+                f"up front{other}")
+    return f"no per-run cost: {pr.get('reason', '')}. Over the horizon: {horizon_verdict}"
+
+
+def recommend_options(options: list[dict[str, Any]], job: Scenario, arch: Architecture, money: MoneyTerms,
+                      catalog: Catalog | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """Attach system sizing, site fit, availability and cost (horizon and per run) to each option; drop the
+    options the budget rules out (their commitment); notes say how many and why."""
     cat = catalog or default_catalog()
-    out = []
+    out, over_budget = [], 0
     for opt in options:
-        hw, par, tr = opt["hardware"], opt["parallel"], opt["training"]
+        hw = opt["hardware"]
         gpu = cat.accelerator(hw["gpu"])
-        sc = job.model_copy(update={
-            "parallel": job.parallel.model_copy(update={k: par[k] for k in (
-                "gpus", "tp", "pp", "cp", "virtual_pp", "sequence_parallel", "zero", "distributed_optimizer",
-                "offload")}),
-            "training": job.training.model_copy(update={"micro_batch_size": tr["micro_batch_size"],
-                                                        "activation_checkpointing": tr["activation_checkpointing"],
-                                                        "global_batch_size": tr["global_batch_size"]}),
-            "hardware": job.hardware.model_copy(update={"gpu": hw["gpu"], "gpus_per_node": hw["gpus_per_node"],
-                                                        "intra_node": hw["intra_node"],
-                                                        "inter_node": hw["inter_node"]})})
-        server = prices.server(gpu.id, hw["gpus_per_node"])
+        server = money.prices.server(gpu.id, hw["gpus_per_node"])
         published_kw = server[1].get("max_power_kw") if server else None
-        system = size_system(sc, arch, gpu, opt["performance"]["tokens_per_s"], site, published_kw)
+        system = size_system(_scenario_of(opt, job), arch, gpu, opt["performance"]["tokens_per_s"], money.site,
+                             published_kw)
         run_s = opt["performance"].get("time_to_train_s")
         rec = dict(opt)
         rec["system"] = system.to_dict()
+        rec["availability"] = {"market": money.market, **{acq: availability(gpu, money.market, acq).to_dict()
+                                                          for acq in ("buy", "rent")}}
         try:
-            cost = compare(system.inventory(), site, prices, horizon_years, utilisation,
+            cost = compare(system.inventory(), money.site, money.prices, money.horizon_years, money.tco_utilisation,
                            run_s / 3600 if run_s else None)
         except InputError as exc:
             if exc.field != "hardware.gpu":
                 raise
-            rec["cost"] = None
-            rec["verdict"] = f"no cost: {exc} (the ranking still holds)"
-            if budget is None:
-                out.append(rec)
-            continue
-        rec["cost"] = cost.to_dict()
-        rec["verdict"] = cost.verdict
-        if system.site_fit and not system.site_fit.fits:
-            rec["verdict"] = f"{cost.verdict}; site: {system.site_fit.verdict}"
-        if budget is not None and cost.buy.capex_total > budget and (
-                cost.rent is None or cost.rent.total > budget):
+            cost = None
+        rec["cost"] = cost.to_dict() if cost else None
+        site_ok = not system.site_fit or system.site_fit.fits
+        rec["per_run"] = _per_run(opt, gpu, cost, site_ok, money)
+        rec["site_applies"] = rec["per_run"].get("acquisition") != "rent"
+        rec["verdict"] = _verdict(rec["per_run"], cost.verdict if cost else "no purchase price")
+        if rec["per_run"].get("acquisition") == "rent" and not site_ok:
+            rec["verdict"] += "; rented: runs in the provider's data centre, your site's racks do not apply"
+        elif system.site_fit and not site_ok:
+            rec["verdict"] += f"; site: {system.site_fit.verdict}"
+        if rec["per_run"].get("over_budget"):
+            over_budget += 1
             continue
         out.append(rec)
-    return out
+    notes = [f"{over_budget} option(s) left out: every way to get them commits more than the budget of "
+             f"{money.budget:,.0f} {money.prices.currency}"] if over_budget else []
+    return out, notes

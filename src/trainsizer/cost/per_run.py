@@ -1,0 +1,135 @@
+"""What one training run costs, on real contract terms, and what the user must commit to get it.
+
+Renting: every offer for the GPU in the user's market is priced for the run on its own terms — billed
+hours are the run rounded up to the offer's billing granularity, and never less than the offer's minimum
+term (a monthly contract bills a month even for a two-day run); preemptible capacity is used only when
+nothing else is offered. The cheapest offer wins; its commitment is what the contract obliges the user to
+pay (the minimum term, or the run itself when billed on demand).
+
+Buying: the run's share of owning the servers (capex + opex over the horizon − residual value) at the
+workload the user states: ``runs_per_month`` runs of this length, or a ``utilisation`` of the hardware;
+with neither the job is taken to run once, so buying carries the whole cost of ownership. Its commitment
+is the capex. Chinese clouds bill per second from power-on in the common case (``china-market.md``);
+the offers' own terms are data in ``prices.yaml`` (``contract:``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from trainsizer.cost.prices import Prices, RentalOffer
+from trainsizer.cost.tco import HOURS_PER_MONTH, HOURS_PER_YEAR, BuyCost
+
+# Hours a contract of each term binds when the offer states no minimum (assumed: the term's own length).
+TERM_HOURS = {"on-demand": 0.0, "preemptible": 0.0, "daily": 24.0, "monthly": HOURS_PER_MONTH,
+              "yearly": HOURS_PER_YEAR, "multi-year": 3 * HOURS_PER_YEAR}
+GRANULARITY_HOURS = {"per-second": 1 / 3600, "per-minute": 1 / 60, "per-hour": 1.0, "per-day": 24.0,
+                     "per-month": HOURS_PER_MONTH}
+OFFER_MARKET = {"CNY": "cn", "USD": "global"}  # an offer quoted in CNY is a Chinese provider's
+
+
+@dataclass(frozen=True)
+class Workload:
+    """How busy bought hardware stays: ``runs_per_month`` runs like this one, or a ``utilisation``."""
+
+    runs_per_month: float | None = None
+    utilisation: float | None = None
+
+    def runs_over(self, horizon_years: float, run_hours: float) -> float:
+        if self.runs_per_month:
+            return max(1.0, self.runs_per_month * 12 * horizon_years)
+        if self.utilisation:
+            return max(1.0, self.utilisation * HOURS_PER_YEAR * horizon_years / max(run_hours, 1e-9))
+        return 1.0
+
+    def describe(self) -> str:
+        if self.runs_per_month:
+            return f"{self.runs_per_month:g} run(s) a month"
+        if self.utilisation:
+            return f"{self.utilisation:.0%} utilisation"
+        return "this one run (say --runs-per-month or --utilisation if the hardware will stay busy)"
+
+
+@dataclass(frozen=True)
+class RentalRun:
+    """One run on one rental offer."""
+
+    offer: RentalOffer
+    term: str
+    billed_hours: float
+    cost: float
+    commitment: float
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        t = self.offer.terms
+        return {"provider": self.offer.provider, "term": self.term,
+                "billing": t.billing_granularity if t else None, "min_term_hours": t.min_term_hours if t else None,
+                "price_per_gpu_hour": round(self.offer.price_per_gpu_hour, 3),
+                "billed_hours": round(self.billed_hours, 2),
+                "cost": round(self.cost), "commitment": round(self.commitment), "confidence": self.offer.confidence,
+                "source": self.offer.source, "as_of": self.offer.as_of, "stale": self.offer.stale,
+                "notes": list(self.notes)}
+
+
+def offer_term(offer: RentalOffer) -> str:
+    if offer.terms:
+        return offer.terms.term
+    return "preemptible" if "preempt" in (offer.notes or "").lower() else "on-demand"
+
+
+def price_offer(offer: RentalOffer, gpus: int, run_hours: float) -> RentalRun:
+    """The run billed on this offer's terms."""
+    term = offer_term(offer)
+    terms = offer.terms
+    step = GRANULARITY_HOURS.get(terms.billing_granularity if terms and terms.billing_granularity else "per-hour",
+                                 1.0)
+    minimum = terms.min_term_hours if terms and terms.min_term_hours is not None else TERM_HOURS.get(term, 0.0)
+    notes = []
+    billed = math.ceil(run_hours / step - 1e-9) * step
+    if minimum > billed:
+        notes.append(f"{term} contract: bills at least {minimum:,.0f} h for a {run_hours:,.1f} h run")
+        billed = minimum
+    elif minimum and term not in ("on-demand", "preemptible"):
+        billed = math.ceil(run_hours / minimum - 1e-9) * minimum  # whole contract periods
+    if term == "preemptible":
+        notes.append("preemptible: the run may be interrupted; checkpoint often")
+    if offer.stale:
+        notes.append(f"price as of {offer.as_of} (over 18 months old)")
+    cost = offer.price_per_gpu_hour * gpus * billed
+    return RentalRun(offer, term, billed, cost, cost, tuple(notes))
+
+
+def covers(offer: RentalOffer, gpus: int, nodes: int) -> bool:
+    """Whether one order of the offer gives ``gpus`` GPUs on ``nodes`` networked servers."""
+    t = offer.terms
+    if t is None:
+        return True
+    if t.max_gpus is not None and gpus > t.max_gpus:
+        return False
+    return nodes <= 1 or t.multi_node is not False
+
+
+def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, market: str,
+                    nodes: int = 1) -> tuple[RentalRun | None, str]:
+    """The cheapest way to rent ``gpus`` x ``gpu`` on ``nodes`` servers for this run in ``market``, or None
+    with the reason."""
+    offers = [o for o in prices.rental_offers(gpu) if OFFER_MARKET.get(o.quoted_currency, "global") == market]
+    if not offers:
+        return None, f"no rental offer for {gpu} in market {market} in the price data (add one with --prices)"
+    offers = [o for o in offers if covers(o, gpus, nodes)]
+    if not offers:
+        return None, (f"no offer for {gpu} in market {market} rents {gpus} GPUs on {nodes} networked server(s): "
+                      "the per-card clouds rent single machines (add a cluster lease with --prices)")
+    runs = [price_offer(o, gpus, run_hours) for o in offers]
+    firm = [r for r in runs if r.term != "preemptible"]
+    best = min(firm or runs, key=lambda r: (r.cost, r.commitment))
+    prices.used.append(f"{best.offer.source} (as of {best.offer.as_of})")
+    return best, ""
+
+
+def buy_share(buy: BuyCost, run_hours: float, workload: Workload) -> float:
+    """This run's share of owning the hardware over the horizon."""
+    return buy.total / workload.runs_over(buy.horizon_years, run_hours)

@@ -1,0 +1,147 @@
+"""The recommendation: one option a team can act on, with the acquisition, the offer, the cost of a run,
+the money to commit and one sentence on why — and the runner-ups with what each trades.
+
+Default objective: the lowest cost per run that meets the deadline and the budget (the planner has
+already dropped options that miss the deadline, do not fit in memory or cannot be had in the market).
+Among options within ``NEAR_TIE`` of the best, fewer GPUs and then the simpler layout win: no tensor,
+pipeline or context parallelism the job does not need.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainsizer.errors import InputError
+
+OBJECTIVES = ("cheapest", "fastest", "fewest-gpus")
+NEAR_TIE = 0.05  # within 5 % of the best the difference is below the model's own error (README: accuracy)
+RUNNER_UPS = 3
+
+
+def parse_objective(value: str | None) -> str:
+    objective = (value or "cheapest").strip().lower()
+    if objective not in OBJECTIVES:
+        raise InputError("--objective", f"{value!r}; accepted: {', '.join(OBJECTIVES)}")
+    return objective
+
+
+def _value(o: dict[str, Any], objective: str) -> float:
+    perf = o["performance"]
+    if objective == "fastest":
+        return perf.get("time_to_train_s") or perf["step_time_s"]
+    if objective == "fewest-gpus":
+        return float(o["hardware"]["gpus"])
+    pr = o["per_run"]
+    return float(pr["cost"] if pr.get("cost") is not None else pr["cost_per_million_tokens"])
+
+
+def _layout_complexity(o: dict[str, Any]) -> tuple[int, int, int]:
+    par = o["parallel"]
+    return (par["tp"] * par["pp"] * par["cp"], par["virtual_pp"], 0 if par["offload"] == "none" else 1)
+
+
+def _eligible(o: dict[str, Any]) -> bool:
+    pr = o.get("per_run") or {}
+    return bool(pr.get("acquisition")) and (pr.get("cost") is not None or pr.get("cost_per_million_tokens"))
+
+
+def choose(options: list[dict[str, Any]], objective: str) -> list[int]:
+    """Indices: the recommended option, then its runner-ups (other GPU types or counts), best first."""
+    pool = [i for i, o in enumerate(options) if _eligible(o)]
+    if not pool:
+        return []
+    value = {i: _value(options[i], objective) for i in pool}
+    best = min(value.values())
+    near = [i for i in pool if value[i] <= best * (1 + NEAR_TIE)]
+    pick = min(near, key=lambda i: (options[i]["hardware"]["gpus"], _layout_complexity(options[i]), value[i]))
+    order = [pick]
+    ranked = sorted(pool, key=lambda i: (value[i], options[i]["hardware"]["gpus"]))
+    types = {options[pick]["hardware"]["gpu"]}
+    for i in ranked:  # other GPU types first: what a different purchase trades
+        if options[i]["hardware"]["gpu"] not in types and len(order) <= RUNNER_UPS:
+            types.add(options[i]["hardware"]["gpu"])
+            order.append(i)
+    seen = {(options[i]["hardware"]["gpu"], options[i]["hardware"]["gpus"]) for i in order}
+    for i in ranked:  # then other counts of the same types
+        key = (options[i]["hardware"]["gpu"], options[i]["hardware"]["gpus"])
+        if key not in seen and len(order) <= RUNNER_UPS:
+            seen.add(key)
+            order.append(i)
+    return order
+
+
+def _days(o: dict[str, Any]) -> float | None:
+    t = o["performance"].get("time_to_train_s")
+    return None if t is None else t / 86400
+
+
+def _money(amount: float, cur: str) -> str:
+    return f"{amount:,.0f} {cur}"
+
+
+def _binding(pick: dict[str, Any], options: list[dict[str, Any]], late: list[dict[str, Any]],
+             deadline_s: float | None, budget_cheaper: float | None) -> str:
+    """The constraint that decided the pick, in words."""
+    hw = pick["hardware"]
+    cost = (pick["per_run"] or {}).get("cost")
+    if deadline_s and any(o["hardware"]["gpus"] < hw["gpus"] for o in late):
+        return f"the deadline (fewer GPUs would miss {deadline_s / 86400:g} days)"
+    if budget_cheaper is not None and cost is not None and budget_cheaper < cost:
+        return "the budget (a cheaper run needs a longer contract than it allows)"
+    mem = pick["memory"]
+    fewest = not any(o["hardware"]["gpu"] == hw["gpu"] and o["hardware"]["gpus"] < hw["gpus"] for o in options + late)
+    if fewest and hw["gpus"] > 1 and mem["device_gib"] > 0.9 * mem["capacity_gib"]:
+        return (f"memory (fewer GPUs do not hold the job: {mem['device_gib']:.0f} of {mem['capacity_gib']:.0f} GiB "
+                "per GPU)")
+    return "cost (nothing that fits costs less per run)"
+
+
+def recommendation(options: list[dict[str, Any]], order: list[int], objective: str, late: list[dict[str, Any]],
+                   deadline_s: float | None, budget_cheaper: float | None, currency: str) -> dict[str, Any] | None:
+    """The plan's top-level ``recommendation`` object (None when no option can be had)."""
+    if not order:
+        return None
+    pick = options[order[0]]
+    pr, hw = pick["per_run"], pick["hardware"]
+    acq = pr["acquisition"]
+    rent = pr.get("rent") or pr.get("rent_offer") or {}
+    offer = ({k: rent[k] for k in ("provider", "term", "billing", "price_per_gpu_hour")} if acq == "rent" else None)
+    days = _days(pick)
+    how = f"{'Rent' if acq == 'rent' else 'Buy'} {hw['gpus']} x {hw['gpu']}"
+    if offer:
+        how += f" from {offer['provider']} ({offer['term']})"
+    cost_text = (f"about {_money(pr['cost'], currency)} a run" if pr.get("cost") is not None
+                 else f"{pr['cost_per_million_tokens']:.2f} {currency} per million tokens")
+    when = f", {days:.1f} days to train" if days is not None else ""
+    goal = {"cheapest": "the lowest cost per run", "fastest": "the fastest run",
+            "fewest-gpus": "the fewest GPUs"}[objective]
+    met = " that meets the deadline" if deadline_s else ""
+    why = f"{how}: {cost_text}{when}; {goal}{met}; binding: {_binding(pick, options, late, deadline_s, budget_cheaper)}"
+    runners = []
+    for i in order[1:]:
+        o = options[i]
+        trade = _trade(pick, o, currency)
+        runners.append({"option": i, "gpu": o["hardware"]["gpu"], "gpus": o["hardware"]["gpus"],
+                        "acquisition": o["per_run"]["acquisition"], "per_run": o["per_run"].get("cost"),
+                        "days": None if _days(o) is None else round(_days(o), 2), "trade": trade})
+    if runners:
+        why += f". Runner-up: {runners[0]['gpus']} x {runners[0]['gpu']} ({runners[0]['trade']})"
+    return {"option": order[0], "acquisition": acq, "offer": offer, "gpu": hw["gpu"], "gpus": hw["gpus"],
+            "servers": hw["nodes"], "per_run": pr.get("cost"),
+            "cost_per_million_tokens": pr.get("cost_per_million_tokens"),
+            "commitment": pr.get("commitment"), "currency": currency,
+            "time_to_train_days": None if days is None else round(days, 2), "objective": objective,
+            "site_applies": acq == "buy", "why": why + ".", "runner_ups": runners}
+
+
+def _trade(pick: dict[str, Any], other: dict[str, Any], currency: str) -> str:
+    a, b = pick["per_run"], other["per_run"]
+    parts = []
+    if a.get("cost") and b.get("cost") is not None:
+        parts.append(f"{b['cost'] / a['cost'] - 1:+.0%} per run")
+    da, db = _days(pick), _days(other)
+    if da is not None and db is not None and abs(db - da) > 0.05 * da:
+        parts.append(f"{abs(db - da):.1f} days {'faster' if db < da else 'slower'}")
+    if b.get("commitment") is not None:
+        parts.append(f"commits {_money(b['commitment'], currency)}")
+    return ", ".join(parts) or "similar"
