@@ -75,7 +75,6 @@ def buy_cost(inv: Inventory, site: Site, prices: Prices, horizon_years: float, u
         mid = (float(share.get("low", 0.4)) + float(share.get("high", 0.6))) / 2
         server_price = card * inv.gpus_per_node / mid
         notes.append(f"no server price for {inv.gpu}: GPU cards at {mid:.0%} of the server (seed rule)")
-    fast = inv.fabric and inv.fabric.startswith(("ib-ndr", "ib-xdr", "roce-400"))
     capex = {
         "servers": server_price * inv.nodes,
         "shared_storage": inv.storage_tb * prices.component("parallel_fs_per_tb"),
@@ -85,10 +84,9 @@ def buy_cost(inv: Inventory, site: Site, prices: Prices, horizon_years: float, u
         + inv.nodes * prices.component("installation_per_server"),
     }
     if inv.nodes > 1:
-        nic = prices.component("nic_400g" if fast else "nic_200g")
-        switch = prices.component("ib_ndr_switch_64port" if fast else "ib_hdr_switch_40port")
-        if inv.fabric and inv.fabric.startswith("roce"):
-            switch = prices.component("roce_400g_switch_64port")
+        nic_key, switch_key = _fabric_parts(inv.fabric)
+        nic = _component(prices, nic_key, notes)
+        switch = _component(prices, switch_key, notes)
         capex["network"] = (inv.nodes * inv.nics_per_node * nic + inv.switches * switch
                             + inv.cables * 2 * prices.component("optical_transceiver_400g"))
     hardware = capex["servers"] + capex["shared_storage"] + capex["local_nvme"] + capex["network"]
@@ -108,6 +106,29 @@ def buy_cost(inv: Inventory, site: Site, prices: Prices, horizon_years: float, u
     residual_fraction = max(0.05, 1 - (1 - residual_3y) * horizon_years / 3)
     residual = hardware * residual_fraction
     return BuyCost(capex, opex, residual, horizon_years, notes)
+
+
+# Scale-out parts by fabric: InfiniBand gets IB (VPI) adapters and IB switches; RoCE / Ethernet gets Ethernet
+# NICs and Ethernet switches (prices.yaml components, each with its source). 400G-class fabrics take the 400G
+# parts, the rest the 200G ones (100G and below priced as 200G: an upper bound).
+_FALLBACK = {"nic_400gbe": "nic_400g", "nic_200gbe": "nic_200g", "roce_200g_switch_64port": "roce_400g_switch_64port"}
+
+
+def _fabric_parts(fabric: str | None) -> tuple[str, str]:
+    """(NIC component, switch component) for a fabric link id."""
+    fabric = fabric or "ib-ndr-400"
+    fast = fabric.startswith(("ib-ndr", "ib-xdr")) or "400" in fabric or "800" in fabric
+    if fabric.startswith("ib-"):
+        return ("nic_400g", "ib_ndr_switch_64port") if fast else ("nic_200g", "ib_hdr_switch_40port")
+    return ("nic_400gbe", "roce_400g_switch_64port") if fast else ("nic_200gbe", "roce_200g_switch_64port")
+
+
+def _component(prices: Prices, key: str, notes: list[str]) -> float:
+    """A component price; a user price list without the Ethernet rows falls back to the nearest older row."""
+    if key not in prices.data.get("components", {}) and key in _FALLBACK:
+        notes.append(f"no {key} price: priced as {_FALLBACK[key]}")
+        key = _FALLBACK[key]
+    return prices.component(key)
 
 
 @dataclass

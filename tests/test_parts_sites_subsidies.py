@@ -1,0 +1,116 @@
+"""Hardware-specific system sizing (Ascend RoCE, baseboard NICs, GB200 racks), storage IOPS and its price floor,
+Chengdu time-of-use electricity and the user's own bill, and the compute-voucher subsidy."""
+
+import pytest
+from conftest import base_scenario
+
+from trainsizer.cost.prices import Prices
+from trainsizer.cost.tco import buy_cost
+from trainsizer.hardware.catalog import default_catalog
+from trainsizer.models.catalog import resolve_model
+from trainsizer.scenario import scenario_from_dict
+from trainsizer.system.bom import size_system
+from trainsizer.system.network import size_network
+from trainsizer.system.power import fit_site, size_power
+from trainsizer.system.rules import baseboard_class, sizing_rules
+from trainsizer.system.sites import Site, default_sites
+
+CAT = default_catalog()
+
+# every component's source is its own key, so Prices.used tells which rows a bill consulted
+COMPONENTS = {
+    "parallel_fs_per_tb": 1000, "parallel_fs_minimum": 300_000, "nas_minimum": 100_000, "nvme_ssd_per_tb": 500,
+    "nic_400g": 10000, "nic_200g": 6000, "nic_400gbe": 7000, "nic_200gbe": 4000,
+    "ib_ndr_switch_64port": 200000, "ib_hdr_switch_40port": 100000, "roce_400g_switch_64port": 150000,
+    "roce_200g_switch_64port": 80000, "optical_transceiver_400g": 1000, "rack_and_pdu": 20000,
+    "installation_per_server": 5000}
+PRICES = {
+    "fx": [{"pair": "USD/CNY", "rate": 7.0}],
+    "servers": [{"gpu": "ascend-910b-64gb", "gpus": 8, "price": 1_500_000, "currency": "CNY", "source": "server"}],
+    "components": {k: {"price": v, "currency": "CNY", "source": k} for k, v in COMPONENTS.items()},
+    "opex": {"maintenance_fraction_per_year": {"value": 0.1}, "staff_cost_per_year": {"value": 400000,
+                                                                                      "currency": "CNY"},
+             "residual_value_after_3_years": {"value": 0.4}},
+}
+
+
+def site(kw=10.0, cooling="air", pue=1.5, price=0.8):
+    return Site(id="test", name="test", rack_power_kw=kw, cooling=cooling, max_air_kw_per_rack=kw, pue=pue,
+                electricity_price=price, rack_rent_per_month=10000.0, currency="CNY",
+                source="test", as_of="2026-12-01")
+
+
+def consulted(prices: Prices) -> set[str]:
+    return {u.split(" (as of")[0] for u in prices.used}
+
+
+# --- Ascend: RoCE, one NIC per NPU ------------------------------------------------------------------------------
+
+def test_a_roce_part_gets_its_own_fabric_and_never_infiniband():
+    assert size_network(4, 8, 32, None, True, "roce-200").fabric == "roce-200"  # none given: the part's own
+    forced = size_network(4, 8, 32, "ib-hdr-200", True, "roce-200")
+    assert forced.fabric == "roce-200" and "replaced by roce-200" in forced.reason
+    big = size_network(32, 8, 256, "roce-200", True, "roce-200")  # above the seed's ~100-GPU line
+    assert big.fabric == "roce-200" and "no InfiniBand" in big.reason
+    # a part without a vendor fabric still moves to InfiniBand at that size (unchanged rule)
+    assert size_network(32, 8, 256, "roce-400", True).fabric == "ib-ndr-400"
+
+
+def test_baseboard_class_comes_from_server_form():
+    assert baseboard_class(CAT.accelerator("ascend-910b-64gb"))  # form factor 'module', server_form baseboard
+    assert baseboard_class(CAT.accelerator("h100-sxm5-80gb"))
+    assert baseboard_class(CAT.accelerator("gb200-186gb"))
+    assert not baseboard_class(CAT.accelerator("rtx-4090-24gb"))
+    assert not baseboard_class(CAT.accelerator("h100-pcie-80gb"))
+
+
+def _ascend_plan(gpus=32):
+    data = base_scenario(hardware__gpu="ascend-910b-64gb", parallel__gpus=gpus, hardware__gpus_per_node=8,
+                         model__preset="llama-3.1-8b", training__tokens=1e9)
+    sc = scenario_from_dict(data)
+    return size_system(sc, resolve_model(sc.model), CAT.accelerator("ascend-910b-64gb"), 20_000, site(30.0))
+
+
+def test_an_ascend_plan_has_one_nic_per_npu_and_no_infiniband_line_in_its_bill():
+    plan = _ascend_plan()
+    assert plan.network.fabric == "roce-200" and plan.network.nics_per_node == 8
+    prices = Prices(PRICES, "CNY")
+    buy = buy_cost(plan.inventory(), site(30.0), prices, 3.0, 0.7)
+    used = consulted(prices)
+    assert {"nic_200gbe", "roce_200g_switch_64port"} <= used
+    assert not used & {"nic_400g", "nic_200g", "ib_ndr_switch_64port", "ib_hdr_switch_40port"}
+    net = plan.network
+    assert buy.capex["network"] == pytest.approx(4 * 8 * 4000 + (net.leaf_switches + net.spine_switches) * 80000
+                                                 + net.cables * 2 * 1000)
+
+
+def test_ascend_servers_get_baseboard_host_power():
+    ascend = CAT.accelerator("ascend-910b-64gb")
+    r = sizing_rules()["power"]
+    gpu_kw = 8 * ascend.tdp_w / 1000
+    assert size_power(ascend, 8, 1, 1.0).node_kw == pytest.approx(
+        gpu_kw + r["host_base_kw"] + r["host_per_gpu_kw_fraction_sxm"] * gpu_kw)
+    assert size_power(ascend, 8, 1, 1.0).node_kw > 5  # the reference: an Atlas 910B server draws > 5 kW
+
+
+# --- GB200 NVL72: one liquid-cooled rack ------------------------------------------------------------------------
+
+def test_gb200_fails_an_air_cooled_10kw_room_with_the_liquid_cooling_reason():
+    gb200 = CAT.accelerator("gb200-186gb")
+    rack = sizing_rules()["power"]["rack_scale"]["rack-scale-nvl72"]
+    power = size_power(gb200, 8, 9, 1.6)  # the planner's 9 x 8 GPUs = one NVL72
+    assert power.total_it_kw == pytest.approx(rack["rack_kw"])  # the whole rack, at its published power
+    fit = fit_site(default_sites()["chengdu-legacy-colo"], gb200, 8, 9, power.node_kw)
+    assert not fit.fits
+    assert "liquid cooling" in fit.verdict and "air-cooled" in fit.verdict and "72 GPUs" in fit.verdict
+    assert any("liquid-cooled site" in r for r in fit.remedies)
+    assert fit.power_cap_w is None  # no power cap brings 120 kW under 8 kW
+
+
+def test_gb200_needs_the_rack_power_too_and_fits_a_big_liquid_rack():
+    gb200 = CAT.accelerator("gb200-186gb")
+    node_kw = size_power(gb200, 8, 9, 1.2).node_kw
+    sixty = fit_site(site(60.0, "liquid"), gb200, 8, 9, node_kw)
+    assert not sixty.fits and "exceeds the 48 kW usable" in sixty.verdict and "liquid cooling" not in sixty.verdict
+    big = fit_site(site(160.0, "liquid"), gb200, 8, 18, node_kw)  # 144 GPUs = 2 racks
+    assert big.fits and big.racks == 2 + 2  # + one network/storage rack per 128 GPUs, as for 16 8-GPU servers
