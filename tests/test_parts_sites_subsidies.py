@@ -4,16 +4,18 @@ Chengdu time-of-use electricity and the user's own bill, and the compute-voucher
 import pytest
 from conftest import base_scenario
 
-from trainsizer.cost.prices import Prices
+from trainsizer.cost.prices import Prices, load_prices
 from trainsizer.cost.tco import buy_cost
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
 from trainsizer.scenario import scenario_from_dict
 from trainsizer.system.bom import size_system
+from trainsizer.system.inventory import Inventory
 from trainsizer.system.network import size_network
 from trainsizer.system.power import fit_site, size_power
 from trainsizer.system.rules import baseboard_class, sizing_rules
 from trainsizer.system.sites import Site, default_sites
+from trainsizer.system.storage import size_storage
 
 CAT = default_catalog()
 
@@ -114,3 +116,35 @@ def test_gb200_needs_the_rack_power_too_and_fits_a_big_liquid_rack():
     assert not sixty.fits and "exceeds the 48 kW usable" in sixty.verdict and "liquid cooling" not in sixty.verdict
     big = fit_site(site(160.0, "liquid"), gb200, 8, 18, node_kw)  # 144 GPUs = 2 racks
     assert big.fits and big.racks == 2 + 2  # + one network/storage rack per 128 GPUs, as for 16 8-GPU servers
+
+
+# --- storage: IOPS and the price floor --------------------------------------------------------------------------
+
+def test_iops_need_is_reported_beside_the_seed_rule():
+    q = sizing_rules()["storage"]["iops"]
+    st = size_storage(8_030_261_248, 8_030_261_248, 128256, 1e9, 50_000, 12.0, 8 * 989.4, 1, seq_len=2048, gpus=8)
+    samples = 50_000 / 2048
+    reads = samples * q["ios_per_small_file"] * 2.0  # 8 KiB samples: one read each; x2 read safety factor
+    ckpt = st.checkpoint_write_gbps * 1e9 / 2**20 + 8 * 2 * 3 / 180
+    assert st.iops_breakdown["small_file_reads"] == pytest.approx(reads)
+    assert st.iops_breakdown["checkpoint_bursts"] == pytest.approx(ckpt)
+    assert st.iops_needed == pytest.approx(max(reads, ckpt))
+    d = st.to_dict()
+    assert d["iops_needed"] == round(st.iops_needed) and "Seed" in d["iops_note"] and "not this job" in d["iops_note"]
+    big = size_storage(405_000_000_000, 405_000_000_000, 128256, 1e12, 1e6, 12.0, 1e6, 128, seq_len=8192, gpus=1024)
+    assert "applies" in big.iops_note and "1,000,000" in big.iops_note
+
+
+def test_shared_storage_is_never_priced_below_the_floor():
+    def inv(tb, nodes):
+        return Inventory("ascend-910b-64gb", 8 * nodes, 8, nodes, tb, 3.84, 8, 1, 8 * nodes, nodes + 1,
+                         6.0 * nodes, "roce-200" if nodes > 1 else None)
+    prices = Prices(PRICES, "CNY")
+    small = buy_cost(inv(4.0, 4), site(30.0), prices, 3.0, 0.7)
+    assert small.capex["shared_storage"] == 300_000 and any("parallel fs minimum" in n for n in small.notes)
+    assert buy_cost(inv(400.0, 4), site(30.0), prices, 3.0, 0.7).capex["shared_storage"] == 400_000
+    assert buy_cost(inv(4.0, 1), site(30.0), prices, 3.0, 0.7).capex["shared_storage"] == 100_000
+    shipped = load_prices("CNY")
+    floor = shipped.component("parallel_fs_minimum")
+    assert floor > 4 * shipped.component("parallel_fs_per_tb")
+    assert buy_cost(inv(4.0, 4), site(30.0), shipped, 3.0, 0.7).capex["shared_storage"] == pytest.approx(floor)

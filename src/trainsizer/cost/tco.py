@@ -77,7 +77,7 @@ def buy_cost(inv: Inventory, site: Site, prices: Prices, horizon_years: float, u
         notes.append(f"no server price for {inv.gpu}: GPU cards at {mid:.0%} of the server (seed rule)")
     capex = {
         "servers": server_price * inv.nodes,
-        "shared_storage": inv.storage_tb * prices.component("parallel_fs_per_tb"),
+        "shared_storage": _shared_storage(inv, prices, notes),
         "local_nvme": inv.local_nvme_tb_per_node * inv.nodes * prices.component("nvme_ssd_per_tb"),
         "network": 0.0,
         "racks_and_installation": inv.racks * prices.component("rack_and_pdu")
@@ -129,6 +129,21 @@ def _component(prices: Prices, key: str, notes: list[str]) -> float:
         notes.append(f"no {key} price: priced as {_FALLBACK[key]}")
         key = _FALLBACK[key]
     return prices.component(key)
+
+
+def _shared_storage(inv: Inventory, prices: Prices, notes: list[str]) -> float:
+    """Shared storage: capacity x per-TB price, never below the smallest system that can be bought
+    (components.parallel_fs_minimum for multi-server plans, nas_minimum for one server), where the data has it."""
+    per_tb = inv.storage_tb * prices.component("parallel_fs_per_tb")
+    key = "parallel_fs_minimum" if inv.nodes > 1 else "nas_minimum"
+    if key not in prices.data.get("components", {}):
+        return per_tb
+    floor = prices.component(key)
+    if floor > per_tb:
+        notes.append(f"shared storage: {inv.storage_tb:.1f} TB is below the smallest {key.replace('_', ' ')} "
+                     f"configuration; priced at that configuration")
+        return floor
+    return per_tb
 
 
 @dataclass

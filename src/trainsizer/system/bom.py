@@ -82,7 +82,7 @@ def size_system(sc: Scenario, arch: Architecture, gpu: Accelerator, tokens_per_s
     trainable, state_bytes = _state_bytes_per_trainable(sc, arch, mp)
     peak, _, _ = peak_for(gpu, sc.training.precision)
     storage = size_storage(params, trainable, arch.vocab_size, sc.training.tokens, tokens_per_s, state_bytes,
-                           peak * gpus, nodes)
+                           peak * gpus, nodes, sc.training.seq_len, gpus)
     # one NIC per GPU on baseboard-class servers (server_form; Ascend modules too); the part's own fabric
     # (default_inter_node, RoCE for Ascend) when the plan names none
     network = size_network(nodes, per_node, gpus, sc.hardware.inter_node, baseboard_class(gpu),
