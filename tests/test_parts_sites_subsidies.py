@@ -5,7 +5,8 @@ import pytest
 from conftest import base_scenario
 
 from trainsizer.cost.prices import Prices, load_prices
-from trainsizer.cost.tco import buy_cost
+from trainsizer.cost.tco import HOURS_PER_YEAR, buy_cost
+from trainsizer.errors import InputError
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
 from trainsizer.scenario import scenario_from_dict
@@ -14,7 +15,7 @@ from trainsizer.system.inventory import Inventory
 from trainsizer.system.network import size_network
 from trainsizer.system.power import fit_site, size_power
 from trainsizer.system.rules import baseboard_class, sizing_rules
-from trainsizer.system.sites import Site, default_sites
+from trainsizer.system.sites import Site, default_sites, with_electricity_price
 from trainsizer.system.storage import size_storage
 
 CAT = default_catalog()
@@ -36,9 +37,9 @@ PRICES = {
 }
 
 
-def site(kw=10.0, cooling="air", pue=1.5, price=0.8):
+def site(kw=10.0, cooling="air", pue=1.5, price=0.8, tou=None):
     return Site(id="test", name="test", rack_power_kw=kw, cooling=cooling, max_air_kw_per_rack=kw, pue=pue,
-                electricity_price=price, rack_rent_per_month=10000.0, currency="CNY",
+                electricity_price=price, electricity_tou=tou, rack_rent_per_month=10000.0, currency="CNY",
                 source="test", as_of="2026-12-01")
 
 
@@ -148,3 +149,41 @@ def test_shared_storage_is_never_priced_below_the_floor():
     floor = shipped.component("parallel_fs_minimum")
     assert floor > 4 * shipped.component("parallel_fs_per_tb")
     assert buy_cost(inv(4.0, 4), site(30.0), shipped, 3.0, 0.7).capex["shared_storage"] == pytest.approx(floor)
+
+
+# --- Chengdu electricity: time of use and the user's bill ---------------------------------------------------------
+
+def test_tou_weighting_by_hand():
+    tou = [{"band": "peak", "hours_per_day": 8, "price": 1.6}, {"band": "flat", "hours_per_day": 7.5, "price": 1.0},
+           {"band": "valley", "hours_per_day": 8.5, "price": 0.4}]
+    s = site(price=0.9, tou=tou)
+    assert s.effective_electricity_price() == pytest.approx((8 * 1.6 + 7.5 + 8.5 * 0.4) / 24)
+    assert site(price=0.9).effective_electricity_price("flat-24h") == 0.9  # no TOU: the flat price
+    with pytest.raises(ValueError, match="add up to 23"):
+        site(tou=tou[:2] + [{"band": "valley", "hours_per_day": 7.5, "price": 0.4}])
+    with pytest.raises(InputError):
+        s.effective_electricity_price("office-hours")
+
+
+def test_chengdu_sites_carry_the_sichuan_tou_bands():
+    s = default_sites()["chengdu-legacy-colo"]
+    bands = {b.band: b for b in s.electricity_tou}
+    assert sum(b.hours_per_day for b in bands.values()) == pytest.approx(24)
+    assert bands["peak"].price == pytest.approx(bands["flat"].price * 1.6, abs=0.001)
+    assert bands["valley"].price == pytest.approx(bands["flat"].price * 0.4, abs=0.001)
+    assert all(b.source and b.as_of and b.confidence for b in bands.values())
+    assert s.effective_electricity_price() == pytest.approx(0.725 * 0.9875, abs=1e-3)
+
+
+def test_buy_cost_pays_the_tou_price_and_the_users_bill_replaces_it():
+    tou = [{"band": "peak", "hours_per_day": 12, "price": 1.2}, {"band": "valley", "hours_per_day": 12, "price": 0.4}]
+    s = site(30.0, pue=1.2, price=0.9, tou=tou)
+    inv = Inventory("ascend-910b-64gb", 8, 8, 1, 5.0, 3.84, 0, 0, 0, 1, 6.0, None)
+    energy = 6.0 * (0.3 + 0.7 * 0.7) * 1.2 * HOURS_PER_YEAR
+    assert buy_cost(inv, s, Prices(PRICES, "CNY"), 3.0, 0.7).opex_per_year["electricity"] == pytest.approx(energy * 0.8)
+    mine = with_electricity_price(s, 0.55)
+    assert mine.electricity_tou is None and mine.effective_electricity_price() == 0.55 and s.electricity_tou
+    assert buy_cost(inv, mine, Prices(PRICES, "CNY"), 3.0, 0.7).opex_per_year["electricity"] == pytest.approx(
+        energy * 0.55)
+    with pytest.raises(InputError, match="--electricity-price"):
+        with_electricity_price(s, -0.1)

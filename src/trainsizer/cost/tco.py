@@ -95,8 +95,9 @@ def buy_cost(inv: Inventory, site: Site, prices: Prices, horizon_years: float, u
     kw_per_rack = inv.typical_it_kw / max(1, inv.racks)
     opex = {
         "colocation": inv.racks * site.rack_rent(kw_per_rack) * 12,
+        # a training load draws round the clock: the TOU bands weighted by their hours (system/sites.py)
         "electricity": inv.typical_it_kw * load * site.pue * HOURS_PER_YEAR * prices.convert(
-            site.electricity_price, site.currency),
+            site.effective_electricity_price("flat-24h"), site.currency),
         "maintenance": hardware * prices.opex("maintenance_fraction_per_year"),
         "staff": prices.opex("staff_cost_per_year") * max(0.25, inv.nodes / 32),
     }
