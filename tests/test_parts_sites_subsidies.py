@@ -1,10 +1,13 @@
 """Hardware-specific system sizing (Ascend RoCE, baseboard NICs, GB200 racks), storage IOPS and its price floor,
 Chengdu time-of-use electricity and the user's own bill, and the compute-voucher subsidy."""
 
+import datetime
+
 import pytest
 from conftest import base_scenario
 
 from trainsizer.cost.prices import Prices, load_prices
+from trainsizer.cost.subsidy import Subsidy, apply_subsidy, in_currency, load_subsidies, subsidy_for
 from trainsizer.cost.tco import HOURS_PER_YEAR, buy_cost
 from trainsizer.errors import InputError
 from trainsizer.hardware.catalog import default_catalog
@@ -187,3 +190,42 @@ def test_buy_cost_pays_the_tou_price_and_the_users_bill_replaces_it():
         energy * 0.55)
     with pytest.raises(InputError, match="--electricity-price"):
         with_electricity_price(s, -0.1)
+
+
+# --- the Chengdu compute voucher ----------------------------------------------------------------------------------
+
+def voucher(fraction=0.3, cap=3_000_000.0):
+    return Subsidy(id="v", region="chengdu", fraction=fraction, cap_per_year=cap, source="test", as_of="2025-09-02",
+                   confidence="M")
+
+
+def test_voucher_fraction_and_cap():
+    assert apply_subsidy(1_000_000, voucher()) == pytest.approx((700_000, 300_000))
+    assert apply_subsidy(20_000_000, voucher()) == pytest.approx((17_000_000, 3_000_000))  # cap binds
+    assert apply_subsidy(1_000_000, voucher(), already_used=2_900_000) == pytest.approx((900_000, 100_000))
+    assert apply_subsidy(1_000_000, voucher(), already_used=3_500_000) == pytest.approx((1_000_000, 0))
+    assert apply_subsidy(1_000_000, voucher(cap=None)) == pytest.approx((700_000, 300_000))
+    with pytest.raises(InputError):
+        apply_subsidy(-1, voucher())
+
+
+def test_shipped_vouchers_load_match_chengdu_sites_and_convert():
+    subsidies = load_subsidies()
+    reviewed = datetime.date.fromisoformat(load_prices().data["reviewed"])
+    for s in subsidies:
+        assert s.source and s.as_of and s.confidence in ("H", "M", "L")
+        old = (reviewed - datetime.date.fromisoformat(s.as_of)).days > 548  # the data files' 18-month stale rule
+        assert s.stale == old, s.id
+    chengdu = subsidy_for(default_sites()["chengdu-intelligent-computing-centre"], subsidies)
+    assert chengdu and subsidy_for("Chengdu", subsidies) == chengdu
+    assert subsidy_for(default_sites()["ningxia-zhongwei-green"], subsidies) == []
+    latest = chengdu[0]
+    assert (latest.fraction, latest.cap_per_year, latest.eligible) == (0.6, 5_000_000, "rental")
+    usd = in_currency(latest, Prices(PRICES, "USD"))
+    assert usd.currency == "USD" and usd.cap_per_year == pytest.approx(5_000_000 / 7.0)
+
+
+def test_a_bad_subsidy_row_names_the_field():
+    with pytest.raises(InputError, match=r"prices\.subsidies\[0\]\.fraction"):
+        load_subsidies({"subsidies": [{"id": "x", "region": "chengdu", "fraction": 1.5, "source": "s",
+                                       "as_of": "2025-01-01", "confidence": "M"}]})
