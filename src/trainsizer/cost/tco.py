@@ -75,20 +75,18 @@ def buy_cost(inv: Inventory, site: Site, prices: Prices, horizon_years: float, u
         mid = (float(share.get("low", 0.4)) + float(share.get("high", 0.6))) / 2
         server_price = card * inv.gpus_per_node / mid
         notes.append(f"no server price for {inv.gpu}: GPU cards at {mid:.0%} of the server (seed rule)")
-    fast = inv.fabric and inv.fabric.startswith(("ib-ndr", "ib-xdr", "roce-400"))
     capex = {
         "servers": server_price * inv.nodes,
-        "shared_storage": inv.storage_tb * prices.component("parallel_fs_per_tb"),
+        "shared_storage": _shared_storage(inv, prices, notes),
         "local_nvme": inv.local_nvme_tb_per_node * inv.nodes * prices.component("nvme_ssd_per_tb"),
         "network": 0.0,
         "racks_and_installation": inv.racks * prices.component("rack_and_pdu")
         + inv.nodes * prices.component("installation_per_server"),
     }
     if inv.nodes > 1:
-        nic = prices.component("nic_400g" if fast else "nic_200g")
-        switch = prices.component("ib_ndr_switch_64port" if fast else "ib_hdr_switch_40port")
-        if inv.fabric and inv.fabric.startswith("roce"):
-            switch = prices.component("roce_400g_switch_64port")
+        nic_key, switch_key = _fabric_parts(inv.fabric)
+        nic = _component(prices, nic_key, notes)
+        switch = _component(prices, switch_key, notes)
         capex["network"] = (inv.nodes * inv.nics_per_node * nic + inv.switches * switch
                             + inv.cables * 2 * prices.component("optical_transceiver_400g"))
     hardware = capex["servers"] + capex["shared_storage"] + capex["local_nvme"] + capex["network"]
@@ -97,8 +95,9 @@ def buy_cost(inv: Inventory, site: Site, prices: Prices, horizon_years: float, u
     kw_per_rack = inv.typical_it_kw / max(1, inv.racks)
     opex = {
         "colocation": inv.racks * site.rack_rent(kw_per_rack) * 12,
+        # a training load draws round the clock: the TOU bands weighted by their hours (system/sites.py)
         "electricity": inv.typical_it_kw * load * site.pue * HOURS_PER_YEAR * prices.convert(
-            site.electricity_price, site.currency),
+            site.effective_electricity_price("flat-24h"), site.currency),
         "maintenance": hardware * prices.opex("maintenance_fraction_per_year"),
         "staff": prices.opex("staff_cost_per_year") * max(0.25, inv.nodes / 32),
     }
@@ -108,6 +107,44 @@ def buy_cost(inv: Inventory, site: Site, prices: Prices, horizon_years: float, u
     residual_fraction = max(0.05, 1 - (1 - residual_3y) * horizon_years / 3)
     residual = hardware * residual_fraction
     return BuyCost(capex, opex, residual, horizon_years, notes)
+
+
+# Scale-out parts by fabric: InfiniBand gets IB (VPI) adapters and IB switches; RoCE / Ethernet gets Ethernet
+# NICs and Ethernet switches (prices.yaml components, each with its source). 400G-class fabrics take the 400G
+# parts, the rest the 200G ones (100G and below priced as 200G: an upper bound).
+_FALLBACK = {"nic_400gbe": "nic_400g", "nic_200gbe": "nic_200g", "roce_200g_switch_64port": "roce_400g_switch_64port"}
+
+
+def _fabric_parts(fabric: str | None) -> tuple[str, str]:
+    """(NIC component, switch component) for a fabric link id."""
+    fabric = fabric or "ib-ndr-400"
+    fast = fabric.startswith(("ib-ndr", "ib-xdr")) or "400" in fabric or "800" in fabric
+    if fabric.startswith("ib-"):
+        return ("nic_400g", "ib_ndr_switch_64port") if fast else ("nic_200g", "ib_hdr_switch_40port")
+    return ("nic_400gbe", "roce_400g_switch_64port") if fast else ("nic_200gbe", "roce_200g_switch_64port")
+
+
+def _component(prices: Prices, key: str, notes: list[str]) -> float:
+    """A component price; a user price list without the Ethernet rows falls back to the nearest older row."""
+    if key not in prices.data.get("components", {}) and key in _FALLBACK:
+        notes.append(f"no {key} price: priced as {_FALLBACK[key]}")
+        key = _FALLBACK[key]
+    return prices.component(key)
+
+
+def _shared_storage(inv: Inventory, prices: Prices, notes: list[str]) -> float:
+    """Shared storage: capacity x per-TB price, never below the smallest system that can be bought
+    (components.parallel_fs_minimum for multi-server plans, nas_minimum for one server), where the data has it."""
+    per_tb = inv.storage_tb * prices.component("parallel_fs_per_tb")
+    key = "parallel_fs_minimum" if inv.nodes > 1 else "nas_minimum"
+    if key not in prices.data.get("components", {}):
+        return per_tb
+    floor = prices.component(key)
+    if floor > per_tb:
+        notes.append(f"shared storage: {inv.storage_tb:.1f} TB is below the smallest {key.replace('_', ' ')} "
+                     f"configuration; priced at that configuration")
+        return floor
+    return per_tb
 
 
 @dataclass

@@ -17,6 +17,7 @@ from trainsizer.system.host import HostSizing, size_host
 from trainsizer.system.inventory import Inventory
 from trainsizer.system.network import NetworkSizing, size_network
 from trainsizer.system.power import PowerSizing, SiteFit, fit_site, size_power
+from trainsizer.system.rules import baseboard_class
 from trainsizer.system.sites import Site
 from trainsizer.system.storage import StorageSizing, size_storage
 
@@ -81,9 +82,11 @@ def size_system(sc: Scenario, arch: Architecture, gpu: Accelerator, tokens_per_s
     trainable, state_bytes = _state_bytes_per_trainable(sc, arch, mp)
     peak, _, _ = peak_for(gpu, sc.training.precision)
     storage = size_storage(params, trainable, arch.vocab_size, sc.training.tokens, tokens_per_s, state_bytes,
-                           peak * gpus, nodes)
-    sxm = bool(gpu.form_factor and gpu.form_factor.lower().startswith(("sxm", "oam")))
-    network = size_network(nodes, per_node, gpus, sc.hardware.inter_node, sxm)
+                           peak * gpus, nodes, sc.training.seq_len, gpus)
+    # one NIC per GPU on baseboard-class servers (server_form; Ascend modules too); the part's own fabric
+    # (default_inter_node, RoCE for Ascend) when the plan names none
+    network = size_network(nodes, per_node, gpus, sc.hardware.inter_node, baseboard_class(gpu),
+                           gpu.default_inter_node)
     power = size_power(gpu, per_node, nodes, site.pue if site else 1.0, published_server_kw)
     fit = fit_site(site, gpu, per_node, nodes, power.node_kw) if site else None
     return SystemPlan(gpu.id, gpus, per_node, nodes, host, storage, network, power, fit)

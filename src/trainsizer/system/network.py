@@ -28,14 +28,28 @@ class NetworkSizing:
                 "leaf_switches": self.leaf_switches, "spine_switches": self.spine_switches, "cables": self.cables}
 
 
-def size_network(nodes: int, gpus_per_node: int, gpus: int, chosen: str | None, sxm_class: bool) -> NetworkSizing:
+def size_network(nodes: int, gpus_per_node: int, gpus: int, chosen: str | None, sxm_class: bool,
+                 default_fabric: str | None = None) -> NetworkSizing:
+    """``chosen``: the plan's fabric (None: none given); ``default_fabric``: the part's own scale-out fabric
+    (accelerators.yaml ``default_inter_node``, e.g. roce-200 for Ascend), used when none is chosen. A part
+    whose own fabric is RoCE never gets InfiniBand: its servers ship RoCE ports (Atlas 800T A2 parameter plane,
+    china-market.md section 2b)."""
     r = sizing_rules()["network"]
     if nodes <= 1:
         return NetworkSizing(None, "one server: no scale-out fabric (front-end network only)", 0, 0, 0, 0)
     nics = gpus_per_node if (sxm_class and gpus_per_node >= r["rail_optimised_min_gpus_per_node"]) \
         else r["pcie_server_nics"]
-    fabric = chosen or "ib-ndr-400"
-    if gpus >= r["ib_above_gpus"]:
+    roce_only = bool(default_fabric and default_fabric.startswith("roce"))
+    fabric = chosen or default_fabric or "ib-ndr-400"
+    replaced = ""
+    if roce_only and not fabric.startswith("roce"):
+        replaced = f"; {chosen} replaced by {default_fabric}: this part's servers ship RoCE, not InfiniBand"
+        fabric = str(default_fabric)
+    if roce_only and gpus >= r["ib_above_gpus"]:
+        reason = (f"{gpus} GPUs: {fabric}, the part's own fabric (no InfiniBand for it); the seed guide finds RoCE "
+                  "strained beyond ~100 GPUs, so plan lossless Ethernet tuning (PFC/ECN, adaptive routing) as "
+                  "large RoCE clusters do (Meta, Llama 3 on 24K-GPU RoCE)")
+    elif gpus >= r["ib_above_gpus"]:
         reason = (f"{gpus} GPUs: InfiniBand (adaptive routing, SHARP); the seed guide finds RoCE strained "
                   f"beyond ~100 GPUs")
         if fabric.startswith("roce"):
@@ -43,8 +57,11 @@ def size_network(nodes: int, gpus_per_node: int, gpus: int, chosen: str | None, 
             reason += f"; {chosen} replaced"
     elif fabric.startswith("roce"):
         reason = f"{gpus} GPUs: RoCE is adequate below ~100 GPUs and cheaper than InfiniBand"
+        if roce_only:
+            reason += f" ({fabric} is this part's own fabric)"
     else:
         reason = f"{gpus} GPUs: {fabric} (RoCE would also do at this size)"
+    reason += replaced
     radix = r["leaf_radix"].get(fabric, 64)
     ports = nodes * nics
     if ports <= radix:

@@ -4,6 +4,10 @@ Server power = GPUs x TDP + host (CPUs, memory, NICs, NVSwitch, fans, PSU losses
 DGX H100 / DGX A100 maxima (sizing.yaml). A rack must be provisioned for the servers' maximum;
 cooling must remove what they draw. When one server exceeds a rack, the options are: cap GPU
 power (throughput ~ cap^0.5 above 60 % of TDP), smaller servers, or another site.
+
+Rack-scale parts (GB200 NVL72, ``server_form: rack-scale-nvl72``) are bought as whole racks: the rack is
+the unit of power and site fit, at its published rack power (sizing.yaml ``power.rack_scale``), and it
+needs liquid cooling; a share of the rack's power is booked per planned server.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainsizer.hardware.catalog import Accelerator
-from trainsizer.system.rules import sizing_rules
+from trainsizer.system.rules import baseboard_class, rack_scale_system, sizing_rules
 from trainsizer.system.sites import Site
 
 
@@ -51,10 +55,12 @@ class SiteFit:
 def server_kw(gpu: Accelerator, gpus_per_node: int, published_max_kw: float | None = None) -> float:
     if published_max_kw:
         return published_max_kw
+    rack = rack_scale_system(gpu)
+    if rack:  # a share of the published rack power (GB200 NVL72: ~120 kW for 72 GPUs)
+        return float(rack["rack_kw"]) * gpus_per_node / int(rack["gpus_per_rack"])
     r = sizing_rules()["power"]
     gpu_kw = gpus_per_node * (gpu.tdp_w or 300) / 1000
-    sxm = bool(gpu.form_factor and gpu.form_factor.lower().startswith(("sxm", "oam")))
-    frac = r["host_per_gpu_kw_fraction_sxm"] if sxm else r["host_per_gpu_kw_fraction_pcie"]
+    frac = r["host_per_gpu_kw_fraction_sxm"] if baseboard_class(gpu) else r["host_per_gpu_kw_fraction_pcie"]
     return gpu_kw + r["host_base_kw"] + frac * gpu_kw
 
 
@@ -63,12 +69,18 @@ def size_power(gpu: Accelerator, gpus_per_node: int, nodes: int, pue: float,
     r = sizing_rules()["power"]
     node = server_kw(gpu, gpus_per_node, published_max_kw)
     total = node * nodes
+    rack = rack_scale_system(gpu)
+    if rack and not published_max_kw:  # whole racks are installed and powered, used or not
+        total = float(rack["rack_kw"]) * math.ceil(gpus_per_node * nodes / int(rack["gpus_per_rack"]))
     typical = total * r["typical_load_fraction"]
     return PowerSizing(node, total, typical, typical * pue, typical * r["kw_to_btu_per_h"])
 
 
 def fit_site(site: Site, gpu: Accelerator, gpus_per_node: int, nodes: int, node_kw: float) -> SiteFit:
     r = sizing_rules()["power"]
+    rack = rack_scale_system(gpu)
+    if rack:
+        return _fit_rack_scale(site, gpu, rack, gpus_per_node, nodes)
     usable = min(site.rack_power_kw * r["rack_continuous_load_fraction"], site.cooling_kw_per_rack)
     per_rack = int(usable // node_kw)
     extra_racks = math.ceil(nodes / r["network_rack_per_nodes"]) if nodes > 1 else 0
@@ -104,3 +116,31 @@ def fit_site(site: Site, gpu: Accelerator, gpus_per_node: int, nodes: int, node_
                f"{site.rack_power_kw:g} kW rack ({why} limit, 80 % continuous load, {site.cooling} cooling)")
     racks = nodes + extra_racks
     return SiteFit(site.id, False, 0, racks, verdict, remedies, cap_w, throughput)
+
+
+def _fit_rack_scale(site: Site, gpu: Accelerator, rack: dict[str, Any], gpus_per_node: int, nodes: int) -> SiteFit:
+    """A rack-scale system is one rack of ``gpus_per_rack`` GPUs at its published power that needs ``cooling``."""
+    r = sizing_rules()["power"]
+    per_rack, rack_kw, cooling = int(rack["gpus_per_rack"]), float(rack["rack_kw"]), str(rack["cooling"])
+    systems = math.ceil(gpus_per_node * nodes / per_rack)
+    # network/storage racks as for servers: one per network_rack_per_nodes 8-GPU servers' worth of GPUs
+    extra_racks = math.ceil(systems * per_rack / (8 * r["network_rack_per_nodes"])) if systems > 1 else 0
+    usable = min(site.rack_power_kw * r["rack_continuous_load_fraction"], site.cooling_kw_per_rack)
+    what = f"{gpu.id} ({gpu.server_form}) comes as one {cooling}-cooled rack of {per_rack} GPUs drawing ~{rack_kw:g} kW"
+    reasons = []
+    if cooling == "liquid" and site.cooling != "liquid":
+        reasons.append(f"it needs liquid cooling and {site.id} is {site.cooling}-cooled")
+    if rack_kw > usable:
+        reasons.append(f"{rack_kw:g} kW exceeds the {usable:g} kW usable of a {site.rack_power_kw:g} kW rack "
+                       f"(80 % continuous load)")
+    racks = systems + extra_racks
+    if not reasons:
+        verdict = (f"fits: {what}; {systems} such rack(s) within {usable:g} kW usable, "
+                   f"{racks} racks incl. {extra_racks} for network/storage")
+        return SiteFit(site.id, True, per_rack // max(1, gpus_per_node), racks, verdict)
+    need_kw = rack_kw / r["rack_continuous_load_fraction"]
+    remedies = [f"host it in a liquid-cooled site with >= {need_kw:.0f} kW per rack (direct liquid cooling, CDU "
+                "and facility water)",
+                "or choose 8-GPU baseboard servers (HGX B200/H200) that a 30-60 kW site can take"]
+    verdict = f"does NOT fit: {what}; " + "; ".join(reasons)
+    return SiteFit(site.id, False, 0, racks, verdict, remedies)

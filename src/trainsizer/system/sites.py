@@ -1,16 +1,37 @@
-"""Sites (datacentre rooms) as user-extensible YAML data: rack power, cooling, PUE, tariff, rent."""
+"""Sites (datacentre rooms) as user-extensible YAML data: rack power, cooling, PUE, tariff, rent.
+
+A site may carry its grid's time-of-use bands (``electricity_tou``: band, hours per day, price); the price
+a load pays is then the hour-weighted mean over the bands it draws in (``Site.effective_electricity_price``;
+a training run draws flat round the clock). ``with_electricity_price`` puts the user's own bill in their place.
+"""
 
 from __future__ import annotations
 
+import math
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
 from trainsizer.lookup import unknown_id
+
+TOU_PROFILES = ("flat-24h",)
+
+
+class TouBand(BaseModel):
+    """One time-of-use band: its name, the hours per day it lasts (a year's average where seasons differ) and
+    its price per kWh in the site's currency."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    band: str = Field(min_length=1)  # e.g. peak | flat | valley | critical-peak
+    hours_per_day: float = Field(gt=0, le=24)
+    price: float = Field(ge=0, le=100)
+    source: str | None = None
+    as_of: str | None = None
+    confidence: str | None = None
 
 
 class Site(BaseModel):
@@ -22,6 +43,8 @@ class Site(BaseModel):
     max_air_kw_per_rack: float = Field(gt=0, le=500)
     pue: float = Field(ge=1.0, le=3.0)
     electricity_price: float = Field(ge=0, le=100)
+    # the grid's time-of-use bands (hours sum to 24); None: a flat price, electricity_price
+    electricity_tou: tuple[TouBand, ...] | None = None
     rack_rent_per_month: float | None = Field(None, ge=0)
     rack_rent_per_kw_month: float | None = Field(None, ge=0)
     currency: Literal["CNY", "USD"] = "CNY"
@@ -31,6 +54,24 @@ class Site(BaseModel):
     as_of: str
     confidence: str | None = None
     notes: str | None = None
+
+    @model_validator(mode="after")
+    def _tou_covers_the_day(self) -> Site:
+        if self.electricity_tou:
+            hours = sum(b.hours_per_day for b in self.electricity_tou)
+            if abs(hours - 24) > 1e-6:
+                raise ValueError(f"electricity_tou: the bands' hours_per_day add up to {hours:g}, not 24")
+        return self
+
+    def effective_electricity_price(self, profile: str = "flat-24h") -> float:
+        """Price per kWh for a load with this daily ``profile``: ``flat-24h`` (a training run drawing the same
+        power round the clock) weights each TOU band by its hours, sum(hours x price) / 24. Without TOU data:
+        ``electricity_price``."""
+        if profile not in TOU_PROFILES:
+            raise InputError("electricity profile", f"{profile!r}; accepted: {', '.join(TOU_PROFILES)}")
+        if not self.electricity_tou:
+            return self.electricity_price
+        return sum(b.hours_per_day * b.price for b in self.electricity_tou) / 24.0
 
     @property
     def cooling_kw_per_rack(self) -> float:
@@ -45,6 +86,18 @@ class Site(BaseModel):
         if self.rack_rent_per_month is not None:
             return self.rack_rent_per_month
         return (self.rack_rent_per_kw_month or 0.0) * kw
+
+
+def with_electricity_price(site: Site, price: float) -> Site:
+    """A copy of ``site`` that pays ``price`` per kWh (the user's own bill, in the site's currency) flat round the
+    clock: its TOU bands are dropped, so ``effective_electricity_price()`` returns ``price``."""
+    if not (isinstance(price, (int, float)) and math.isfinite(price) and 0 <= price <= 100):
+        raise InputError("--electricity-price", f"{price!r}; accepted: a price per kWh from 0 to 100 ({site.currency})")
+    data = site.model_dump()
+    data.update(electricity_price=float(price), electricity_tou=None,
+                notes=f"{site.notes or ''} Electricity: the user's own bill, {price:g} {site.currency}/kWh "
+                      "(replaces the tariff and TOU bands above).".strip())
+    return _parse(data, "--electricity-price")
 
 
 def _parse(entry: Any, where: str) -> Site:

@@ -5,12 +5,19 @@ Checkpoint size = what a resumable checkpoint holds: 16-bit weights plus, for fu
 fp32 masters and optimizer moments (the same bytes as the model states of the memory estimate).
 Write burst = one checkpoint within ``checkpoint_stall_fraction`` of the interval (CheckFreq,
 Mohan et al. FAST'21, on keeping checkpoint stalls small).
+
+Random I/O (IOPS) need = the larger of
+- data reads, worst case a small-file dataset (one file per sample, random order): samples/s x
+  (metadata + data requests per file) x the read safety factor; samples/s = tokens/s / seq_len;
+- checkpoint bursts: write GB/s / 1 MiB requests + per-rank file creation (metadata) within the stall window.
+They do not add: a synchronous checkpoint stalls the reads. The seed's "SSD clusters of a million IOPS or
+more at the 100B scale" is shown beside, with what NVMe drives are rated for (sizing.yaml storage.iops).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from trainsizer.system.rules import sizing_rules
@@ -28,17 +35,23 @@ class StorageSizing:
     local_nvme_tb_per_node: float
     seed_rule_gbps: float
     seed_rule_verdict: str
+    iops_needed: float = 0.0  # random I/O operations per second the job needs (see module docstring)
+    iops_note: str = ""
+    iops_breakdown: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"dataset_tb": round(self.dataset_tb, 3), "checkpoint_tb": round(self.checkpoint_tb, 3),
                 "shared_capacity_tb": round(self.capacity_tb, 2), "read_gbps": round(self.read_gbps, 3),
                 "checkpoint_write_gbps": round(self.checkpoint_write_gbps, 2),
                 "local_nvme_tb_per_node": self.local_nvme_tb_per_node,
-                "seed_rule_gbps": round(self.seed_rule_gbps, 1), "seed_rule_verdict": self.seed_rule_verdict}
+                "seed_rule_gbps": round(self.seed_rule_gbps, 1), "seed_rule_verdict": self.seed_rule_verdict,
+                "iops_needed": round(self.iops_needed), "iops_note": self.iops_note,
+                "iops_breakdown": {k: round(v) for k, v in self.iops_breakdown.items()}}
 
 
 def size_storage(params: int, trainable: int, vocab: int, tokens: float | None, tokens_per_s: float,
-                 full_state_bytes_per_param: float, total_peak_tflops: float, nodes: int) -> StorageSizing:
+                 full_state_bytes_per_param: float, total_peak_tflops: float, nodes: int,
+                 seq_len: int | None = None, gpus: int = 1) -> StorageSizing:
     r = sizing_rules()["storage"]
     per_token = r["tokenised_bytes_per_token_small_vocab"] if vocab < 65536 else r["tokenised_bytes_per_token"]
     dataset = (tokens or 0.0) * (per_token + r["raw_text_bytes_per_token"]) / TB
@@ -56,4 +69,32 @@ def size_storage(params: int, trainable: int, vocab: int, tokens: float | None, 
                f"dimensionally it ties bytes to FLOPs, and here it is {seed / max(read, 1e-12):.1e} times the "
                f"{read * 1000:.2f} MB/s the GPUs actually read (tokens/s x {per_token} B/token x "
                f"{r['read_safety_factor']:g}). Checkpoint bursts ({write:.1f} GB/s) size the storage, not the rule.")
-    return StorageSizing(dataset, checkpoint, capacity, read, write, local_tb, seed, verdict)
+    iops, note, parts = _iops(params, tokens_per_s, seq_len, write, gpus, r)
+    return StorageSizing(dataset, checkpoint, capacity, read, write, local_tb, seed, verdict, iops, note, parts)
+
+
+def _iops(params: int, tokens_per_s: float, seq_len: int | None, write_gbps: float, gpus: int,
+          r: dict[str, Any]) -> tuple[float, str, dict[str, float]]:
+    """Random I/O need: small-file data reads vs checkpoint bursts (module docstring), and the seed's rule beside."""
+    q = r["iops"]
+    sample_bytes = (seq_len or 0) * r["raw_text_bytes_per_token"]
+    per_file = q["ios_per_small_file"] - 1 + max(1, math.ceil(sample_bytes / q["small_file_read_io_bytes"]))
+    samples_per_s = tokens_per_s / seq_len if seq_len else 0.0
+    data = samples_per_s * per_file * r["read_safety_factor"]
+    stall_s = r["checkpoint_interval_s"] * r["checkpoint_stall_fraction"]
+    ckpt = write_gbps * 1e9 / q["large_io_bytes"] + gpus * q["checkpoint_files_per_rank"] * q[
+        "metadata_ios_per_file"] / stall_s
+    need = max(data, ckpt)
+    drive = q["nvme_random_read_iops_per_drive"]
+    delivered = q["minimum_config_drives"] * drive * q["shared_fs_delivered_fraction"]
+    seed_applies = params >= q["seed_rule_min_params"]
+    note = (f"~{need:,.0f} IOPS: small-file reads {data:,.0f} ({samples_per_s:,.1f} samples/s x {per_file} requests "
+            f"x {r['read_safety_factor']:g}), checkpoint bursts {ckpt:,.0f} ({write_gbps:.1f} GB/s in 1 MiB requests "
+            f"+ {gpus} ranks x {q['checkpoint_files_per_rank']} files); packed token shards need far fewer. One "
+            f"enterprise NVMe drive is rated ~{drive:,.0f} random-read IOPS (Micron 7400/7450, M); the minimum "
+            f"shared configuration ({q['minimum_config_drives']} drives at an assumed "
+            f"{q['shared_fs_delivered_fraction']:.0%} through the file system) gives ~{delivered:,.0f}. Seed: "
+            f"'SSD clusters of a million IOPS or more' at the 100B scale ({q['seed_rule_iops']:,.0f}; "
+            + (f"applies: {params / 1e9:,.0f}B parameters)" if seed_applies
+               else f"not this job: {params / 1e9:,.0f}B parameters)"))
+    return need, note, {"small_file_reads": data, "checkpoint_bursts": ckpt}

@@ -1,0 +1,103 @@
+"""Subsidies on compute spend (e.g. Chengdu's compute voucher, 算力券) as data: ``subsidies:`` in prices.yaml.
+
+A subsidy pays ``fraction`` of an eligible amount up to a cap; the cap counts what was already claimed
+(``already_used``) in the cap's period (a year, or the whole grant for ``cap_period: total``):
+
+    saved = min(amount x fraction, max(0, cap - already_used));  net = amount - saved
+
+(the rule as the Chengdu policies word it: '按照算力成本30%申领总额不超过300万元' / '最高可抵扣不超过60%的算力
+购买费用,每家算力需求方每年累计可领取最高500万元'; sources per entry in prices.yaml). Subsidies are optional:
+nothing here is applied unless a caller (the per-run pricing, on the user's request) calls ``apply_subsidy``.
+Amounts and caps are in the subsidy's ``currency``; ``in_currency`` converts a subsidy for a price list.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from trainsizer.cost.prices import Prices, load_prices
+from trainsizer.errors import InputError
+from trainsizer.system.sites import Site
+
+
+class Subsidy(BaseModel):
+    """One subsidy scheme (a ``subsidies:`` row of prices.yaml)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str = Field(min_length=1)
+    name: str | None = None
+    region: str = Field(min_length=1)  # matched against a site's `region` (e.g. chengdu)
+    fraction: float = Field(gt=0, le=1)  # share of the eligible spend paid
+    cap_per_year: float | None = Field(None, ge=0)  # in `currency`; None = no cap
+    cap_period: Literal["year", "total"] = "year"  # total: the cap covers the whole grant
+    currency: Literal["CNY", "USD"] = "CNY"
+    eligible: Literal["rental", "purchase", "any"] = "rental"
+    centres: tuple[str, ...] = ()  # providers the spend must go to; empty = any provider in the scheme
+    applicant: Literal["firm", "institution", "any"] = "any"
+    conditions: str | None = None
+    source: str = Field(min_length=1)
+    as_of: str
+    confidence: Literal["H", "M", "L"]
+    stale: bool = False
+    notes: str | None = None
+
+    @field_validator("as_of", mode="before")
+    @classmethod
+    def _iso(cls, value: Any) -> str:
+        text = str(value)
+        try:
+            date.fromisoformat(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not an ISO date (YYYY-MM-DD)") from None
+        return text
+
+
+def load_subsidies(prices: Prices | dict[str, Any] | None = None) -> list[Subsidy]:
+    """The ``subsidies:`` rows of a price list (a :class:`Prices`, its raw data, or the shipped prices.yaml),
+    validated; a bad row is an InputError naming ``prices.subsidies[i].field``."""
+    data = load_prices().data if prices is None else prices.data if isinstance(prices, Prices) else prices
+    rows = data.get("subsidies") or []
+    if not isinstance(rows, list):
+        raise InputError("prices.subsidies", "must be a list of subsidy rows")
+    out = []
+    for i, row in enumerate(rows):
+        try:
+            out.append(Subsidy.model_validate(row))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            raise InputError(f"prices.subsidies[{i}].{loc}".rstrip("."), err["msg"].lower()) from None
+    return out
+
+
+def subsidy_for(region_or_site: str | Site | None, subsidies: list[Subsidy]) -> list[Subsidy]:
+    """The subsidies of a region (or of a site's ``region``), in data order; none for a site without a region."""
+    region = region_or_site.region if isinstance(region_or_site, Site) else region_or_site
+    if not region:
+        return []
+    key = region.strip().lower()
+    return [s for s in subsidies if s.region.strip().lower() == key]
+
+
+def apply_subsidy(amount: float, subsidy: Subsidy, already_used: float = 0.0) -> tuple[float, float]:
+    """(net amount, amount saved) for ``amount`` of eligible spend, with the cap honoured: ``already_used`` is what
+    was already claimed against the cap in its period. Amounts are in the subsidy's currency."""
+    for name, value in (("amount", amount), ("already_used", already_used)):
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+            raise InputError(f"subsidy {name}", f"{value!r}; accepted: a finite amount >= 0")
+    saved = amount * subsidy.fraction
+    if subsidy.cap_per_year is not None:
+        saved = min(saved, max(0.0, subsidy.cap_per_year - already_used))
+    return amount - saved, saved
+
+
+def in_currency(subsidy: Subsidy, prices: Prices) -> Subsidy:
+    """The subsidy with its cap converted to ``prices.currency`` at the price list's rate."""
+    if subsidy.currency == prices.currency:
+        return subsidy
+    cap = None if subsidy.cap_per_year is None else prices.convert(subsidy.cap_per_year, subsidy.currency)
+    return subsidy.model_copy(update={"cap_per_year": cap, "currency": prices.currency})
