@@ -150,6 +150,10 @@ def plan_cmd(
     market: Annotated[str | None, typer.Option(help="cn | global: where the GPUs must be bought or rented "
                                                "(default: cn for CNY, a Chinese site or locale).")] = None,
     objective: Annotated[str, typer.Option(help="cheapest (per run) | fastest | fewest-gpus")] = "cheapest",
+    electricity_price: Annotated[float | None, typer.Option(
+        "--electricity-price", help="Your power bill per kWh (site currency), instead of the site's tariff.")] = None,
+    voucher: Annotated[str | None, typer.Option(help="Claim a compute voucher on rentals, e.g. "
+                                                "chengdu-compute-voucher-2025 (prices.yaml subsidies).")] = None,
     prices: Annotated[list[Path] | None, typer.Option("--prices", help="Your own quotes/prices YAML.")] = None,
     sites: Annotated[list[Path] | None, typer.Option("--sites", help="Your own sites YAML.")] = None,
     catalog: CatalogOpt = None,
@@ -163,7 +167,7 @@ def plan_cmd(
 
     req = PlanRequest(tuple(gpu or ()), max_gpus, parse_duration(deadline), gpus_per_node, top, site, budget,
                       currency, horizon, utilisation, tuple(prices or ()), tuple(sites or ()), tuple(catalog or ()),
-                      lang, calibration, market, objective, runs_per_month)
+                      lang, calibration, market, objective, runs_per_month, electricity_price, voucher)
     planned = plan_job(load_job(job, gpu), req, str(job))
     result, out = planned.result, planned.out
     if as_json:

@@ -9,6 +9,7 @@ from typing import Any
 
 from trainsizer.cost.per_run import Workload
 from trainsizer.cost.prices import Prices, load_prices
+from trainsizer.cost.subsidy import Subsidy, in_currency, load_subsidies
 from trainsizer.errors import InputError
 from trainsizer.hardware.catalog import Catalog, load_catalog
 from trainsizer.hardware.market import availability, default_market, parse_market
@@ -17,7 +18,7 @@ from trainsizer.models.architecture import Architecture
 from trainsizer.models.catalog import resolve_model
 from trainsizer.plan.search import Constraints, PlanResult, plan, rank_options
 from trainsizer.scenario import Scenario
-from trainsizer.system.sites import Site, default_site_id, get_site, load_sites
+from trainsizer.system.sites import Site, default_site_id, get_site, load_sites, with_electricity_price
 from trainsizer.workflows.decide import choose, parse_objective, recommendation
 from trainsizer.workflows.estimate_job import calibrated_params
 from trainsizer.workflows.jobs import load_job
@@ -48,6 +49,8 @@ class PlanRequest:
     market: str | None = None  # cn | global; default from currency, site and locale (hardware.market)
     objective: str = "cheapest"  # workflows.decide.OBJECTIVES
     runs_per_month: float | None = None
+    electricity_price: float | None = None  # the user's own bill, per kWh in the site's currency
+    voucher: str | None = None  # a subsidy id from prices.yaml (e.g. the Chengdu compute voucher) on rentals
 
 
 @dataclass
@@ -69,8 +72,20 @@ def _context(req: PlanRequest) -> tuple[Catalog, Site, Prices]:
         cat.accelerator(gid, "--gpu")
     all_sites = load_sites(list(req.sites))
     site = get_site(req.site or default_site_id(all_sites), all_sites)
+    if req.electricity_price is not None:
+        site = with_electricity_price(site, req.electricity_price)
     money = load_prices(req.currency or ("CNY" if resolve_lang(req.lang) == "zh-CN" else "USD"), list(req.prices))
     return cat, site, money
+
+
+def _voucher(req: PlanRequest, money: Prices) -> Subsidy | None:
+    """The subsidy the user claims on rentals (``--voucher ID``), in the price list's currency."""
+    if req.voucher is None:
+        return None
+    known = {s.id: s for s in load_subsidies(money)}
+    if req.voucher not in known:
+        raise InputError("--voucher", f"{req.voucher!r}; accepted: {', '.join(known) or 'none in the price data'}")
+    return in_currency(known[req.voucher], money)
 
 
 def _market(req: PlanRequest, money: Prices, site: Site) -> str:
@@ -117,7 +132,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     result = plan(job, arch, Constraints(gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top), cat,
                   memory_params, perf_params)
     terms = MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation),
-                       req.budget)
+                       req.budget, _voucher(req, money))
     options, notes = recommend_options(result.options, job, arch, terms, cat)
     result.options = options
     result.notes += [n for n in (market_info["note"], *notes) if n]

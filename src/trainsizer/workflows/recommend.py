@@ -14,6 +14,7 @@ from typing import Any
 
 from trainsizer.cost.per_run import Workload, buy_share, cheapest_rental
 from trainsizer.cost.prices import Prices
+from trainsizer.cost.subsidy import Subsidy, apply_subsidy
 from trainsizer.cost.tco import HOURS_PER_YEAR, compare
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import InputError
@@ -70,6 +71,7 @@ class MoneyTerms:
     horizon_years: float = 3.0
     workload: Workload = Workload()
     budget: float | None = None
+    voucher: Subsidy | None = None  # claimed on eligible rentals (cost.subsidy)
 
     @property
     def tco_utilisation(self) -> float:
@@ -106,6 +108,8 @@ def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, mo
     if rent_ok.status in ("yes", "unknown"):
         run, why = cheapest_rental(money.prices, gpu.id, gpus, hours or 1.0, money.market, opt["hardware"]["nodes"])
         out["rent"], out["rent_unavailable"] = (run.to_dict() if run else None), (why or None)
+        if run and money.voucher:
+            _claim(out["rent"], money.voucher)
     else:
         out["rent_unavailable"] = f"not rentable in market {money.market}: {rent_ok.reason}"
     if not cost:
@@ -133,6 +137,17 @@ def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, mo
     else:
         out["reason"] = "; ".join(r for r in (out["rent_unavailable"], out["buy_unavailable"]) if r)
     return out
+
+
+def _claim(rent: dict[str, Any], voucher: Subsidy) -> None:
+    """A compute voucher on an eligible rental: the run's cost and commitment net of it."""
+    if voucher.eligible == "purchase" or (voucher.centres and rent["provider"] not in voucher.centres):
+        rent["notes"].append(f"{voucher.id}: this provider is not one of its centres")
+        return
+    net, saved = apply_subsidy(rent["cost"], voucher)
+    rent.update({"cost_before_voucher": rent["cost"], "cost": round(net), "commitment": round(net),
+                 "voucher": {"id": voucher.id, "saved": round(saved), "fraction": voucher.fraction,
+                             "confidence": voucher.confidence}})
 
 
 def _per_token(out: dict[str, Any], opt: dict[str, Any], cost: Any, money: MoneyTerms) -> dict[str, Any]:
