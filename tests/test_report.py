@@ -58,3 +58,29 @@ def test_existing_output_is_not_overwritten(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2 and "--overwrite" in proc.stderr
     assert out.read_text() == "mine"
+
+def test_html_fits_a_phone_and_names_the_job_file_only(tmp_path):
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from trainsizer.cli import app
+
+    job = Path(JOB).resolve()
+    out = tmp_path / "plan.html"
+    result = CliRunner().invoke(app, ["report", str(job), "--out", str(out), *ARGS])
+    assert result.exit_code == 0, result.output
+    html = out.read_text(encoding="utf-8")
+    assert "<meta name='viewport' content='width=device-width, initial-scale=1'>" in html
+    assert str(job.parent) not in html and str(Path.home()) not in html and str(tmp_path) not in html
+    assert f"job {job.name};" in html and f"trainsizer probe memory {job.name}" in html
+    assert not re.search(r"(?<![\w:/.])/(home|root|tmp|work|usr|Users)/", html)  # no absolute path at all
+    assert "class='table-wrap'" in html  # wide tables scroll inside themselves, not the page
+
+
+def test_html_charts_are_the_honest_specs(html):
+    assert "data-testid='capacity-line'" in html and "data-testid='safety-margin'" in html
+    assert "allocator cache (reserved − allocated)" in html and "total on the device" in html
+    assert html.count("data-testid='recommended-point'") == 1
+    assert "log10" not in html  # a log axis is labelled in the data's own unit
+

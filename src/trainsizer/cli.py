@@ -197,7 +197,7 @@ def report_cmd(
     refuse_overwrite(out, "--out", overwrite)
     req = PlanRequest(tuple(gpu or ()), max_gpus, parse_duration(deadline), None, 5, site, budget, currency,
                       horizon, utilisation, tuple(prices or ()), tuple(sites or ()), (), lang, calibration)
-    report = build_report(load_job(job, gpu), req, str(job))
+    report = build_report(load_job(job, gpu), req, job.name)  # the file's name: no absolute path in the report
     write_report(report, out)
     typer.echo(f"wrote {out}")
 
