@@ -168,7 +168,8 @@ def plan_cmd(
 @app.command("report")
 def report_cmd(
     job: Annotated[Path, typer.Argument(help="Job YAML (parallel and hardware may be left out).")],
-    out: Annotated[Path, typer.Option("--out", help="plan.html, plan.md or plan.json (by extension).")] = Path(
+    out: Annotated[Path, typer.Option("--out", help="plan.html, plan.md, plan.json, or the bill of materials and "
+                                      "cost as plan.xlsx or plan.csv (by extension).")] = Path(
         "plan.html"),
     gpu: Annotated[list[str] | None, typer.Option("--gpu", help="Allowed GPU id (repeatable).")] = None,
     max_gpus: Annotated[int, typer.Option("--max-gpus")] = 64,
@@ -184,14 +185,19 @@ def report_cmd(
     calibration: CalibrationOpt = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing output file.")] = False,
 ) -> None:
-    """A self-contained report (HTML with charts, Markdown or JSON) people can forward."""
-    from trainsizer.report.write import write_report
+    """A self-contained report (HTML with charts, Markdown or JSON) people can forward, or its bill of
+    materials and cost as a spreadsheet (.xlsx, .csv)."""
+    from trainsizer.report.write import SUFFIXES, write_report
     from trainsizer.workflows.jobs import load_job, parse_duration
     from trainsizer.workflows.plan_job import PlanRequest
     from trainsizer.workflows.report_model import build_report
 
-    if out.suffix.lower() not in (".html", ".htm", ".md", ".json"):
-        raise InputError("--out", f"{out.name}: accepted extensions .html, .md, .json")
+    if out.suffix.lower() not in SUFFIXES:
+        raise InputError("--out", f"{out.name}: accepted extensions {', '.join(SUFFIXES)}")
+    from trainsizer.report.export import xlsx_available
+
+    if out.suffix.lower() == ".xlsx" and not xlsx_available():
+        raise InputError("--out", "writing .xlsx needs openpyxl: pip install 'trainsizer[xlsx]'")
     from trainsizer.datafiles import refuse_overwrite
 
     refuse_overwrite(out, "--out", overwrite)
