@@ -18,7 +18,7 @@ from typing import Any, Literal
 from fastapi import FastAPI, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from trainsizer.errors import InputError
@@ -63,10 +63,16 @@ def _error(status: int, field: str, message: str, **extra: Any) -> SafeJSONRespo
 
 def _install_handlers(app: FastAPI) -> None:
     @app.exception_handler(InputError)
-    async def input_error(_: Request, exc: InputError) -> SafeJSONResponse:
+    async def input_error(request: Request, exc: InputError) -> SafeJSONResponse:
         from trainsizer.web.errors import message_of
 
-        return _error(422, exc.field or "body", message_of(exc))
+        field, message = exc.field or "body", message_of(exc)
+        if request.url.path.startswith("/ui/"):  # shown on the page: no CLI flags in its words
+            from trainsizer.web.render import page_text
+
+            lang = resolve(request.query_params.get("lang"))
+            field, message = ("" if field.startswith("--") else field), page_text(message, lang)
+        return _error(422, field, message)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> SafeJSONResponse:
@@ -163,6 +169,10 @@ def _page_routes(app: FastAPI, limiter: Limiter) -> None:
                                                   min(req.constraints.max_gpus, s.MAX_SCALE_GPUS),
                                                   req.constraints.gpus_per_node)
         return HTMLResponse(plan_fragment(outcome.out, chosen, curves, gpu))
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> FileResponse:
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
 
     @app.get("/", response_class=HTMLResponse, tags=["page"])
     async def index(request: Request, lang: str | None = Query(None, max_length=10)) -> HTMLResponse:

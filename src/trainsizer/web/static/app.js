@@ -130,6 +130,21 @@
     renderCompare();
   }
 
+  /* each section of the answer goes into its own live region (index.html), so that a screen reader
+     announces the parts that changed, not the whole page at once */
+  function place(html) {
+    var tmp = document.createElement("div");
+    tmp.innerHTML = html;
+    var targets = {};
+    Array.prototype.forEach.call(result.querySelectorAll("[data-slot-target]"), function (el) {
+      el.innerHTML = "";
+      targets[el.getAttribute("data-slot-target")] = el;
+    });
+    Array.prototype.slice.call(tmp.querySelectorAll("[data-slot]")).forEach(function (section) {
+      (targets[section.getAttribute("data-slot")] || targets.details).appendChild(section);
+    });
+  }
+
   function submit() {
     clearErrors();
     var body;
@@ -141,7 +156,7 @@
     }).then(function (resp) {
       if (resp.ok) {
         return resp.text().then(function (html) {
-          result.innerHTML = html;
+          place(html);
           result.setAttribute("data-state", "done");
           initCompare();
           setStatus("");
