@@ -199,11 +199,66 @@ def test_memory_fact_says_tight_or_fits(client):
     assert "data-testid='capacity-line'" in html and "data-testid='recommended-point'" in html
 
 
+# --- export: the plan as .xlsx and .csv -------------------------------------------------------------------
+
+EXPORT_BODY = {"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb", "h100-sxm5-80gb"], "max_gpus": 8,
+                                          "currency": "CNY", "site": "chengdu-legacy-colo"}}
+
+
+def test_export_xlsx_totals_equal_the_plan(client):
+    import io
+
+    openpyxl = pytest.importorskip("openpyxl")
+    plan = client.post("/api/plan", json=EXPORT_BODY).json()
+    pick = plan["options"][plan["rankings"]["recommended"][0]]
+    resp = client.post("/api/export?format=xlsx", json=EXPORT_BODY)
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["content-type"] == "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    assert resp.headers["content-disposition"] == 'attachment; filename="trainsizer-plan.xlsx"'
+    wb = openpyxl.load_workbook(io.BytesIO(resp.content))
+    assert wb.sheetnames == ["Recommendation", "Bill of materials", "Options", "Assumptions"]
+    rec = {r[0]: r[1] for r in wb["Recommendation"].iter_rows(min_row=2, values_only=True)}
+    cost = pick["cost"]
+    assert rec["GPU"] == pick["hardware"]["gpu"] and rec["GPU count"] == pick["hardware"]["gpus"]
+    assert rec["buy capex total"] == cost["buy"]["capex_total"] and rec["buy total over the horizon"] == \
+        cost["buy"]["total"]
+    assert rec["rent total over the horizon"] == cost["rent"]["total"]
+    prices = [r[4] for r in wb["Bill of materials"].iter_rows(min_row=2, values_only=True) if r[4] is not None]
+    assert sum(prices) == sum(cost["buy"]["capex"].values())
+    options = list(wb["Options"].iter_rows(min_row=2, values_only=True))
+    assert len(options) == len({i for idx in plan["rankings"].values() for i in idx})
+    assert all(isinstance(r[8], float | int) for r in options)  # numbers, not text
+    assert wb["Assumptions"].max_row > 5
+
+
+def test_export_csv_parses(client):
+    import csv
+    import io
+
+    resp = client.post("/api/export?format=csv", json=EXPORT_BODY)
+    assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/csv")
+    assert resp.headers["content-disposition"] == 'attachment; filename="trainsizer-plan.csv"'
+    rows = [r for r in csv.reader(io.StringIO(resp.content.decode("utf-8-sig"))) if r]
+    assert rows[0] == ["sheet", "item", "value", "unit"]
+    assert {r[0] for r in rows} == {"sheet", "Recommendation", "Bill of materials", "Options", "Assumptions"}
+    bom = [r for r in rows if r[0] == "Bill of materials"]
+    assert sum(float(r[5]) for r in bom if r[5]) > 0
+
+
+def test_export_of_nothing_fits_and_bad_input(client):
+    resp = client.post("/api/export?format=csv", json=NOTHING_FITS)
+    assert resp.status_code == 200 and "nothing fits" in resp.content.decode("utf-8-sig")
+    assert client.post("/api/export?format=pdf", json=EXPORT_BODY).status_code == 422
+    assert_field(client.post("/api/export", json={"job": with_(JOB, "training.micro_batch_size", 0)}),
+                 "job.training.micro_batch_size")
+
+
 # --- JSON API ---------------------------------------------------------------------------------------------
 
 def test_openapi_lists_every_endpoint(client):
     paths = client.get("/openapi.json").json()["paths"]
-    for path in ("/api/estimate", "/api/plan", "/api/scale", "/api/cost", "/api/quotes", "/api/catalog/{kind}"):
+    for path in ("/api/estimate", "/api/plan", "/api/scale", "/api/cost", "/api/quotes", "/api/catalog/{kind}",
+                 "/api/export"):
         assert path in paths
 
 

@@ -266,6 +266,27 @@ def test_plan_page_fits_a_phone(phone, base_url, lang):
     assert phone.locator("[data-testid=result]").get_attribute("aria-live") is None
 
 
+def test_download_the_plan_as_xlsx_and_csv(phone, base_url, tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    phone.goto(base_url)
+    fill_job(phone, scale=False)
+    phone.click("#submit")
+    wait_for_plan(phone)
+    with phone.expect_download(timeout=PLAN_TIMEOUT_MS) as info:
+        phone.click("[data-testid=export-xlsx]")
+    download = info.value
+    assert download.suggested_filename == "trainsizer-plan.xlsx"
+    path = tmp_path / "plan.xlsx"
+    download.save_as(path)
+    wb = openpyxl.load_workbook(path)
+    assert wb.sheetnames == ["Recommendation", "Bill of materials", "Options", "Assumptions"]
+    rec = {r[0]: r[1] for r in wb["Recommendation"].iter_rows(min_row=2, values_only=True)}
+    assert rec["GPU"] == "rtx-4090-24gb"
+    with phone.expect_download(timeout=PLAN_TIMEOUT_MS) as info:
+        phone.click("[data-testid=export-csv]")
+    assert info.value.suggested_filename == "trainsizer-plan.csv"
+
+
 def test_html_report_fits_a_phone(browser, tmp_path):
     from typer.testing import CliRunner
 
