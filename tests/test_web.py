@@ -112,11 +112,153 @@ def test_ui_plan_error_is_json_naming_the_field(client):
     assert_field(client.post("/ui/plan", json=body), "job.training.micro_batch_size")
 
 
+# --- phones, accessibility, the page's wording ------------------------------------------------------------
+
+NOTHING_FITS = {"job": {"model": {"preset": "qwen2.5-32b"},
+                        "training": {"method": "full", "precision": "bf16-mixed", "optimizer": "adamw",
+                                     "micro_batch_size": 1, "seq_len": 2048, "tokens": 1.0e8}},
+                "constraints": {"gpus": ["h100-sxm5-80gb"], "max_gpus": 1, "deadline_days": 1}}
+
+
+def test_favicon_is_served_and_linked(client):
+    resp = client.get("/favicon.ico")
+    assert resp.status_code == 200 and resp.headers["content-type"].startswith("image/svg+xml")
+    assert resp.text.startswith("<svg")
+    assert '<link rel="icon" href="static/favicon.svg"' in client.get("/").text
+    assert client.get("/static/favicon.svg").status_code == 200
+
+
+def test_one_live_region_per_result_section(client):
+    import re
+
+    page = client.get("/").text
+    result = re.search(r'<section id="result"[^>]*>', page).group(0)
+    assert "aria-live" not in result  # not one region for the whole answer
+    regions = re.findall(r'<div class="result-part" id="result-(\w+)"[^>]*aria-live="polite"', page)
+    assert regions == ["answer", "charts", "rankings", "compare", "details"]
+    body = {"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb"], "max_gpus": 4}}
+    fragment = client.post("/ui/plan", json=body).text
+    assert set(re.findall(r'data-slot="(\w+)"', fragment)) == set(regions)
+    assert "aria-live" not in fragment  # the page's regions announce it; no live region nested in another
+
+
+def test_page_text_names_form_fields_not_cli_flags():
+    from trainsizer.web.render import page_text
+
+    assert page_text("more GPUs (--max-gpus 32): fits on 8 x h100") == "more GPUs (“Max GPUs”: 32): fits on 8 x h100"
+    assert page_text("try without --deadline to see the fastest option's time") == \
+        "try with “Deadline (days)” left empty to see the fastest option's time"
+    assert page_text("buy: no rental offer for this GPU in the price data (add one with --prices)") == \
+        "buy: no rental offer for this GPU in the price data (the built-in price data has none)"
+    assert page_text("no purchase price for x; add one with --prices") == \
+        "no purchase price for x; the built-in price data has none"
+    assert page_text("use --site a or --gpus-per-node 4", "zh-CN") == "use “机房” a or “每台服务器 GPU 数”: 4"
+    assert page_text("--calibration x") == "a calibration profile x"
+    assert page_text("cap each GPU at 300 W (nvidia-smi -pl 300)") == "cap each GPU at 300 W (nvidia-smi -pl 300)"
+    assert page_text("fits: 2 server(s), 10-12 kW") == "fits: 2 server(s), 10-12 kW"
+    assert page_text(None) == ""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_result_page_has_no_cli_flags(client, lang):
+    import re
+
+    raw = client.post("/api/plan", json=NOTHING_FITS).json()
+    assert any("--max-gpus" in s for s in raw["suggestions"]) and any("--deadline" in s for s in raw["suggestions"])
+    fragment = client.post(f"/ui/plan?lang={lang}", json=NOTHING_FITS).text
+    text = re.sub(r"<code>.*?</code>", "", fragment)  # commands to run on the machine itself
+    assert not re.search(r"(?<![\w-])--[a-z]", text), re.findall(r".{40}--[a-z].{20}", text)
+    assert "“" in fragment  # the suggestions name the form's fields instead
+    for gpu in ("l40s-48gb", "b200-sxm-180gb"):  # no purchase price; no rental offer: "add one with --prices"
+        body = {"job": JOB, "constraints": {"gpus": [gpu], "max_gpus": 2}}
+        assert "--prices" in client.post("/api/plan", json=body).json()["options"][0]["verdict"]
+        page = client.post(f"/ui/plan?lang={lang}", json=body).text
+        assert not re.search(r"(?<![\w-])--[a-z]", re.sub(r"<code>.*?</code>", "", page))
+        assert "the built-in price data has none" in page
+
+
+def test_ui_error_messages_have_no_cli_flags():
+    """An input error the page shows names no CLI flag; the JSON API's keeps the library's words."""
+    from trainsizer.errors import InputError
+
+    app = create_app()
+    for path in ("/ui/flagged", "/api/flagged"):
+        @app.get(path)
+        def flagged() -> None:
+            raise InputError("--prices", "no purchase price for x in prices.yaml; add one with --prices")
+    with TestClient(app) as c:
+        page = c.get("/ui/flagged?lang=zh-CN").json()
+        api = c.get("/api/flagged").json()
+    assert page == {"field": "", "message": "no purchase price for x in prices.yaml; the built-in price data has none"}
+    assert api["field"] == "--prices" and "--prices" in api["message"]
+
+
+def test_memory_fact_says_tight_or_fits(client):
+    html = client.post("/ui/plan", json={"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb"]}}).text
+    assert 'data-testid="memory-fit" data-status="fits"' in html or 'data-status="tight"' in html
+    assert "data-testid='capacity-line'" in html and "data-testid='recommended-point'" in html
+
+
+# --- export: the plan as .xlsx and .csv -------------------------------------------------------------------
+
+EXPORT_BODY = {"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb", "h100-sxm5-80gb"], "max_gpus": 8,
+                                          "currency": "CNY", "site": "chengdu-legacy-colo"}}
+
+
+def test_export_xlsx_totals_equal_the_plan(client):
+    import io
+
+    openpyxl = pytest.importorskip("openpyxl")
+    plan = client.post("/api/plan", json=EXPORT_BODY).json()
+    pick = plan["options"][plan["rankings"]["recommended"][0]]
+    resp = client.post("/api/export?format=xlsx", json=EXPORT_BODY)
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["content-type"] == "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    assert resp.headers["content-disposition"] == 'attachment; filename="trainsizer-plan.xlsx"'
+    wb = openpyxl.load_workbook(io.BytesIO(resp.content))
+    assert wb.sheetnames == ["Recommendation", "Bill of materials", "Options", "Assumptions"]
+    rec = {r[0]: r[1] for r in wb["Recommendation"].iter_rows(min_row=2, values_only=True)}
+    cost = pick["cost"]
+    assert rec["GPU"] == pick["hardware"]["gpu"] and rec["GPU count"] == pick["hardware"]["gpus"]
+    assert rec["buy capex total"] == cost["buy"]["capex_total"] and rec["buy total over the horizon"] == \
+        cost["buy"]["total"]
+    assert rec["rent total over the horizon"] == cost["rent"]["total"]
+    prices = [r[4] for r in wb["Bill of materials"].iter_rows(min_row=2, values_only=True) if r[4] is not None]
+    assert sum(prices) == sum(cost["buy"]["capex"].values())
+    options = list(wb["Options"].iter_rows(min_row=2, values_only=True))
+    assert len(options) == len({i for idx in plan["rankings"].values() for i in idx})
+    assert all(isinstance(r[8], float | int) for r in options)  # numbers, not text
+    assert wb["Assumptions"].max_row > 5
+
+
+def test_export_csv_parses(client):
+    import csv
+    import io
+
+    resp = client.post("/api/export?format=csv", json=EXPORT_BODY)
+    assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/csv")
+    assert resp.headers["content-disposition"] == 'attachment; filename="trainsizer-plan.csv"'
+    rows = [r for r in csv.reader(io.StringIO(resp.content.decode("utf-8-sig"))) if r]
+    assert rows[0] == ["sheet", "item", "value", "unit"]
+    assert {r[0] for r in rows} == {"sheet", "Recommendation", "Bill of materials", "Options", "Assumptions"}
+    bom = [r for r in rows if r[0] == "Bill of materials"]
+    assert sum(float(r[5]) for r in bom if r[5]) > 0
+
+
+def test_export_of_nothing_fits_and_bad_input(client):
+    resp = client.post("/api/export?format=csv", json=NOTHING_FITS)
+    assert resp.status_code == 200 and "nothing fits" in resp.content.decode("utf-8-sig")
+    assert client.post("/api/export?format=pdf", json=EXPORT_BODY).status_code == 422
+    assert_field(client.post("/api/export", json={"job": with_(JOB, "training.micro_batch_size", 0)}),
+                 "job.training.micro_batch_size")
+
+
 # --- JSON API ---------------------------------------------------------------------------------------------
 
 def test_openapi_lists_every_endpoint(client):
     paths = client.get("/openapi.json").json()["paths"]
-    for path in ("/api/estimate", "/api/plan", "/api/scale", "/api/cost", "/api/quotes", "/api/catalog/{kind}"):
+    for path in ("/api/estimate", "/api/plan", "/api/scale", "/api/cost", "/api/quotes", "/api/catalog/{kind}",
+                 "/api/export"):
         assert path in paths
 
 

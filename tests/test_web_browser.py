@@ -195,3 +195,114 @@ def test_pasted_config_json(page):
     wait_for_plan(page)
     assert not error.is_visible()
     assert_chart(page, "memory")
+
+
+# --- phones: nothing wider than the screen; the charts' honest parts are there ----------------------------
+
+PHONE = {"width": 390, "height": 844}
+NO_FLAGS_JS = """() => {
+  const body = document.body.cloneNode(true);
+  body.querySelectorAll('script, code').forEach(el => el.remove());  // commands run on the machine itself
+  return (body.textContent.match(/(^|[^\\w-])--[a-z][\\w-]*/g) || []);
+}"""
+
+
+@pytest.fixture
+def phone(browser, base_url):
+    # not is_mobile: Chromium's mobile mode widens the layout viewport to the content, hiding any overflow
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2, locale="en-US", accept_downloads=True)
+    outside: list[str] = []
+
+    def only_local(route) -> None:
+        if route.request.url.startswith((base_url, "data:", "blob:")):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", only_local)
+    pg = context.new_page()
+    errors: list[str] = []
+    failed: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.on("response", lambda resp: failed.append(f"{resp.status} {resp.url}") if resp.status >= 400 else None)
+    yield pg
+    context.close()
+    assert not outside, f"the page fetched from outside: {outside}"
+    assert not errors, f"JavaScript errors: {errors}"
+    assert not failed, f"requests that failed (a missing favicon is one): {failed}"
+
+
+def assert_no_horizontal_overflow(page) -> None:
+    width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[1] == PHONE["width"]
+    assert width[0] <= width[1], f"scrollWidth {width[0]} > innerWidth {width[1]}: " + str(page.evaluate(
+        "Array.from(document.querySelectorAll('body *')).filter(e => e.getBoundingClientRect().right > "
+        "window.innerWidth + 1 && !e.closest('.rankings, .table-wrap')).slice(0, 5).map(e => e.tagName + '#' + "
+        "e.id + '.' + e.className)"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_plan_page_fits_a_phone(phone, base_url, lang):
+    phone.goto(f"{base_url}?lang={lang}")
+    assert_no_horizontal_overflow(phone)
+    fill_job(phone, scale=True)
+    phone.click("#submit")
+    wait_for_plan(phone)
+    for chart in ("memory", "cost", "pareto", "scale"):
+        assert_chart(phone, chart)
+    assert_no_horizontal_overflow(phone)
+    memory = phone.locator("[data-testid=chart-memory]")
+    assert memory.locator("[data-testid=capacity-line]").count() == 1
+    assert memory.locator("[data-testid=safety-margin]").count() == 1
+    assert memory.locator("[data-testid=memory-status]").get_attribute("data-status") in ("fits", "tight")
+    point = phone.locator("[data-testid=chart-pareto] [data-testid=recommended-point]")
+    assert point.count() == 1 and "rtx-4090-24gb" in point.text_content()
+    assert phone.evaluate(NO_FLAGS_JS) == []
+    # each section of the answer landed in its own live region
+    for slot in ("answer", "charts", "rankings", "compare", "details"):
+        region = phone.locator(f"[data-testid=live-{slot}]")
+        assert region.get_attribute("aria-live") == "polite" and region.locator("section").count() >= 1
+    assert phone.locator("[data-testid=result]").get_attribute("aria-live") is None
+
+
+def test_download_the_plan_as_xlsx_and_csv(phone, base_url, tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    phone.goto(base_url)
+    fill_job(phone, scale=False)
+    phone.click("#submit")
+    wait_for_plan(phone)
+    with phone.expect_download(timeout=PLAN_TIMEOUT_MS) as info:
+        phone.click("[data-testid=export-xlsx]")
+    download = info.value
+    assert download.suggested_filename == "trainsizer-plan.xlsx"
+    path = tmp_path / "plan.xlsx"
+    download.save_as(path)
+    wb = openpyxl.load_workbook(path)
+    assert wb.sheetnames == ["Recommendation", "Bill of materials", "Options", "Assumptions"]
+    rec = {r[0]: r[1] for r in wb["Recommendation"].iter_rows(min_row=2, values_only=True)}
+    assert rec["GPU"] == "rtx-4090-24gb"
+    with phone.expect_download(timeout=PLAN_TIMEOUT_MS) as info:
+        phone.click("[data-testid=export-csv]")
+    assert info.value.suggested_filename == "trainsizer-plan.csv"
+
+
+def test_html_report_fits_a_phone(browser, tmp_path):
+    from typer.testing import CliRunner
+
+    from trainsizer.cli import app
+
+    out = tmp_path / "plan.html"
+    args = ["report", "examples/jobs/qwen2.5-7b-lora.yaml", "--out", str(out), "--gpu", "rtx-4090-24gb", "--gpu",
+            "h100-sxm5-80gb", "--max-gpus", "8", "--site", "chengdu-legacy-colo"]
+    for lang in ("en", "zh-CN"):
+        out.unlink(missing_ok=True)
+        result = CliRunner().invoke(app, [*args, "--lang", lang])
+        assert result.exit_code == 0, result.output
+        context = browser.new_context(viewport=PHONE)
+        pg = context.new_page()
+        pg.goto(out.as_uri())
+        assert_no_horizontal_overflow(pg)
+        assert pg.locator("#chart-memory [data-testid=capacity-line]").count() == 1
+        assert pg.locator("#chart-pareto [data-testid=recommended-point]").count() == 1
+        context.close()

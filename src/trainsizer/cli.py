@@ -181,7 +181,8 @@ def plan_cmd(
 @app.command("report")
 def report_cmd(
     job: Annotated[Path, typer.Argument(help="Job YAML (parallel and hardware may be left out).")],
-    out: Annotated[Path, typer.Option("--out", help="plan.html, plan.md or plan.json (by extension).")] = Path(
+    out: Annotated[Path, typer.Option("--out", help="plan.html, plan.md, plan.json, or the bill of materials and "
+                                      "cost as plan.xlsx or plan.csv (by extension).")] = Path(
         "plan.html"),
     gpu: Annotated[list[str] | None, typer.Option("--gpu", help="Allowed GPU id (repeatable).")] = None,
     max_gpus: Annotated[int, typer.Option("--max-gpus")] = 64,
@@ -197,20 +198,25 @@ def report_cmd(
     calibration: CalibrationOpt = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing output file.")] = False,
 ) -> None:
-    """A self-contained report (HTML with charts, Markdown or JSON) people can forward."""
-    from trainsizer.report.write import write_report
+    """A self-contained report (HTML with charts, Markdown or JSON) people can forward, or its bill of
+    materials and cost as a spreadsheet (.xlsx, .csv)."""
+    from trainsizer.report.write import SUFFIXES, write_report
     from trainsizer.workflows.jobs import load_job, parse_duration
     from trainsizer.workflows.plan_job import PlanRequest
     from trainsizer.workflows.report_model import build_report
 
-    if out.suffix.lower() not in (".html", ".htm", ".md", ".json"):
-        raise InputError("--out", f"{out.name}: accepted extensions .html, .md, .json")
+    if out.suffix.lower() not in SUFFIXES:
+        raise InputError("--out", f"{out.name}: accepted extensions {', '.join(SUFFIXES)}")
+    from trainsizer.report.export import xlsx_available
+
+    if out.suffix.lower() == ".xlsx" and not xlsx_available():
+        raise InputError("--out", "writing .xlsx needs openpyxl: pip install 'trainsizer[xlsx]'")
     from trainsizer.datafiles import refuse_overwrite
 
     refuse_overwrite(out, "--out", overwrite)
     req = PlanRequest(tuple(gpu or ()), max_gpus, parse_duration(deadline), None, 5, site, budget, currency,
                       horizon, utilisation, tuple(prices or ()), tuple(sites or ()), (), lang, calibration)
-    report = build_report(load_job(job, gpu), req, str(job))
+    report = build_report(load_job(job, gpu), req, job.name)  # the file's name: no absolute path in the report
     write_report(report, out)
     typer.echo(f"wrote {out}")
 

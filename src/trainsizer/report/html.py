@@ -4,9 +4,11 @@ Nothing is loaded from the network, so it opens offline and can be mailed as an 
 from __future__ import annotations
 
 from html import escape
+from pathlib import PurePath
 from typing import Any
 
 from trainsizer.report.charts import render_chart
+from trainsizer.report.specs import plan_chart_specs
 
 TITLES = {
     "summary": ("Summary", "摘要"), "recommendation": ("Recommendation", "推荐方案"),
@@ -18,13 +20,15 @@ TITLES = {
 }
 CSS = """
 body{font-family:Helvetica,Arial,"PingFang SC","Microsoft YaHei",sans-serif;max-width:1000px;margin:2em auto;
-padding:0 1em;color:#111;line-height:1.45}
+padding:0 1em;color:#111;line-height:1.45;overflow-wrap:anywhere}
+.table-wrap{overflow-x:auto;max-width:100%}figure{margin:.5em 0}
 h1{font-size:1.6em;border-bottom:3px solid #1f4e79}h2{font-size:1.25em;margin-top:1.6em;color:#1f4e79}
 table{border-collapse:collapse;width:100%;margin:.6em 0;font-size:.9em}th,td{border:1px solid #999;
-padding:4px 6px;text-align:left;vertical-align:top}th{background:#e8eef5}
+overflow-wrap:anywhere;padding:4px 6px;text-align:left;vertical-align:top}th{background:#e8eef5}
 .verdict{font-weight:bold;padding:.5em;border-left:5px solid #c55a11;background:#fbf1ea}
 .chart{max-width:100%;height:auto;margin:.5em 0;page-break-inside:avoid}
 .small{font-size:.8em;color:#444}code{background:#f3f3f3;padding:1px 3px}
+@media (max-width:480px){body{margin:1em auto;padding:0 .6em}table{font-size:.8em}}
 @media print{body{margin:0;max-width:none}h2{page-break-after:avoid}table,figure{page-break-inside:avoid}
 .verdict{background:none}}
 """
@@ -44,7 +48,7 @@ def _money(x: float | None, cur: str) -> str:
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
     head = "".join(f"<th>{escape(str(h))}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<div class='table-wrap'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
 def _option_row(o: dict[str, Any], cur: str) -> list[Any]:
@@ -107,16 +111,35 @@ def _cost_section(cost: dict[str, Any], cur: str, lang: str) -> str:
     return "".join(parts)
 
 
+def source_name(source: str) -> str:
+    """A job's source as the report shows it: the file's name, never the directories it sits in."""
+    return PurePath(source.replace("\\", "/")).name or source
+
+
+def chart_specs(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The report's charts: memory, cost and Pareto specs from the plan as the web page builds them
+    (:mod:`trainsizer.report.specs`), the scaling curve from the report model."""
+    specs = {**report.get("charts", {}), **plan_chart_specs(report["plan"], report["lang"])}
+    return {key: specs[key] for key in ("memory", "scaling", "cost", "pareto") if key in specs}
+
+
+def _charts_section(report: dict[str, Any]) -> str:
+    figures = "".join(f"<figure id='chart-{key}'>{render_chart(spec)}</figure>"
+                      for key, spec in chart_specs(report).items())
+    return f"<h2>{_t('charts', report['lang'])}</h2>{figures}"
+
+
 def render_html(report: dict[str, Any]) -> str:
     lang = report["lang"]
     plan = report["plan"]
     cur = plan["currency"]
     pick = report["recommended"]
     job = report["job"]
-    parts = [f"<!DOCTYPE html><html lang='{'zh-CN' if lang == 'zh-CN' else 'en'}'><head><meta charset='utf-8'>",
+    parts = [f"<!DOCTYPE html><html lang='{'zh-CN' if lang == 'zh-CN' else 'en'}'><head><meta charset='utf-8'>"
+             "<meta name='viewport' content='width=device-width, initial-scale=1'>",
              f"<title>{escape(report['title'])}</title><style>{CSS}</style></head><body>",
              f"<h1>{escape(report['title'])}</h1>",
-             f"<p class='small'>trainsizer, {report['generated']}; job {escape(job['source'])}; site "
+             f"<p class='small'>trainsizer, {report['generated']}; job {escape(source_name(job['source']))}; site "
              f"{escape(plan['site'])}; currency {cur}</p>",
              f"<h2>{_t('summary', lang)}</h2>",
              _table(["model", "parameters", "method", "precision", "optimizer", "sequence", "tokens"],
@@ -135,10 +158,7 @@ def render_html(report: dict[str, Any]) -> str:
                                          if perf.get("time_to_train_s") else "") + ".</p>")
     parts.append(f"<p class='verdict'>{escape(pick['verdict'])}</p>")
     parts.append(f"<p>{escape(pick['why'])}</p>")
-    parts.append(f"<h2>{_t('charts', lang)}</h2>")
-    for key in ("memory", "scaling", "cost", "pareto"):
-        if key in report["charts"]:
-            parts.append(f"<figure id='chart-{key}'>{render_chart(report['charts'][key])}</figure>")
+    parts.append(_charts_section(report))
     parts.append(f"<h2>{_t('alternatives', lang)}</h2>")
     headers = ["option", "servers", "layout", "GiB used / capacity", "tokens/s", "MFU", "days",
                f"buy ({plan['options'][0]['cost']['buy']['horizon_years'] if plan['options'][0].get('cost') else '-'}"

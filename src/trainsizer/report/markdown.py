@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.report.html import TITLES, _money, _option_row
+from trainsizer.report.html import TITLES, _money, _option_row, source_name
 
 
 def _t(key: str, lang: str) -> str:
@@ -24,7 +24,7 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
 def render_markdown(report: dict[str, Any]) -> str:
     lang, plan, pick, job = report["lang"], report["plan"], report["recommended"], report["job"]
     cur = plan["currency"]
-    out = [f"# {report['title']}", "", f"trainsizer, {report['generated']}; job `{job['source']}`; site "
+    out = [f"# {report['title']}", "", f"trainsizer, {report['generated']}; job `{source_name(job['source'])}`; site "
            f"`{plan['site']}`; currency {cur}", ""]
     if not pick:
         out += [f"## {_t('suggestions', lang)}", ""] + [f"- {s}" for s in plan["suggestions"]]

@@ -1,4 +1,5 @@
-"""Writing a report model (:mod:`trainsizer.workflows.report_model`) as HTML, Markdown or JSON."""
+"""Writing a report model (:mod:`trainsizer.workflows.report_model`) as HTML, Markdown, JSON, or its bill of
+materials and cost as an Excel workbook (.xlsx) or CSV."""
 
 from __future__ import annotations
 
@@ -6,19 +7,34 @@ import json
 from pathlib import Path
 from typing import Any
 
+SUFFIXES = (".html", ".htm", ".md", ".json", ".xlsx", ".csv")
 
-def write_report(report: dict[str, Any], path: Path) -> None:
+
+def render_report(report: dict[str, Any], suffix: str) -> str | bytes:
+    """The report in the format its file suffix names (HTML for anything else)."""
+    from trainsizer.report.export import csv_text, xlsx_bytes
     from trainsizer.report.html import render_html
     from trainsizer.report.markdown import render_markdown
+    from trainsizer.report.tables import export_sheets
 
-    suffix = path.suffix.lower()
+    suffix = suffix.lower()
     if suffix == ".json":
         data = {k: v for k, v in report.items() if k != "charts"}
-        text = json.dumps(data, indent=2, ensure_ascii=False)
-    elif suffix == ".md":
-        text = render_markdown(report)
-    else:
-        text = render_html(report)
+        return json.dumps(data, indent=2, ensure_ascii=False)
+    if suffix == ".md":
+        return render_markdown(report)
+    if suffix == ".xlsx":
+        return xlsx_bytes(export_sheets(report), report["plan"]["currency"])
+    if suffix == ".csv":
+        return csv_text(export_sheets(report))
+    return render_html(report)
+
+
+def write_report(report: dict[str, Any], path: Path) -> None:
+    content = render_report(report, path.suffix)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    if isinstance(content, bytes):
+        tmp.write_bytes(content)
+    else:
+        tmp.write_text(content, encoding="utf-8", newline="" if path.suffix.lower() == ".csv" else None)
     tmp.replace(path)  # never leave a half-written report behind

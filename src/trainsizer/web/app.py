@@ -1,7 +1,8 @@
 """The web planner: ``create_app()`` builds the FastAPI app, ``serve()`` runs it with uvicorn.
 
 JSON API (OpenAPI schema at ``/openapi.json``): ``POST /api/estimate | plan | scale | cost |
-quotes``, ``GET /api/catalog/{models|gpus|links|sites}``. A user mistake is HTTP 422
+quotes``, ``GET /api/catalog/{models|gpus|links|sites}``; ``POST /api/export?format=xlsx|csv`` answers the
+plan of ``/api/plan`` as a spreadsheet. A user mistake is HTTP 422
 ``{"field", "message"}`` (pydantic's ``detail`` list is kept beside them), a body over 64 KB is 413,
 a planner busy for longer than the wait limit is 503. The page at ``/`` posts to ``/ui/plan``, which
 answers the same computation as an HTML fragment with its charts.
@@ -18,10 +19,11 @@ from typing import Any, Literal
 from fastapi import FastAPI, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from trainsizer.errors import InputError
+from trainsizer.report.export import XLSX_MEDIA_TYPE
 from trainsizer.web import schemas as s
 from trainsizer.web import service
 from trainsizer.web.errors import Busy, Limiter, validation_error_body
@@ -63,10 +65,16 @@ def _error(status: int, field: str, message: str, **extra: Any) -> SafeJSONRespo
 
 def _install_handlers(app: FastAPI) -> None:
     @app.exception_handler(InputError)
-    async def input_error(_: Request, exc: InputError) -> SafeJSONResponse:
+    async def input_error(request: Request, exc: InputError) -> SafeJSONResponse:
         from trainsizer.web.errors import message_of
 
-        return _error(422, exc.field or "body", message_of(exc))
+        field, message = exc.field or "body", message_of(exc)
+        if request.url.path.startswith("/ui/"):  # shown on the page: no CLI flags in its words
+            from trainsizer.web.render import page_text
+
+            lang = resolve(request.query_params.get("lang"))
+            field, message = ("" if field.startswith("--") else field), page_text(message, lang)
+        return _error(422, field, message)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> SafeJSONResponse:
@@ -138,6 +146,16 @@ def _api_routes(app: FastAPI, limiter: Limiter) -> None:
         with limiter.slot():
             return service.quotes(req)
 
+    @app.post("/api/export", responses={**ERRORS, 200: {"description": "The plan's bill of materials and cost",
+                                                         "content": {XLSX_MEDIA_TYPE: {}, "text/csv": {}}}},
+              response_class=Response, tags=["api"])
+    def export(req: s.PlanIn, format: Literal["xlsx", "csv"] = Query("xlsx")) -> Response:
+        """The plan of ``/api/plan`` (same body) as a spreadsheet: sheets Recommendation, Bill of materials,
+        Options and Assumptions; ``format=csv`` gives the same tables in one CSV file."""
+        with limiter.slot():
+            outcome = service.plan(req)
+        return export_response(outcome, format)
+
     @app.get("/api/catalog/{kind}", tags=["api"])
     async def catalog(kind: Literal["models", "gpus", "links", "sites"]) -> list[dict[str, Any]]:
         """The catalogs: model presets, GPUs, links, sites."""
@@ -164,10 +182,28 @@ def _page_routes(app: FastAPI, limiter: Limiter) -> None:
                                                   req.constraints.gpus_per_node)
         return HTMLResponse(plan_fragment(outcome.out, chosen, curves, gpu))
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> FileResponse:
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
     @app.get("/", response_class=HTMLResponse, tags=["page"])
     async def index(request: Request, lang: str | None = Query(None, max_length=10)) -> HTMLResponse:
         """The planner page."""
         return HTMLResponse(_index_html(resolve(lang, request.headers.get("accept-language"))))
+
+
+def export_response(outcome: service.PlanOutcome, fmt: str) -> Response:
+    """The plan's sheets as a file download (.xlsx or .csv)."""
+    from trainsizer.report.export import CSV_MEDIA_TYPE, csv_text, xlsx_bytes
+    from trainsizer.report.tables import export_sheets
+
+    sheets = export_sheets(service.report_data(outcome))
+    if fmt == "csv":
+        body, media = csv_text(sheets).encode("utf-8"), CSV_MEDIA_TYPE
+    else:
+        body, media = xlsx_bytes(sheets, outcome.out["currency"]), XLSX_MEDIA_TYPE
+    return Response(body, media_type=media,
+                    headers={"Content-Disposition": f'attachment; filename="trainsizer-plan.{fmt}"'})
 
 
 @cache

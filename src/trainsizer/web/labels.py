@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import cache
 
 from trainsizer.i18n import LABELS, LANGS
+from trainsizer.report.charts import TIGHT_FRACTION
 
 WEB_LABELS: dict[str, dict[str, str]] = {
     "page_title": {"en": "trainsizer planner", "zh-CN": "trainsizer 训练资源规划"},
@@ -80,18 +81,7 @@ WEB_LABELS: dict[str, dict[str, str]] = {
     "verdict": {"en": "Verdict", "zh-CN": "结论"},
     "no_cost": {"en": "no price data for this GPU", "zh-CN": "没有该 GPU 的价格数据"},
     "charts": {"en": "Charts", "zh-CN": "图表"},
-    "chart_memory": {"en": "Memory per GPU of the recommended option", "zh-CN": "推荐方案的单卡显存构成"},
-    "chart_cost": {"en": "Cost over time: buy vs rent", "zh-CN": "累计成本：购买与租用"},
-    "chart_pareto": {"en": "Time vs GPU count (Pareto front)", "zh-CN": "时间与 GPU 数量（帕累托前沿）"},
-    "chart_scale": {"en": "Scaling: tokens/s vs GPU count", "zh-CN": "扩展性：每秒 token 数与 GPU 数量"},
-    "month": {"en": "month", "zh-CN": "月"},
     "gpus": {"en": "GPUs", "zh-CN": "GPU 数"},
-    "hours": {"en": "hours", "zh-CN": "小时"},
-    "seconds": {"en": "seconds", "zh-CN": "秒"},
-    "buy": {"en": "buy", "zh-CN": "购买"},
-    "rent": {"en": "rent", "zh-CN": "租用"},
-    "all_options": {"en": "all options", "zh-CN": "全部方案"},
-    "pareto_front": {"en": "Pareto front", "zh-CN": "帕累托前沿"},
     "rankings": {"en": "Rankings", "zh-CN": "方案排名"},
     "gpu": {"en": "GPU", "zh-CN": "GPU"},
     "nodes": {"en": "Servers", "zh-CN": "服务器数"},
@@ -114,6 +104,17 @@ WEB_LABELS: dict[str, dict[str, str]] = {
     "verification": {"en": "Verify before you buy", "zh-CN": "购买前的验证步骤"},
     "prices_used": {"en": "Prices used", "zh-CN": "所用价格来源"},
     "api_docs": {"en": "API (OpenAPI)", "zh-CN": "接口文档（OpenAPI）"},
+    "mem_fits": {"en": "fits", "zh-CN": "可以放下"},
+    "mem_tight": {"en": f"tight: over {TIGHT_FRACTION:.0%} of capacity",
+                  "zh-CN": f"偏紧：超过显存容量的 {TIGHT_FRACTION:.0%}"},
+    "mem_no_fit": {"en": "does not fit", "zh-CN": "放不下"},
+    "download": {"en": "Download the plan", "zh-CN": "下载方案"},
+    "download_xlsx": {"en": "Excel (.xlsx)", "zh-CN": "Excel（.xlsx）"},
+    "download_csv": {"en": "CSV", "zh-CN": "CSV"},
+    "export_failed": {"en": "The download failed", "zh-CN": "下载失败"},
+    "on_the_machine": {"en": "on the machine:", "zh-CN": "在机器上运行："},
+    "result_answer": {"en": "Answer", "zh-CN": "结论"},
+    "result_details": {"en": "Deployment and verification", "zh-CN": "部署与验证"},
 }
 
 

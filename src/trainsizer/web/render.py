@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, Undefined, select_autoescape
 
-from trainsizer.report.charts import bar_chart, line_chart, pareto_chart
+from trainsizer.report.charts import fit_status, render_chart
+from trainsizer.report.specs import plan_chart_specs, scale_spec
 from trainsizer.web.labels import labels
 
 HERE = Path(__file__).parent
@@ -22,6 +24,37 @@ FORM_CHOICES = {
     "node_shapes": [1, 2, 4, 8, 16],
     "currencies": ["USD", "CNY"],
 }
+
+
+# CLI flags that messages from the engine name, as the page's form calls them (a label key), or in words
+FLAG_LABELS = {"--max-gpus": "max_gpus", "--deadline": "deadline_days", "--site": "site", "--gpu": "gpus_allowed",
+               "--gpus-per-node": "gpus_per_node", "--budget": "budget", "--currency": "currency",
+               "--horizon": "horizon", "--utilisation": "utilisation"}
+FLAG_WORDS = {"--prices": "your own price data", "--sites": "your own site list", "--catalog": "your own GPU catalog",
+              "--calibration": "a calibration profile", "--fx": "the exchange rate", "--lang": "the language"}
+_ADD_WITH = re.compile(r"(\s*\()?add (?:one|it|them) with --prices(?: FILE)?(?(1)\))")
+_WITHOUT = re.compile(r"\bwithout (--[a-z][a-z0-9-]*)")
+_FLAG_VALUE = re.compile(r"(--[a-z][a-z0-9-]*)[ =](\d[\w.]*)")
+_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
+
+
+def page_text(text: Any, lang: str = "en") -> str:
+    """A message of the engine as the page shows it: CLI flags (``--max-gpus 32``, ``without --deadline``,
+    ``add one with --prices``) become the form's field names or plain words; other text is unchanged."""
+    if _missing(text):
+        return ""
+    lab = labels(lang)
+
+    def name(flag: str) -> str:
+        if flag in FLAG_LABELS:
+            return f"“{lab[FLAG_LABELS[flag]]}”"
+        return FLAG_WORDS.get(flag, flag.lstrip("-").replace("-", " "))
+
+    out = _ADD_WITH.sub(lambda m: f"{' (' if m.group(1) else ''}the built-in price data has none"
+                        f"{')' if m.group(1) else ''}", str(text))
+    out = _WITHOUT.sub(lambda m: f"with {name(m.group(1))} left empty", out)
+    out = _FLAG_VALUE.sub(lambda m: f"{name(m.group(1))}: {m.group(2)}", out)
+    return _FLAG.sub(lambda m: name(m.group(1)), out)
 
 
 def _missing(value: Any) -> bool:
@@ -73,46 +106,23 @@ def layout_text(option: dict[str, Any]) -> str:
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]),
                       auto_reload=False, trim_blocks=True, lstrip_blocks=True)  # templates ship with the package
-    env.filters.update(num=fmt_num, duration=fmt_duration, money=fmt_money, layout=layout_text)
+    env.filters.update(num=fmt_num, duration=fmt_duration, money=fmt_money, layout=layout_text, page=page_text)
+    env.globals.update(fit_status=fit_status)
     return env
 
 
-def _memory_chart(option: dict[str, Any], lab: dict[str, str]) -> str:
-    detail = option["memory"].get("detail_gib") or option["memory"]["components_gib"]
-    items = [(k.replace("_", " "), float(v)) for k, v in detail.items() if v]
-    return bar_chart(lab["chart_memory"], [k for k, _ in items], [v for _, v in items], "GiB")
-
-
-def _cost_chart(option: dict[str, Any], lab: dict[str, str], currency: str) -> str | None:
-    cost = option.get("cost")
-    if not cost or not cost.get("series"):
-        return None
-    series = cost["series"]
-    lines: dict[str, list[float | None]] = {lab["buy"]: [row["buy"] for row in series]}
-    if any("rent" in row for row in series):
-        lines[lab["rent"]] = [row.get("rent") for row in series]
-    return line_chart(lab["chart_cost"], [row["month"] for row in series], lines, lab["month"], currency)
-
-
-def _pareto_chart(options: list[dict[str, Any]], front: list[int], lab: dict[str, str]) -> str:
-    timed = all(o["performance"].get("time_to_train_s") for o in options)
-    points = []
-    for o in options:
-        perf = o["performance"]
-        y = perf["time_to_train_s"] / 3600 if timed else perf["step_time_s"]
-        points.append((float(o["hardware"]["gpus"]), float(y), o["hardware"]["gpu"]))
-    y_label = f"{lab['time_to_train']} ({lab['hours']})" if timed else f"{lab['step_time']} ({lab['seconds']})"
-    return pareto_chart(lab["chart_pareto"], points, front, lab["gpus"], y_label)
-
-
-def scale_chart(curves: list[Any], lab: dict[str, str]) -> str:
-    counts = sorted({pt.gpus for c in curves for pt in c.points})
-    series: dict[str, list[float | None]] = {}
-    for c in curves:
-        by_count = {pt.gpus: pt.tokens_per_s for pt in c.points}
-        series[c.label] = [by_count.get(n) for n in counts]
-    return line_chart(lab["chart_scale"], [float(n) for n in counts], series, lab["gpus"], lab["tokens_per_s"],
-                      log_x=True)
+def chart_svgs(out: dict[str, Any], lang: str, curves: list[Any] | None = None,
+               scale_gpu: str | None = None) -> dict[str, str]:
+    """The result's charts as SVG: the same specs as the HTML report (:mod:`trainsizer.report.specs`)."""
+    specs = plan_chart_specs(out, lang)
+    if curves and scale_gpu:
+        counts = sorted({pt.gpus for c in curves for pt in c.points})
+        series: dict[str, list[float | None]] = {}
+        for c in curves:
+            by_count = {pt.gpus: pt.tokens_per_s for pt in c.points}
+            series[c.label] = [by_count.get(n) for n in counts]
+        specs["scale"] = scale_spec(scale_gpu, [float(n) for n in counts], series, lang)
+    return {key: render_chart(spec) for key, spec in specs.items()}
 
 
 def _rows(out: dict[str, Any]) -> list[int]:
@@ -130,13 +140,7 @@ def plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None = Non
     rows = _rows(out) if options else []
     badges = {i: [key for key in RANKING_ORDER if i in out["rankings"].get(key, [])] for i in rows}
     picks = rows[:2] if not rec_idx else [rec_idx[0]] + [i for i in rows if i != rec_idx[0]][:1]
-    charts: dict[str, str | None] = {}
-    if rec is not None:
-        charts["memory"] = _memory_chart(rec, lab)
-        charts["cost"] = _cost_chart(rec, lab, out["currency"])
-        charts["pareto"] = _pareto_chart(options, out["rankings"].get("pareto_time_vs_gpus", []), lab)
-    if curves:
-        charts["scale"] = scale_chart(curves, lab)
+    charts = chart_svgs(out, lang, curves, scale_gpu)
     return environment().get_template("result.html").render(
         L=lab, lang=lang, out=out, rec=rec, rec_is_recommended=bool(rec_idx), rows=rows, badges=badges,
         picks=picks, charts=charts, currency=out["currency"], scale_gpu=scale_gpu,

@@ -13,7 +13,7 @@ from trainsizer.workflows import catalogs
 from trainsizer.workflows.jobs import job_from_dict
 from trainsizer.workflows.plan_job import PlanOutcome, PlanRequest, plan_job, price_hardware
 
-__all__ = ["PlanOutcome", "catalog", "cost", "estimate", "plan", "quotes", "scale", "scale_curves"]
+__all__ = ["PlanOutcome", "catalog", "cost", "estimate", "plan", "quotes", "report_data", "scale", "scale_curves"]
 
 
 def _job_dict(job: s.JobIn) -> dict[str, Any]:
@@ -55,6 +55,17 @@ def plan(req: s.PlanIn) -> PlanOutcome:
         if request.deadline_s and not scenario.training.tokens:
             raise InputError("--deadline", "needs job.training.tokens to compute the time to train")
         return plan_job(scenario, request)
+
+
+def report_data(outcome: PlanOutcome) -> dict[str, Any]:
+    """What the exports read of a report model, from the plan the page computed: the plan, its recommended
+    (else fastest) option and the assumptions with their sources (the report's own list)."""
+    from trainsizer.workflows.report_model import _assumptions  # the report model's list; no public name yet
+
+    out = outcome.out
+    rec = out["rankings"].get("recommended") or []
+    pick = out["options"][rec[0]] if rec else (out["options"][0] if out["options"] else None)
+    return {"plan": out, "recommended": pick, "assumptions": _assumptions(out, pick)}
 
 
 def scale_curves(scenario: Scenario, gpu: str, max_gpus: int, gpus_per_node: int | None) -> list[Any]:

@@ -10,6 +10,7 @@
   var ui = JSON.parse(document.getElementById("ui-labels").textContent);
   var STATE_KEY = "trainsizer-planner-state";
   var picked = [];
+  var lastBody = null;  /* the request of the plan on screen: the downloads export the same plan */
 
   function byId(id) { return document.getElementById(id); }
   function val(id) { var el = byId(id); return el ? el.value.trim() : ""; }
@@ -130,6 +131,50 @@
     renderCompare();
   }
 
+  /* each section of the answer goes into its own live region (index.html), so that a screen reader
+     announces the parts that changed, not the whole page at once */
+  function place(html) {
+    var tmp = document.createElement("div");
+    tmp.innerHTML = html;
+    var targets = {};
+    Array.prototype.forEach.call(result.querySelectorAll("[data-slot-target]"), function (el) {
+      el.innerHTML = "";
+      targets[el.getAttribute("data-slot-target")] = el;
+    });
+    Array.prototype.slice.call(tmp.querySelectorAll("[data-slot]")).forEach(function (section) {
+      (targets[section.getAttribute("data-slot")] || targets.details).appendChild(section);
+    });
+  }
+
+  function fileName(disposition, format) {
+    var m = /filename="?([^";]+)"?/.exec(disposition || "");
+    return m ? m[1] : "trainsizer-plan." + format;
+  }
+
+  function exportPlan(format, button) {
+    if (!lastBody) { return; }
+    button.disabled = true;
+    fetch("api/export?format=" + encodeURIComponent(format), {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ job: lastBody.job, constraints: lastBody.constraints })
+    }).then(function (resp) {
+      if (!resp.ok) { throw new Error("HTTP " + resp.status); }
+      var name = fileName(resp.headers.get("Content-Disposition"), format);
+      return resp.blob().then(function (blob) {
+        var url = URL.createObjectURL(blob);
+        var a = document.createElement("a");
+        a.href = url;
+        a.download = name;
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+        setTimeout(function () { URL.revokeObjectURL(url); }, 10000);
+      });
+    }).catch(function (err) {
+      showError("", ui.export_failed + ": " + err.message);
+    }).then(function () { button.disabled = false; });
+  }
+
   function submit() {
     clearErrors();
     var body;
@@ -141,7 +186,8 @@
     }).then(function (resp) {
       if (resp.ok) {
         return resp.text().then(function (html) {
-          result.innerHTML = html;
+          place(html);
+          lastBody = body;
           result.setAttribute("data-state", "done");
           initCompare();
           setStatus("");
@@ -189,6 +235,10 @@
   }
 
   form.addEventListener("submit", function (ev) { ev.preventDefault(); submit(); });
+  result.addEventListener("click", function (ev) {
+    var button = ev.target.closest ? ev.target.closest(".export-button") : null;
+    if (button) { exportPlan(button.getAttribute("data-format"), button); }
+  });
   Array.prototype.forEach.call(document.querySelectorAll("nav.lang a[data-lang]"), function (a) {
     a.addEventListener("click", function () { saveState(result.getAttribute("data-state") === "done"); });
   });

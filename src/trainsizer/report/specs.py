@@ -1,0 +1,143 @@
+"""Chart specs (data to draw, :func:`trainsizer.report.charts.render_chart`) from a plan's output, in
+English or Chinese: the memory of the recommended option, its cost over time, the Pareto chart of every
+option with the recommended one marked, and a scaling curve. The web page and the HTML report both
+build their charts here, so they draw the same specs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainsizer.report.charts import TIGHT_FRACTION, fit_status
+
+TEXT: dict[str, dict[str, str]] = {
+    "memory": {"en": "Memory per GPU: {gpu}", "zh-CN": "单卡显存：{gpu}"},
+    "cost": {"en": "Cost over time: buy vs rent ({currency})", "zh-CN": "累计成本：购买与租用（{currency}）"},
+    "pareto": {"en": "Time vs GPU count (Pareto front)", "zh-CN": "时间与 GPU 数量（帕累托前沿）"},
+    "pareto_step": {"en": "Step time vs GPU count (Pareto front)", "zh-CN": "单步时间与 GPU 数量（帕累托前沿）"},
+    "scale": {"en": "Throughput vs GPU count: {gpu}", "zh-CN": "扩展性：每秒 token 数与 GPU 数量（{gpu}）"},
+    "front": {"en": "Pareto front", "zh-CN": "帕累托前沿"},
+    "log": {"en": " (log scale)", "zh-CN": "（对数坐标）"},
+    "recommended": {"en": "recommended: {n} × {gpu}", "zh-CN": "推荐：{n} × {gpu}"},
+    "fastest": {"en": "fastest: {n} × {gpu}", "zh-CN": "最快：{n} × {gpu}"},
+    "gpus": {"en": "GPUs", "zh-CN": "GPU 数"},
+    "days": {"en": "days to train", "zh-CN": "训练天数"},
+    "hours": {"en": "hours to train", "zh-CN": "训练小时数"},
+    "seconds": {"en": "step time (s)", "zh-CN": "单步时间（秒）"},
+    "months": {"en": "months", "zh-CN": "月"},
+    "tokens_per_s": {"en": "tokens/s", "zh-CN": "每秒 token 数"},
+    "buy": {"en": "buy (cumulative)", "zh-CN": "购买（累计）"},
+    "rent": {"en": "rent (cumulative)", "zh-CN": "租用（累计）"},
+    "total": {"en": "total on the device", "zh-CN": "设备显存合计"},
+    "cache": {"en": "allocator cache (reserved − allocated)", "zh-CN": "分配器缓存（预留 − 已分配）"},
+    "context": {"en": "CUDA context, NCCL (device − reserved)", "zh-CN": "CUDA 上下文、NCCL（设备 − 预留）"},
+    "capacity": {"en": "capacity {cap:.1f} GiB", "zh-CN": "显存容量 {cap:.1f} GiB"},
+    "margin": {"en": "safety margin: the top {pct:.0%}", "zh-CN": "安全余量：最上面 {pct:.0%}"},
+    "fits": {"en": "fits: {used:.1f} of {cap:.1f} GiB ({share:.0%})",
+             "zh-CN": "可以放下：{used:.1f} / {cap:.1f} GiB（{share:.0%}）"},
+    "tight": {"en": "tight: {used:.1f} of {cap:.1f} GiB ({share:.0%}, above {limit:.0%})",
+              "zh-CN": "偏紧：{used:.1f} / {cap:.1f} GiB（{share:.0%}，超过 {limit:.0%}）"},
+    "no_fit": {"en": "does not fit: {used:.1f} of {cap:.1f} GiB ({share:.0%})",
+               "zh-CN": "放不下：{used:.1f} / {cap:.1f} GiB（{share:.0%}）"},
+    "tight_why": {"en": "allocator fragmentation and variable-length batches can push the peak past capacity",
+                  "zh-CN": "显存分配器碎片和变长批次可能让峰值超过显存容量"},
+}
+PART_NAMES = {  # estimate/memory.py component names
+    "weights": "权重", "lora_adapters": "LoRA 适配器", "master_weights": "主权重", "optimizer_states": "优化器状态",
+    "gradients": "梯度", "activations": "激活", "logits_and_loss": "logits 与损失",
+    "backward_working_set": "反向工作集", "optimizer_step_temporaries": "优化器步临时张量", "buffers": "缓冲区",
+    "optimizer": "优化器", "other": "其他",
+}
+
+
+def _t(key: str, lang: str, **kw: Any) -> str:
+    text = TEXT[key]["zh-CN" if lang == "zh-CN" else "en"]
+    return text.format(**kw) if kw else text
+
+
+def pick_index(out: dict[str, Any]) -> int | None:
+    """The option the plan recommends, else the first (fastest) one, else None."""
+    rec = out["rankings"].get("recommended") or []
+    return rec[0] if rec else (0 if out["options"] else None)
+
+
+def memory_parts(memory: dict[str, Any], lang: str = "en") -> tuple[list[str], list[float]]:
+    """Named parts of the device memory that add up to ``device_gib``: the allocated components, then the
+    allocator's cache (reserved - allocated) and the CUDA context and NCCL (device - reserved)."""
+    detail = memory.get("detail_gib") or memory["components_gib"]
+    parts = [(PART_NAMES.get(k, k) if lang == "zh-CN" else k.replace("_", " "), float(v))
+             for k, v in detail.items() if v]
+    allocated = sum(v for _, v in parts)
+    device = float(memory["device_gib"])
+    rest = device - allocated
+    cache = min(max(float(memory.get("reserved_gib", allocated)) - allocated, 0.0), max(rest, 0.0))
+    parts += [(_t("cache", lang), cache), (_t("context", lang), rest - cache)]
+    parts = [(name, value) for name, value in parts if value]
+    return [name for name, _ in parts], [value for _, value in parts]
+
+
+def memory_spec(option: dict[str, Any], lang: str = "en") -> dict[str, Any]:
+    """The recommended option's memory per GPU: parts summing to the headline, capacity and safety margin."""
+    mem = option["memory"]
+    used, cap = float(mem["device_gib"]), float(mem["capacity_gib"])
+    labels, values = memory_parts(mem, lang)
+    status = fit_status(used, cap, mem.get("fits"))
+    kw = {"used": used, "cap": cap, "share": used / cap if cap else 0.0, "limit": TIGHT_FRACTION}
+    return {"kind": "memory", "title": _t("memory", lang, gpu=option["hardware"]["gpu"]), "labels": labels,
+            "values": values, "unit": "GiB", "total": used, "capacity": cap, "status": status,
+            "text": {"total": _t("total", lang), "capacity": _t("capacity", lang, cap=cap),
+                     "margin": _t("margin", lang, pct=1 - TIGHT_FRACTION), "status": _t(status, lang, **kw),
+                     "reason": _t("tight_why", lang) if status == "tight" else ""}}
+
+
+def cost_spec(option: dict[str, Any], currency: str, lang: str = "en") -> dict[str, Any] | None:
+    cost = option.get("cost")
+    if not cost or not cost.get("series"):
+        return None
+    series = cost["series"]
+    lines: dict[str, list[float | None]] = {_t("buy", lang): [row["buy"] for row in series]}
+    if cost.get("rent"):
+        lines[_t("rent", lang)] = [row.get("rent") for row in series]
+    return {"kind": "line", "title": _t("cost", lang, currency=currency), "x": [row["month"] for row in series],
+            "series": lines, "x_label": _t("months", lang), "y_label": currency,
+            "log_note": _t("log", lang)}
+
+
+def pareto_spec(out: dict[str, Any], lang: str = "en") -> dict[str, Any] | None:
+    """Time to train (days, or hours when every option takes under two days; step time without tokens) vs
+    GPU count of every option, the Pareto front, and the recommended option marked."""
+    options = out["options"]
+    if not options:
+        return None
+    timed = all(o["performance"].get("time_to_train_s") for o in options)
+    if timed:
+        longest = max(o["performance"]["time_to_train_s"] for o in options)
+        div, y_key = (86400, "days") if longest >= 2 * 86400 else (3600, "hours")
+    else:
+        div, y_key = 1, "seconds"
+    field = "time_to_train_s" if timed else "step_time_s"
+    points = [(float(o["hardware"]["gpus"]), o["performance"][field] / div, o["hardware"]["gpu"]) for o in options]
+    idx = pick_index(out)
+    label_key = "recommended" if out["rankings"].get("recommended") else "fastest"
+    hw = options[idx]["hardware"] if idx is not None else {"gpus": 0, "gpu": ""}
+    return {"kind": "pareto", "title": _t("pareto" if timed else "pareto_step", lang), "points": points,
+            "front": out["rankings"].get("pareto_time_vs_gpus", []), "x_label": _t("gpus", lang),
+            "y_label": _t(y_key, lang), "recommended": idx, "front_label": _t("front", lang),
+            "log_note": _t("log", lang),
+            "recommended_label": _t(label_key, lang, n=hw["gpus"], gpu=hw["gpu"])}
+
+
+def scale_spec(gpu: str, counts: list[float], series: dict[str, list[float | None]],
+               lang: str = "en") -> dict[str, Any]:
+    return {"kind": "line", "title": _t("scale", lang, gpu=gpu), "x": counts, "series": series,
+            "x_label": _t("gpus", lang), "y_label": _t("tokens_per_s", lang), "log_note": _t("log", lang)}
+
+
+def plan_chart_specs(out: dict[str, Any], lang: str = "en") -> dict[str, dict[str, Any]]:
+    """Memory, cost and Pareto specs of a plan's output (those it has data for)."""
+    idx = pick_index(out)
+    if idx is None:
+        return {}
+    pick = out["options"][idx]
+    specs = {"memory": memory_spec(pick, lang), "cost": cost_spec(pick, out["currency"], lang),
+             "pareto": pareto_spec(out, lang)}
+    return {k: v for k, v in specs.items() if v}
