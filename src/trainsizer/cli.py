@@ -14,6 +14,7 @@ import typer
 from trainsizer.errors import InputError
 from trainsizer.probe.burnin.cli import burnin_app
 from trainsizer.probe.cli import probe_app
+from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Size AI training jobs: per-GPU memory, speed, a searched plan of GPUs and layout, "
@@ -129,45 +130,76 @@ def validate(
     print_validation(results, summary)
 
 
+# The options plan and report share: one definition, one default (workflows/defaults.py).
+GpuOpt = Annotated[list[str] | None, typer.Option("--gpu", help="Allowed GPU id (repeatable); default: every GPU "
+                                                  "the market offers.")]
+MaxGpusOpt = Annotated[int, typer.Option("--max-gpus", help="Largest GPU count to consider.")]
+DeadlineOpt = Annotated[str | None, typer.Option(help="Time to train at most, e.g. 7d, 36h (needs tokens).")]
+SiteOpt = Annotated[str | None, typer.Option(help="Site id (trainsizer catalog sites) for bought hardware; "
+                                             "default: a modern colocation room.")]
+BudgetOpt = Annotated[float | None, typer.Option(help="Most to commit, in --currency: the capex of bought servers "
+                                                 "or a rental's minimum contract.")]
+CurrencyOpt = Annotated[str | None, typer.Option(help="CNY | USD (default: CNY for a Chinese locale).")]
+HorizonOpt = Annotated[float, typer.Option(help="Years bought hardware is used (its cost over them).")]
+UtilisationOpt = Annotated[float | None, typer.Option(help="Fraction of the time bought GPUs stay busy "
+                                                      "(default: the job runs once).")]
+RunsOpt = Annotated[float | None, typer.Option("--runs-per-month", help="Runs like this one a month on bought "
+                                               "hardware.")]
+MarketOpt = Annotated[str | None, typer.Option(help="cn | global: where the GPUs must be bought or rented "
+                                               "(default: cn for CNY, a Chinese site or locale).")]
+ObjectiveOpt = Annotated[str, typer.Option(help="cheapest (per run) | fastest | fewest-gpus")]
+ElectricityOpt = Annotated[float | None, typer.Option(
+    "--electricity-price", help="Your power bill per kWh (site currency), instead of the site's tariff.")]
+VoucherOpt = Annotated[str | None, typer.Option(help="Claim a compute voucher on rentals, e.g. "
+                                                "chengdu-compute-voucher-2025 (prices.yaml subsidies).")]
+PricesOpt = Annotated[list[Path] | None, typer.Option("--prices", help="Your own quotes/prices YAML.")]
+SitesOpt = Annotated[list[Path] | None, typer.Option("--sites", help="Your own sites YAML.")]
+
+
+def _plan_request(**kw: Any) -> Any:
+    """The workflow's PlanRequest from the shared plan options."""
+    from trainsizer.workflows.jobs import parse_duration
+    from trainsizer.workflows.plan_job import PlanRequest
+
+    return PlanRequest(tuple(kw["gpu"] or ()), kw["max_gpus"], parse_duration(kw["deadline"]),
+                       kw.get("gpus_per_node"), kw.get("top", DEFAULT_TOP), kw["site"], kw["budget"], kw["currency"],
+                       kw["horizon"], kw["utilisation"], tuple(kw["prices"] or ()), tuple(kw["sites"] or ()),
+                       tuple(kw.get("catalog") or ()), kw["lang"], kw["calibration"], kw["market"], kw["objective"],
+                       kw["runs_per_month"], kw["electricity_price"], kw["voucher"])
+
+
+# long: one typer option per planning constraint; the signature is the command's --help
 @app.command("plan")
 def plan_cmd(
     job: Annotated[Path, typer.Argument(help="Job YAML: a scenario whose parallel and hardware may be left out.")],
-    gpu: Annotated[list[str] | None, typer.Option("--gpu", help="Allowed GPU id (repeatable); default: all.")] = None,
-    max_gpus: Annotated[int, typer.Option("--max-gpus", help="Largest GPU count to consider.")] = 1024,
-    deadline: Annotated[str | None, typer.Option(help="Time to train at most, e.g. 7d, 36h (needs tokens).")] = None,
+    gpu: GpuOpt = None,
+    max_gpus: MaxGpusOpt = DEFAULT_MAX_GPUS,
+    deadline: DeadlineOpt = None,
     gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node")] = None,
-    top: Annotated[int, typer.Option(help="Options to show per ranking.")] = 10,
-    site: Annotated[str | None, typer.Option(help="Site id (trainsizer catalog sites); default: a modern "
-                                             "colocation room.")] = None,
-    budget: Annotated[float | None, typer.Option(help="Most to commit, in --currency: the capex of bought "
-                                                 "servers or a rental's minimum contract.")] = None,
-    currency: Annotated[str | None, typer.Option(help="CNY | USD (default: CNY for a Chinese locale).")] = None,
-    horizon: Annotated[float, typer.Option(help="Years bought hardware is used (its cost over them).")] = 3.0,
-    utilisation: Annotated[float | None, typer.Option(help="Fraction of the time bought GPUs stay busy (default: "
-                                                      "the job runs once).")] = None,
-    runs_per_month: Annotated[float | None, typer.Option("--runs-per-month", help="Runs like this one a month on "
-                                                         "bought hardware.")] = None,
-    market: Annotated[str | None, typer.Option(help="cn | global: where the GPUs must be bought or rented "
-                                               "(default: cn for CNY, a Chinese site or locale).")] = None,
-    objective: Annotated[str, typer.Option(help="cheapest (per run) | fastest | fewest-gpus")] = "cheapest",
-    electricity_price: Annotated[float | None, typer.Option(
-        "--electricity-price", help="Your power bill per kWh (site currency), instead of the site's tariff.")] = None,
-    voucher: Annotated[str | None, typer.Option(help="Claim a compute voucher on rentals, e.g. "
-                                                "chengdu-compute-voucher-2025 (prices.yaml subsidies).")] = None,
-    prices: Annotated[list[Path] | None, typer.Option("--prices", help="Your own quotes/prices YAML.")] = None,
-    sites: Annotated[list[Path] | None, typer.Option("--sites", help="Your own sites YAML.")] = None,
+    top: Annotated[int, typer.Option(help="Options to show per ranking.")] = DEFAULT_TOP,
+    site: SiteOpt = None,
+    budget: BudgetOpt = None,
+    currency: CurrencyOpt = None,
+    horizon: HorizonOpt = DEFAULT_HORIZON_YEARS,
+    utilisation: UtilisationOpt = None,
+    runs_per_month: RunsOpt = None,
+    market: MarketOpt = None,
+    objective: ObjectiveOpt = DEFAULT_OBJECTIVE,
+    electricity_price: ElectricityOpt = None,
+    voucher: VoucherOpt = None,
+    prices: PricesOpt = None,
+    sites: SitesOpt = None,
     catalog: CatalogOpt = None,
     calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
     lang: LangOpt = None,
 ) -> None:
-    """Search GPU type x count x node shape x layout; rank what fits with its servers, site fit and cost."""
-    from trainsizer.workflows.jobs import load_job, parse_duration
-    from trainsizer.workflows.plan_job import PlanRequest, plan_job
+    """The answer first: what to rent or buy for this job in your market, per-run cost, commitment and why;
+    then every option searched (GPU type x count x node shape x layout) with servers, site fit and cost."""
+    from trainsizer.workflows.jobs import load_job
+    from trainsizer.workflows.plan_job import plan_job
 
-    req = PlanRequest(tuple(gpu or ()), max_gpus, parse_duration(deadline), gpus_per_node, top, site, budget,
-                      currency, horizon, utilisation, tuple(prices or ()), tuple(sites or ()), tuple(catalog or ()),
-                      lang, calibration, market, objective, runs_per_month, electricity_price, voucher)
+    req = _plan_request(**locals())
     planned = plan_job(load_job(job, gpu), req, str(job))
     result, out = planned.result, planned.out
     if as_json:
@@ -178,22 +210,27 @@ def plan_cmd(
     print_plan(result, lang, out)
 
 
+# long: one typer option per planning constraint; the signature is the command's --help
 @app.command("report")
 def report_cmd(
     job: Annotated[Path, typer.Argument(help="Job YAML (parallel and hardware may be left out).")],
     out: Annotated[Path, typer.Option("--out", help="plan.html, plan.md, plan.json, or the bill of materials and "
-                                      "cost as plan.xlsx or plan.csv (by extension).")] = Path(
-        "plan.html"),
-    gpu: Annotated[list[str] | None, typer.Option("--gpu", help="Allowed GPU id (repeatable).")] = None,
-    max_gpus: Annotated[int, typer.Option("--max-gpus")] = 64,
-    deadline: Annotated[str | None, typer.Option(help="e.g. 7d (needs tokens).")] = None,
-    site: Annotated[str | None, typer.Option(help="Site id.")] = None,
-    budget: Annotated[float | None, typer.Option()] = None,
-    currency: Annotated[str | None, typer.Option(help="CNY | USD")] = None,
-    horizon: Annotated[float, typer.Option()] = 3.0,
-    utilisation: Annotated[float, typer.Option()] = 0.7,
-    prices: Annotated[list[Path] | None, typer.Option("--prices")] = None,
-    sites: Annotated[list[Path] | None, typer.Option("--sites")] = None,
+                                      "cost as plan.xlsx or plan.csv (by extension).")] = Path("plan.html"),
+    gpu: GpuOpt = None,
+    max_gpus: MaxGpusOpt = DEFAULT_MAX_GPUS,
+    deadline: DeadlineOpt = None,
+    site: SiteOpt = None,
+    budget: BudgetOpt = None,
+    currency: CurrencyOpt = None,
+    horizon: HorizonOpt = DEFAULT_HORIZON_YEARS,
+    utilisation: UtilisationOpt = None,
+    runs_per_month: RunsOpt = None,
+    market: MarketOpt = None,
+    objective: ObjectiveOpt = DEFAULT_OBJECTIVE,
+    electricity_price: ElectricityOpt = None,
+    voucher: VoucherOpt = None,
+    prices: PricesOpt = None,
+    sites: SitesOpt = None,
     lang: LangOpt = None,
     calibration: CalibrationOpt = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing output file.")] = False,
@@ -201,8 +238,7 @@ def report_cmd(
     """A self-contained report (HTML with charts, Markdown or JSON) people can forward, or its bill of
     materials and cost as a spreadsheet (.xlsx, .csv)."""
     from trainsizer.report.write import SUFFIXES, write_report
-    from trainsizer.workflows.jobs import load_job, parse_duration
-    from trainsizer.workflows.plan_job import PlanRequest
+    from trainsizer.workflows.jobs import load_job
     from trainsizer.workflows.report_model import build_report
 
     if out.suffix.lower() not in SUFFIXES:
@@ -214,8 +250,7 @@ def report_cmd(
     from trainsizer.datafiles import refuse_overwrite
 
     refuse_overwrite(out, "--out", overwrite)
-    req = PlanRequest(tuple(gpu or ()), max_gpus, parse_duration(deadline), None, 5, site, budget, currency,
-                      horizon, utilisation, tuple(prices or ()), tuple(sites or ()), (), lang, calibration)
+    req = _plan_request(**{**locals(), "top": 5})
     report = build_report(load_job(job, gpu), req, job.name)  # the file's name: no absolute path in the report
     write_report(report, out)
     typer.echo(f"wrote {out}")

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from trainsizer.scenario import HardwareSpec, InlineGpu, ParallelSpec, TrainingSpec
+from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
 from trainsizer.workflows.quotes import Quote
 
 MAX_GPU_IDS = 16
@@ -70,16 +71,20 @@ class JobIn(_Request):
 class PlanConstraintsIn(_Request):
     gpus: list[str] = Field(default_factory=list, max_length=MAX_GPU_IDS,
                             description="Allowed GPU ids; empty = the whole catalog")
-    max_gpus: int = Field(64, ge=1, le=MAX_PLAN_GPUS)
+    max_gpus: int = Field(DEFAULT_MAX_GPUS, ge=1, le=MAX_PLAN_GPUS)
     deadline_days: float | None = Field(None, gt=0, le=3650, description="Needs training.tokens")
     gpus_per_node: NodeShape | None = None
     site: str | None = Field(None, min_length=1, max_length=80)
-    budget: float | None = Field(None, gt=0, le=1e13, description="In the currency: buy capex or rent over "
-                                 "the horizon")
+    budget: float | None = Field(None, gt=0, le=1e13, description="In the currency: the most to commit (capex "
+                                 "of bought servers, or a rental's minimum contract)")
     currency: Currency = "USD"
-    horizon_years: float = Field(3.0, gt=0, le=15)
-    utilisation: float = Field(0.7, gt=0, le=1)
-    top: int = Field(10, ge=1, le=50, description="Options per ranking")
+    horizon_years: float = Field(DEFAULT_HORIZON_YEARS, gt=0, le=15)
+    utilisation: float | None = Field(None, gt=0, le=1, description="Of bought GPUs; none: the job runs once")
+    runs_per_month: float | None = Field(None, gt=0, le=1000, description="Runs like this one a month on bought "
+                                         "hardware")
+    market: Literal["cn", "global"] | None = Field(None, description="Default: cn for CNY or a Chinese site")
+    objective: Literal["cheapest", "fastest", "fewest-gpus"] = DEFAULT_OBJECTIVE
+    top: int = Field(DEFAULT_TOP, ge=1, le=50, description="Options per ranking")
 
 
 class PlanIn(_Request):

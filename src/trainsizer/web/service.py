@@ -50,7 +50,8 @@ def plan(req: s.PlanIn) -> PlanOutcome:
     gpus = _check_gpu_ids(c.gpus, "constraints.gpus")
     scenario = build_job(req.job, gpus[0] if gpus else None)
     request = PlanRequest(gpus, c.max_gpus, c.deadline_days * 86400 if c.deadline_days else None, c.gpus_per_node,
-                          c.top, c.site, c.budget, c.currency, c.horizon_years, c.utilisation)
+                          c.top, c.site, c.budget, c.currency, c.horizon_years, c.utilisation, market=c.market,
+                          objective=c.objective, runs_per_month=c.runs_per_month)
     with fields(FLAG_FIELDS | {"--deadline": "constraints.deadline_days"}, job_prefix="job"):
         if request.deadline_s and not scenario.training.tokens:
             raise InputError("--deadline", "needs job.training.tokens to compute the time to train")
@@ -60,12 +61,12 @@ def plan(req: s.PlanIn) -> PlanOutcome:
 def report_data(outcome: PlanOutcome) -> dict[str, Any]:
     """What the exports read of a report model, from the plan the page computed: the plan, its recommended
     (else fastest) option and the assumptions with their sources (the report's own list)."""
-    from trainsizer.workflows.report_model import _assumptions  # the report model's list; no public name yet
+    from trainsizer.workflows.report_model import assumptions
 
     out = outcome.out
     rec = out["rankings"].get("recommended") or []
     pick = out["options"][rec[0]] if rec else (out["options"][0] if out["options"] else None)
-    return {"plan": out, "recommended": pick, "assumptions": _assumptions(out, pick)}
+    return {"plan": out, "recommended": pick, "assumptions": assumptions(out, pick)}
 
 
 def scale_curves(scenario: Scenario, gpu: str, max_gpus: int, gpus_per_node: int | None) -> list[Any]:

@@ -20,13 +20,13 @@ from trainsizer.plan.search import Constraints, PlanResult, plan, rank_options
 from trainsizer.scenario import Scenario
 from trainsizer.system.sites import Site, default_site_id, get_site, load_sites, with_electricity_price
 from trainsizer.workflows.decide import choose, parse_objective, recommendation
+from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
 from trainsizer.workflows.estimate_job import calibrated_params
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.recommend import MoneyTerms, recommend_options, timeline, verification_steps
 
 __all__ = ["DEFAULT_MAX_GPUS", "PlanOutcome", "PlanRequest", "load_job", "plan_job", "price_hardware"]
 
-DEFAULT_MAX_GPUS = 1024  # the one default of CLI, report and web: the whole space the planner can search quickly
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,11 @@ class PlanRequest:
     max_gpus: int = DEFAULT_MAX_GPUS
     deadline_s: float | None = None
     gpus_per_node: int | None = None
-    top: int = 10
+    top: int = DEFAULT_TOP
     site: str | None = None
     budget: float | None = None
     currency: str | None = None
-    horizon_years: float = 3.0
+    horizon_years: float = DEFAULT_HORIZON_YEARS
     utilisation: float | None = None  # of bought hardware; with runs_per_month None too, the job runs once
     prices: tuple[Path, ...] = ()
     sites: tuple[Path, ...] = ()
@@ -47,7 +47,7 @@ class PlanRequest:
     lang: str | None = None
     calibration: Path | None = None
     market: str | None = None  # cn | global; default from currency, site and locale (hardware.market)
-    objective: str = "cheapest"  # workflows.decide.OBJECTIVES
+    objective: str = DEFAULT_OBJECTIVE  # workflows.decide.OBJECTIVES
     runs_per_month: float | None = None
     electricity_price: float | None = None  # the user's own bill, per kWh in the site's currency
     voucher: str | None = None  # a subsidy id from prices.yaml (e.g. the Chengdu compute voucher) on rentals

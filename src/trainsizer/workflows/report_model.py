@@ -11,7 +11,7 @@ from trainsizer.scenario import Scenario
 from trainsizer.workflows.plan_job import PlanRequest, plan_job
 
 
-def _assumptions(out: dict[str, Any], pick: dict[str, Any] | None) -> list[dict[str, str]]:
+def assumptions(out: dict[str, Any], pick: dict[str, Any] | None) -> list[dict[str, str]]:
     from trainsizer.datafiles import packaged_yaml
     from trainsizer.hardware.catalog import default_catalog
     from trainsizer.system.sites import default_sites
@@ -49,51 +49,28 @@ def _assumptions(out: dict[str, Any], pick: dict[str, Any] | None) -> list[dict[
     return rows
 
 
-def _charts(out: dict[str, Any], pick: dict[str, Any] | None, job: Scenario, arch: Any,
-            max_gpus: int) -> dict[str, dict[str, Any]]:
-    """Chart specs (data series; the renderers draw them): memory of the pick, its scaling, its cost over
-    time, and time to train vs GPU count over every option."""
+def _scaling_chart(pick: dict[str, Any] | None, job: Scenario, arch: Any, max_gpus: int) -> dict[str, dict[str, Any]]:
+    """The one chart the plan output has no data for: the pick's throughput vs GPU count per link (it needs
+    more planner runs). Memory, cost and Pareto are drawn from the plan itself (report/specs.py)."""
     from trainsizer.plan.scale import scale
 
-    options = out["options"]
-    charts: dict[str, dict[str, Any]] = {}
-    if pick:
-        detail = {k: v for k, v in pick["memory"]["detail_gib"].items() if v > 0.005}
-        charts["memory"] = {"kind": "bar", "title": f"Memory per GPU: {pick['hardware']['gpu']} "
-                                                   f"({pick['memory']['device_gib']:.1f} of "
-                                                   f"{pick['memory']['capacity_gib']:.0f} GiB on the device)",
-                          "labels": list(detail), "values": list(detail.values()), "unit": "GiB"}
-        curves = scale(job, arch, pick["hardware"]["gpu"], min(max_gpus, 64))
-        # one network per scale-up link keeps the chart readable: the first (fastest) fabric
-        seen: set[tuple[str, bool]] = set()
-        kept = []
-        for c in curves:
-            key = (c.intra_node, c.data_parallel_only)
-            if key not in seen:
-                seen.add(key)
-                kept.append(c)
-        if kept:
-            xs = [pt.gpus for pt in kept[0].points]
-            charts["scaling"] = {"kind": "line", "title": f"Throughput vs GPU count: {pick['hardware']['gpu']}",
-                               "x": xs, "series": {c.label: [pt.tokens_per_s for pt in c.points] for c in kept},
-                               "x_label": "GPUs", "y_label": "tokens/s", "log_x": True}
-        if pick.get("cost"):
-            series = pick["cost"]["series"]
-            months = [row["month"] for row in series]
-            lines: dict[str, list[float | None]] = {"buy (cumulative)": [row["buy"] for row in series]}
-            if pick["cost"].get("rent"):
-                lines["rent (cumulative)"] = [row.get("rent") for row in series]
-            charts["cost"] = {"kind": "line", "title": f"Cost over time ({out['currency']})", "x": months,
-                            "series": lines, "x_label": "months", "y_label": out["currency"]}
-    if options:
-        y_key = "time_to_train_s" if options[0]["performance"].get("time_to_train_s") else "step_time_s"
-        scale_div = 86400 if y_key == "time_to_train_s" else 1
-        points = [(o["hardware"]["gpus"], o["performance"][y_key] / scale_div, o["hardware"]["gpu"]) for o in options]
-        charts["pareto"] = {"kind": "pareto", "title": "Time to train vs GPUs (Pareto front)"
-                          if y_key == "time_to_train_s" else "Step time vs GPUs (Pareto front)",
-                          "points": points, "front": out["rankings"].get("pareto_time_vs_gpus", []),
-                          "x_label": "GPUs", "y_label": "days" if scale_div > 1 else "seconds", "log_y": True}
-    return charts
+    if not pick:
+        return {}
+    curves = scale(job, arch, pick["hardware"]["gpu"], min(max_gpus, 64))
+    # one network per scale-up link keeps the chart readable: the first (fastest) fabric
+    seen: set[tuple[str, bool]] = set()
+    kept = []
+    for c in curves:
+        key = (c.intra_node, c.data_parallel_only)
+        if key not in seen:
+            seen.add(key)
+            kept.append(c)
+    if not kept:
+        return {}
+    return {"scaling": {"kind": "line", "title": f"Throughput vs GPU count: {pick['hardware']['gpu']}",
+                        "x": [pt.gpus for pt in kept[0].points],
+                        "series": {c.label: [pt.tokens_per_s for pt in c.points] for c in kept},
+                        "x_label": "GPUs", "y_label": "tokens/s", "log_x": True}}
 
 
 def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> dict[str, Any]:
@@ -117,6 +94,6 @@ def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -
                 "tokens": job.training.tokens, "source": job_label},
         "plan": out,
         "recommended": pick,
-        "charts": _charts(out, pick, job, arch, req.max_gpus),
-        "assumptions": _assumptions(out, pick),
+        "charts": _scaling_chart(pick, job, arch, req.max_gpus),
+        "assumptions": assumptions(out, pick),
     }
