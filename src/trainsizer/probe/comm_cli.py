@@ -16,7 +16,8 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from trainsizer.probe.comm import CommProbeResult
+    from trainsizer.probe.comm_result import CommProbeResult
+    from trainsizer.probe.comm_settings import CommProbeSettings
 
 
 def _bw(value: float) -> str:
@@ -28,7 +29,7 @@ def print_result(result: CommProbeResult, console: Console | None = None) -> Non
     from rich.console import Console
     from rich.table import Table
 
-    from trainsizer.probe.comm import format_size
+    from trainsizer.probe.comm_result import format_size
 
     con = console or Console(highlight=False, width=120)
     env = result.environment
@@ -60,7 +61,7 @@ def print_result(result: CommProbeResult, console: Console | None = None) -> Non
         con.print(f"[yellow]note:[/yellow] {note}")
 
 
-def comm_command(
+def comm_command(  # length: typer reads the options from this signature and --help from the docstring
     nproc: Annotated[int | None, typer.Option("--nproc", help="Ranks on this node (default: the CUDA GPUs, or 2 "
                                               "on CPU).")] = None,
     ops: Annotated[str, typer.Option("--ops", help="Comma list of all_reduce, all_gather, reduce_scatter.")]
@@ -108,36 +109,56 @@ def comm_command(
     """
     from trainsizer.datafiles import refuse_overwrite
     from trainsizer.errors import InputError
-    from trainsizer.hardware.catalog import load_catalog
     from trainsizer.probe import comm as probe
-    from trainsizer.probe.link_profile import link_profile as build_profile
-    from trainsizer.probe.link_profile import resolve_link, write_link_profile
 
     refuse_overwrite(out, "--out", overwrite)
     refuse_overwrite(link_profile, "--link-profile", overwrite)
     if timeout is not None and timeout <= 0:
         raise InputError("--timeout", f"must be > 0 seconds, got {timeout:g}")
-    catalog = load_catalog()
     if from_json is not None:
         result = probe.load_result(from_json)
     else:
         settings = probe.resolve_settings(ops=ops, min_size=min_size, max_size=max_size, factor=factor,
                                           iters=iters, warmup=warmup, backend=backend)
-        if link_profile is not None and not os.environ.get("WORLD_SIZE"):
-            # fail before a long run: the launcher runs on this one node
-            names = [_cuda_device_name()] if settings.backend == "nccl" else ["cpu"]
-            resolve_link(catalog, link_id, names, 1, nics_per_node)
-        try:
-            result = probe.run_comm_probe(settings, nproc=nproc, timeout_s=timeout,
-                                          progress=lambda line: typer.echo(line, err=True))
-        except probe.CommProbeError as exc:
-            typer.echo(f"error: comm probe failed: {exc}", err=True)
-            raise SystemExit(1) from None  # not typer.Exit: with standalone_mode=False click would swallow its code
-        if int(os.environ.get("RANK", "0")) != 0:
+        result = _measure(settings, nproc, timeout, link_profile, link_id, nics_per_node)
+        if result is None:
             return  # under torchrun: rank 0 reports
-    if out is not None:  # first: a long run is never lost to a profile mistake
-        probe.write_result(result, out)
-    profile = build_profile(result, catalog, link_id, nics_per_node) if link_profile is not None else None
+    _save_and_show(result, out, link_profile, link_id, nics_per_node, as_json)
+
+
+def _measure(settings: CommProbeSettings, nproc: int | None, timeout: float | None, link_profile: Path | None,
+             link_id: str | None, nics_per_node: int | None) -> CommProbeResult | None:
+    """Run the probe (None on ranks other than 0 under torchrun); a link profile that could not be written is
+    refused before the run."""
+    from trainsizer.hardware.catalog import load_catalog
+    from trainsizer.probe import comm as probe
+    from trainsizer.probe.link_profile import resolve_link
+
+    if link_profile is not None and not os.environ.get("WORLD_SIZE"):
+        # fail before a long run: the launcher runs on this one node
+        names = [_cuda_device_name()] if settings.backend == "nccl" else ["cpu"]
+        resolve_link(load_catalog(), link_id, names, 1, nics_per_node)
+    try:
+        result = probe.run_comm_probe(settings, nproc=nproc, timeout_s=timeout,
+                                      progress=lambda line: typer.echo(line, err=True))
+    except probe.CommProbeError as exc:
+        typer.echo(f"error: comm probe failed: {exc}", err=True)
+        raise SystemExit(1) from None  # not typer.Exit: with standalone_mode=False click would swallow its code
+    return result if int(os.environ.get("RANK", "0")) == 0 else None
+
+
+def _save_and_show(result: CommProbeResult, out: Path | None, link_profile: Path | None, link_id: str | None,
+                   nics_per_node: int | None, as_json: bool) -> None:
+    """--out first (a long run is never lost to a profile mistake), then the profile, the tables or JSON, and
+    how to use the profile."""
+    from trainsizer.hardware.catalog import load_catalog
+    from trainsizer.probe.comm_result import write_result
+    from trainsizer.probe.link_profile import link_profile as build_profile
+    from trainsizer.probe.link_profile import write_link_profile
+
+    if out is not None:
+        write_result(result, out)
+    profile = build_profile(result, load_catalog(), link_id, nics_per_node) if link_profile is not None else None
     if profile is not None and link_profile is not None:
         write_link_profile(profile, link_profile)
     if as_json:

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from trainsizer.errors import InputError
-from trainsizer.probe.comm import PROFILE_SIZES, CommProbeResult, format_size, sig4
+from trainsizer.probe.comm_result import PROFILE_SIZES, CommProbeResult, format_size, sig4
 from trainsizer.probe.gpu_match import intra_link_for_device
 
 
