@@ -53,7 +53,7 @@ def environment() -> dict[str, Any]:
 
 def case_scenario(scenario: Scenario, gpu: str | dict[str, Any]) -> dict[str, Any]:
     """The scenario as it ran: the detected GPU, every default made explicit."""
-    from trainsizer.probe.workload import probe_accumulation
+    from trainsizer.probe.workload_config import probe_accumulation
 
     data = scenario.model_dump(exclude_none=True)
     data["hardware"]["gpu"] = gpu

@@ -291,7 +291,7 @@ def scaled_depth(scenario: Scenario, capacity_gib: float, headroom: float = 0.8)
 
 def scaled_scenario(scenario: Scenario, layers: int) -> Scenario:
     """The scenario with the model's depth set to ``layers`` (inline architecture)."""
-    from trainsizer.probe.workload import config_with_depth, hf_config_dict
+    from trainsizer.probe.workload_config import config_with_depth, hf_config_dict
     from trainsizer.scenario import scenario_from_dict
 
     data = scenario.model_dump(exclude_none=True)

@@ -158,7 +158,7 @@ def _print(profile: Any, verdict: Any, trace_path: Path | None, notes: list[str]
         con.print(f"trace: {trace_path} (open in https://ui.perfetto.dev or chrome://tracing)")
 
 
-def profile_command(
+def profile_command(  # length: typer reads the options from this signature and --help from the docstring
     ctx: typer.Context,
     scenario: Annotated[Path | None, typer.Argument(
         metavar="SCENARIO.yaml", help="Scenario YAML: profile its built-in training step (random weights, "
@@ -187,10 +187,32 @@ def profile_command(
     trainsizer probe profile -- torchrun --nproc-per-node 8 train.py   (rank 0 profiles)
 
     trainsizer probe profile --trace run.pt.trace.json.gz"""
-    from trainsizer.probe import resolve_device
-    from trainsizer.probe.profile import analyze_trace, profile_callable, verdict
+    from trainsizer.probe.profile import analyze_trace, verdict
 
     command = list(ctx.meta.get(META_KEY) or [])
+    _check_options(scenario, trace, command, steps, warmup, device, layers)
+    notes: list[str] = []
+    trace_path: Path | None
+    if trace is not None:
+        if trace_out is not None:
+            raise InputError("--trace-out", "only when something runs (SCENARIO or -- command); --trace reads a trace")
+        profile = analyze_trace(trace)
+        trace_path = None
+    elif scenario is not None:
+        profile, trace_path = _profile_scenario(scenario, trace_out, overwrite, device, layers, steps, warmup, notes)
+    else:
+        profile, trace_path = _profile_command(command, trace_out, overwrite, steps, warmup, as_json, notes)
+    result = verdict(profile)
+    if as_json:
+        typer.echo(json.dumps({"profile": profile.to_dict(), "verdict": result.to_dict(),
+                               "trace": str(trace_path) if trace_path else None, "notes": notes},
+                              indent=2, ensure_ascii=False))
+    else:
+        _print(profile, result, trace_path, notes)
+
+
+def _check_options(scenario: Path | None, trace: Path | None, command: list[str], steps: int, warmup: int,
+                   device: str, layers: int | None) -> None:
     given = [name for name, value in (("SCENARIO", scenario), ("--trace", trace), ("-- command", command)) if value]
     if len(given) != 1:
         what = "none" if not given else " and ".join(given)
@@ -208,42 +230,39 @@ def profile_command(
         from trainsizer.probe import require_packages
 
         require_packages("probe profile", hint="the built-in step; --trace TRACE.json needs none of them")
-    notes: list[str] = []
-    trace_path: Path | None
-    if trace is not None:
-        if trace_out is not None:
-            raise InputError("--trace-out", "only when something runs (SCENARIO or -- command); --trace reads a trace")
-        profile = analyze_trace(trace)
-        trace_path = None
-    elif scenario is not None:
-        from trainsizer.probe.workload import load_probe_scenario
 
-        loaded = load_probe_scenario(scenario)
-        trace_path = _trace_out_path(trace_out, overwrite)
-        dev = resolve_device(device)
-        from trainsizer.probe.workload import build_workload
 
-        wl = build_workload(loaded, device=dev, layers=layers)
-        profile, trace_path = profile_callable(wl.step, steps=steps, warmup=warmup, trace_out=trace_path, device=dev)
-        notes.append("built-in step: a synthetic batch already in memory and one process, so data loading and "
-                     "communication are not exercised; wrap your own script (-- python train.py) to judge storage "
-                     "and network")
-        notes += [f"workload: {n}" for n in getattr(wl, "notes", [])]
-    else:
-        trace_path = _trace_out_path(trace_out, overwrite)
-        cmd = runner_command(command, trace_path, steps, warmup)
-        returncode = _run_wrapped(cmd, as_json)
-        if not trace_path.is_file():
-            raise InputError("command", f"no trace written to {trace_path} (exit status {returncode}): the script "
-                                        f"must make at least {warmup + 2} optimizer steps (1 skipped + --warmup "
-                                        f"{warmup} + 1); lower --warmup or let it run longer")
-        if returncode != 0:
-            notes.append(f"the command exited with status {returncode} after the trace was written")
-        profile = analyze_trace(trace_path)
-    result = verdict(profile)
-    if as_json:
-        typer.echo(json.dumps({"profile": profile.to_dict(), "verdict": result.to_dict(),
-                               "trace": str(trace_path) if trace_path else None, "notes": notes},
-                              indent=2, ensure_ascii=False))
-    else:
-        _print(profile, result, trace_path, notes)
+def _profile_scenario(scenario: Path, trace_out: Path | None, overwrite: bool, device: str, layers: int | None,
+                      steps: int, warmup: int, notes: list[str]) -> tuple[Any, Path]:
+    """The scenario's built-in step (random weights, synthetic batch) under torch.profiler."""
+    from trainsizer.probe import resolve_device
+    from trainsizer.probe.profile import profile_callable
+    from trainsizer.probe.workload import build_workload, load_probe_scenario
+
+    loaded = load_probe_scenario(scenario)
+    trace_path = _trace_out_path(trace_out, overwrite)
+    dev = resolve_device(device)
+    wl = build_workload(loaded, device=dev, layers=layers)
+    profile, trace_path = profile_callable(wl.step, steps=steps, warmup=warmup, trace_out=trace_path, device=dev)
+    notes.append("built-in step: a synthetic batch already in memory and one process, so data loading and "
+                 "communication are not exercised; wrap your own script (-- python train.py) to judge storage "
+                 "and network")
+    notes += [f"workload: {n}" for n in getattr(wl, "notes", [])]
+    return profile, trace_path
+
+
+def _profile_command(command: list[str], trace_out: Path | None, overwrite: bool, steps: int, warmup: int,
+                     as_json: bool, notes: list[str]) -> tuple[Any, Path]:
+    """The user's own script, run through trainsizer.probe.profile_runner, and the trace it wrote."""
+    from trainsizer.probe.profile import analyze_trace
+
+    trace_path = _trace_out_path(trace_out, overwrite)
+    cmd = runner_command(command, trace_path, steps, warmup)
+    returncode = _run_wrapped(cmd, as_json)
+    if not trace_path.is_file():
+        raise InputError("command", f"no trace written to {trace_path} (exit status {returncode}): the script "
+                                    f"must make at least {warmup + 2} optimizer steps (1 skipped + --warmup "
+                                    f"{warmup} + 1); lower --warmup or let it run longer")
+    if returncode != 0:
+        notes.append(f"the command exited with status {returncode} after the trace was written")
+    return analyze_trace(trace_path), trace_path
