@@ -152,7 +152,9 @@ def estimate(
     if as_json:
         out = result.to_dict()
         out["scenario_source"] = origin
-        typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict(out))
         return
     from trainsizer.report.text import print_estimate
 
@@ -179,7 +181,9 @@ def validate(
                "excluded": summarize([r for r in memory if r.excluded_from_fit]).to_dict(),
                "skipped": len(results) - len(memory)}
     if as_json:
-        typer.echo(json.dumps({"cases": [r.to_dict() for r in results], "summary": summary}, indent=2))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict({"cases": [r.to_dict() for r in results], "summary": summary}))
         return
     from trainsizer.report.text import print_validation
 
@@ -210,13 +214,19 @@ def plan_cmd(
 ) -> None:
     """Search GPU type x count x node shape x layout; rank what fits with its servers, site fit and cost."""
     from trainsizer.plan.pipeline import PlanRequest, load_job, parse_duration, run_plan
+    from trainsizer.validation import count_in_range, finite_positive
 
+    finite_positive(parse_duration(deadline), "--deadline", "a duration > 0 such as 7d, 36h or 90m")
+    finite_positive(budget, "--budget", f"a finite amount > 0 in {currency or 'the currency'}")
+    count_in_range(top, "--top", 1, 1000)
     req = PlanRequest(tuple(gpu or ()), max_gpus, parse_duration(deadline), gpus_per_node, top, site, budget,
                       currency, horizon, utilisation, tuple(prices or ()), tuple(sites or ()), tuple(catalog or ()),
                       lang, calibration)
     result, out = run_plan(load_job(job, gpu), req, str(job))
     if as_json:
-        typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict(out))
         return
     from trainsizer.report.text import print_plan
 
@@ -245,7 +255,10 @@ def report_cmd(
     """A self-contained report (HTML with charts, Markdown or JSON) people can forward."""
     from trainsizer.plan.pipeline import PlanRequest, load_job, parse_duration
     from trainsizer.report.build import build_report, write_report
+    from trainsizer.validation import finite_positive
 
+    finite_positive(parse_duration(deadline), "--deadline", "a duration > 0 such as 7d, 36h or 90m")
+    finite_positive(budget, "--budget", f"a finite amount > 0 in {currency or 'the currency'}")
     if out.suffix.lower() not in (".html", ".htm", ".md", ".json"):
         raise InputError("--out", f"{out.name}: accepted extensions .html, .md, .json")
     from trainsizer.datafiles import refuse_overwrite
@@ -289,7 +302,9 @@ def quotes_cmd(
     data = {"currency": money.currency, "quotes": [r.to_dict() for r in results],
             "mfu_basis": "the job's best layout on each offer" if job else "an assumed MFU of 0.35 (no job given)"}
     if as_json:
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict(data))
         return
     from trainsizer.report.text import print_quotes
 
@@ -318,7 +333,9 @@ def scale_cmd(
     scenario = load_job(job, [gpu])
     curves = scale(scenario, resolve_model(scenario.model), gpu, max_gpus, cat, gpus_per_node)
     if as_json:
-        typer.echo(json.dumps({"gpu": gpu, "curves": [c.to_dict() for c in curves]}, indent=2))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict({"gpu": gpu, "curves": [c.to_dict() for c in curves]}))
         return
     from trainsizer.report.text import print_scale
 
@@ -360,7 +377,9 @@ def calibrate_cmd(
     result = calibrate(all_cases, holdout)
     write_profile(result, out, overwrite=True)
     if as_json:
-        typer.echo(json.dumps({"profile": str(out), "summary": result.summary}, indent=2))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict({"profile": str(out), "summary": result.summary}))
         return
     for kind, s in result.summary.items():
         def pct(x: float | None) -> str:
@@ -378,7 +397,9 @@ def catalog_gpus(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
 
     cat = load_catalog(list(catalog or []))
     if as_json:
-        typer.echo(json.dumps([a.model_dump() for a in cat.accelerators.values()], indent=2))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict([a.model_dump() for a in cat.accelerators.values()]))
         return
     from trainsizer.report.text import print_gpus
 
@@ -392,7 +413,9 @@ def catalog_links(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
 
     cat = load_catalog(list(catalog or []))
     if as_json:
-        typer.echo(json.dumps([link.model_dump() for link in cat.links.values()], indent=2))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict([link.model_dump() for link in cat.links.values()]))
         return
     from trainsizer.report.text import print_links
 
@@ -407,7 +430,9 @@ def catalog_sites(sites: Annotated[list[Path] | None, typer.Option("--sites")] =
 
     all_sites = load_sites(list(sites or []))
     if as_json:
-        typer.echo(json.dumps([s.model_dump() for s in all_sites.values()], indent=2, ensure_ascii=False))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict([s.model_dump() for s in all_sites.values()]))
         return
     from trainsizer.report.text import print_sites
 
@@ -427,7 +452,9 @@ def catalog_models(as_json: JsonOpt = False) -> None:
         rows.append({"id": mid, "name": entry.get("name", mid), "params": counts.total, "active_params": counts.active,
                      "published_params": entry.get("published_params"), "source": entry.get("source")})
     if as_json:
-        typer.echo(json.dumps(rows, indent=2))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict(rows))
         return
     from trainsizer.report.text import print_models
 

@@ -6,13 +6,13 @@ Only typer is imported at module level; torch and the probes load inside the com
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from trainsizer.errors import InputError
+from trainsizer.jsonout import dumps_strict
 from trainsizer.probe import require_packages, resolve_device
 from trainsizer.probe.command_group import TrailingCommandGroup
 
@@ -95,7 +95,7 @@ def _simulate(scenario: Any, layers: int | None, as_json: bool) -> None:
                                                        "peak_phase": predicted.peak_phase},
             "error_of_estimate": round((predicted.allocated_gib - sim.peak_gib) / sim.peak_gib, 4)}
     if as_json:
-        typer.echo(json.dumps(data, indent=2))
+        typer.echo(dumps_strict(data))
         return
     from trainsizer.report.probe_text import print_simulation
 
@@ -136,7 +136,7 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
             "capacity_gib": round(resolve_gpu(as_run).memory_gib, 2) if isinstance(gpu, str) else None,
             "cases_file": None if out is None else str(out), "cases": [c["id"] for c in cases]}
     if as_json:
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        typer.echo(dumps_strict(data))
         return
     from trainsizer.report.probe_text import print_memory_probe
 

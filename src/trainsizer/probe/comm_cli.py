@@ -6,12 +6,13 @@ keeps ``trainsizer --help`` fast.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from trainsizer.jsonout import dumps_strict
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -162,7 +163,7 @@ def _save_and_show(result: CommProbeResult, out: Path | None, link_profile: Path
     if profile is not None and link_profile is not None:
         write_link_profile(profile, link_profile)
     if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=2))
+        typer.echo(dumps_strict(result.to_dict()))
     else:
         print_result(result)
     if profile is not None:

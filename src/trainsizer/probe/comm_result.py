@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from trainsizer.errors import InputError
+from trainsizer.jsonout import dumps_strict
 
 RESULT_KIND = "trainsizer-comm-probe"
 SCHEMA_VERSION = 1
@@ -120,4 +121,4 @@ def load_result(path: str | Path, field_name: str = "--from-json") -> CommProbeR
 
 
 def write_result(result: CommProbeResult, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+    Path(path).write_text(dumps_strict(result.to_dict()) + "\n", encoding="utf-8")

@@ -13,7 +13,6 @@ handling are imported inside the command.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import time
@@ -23,6 +22,7 @@ from typing import Annotated, Any
 import typer
 
 from trainsizer.errors import InputError
+from trainsizer.jsonout import dumps_strict
 from trainsizer.probe.command_group import META_KEY
 
 RUNNER_MODULE = "trainsizer.probe.profile_runner"
@@ -204,9 +204,8 @@ def profile_command(  # length: typer reads the options from this signature and 
         profile, trace_path = _profile_command(command, trace_out, overwrite, steps, warmup, as_json, notes)
     result = verdict(profile)
     if as_json:
-        typer.echo(json.dumps({"profile": profile.to_dict(), "verdict": result.to_dict(),
-                               "trace": str(trace_path) if trace_path else None, "notes": notes},
-                              indent=2, ensure_ascii=False))
+        typer.echo(dumps_strict({"profile": profile.to_dict(), "verdict": result.to_dict(),
+                                 "trace": str(trace_path) if trace_path else None, "notes": notes}))
     else:
         _print(profile, result, trace_path, notes)
 

@@ -6,7 +6,6 @@ the commands, so mounting this sub-app keeps ``trainsizer --help`` fast.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,7 +26,9 @@ def _show(verdict: Any, as_json: bool) -> None:
     from trainsizer.probe.burnin.render import print_verdict
 
     if as_json:
-        typer.echo(json.dumps(verdict.to_dict(), indent=2, ensure_ascii=False))
+        from trainsizer.probe.burnin.render import verdict_json
+
+        typer.echo(verdict_json(verdict))
     else:
         print_verdict(verdict)
     if verdict.status == "FAIL":
