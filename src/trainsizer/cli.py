@@ -253,17 +253,14 @@ def report_cmd(
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing output file.")] = False,
 ) -> None:
     """A self-contained report (HTML with charts, Markdown or JSON) people can forward."""
+    from trainsizer.outputs import check_output_path
     from trainsizer.plan.pipeline import PlanRequest, load_job, parse_duration
     from trainsizer.report.build import build_report, write_report
     from trainsizer.validation import finite_positive
 
+    check_output_path(out, "--out", overwrite=overwrite, suffixes=(".html", ".htm", ".md", ".json"))
     finite_positive(parse_duration(deadline), "--deadline", "a duration > 0 such as 7d, 36h or 90m")
     finite_positive(budget, "--budget", f"a finite amount > 0 in {currency or 'the currency'}")
-    if out.suffix.lower() not in (".html", ".htm", ".md", ".json"):
-        raise InputError("--out", f"{out.name}: accepted extensions .html, .md, .json")
-    from trainsizer.datafiles import refuse_overwrite
-
-    refuse_overwrite(out, "--out", overwrite)
     req = PlanRequest(tuple(gpu or ()), max_gpus, parse_duration(deadline), None, 5, site, budget, currency,
                       horizon, utilisation, tuple(prices or ()), tuple(sites or ()), (), lang, calibration)
     report = build_report(load_job(job, gpu), req, str(job))
@@ -369,11 +366,11 @@ def calibrate_cmd(
 ) -> None:
     """Fit efficiency and memory-overhead parameters to measured cases; write a calibration profile."""
     from trainsizer.calibrate import calibrate, write_profile
-    from trainsizer.datafiles import refuse_overwrite
+    from trainsizer.outputs import check_output_path
     from trainsizer.validate import load_cases
 
+    check_output_path(out, "--out", overwrite=overwrite)
     all_cases = [c for path in cases for c in load_cases(path)]
-    refuse_overwrite(out, "--out", overwrite)
     result = calibrate(all_cases, holdout)
     write_profile(result, out, overwrite=True)
     if as_json:

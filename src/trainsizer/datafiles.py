@@ -83,11 +83,8 @@ def user_yaml(path: str | Path, field: str = "file") -> Any:
 
 
 def refuse_overwrite(path: str | Path | None, field: str, overwrite: bool) -> None:
-    """An output file the user names: never a folder, and never replaced without ``--overwrite``."""
-    if path is None:
-        return
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(field, f"{p} is a directory; give a file path")
-    if p.exists() and not overwrite:
-        raise InputError(field, f"{p} already exists; pass --overwrite to replace it")
+    """An output file the user names: its folder exists, never a folder, never replaced without ``--overwrite``
+    (``trainsizer.outputs.check_output_path``, kept here for the callers that import it from this module)."""
+    from trainsizer.outputs import check_output_path
+
+    check_output_path(path, field, overwrite=overwrite)

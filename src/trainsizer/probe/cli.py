@@ -13,6 +13,7 @@ import typer
 
 from trainsizer.errors import InputError
 from trainsizer.jsonout import dumps_strict
+from trainsizer.outputs import check_output_path
 from trainsizer.probe import require_packages, resolve_device
 from trainsizer.probe.command_group import TrailingCommandGroup
 
@@ -110,6 +111,13 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
     from trainsizer.probe.gpu_match import local_gpu
     from trainsizer.probe.memory import measure
 
+    if out is None and device == "cuda":
+        out = Path("probe-cases.yaml")
+    if check_output_path(out, "--out", overwrite=overwrite, append=True) is not None and out.exists() \
+            and not overwrite:
+        from trainsizer.validate import load_cases
+
+        load_cases(out)  # appended to after the run: a file that is not a case file is refused before it
     env = environment()
     gpu: Any = scenario.hardware.gpu if isinstance(scenario.hardware.gpu, str) else scenario.hardware.gpu.name
     if gpu_id is not None:
@@ -128,8 +136,6 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
 
     as_run = scenario_from_dict(cases[0]["scenario"])
     rows = compare_with_estimate(measurement, as_run)
-    if out is None and device == "cuda":
-        out = Path("probe-cases.yaml")
     if out is not None:
         write_cases(out, cases, overwrite=overwrite, append=not overwrite)
     data = {"gpu": gpu, "environment": env, "measurement": measurement.to_dict(), "comparison": rows,

@@ -28,8 +28,8 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from trainsizer.datafiles import refuse_overwrite
 from trainsizer.errors import InputError
+from trainsizer.outputs import check_output_path
 from trainsizer.probe import require_packages
 from trainsizer.probe.comm_result import (
     PROFILE_SIZES,
@@ -152,8 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _preflight(args: argparse.Namespace, env: CommEnvironment) -> None:
     """Rank 0, before measuring: never overwrite a file by surprise, never measure for a profile that cannot be
     written."""
-    refuse_overwrite(args.out, "--out", args.overwrite)
-    refuse_overwrite(args.link_profile, "--link-profile", args.overwrite)
+    check_output_path(args.out, "--out", overwrite=args.overwrite)
+    check_output_path(args.link_profile, "--link-profile", overwrite=args.overwrite)
     if args.link_profile:
         from trainsizer.hardware.catalog import load_catalog
 

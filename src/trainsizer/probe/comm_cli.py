@@ -108,12 +108,12 @@ def comm_command(  # length: typer reads the options from this signature and --h
 
     then show it here: trainsizer probe comm --from-json result.json
     """
-    from trainsizer.datafiles import refuse_overwrite
     from trainsizer.errors import InputError
+    from trainsizer.outputs import check_output_path
     from trainsizer.probe import comm as probe
 
-    refuse_overwrite(out, "--out", overwrite)
-    refuse_overwrite(link_profile, "--link-profile", overwrite)
+    check_output_path(out, "--out", overwrite=overwrite)
+    check_output_path(link_profile, "--link-profile", overwrite=overwrite)
     if timeout is not None and timeout <= 0:
         raise InputError("--timeout", f"must be > 0 seconds, got {timeout:g}")
     if from_json is not None:

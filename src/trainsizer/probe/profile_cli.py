@@ -99,9 +99,9 @@ def _trace_out_path(trace_out: Path | None, overwrite: bool) -> Path:
     path = trace_out or Path(f"trainsizer-profile-{time.strftime('%Y%m%d-%H%M%S')}.json")
     if not (path.name.endswith(".json") or path.name.endswith(".json.gz")):
         raise InputError("--trace-out", f"{path.name}: accepted extensions .json, .json.gz")
-    from trainsizer.datafiles import refuse_overwrite
+    from trainsizer.outputs import check_output_path
 
-    refuse_overwrite(path, "--trace-out", overwrite)
+    check_output_path(path, "--trace-out", overwrite=overwrite)
     path.unlink(missing_ok=True)  # so a run that writes nothing cannot leave the old trace to be analyzed
     return path.resolve()
 

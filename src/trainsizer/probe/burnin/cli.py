@@ -57,18 +57,25 @@ def burnin(
     matmul_size: Annotated[int, typer.Option("--matmul-size", help="n of the n x n bf16 matmuls (torch load).")] = 8192,
     copy_mib: Annotated[int, typer.Option("--copy-mib", help="MiB per device memory copy (torch load).")] = 1024,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines on stderr.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --db (its run is lost).")
+                         ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run (or resume) a burn-in, then print the verdict; exit 1 on FAIL."""
     if ctx.invoked_subcommand is not None:
         return
+    from trainsizer.outputs import check_output_path
     from trainsizer.probe.burnin.run import run_burnin
+
+    if resume is None:
+        check_output_path(db, "--db", overwrite=overwrite, exists_hint=f"pass --resume {db} to continue that run, "
+                                                                       "or --overwrite to replace it")
 
     verdict = run_burnin(duration=duration, interval=interval, backend=backend,
                          command=ctx.meta.get(META_KEY) or None, db=db, resume=resume,
                          metrics_port=metrics_port, metrics_host=metrics_host, fake_gpus=fake_gpus,
                          fake_seed=fake_seed, fake_events=fake_event, matmul_size=matmul_size, copy_mib=copy_mib,
-                         quiet=quiet)
+                         quiet=quiet, overwrite=overwrite)
     _show(verdict, as_json)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from trainsizer.errors import InputError
+from trainsizer.outputs import check_output_path
 from trainsizer.probe.burnin.backend import Backend, GpuSample, XidEvent
 from trainsizer.probe.burnin.fake import FakeBackend, FakeConfig, parse_fake_event
 from trainsizer.probe.burnin.load import CommandLoad, Load, LoadUnavailable, SleeperLoad
@@ -178,7 +179,7 @@ def _resume_start(resume: str | Path, duration: str | float | None, kernel_log: 
 
 def _new_start(duration: str | float | None, interval: float, backend: str, db: str | Path | None,
                metrics_port: int | None, metrics_host: str, fake_args: tuple[Any, ...], kernel_log: bool,
-               command: list[str] | None, matmul_size: int, copy_mib: int) -> _Start:
+               command: list[str] | None, matmul_size: int, copy_mib: int, overwrite: bool) -> _Start:
     """Check every option and the database path, then open the telemetry backend."""
     total = parse_duration(duration if duration is not None else "2m")
     interval_s = _check_interval(interval)
@@ -186,14 +187,16 @@ def _new_start(duration: str | float | None, interval: float, backend: str, db: 
         raise InputError("--backend", f"{backend!r}: accepted {', '.join(BACKENDS)}")
     fake = _fake_config(*fake_args)
     path = Path(db) if db is not None else Path(f"burnin-{time.strftime('%Y%m%d-%H%M%S')}.db")
-    if path.exists():
-        raise InputError("--db", f"{path} exists; pass --resume {path} to continue that run, or choose another "
-                                 f"path")
+    check_output_path(path, "--db", overwrite=overwrite, exists_hint=f"pass --resume {path} to continue that run, "
+                                                                     "or --overwrite to replace it")
     if metrics_port is not None:
         from trainsizer.probe.burnin.exporter import check_port
 
         check_port(metrics_port, metrics_host)
     be = make_backend(backend, fake, kernel_log=kernel_log)
+    if overwrite:  # only now: every option was accepted
+        for old in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            old.unlink(missing_ok=True)
     return _Start(be, total, interval_s, 0.0, command, matmul_size, copy_mib, fake, path=path)
 
 
@@ -233,20 +236,21 @@ def run_burnin(duration: str | float | None = None, interval: float = 1.0, backe
                fake_seed: int = 0, fake_events: list[str] | None = None,
                fake_config: FakeConfig | dict | None = None, matmul_size: int = 8192, copy_mib: int = 1024,
                kernel_log: bool = True, quiet: bool = False,
-               on_sample: Callable[[dict[str, Any]], None] | None = None) -> Verdict:
+               on_sample: Callable[[dict[str, Any]], None] | None = None, overwrite: bool = False) -> Verdict:
     """Run a burn-in (or continue one with ``resume=RUN.db``) and return its verdict.
 
     duration: total load time (``2m``, ``72h``, ``3d``; default 2m). With ``resume`` the stored duration is
     kept unless one is given (then it replaces the total, e.g. to extend a run); the stored interval,
     backend, load and fake GPUs are reused. ``command``: the user's load (argv) instead of torch matmuls.
-    ``on_sample`` is called after each committed round with {"elapsed", "samples", "round"}.
+    ``on_sample`` is called after each committed round with {"elapsed", "samples", "round"}. ``overwrite``
+    replaces an existing ``db`` (never by default).
     """
     if resume is not None:
         start = _resume_start(resume, duration, kernel_log, matmul_size, copy_mib)
     else:
         start = _new_start(duration, interval, backend, db, metrics_port, metrics_host,
                            (fake_config, fake_gpus, fake_seed, fake_events), kernel_log, command,
-                           matmul_size, copy_mib)
+                           matmul_size, copy_mib, overwrite)
     store, run_id, load, exporter, gpus = _open_run(start, backend, metrics_port, metrics_host)
     be = start.backend
     if start.run is not None:
