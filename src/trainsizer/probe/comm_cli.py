@@ -76,8 +76,10 @@ def comm_command(  # length: typer reads the options from this signature and --h
                                               "on CPU).")] = None,
     warmup: Annotated[int | None, typer.Option("--warmup", help="Warm-up iterations per size (default 5 on GPUs, "
                                                "2 on CPU).")] = None,
-    backend: Annotated[str, typer.Option("--backend", help="auto (nccl with CUDA, else gloo) | nccl | gloo.")]
-    = "auto",
+    backend: Annotated[str, typer.Option("--backend", help="auto (nccl with CUDA GPUs; refused without them) | "
+                                         "nccl | gloo (= --cpu).")] = "auto",
+    cpu: Annotated[bool, typer.Option("--cpu", help="Run over gloo on this CPU: checks the machinery; its link "
+                                      "profile is marked gloo and never preferred over the shipped figures.")] = False,
     out: Annotated[Path | None, typer.Option("--out", help="Write the result as JSON here.")] = None,
     link_profile: Annotated[Path | None, typer.Option("--link-profile", help="Write a link profile (catalog YAML "
                                                       "for --catalog) with the measured all-reduce busbw.")] = None,
@@ -120,11 +122,31 @@ def comm_command(  # length: typer reads the options from this signature and --h
         result = probe.load_result(from_json)
     else:
         settings = probe.resolve_settings(ops=ops, min_size=min_size, max_size=max_size, factor=factor,
-                                          iters=iters, warmup=warmup, backend=backend)
+                                          iters=iters, warmup=warmup, backend="gloo" if _cpu(backend, cpu) else backend)
+        _refuse_silent_cpu(backend, cpu, settings.backend)
         result = _measure(settings, nproc, timeout, link_profile, link_id, nics_per_node)
         if result is None:
             return  # under torchrun: rank 0 reports
     _save_and_show(result, out, link_profile, link_id, nics_per_node, as_json)
+
+
+def _cpu(backend: str, cpu: bool) -> bool:
+    from trainsizer.errors import InputError
+
+    if cpu and (backend or "").lower() == "nccl":
+        raise InputError("--cpu", "conflicts with --backend nccl; give one of them")
+    return cpu
+
+
+def _refuse_silent_cpu(asked: str, cpu: bool, resolved: str) -> None:
+    """gloo only when asked (--cpu or --backend gloo): without CUDA GPUs, auto is refused rather than measuring
+    the CPU's loopback as if it were a GPU link."""
+    from trainsizer.errors import InputError
+
+    if not cpu and (asked or "auto").lower() == "auto" and resolved != "nccl":
+        raise InputError("--backend", "no CUDA GPU here: probe comm measures GPU links with NCCL; pass --cpu (or "
+                                      "--backend gloo) to run it over gloo on this CPU, a check of the machinery, not "
+                                      "a link figure")
 
 
 def _measure(settings: CommProbeSettings, nproc: int | None, timeout: float | None, link_profile: Path | None,
@@ -168,8 +190,11 @@ def _save_and_show(result: CommProbeResult, out: Path | None, link_profile: Path
         print_result(result)
     if profile is not None:
         link = profile["links"][0]
-        hint = (f"link profile for {link['id']} written to {link_profile}; use it: trainsizer estimate job.yaml "
-                f"--catalog {link_profile}  |  trainsizer plan ... --catalog {link_profile}")
+        cpu = (f" ({profile['backend']} on CPU: prefer_measured false, not a GPU link figure)"
+               if profile.get("measured_on") == "cpu" else "")
+        hint = (f"link profile for {link['id']} written to {link_profile}{cpu}; passed with --catalog it replaces "
+                f"{profile.get('replaces')}: trainsizer estimate job.yaml --catalog {link_profile}  |  trainsizer "
+                f"plan ... --catalog {link_profile}")
     else:
         hint = ("save the measured bandwidth for estimate/plan with --link-profile PROFILE.yaml [--link-id ID], then "
                 "trainsizer estimate job.yaml --catalog PROFILE.yaml  |  trainsizer plan ... --catalog PROFILE.yaml")

@@ -171,7 +171,10 @@ def profile_command(  # length: typer reads the options from this signature and 
     trace_out: Annotated[Path | None, typer.Option("--trace-out", help="Trace to write (.json or .json.gz; "
                                                    "default trainsizer-profile-YYYYMMDD-HHMMSS.json).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --trace-out.")] = False,
-    device: Annotated[str, typer.Option("--device", help="Built-in step: auto | cuda | cpu.")] = "auto",
+    device: Annotated[str, typer.Option("--device", help="Built-in step: auto (a CUDA GPU, refused without one) | "
+                                        "cuda | cpu (= --cpu).")] = "auto",
+    cpu: Annotated[bool, typer.Option("--cpu", help="Built-in step on this CPU (host timings, not a GPU's); a model "
+                                      "too big for half this machine's memory is refused.")] = False,
     layers: Annotated[int | None, typer.Option("--layers", help="Built-in step: build only N decoder layers "
                                                "(scaled-down model).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the breakdown and verdict as JSON.")] = False,
@@ -191,6 +194,9 @@ def profile_command(  # length: typer reads the options from this signature and 
 
     command = list(ctx.meta.get(META_KEY) or [])
     _check_options(scenario, trace, command, steps, warmup, device, layers)
+    if cpu and scenario is None:
+        raise InputError("--cpu", "only with a SCENARIO (the built-in step); a wrapped script or --trace picks no "
+                                  "device")
     notes: list[str] = []
     trace_path: Path | None
     if trace is not None:
@@ -199,7 +205,8 @@ def profile_command(  # length: typer reads the options from this signature and 
         profile = analyze_trace(trace)
         trace_path = None
     elif scenario is not None:
-        profile, trace_path = _profile_scenario(scenario, trace_out, overwrite, device, layers, steps, warmup, notes)
+        profile, trace_path = _profile_scenario(scenario, trace_out, overwrite, device, cpu, layers, steps, warmup,
+                                                notes)
     else:
         profile, trace_path = _profile_command(command, trace_out, overwrite, steps, warmup, as_json, notes)
     result = verdict(profile)
@@ -231,16 +238,19 @@ def _check_options(scenario: Path | None, trace: Path | None, command: list[str]
         require_packages("probe profile", hint="the built-in step; --trace TRACE.json needs none of them")
 
 
-def _profile_scenario(scenario: Path, trace_out: Path | None, overwrite: bool, device: str, layers: int | None,
-                      steps: int, warmup: int, notes: list[str]) -> tuple[Any, Path]:
-    """The scenario's built-in step (random weights, synthetic batch) under torch.profiler."""
-    from trainsizer.probe import resolve_device
+def _profile_scenario(scenario: Path, trace_out: Path | None, overwrite: bool, device: str, cpu: bool,
+                      layers: int | None, steps: int, warmup: int, notes: list[str]) -> tuple[Any, Path]:
+    """The scenario's built-in step (random weights, synthetic batch) under torch.profiler: on the GPU, or on
+    the CPU when asked (and small enough)."""
     from trainsizer.probe.profile import profile_callable
+    from trainsizer.probe.safety import check_cpu_size, pick_device
     from trainsizer.probe.workload import build_workload, load_probe_scenario
 
     loaded = load_probe_scenario(scenario)
+    dev = pick_device(device, cpu, "probe profile")
+    if dev == "cpu":
+        check_cpu_size(loaded, layers, extrapolate=False)
     trace_path = _trace_out_path(trace_out, overwrite)
-    dev = resolve_device(device)
     wl = build_workload(loaded, device=dev, layers=layers)
     profile, trace_path = profile_callable(wl.step, steps=steps, warmup=warmup, trace_out=trace_path, device=dev)
     notes.append("built-in step: a synthetic batch already in memory and one process, so data loading and "

@@ -66,16 +66,17 @@ def burnin(
         return
     from trainsizer.outputs import check_output_path
     from trainsizer.probe.burnin.run import run_burnin
+    from trainsizer.probe.progress import StatusLine, progress_console
 
     if resume is None:
         check_output_path(db, "--db", overwrite=overwrite, exists_hint=f"pass --resume {db} to continue that run, "
                                                                        "or --overwrite to replace it")
-
-    verdict = run_burnin(duration=duration, interval=interval, backend=backend,
-                         command=ctx.meta.get(META_KEY) or None, db=db, resume=resume,
-                         metrics_port=metrics_port, metrics_host=metrics_host, fake_gpus=fake_gpus,
-                         fake_seed=fake_seed, fake_events=fake_event, matmul_size=matmul_size, copy_mib=copy_mib,
-                         quiet=quiet, overwrite=overwrite)
+    with StatusLine(progress_console(as_json, quiet), "burnin: ") as say:  # start-up only, on a terminal
+        verdict = run_burnin(duration=duration, interval=interval, backend=backend,
+                             command=ctx.meta.get(META_KEY) or None, db=db, resume=resume,
+                             metrics_port=metrics_port, metrics_host=metrics_host, fake_gpus=fake_gpus,
+                             fake_seed=fake_seed, fake_events=fake_event, matmul_size=matmul_size, copy_mib=copy_mib,
+                             quiet=quiet, overwrite=overwrite, progress=say)
     _show(verdict, as_json)
 
 

@@ -147,8 +147,9 @@ class _Start:
 
 
 def _resume_start(resume: str | Path, duration: str | float | None, kernel_log: bool, matmul_size: int,
-                  copy_mib: int) -> _Start:
+                  copy_mib: int, say: Callable[[str | None], None]) -> _Start:
     """Open RUN.db and check it can continue here: time left, the same GPUs."""
+    say(f"reopening {resume}")
     store = Store.open(resume, field="--resume")
     run = store.run()
     assert run is not None
@@ -162,6 +163,7 @@ def _resume_start(resume: str | Path, duration: str | float | None, kernel_log: 
         raise InputError("--resume", f"{resume}: the run already has {offset:.1f} s of {total:.1f} s; "
                                      f"pass a longer --duration to extend it")
     fake = FakeConfig.from_dict(cfg["fake"]) if cfg.get("fake") else FakeConfig()
+    say(f"opening the GPU telemetry ({run['backend']})")
     try:
         be = make_backend(run["backend"], fake, kernel_log=kernel_log, start_elapsed=offset)
     except BaseException:
@@ -179,7 +181,8 @@ def _resume_start(resume: str | Path, duration: str | float | None, kernel_log: 
 
 def _new_start(duration: str | float | None, interval: float, backend: str, db: str | Path | None,
                metrics_port: int | None, metrics_host: str, fake_args: tuple[Any, ...], kernel_log: bool,
-               command: list[str] | None, matmul_size: int, copy_mib: int, overwrite: bool) -> _Start:
+               command: list[str] | None, matmul_size: int, copy_mib: int, overwrite: bool,
+               say: Callable[[str | None], None]) -> _Start:
     """Check every option and the database path, then open the telemetry backend."""
     total = parse_duration(duration if duration is not None else "2m")
     interval_s = _check_interval(interval)
@@ -193,6 +196,7 @@ def _new_start(duration: str | float | None, interval: float, backend: str, db: 
         from trainsizer.probe.burnin.exporter import check_port
 
         check_port(metrics_port, metrics_host)
+    say(f"opening the GPU telemetry ({backend})")
     be = make_backend(backend, fake, kernel_log=kernel_log)
     if overwrite:  # only now: every option was accepted
         for old in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
@@ -200,11 +204,12 @@ def _new_start(duration: str | float | None, interval: float, backend: str, db: 
     return _Start(be, total, interval_s, 0.0, command, matmul_size, copy_mib, fake, path=path)
 
 
-def _open_run(start: _Start, backend_requested: str, metrics_port: int | None,
-              metrics_host: str) -> tuple[Store, int, Load, Any, list[Any]]:
+def _open_run(start: _Start, backend_requested: str, metrics_port: int | None, metrics_host: str,
+              say: Callable[[str | None], None]) -> tuple[Store, int, Load, Any, list[Any]]:
     """The load, the exporter and (for a new run) the database; everything opened is closed if one fails."""
     be, exporter = start.backend, None
     try:
+        say(f"starting the load ({' '.join(start.command) if start.command else 'bf16 matmuls and copies'})")
         load = make_load(be, start.command, start.matmul_size, start.copy_mib)
         gpus = be.devices()
         if metrics_port is not None:
@@ -218,6 +223,7 @@ def _open_run(start: _Start, backend_requested: str, metrics_port: int | None,
                   "command": start.command, "matmul_size": start.matmul_size, "copy_mib": start.copy_mib,
                   "load": load.describe(), "fake": start.fake.to_dict() if be.name == "fake" else None,
                   "gpus": [g.to_dict() for g in gpus]}
+        say(f"creating {start.path}")
         store, run_id = Store.create(start.path, duration_s=start.total, interval_s=start.interval_s,
                                      backend=be.name, load=load.name, config=config, gpus=gpus)
         return store, run_id, load, exporter, gpus
@@ -236,22 +242,28 @@ def run_burnin(duration: str | float | None = None, interval: float = 1.0, backe
                fake_seed: int = 0, fake_events: list[str] | None = None,
                fake_config: FakeConfig | dict | None = None, matmul_size: int = 8192, copy_mib: int = 1024,
                kernel_log: bool = True, quiet: bool = False,
-               on_sample: Callable[[dict[str, Any]], None] | None = None, overwrite: bool = False) -> Verdict:
+               on_sample: Callable[[dict[str, Any]], None] | None = None, overwrite: bool = False,
+               progress: Callable[[str | None], None] | None = None) -> Verdict:
     """Run a burn-in (or continue one with ``resume=RUN.db``) and return its verdict.
 
     duration: total load time (``2m``, ``72h``, ``3d``; default 2m). With ``resume`` the stored duration is
     kept unless one is given (then it replaces the total, e.g. to extend a run); the stored interval,
     backend, load and fake GPUs are reused. ``command``: the user's load (argv) instead of torch matmuls.
     ``on_sample`` is called after each committed round with {"elapsed", "samples", "round"}. ``overwrite``
-    replaces an existing ``db`` (never by default).
+    replaces an existing ``db`` (never by default). ``progress`` hears each start-up stage, then None once the load
+    runs.
     """
+    say = progress or (lambda text: None)
     if resume is not None:
-        start = _resume_start(resume, duration, kernel_log, matmul_size, copy_mib)
+        start = _resume_start(resume, duration, kernel_log, matmul_size, copy_mib, say)
     else:
         start = _new_start(duration, interval, backend, db, metrics_port, metrics_host,
                            (fake_config, fake_gpus, fake_seed, fake_events), kernel_log, command,
-                           matmul_size, copy_mib, overwrite)
-    store, run_id, load, exporter, gpus = _open_run(start, backend, metrics_port, metrics_host)
+                           matmul_size, copy_mib, overwrite, say)
+    try:
+        store, run_id, load, exporter, gpus = _open_run(start, backend, metrics_port, metrics_host, say)
+    finally:
+        say(None)
     be = start.backend
     if start.run is not None:
         if start.total != start.run["duration_s"]:
