@@ -131,7 +131,7 @@ def test_size_guard_counts_every_process_and_says_when_nothing_fits():
     assert safety.estimated_cpu_bytes(eight, 16) > 4 * safety.estimated_cpu_bytes(one, 16) / 8
     with pytest.raises(InputError) as err:
         safety.check_cpu_size(one, None, extrapolate=False, bound_bytes=0.01 * GIB)
-    assert "even 1 layer(s)" in str(err.value) and "--simulate" in str(err.value)
+    assert "even 1 layer(s)" in str(err.value) and "a bigger machine" in str(err.value)
 
 
 def test_size_guard_through_the_cli_uses_the_machine_memory(no_gpu, monkeypatch, tmp_path):

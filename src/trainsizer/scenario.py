@@ -247,6 +247,8 @@ def _accepted(field: str) -> str:
     """What a field accepts, in words, from its type and bounds (e.g. 'an integer from 1 to 65,536')."""
     if field in _SPECIAL_ACCEPTED:
         return _SPECIAL_ACCEPTED[field]
+    if field in _SECTION_MODELS:
+        return f"a mapping of {', '.join(_accepted_keys(_SECTION_MODELS[field]))}"
     parent, _, key = field.rpartition(".")
     info = _SECTION_MODELS.get(parent, Scenario).model_fields.get(key)
     if info is None:
@@ -313,6 +315,8 @@ def _first_error_message(exc: ValidationError) -> InputError:
         return InputError(field or "scenario", msg)
     if not field:
         return InputError("scenario", f"{err['msg'].lower()} (got {given!r})")
+    if kind in ("model_type", "dict_type", "model_attributes_type"):
+        return InputError(field, f"input should be a mapping (got {given!r}); accepted: {_accepted(field)}")
     if isinstance(given, dict | list):
         given = type(given).__name__.replace("dict", "a mapping").replace("list", "a list")
         return InputError(field, f"{err['msg'].lower()} (got {given}); accepted: {_accepted(field)}")

@@ -87,7 +87,8 @@ def memory_cmd(
     if dev == "cpu":
         from trainsizer.probe.safety import check_cpu_size
 
-        check_cpu_size(scenario, layers, extrapolate=True)
+        check_cpu_size(scenario, layers, extrapolate=True,
+                       otherwise="use --simulate, a smaller micro-batch or sequence, or a bigger machine")
     _measure(scenario, scenario_path, layers, steps, dev, gpu_id, out, overwrite, as_json)
 
 

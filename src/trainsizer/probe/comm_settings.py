@@ -153,7 +153,7 @@ def resolve_settings(*, ops: str | Iterable[str] = OPS, min_size: str | int | No
     if backend == "auto":
         backend = "nccl" if cuda_available else "gloo"
     if backend == "nccl" and not cuda_available:
-        raise InputError("--backend", "nccl needs CUDA GPUs and none is visible; use --backend gloo (CPU)")
+        raise InputError("--backend", "nccl needs CUDA GPUs and none is visible; use --cpu (gloo on this CPU)")
     defaults = GPU_DEFAULTS if backend == "nccl" else CPU_DEFAULTS
     min_bytes = given_min if given_min is not None else defaults["min_size_bytes"]
     max_bytes = given_max if given_max is not None else max(defaults["max_size_bytes"], min_bytes)

@@ -77,9 +77,10 @@ def estimated_cpu_bytes(scenario: Any, depth: int) -> float:
     return float(memory.allocated_bytes) * scenario.parallel.gpus
 
 
-def check_cpu_size(scenario: Any, layers: int | None, extrapolate: bool, bound_bytes: float | None = None) -> None:
+def check_cpu_size(scenario: Any, layers: int | None, extrapolate: bool, bound_bytes: float | None = None,
+                   otherwise: str = "a smaller micro-batch or sequence, or a bigger machine") -> None:
     """Refuse a CPU run whose largest depth the estimator expects above the bound (``CPU_MEMORY_FRACTION`` of
-    this machine's memory), suggesting the ``--layers`` that fits."""
+    this machine's memory), suggesting the ``--layers`` that fits (or ``otherwise`` when no depth does)."""
     from trainsizer.models.catalog import resolve_model
 
     bound = cpu_memory_bound_bytes() if bound_bytes is None else bound_bytes
@@ -99,8 +100,7 @@ def check_cpu_size(scenario: Any, layers: int | None, extrapolate: bool, bound_b
     else:
         least = max(run_depths(1, full, extrapolate))
         least_gib = estimated_cpu_bytes(scenario, least) / GIB
-        remedy = (f"even {least} layer(s) need about {least_gib:,.1f} GiB (embeddings, output head, logits): use "
-                  "--simulate, a smaller micro-batch or sequence, or a bigger machine")
+        remedy = f"even {least} layer(s) need about {least_gib:,.1f} GiB (embeddings, output head, logits): {otherwise}"
     raise InputError("--layers", f"the model needs about {need / GIB:,.1f} GiB on the CPU at {depth} of {full} "
                                  f"layers, above {where}; {remedy}")
 
