@@ -21,10 +21,13 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD/src"
 TS="python3 -m trainsizer.cli"
 if [ "${SMOKE:-0}" = 1 ]; then
-  GRID_ARGS="--smoke --device cpu"; PROFILE_ARGS="--device cpu --layers 1 --steps 2"; BURNIN_ARGS="--backend fake"
-  BURNIN_TIME=10s
+  GRID_ARGS="--smoke --device cpu"; PROFILE_ARGS="--cpu --layers 1 --steps 2"; BURNIN_ARGS="--backend fake"
+  BURNIN_TIME=10s; PROFILE_JOB="model: {preset: qwen2.5-0.5b}
+training: {method: full, precision: bf16-mixed, micro_batch_size: 1, seq_len: 512}"
 else
   GRID_ARGS=""; PROFILE_ARGS="--steps 5"; BURNIN_ARGS=""; BURNIN_TIME=2m
+  PROFILE_JOB="model: {preset: qwen2.5-1.5b}
+training: {method: full, precision: bf16-mixed, micro_batch_size: 2, seq_len: 2048}"
 fi
 log() { echo "== $(date +%H:%M:%S) $*" | tee -a "$OUT/log.txt"; }
 
@@ -38,9 +41,8 @@ timeout $((BUDGET + 120)) python3 benchmarks/gpu_ground_truth.py "$OUT" --budget
   | tee -a "$OUT/log.txt"
 
 log "probe profile"
-cat > "$OUT/profile-job.yaml" <<'YAML'
-model: {preset: qwen2.5-1.5b}
-training: {method: full, precision: bf16-mixed, micro_batch_size: 2, seq_len: 2048}
+cat > "$OUT/profile-job.yaml" <<YAML
+$PROFILE_JOB
 parallel: {gpus: 1}
 hardware: {gpu: h100-sxm5-80gb}
 YAML

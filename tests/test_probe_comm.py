@@ -134,8 +134,12 @@ def test_real_gloo_run_has_every_op_and_size_with_nccl_tests_bandwidths(real_run
 def test_profile_from_the_run_loads_as_a_catalog_and_sets_intra_busbw(real_run):
     data, _, profile, res = real_run
     assert "--catalog" in res.output and str(profile) in res.output  # the how-to-use line
-    entry = yaml.safe_load(profile.read_text())["links"][0]
-    assert entry["id"] == "pcie4" and entry["prefer_measured"] is True and entry["scope"] == "pcie"
+    written = yaml.safe_load(profile.read_text())
+    entry = written["links"][0]
+    # a gloo run on CPUs: marked so, never preferred; passed explicitly with --catalog it replaces the shipped figures
+    assert entry["id"] == "pcie4" and entry["prefer_measured"] is False and entry["scope"] == "pcie"
+    assert (written["backend"], written["measured_on"]) == ("gloo", "cpu") and "shipped pcie4" in written["replaces"]
+    assert "not a GPU link figure" in profile.read_text() and "replaces the shipped pcie4" in res.output
     assert entry["source"].startswith("trainsizer probe comm on ")
     assert entry["as_of"] == data["environment"]["date"][:10]
     assert "world size 2" in entry["notes"] and "1 node(s)" in entry["notes"]
@@ -158,7 +162,7 @@ def test_saved_result_is_shown_and_profiled_without_running(real_run, tmp_path):
     assert res.exit_code == 0, res.output
     for text in ("all_reduce", "all_gather", "reduce_scatter", "busbw (GB/s)", "Summary", "--catalog"):
         assert text in res.stdout
-    assert yaml.safe_load(profile.read_text())["links"][0]["prefer_measured"] is True
+    assert yaml.safe_load(profile.read_text())["links"][0]["prefer_measured"] is False  # gloo: never preferred
     res = CliRunner().invoke(_app(), ["--from-json", str(out), "--link-profile", str(profile), "--link-id", "pcie4"])
     assert isinstance(res.exception, InputError) and res.exception.field == "--link-profile"  # no silent overwrite
 

@@ -1,5 +1,6 @@
 """Invariants that must hold for every scenario (hypothesis)."""
 
+import pytest
 from conftest import base_scenario
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -80,3 +81,67 @@ def test_checkpointing_never_adds_memory_and_totals_are_ordered(p):
     assert none.allocated_bytes <= none.reserved_bytes <= none.device_bytes
     assert abs(sum(c.bytes for c in none.components) - none.allocated_bytes) < 1e3
     assert all(c.bytes >= 0 for c in none.components)
+
+
+# --- every valid scenario: no crash, finite figures; every invalid one: one InputError ------------------------
+
+def _finite(obj):
+    from trainsizer.jsonout import finite
+
+    return finite(obj, strict=True)  # raises NonFiniteNumber naming the first NaN / infinity
+
+
+@given(scenario_parts)
+@SETTINGS
+def test_valid_scenarios_never_crash_and_every_figure_is_finite(p):
+    result = estimate(build(p))  # limits and performance included
+    data = _finite(result.to_dict())
+    mem = data["memory"]
+    assert 0 < mem["allocated_gib"] <= mem["reserved_gib"] <= mem["device_gib"]
+    if result.performance is not None:
+        assert result.performance.step_time_s > 0 and 0 <= result.performance.mfu <= 1
+
+
+@given(scenario_parts, st.sampled_from([0, 1, 2, 3]))
+@SETTINGS
+def test_sharding_never_raises_per_gpu_allocated_memory_at_fixed_gpus(p, gpus_exp):
+    gpus = 2 ** gpus_exp
+    values = [mem(build(p, gpus=gpus, zero=z)).allocated_bytes for z in range(4)]
+    assert all(a >= b - 1 for a, b in zip(values, values[1:], strict=False)), values
+
+
+NAN, INF = float("nan"), float("inf")
+CORRUPTIONS = [
+    *[("training.micro_batch_size", v) for v in (0, -1, True, 2.5, "2", NAN, 10**6)],
+    *[("training.seq_len", v) for v in (0, -128, False, 1.5, INF)],
+    *[("parallel.gpus", v) for v in (0, -8, True, 1.5, "8")],
+    *[("parallel.zero", v) for v in (4, -1, True, "3", 1.5)],
+    *[("parallel.tp", v) for v in (0, True, 3)],
+    *[("training.tokens", v) for v in (NAN, INF, -INF, -1, 0, True)],
+    *[("training.method", v) for v in ("lorra", 3, None)],
+    *[("training.precision", v) for v in ("bf16", "fp64")],
+    ("training.optimizer", "adam"), ("training.attention", "flash3"), ("parallel.offload", "gpu"),
+    ("parallel.sequence_parallel", "yes"), ("parallel.sequence_parallel", 1),
+    ("training.extra_key", 1), ("parallel.zero_stage", 3), ("hardware.gpu", "rtx-9090"), ("model.preset", "nope"),
+    ("hardware.gpu", {"name": "x", "memory_gib": NAN}), ("hardware.gpu", {"name": "x", "memory_gib": True}),
+    ("training.lora", {"rank": 0}), ("training.global_batch_size", 0),
+]
+
+
+@given(scenario_parts, st.sampled_from(CORRUPTIONS))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_invalid_scenarios_always_raise_one_input_error(p, corruption):
+    from trainsizer.errors import InputError
+
+    path, value = corruption
+    data = build(p)
+    section, key = path.split(".", 1)
+    if value is None:
+        data[section].pop(key, None)
+    else:
+        data[section][key] = value
+    if path == "training.lora":
+        data["training"]["method"] = "lora"
+    with pytest.raises(InputError) as err:
+        estimate(data, with_limits=False)
+    assert err.value.field and "\n" not in str(err.value)

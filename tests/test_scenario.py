@@ -82,7 +82,6 @@ BAD = [
     ({"training__micro_batch_size": 0}, "training.micro_batch_size", "greater than 0"),
     ({"training__seq_len": -5}, "training.seq_len", "greater than 0"),
     ({"training__seq_len": 10**12}, "training.seq_len", "less than or equal"),
-    ({"training__method": "qlora"}, "training.quantization", "nf4"),
     ({"training__quantization": "nf4"}, "training.quantization", "qlora"),
     ({"parallel__gpus": 8, "parallel__tp": 3}, "parallel.gpus", "must divide"),
     ({"parallel__gpus": 8, "parallel__zero": 5}, "parallel.zero", "accepted"),
@@ -98,6 +97,14 @@ def test_bad_input_names_field_and_accepted_values(overrides, field, hint):
         estimate(base_scenario(**overrides), with_limits=False)
     assert exc.value.field == field, str(exc.value)
     assert hint in str(exc.value)
+
+
+def test_qlora_without_quantization_is_nf4_with_double_quantization():
+    """QLoRA means NF4 with double quantization (Dettmers et al. 2023); it is the default, not an error."""
+    sc = scenario_from_dict(base_scenario(training__method="qlora"))
+    assert sc.training.quantization == "nf4-dq"
+    assert scenario_from_dict(base_scenario(training__method="qlora", training__quantization="int8")) \
+        .training.quantization == "int8"
 
 
 def test_layouts_that_need_the_architecture():

@@ -336,7 +336,7 @@ def test_plan_deadline_and_budget(client):
     ({"utilisation": 1.5}, JOB, "constraints.utilisation"),
     ({"deadline_days": 7}, with_(JOB, "training.tokens", None), "constraints.deadline_days"),
     ({}, with_(JOB, "training.micro_batch_size", 0), "job.training.micro_batch_size"),
-    ({}, with_(JOB, "training.method", "qlora"), "job.training.quantization"),
+    ({}, with_(JOB, "training.quantization", "nf4"), "job.training.quantization"),  # qlora alone defaults to nf4-dq
     ({}, with_(JOB, "model", {"preset": "gpt-5"}), "job.model.preset"),
     ({}, with_(JOB, "model", {}), "job.model"),
     ({}, with_(JOB, "training.global_batch_size", 3) | {}, "job.training.global_batch_size"),

@@ -4,7 +4,6 @@ Heavy imports happen inside the commands so that ``trainsizer --help`` starts fa
 """
 
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -102,7 +101,9 @@ def estimate(
     if as_json:
         out = result.to_dict()
         out["scenario_source"] = origin
-        typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict(out))
         return
     from trainsizer.report.text import print_estimate
 
@@ -123,7 +124,9 @@ def validate(
 
     results, summary = validate_files(cases, calibration, holdout)
     if as_json:
-        typer.echo(json.dumps({"cases": [r.to_dict() for r in results], "summary": summary}, indent=2))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict({"cases": [r.to_dict() for r in results], "summary": summary}))
         return
     from trainsizer.report.text import print_validation
 
@@ -157,10 +160,17 @@ SitesOpt = Annotated[list[Path] | None, typer.Option("--sites", help="Your own s
 
 
 def _plan_request(**kw: Any) -> Any:
-    """The workflow's PlanRequest from the shared plan options."""
+    """The workflow's PlanRequest from the shared plan options, each number checked first."""
+    from trainsizer.validation import count_in_range, finite_positive
     from trainsizer.workflows.jobs import parse_duration
     from trainsizer.workflows.plan_job import PlanRequest
 
+    finite_positive(parse_duration(kw["deadline"]), "--deadline", "a duration > 0 such as 7d, 36h or 90m")
+    finite_positive(kw["budget"], "--budget", f"a finite amount > 0 in {kw['currency'] or 'the currency'}")
+    finite_positive(kw["utilisation"], "--utilisation", "a fraction in (0, 1]", maximum=1.0)
+    finite_positive(kw["runs_per_month"], "--runs-per-month", "a finite number of runs > 0")
+    finite_positive(kw["horizon"], "--horizon", "years > 0", maximum=15.0)
+    count_in_range(kw.get("top", DEFAULT_TOP), "--top", 1, 1000)
     return PlanRequest(tuple(kw["gpu"] or ()), kw["max_gpus"], parse_duration(kw["deadline"]),
                        kw.get("gpus_per_node"), kw.get("top", DEFAULT_TOP), kw["site"], kw["budget"], kw["currency"],
                        kw["horizon"], kw["utilisation"], tuple(kw["prices"] or ()), tuple(kw["sites"] or ()),
@@ -203,7 +213,9 @@ def plan_cmd(
     planned = plan_job(load_job(job, gpu), req, str(job))
     result, out = planned.result, planned.out
     if as_json:
-        typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict(out))
         return
     from trainsizer.report.text import print_plan
 
@@ -237,19 +249,15 @@ def report_cmd(
 ) -> None:
     """A self-contained report (HTML with charts, Markdown or JSON) people can forward, or its bill of
     materials and cost as a spreadsheet (.xlsx, .csv)."""
+    from trainsizer.outputs import check_output_path
+    from trainsizer.report.export import xlsx_available
     from trainsizer.report.write import SUFFIXES, write_report
     from trainsizer.workflows.jobs import load_job
     from trainsizer.workflows.report_model import build_report
 
-    if out.suffix.lower() not in SUFFIXES:
-        raise InputError("--out", f"{out.name}: accepted extensions {', '.join(SUFFIXES)}")
-    from trainsizer.report.export import xlsx_available
-
+    check_output_path(out, "--out", overwrite=overwrite, suffixes=SUFFIXES)
     if out.suffix.lower() == ".xlsx" and not xlsx_available():
         raise InputError("--out", "writing .xlsx needs openpyxl: pip install 'trainsizer[xlsx]'")
-    from trainsizer.datafiles import refuse_overwrite
-
-    refuse_overwrite(out, "--out", overwrite)
     req = _plan_request(**{**locals(), "top": 5})
     report = build_report(load_job(job, gpu), req, job.name)  # the file's name: no absolute path in the report
     write_report(report, out)
@@ -276,7 +284,9 @@ def quotes_cmd(
     data = compare_offers(offers, currency, scenario, accelerators_and_links(tuple(catalog or ())),
                           tuple(prices or ()), lang)
     if as_json:
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict(data))
         return
     from trainsizer.report.text import print_quotes
 
@@ -298,7 +308,9 @@ def scale_cmd(
 
     curves = scale_job(load_job(job, [gpu]), gpu, max_gpus, gpus_per_node, tuple(catalog or ()))
     if as_json:
-        typer.echo(json.dumps({"gpu": gpu, "curves": [c.to_dict() for c in curves]}, indent=2))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict({"gpu": gpu, "curves": [c.to_dict() for c in curves]}))
         return
     from trainsizer.report.text import print_scale
 
@@ -331,16 +343,18 @@ def calibrate_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Fit efficiency and memory-overhead parameters to measured cases; write a calibration profile."""
-    from trainsizer.datafiles import refuse_overwrite
+    from trainsizer.outputs import check_output_path
     from trainsizer.workflows.calibrate import calibrate, write_profile
     from trainsizer.workflows.validate import load_cases
 
+    check_output_path(out, "--out", overwrite=overwrite)
     all_cases = [c for path in cases for c in load_cases(path)]
-    refuse_overwrite(out, "--out", overwrite)
     result = calibrate(all_cases, holdout)
     write_profile(result, out, overwrite=True)
     if as_json:
-        typer.echo(json.dumps({"profile": str(out), "summary": result.summary}, indent=2))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict({"profile": str(out), "summary": result.summary}))
         return
     for kind, s in result.summary.items():
         def pct(x: float | None) -> str:
@@ -358,7 +372,9 @@ def catalog_gpus(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
 
     cat = accelerators_and_links(tuple(catalog or ()))
     if as_json:
-        typer.echo(json.dumps([a.model_dump() for a in cat.accelerators.values()], indent=2))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict([a.model_dump() for a in cat.accelerators.values()]))
         return
     from trainsizer.report.text import print_gpus
 
@@ -372,7 +388,9 @@ def catalog_links(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
 
     cat = accelerators_and_links(tuple(catalog or ()))
     if as_json:
-        typer.echo(json.dumps([link.model_dump() for link in cat.links.values()], indent=2))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict([link.model_dump() for link in cat.links.values()]))
         return
     from trainsizer.report.text import print_links
 
@@ -387,7 +405,9 @@ def catalog_sites(sites: Annotated[list[Path] | None, typer.Option("--sites")] =
 
     all_sites = load_sites(tuple(sites or ()))
     if as_json:
-        typer.echo(json.dumps([s.model_dump() for s in all_sites.values()], indent=2, ensure_ascii=False))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict([s.model_dump() for s in all_sites.values()]))
         return
     from trainsizer.report.text import print_sites
 
@@ -401,7 +421,9 @@ def catalog_models(as_json: JsonOpt = False) -> None:
 
     rows = model_rows()
     if as_json:
-        typer.echo(json.dumps(rows, indent=2))
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict(rows))
         return
     from trainsizer.report.text import print_models
 

@@ -17,10 +17,46 @@ from trainsizer.errors import InputError
 
 # libyaml's C loader when PyYAML was built with it (8x faster on the catalogs), else pure Python
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class DuplicateKey(yaml.YAMLError):
+    """A mapping names the same key twice (YAML 1.2 forbids it; PyYAML would keep the last one silently)."""
+
+    def __init__(self, path: str, mark: Any):
+        self.path, self.problem_mark = path, mark
+        super().__init__(f"duplicate key {path!r}")
+
+
+def _check_unique_keys(node: yaml.Node, path: str = "") -> None:
+    """Walk the composed document: every mapping's scalar keys are unique (merge keys ``<<`` excepted)."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != _MERGE_TAG:
+                key = f"{path}.{key_node.value}" if path else str(key_node.value)
+                if key_node.value in seen:
+                    raise DuplicateKey(key, key_node.start_mark)
+                seen.add(key_node.value)
+                _check_unique_keys(value_node, key)
+            else:
+                _check_unique_keys(value_node, path)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _check_unique_keys(item, f"{path}[{i}]")
 
 
 def _load(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+    """Parse with the safe loader; a duplicate key anywhere raises DuplicateKey (a yaml.YAMLError)."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_unique_keys(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 def _cache_dir() -> Path:
@@ -83,6 +119,10 @@ def user_yaml(path: str | Path, field: str = "file") -> Any:
         raise InputError(field, f"no such file: {p}")
     try:
         return _load(p.read_text(encoding="utf-8"))
+    except DuplicateKey as exc:
+        mark = exc.problem_mark
+        raise InputError(field, f"duplicate key {exc.path!r} in {p} (line {mark.line + 1}); accepted: each key once "
+                                "per mapping") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -93,11 +133,8 @@ def user_yaml(path: str | Path, field: str = "file") -> Any:
 
 
 def refuse_overwrite(path: str | Path | None, field: str, overwrite: bool) -> None:
-    """An output file the user names: never a folder, and never replaced without ``--overwrite``."""
-    if path is None:
-        return
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(field, f"{p} is a directory; give a file path")
-    if p.exists() and not overwrite:
-        raise InputError(field, f"{p} already exists; pass --overwrite to replace it")
+    """An output file the user names: its folder exists, never a folder, never replaced without ``--overwrite``
+    (``trainsizer.outputs.check_output_path``, kept here for the callers that import it from this module)."""
+    from trainsizer.outputs import check_output_path
+
+    check_output_path(path, field, overwrite=overwrite)

@@ -1,4 +1,5 @@
-"""Looking an id up in a catalog, with the closest known ids when it is not there."""
+"""Looking an id up in a catalog: the closest known ids when it is not there (never the whole list), and the
+``trainsizer catalog ...`` command that lists the rest."""
 
 from __future__ import annotations
 
@@ -7,11 +8,29 @@ from collections.abc import Iterable
 
 from trainsizer.errors import InputError
 
+MAX_SUGGESTIONS = 4
+# the field an id was given for -> the listing of its catalog (first match wins)
+LISTINGS = (("preset", "trainsizer catalog models"), ("model", "trainsizer catalog models"),
+            ("site", "trainsizer catalog sites"), ("node", "trainsizer catalog links"),
+            ("link", "trainsizer catalog links"), ("gpu", "trainsizer catalog gpus"))
 
-def unknown_id(field: str, given: str, known: Iterable[str]) -> InputError:
+
+def closest_ids(given: str, known: Iterable[str], n: int = MAX_SUGGESTIONS) -> list[str]:
+    """Ids that contain what was given (e.g. 'h100' -> the H100 variants), then the most similar spellings."""
     known = sorted(known)
-    close = difflib.get_close_matches(given.lower(), known, n=3, cutoff=0.5)
-    if not close:  # prefix / substring matches catch e.g. 'h100' -> h100-sxm5-80gb
-        close = [k for k in known if given.lower() in k][:3]
-    hint = f"did you mean {', '.join(close)}? " if close else ""
-    return InputError(field, f"unknown id {given!r}; {hint}known: {', '.join(known)}")
+    text = given.lower()
+    found = sorted((k for k in known if text and text in k.lower()), key=lambda k: (len(k) - len(text), k))
+    found += difflib.get_close_matches(text, known, n=n, cutoff=0.5)
+    return list(dict.fromkeys(found))[:n]
+
+
+def listing_command(field: str) -> str:
+    name = field.lower()
+    return next((command for key, command in LISTINGS if key in name), "trainsizer catalog --help")
+
+
+def unknown_id(field: str, given: str, known: Iterable[str], listing: str | None = None) -> InputError:
+    """The one-line error for an id that is not in the catalog: the closest ids, and where the rest are listed."""
+    close = closest_ids(str(given), known)
+    hint = f"did you mean {', '.join(close)}? " if close else "no id is close; "
+    return InputError(field, f"unknown id {given!r}; {hint}all ids: {listing or listing_command(field)}")

@@ -9,9 +9,19 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import InputError
@@ -26,10 +36,26 @@ Offload = Literal["none", "optimizer", "optimizer+params"]
 Loss = Literal["standard", "chunked"]
 
 MAX_GPUS = 1_000_000
+QLORA_DEFAULT_QUANTIZATION = "nf4-dq"  # QLoRA is NF4 with double quantization (Dettmers et al. 2023, arXiv:2305.14314)
+
+
+def _no_bool(value: Any) -> Any:
+    """YAML's true/false are Python bools, which pydantic would take as 1/0."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("bool_not_number", "input should be a number, not true/false")
+    return value
+
+
+# Counts are strict integers (no true, 2.0 or "2"); numbers are finite (model_config) and never true/false; a
+# number may be written 1.0e9 (YAML 1.1 reads that as a string, pydantic parses it). Flags are true or false only.
+Int = Annotated[int, Strict()]
+Number = Annotated[float, BeforeValidator(_no_bool)]
+Flag = Annotated[bool, Strict()]
+ZeroStage = Annotated[Literal[0, 1, 2, 3], BeforeValidator(_no_bool)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
 
 
 class ModelSpec(_Strict):
@@ -47,11 +73,11 @@ class ModelSpec(_Strict):
 
 
 class LoraSpec(_Strict):
-    rank: int = Field(8, gt=0, le=65536)
-    alpha: float = Field(16, gt=0)
+    rank: Int = Field(8, gt=0, le=65536)
+    alpha: Number = Field(16, gt=0, le=1e6)
     targets: list[str] | Literal["all-linear"] | None = Field(
         None, description="default: peft's default target modules for the model type (q_proj+v_proj for Llama)")
-    dropout: float = Field(0.05, ge=0, lt=1, description="extension: LoRA dropout (peft default 0.05 in most "
+    dropout: Number = Field(0.05, ge=0, lt=1, description="extension: LoRA dropout (peft default 0.05 in most "
                            "recipes); > 0 keeps a dropout mask and the dropped input for backward")
 
     @field_validator("targets", mode="before")
@@ -68,26 +94,32 @@ class TrainingSpec(_Strict):
     method: Method
     precision: Precision = "bf16-mixed"
     optimizer: Optimizer = "adamw"
-    micro_batch_size: int = Field(gt=0, le=65536)
-    seq_len: int = Field(gt=0, le=16_777_216)
-    global_batch_size: int | None = Field(None, gt=0, le=100_000_000)
+    micro_batch_size: Int = Field(gt=0, le=65536)
+    seq_len: Int = Field(gt=0, le=16_777_216)
+    global_batch_size: Int | None = Field(None, gt=0, le=100_000_000)
     activation_checkpointing: Checkpointing = "none"
     attention: Attention = "flash"
     lora: LoraSpec | None = None
     quantization: Quantization | None = None
-    tokens: float | None = Field(None, gt=0, le=1e16)
+    tokens: Number | None = Field(None, gt=0, le=1e16)
     # extensions (not in FORMAT.md; documented in the README)
     loss: Loss = Field("standard", description="extension: 'chunked' = chunked/fused cross-entropy that "
                        "never materialises fp32 logits of the whole sequence (torchtune, litgpt, Liger)")
-    optimizer_in_backward: bool = Field(False, description="extension: the optimizer steps each parameter "
+    optimizer_in_backward: Flag = Field(False, description="extension: the optimizer steps each parameter "
                                         "during backward and frees its gradient (torchtune optimizer_in_bwd)")
-    freeze_trainable_layers: int = Field(2, gt=0, description="extension: method freeze trains the last N "
+    freeze_trainable_layers: Int = Field(2, gt=0, le=100_000, description="extension: method freeze trains the last N "
                                          "layers (LLaMA-Factory's freeze_trainable_layers default)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _qlora_default(cls, data: Any) -> Any:
+        """QLoRA without a quantization is NF4 with double quantization, what QLoRA means."""
+        if isinstance(data, dict) and data.get("method") == "qlora" and data.get("quantization") is None:
+            return {**data, "quantization": QLORA_DEFAULT_QUANTIZATION}
+        return data
 
     @model_validator(mode="after")
     def _method_consistency(self) -> TrainingSpec:
-        if self.method == "qlora" and self.quantization is None:
-            raise ValueError("quantization: method qlora needs a quantization; accepted: nf4, nf4-dq, int8, int4")
         if self.method != "qlora" and self.quantization is not None:
             raise ValueError(f"quantization: only method qlora quantizes the base weights (method is {self.method})")
         if self.method not in ("lora", "qlora") and self.lora is not None:
@@ -96,16 +128,16 @@ class TrainingSpec(_Strict):
 
 
 class ParallelSpec(_Strict):
-    gpus: int = Field(gt=0, le=MAX_GPUS)
-    tp: int = Field(1, gt=0, le=1024)
-    pp: int = Field(1, gt=0, le=4096)
-    cp: int = Field(1, gt=0, le=4096)
-    virtual_pp: int = Field(1, gt=0, le=1024)
-    sequence_parallel: bool = False
-    zero: Literal[0, 1, 2, 3] = 0
-    distributed_optimizer: bool = False
+    gpus: Int = Field(gt=0, le=MAX_GPUS)
+    tp: Int = Field(1, gt=0, le=1024)
+    pp: Int = Field(1, gt=0, le=4096)
+    cp: Int = Field(1, gt=0, le=4096)
+    virtual_pp: Int = Field(1, gt=0, le=1024)
+    sequence_parallel: Flag = False
+    zero: ZeroStage = 0
+    distributed_optimizer: Flag = False
     offload: Offload = "none"
-    ep: int = Field(1, gt=0, le=4096, description="extension: expert parallelism; MoE experts are split over "
+    ep: Int = Field(1, gt=0, le=4096, description="extension: expert parallelism; MoE experts are split over "
                     "ep ranks of the data-parallel group (Megatron-Core / DeepSpeed-MoE)")
 
     @model_validator(mode="after")
@@ -135,21 +167,21 @@ class ParallelSpec(_Strict):
 
 class InlineGpu(_Strict):
     name: str
-    memory_gib: float = Field(gt=0, le=100_000)
-    bf16_tflops: float | None = Field(None, gt=0)
-    fp16_tflops: float | None = Field(None, gt=0)
-    fp8_tflops: float | None = Field(None, gt=0)
-    fp32_tflops: float | None = Field(None, gt=0)
-    hbm_gbps: float | None = Field(None, gt=0)
-    tdp_w: float | None = Field(None, gt=0)
+    memory_gib: Number = Field(gt=0, le=100_000)
+    bf16_tflops: Number | None = Field(None, gt=0, le=1e6)
+    fp16_tflops: Number | None = Field(None, gt=0, le=1e6)
+    fp8_tflops: Number | None = Field(None, gt=0, le=1e6)
+    fp32_tflops: Number | None = Field(None, gt=0, le=1e6)
+    hbm_gbps: Number | None = Field(None, gt=0, le=1e6)
+    tdp_w: Number | None = Field(None, gt=0, le=100_000)
 
 
 class HardwareSpec(_Strict):
     gpu: str | InlineGpu
-    gpus_per_node: int | None = Field(None, gt=0, le=1024, description="default: min(gpus, 8)")
+    gpus_per_node: Int | None = Field(None, gt=0, le=1024, description="default: min(gpus, 8)")
     intra_node: str | None = None
     inter_node: str | None = None
-    nics_per_node: int | None = Field(None, gt=0, le=64)
+    nics_per_node: Int | None = Field(None, gt=0, le=64)
 
 
 class Scenario(_Strict):
@@ -192,6 +224,58 @@ _SECTION_MODELS: dict[str, type[BaseModel]] = {
     "": Scenario, "model": ModelSpec, "training": TrainingSpec, "parallel": ParallelSpec,
     "hardware": HardwareSpec, "training.lora": LoraSpec, "hardware.gpu": InlineGpu,
 }
+_SPECIAL_ACCEPTED = {
+    "hardware.gpu": "a GPU id (trainsizer catalog gpus) or a mapping with name and memory_gib",
+    "training.lora.targets": "module names (a list), or all-linear",
+    "model": "a mapping with one of preset, hf_config, architecture",
+}
+
+
+def _flat_types(annotation: Any) -> set[Any]:
+    """The plain types inside a (union / Annotated) annotation; a Literal stays whole."""
+    if get_origin(annotation) is Literal:
+        return {annotation}
+    args = get_args(annotation)
+    return set().union(*(_flat_types(a) for a in args)) if args else {annotation}
+
+
+def _bound(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() and abs(value) < 1e9 else f"{value:g}"
+
+
+def _accepted(field: str) -> str:
+    """What a field accepts, in words, from its type and bounds (e.g. 'an integer from 1 to 65,536')."""
+    if field in _SPECIAL_ACCEPTED:
+        return _SPECIAL_ACCEPTED[field]
+    if field in _SECTION_MODELS:
+        return f"a mapping of {', '.join(_accepted_keys(_SECTION_MODELS[field]))}"
+    parent, _, key = field.rpartition(".")
+    info = _SECTION_MODELS.get(parent, Scenario).model_fields.get(key)
+    if info is None:
+        return "see shared/validation/FORMAT.md"
+    types = _flat_types(info.annotation)
+    literals = [str(v) for t in types if get_origin(t) is Literal for v in get_args(t)]
+    if literals:
+        return ", ".join(literals)
+    kind = "true or false" if bool in types else "an integer" if int in types else "a number" if float in types \
+        else "a string" if str in types else "see shared/validation/FORMAT.md"
+    low = high = None
+    low_open = high_open = False
+    for m in info.metadata:
+        if getattr(m, "gt", None) is not None:
+            low, low_open = m.gt, True
+        if getattr(m, "ge", None) is not None:
+            low = m.ge
+        if getattr(m, "lt", None) is not None:
+            high, high_open = m.lt, True
+        if getattr(m, "le", None) is not None:
+            high = m.le
+    if kind == "an integer" and low is not None:
+        low, low_open = (low + 1 if low_open else low), False
+        return f"an integer from {_bound(low)} to {_bound(high)}" if high is not None else f"an integer >= {low}"
+    parts = ([f"{'>' if low_open else '>='} {_bound(low)}"] if low is not None else []) + \
+        ([f"{'<' if high_open else '<='} {_bound(high)}"] if high is not None else [])
+    return f"{kind} {' and '.join(parts)}" if parts and kind == "a number" else kind
 
 
 def _first_error_message(exc: ValidationError) -> InputError:
@@ -205,6 +289,7 @@ def _first_error_message(exc: ValidationError) -> InputError:
     loc = [str(p) for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p in ("str", "InlineGpu")))]
     # pydantic adds union branch names (e.g. 'InlineGpu', "list[str]") to loc; drop them
     loc = [p for p in loc if p not in ("function-after[_targets(), union[list[str],literal['all-linear']]]",)]
+    loc = [p for p in loc if not p.startswith(("function-", "constrained-", "lax-", "strict-"))]
     field = ".".join(loc)
     kind = err["type"]
     given = err.get("input")
@@ -215,7 +300,7 @@ def _first_error_message(exc: ValidationError) -> InputError:
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         return InputError(field, f"unknown key{hint}; accepted keys: {', '.join(known)}")
     if kind == "missing":
-        return InputError(field, "is required")
+        return InputError(field, f"is required; accepted: {_accepted(field)}")
     if kind in ("literal_error", "enum"):
         expected = err.get("ctx", {}).get("expected", "")
         options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
@@ -228,17 +313,45 @@ def _first_error_message(exc: ValidationError) -> InputError:
             sub, rest = msg.split(":", 1)
             return InputError(".".join([*loc, sub]) if loc else sub, rest.strip())
         return InputError(field or "scenario", msg)
-    return InputError(field or "scenario", f"{err['msg'].lower()} (got {given!r})")
+    if not field:
+        return InputError("scenario", f"{err['msg'].lower()} (got {given!r})")
+    if kind in ("model_type", "dict_type", "model_attributes_type"):
+        return InputError(field, f"input should be a mapping (got {given!r}); accepted: {_accepted(field)}")
+    if isinstance(given, dict | list):
+        given = type(given).__name__.replace("dict", "a mapping").replace("list", "a list")
+        return InputError(field, f"{err['msg'].lower()} (got {given}); accepted: {_accepted(field)}")
+    return InputError(field, f"{err['msg'].lower()} (got {given!r}); accepted: {_accepted(field)}")
+
+
+def _in_file(exc: InputError, source: str) -> InputError:
+    """The error with the file it came from, when it came from one."""
+    if not source.lower().endswith((".yaml", ".yml", ".json")):
+        return exc
+    text = str(exc)
+    message = text[len(exc.field) + 2:] if exc.field and text.startswith(f"{exc.field}: ") else text
+    return InputError(exc.field, f"{message} (in {source})")
 
 
 def scenario_from_dict(data: Any, source: str = "scenario") -> Scenario:
-    """Validate a parsed scenario mapping; every problem becomes one InputError."""
+    """Validate a parsed scenario mapping; every problem becomes one InputError (naming the file it came from)."""
     if not isinstance(data, dict):
         raise InputError(source, "a scenario must be a YAML mapping with model, training, parallel, hardware")
     try:
-        return Scenario.model_validate(data)
+        scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        raise _first_error_message(exc) from None
+        raise _in_file(_first_error_message(exc), source) from None
+    try:  # presets are shipped only, an inline architecture is complete: their mistakes are named with the file
+        if scenario.model.preset is not None:
+            from trainsizer.models.catalog import preset_entry
+
+            preset_entry(scenario.model.preset)
+        elif scenario.model.architecture is not None:
+            from trainsizer.models.architecture import architecture_from_config
+
+            architecture_from_config(scenario.model.architecture)
+    except InputError as exc:
+        raise _in_file(exc, source) from None
+    return scenario
 
 
 def relative_to_file(scenario: Scenario, path: str | Path) -> Scenario:

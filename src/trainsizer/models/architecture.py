@@ -266,8 +266,12 @@ def architecture_from_config(config: dict[str, Any], where: str = "model.archite
 
 def _moe_from_config(config: dict[str, Any], where: str, hidden: int, ffn: int) -> MoE | None:
     experts = _get(config, "num_experts")
-    if not experts:
-        return None
+    if experts is None:
+        return None  # a dense model
+    if isinstance(experts, bool) or not isinstance(experts, int) or experts < 1:
+        key = next((k for k in ALIASES["num_experts"] if k in config), "num_experts")
+        raise InputError(f"{where}.{key}", f"{experts!r} is not accepted; accepted: a positive integer (the experts "
+                                           "per MoE layer), or leave the key out for a dense model")
     experts = _positive_int(config, "num_experts", where)
     per_token = _positive_int(config, "num_experts_per_tok", where, default=2)
     if per_token > experts:

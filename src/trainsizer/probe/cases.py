@@ -53,7 +53,7 @@ def environment() -> dict[str, Any]:
 
 def case_scenario(scenario: Scenario, gpu: str | dict[str, Any]) -> dict[str, Any]:
     """The scenario as it ran: the detected GPU, every default made explicit."""
-    from trainsizer.probe.workload import probe_accumulation
+    from trainsizer.probe.workload_config import probe_accumulation
 
     data = scenario.model_dump(exclude_none=True)
     data["hardware"]["gpu"] = gpu
@@ -95,7 +95,7 @@ def measured_cases(scenario: Scenario, gpu: str | dict[str, Any], measurement: A
 def compare_with_estimate(measurement: Any, as_run: Scenario) -> list[dict[str, Any]]:
     """Predicted vs measured rows (memory metrics, and the step time on a GPU) for the scenario as it ran
     (``case_scenario``); the error is (predicted - measured) / measured as in ``trainsizer validate``."""
-    from trainsizer.api import estimate
+    from trainsizer.estimate.estimator import estimate
 
     predicted = estimate(as_run, with_limits=False)
     rows = []

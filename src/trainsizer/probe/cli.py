@@ -6,14 +6,15 @@ Only typer is imported at module level; torch and the probes load inside the com
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from trainsizer.errors import InputError
-from trainsizer.probe import require_packages, resolve_device
+from trainsizer.jsonout import dumps_strict
+from trainsizer.outputs import check_output_path
+from trainsizer.probe import require_packages
 from trainsizer.probe.command_group import TrailingCommandGroup
 
 probe_app = typer.Typer(cls=TrailingCommandGroup, no_args_is_help=True, add_completion=False,
@@ -23,13 +24,11 @@ probe_app = typer.Typer(cls=TrailingCommandGroup, no_args_is_help=True, add_comp
                              "pip install -e '.[probe]'.")
 
 
-def _pick_device(device: str) -> str:
-    """As the other probes (``resolve_device``), except that auto never falls back to the CPU silently: CPU
-    steps count live tensors, not a GPU's peaks."""
-    if device == "auto" and resolve_device(device) == "cpu":
-        raise InputError("--device", "no CUDA GPU here; run `trainsizer probe memory --simulate` for a CPU "
-                         "simulation, or --device cpu to count the live tensors of real CPU steps")
-    return resolve_device(device)
+def _pick_device(device: str, cpu: bool) -> str:
+    """cuda, or cpu only when asked (--cpu / --device cpu): CPU steps count live tensors, not a GPU's peaks."""
+    from trainsizer.probe.safety import pick_device
+
+    return pick_device(device, cpu, "probe memory", "; or --simulate for a simulation on fake tensors")
 
 
 def _multi_gpu(scenario: Any, device: str, layers: int | None, steps: int) -> Any:
@@ -59,8 +58,10 @@ def memory_cmd(
     layers: Annotated[int | None, typer.Option("--layers", help="Scaled-down: run k and 2k layers and extrapolate "
                                                "(default: only when the model would not fit the GPU).")] = None,
     steps: Annotated[int, typer.Option("--steps", help="Training steps per run (2-100).")] = 4,
-    device: Annotated[str, typer.Option("--device", help="auto | cuda | cpu (cpu counts live tensors of real "
-                                        "CPU steps; for tests and dry runs).")] = "auto",
+    device: Annotated[str, typer.Option("--device", help="auto (a CUDA GPU, refused without one) | cuda | cpu "
+                                        "(= --cpu).")] = "auto",
+    cpu: Annotated[bool, typer.Option("--cpu", help="Real steps on this CPU, counting live tensors (tests and dry "
+                                      "runs); a model too big for half this machine's memory is refused.")] = False,
     gpu_id: Annotated[str | None, typer.Option("--gpu-id", help="Catalog id of this GPU (default: detected from "
                                                "its name and memory).")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Case file to write or append to (default on a GPU: "
@@ -71,31 +72,46 @@ def memory_cmd(
     """Real training steps of SCENARIO: peak allocated, reserved and device memory and step time,
     against the estimate; writes validation cases that `trainsizer calibrate` fits to."""
     require_packages("probe memory")
+    from trainsizer.probe.progress import StatusLine, progress_console
     from trainsizer.probe.workload import load_probe_scenario
 
     scenario = load_probe_scenario(scenario_path)
     if not 2 <= steps <= 100:
         raise InputError("--steps", f"{steps}; accepted: 2 to 100 (the first step allocates optimizer states)")
     if simulate:
-        _simulate(scenario, layers, as_json)
+        with StatusLine(progress_console(as_json), "probe memory --simulate: ") as say:
+            data = _simulate(scenario, layers, say)
+        _show_simulation(data, as_json)
         return
-    _measure(scenario, scenario_path, layers, steps, _pick_device(device), gpu_id, out, overwrite, as_json)
+    dev = _pick_device(device, cpu)
+    if dev == "cpu":
+        from trainsizer.probe.safety import check_cpu_size
+
+        check_cpu_size(scenario, layers, extrapolate=True,
+                       otherwise="use --simulate, a smaller micro-batch or sequence, or a bigger machine")
+    _measure(scenario, scenario_path, layers, steps, dev, gpu_id, out, overwrite, as_json)
 
 
-def _simulate(scenario: Any, layers: int | None, as_json: bool) -> None:
-    from trainsizer.api import estimate
+def _simulate(scenario: Any, layers: int | None, progress: Any = None) -> dict[str, Any]:
+    from trainsizer.estimate.estimator import estimate
     from trainsizer.probe.memory import scaled_scenario
     from trainsizer.probe.simulate import simulate
 
-    sim = simulate(scenario, layers)
+    sim = simulate(scenario, layers, progress=progress)
+    if progress is not None:
+        progress("comparing with the estimate")
     compared = scaled_scenario(scenario, sim.layers) if sim.layers < sim.layers_full else scenario
     predicted = estimate(compared, with_limits=False, with_performance=False).memory
     data = {"simulation": sim.to_dict(), "predicted": {"allocated_gib": round(predicted.allocated_gib, 4),
                                                        "components_gib": predicted.to_dict()["components_gib"],
                                                        "peak_phase": predicted.peak_phase},
             "error_of_estimate": round((predicted.allocated_gib - sim.peak_gib) / sim.peak_gib, 4)}
+    return data
+
+
+def _show_simulation(data: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        typer.echo(json.dumps(data, indent=2))
+        typer.echo(dumps_strict(data))
         return
     from trainsizer.report.probe_text import print_simulation
 
@@ -104,12 +120,19 @@ def _simulate(scenario: Any, layers: int | None, as_json: bool) -> None:
 
 def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int, device: str, gpu_id: str | None,
              out: Path | None, overwrite: bool, as_json: bool) -> None:
-    from trainsizer.api import resolve_gpu
+    from trainsizer.estimate.estimator import resolve_gpu
     from trainsizer.hardware.catalog import default_catalog
     from trainsizer.probe.cases import compare_with_estimate, environment, measured_cases, write_cases
     from trainsizer.probe.gpu_match import local_gpu
     from trainsizer.probe.memory import measure
 
+    if out is None and device == "cuda":
+        out = Path("probe-cases.yaml")
+    if check_output_path(out, "--out", overwrite=overwrite, append=True) is not None and out.exists() \
+            and not overwrite:
+        from trainsizer.workflows.validate import load_cases
+
+        load_cases(out)  # appended to after the run: a file that is not a case file is refused before it
     env = environment()
     gpu: Any = scenario.hardware.gpu if isinstance(scenario.hardware.gpu, str) else scenario.hardware.gpu.name
     if gpu_id is not None:
@@ -120,23 +143,24 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
     if scenario.parallel.gpus > 1:
         measurement = _multi_gpu(scenario, device, layers, steps)
     else:
+        from trainsizer.probe.progress import StatusLine, progress_console
+
         capacity = env.get("gpu_memory_gib") if device == "cuda" else None
-        measurement = measure(scenario, device, layers, steps, capacity)
+        with StatusLine(progress_console(as_json), f"probe memory on {device}: ") as say:
+            measurement = measure(scenario, device, layers, steps, capacity, progress=say)
     cases = measured_cases(scenario, gpu, measurement, env, f"trainsizer probe memory on {env['hostname']}, "
                            f"{env['date']} ({env.get('gpu_name') or 'CPU'})")
     from trainsizer.scenario import scenario_from_dict
 
     as_run = scenario_from_dict(cases[0]["scenario"])
     rows = compare_with_estimate(measurement, as_run)
-    if out is None and device == "cuda":
-        out = Path("probe-cases.yaml")
     if out is not None:
         write_cases(out, cases, overwrite=overwrite, append=not overwrite)
     data = {"gpu": gpu, "environment": env, "measurement": measurement.to_dict(), "comparison": rows,
             "capacity_gib": round(resolve_gpu(as_run).memory_gib, 2) if isinstance(gpu, str) else None,
             "cases_file": None if out is None else str(out), "cases": [c["id"] for c in cases]}
     if as_json:
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        typer.echo(dumps_strict(data))
         return
     from trainsizer.report.probe_text import print_memory_probe
 

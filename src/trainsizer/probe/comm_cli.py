@@ -6,17 +6,19 @@ keeps ``trainsizer --help`` fast.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from trainsizer.jsonout import dumps_strict
+
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from trainsizer.probe.comm import CommProbeResult
+    from trainsizer.probe.comm_result import CommProbeResult
+    from trainsizer.probe.comm_settings import CommProbeSettings
 
 
 def _bw(value: float) -> str:
@@ -28,7 +30,7 @@ def print_result(result: CommProbeResult, console: Console | None = None) -> Non
     from rich.console import Console
     from rich.table import Table
 
-    from trainsizer.probe.comm import format_size
+    from trainsizer.probe.comm_result import format_size
 
     con = console or Console(highlight=False, width=120)
     env = result.environment
@@ -60,7 +62,7 @@ def print_result(result: CommProbeResult, console: Console | None = None) -> Non
         con.print(f"[yellow]note:[/yellow] {note}")
 
 
-def comm_command(
+def comm_command(  # length: typer reads the options from this signature and --help from the docstring
     nproc: Annotated[int | None, typer.Option("--nproc", help="Ranks on this node (default: the CUDA GPUs, or 2 "
                                               "on CPU).")] = None,
     ops: Annotated[str, typer.Option("--ops", help="Comma list of all_reduce, all_gather, reduce_scatter.")]
@@ -74,8 +76,10 @@ def comm_command(
                                               "on CPU).")] = None,
     warmup: Annotated[int | None, typer.Option("--warmup", help="Warm-up iterations per size (default 5 on GPUs, "
                                                "2 on CPU).")] = None,
-    backend: Annotated[str, typer.Option("--backend", help="auto (nccl with CUDA, else gloo) | nccl | gloo.")]
-    = "auto",
+    backend: Annotated[str, typer.Option("--backend", help="auto (nccl with CUDA GPUs; refused without them) | "
+                                         "nccl | gloo (= --cpu).")] = "auto",
+    cpu: Annotated[bool, typer.Option("--cpu", help="Run over gloo on this CPU: checks the machinery; its link "
+                                      "profile is marked gloo and never preferred over the shipped figures.")] = False,
     out: Annotated[Path | None, typer.Option("--out", help="Write the result as JSON here.")] = None,
     link_profile: Annotated[Path | None, typer.Option("--link-profile", help="Write a link profile (catalog YAML "
                                                       "for --catalog) with the measured all-reduce busbw.")] = None,
@@ -106,48 +110,91 @@ def comm_command(
 
     then show it here: trainsizer probe comm --from-json result.json
     """
-    from trainsizer.datafiles import refuse_overwrite
     from trainsizer.errors import InputError
-    from trainsizer.hardware.catalog import load_catalog
+    from trainsizer.outputs import check_output_path
     from trainsizer.probe import comm as probe
-    from trainsizer.probe.link_profile import link_profile as build_profile
-    from trainsizer.probe.link_profile import resolve_link, write_link_profile
 
-    refuse_overwrite(out, "--out", overwrite)
-    refuse_overwrite(link_profile, "--link-profile", overwrite)
+    check_output_path(out, "--out", overwrite=overwrite)
+    check_output_path(link_profile, "--link-profile", overwrite=overwrite)
     if timeout is not None and timeout <= 0:
         raise InputError("--timeout", f"must be > 0 seconds, got {timeout:g}")
-    catalog = load_catalog()
     if from_json is not None:
         result = probe.load_result(from_json)
     else:
         settings = probe.resolve_settings(ops=ops, min_size=min_size, max_size=max_size, factor=factor,
-                                          iters=iters, warmup=warmup, backend=backend)
-        if link_profile is not None and not os.environ.get("WORLD_SIZE"):
-            # fail before a long run: the launcher runs on this one node
-            names = [_cuda_device_name()] if settings.backend == "nccl" else ["cpu"]
-            resolve_link(catalog, link_id, names, 1, nics_per_node)
-        try:
-            result = probe.run_comm_probe(settings, nproc=nproc, timeout_s=timeout,
-                                          progress=lambda line: typer.echo(line, err=True))
-        except probe.CommProbeError as exc:
-            typer.echo(f"error: comm probe failed: {exc}", err=True)
-            raise SystemExit(1) from None  # not typer.Exit: with standalone_mode=False click would swallow its code
-        if int(os.environ.get("RANK", "0")) != 0:
+                                          iters=iters, warmup=warmup, backend="gloo" if _cpu(backend, cpu) else backend)
+        _refuse_silent_cpu(backend, cpu, settings.backend)
+        result = _measure(settings, nproc, timeout, link_profile, link_id, nics_per_node)
+        if result is None:
             return  # under torchrun: rank 0 reports
-    if out is not None:  # first: a long run is never lost to a profile mistake
-        probe.write_result(result, out)
-    profile = build_profile(result, catalog, link_id, nics_per_node) if link_profile is not None else None
+    _save_and_show(result, out, link_profile, link_id, nics_per_node, as_json)
+
+
+def _cpu(backend: str, cpu: bool) -> bool:
+    from trainsizer.errors import InputError
+
+    if cpu and (backend or "").lower() == "nccl":
+        raise InputError("--cpu", "conflicts with --backend nccl; give one of them")
+    return cpu
+
+
+def _refuse_silent_cpu(asked: str, cpu: bool, resolved: str) -> None:
+    """gloo only when asked (--cpu or --backend gloo): without CUDA GPUs, auto is refused rather than measuring
+    the CPU's loopback as if it were a GPU link."""
+    from trainsizer.errors import InputError
+
+    if not cpu and (asked or "auto").lower() == "auto" and resolved != "nccl":
+        raise InputError("--backend", "no CUDA GPU here: probe comm measures GPU links with NCCL; pass --cpu (or "
+                                      "--backend gloo) to run it over gloo on this CPU, a check of the machinery, not "
+                                      "a link figure")
+
+
+def _measure(settings: CommProbeSettings, nproc: int | None, timeout: float | None, link_profile: Path | None,
+             link_id: str | None, nics_per_node: int | None) -> CommProbeResult | None:
+    """Run the probe (None on ranks other than 0 under torchrun); a link profile that could not be written is
+    refused before the run."""
+    from trainsizer.hardware.catalog import load_catalog
+    from trainsizer.probe import comm as probe
+    from trainsizer.probe.link_profile import resolve_link
+
+    if link_profile is not None and not os.environ.get("WORLD_SIZE"):
+        # fail before a long run: the launcher runs on this one node
+        names = [_cuda_device_name()] if settings.backend == "nccl" else ["cpu"]
+        resolve_link(load_catalog(), link_id, names, 1, nics_per_node)
+    try:
+        result = probe.run_comm_probe(settings, nproc=nproc, timeout_s=timeout,
+                                      progress=lambda line: typer.echo(line, err=True))
+    except probe.CommProbeError as exc:
+        typer.echo(f"error: comm probe failed: {exc}", err=True)
+        raise SystemExit(1) from None  # not typer.Exit: with standalone_mode=False click would swallow its code
+    return result if int(os.environ.get("RANK", "0")) == 0 else None
+
+
+def _save_and_show(result: CommProbeResult, out: Path | None, link_profile: Path | None, link_id: str | None,
+                   nics_per_node: int | None, as_json: bool) -> None:
+    """--out first (a long run is never lost to a profile mistake), then the profile, the tables or JSON, and
+    how to use the profile."""
+    from trainsizer.hardware.catalog import load_catalog
+    from trainsizer.probe.comm_result import write_result
+    from trainsizer.probe.link_profile import link_profile as build_profile
+    from trainsizer.probe.link_profile import write_link_profile
+
+    if out is not None:
+        write_result(result, out)
+    profile = build_profile(result, load_catalog(), link_id, nics_per_node) if link_profile is not None else None
     if profile is not None and link_profile is not None:
         write_link_profile(profile, link_profile)
     if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=2))
+        typer.echo(dumps_strict(result.to_dict()))
     else:
         print_result(result)
     if profile is not None:
         link = profile["links"][0]
-        hint = (f"link profile for {link['id']} written to {link_profile}; use it: trainsizer estimate job.yaml "
-                f"--catalog {link_profile}  |  trainsizer plan ... --catalog {link_profile}")
+        cpu = (f" ({profile['backend']} on CPU: prefer_measured false, not a GPU link figure)"
+               if profile.get("measured_on") == "cpu" else "")
+        hint = (f"link profile for {link['id']} written to {link_profile}{cpu}; passed with --catalog it replaces "
+                f"{profile.get('replaces')}: trainsizer estimate job.yaml --catalog {link_profile}  |  trainsizer "
+                f"plan ... --catalog {link_profile}")
     else:
         hint = ("save the measured bandwidth for estimate/plan with --link-profile PROFILE.yaml [--link-id ID], then "
                 "trainsizer estimate job.yaml --catalog PROFILE.yaml  |  trainsizer plan ... --catalog PROFILE.yaml")

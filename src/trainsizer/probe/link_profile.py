@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 import yaml
 
 from trainsizer.errors import InputError
-from trainsizer.probe.comm import PROFILE_SIZES, CommProbeResult, format_size, sig4
+from trainsizer.probe.comm_result import PROFILE_SIZES, CommProbeResult, format_size, sig4
 from trainsizer.probe.gpu_match import intra_link_for_device
 
 
@@ -50,7 +51,8 @@ def resolve_link(catalog: Any, link_id: str | None, device_names: Sequence[str],
 def link_profile(result: CommProbeResult, catalog: Any, link_id: str | None = None,
                  nics_per_node: int | None = None) -> dict[str, Any]:
     """A user catalog file (``links:`` list) with the measured link: the shipped entry's fields, its measured
-    all-reduce busbw replaced by this run's at the largest sizes, ``prefer_measured`` so the estimator uses it."""
+    all-reduce busbw replaced by this run's at the largest sizes; ``prefer_measured`` so the estimator uses it, except
+    for a gloo/CPU run (recorded as ``backend``/``measured_on``; never preferred over the shipped figures)."""
     env = result.environment
     link = resolve_link(catalog, link_id, env.device_names, env.nodes, nics_per_node)
     rows = sorted(result.ops.get("all_reduce") or [], key=lambda r: r.size_bytes)[-PROFILE_SIZES:]
@@ -75,17 +77,50 @@ def link_profile(result: CommProbeResult, catalog: Any, link_id: str | None = No
     if scale_out:
         note += (f" Scale-out: the node-level busbw is divided by --nics-per-node {divisor} to give per-NIC busbw "
                  "(the catalog convention); the estimator multiplies by the job's nics_per_node again.")
-    if env.backend != "nccl":
-        note += f" Measured with {env.backend} on {device}, not NCCL on GPUs: not a GPU link figure."
-    entry.update(measured_allreduce_busbw_gbps=measured, prefer_measured=True,
+    on_cpu = measured_on_cpu(env.backend, env.device_names)
+    if on_cpu:
+        note += (f" Measured with {env.backend} on {device}, not NCCL on GPUs: not a GPU link figure; prefer_measured "
+                 "is false, and it applies only where this file is passed with --catalog.")
+    entry.update(measured_allreduce_busbw_gbps=measured, prefer_measured=not on_cpu,
                  source=f"trainsizer probe comm on {env.hostname}, {env.date}; {link.source}",
                  as_of=env.date[:10], notes=note)
-    return {"schema_version": 1, "links": [entry]}
+    new = median(m["busbw_gbps"] for m in measured)
+    replaces = (f"the shipped {link.id} entry ({shipped_figure(link)}) by all-reduce busbw median {new:g} GB/s "
+                f"measured with {env.backend} on {device}")
+    # backend / measured_on / replaces sit beside links: (the catalog reads only accelerators: and links:)
+    return {"schema_version": 1, "backend": env.backend, "measured_on": "cpu" if on_cpu else "gpu",
+            "replaces": replaces, "links": [entry]}
+
+
+def measured_on_cpu(backend: str, device_names: Sequence[str]) -> bool:
+    """gloo (or any backend but NCCL) or a CPU device: a check of the machinery, not a GPU link."""
+    return backend != "nccl" or not device_names or "cpu" in device_names
+
+
+def shipped_figure(link: Any) -> str:
+    """What the shipped catalog entry says about the link's bandwidth, in words."""
+    published = [float(m["busbw_gbps"]) for m in link.measured_allreduce_busbw_gbps or [] if m.get("busbw_gbps")]
+    text = f"{link.per_direction_gbps:g} GB/s per direction"
+    if published:
+        text += f", published all-reduce busbw median {median(published):g} GB/s"
+    return text
 
 
 def write_link_profile(profile: dict[str, Any], path: str | Path) -> None:
+    """Write the profile; a CPU/gloo measurement is refused as ``prefer_measured: true`` (it would be taken for a
+    GPU link), and its header says so and which shipped figures it replaces where it is passed."""
     link = profile["links"][0]
+    on_cpu = profile.get("measured_on") == "cpu" or profile.get("backend", "nccl") != "nccl"
+    if on_cpu and any(entry.get("prefer_measured") for entry in profile["links"]):
+        backend = profile.get("backend", "gloo")
+        raise InputError("--link-profile", f"a {backend} (CPU) measurement cannot be written with prefer_measured: "
+                                           f"true; it is not a GPU figure for {link['id']}")
     header = (f"# Link profile for {link['id']} measured by `trainsizer probe comm`.\n"
               f"# Use it: trainsizer estimate job.yaml --catalog {path}   |   trainsizer plan ... --catalog {path}\n")
+    if on_cpu:
+        header += (f"# Measured with {profile.get('backend', 'gloo')} on CPU: a check of the machinery, not a GPU link "
+                   "figure (prefer_measured: false).\n")
+    if profile.get("replaces"):
+        header += f"# Passed with --catalog it replaces {profile['replaces']}.\n"
     Path(path).write_text(header + yaml.safe_dump(profile, sort_keys=False, allow_unicode=True, width=120),
                           encoding="utf-8")

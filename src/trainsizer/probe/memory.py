@@ -228,19 +228,23 @@ def make_meter(device: Any) -> Meter:
 
 
 def run_at_depth(scenario: Scenario, device: Any, layers: int | None, steps: int,
-                 wrap: Any = None, multi_process: bool = False) -> Reading:
-    """Build the workload with ``layers`` decoder layers, run ``steps`` steps, read the peaks."""
+                 wrap: Any = None, multi_process: bool = False, progress: Any = None) -> Reading:
+    """Build the workload with ``layers`` decoder layers, run ``steps`` steps, read the peaks; ``progress``
+    receives a line per stage."""
     import torch
 
     from trainsizer.probe.workload import build_workload
 
+    say = progress or (lambda text: None)
+    say(f"building the model{f' ({layers} layers)' if layers else ''}")
     workload = build_workload(scenario, device, layers, wrap=wrap, multi_process=multi_process)
     meter = make_meter(device)
     meter.start(workload.model, workload.optimizer)
     workload.before_micro_batch = meter.before_micro_batch
     times = []
     with meter.context():
-        for _ in range(steps):
+        for i in range(steps):
+            say(f"step {i + 1}/{steps} ({workload.layers_built} layers)")
             begin = time.perf_counter()
             workload.run_step()
             meter.synchronize()
@@ -272,7 +276,7 @@ def extrapolate(low: Reading, high: Reading, layers_full: int) -> dict[str, floa
 def scaled_depth(scenario: Scenario, capacity_gib: float, headroom: float = 0.8) -> int | None:
     """The largest ``k`` whose ``2k``-layer model the estimator expects to fit in ``headroom`` of the GPU;
     None when the full model is expected to fit."""
-    from trainsizer.api import estimate
+    from trainsizer.estimate.estimator import estimate
     from trainsizer.models.catalog import resolve_model
 
     arch = resolve_model(scenario.model)
@@ -291,7 +295,7 @@ def scaled_depth(scenario: Scenario, capacity_gib: float, headroom: float = 0.8)
 
 def scaled_scenario(scenario: Scenario, layers: int) -> Scenario:
     """The scenario with the model's depth set to ``layers`` (inline architecture)."""
-    from trainsizer.probe.workload import config_with_depth, hf_config_dict
+    from trainsizer.probe.workload_config import config_with_depth, hf_config_dict
     from trainsizer.scenario import scenario_from_dict
 
     data = scenario.model_dump(exclude_none=True)
@@ -301,7 +305,7 @@ def scaled_scenario(scenario: Scenario, layers: int) -> Scenario:
 
 def measure(scenario: Scenario, device: Any = "cuda", layers: int | None = None, steps: int = 4,
             capacity_gib: float | None = None, wrap: Any = None, multi_process: bool = False,
-            world_size: int = 1) -> Measurement:
+            world_size: int = 1, progress: Any = None) -> Measurement:
     """Peak memory and step time of the scenario at full depth: run directly, or at ``layers`` and
     ``2 * layers`` and extrapolated. ``layers=None`` picks the scaled-down depth when the estimator
     expects the full model not to fit ``capacity_gib``."""
@@ -316,9 +320,9 @@ def measure(scenario: Scenario, device: Any = "cuda", layers: int | None = None,
     elif layers is not None and 2 * layers > full:
         layers = full // 2 or None  # k and 2k must both fit in the model's depth
     if layers is None:
-        return Measurement([run_at_depth(scenario, device, None, steps, wrap, multi_process)], full, world_size,
-                           notes)
-    low = run_at_depth(scenario, device, layers, steps, wrap, multi_process)
-    high = run_at_depth(scenario, device, 2 * layers, steps, wrap, multi_process)
+        return Measurement([run_at_depth(scenario, device, None, steps, wrap, multi_process, progress)], full,
+                           world_size, notes)
+    low = run_at_depth(scenario, device, layers, steps, wrap, multi_process, progress)
+    high = run_at_depth(scenario, device, 2 * layers, steps, wrap, multi_process, progress)
     notes.append(f"scaled down: ran {layers} and {2 * layers} of {full} layers, extrapolated linearly per layer")
     return Measurement([low, high], full, world_size, notes)

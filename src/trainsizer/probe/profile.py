@@ -27,18 +27,27 @@ import re
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import InputError
 from trainsizer.probe import resolve_device
+from trainsizer.probe.profile_types import (
+    CATEGORIES,
+    VERDICTS,
+    StepBreakdown,
+    StepProfile,
+    Verdict,
+    profile_rules,
+)
+from trainsizer.probe.profile_verdict import verdict
 
-# Exclusive categories, in the order an instant of the step is given to them (first active wins).
-CATEGORIES = ("compute", "optimizer", "communication", "memcpy", "data_loading", "host_wait", "idle")
-VERDICTS = ("storage-bound", "network-bound", "host-bound", "compute-bound")
+# the profile's names stay importable from here (``from trainsizer.probe.profile import analyze_trace, verdict``)
+__all__ = ["CATEGORIES", "VERDICTS", "StepBreakdown", "StepProfile", "Verdict", "analyze_trace", "export_trace",
+           "profile_callable", "profile_rules", "verdict"]
+
 # Kineto `cat` of device-timeline events (lower-cased; torch <= 1.9 wrote "Kernel", "Memcpy", "Memset")
 DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset")
 COMPUTE_LIKE = ("compute", "optimizer")  # device work that hides communication / data loading behind it
@@ -47,13 +56,6 @@ CPU_CATS = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver", "operato
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 
 Interval = tuple[float, float]  # (start_us, end_us)
-
-
-# --- rules ---------------------------------------------------------------------------------------------
-
-def profile_rules() -> dict[str, Any]:
-    """The thresholds, patterns and advice of ``profile_rules.yaml`` (cached; do not mutate)."""
-    return packaged_yaml("trainsizer.probe", "profile_rules.yaml")
 
 
 @dataclass(frozen=True)
@@ -89,70 +91,6 @@ def _classifier() -> _Classifier:
     return _Classifier(
         tuple((c, _joined(cats[c]["patterns"])) for c in order),
         tuple((k, _joined(p)) for k, p in cats["communication"]["kinds"].items()))
-
-
-# --- results -------------------------------------------------------------------------------------------
-
-@dataclass
-class StepBreakdown:
-    """One step (or the mean of the steps). ``category_s`` is exclusive and sums to ``wall_s``."""
-
-    name: str
-    wall_s: float
-    category_s: dict[str, float]
-    communication_total_s: float = 0.0  # union of communication, overlapped by compute or not
-    communication_by_kind_s: dict[str, float] = field(default_factory=dict)  # total per kind
-    communication_exposed_by_kind_s: dict[str, float] = field(default_factory=dict)  # not under compute
-    data_loading_total_s: float = 0.0  # host time in the DataLoader, hidden behind device work or not
-    host_wait_total_s: float = 0.0  # host time blocked in syncs / .item()
-    device_busy_s: float = 0.0  # union of all device (or, CPU-only, all op) activity
-
-    @property
-    def communication_exposed_s(self) -> float:
-        return self.category_s.get("communication", 0.0)
-
-    def fraction(self, category: str) -> float:
-        return self.category_s.get(category, 0.0) / self.wall_s if self.wall_s > 0 else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["communication_exposed_s"] = self.communication_exposed_s
-        out["category_fraction"] = {c: self.fraction(c) for c in self.category_s}
-        return out
-
-
-@dataclass
-class StepProfile:
-    source: str
-    trace_kind: str  # "gpu" (device kernels in the trace) | "cpu" (CPU ops only)
-    steps: list[StepBreakdown]
-    mean: StepBreakdown
-    notes: list[str] = field(default_factory=list)
-
-    def fraction(self, category: str) -> float:
-        return self.mean.fraction(category)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "trace_kind": self.trace_kind, "steps_count": len(self.steps),
-                "mean": self.mean.to_dict(), "steps": [s.to_dict() for s in self.steps], "notes": self.notes}
-
-
-@dataclass
-class Verdict:
-    verdict: str  # one of VERDICTS
-    reason: str
-    advice: list[str]
-    threshold_fraction: float
-    rule_fraction: float  # data loading (exposed) + communication (exposed): what the seed's rule compares
-    data_loading_fraction: float
-    communication_fraction: float
-    host_idle_fraction: float  # idle + host wait: device idle with no data loading or communication to explain it
-    host_idle_threshold_fraction: float
-    source: str
-    notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # --- reading traces ------------------------------------------------------------------------------------
@@ -388,62 +326,6 @@ def analyze_trace(trace: str | Path | dict[str, Any] | list[Any]) -> StepProfile
         notes.append("device events of more than one device: their activity is merged (profile one rank)")
     return StepProfile(source=source, trace_kind="gpu" if gpu else "cpu", steps=steps, mean=_mean(steps),
                        notes=notes)
-
-
-# --- the verdict ---------------------------------------------------------------------------------------
-
-def verdict(profile: StepProfile, rules: dict[str, Any] | None = None) -> Verdict:
-    """The seed guide's 20 % rule on the mean step: storage-, network-, host- or compute-bound, with advice.
-
-    - storage-bound / network-bound: data loading the device waited for + communication not overlapped by
-      compute exceed the threshold; the larger of the two names the bottleneck (seed guide, step 2).
-    - host-bound (trainsizer's rule, profile_rules.yaml host_idle_max_fraction): otherwise, when the device
-      is idle (or the host blocked) for more than its threshold with neither to explain it; Python overhead,
-      launch latency or syncs set the pace, so faster storage, network or GPUs would not help.
-    - compute-bound otherwise."""
-    rules = rules or profile_rules()
-    limits = rules["thresholds"]
-    rule = limits["data_and_sync_max_fraction"]
-    threshold = float(rule["value"])
-    host_threshold = float(limits["host_idle_max_fraction"]["value"])
-    memcpy_note = float(limits["memcpy_note_fraction"]["value"])
-    m = profile.mean
-    data = m.fraction("data_loading")
-    comm = m.fraction("communication")
-    host_idle = m.fraction("idle") + m.fraction("host_wait")
-    combined = data + comm
-    shares = (f"data loading {data:.1%} + exposed communication {comm:.1%} = {combined:.1%} of the "
-              f"{m.wall_s * 1e3:.1f} ms step")
-    notes: list[str] = []
-    if combined > threshold:
-        name = "storage-bound" if data >= comm else "network-bound"
-        reason = f"{shares} > {threshold:.0%}: {'storage (input pipeline)' if data >= comm else 'the network'} " \
-                 "is the bottleneck (seed rule)"
-        if min(data, comm) >= combined / 4:
-            other = "communication" if data >= comm else "data loading"
-            notes.append(f"{other} alone also takes {min(data, comm):.1%}: see the "
-                         f"{'network' if data >= comm else 'storage'}-bound advice too")
-    elif host_idle > host_threshold:
-        name = "host-bound"
-        where = "the device" if profile.trace_kind == "gpu" else "every profiled thread"
-        reason = (f"{shares} <= {threshold:.0%}, but {where} is idle or waiting on the host {host_idle:.1%} of the "
-                  f"step > {host_threshold:.0%} (trainsizer's rule): Python, launches or syncs set the pace")
-    else:
-        name = "compute-bound"
-        reason = f"{shares} <= {threshold:.0%} and host idle {host_idle:.1%} <= {host_threshold:.0%}"
-    if m.data_loading_total_s > 0 and data < 0.5 * m.data_loading_total_s / m.wall_s:
-        notes.append(f"the DataLoader takes {m.data_loading_total_s / m.wall_s:.1%} of the step on the host, "
-                     f"{data:.1%} exposed: the rest is hidden behind device work")
-    if m.communication_total_s > 0:
-        notes.append(f"communication {m.communication_total_s / m.wall_s:.1%} of the step in total, "
-                     f"{comm:.1%} exposed (not overlapped by compute)")
-    if m.fraction("memcpy") > memcpy_note:
-        notes.append(f"host<->device copies take {m.fraction('memcpy'):.1%}: pin_memory=True and "
-                     "non_blocking=True copies, keep tensors on the device")
-    return Verdict(verdict=name, reason=reason, advice=list(rules["advice"][name]), threshold_fraction=threshold,
-                   rule_fraction=combined, data_loading_fraction=data, communication_fraction=comm,
-                   host_idle_fraction=host_idle, host_idle_threshold_fraction=host_threshold,
-                   source=" ".join(str(rule["source"]).split()), notes=notes + profile.notes)
 
 
 # --- running a step under torch.profiler ---------------------------------------------------------------

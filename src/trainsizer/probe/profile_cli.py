@@ -13,7 +13,6 @@ handling are imported inside the command.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import time
@@ -23,6 +22,7 @@ from typing import Annotated, Any
 import typer
 
 from trainsizer.errors import InputError
+from trainsizer.jsonout import dumps_strict
 from trainsizer.probe.command_group import META_KEY
 
 RUNNER_MODULE = "trainsizer.probe.profile_runner"
@@ -99,9 +99,9 @@ def _trace_out_path(trace_out: Path | None, overwrite: bool) -> Path:
     path = trace_out or Path(f"trainsizer-profile-{time.strftime('%Y%m%d-%H%M%S')}.json")
     if not (path.name.endswith(".json") or path.name.endswith(".json.gz")):
         raise InputError("--trace-out", f"{path.name}: accepted extensions .json, .json.gz")
-    from trainsizer.datafiles import refuse_overwrite
+    from trainsizer.outputs import check_output_path
 
-    refuse_overwrite(path, "--trace-out", overwrite)
+    check_output_path(path, "--trace-out", overwrite=overwrite)
     path.unlink(missing_ok=True)  # so a run that writes nothing cannot leave the old trace to be analyzed
     return path.resolve()
 
@@ -158,7 +158,7 @@ def _print(profile: Any, verdict: Any, trace_path: Path | None, notes: list[str]
         con.print(f"trace: {trace_path} (open in https://ui.perfetto.dev or chrome://tracing)")
 
 
-def profile_command(
+def profile_command(  # length: typer reads the options from this signature and --help from the docstring
     ctx: typer.Context,
     scenario: Annotated[Path | None, typer.Argument(
         metavar="SCENARIO.yaml", help="Scenario YAML: profile its built-in training step (random weights, "
@@ -171,7 +171,10 @@ def profile_command(
     trace_out: Annotated[Path | None, typer.Option("--trace-out", help="Trace to write (.json or .json.gz; "
                                                    "default trainsizer-profile-YYYYMMDD-HHMMSS.json).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --trace-out.")] = False,
-    device: Annotated[str, typer.Option("--device", help="Built-in step: auto | cuda | cpu.")] = "auto",
+    device: Annotated[str, typer.Option("--device", help="Built-in step: auto (a CUDA GPU, refused without one) | "
+                                        "cuda | cpu (= --cpu).")] = "auto",
+    cpu: Annotated[bool, typer.Option("--cpu", help="Built-in step on this CPU (host timings, not a GPU's); a model "
+                                      "too big for half this machine's memory is refused.")] = False,
     layers: Annotated[int | None, typer.Option("--layers", help="Built-in step: build only N decoder layers "
                                                "(scaled-down model).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the breakdown and verdict as JSON.")] = False,
@@ -187,10 +190,35 @@ def profile_command(
     trainsizer probe profile -- torchrun --nproc-per-node 8 train.py   (rank 0 profiles)
 
     trainsizer probe profile --trace run.pt.trace.json.gz"""
-    from trainsizer.probe import resolve_device
-    from trainsizer.probe.profile import analyze_trace, profile_callable, verdict
+    from trainsizer.probe.profile import analyze_trace, verdict
 
     command = list(ctx.meta.get(META_KEY) or [])
+    _check_options(scenario, trace, command, steps, warmup, device, layers)
+    if cpu and scenario is None:
+        raise InputError("--cpu", "only with a SCENARIO (the built-in step); a wrapped script or --trace picks no "
+                                  "device")
+    notes: list[str] = []
+    trace_path: Path | None
+    if trace is not None:
+        if trace_out is not None:
+            raise InputError("--trace-out", "only when something runs (SCENARIO or -- command); --trace reads a trace")
+        profile = analyze_trace(trace)
+        trace_path = None
+    elif scenario is not None:
+        profile, trace_path = _profile_scenario(scenario, trace_out, overwrite, device, cpu, layers, steps, warmup,
+                                                notes)
+    else:
+        profile, trace_path = _profile_command(command, trace_out, overwrite, steps, warmup, as_json, notes)
+    result = verdict(profile)
+    if as_json:
+        typer.echo(dumps_strict({"profile": profile.to_dict(), "verdict": result.to_dict(),
+                                 "trace": str(trace_path) if trace_path else None, "notes": notes}))
+    else:
+        _print(profile, result, trace_path, notes)
+
+
+def _check_options(scenario: Path | None, trace: Path | None, command: list[str], steps: int, warmup: int,
+                   device: str, layers: int | None) -> None:
     given = [name for name, value in (("SCENARIO", scenario), ("--trace", trace), ("-- command", command)) if value]
     if len(given) != 1:
         what = "none" if not given else " and ".join(given)
@@ -208,42 +236,42 @@ def profile_command(
         from trainsizer.probe import require_packages
 
         require_packages("probe profile", hint="the built-in step; --trace TRACE.json needs none of them")
-    notes: list[str] = []
-    trace_path: Path | None
-    if trace is not None:
-        if trace_out is not None:
-            raise InputError("--trace-out", "only when something runs (SCENARIO or -- command); --trace reads a trace")
-        profile = analyze_trace(trace)
-        trace_path = None
-    elif scenario is not None:
-        from trainsizer.probe.workload import load_probe_scenario
 
-        loaded = load_probe_scenario(scenario)
-        trace_path = _trace_out_path(trace_out, overwrite)
-        dev = resolve_device(device)
-        from trainsizer.probe.workload import build_workload
 
-        wl = build_workload(loaded, device=dev, layers=layers)
-        profile, trace_path = profile_callable(wl.step, steps=steps, warmup=warmup, trace_out=trace_path, device=dev)
-        notes.append("built-in step: a synthetic batch already in memory and one process, so data loading and "
-                     "communication are not exercised; wrap your own script (-- python train.py) to judge storage "
-                     "and network")
-        notes += [f"workload: {n}" for n in getattr(wl, "notes", [])]
-    else:
-        trace_path = _trace_out_path(trace_out, overwrite)
-        cmd = runner_command(command, trace_path, steps, warmup)
-        returncode = _run_wrapped(cmd, as_json)
-        if not trace_path.is_file():
-            raise InputError("command", f"no trace written to {trace_path} (exit status {returncode}): the script "
-                                        f"must make at least {warmup + 2} optimizer steps (1 skipped + --warmup "
-                                        f"{warmup} + 1); lower --warmup or let it run longer")
-        if returncode != 0:
-            notes.append(f"the command exited with status {returncode} after the trace was written")
-        profile = analyze_trace(trace_path)
-    result = verdict(profile)
-    if as_json:
-        typer.echo(json.dumps({"profile": profile.to_dict(), "verdict": result.to_dict(),
-                               "trace": str(trace_path) if trace_path else None, "notes": notes},
-                              indent=2, ensure_ascii=False))
-    else:
-        _print(profile, result, trace_path, notes)
+def _profile_scenario(scenario: Path, trace_out: Path | None, overwrite: bool, device: str, cpu: bool,
+                      layers: int | None, steps: int, warmup: int, notes: list[str]) -> tuple[Any, Path]:
+    """The scenario's built-in step (random weights, synthetic batch) under torch.profiler: on the GPU, or on
+    the CPU when asked (and small enough)."""
+    from trainsizer.probe.profile import profile_callable
+    from trainsizer.probe.safety import check_cpu_size, pick_device
+    from trainsizer.probe.workload import build_workload, load_probe_scenario
+
+    loaded = load_probe_scenario(scenario)
+    dev = pick_device(device, cpu, "probe profile")
+    if dev == "cpu":
+        check_cpu_size(loaded, layers, extrapolate=False)
+    trace_path = _trace_out_path(trace_out, overwrite)
+    wl = build_workload(loaded, device=dev, layers=layers)
+    profile, trace_path = profile_callable(wl.step, steps=steps, warmup=warmup, trace_out=trace_path, device=dev)
+    notes.append("built-in step: a synthetic batch already in memory and one process, so data loading and "
+                 "communication are not exercised; wrap your own script (-- python train.py) to judge storage "
+                 "and network")
+    notes += [f"workload: {n}" for n in getattr(wl, "notes", [])]
+    return profile, trace_path
+
+
+def _profile_command(command: list[str], trace_out: Path | None, overwrite: bool, steps: int, warmup: int,
+                     as_json: bool, notes: list[str]) -> tuple[Any, Path]:
+    """The user's own script, run through trainsizer.probe.profile_runner, and the trace it wrote."""
+    from trainsizer.probe.profile import analyze_trace
+
+    trace_path = _trace_out_path(trace_out, overwrite)
+    cmd = runner_command(command, trace_path, steps, warmup)
+    returncode = _run_wrapped(cmd, as_json)
+    if not trace_path.is_file():
+        raise InputError("command", f"no trace written to {trace_path} (exit status {returncode}): the script "
+                                    f"must make at least {warmup + 2} optimizer steps (1 skipped + --warmup "
+                                    f"{warmup} + 1); lower --warmup or let it run longer")
+    if returncode != 0:
+        notes.append(f"the command exited with status {returncode} after the trace was written")
+    return analyze_trace(trace_path), trace_path

@@ -12,6 +12,7 @@ cross-check of the analytic estimator, not a measurement.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,11 +58,13 @@ class Simulation:
                 "trainable_params": self.trainable_params, "total_params": self.total_params, "notes": self.notes}
 
 
-def simulate(scenario: Scenario, layers: int | None = None, steps: int = 2) -> Simulation:
+def simulate(scenario: Scenario, layers: int | None = None, steps: int = 2,
+             progress: Callable[[str], None] | None = None) -> Simulation:
     """Run ``steps`` training steps of the scenario on fake tensors and return the tracked peak.
 
     Two steps are the default: optimizer states appear at the first step, so the second one holds
-    them through forward and backward, as every later step does."""
+    them through forward and backward, as every later step does. ``progress`` receives a line per stage."""
+    say = progress or (lambda text: None)
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     from trainsizer.probe.memory import TrackerMeter
@@ -73,13 +76,15 @@ def simulate(scenario: Scenario, layers: int | None = None, steps: int = 2) -> S
         raise InputError("parallel.gpus", f"{scenario.parallel.gpus}: the simulation runs one process; "
                          "accepted: 1 (shard by hand with --layers, or run probe memory under torchrun on GPUs)")
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+    say(f"building the model{f' ({layers} layers)' if layers else ''} on fake tensors")
     workload = build_workload(scenario, "cpu", layers, fake_mode=fake_mode)
     meter = TrackerMeter()
     with fake_mode:
         meter.start(workload.model, workload.optimizer)
         workload.before_micro_batch = meter.before_micro_batch
         with meter.context():
-            for _ in range(steps):
+            for i in range(steps):
+                say(f"simulated step {i + 1}/{steps} ({workload.layers_built} layers)")
                 workload.run_step()
         by_kind = meter.peak_by_kind()
         modules = {stats.mod_fqn: float(max(stats.local_peak.values()))

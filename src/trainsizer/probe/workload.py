@@ -24,19 +24,30 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from trainsizer.errors import InputError
+from trainsizer.probe.workload_config import (
+    BNB_OPTIMIZERS,
+    PROBE_OPTIMIZERS,
+    PROBE_PRECISIONS,
+    check_supported,
+    config_with_depth,
+    hf_config_dict,
+    load_probe_scenario,
+    probe_accumulation,
+    transformers_config,
+)
 from trainsizer.scenario import Scenario
+
+# the scenario side stays importable from here (``from trainsizer.probe.workload import load_probe_scenario``)
+__all__ = ["BNB_OPTIMIZERS", "PROBE_OPTIMIZERS", "PROBE_PRECISIONS", "Workload", "build_workload", "check_supported",
+           "config_with_depth", "hf_config_dict", "load_probe_scenario", "probe_accumulation", "transformers_config"]
 
 # FORMAT.md model_type -> the transformers Auto class that trains it as the estimator counts it
 MASKED_LM_TYPES = {"bert"}
-PROBE_PRECISIONS = ("fp32", "fp16-mixed", "bf16-mixed", "bf16-true")
-PROBE_OPTIMIZERS = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd-momentum", "sgd", "lion")
-BNB_OPTIMIZERS = {"adamw-8bit": "AdamW8bit", "paged-adamw-8bit": "PagedAdamW8bit", "lion": "Lion"}
 LEARNING_RATE = 1e-5  # any small value: the probe measures memory and time, not convergence
 
 
@@ -121,80 +132,6 @@ class Workload:
         return float(self.run_step().detach())
 
 
-def load_probe_scenario(path: str | Path) -> Scenario:
-    """A scenario file, or a planner job without ``parallel``/``hardware`` (``trainsizer plan`` input): the
-    probe runs it on this machine, so a missing GPU is the one here (by its CUDA name) on one process."""
-    from trainsizer.datafiles import user_yaml
-    from trainsizer.scenario import relative_to_file, scenario_from_dict
-
-    data = user_yaml(path, field="scenario")
-    if isinstance(data, dict):
-        from trainsizer.probe.gpu_match import local_gpu
-
-        # on a CPU a placeholder GPU: the probe reports the device it really ran on
-        data = {**data, "parallel": data.get("parallel") or {"gpus": 1},
-                "hardware": data.get("hardware") or {"gpu": local_gpu() or "h100-sxm5-80gb"}}
-    return relative_to_file(scenario_from_dict(data, source=str(path)), path)
-
-
-def probe_accumulation(scenario: Scenario) -> int:
-    """Micro-batches per optimizer step in the probe: the scenario's, at most 2. From the second micro-batch on,
-    the gradients of the earlier ones are alive through forward and backward, so every later micro-batch
-    repeats the second one's memory; running all of them would only take longer."""
-    return min(scenario.grad_accumulation_steps, 2)
-
-
-def hf_config_dict(scenario: Scenario) -> dict[str, Any]:
-    """The Hugging Face config keys of the scenario's model (preset, config.json or inline block)."""
-    spec = scenario.model
-    if spec.preset is not None:
-        from trainsizer.models.catalog import preset_entry
-
-        return dict(preset_entry(spec.preset)["config"])
-    if spec.hf_config is not None:
-        from trainsizer.models.catalog import read_hf_config
-
-        return dict(read_hf_config(spec.hf_config))
-    return dict(spec.architecture or {})
-
-
-def config_with_depth(config: dict[str, Any], layers: int) -> dict[str, Any]:
-    """Hugging Face config keys with the depth set to ``layers`` (under whichever alias the config uses);
-    leading dense layers of an MoE model (first_k_dense_replace) keep at least one MoE layer."""
-    from trainsizer.models.architecture import ALIASES
-
-    out = {k: v for k, v in config.items() if k != "layer_types"}  # per-layer lists sized for the full depth
-    for key in ALIASES["num_hidden_layers"]:
-        if key in out:
-            out[key] = layers
-    if out.get("first_k_dense_replace", 0) >= layers:
-        out["first_k_dense_replace"] = max(0, layers - 1)
-    return out
-
-
-def transformers_config(scenario: Scenario, layers: int | None = None) -> Any:
-    """A transformers config of the scenario's model, with ``layers`` decoder layers when scaled down."""
-    from transformers import AutoConfig
-
-    from trainsizer.models.catalog import resolve_model
-
-    arch = resolve_model(scenario.model)  # validates the keys with the estimator's own reader
-    raw = {k: v for k, v in hf_config_dict(scenario).items() if k not in ("architectures", "torch_dtype", "dtype")}
-    model_type = raw.pop("model_type")
-    if layers is not None:
-        if not 1 <= layers <= arch.num_layers:
-            raise InputError("--layers", f"{layers}; accepted: 1 to the model's {arch.num_layers} layers")
-        raw = config_with_depth(raw, layers)
-    raw.pop("layer_types", None)  # per-layer lists sized for the full depth (qwen3, gemma)
-    try:
-        config = AutoConfig.for_model(model_type, **raw)
-    except ValueError as exc:
-        raise InputError("model.architecture.model_type", f"transformers cannot build {model_type!r}: {exc}") \
-            from None
-    config.use_cache = False
-    return config
-
-
 def _attention_implementation(scenario: Scenario, device: torch.device) -> str:
     """flash -> flash_attention_2 where the flash-attn package is installed, else PyTorch SDPA (whose CUDA
     backend selects the FlashAttention-2 kernel for bf16/fp16, PyTorch SDPA docs); eager -> eager."""
@@ -207,35 +144,6 @@ def _attention_implementation(scenario: Scenario, device: torch.device) -> str:
         if importlib.util.find_spec("flash_attn") is not None:
             return "flash_attention_2"
     return "sdpa"
-
-
-def check_supported(scenario: Scenario, multi_process: bool = False) -> None:
-    """Refuse what the probe cannot run faithfully, naming the field and what it accepts."""
-    tr, par = scenario.training, scenario.parallel
-    if tr.precision not in PROBE_PRECISIONS:
-        raise InputError("training.precision", f"{tr.precision!r} needs NVIDIA Transformer Engine, which the probe "
-                         f"does not drive; accepted: {', '.join(PROBE_PRECISIONS)}")
-    if tr.activation_checkpointing == "selective":
-        raise InputError("training.activation_checkpointing", "'selective' recomputation is Megatron-Core's; "
-                         "the probe runs Hugging Face models; accepted: none, full")
-    if tr.loss != "standard":
-        raise InputError("training.loss", "the probe runs the model's own loss; accepted: standard")
-    for name in ("tp", "pp", "cp", "ep"):
-        if getattr(par, name) > 1:
-            raise InputError(f"parallel.{name}", f"{getattr(par, name)}: the probe runs data parallelism "
-                             "(DDP, ZeRO-1, FSDP) only; accepted: 1")
-    if par.offload == "optimizer":
-        raise InputError("parallel.offload", "optimizer-only offload is DeepSpeed's; the probe's FSDP offloads "
-                         "parameters and optimizer together; accepted: none, optimizer+params")
-    if par.gpus > 1 and not multi_process:
-        raise InputError("parallel.gpus", f"{par.gpus} GPUs need one process each: run through torchrun "
-                         "(trainsizer probe memory does that when the GPUs are local)")
-    if tr.method == "qlora" or tr.optimizer in BNB_OPTIMIZERS:
-        import importlib.util
-
-        if importlib.util.find_spec("bitsandbytes") is None:
-            what = "training.method" if tr.method == "qlora" else "training.optimizer"
-            raise InputError(what, "needs bitsandbytes: pip install -e '.[qlora]'")
 
 
 @contextlib.contextmanager
@@ -368,6 +276,36 @@ def _optimizer_in_backward(model: torch.nn.Module, name: str) -> dict[torch.nn.P
     return optimizers
 
 
+def _enable_checkpointing(model: torch.nn.Module, method: str) -> None:
+    """Hugging Face's non-reentrant full activation checkpointing (module docstring)."""
+    # transformers 5 renamed gradient_checkpointing_enable to activation_checkpointing_enable
+    if hasattr(model, "activation_checkpointing_enable"):
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if method in ("lora", "qlora", "freeze"):
+        model.enable_input_require_grads()  # checkpointed blocks need an input that requires grad
+
+
+def _materialise_fake(model: torch.nn.Module, fake_mode: Any, dev: torch.device) -> None:
+    # a module .to() swaps fake parameters (impossible while the mode holds a weak reference), so the
+    # model is built on meta and given fresh fake storage once; tied weights are re-tied after
+    with fake_mode:
+        model.to_empty(device=dev)
+    if hasattr(model, "tie_weights"):
+        model.tie_weights()
+
+
+def _notes(scenario: Scenario, layers: int | None, layers_full: int, accumulation: int) -> list[str]:
+    notes = []
+    if layers is not None and layers < layers_full:
+        notes.append(f"scaled down to {layers} of {layers_full} layers")
+    if accumulation < scenario.grad_accumulation_steps:
+        notes.append(f"{accumulation} of the scenario's {scenario.grad_accumulation_steps} micro-batches per "
+                     "optimizer step (the same peak; the case records what ran)")
+    return notes
+
+
 def build_workload(scenario: Scenario, device: str | torch.device = "cpu", layers: int | None = None,
                    wrap: Callable[[torch.nn.Module, Scenario], torch.nn.Module] | None = None,
                    multi_process: bool = False, fake_mode: Any = None) -> Workload:
@@ -393,22 +331,11 @@ def build_workload(scenario: Scenario, device: str | torch.device = "cpu", layer
         _quantize_linears(model, scenario, half)
         model = model.to(dev)  # quantizes the bitsandbytes weights
     if tr.activation_checkpointing == "full":
-        # transformers 5 renamed gradient_checkpointing_enable to activation_checkpointing_enable
-        if hasattr(model, "activation_checkpointing_enable"):
-            model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
-        else:
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-        if tr.method in ("lora", "qlora", "freeze"):
-            model.enable_input_require_grads()  # checkpointed blocks need an input that requires grad
+        _enable_checkpointing(model, tr.method)
     model = _apply_method(model, scenario, layers or arch.num_layers)
     model.train()
     if fake_mode is not None:
-        # a module .to() swaps fake parameters (impossible while the mode holds a weak reference), so the
-        # model is built on meta and given fresh fake storage once; tied weights are re-tied after
-        with fake_mode:
-            model.to_empty(device=dev)
-        if hasattr(model, "tie_weights"):
-            model.tie_weights()
+        _materialise_fake(model, fake_mode, dev)
     if wrap is not None:
         model = wrap(model, scenario)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -423,13 +350,8 @@ def build_workload(scenario: Scenario, device: str | torch.device = "cpu", layer
     scaler = None
     if tr.precision == "fp16-mixed" and not tr.optimizer_in_backward:
         scaler = torch.amp.GradScaler(dev.type)
-    notes = []
-    if layers is not None and layers < arch.num_layers:
-        notes.append(f"scaled down to {layers} of {arch.num_layers} layers")
     accumulation = probe_accumulation(scenario)
-    if accumulation < scenario.grad_accumulation_steps:
-        notes.append(f"{accumulation} of the scenario's {scenario.grad_accumulation_steps} micro-batches per "
-                     "optimizer step (the same peak; the case records what ran)")
+    notes = _notes(scenario, layers, arch.num_layers, accumulation)
     return Workload(scenario, model, optimizer, dev, layers or arch.num_layers, arch.num_layers,
                     int(config.vocab_size), autocast, scaler, config.model_type in MASKED_LM_TYPES, accumulation,
                     notes)

@@ -6,7 +6,6 @@ the commands, so mounting this sub-app keeps ``trainsizer --help`` fast.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,7 +26,9 @@ def _show(verdict: Any, as_json: bool) -> None:
     from trainsizer.probe.burnin.render import print_verdict
 
     if as_json:
-        typer.echo(json.dumps(verdict.to_dict(), indent=2, ensure_ascii=False))
+        from trainsizer.probe.burnin.render import verdict_json
+
+        typer.echo(verdict_json(verdict))
     else:
         print_verdict(verdict)
     if verdict.status == "FAIL":
@@ -56,18 +57,26 @@ def burnin(
     matmul_size: Annotated[int, typer.Option("--matmul-size", help="n of the n x n bf16 matmuls (torch load).")] = 8192,
     copy_mib: Annotated[int, typer.Option("--copy-mib", help="MiB per device memory copy (torch load).")] = 1024,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines on stderr.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --db (its run is lost).")
+                         ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run (or resume) a burn-in, then print the verdict; exit 1 on FAIL."""
     if ctx.invoked_subcommand is not None:
         return
+    from trainsizer.outputs import check_output_path
     from trainsizer.probe.burnin.run import run_burnin
+    from trainsizer.probe.progress import StatusLine, progress_console
 
-    verdict = run_burnin(duration=duration, interval=interval, backend=backend,
-                         command=ctx.meta.get(META_KEY) or None, db=db, resume=resume,
-                         metrics_port=metrics_port, metrics_host=metrics_host, fake_gpus=fake_gpus,
-                         fake_seed=fake_seed, fake_events=fake_event, matmul_size=matmul_size, copy_mib=copy_mib,
-                         quiet=quiet)
+    if resume is None:
+        check_output_path(db, "--db", overwrite=overwrite, exists_hint=f"pass --resume {db} to continue that run, "
+                                                                       "or --overwrite to replace it")
+    with StatusLine(progress_console(as_json, quiet), "burnin: ") as say:  # start-up only, on a terminal
+        verdict = run_burnin(duration=duration, interval=interval, backend=backend,
+                             command=ctx.meta.get(META_KEY) or None, db=db, resume=resume,
+                             metrics_port=metrics_port, metrics_host=metrics_host, fake_gpus=fake_gpus,
+                             fake_seed=fake_seed, fake_events=fake_event, matmul_size=matmul_size, copy_mib=copy_mib,
+                             quiet=quiet, overwrite=overwrite, progress=say)
     _show(verdict, as_json)
 
 

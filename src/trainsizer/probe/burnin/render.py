@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 from rich.console import Console
@@ -19,7 +18,9 @@ def _f(value: float | int | None, fmt: str = "{:g}") -> str:
 
 
 def verdict_json(verdict: Verdict) -> str:
-    return json.dumps(verdict.to_dict(), indent=2, ensure_ascii=False)
+    from trainsizer.jsonout import dumps_strict
+
+    return dumps_strict(verdict.to_dict())
 
 
 def print_verdict(verdict: Verdict, console: Console | None = None) -> None:

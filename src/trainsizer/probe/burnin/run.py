@@ -12,10 +12,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trainsizer.errors import InputError
+from trainsizer.outputs import check_output_path
 from trainsizer.probe.burnin.backend import Backend, GpuSample, XidEvent
 from trainsizer.probe.burnin.fake import FakeBackend, FakeConfig, parse_fake_event
 from trainsizer.probe.burnin.load import CommandLoad, Load, LoadUnavailable, SleeperLoad
@@ -127,93 +129,152 @@ def _sigterm_as_interrupt() -> Callable[[], None]:
     return lambda: signal.signal(signal.SIGTERM, previous)
 
 
+@dataclass
+class _Start:
+    """What a run (new or resumed) starts with, before the load and the store exist."""
+
+    backend: Backend
+    total: float
+    interval_s: float
+    offset: float
+    command: list[str] | None
+    matmul_size: int
+    copy_mib: int
+    fake: FakeConfig
+    store: Store | None = None  # the resumed run's database
+    run: dict[str, Any] | None = None  # the resumed run's row
+    path: Path | None = None  # the new run's database
+
+
+def _resume_start(resume: str | Path, duration: str | float | None, kernel_log: bool, matmul_size: int,
+                  copy_mib: int, say: Callable[[str | None], None]) -> _Start:
+    """Open RUN.db and check it can continue here: time left, the same GPUs."""
+    say(f"reopening {resume}")
+    store = Store.open(resume, field="--resume")
+    run = store.run()
+    assert run is not None
+    cfg = run["config"]
+    total = parse_duration(duration) if duration is not None else float(run["duration_s"])
+    interval_s = float(run["interval_s"])
+    last = store.last_sample(run["id"])
+    offset = last[1] + interval_s if last else 0.0
+    if offset >= total - 1e-9:
+        store.close()
+        raise InputError("--resume", f"{resume}: the run already has {offset:.1f} s of {total:.1f} s; "
+                                     f"pass a longer --duration to extend it")
+    fake = FakeConfig.from_dict(cfg["fake"]) if cfg.get("fake") else FakeConfig()
+    say(f"opening the GPU telemetry ({run['backend']})")
+    try:
+        be = make_backend(run["backend"], fake, kernel_log=kernel_log, start_elapsed=offset)
+    except BaseException:
+        store.close()
+        raise
+    stored = [g.uuid for g in store.gpus(run["id"])]
+    if [g.uuid for g in be.devices()] != stored:
+        be.close()
+        store.close()
+        raise InputError("--resume", f"{resume} was recorded on other GPUs ({', '.join(stored)}); resume it on "
+                                     f"the same machine")
+    return _Start(be, total, interval_s, offset, cfg.get("command"), cfg.get("matmul_size", matmul_size),
+                  cfg.get("copy_mib", copy_mib), fake, store=store, run=run)
+
+
+def _new_start(duration: str | float | None, interval: float, backend: str, db: str | Path | None,
+               metrics_port: int | None, metrics_host: str, fake_args: tuple[Any, ...], kernel_log: bool,
+               command: list[str] | None, matmul_size: int, copy_mib: int, overwrite: bool,
+               say: Callable[[str | None], None]) -> _Start:
+    """Check every option and the database path, then open the telemetry backend."""
+    total = parse_duration(duration if duration is not None else "2m")
+    interval_s = _check_interval(interval)
+    if backend not in BACKENDS:
+        raise InputError("--backend", f"{backend!r}: accepted {', '.join(BACKENDS)}")
+    fake = _fake_config(*fake_args)
+    path = Path(db) if db is not None else Path(f"burnin-{time.strftime('%Y%m%d-%H%M%S')}.db")
+    check_output_path(path, "--db", overwrite=overwrite, exists_hint=f"pass --resume {path} to continue that run, "
+                                                                     "or --overwrite to replace it")
+    if metrics_port is not None:
+        from trainsizer.probe.burnin.exporter import check_port
+
+        check_port(metrics_port, metrics_host)
+    say(f"opening the GPU telemetry ({backend})")
+    be = make_backend(backend, fake, kernel_log=kernel_log)
+    if overwrite:  # only now: every option was accepted
+        for old in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            old.unlink(missing_ok=True)
+    return _Start(be, total, interval_s, 0.0, command, matmul_size, copy_mib, fake, path=path)
+
+
+def _open_run(start: _Start, backend_requested: str, metrics_port: int | None, metrics_host: str,
+              say: Callable[[str | None], None]) -> tuple[Store, int, Load, Any, list[Any]]:
+    """The load, the exporter and (for a new run) the database; everything opened is closed if one fails."""
+    be, exporter = start.backend, None
+    try:
+        say(f"starting the load ({' '.join(start.command) if start.command else 'bf16 matmuls and copies'})")
+        load = make_load(be, start.command, start.matmul_size, start.copy_mib)
+        gpus = be.devices()
+        if metrics_port is not None:
+            from trainsizer.probe.burnin.exporter import Exporter
+
+            exporter = Exporter(metrics_port, gpus, metrics_host)
+        if start.store is not None and start.run is not None:
+            return start.store, start.run["id"], load, exporter, gpus
+        assert start.path is not None
+        config = {"duration_s": start.total, "interval_s": start.interval_s, "backend_requested": backend_requested,
+                  "command": start.command, "matmul_size": start.matmul_size, "copy_mib": start.copy_mib,
+                  "load": load.describe(), "fake": start.fake.to_dict() if be.name == "fake" else None,
+                  "gpus": [g.to_dict() for g in gpus]}
+        say(f"creating {start.path}")
+        store, run_id = Store.create(start.path, duration_s=start.total, interval_s=start.interval_s,
+                                     backend=be.name, load=load.name, config=config, gpus=gpus)
+        return store, run_id, load, exporter, gpus
+    except BaseException:
+        if exporter is not None:
+            exporter.close()
+        be.close()
+        if start.store is not None:
+            start.store.close()
+        raise
+
+
 def run_burnin(duration: str | float | None = None, interval: float = 1.0, backend: str = "auto",
                command: list[str] | None = None, db: str | Path | None = None, resume: str | Path | None = None,
                metrics_port: int | None = None, metrics_host: str = "127.0.0.1", fake_gpus: int = 2,
                fake_seed: int = 0, fake_events: list[str] | None = None,
                fake_config: FakeConfig | dict | None = None, matmul_size: int = 8192, copy_mib: int = 1024,
                kernel_log: bool = True, quiet: bool = False,
-               on_sample: Callable[[dict[str, Any]], None] | None = None) -> Verdict:
+               on_sample: Callable[[dict[str, Any]], None] | None = None, overwrite: bool = False,
+               progress: Callable[[str | None], None] | None = None) -> Verdict:
     """Run a burn-in (or continue one with ``resume=RUN.db``) and return its verdict.
 
     duration: total load time (``2m``, ``72h``, ``3d``; default 2m). With ``resume`` the stored duration is
     kept unless one is given (then it replaces the total, e.g. to extend a run); the stored interval,
     backend, load and fake GPUs are reused. ``command``: the user's load (argv) instead of torch matmuls.
-    ``on_sample`` is called after each committed round with {"elapsed", "samples", "round"}.
+    ``on_sample`` is called after each committed round with {"elapsed", "samples", "round"}. ``overwrite``
+    replaces an existing ``db`` (never by default). ``progress`` hears each start-up stage, then None once the load
+    runs.
     """
+    say = progress or (lambda text: None)
     if resume is not None:
-        store = Store.open(resume, field="--resume")
-        run = store.run()
-        assert run is not None
-        run_id, cfg = run["id"], run["config"]
-        total = parse_duration(duration) if duration is not None else float(run["duration_s"])
-        interval_s = float(run["interval_s"])
-        last = store.last_sample(run_id)
-        offset = last[1] + interval_s if last else 0.0
-        if offset >= total - 1e-9:
-            store.close()
-            raise InputError("--resume", f"{resume}: the run already has {offset:.1f} s of {total:.1f} s; "
-                                         f"pass a longer --duration to extend it")
-        fake = FakeConfig.from_dict(cfg["fake"]) if cfg.get("fake") else FakeConfig()
-        try:
-            be = make_backend(run["backend"], fake, kernel_log=kernel_log, start_elapsed=offset)
-        except BaseException:
-            store.close()
-            raise
-        stored = [g.uuid for g in store.gpus(run_id)]
-        if [g.uuid for g in be.devices()] != stored:
-            be.close()
-            store.close()
-            raise InputError("--resume", f"{resume} was recorded on other GPUs ({', '.join(stored)}); resume it on "
-                                         f"the same machine")
-        command = cfg.get("command")
-        matmul_size, copy_mib = cfg.get("matmul_size", matmul_size), cfg.get("copy_mib", copy_mib)
+        start = _resume_start(resume, duration, kernel_log, matmul_size, copy_mib, say)
     else:
-        total = parse_duration(duration if duration is not None else "2m")
-        interval_s = _check_interval(interval)
-        if backend not in BACKENDS:
-            raise InputError("--backend", f"{backend!r}: accepted {', '.join(BACKENDS)}")
-        fake = _fake_config(fake_config, fake_gpus, fake_seed, fake_events)
-        path = Path(db) if db is not None else Path(f"burnin-{time.strftime('%Y%m%d-%H%M%S')}.db")
-        if path.exists():
-            raise InputError("--db", f"{path} exists; pass --resume {path} to continue that run, or choose another "
-                                     f"path")
-        if metrics_port is not None:
-            from trainsizer.probe.burnin.exporter import check_port
-
-            check_port(metrics_port, metrics_host)
-        be = make_backend(backend, fake, kernel_log=kernel_log)
-        offset = 0.0
-    exporter = None
+        start = _new_start(duration, interval, backend, db, metrics_port, metrics_host,
+                           (fake_config, fake_gpus, fake_seed, fake_events), kernel_log, command,
+                           matmul_size, copy_mib, overwrite, say)
     try:
-        load = make_load(be, command, matmul_size, copy_mib)
-        gpus = be.devices()
-        if metrics_port is not None:
-            from trainsizer.probe.burnin.exporter import Exporter
-
-            exporter = Exporter(metrics_port, gpus, metrics_host)
-        if resume is None:
-            config = {"duration_s": total, "interval_s": interval_s, "backend_requested": backend,
-                      "command": command, "matmul_size": matmul_size, "copy_mib": copy_mib, "load": load.describe(),
-                      "fake": fake.to_dict() if be.name == "fake" else None, "gpus": [g.to_dict() for g in gpus]}
-            store, run_id = Store.create(path, duration_s=total, interval_s=interval_s, backend=be.name,
-                                         load=load.name, config=config, gpus=gpus)
-    except BaseException:
-        if exporter is not None:
-            exporter.close()
-        be.close()
-        if resume is not None:
-            store.close()
-        raise
-    if resume is not None:
-        if total != run["duration_s"]:
-            store.set_duration(run_id, total)
-        store.add_note(run_id, f"resumed at {offset:.1f} s (previous status {run['status']})")
+        store, run_id, load, exporter, gpus = _open_run(start, backend, metrics_port, metrics_host, say)
+    finally:
+        say(None)
+    be = start.backend
+    if start.run is not None:
+        if start.total != start.run["duration_s"]:
+            store.set_duration(run_id, start.total)
+        store.add_note(run_id, f"resumed at {start.offset:.1f} s (previous status {start.run['status']})")
     try:
         for note in be.notes:
             store.add_note(run_id, note)
-        segment = store.begin_segment(run_id, offset)
-        status = _loop(store, run_id, segment, be, load, exporter, offset, total, interval_s, quiet, on_sample, gpus)
+        segment = store.begin_segment(run_id, start.offset)
+        status = _loop(store, run_id, segment, be, load, exporter, start.offset, start.total, start.interval_s,
+                       quiet, on_sample, gpus)
     finally:
         load.stop()
         if exporter is not None:

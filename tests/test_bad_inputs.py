@@ -1,0 +1,505 @@
+"""Every bad input is refused with one clear line (issue 13): a corpus of bad scenario files (one bad field each),
+bad flags, output paths into missing folders and GPU probes without a GPU, each run through the real CLI entry
+point (``trainsizer.cli.main``, in-process: the same code path as the console script). Each must exit 2 with
+exactly one output line that names the field (and the file, for a scenario file), no traceback, and no file
+written. Entries whose fix belongs to a module this corpus does not own are strict xfails naming what is
+needed, so they turn green (and then fail as XPASS) once fixed. Every --json output is finite JSON."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from trainsizer.cli import main
+
+TORCH = importlib.util.find_spec("torch") is not None and importlib.util.find_spec("transformers") is not None
+
+BASE: dict[str, Any] = {
+    "model": {"preset": "llama-3.2-1b"},
+    "training": {"method": "full", "micro_batch_size": 1, "seq_len": 2048},
+    "parallel": {"gpus": 1},
+    "hardware": {"gpu": "h100-sxm5-80gb"},
+}
+TINY_ARCH = {"model_type": "llama", "hidden_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4,
+             "num_key_value_heads": 2, "intermediate_size": 256, "vocab_size": 512}
+MOE_ARCH = {"model_type": "mixtral", "hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "intermediate_size": 256, "vocab_size": 512, "num_local_experts": 8, "num_experts_per_tok": 2}
+INLINE_GPU = {"name": "my-gpu", "memory_gib": 80}
+PLAN_JOB = {"model": {"preset": "qwen2.5-0.5b"},
+            "training": {"method": "lora", "micro_batch_size": 1, "seq_len": 1024, "tokens": 1.0e+8}}
+PLAN = ["plan", "{tmp}/job.yaml", "--gpu", "rtx-4090-24gb", "--max-gpus", "4"]
+REPORT = ["report", "{tmp}/job.yaml", "--gpu", "rtx-4090-24gb", "--max-gpus", "4"]
+EST = ["estimate", "{tmp}/job.yaml"]
+FLAGS = ["estimate", "--model", "llama-3.2-1b", "--method", "lora", "--gpu", "h100-sxm5-80gb"]
+SHIPPED_LINK = {"id": "pcie4", "name": "PCIe 4.0 x16", "scope": "pcie", "per_direction_gbps": 32,
+                "source": "test", "as_of": "2026-01-01"}
+SHIPPED_GPU = {"id": "my-npu", "name": "My NPU", "memory_gib": 32, "source": "vendor", "as_of": "2026-12-01"}
+QUOTE = {"name": "offer", "gpu": "rtx-4090-24gb", "gpus_per_server": 8, "price": 1.98, "unit": "gpu-hour",
+         "currency": "CNY", "billing": "per-second", "topology": "pcie"}
+SITE = {"id": "my-room", "name": "My room", "rack_power_kw": 10, "cooling": "air", "max_air_kw_per_rack": 10,
+        "pue": 1.5, "electricity_price": 0.8, "rack_rent_per_month": 5000, "currency": "CNY", "source": "us",
+        "as_of": "2026-01-01"}
+
+
+@dataclass
+class Bad:
+    id: str
+    args: list[str]
+    field: str
+    job: dict[str, Any] | str | None = None  # written to {tmp}/job.yaml (a dict as YAML, a str as is)
+    files: dict[str, Any] = field(default_factory=dict)  # more files under {tmp} (dicts/lists as YAML)
+    names_file: bool = False  # the line must name {tmp}/job.yaml too
+    xfail: str | None = None
+    torch: bool = False  # a probe: needs torch / transformers installed
+
+    def param(self) -> Any:
+        marks = []
+        if self.xfail:
+            marks.append(pytest.mark.xfail(reason=self.xfail, strict=True))
+        if self.torch:
+            marks.append(pytest.mark.skipif(not TORCH, reason="needs the [probe] extra"))
+        return pytest.param(self, id=self.id, marks=marks)
+
+
+def job(path: str, value: Any, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """BASE (or ``base``) with one dotted key set (``None`` removes it)."""
+    data = copy.deepcopy(base or BASE)
+    *parents, key = path.split(".")
+    target = data
+    for p in parents:
+        target = target.setdefault(p, {})
+    if value is None:
+        target.pop(key, None)
+    else:
+        target[key] = value
+    return data
+
+
+def scenario(id: str, path: str, value: Any, field_name: str | None = None, base: dict[str, Any] | None = None,
+             **kw: Any) -> Bad:
+    """One bad field in an otherwise valid scenario file, through `trainsizer estimate FILE`."""
+    return Bad(id, EST, field_name or path, job(path, value, base), names_file=kw.pop("names_file", True), **kw)
+
+
+def raw(id: str, text: str, field_name: str = "scenario", **kw: Any) -> Bad:
+    return Bad(id, EST, field_name, text, names_file=kw.pop("names_file", True), **kw)
+
+
+def layout(id: str, field_name: str, **changes: Any) -> Bad:
+    data = copy.deepcopy(BASE)
+    for dotted, value in changes.items():
+        section, key = dotted.split("__")
+        data[section][key] = value
+    return Bad(id, EST, field_name, data, names_file=False)
+
+
+LORA = job("training.method", "lora")
+FREEZE = job("training.method", "freeze")
+INLINE = job("hardware.gpu", INLINE_GPU)
+NO_FILE = "needs api.py (estimate core) / hardware/catalog.py to name the scenario file in catalog lookup errors"
+CATALOG_FINITE = "needs validation in hardware/catalog.py: numbers finite and never true/false (allow_inf_nan=False)"
+QUOTES_FINITE = ("needs validation in cost/quotes.py: price finite and never true/false (an infinite price crashes "
+                 "with OverflowError in QuoteResult.to_dict)")
+PRICES_CHECKED = ("needs validation in cost/prices.py: a user prices file's numbers checked, finite and > 0 (a NaN "
+                  "server price crashes plan with ValueError)")
+SITES_STRICT = "needs validation in system/sites.py: numbers never true/false (strict)"
+CALIBRATION_FINITE = "needs validation in calibrate.py: a profile's parameters finite and in their fitted range"
+
+CORPUS = [
+    # --- types: a bool, a float or a string where a count goes ----------------------------------------------
+    scenario("mbs-true", "training.micro_batch_size", True),
+    scenario("mbs-float", "training.micro_batch_size", 2.0),
+    scenario("mbs-string", "training.micro_batch_size", "4"),
+    scenario("seq-false", "training.seq_len", False),
+    scenario("seq-fraction", "training.seq_len", 1.5),
+    scenario("gbs-true", "training.global_batch_size", True),
+    scenario("gpus-true", "parallel.gpus", True),
+    scenario("gpus-fraction", "parallel.gpus", 1.5),
+    scenario("tp-true", "parallel.tp", True),
+    scenario("pp-string", "parallel.pp", "2"),
+    scenario("cp-float", "parallel.cp", 2.0),
+    scenario("virtual-pp-true", "parallel.virtual_pp", True),
+    scenario("ep-false", "parallel.ep", False),
+    scenario("zero-true", "parallel.zero", True),
+    scenario("zero-string", "parallel.zero", "1"),
+    scenario("sequence-parallel-int", "parallel.sequence_parallel", 1),
+    scenario("sequence-parallel-yes-string", "parallel.sequence_parallel", "yes"),
+    scenario("distributed-optimizer-int", "parallel.distributed_optimizer", 0),
+    scenario("optimizer-in-backward-string", "training.optimizer_in_backward", "true"),
+    scenario("gpus-per-node-true", "hardware.gpus_per_node", True),
+    scenario("nics-per-node-fraction", "hardware.nics_per_node", 8.5),
+    scenario("lora-rank-true", "training.lora.rank", True, base=LORA),
+    scenario("lora-alpha-true", "training.lora.alpha", True, base=LORA),
+    scenario("freeze-layers-true", "training.freeze_trainable_layers", True, base=FREEZE),
+    scenario("tokens-true", "training.tokens", True),
+    scenario("preset-number", "model.preset", 8),
+    scenario("inline-gpu-memory-true", "hardware.gpu.memory_gib", True, base=INLINE),
+    # --- NaN and infinity -------------------------------------------------------------------------------------
+    scenario("tokens-nan", "training.tokens", float("nan")),
+    scenario("tokens-inf", "training.tokens", float("inf")),
+    scenario("tokens-minus-inf", "training.tokens", float("-inf")),
+    scenario("tokens-nan-string", "training.tokens", "nan"),
+    scenario("seq-nan", "training.seq_len", float("nan")),
+    scenario("lora-alpha-nan", "training.lora.alpha", float("nan"), base=LORA),
+    scenario("lora-alpha-inf", "training.lora.alpha", float("inf"), base=LORA),
+    scenario("lora-dropout-nan", "training.lora.dropout", float("nan"), base=LORA),
+    scenario("inline-memory-nan", "hardware.gpu.memory_gib", float("nan"), base=INLINE),
+    scenario("inline-memory-inf", "hardware.gpu.memory_gib", float("inf"), base=INLINE),
+    scenario("inline-bf16-inf", "hardware.gpu.bf16_tflops", float("inf"), base=INLINE),
+    scenario("inline-hbm-nan", "hardware.gpu.hbm_gbps", float("nan"), base=INLINE),
+    # --- out of physical range ----------------------------------------------------------------------------------
+    scenario("mbs-zero", "training.micro_batch_size", 0),
+    scenario("mbs-negative", "training.micro_batch_size", -1),
+    scenario("seq-zero", "training.seq_len", 0),
+    scenario("seq-huge", "training.seq_len", 10**12),
+    scenario("gpus-zero", "parallel.gpus", 0),
+    scenario("gpus-negative", "parallel.gpus", -8),
+    scenario("gpus-huge", "parallel.gpus", 2_000_000),
+    scenario("tp-zero", "parallel.tp", 0),
+    scenario("zero-four", "parallel.zero", 4),
+    scenario("zero-negative", "parallel.zero", -1),
+    scenario("gbs-zero", "training.global_batch_size", 0),
+    scenario("tokens-negative", "training.tokens", -1),
+    scenario("tokens-zero", "training.tokens", 0),
+    scenario("tokens-huge", "training.tokens", 1e17),
+    scenario("lora-rank-zero", "training.lora.rank", 0, base=LORA),
+    scenario("lora-alpha-negative", "training.lora.alpha", -1, base=LORA),
+    scenario("lora-dropout-one", "training.lora.dropout", 1.0, base=LORA),
+    scenario("lora-dropout-negative", "training.lora.dropout", -0.1, base=LORA),
+    scenario("inline-memory-zero", "hardware.gpu.memory_gib", 0, base=INLINE),
+    scenario("inline-memory-negative", "hardware.gpu.memory_gib", -80, base=INLINE),
+    scenario("inline-tdp-huge", "hardware.gpu.tdp_w", 1e9, base=INLINE),
+    scenario("gpus-per-node-zero", "hardware.gpus_per_node", 0),
+    scenario("nics-per-node-huge", "hardware.nics_per_node", 100),
+    scenario("freeze-layers-zero", "training.freeze_trainable_layers", 0, base=FREEZE),
+    # --- unknown keys and typos (the closest key is named) ---------------------------------------------------------
+    scenario("typo-micro-batch", "training.micro_batch", 1),
+    scenario("typo-seqlen", "training.seqlen", 1024),
+    scenario("typo-zero-stage", "parallel.zero_stage", 3),
+    scenario("typo-gpu-id", "hardware.gpu_id", "h100-sxm5-80gb"),
+    scenario("typo-section", "trainig", {"method": "full"}),
+    scenario("typo-presets", "model.presets", "llama-3.2-1b", field_name="model"),
+    scenario("typo-lora-ranks", "training.lora.ranks", 8, base=LORA),
+    scenario("typo-inline-memory-gb", "hardware.gpu.memory_gb", 80, base=job("hardware.gpu", {"name": "x",
+                                                                                             "memory_gib": 80})),
+    # --- closed enums ------------------------------------------------------------------------------------------
+    scenario("method-typo", "training.method", "lorra"),
+    scenario("method-number", "training.method", 1),
+    scenario("precision-bf16", "training.precision", "bf16"),
+    scenario("optimizer-adam", "training.optimizer", "adam"),
+    scenario("checkpointing-partial", "training.activation_checkpointing", "partial"),
+    scenario("attention-flash2", "training.attention", "flash2"),
+    scenario("quantization-fp4", "training.quantization", "fp4", base=job("training.method", "qlora")),
+    scenario("offload-cpu", "parallel.offload", "cpu"),
+    scenario("loss-fused", "training.loss", "fused"),
+    # --- duplicate keys -------------------------------------------------------------------------------------------
+    raw("duplicate-model", "model: {preset: llama-3.2-1b}\nmodel: {preset: qwen2.5-0.5b}\n"
+                           "training: {method: full, micro_batch_size: 1, seq_len: 128}\n"),
+    raw("duplicate-method", "model: {preset: llama-3.2-1b}\ntraining:\n  method: full\n  micro_batch_size: 1\n"
+                            "  method: lora\n  seq_len: 128\nparallel: {gpus: 1}\nhardware: {gpu: h100-sxm5-80gb}\n"),
+    raw("duplicate-gpus", "model: {preset: llama-3.2-1b}\ntraining: {method: full, micro_batch_size: 1, seq_len: 128}\n"
+                          "parallel: {gpus: 1, gpus: 8}\nhardware: {gpu: h100-sxm5-80gb}\n"),
+    raw("duplicate-lora-rank", "model: {preset: llama-3.2-1b}\ntraining:\n  method: lora\n  micro_batch_size: 1\n"
+                               "  seq_len: 128\n  lora:\n    rank: 8\n    rank: 16\nparallel: {gpus: 1}\n"
+                               "hardware: {gpu: h100-sxm5-80gb}\n"),
+    # --- malformed YAML ----------------------------------------------------------------------------------------
+    raw("yaml-unclosed-bracket", "model:\n  preset: [llama\ntraining: {}\n"),
+    raw("yaml-tab-indent", "model:\n\tpreset: llama-3.2-1b\n"),
+    raw("yaml-top-level-list", "- model\n- training\n"),
+    raw("yaml-empty", ""),
+    raw("yaml-scalar", "hello\n"),
+    raw("yaml-python-tag", "model: !!python/object:os.system {}\n"),
+    Bad("yaml-not-utf8", EST, "scenario", None, files={"job.yaml": b"model: {preset: \xff\xfe}\n"}, names_file=True),
+    Bad("scenario-missing-file", ["estimate", "{tmp}/nothing.yaml"], "scenario"),
+    scenario("section-not-mapping", "training", "full", field_name="training"),
+    scenario("required-missing", "training.micro_batch_size", None),
+    # --- unknown ids (the closest ones and the catalog command, never the whole list) -------------------------------
+    scenario("preset-typo", "model.preset", "llama-3-8b"),
+    scenario("preset-unknown", "model.preset", "gpt-5"),
+    scenario("gpu-prefix", "hardware.gpu", "h100", names_file=False),
+    scenario("gpu-unknown", "hardware.gpu", "rtx-9090", names_file=False),
+    scenario("gpu-unknown-names-file", "hardware.gpu", "rtx-9090", xfail=NO_FILE),
+    scenario("intra-node-unknown", "hardware.intra_node", "nvlink9", names_file=False),
+    scenario("inter-node-unknown", "hardware.inter_node", "ib-xyz", names_file=False, base=job("parallel.gpus", 16)),
+    scenario("model-empty", "model", {}, field_name="model"),
+    scenario("model-two-sources", "model", {"preset": "llama-3.2-1b", "hf_config": "x.json"}, field_name="model"),
+    scenario("hf-config-missing", "model", {"hf_config": "missing/config.json"}, field_name="model.hf_config",
+             names_file=False),
+    # --- architectures ------------------------------------------------------------------------------------------
+    scenario("moe-zero-experts", "model", {"architecture": {**MOE_ARCH, "num_local_experts": 0}},
+             field_name="model.architecture.num_local_experts"),
+    scenario("moe-more-active-than-experts", "model", {"architecture": {**MOE_ARCH, "num_experts_per_tok": 9}},
+             field_name="model.architecture.num_experts_per_tok"),
+    scenario("arch-hidden-true", "model", {"architecture": {**TINY_ARCH, "hidden_size": True}},
+             field_name="model.architecture.hidden_size"),
+    scenario("arch-layers-negative", "model", {"architecture": {**TINY_ARCH, "num_hidden_layers": -2}},
+             field_name="model.architecture.num_hidden_layers"),
+    scenario("arch-heads-do-not-divide", "model", {"architecture": {**TINY_ARCH, "num_attention_heads": 3}},
+             field_name="model.architecture.num_"),
+    scenario("arch-unknown-type", "model", {"architecture": {**TINY_ARCH, "model_type": "transformer-9000"}},
+             field_name="model.architecture.model_type"),
+    # --- layouts that do not divide -------------------------------------------------------------------------------
+    layout("tp-does-not-divide-gpus", "parallel.gpus", parallel__gpus=8, parallel__tp=3),
+    layout("tp-does-not-divide-heads", "parallel.tp", parallel__gpus=3, parallel__tp=3),
+    layout("pp-above-layers", "parallel.pp", parallel__gpus=64, parallel__pp=64),
+    layout("cp-does-not-divide-seq", "parallel.cp", parallel__gpus=2, parallel__cp=2, training__seq_len=1001),
+    layout("zero3-with-pp", "parallel.zero", parallel__gpus=4, parallel__pp=2, parallel__zero=3),
+    layout("gbs-not-a-multiple", "training.global_batch_size", parallel__gpus=2, training__global_batch_size=3),
+    layout("gpus-per-node-does-not-divide", "hardware.gpus_per_node", parallel__gpus=16, hardware__gpus_per_node=3),
+    layout("ep-does-not-divide-dp", "parallel.ep", parallel__gpus=8, parallel__ep=3),
+    layout("virtual-pp-without-pp", "parallel.virtual_pp", parallel__virtual_pp=2),
+    layout("param-offload-without-zero3", "parallel.offload", parallel__gpus=2, parallel__zero=1,
+           parallel__offload="optimizer+params"),
+    layout("quantization-without-qlora", "training.quantization", training__method="lora",
+           training__quantization="nf4"),
+    # --- flags: NaN, infinity, negative, zero ------------------------------------------------------------------
+    Bad("plan-deadline-nan", [*PLAN, "--deadline", "nan"], "--deadline", PLAN_JOB),
+    Bad("plan-deadline-inf", [*PLAN, "--deadline", "inf"], "--deadline", PLAN_JOB),
+    Bad("plan-deadline-inf-days", [*PLAN, "--deadline", "infd"], "--deadline", PLAN_JOB),
+    Bad("plan-deadline-negative", [*PLAN, "--deadline", "-1d"], "--deadline", PLAN_JOB),
+    Bad("plan-deadline-zero", [*PLAN, "--deadline", "0"], "--deadline", PLAN_JOB),
+    Bad("plan-deadline-garbage", [*PLAN, "--deadline", "7x"], "--deadline", PLAN_JOB),
+    Bad("plan-budget-nan", [*PLAN, "--budget", "nan"], "--budget", PLAN_JOB),
+    Bad("plan-budget-inf", [*PLAN, "--budget", "inf"], "--budget", PLAN_JOB),
+    Bad("plan-budget-negative", [*PLAN, "--budget", "-5"], "--budget", PLAN_JOB),
+    Bad("plan-budget-zero", [*PLAN, "--budget", "0"], "--budget", PLAN_JOB),
+    Bad("plan-max-gpus-zero", [*PLAN, "--max-gpus", "0"], "--max-gpus", PLAN_JOB),
+    Bad("plan-max-gpus-negative", [*PLAN, "--max-gpus", "-1"], "--max-gpus", PLAN_JOB),
+    Bad("plan-top-zero", [*PLAN, "--top", "0"], "--top", PLAN_JOB),
+    Bad("plan-top-negative", [*PLAN, "--top", "-3"], "--top", PLAN_JOB),
+    Bad("plan-horizon-nan", [*PLAN, "--horizon", "nan"], "--horizon", PLAN_JOB),
+    Bad("plan-horizon-inf", [*PLAN, "--horizon", "inf"], "--horizon", PLAN_JOB),
+    Bad("plan-utilisation-zero", [*PLAN, "--utilisation", "0"], "--utilisation", PLAN_JOB),
+    Bad("plan-utilisation-nan", [*PLAN, "--utilisation", "nan"], "--utilisation", PLAN_JOB),
+    Bad("plan-gpus-per-node-three", [*PLAN, "--gpus-per-node", "3"], "--gpus-per-node", PLAN_JOB),
+    Bad("plan-currency", [*PLAN, "--currency", "EUR"], "--currency", PLAN_JOB),
+    Bad("plan-site-unknown", [*PLAN, "--site", "the-moon"], "--site", PLAN_JOB),
+    Bad("plan-gpu-unknown", ["plan", "{tmp}/job.yaml", "--gpu", "h100"], "--gpu", PLAN_JOB),
+    Bad("report-deadline-nan", [*REPORT, "--deadline", "nan", "--out", "{tmp}/r.html"], "--deadline", PLAN_JOB),
+    Bad("report-budget-inf", [*REPORT, "--budget", "inf", "--out", "{tmp}/r.html"], "--budget", PLAN_JOB),
+    Bad("scale-max-gpus-zero", ["scale", "{tmp}/job.yaml", "--gpu", "rtx-4090-24gb", "--max-gpus", "0"],
+        "--max-gpus", PLAN_JOB),
+    Bad("flag-gpus-zero", [*FLAGS, "--gpus", "0"], "parallel.gpus"),
+    Bad("flag-mbs-negative", [*FLAGS, "--mbs", "-1"], "training.micro_batch_size"),
+    Bad("flag-seq-zero", [*FLAGS, "--seq-len", "0"], "training.seq_len"),
+    Bad("flag-tokens-nan", [*FLAGS, "--tokens", "nan"], "training.tokens"),
+    Bad("flag-tokens-inf", [*FLAGS, "--tokens", "inf"], "training.tokens"),
+    Bad("flag-lora-alpha-inf", [*FLAGS, "--lora-alpha", "inf"], "training.lora.alpha"),
+    Bad("flag-lora-rank-zero", [*FLAGS, "--lora-rank", "0"], "training.lora.rank"),
+    Bad("flag-zero-five", [*FLAGS, "--zero", "5"], "parallel.zero"),
+    Bad("flag-tp-zero", [*FLAGS, "--tp", "0"], "parallel.tp"),
+    Bad("flag-method-typo", [*FLAGS, "--method", "lorra"], "training.method"),
+    Bad("flag-lang", ["estimate", "--lang", "fr"], "--lang"),
+    Bad("calibrate-holdout-zero", ["calibrate", "{tmp}/cases.yaml", "--holdout", "0", "--out", "{tmp}/c.yaml"],
+        "--holdout", files={"cases.yaml": [{"id": "c1", "scenario": BASE, "measured": {"memory_gib": 30.0,
+                                                                                      "memory_metric": "allocated"}}]}),
+    Bad("serve-port-zero", ["serve", "--port", "0"], "--port"),
+    # --- user data files: catalogs, quotes, prices, sites, calibration profiles ----------------------------------
+    Bad("catalog-duplicate-key", ["estimate", "--catalog", "{tmp}/cat.yaml"], "catalog",
+        files={"cat.yaml": "links:\n  - id: pcie4\n    id: pcie5\n"}),
+    Bad("catalog-link-inf", ["estimate", "--catalog", "{tmp}/cat.yaml", "--json"], "per_direction_gbps",
+        files={"cat.yaml": {"links": [{**SHIPPED_LINK, "per_direction_gbps": float("inf")}]}}, xfail=CATALOG_FINITE),
+    Bad("catalog-gpu-memory-true", ["catalog", "gpus", "--catalog", "{tmp}/cat.yaml"], "memory_gib",
+        files={"cat.yaml": {"accelerators": [{**SHIPPED_GPU, "memory_gib": True}]}}, xfail=CATALOG_FINITE),
+    Bad("catalog-gpu-memory-negative", ["catalog", "gpus", "--catalog", "{tmp}/cat.yaml"], "memory_gib",
+        files={"cat.yaml": {"accelerators": [{**SHIPPED_GPU, "memory_gib": -1}]}}),
+    Bad("quotes-price-inf", ["quotes", "{tmp}/q.yaml", "--json"], "price",
+        files={"q.yaml": {"quotes": [{**QUOTE, "price": float("inf")}]}}, xfail=QUOTES_FINITE),
+    Bad("quotes-price-true", ["quotes", "{tmp}/q.yaml", "--json"], "price",
+        files={"q.yaml": {"quotes": [{**QUOTE, "price": True}]}}, xfail=QUOTES_FINITE),
+    Bad("quotes-price-negative", ["quotes", "{tmp}/q.yaml"], "price",
+        files={"q.yaml": {"quotes": [{**QUOTE, "price": -1}]}}),
+    Bad("quotes-gpu-unknown", ["quotes", "{tmp}/q.yaml"], "quotes[0].gpu",
+        files={"q.yaml": {"quotes": [{**QUOTE, "gpu": "rtx-9090"}]}}),
+    Bad("prices-server-price-nan", [*PLAN, "--prices", "{tmp}/p.yaml", "--json"], "price", PLAN_JOB,
+        files={"p.yaml": {"servers": [{"id": "mine", "gpu": "rtx-4090-24gb", "gpus": 8, "price": float("nan"),
+                                       "currency": "USD", "source": "us", "as_of": "2026-01-01"}]}},
+        xfail=PRICES_CHECKED),
+    Bad("sites-rack-power-true", ["catalog", "sites", "--sites", "{tmp}/s.yaml"], "rack_power_kw",
+        files={"s.yaml": {"sites": [{**SITE, "rack_power_kw": True}]}}, xfail=SITES_STRICT),
+    Bad("sites-pue-nan", ["catalog", "sites", "--sites", "{tmp}/s.yaml"], "pue",
+        files={"s.yaml": {"sites": [{**SITE, "pue": float("nan")}]}}),
+    Bad("calibration-nan", [*EST, "--calibration", "{tmp}/cal.yaml", "--json"], "implementation_factor", BASE,
+        files={"cal.yaml": {"memory": {"activations": {"implementation_factor": float("nan")}}}},
+        xfail=CALIBRATION_FINITE),
+    Bad("calibration-unknown-section", [*EST, "--calibration", "{tmp}/cal.yaml"], "--calibration.memory.weights",
+        BASE, files={"cal.yaml": {"memory": {"weights": {"x": 1}}}}),
+    # --- output paths: checked before any work, never into a missing folder, never over a file -------------------
+    Bad("report-out-missing-folder", [*REPORT, "--out", "{tmp}/missing/plan.html"], "--out", PLAN_JOB),
+    Bad("report-out-extension", [*REPORT, "--out", "{tmp}/plan.txt"], "--out", PLAN_JOB),
+    Bad("report-out-existing", [*REPORT, "--out", "{tmp}/old.html"], "--out", PLAN_JOB, files={"old.html": "old"}),
+    Bad("report-out-is-a-folder", [*REPORT, "--out", "{tmp}/folder.html"], "--out", PLAN_JOB,
+        files={"folder.html/keep": "x"}),
+    Bad("calibrate-out-missing-folder", ["calibrate", "{tmp}/cases.yaml", "--out", "{tmp}/missing/cal.yaml"], "--out",
+        files={"cases.yaml": []}),
+    Bad("calibrate-out-existing", ["calibrate", "{tmp}/cases.yaml", "--out", "{tmp}/cal.yaml"], "--out",
+        files={"cases.yaml": [], "cal.yaml": "old"}),
+    Bad("burnin-db-missing-folder", ["burnin", "--backend", "fake", "--duration", "1s", "--db", "{tmp}/missing/r.db"],
+        "--db"),
+    Bad("burnin-db-existing", ["burnin", "--backend", "fake", "--duration", "1s", "--db", "{tmp}/old.db"], "--db",
+        files={"old.db": "old"}),
+    Bad("probe-memory-out-missing-folder", ["probe", "memory", "{tmp}/job.yaml", "--cpu", "--out",
+                                            "{tmp}/missing/cases.yaml"], "--out",
+        job("model", {"architecture": TINY_ARCH}), torch=True),
+    Bad("probe-memory-out-not-cases", ["probe", "memory", "{tmp}/job.yaml", "--cpu", "--out", "{tmp}/notes.yaml"],
+        "cases", job("model", {"architecture": TINY_ARCH}), files={"notes.yaml": "just: notes\n"}, torch=True),
+    Bad("probe-profile-trace-out-missing-folder", ["probe", "profile", "{tmp}/job.yaml", "--cpu", "--trace-out",
+                                                   "{tmp}/missing/t.json"], "--trace-out",
+        job("model", {"architecture": TINY_ARCH}), torch=True),
+    Bad("probe-comm-out-missing-folder", ["probe", "comm", "--cpu", "--out", "{tmp}/missing/r.json"], "--out",
+        torch=True),
+    Bad("probe-comm-profile-missing-folder", ["probe", "comm", "--cpu", "--link-profile", "{tmp}/missing/l.yaml"],
+        "--link-profile", torch=True),
+    Bad("probe-comm-out-existing", ["probe", "comm", "--cpu", "--out", "{tmp}/old.json"], "--out",
+        files={"old.json": "{}"}, torch=True),
+    # --- probes without a GPU (the CUDA check is patched: the same on any machine) -------------------------------
+    Bad("probe-memory-no-gpu", ["probe", "memory", "{tmp}/job.yaml"], "--device",
+        job("model", {"architecture": TINY_ARCH}), torch=True),
+    Bad("probe-memory-device-cuda", ["probe", "memory", "{tmp}/job.yaml", "--device", "cuda"], "--device",
+        job("model", {"architecture": TINY_ARCH}), torch=True),
+    Bad("probe-memory-device-tpu", ["probe", "memory", "{tmp}/job.yaml", "--device", "tpu"], "--device",
+        job("model", {"architecture": TINY_ARCH}), torch=True),
+    Bad("probe-memory-cpu-and-cuda", ["probe", "memory", "{tmp}/job.yaml", "--cpu", "--device", "cuda"], "--cpu",
+        job("model", {"architecture": TINY_ARCH}), torch=True),
+    Bad("probe-memory-steps-one", ["probe", "memory", "{tmp}/job.yaml", "--cpu", "--steps", "1"], "--steps",
+        job("model", {"architecture": TINY_ARCH}), torch=True),
+    Bad("probe-memory-too-big-for-cpu", ["probe", "memory", "{tmp}/job.yaml", "--cpu"], "--layers",
+        job("model.preset", "llama-3.1-8b"), torch=True),
+    Bad("probe-memory-bad-scenario", ["probe", "memory", "{tmp}/job.yaml", "--simulate"], "training.seq_len",
+        job("training.seq_len", True), names_file=True, torch=True),
+    Bad("probe-profile-no-gpu", ["probe", "profile", "{tmp}/job.yaml"], "--device",
+        job("model", {"architecture": TINY_ARCH}), torch=True),
+    Bad("probe-profile-too-big-for-cpu", ["probe", "profile", "{tmp}/job.yaml", "--cpu"], "--layers",
+        job("model.preset", "llama-3.1-8b"), torch=True),
+    Bad("probe-comm-no-gpu", ["probe", "comm"], "--backend", torch=True),
+    Bad("probe-comm-nccl-no-gpu", ["probe", "comm", "--backend", "nccl"], "--backend", torch=True),
+    Bad("probe-comm-cpu-and-nccl", ["probe", "comm", "--cpu", "--backend", "nccl"], "--cpu", torch=True),
+    Bad("probe-comm-ops", ["probe", "comm", "--cpu", "--ops", "broadcast"], "--ops", torch=True),
+]
+
+
+def test_the_corpus_is_large_and_ids_are_unique():
+    assert len(CORPUS) >= 100
+    assert len({b.id for b in CORPUS}) == len(CORPUS)
+
+
+def _write(path: Path, content: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif isinstance(content, str):
+        path.write_text(content, encoding="utf-8")
+    else:
+        path.write_text(yaml.safe_dump(content, sort_keys=False), encoding="utf-8")
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def run_cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """``trainsizer ARGS`` through the console entry point; (exit status, stdout + stderr)."""
+    monkeypatch.setattr(sys, "argv", ["trainsizer", *args])
+    code: Any = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return (code if isinstance(code, int) else 1), out.out + out.err
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    """No CUDA anywhere, whatever the machine; and a machine of 8 GiB for the CPU size guard."""
+    if TORCH:
+        import trainsizer.probe.comm_settings as comm_settings
+        import trainsizer.probe.safety as safety
+
+        monkeypatch.setattr(safety, "cuda_available", lambda: False)
+        monkeypatch.setattr(safety, "machine_memory_bytes", lambda: 8.0 * 2**30)
+        monkeypatch.setattr(comm_settings, "_cuda_available", lambda: False)
+
+
+@pytest.mark.parametrize("bad", [b.param() for b in CORPUS])
+def test_bad_input_exits_2_with_one_line_naming_the_field(bad, tmp_path, monkeypatch, capsys, no_gpu):
+    if bad.job is not None:
+        _write(tmp_path / "job.yaml", bad.job)
+    for name, content in bad.files.items():
+        _write(tmp_path / name, content)
+    monkeypatch.chdir(tmp_path)
+    before = _snapshot(tmp_path)
+    code, output = run_cli([a.format(tmp=tmp_path) for a in bad.args], monkeypatch, capsys)
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert code == 2, output[-2000:]
+    assert "Traceback" not in output
+    assert len(lines) == 1, output[-2000:]
+    assert lines[0].startswith("error: ") and bad.field in lines[0], lines[0]
+    if bad.names_file:
+        assert str(tmp_path / "job.yaml") in lines[0], lines[0]
+    assert "known:" not in lines[0] and len(lines[0]) < 600  # closest ids only, never a whole catalog
+    assert _snapshot(tmp_path) == before  # nothing written, nothing replaced
+
+
+# --- every --json output is finite JSON ------------------------------------------------------------------------
+
+JSON_COMMANDS = [
+    pytest.param(["estimate", "--json"], id="estimate"),
+    pytest.param(["estimate", "{tmp}/inline.yaml", "--json"], id="estimate-inline-gpu"),
+    pytest.param(["scale", "{tmp}/job.yaml", "--gpu", "rtx-4090-24gb", "--max-gpus", "4", "--json"], id="scale"),
+    pytest.param([*PLAN, "--deadline", "30d", "--json"], id="plan"),
+    pytest.param(["quotes", "examples/quotes.yaml", "--json"], id="quotes"),
+    pytest.param(["catalog", "gpus", "--json"], id="catalog-gpus"),
+    pytest.param(["catalog", "links", "--json"], id="catalog-links"),
+    pytest.param(["catalog", "sites", "--json"], id="catalog-sites"),
+    pytest.param(["catalog", "models", "--json"], id="catalog-models"),
+]
+
+
+@pytest.mark.parametrize("args", JSON_COMMANDS)
+def test_json_output_is_finite_and_strict(args, tmp_path, monkeypatch, capsys):
+    from conftest import REPO
+
+    monkeypatch.setenv("TRAINSIZER_STRICT_JSON", "1")  # a NaN or infinity raises instead of turning into null
+    _write(tmp_path / "job.yaml", PLAN_JOB)
+    _write(tmp_path / "inline.yaml", job("hardware.gpu", {"name": "x", "memory_gib": 24, "bf16_tflops": 100}))
+    monkeypatch.chdir(REPO)
+    code, output = run_cli([a.format(tmp=tmp_path) for a in args], monkeypatch, capsys)
+    assert code == 0, output[-2000:]
+    json.loads(output[output.index("{") if output.lstrip().startswith("{") else output.index("["):],
+               parse_constant=lambda c: pytest.fail(f"{c} in JSON output"))
+
+
+def test_dumps_strict_turns_non_finite_into_null_with_a_reason_or_raises():
+    from trainsizer.jsonout import NonFiniteNumber, dumps_strict
+
+    text = dumps_strict({"step_s": float("inf"), "rows": [1.0, float("nan")], "ok": 2.5}, strict=False)
+    assert json.loads(text) == {"step_s": None, "step_s_reason": "unbounded (+infinity)", "rows": [1.0, None],
+                                "ok": 2.5}
+    with pytest.raises(NonFiniteNumber, match=r"\$\.rows\[1\]"):
+        dumps_strict({"rows": [1.0, float("nan")]}, strict=True)
+
+
+@pytest.mark.parametrize("value", [None, 1, 0.5, "2", 7.0])
+def test_finite_positive_accepts_finite_positive_numbers(value):
+    from trainsizer.validation import finite_positive
+
+    assert finite_positive(value, "--x") == (None if value is None else float(value))
+
+
+@pytest.mark.parametrize("value", [0, -1, float("nan"), float("inf"), float("-inf"), True, "x", "nan"])
+def test_finite_positive_refuses_the_rest(value):
+    from trainsizer.errors import InputError
+    from trainsizer.validation import finite_positive
+
+    with pytest.raises(InputError) as err:
+        finite_positive(value, "--x")
+    assert err.value.field == "--x" and "\n" not in str(err.value)
