@@ -148,6 +148,8 @@ def _grad_reaches(st: TrainingState, layer: LayerState) -> bool:
     return layer.index >= first_trainable
 
 
+# long: the saved tensors of a stage, in the order of Korthikanti et al. 2022 section 4 (layers, pipeline
+# schedule, embedding side, logits), with the parts a fit re-prices kept beside them
 def stage_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], st: TrainingState,
                       stage: int) -> StageActivations:
     tr, par = sc.training, sc.parallel

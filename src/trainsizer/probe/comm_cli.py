@@ -62,7 +62,8 @@ def print_result(result: CommProbeResult, console: Console | None = None) -> Non
         con.print(f"[yellow]note:[/yellow] {note}")
 
 
-def comm_command(  # length: typer reads the options from this signature and --help from the docstring
+# long: typer reads the options from this signature and --help from the docstring
+def comm_command(
     nproc: Annotated[int | None, typer.Option("--nproc", help="Ranks on this node (default: the CUDA GPUs, or 2 "
                                               "on CPU).")] = None,
     ops: Annotated[str, typer.Option("--ops", help="Comma list of all_reduce, all_gather, reduce_scatter.")]

@@ -158,7 +158,8 @@ def _print(profile: Any, verdict: Any, trace_path: Path | None, notes: list[str]
         con.print(f"trace: {trace_path} (open in https://ui.perfetto.dev or chrome://tracing)")
 
 
-def profile_command(  # length: typer reads the options from this signature and --help from the docstring
+# long: typer reads the options from this signature and --help from the docstring
+def profile_command(
     ctx: typer.Context,
     scenario: Annotated[Path | None, typer.Argument(
         metavar="SCENARIO.yaml", help="Scenario YAML: profile its built-in training step (random weights, "
