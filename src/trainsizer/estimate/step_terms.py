@@ -14,8 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, p2p_s
 from trainsizer.estimate.flops import StepFlops
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, TrainingState, training_state
@@ -236,11 +234,23 @@ def raw_step(ctx: StepContext) -> RawStep:
                    ctx.layers_per_stage, par.pp, par.virtual_pp)
 
 
+def _is_array(x: Any) -> bool:
+    return getattr(x, "ndim", 0) > 0  # numpy arrays (a fit's many cases); floats and numpy scalars are not
+
+
 def safe_div(num: Any, den: Any) -> Any:
-    """``num / den``, 0 where ``den`` is 0; for floats and numpy arrays alike."""
-    if isinstance(den, np.ndarray):
+    """``num / den``, 0 where ``den`` is 0; for floats and numpy arrays alike (numpy is imported only for
+    arrays, so a single estimate starts without it)."""
+    if _is_array(den):
+        import numpy as np
+
         return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den != 0)
     return num / den if den else 0.0
+
+
+def positive_part(x: Any) -> Any:
+    """max(0, x) for a float or, elementwise, an array."""
+    return x.clip(min=0.0) if _is_array(x) else max(0.0, x)
 
 
 def raw_efficiency(raw: RawStep, p: dict[str, Any]) -> Any:
@@ -256,6 +266,8 @@ def raw_efficiency(raw: RawStep, p: dict[str, Any]) -> Any:
     if isinstance(raw.architecture, str):
         e_max: Any = ceiling(raw.architecture, raw.dtype)
     else:
+        import numpy as np
+
         e_max = np.array([ceiling(a, d) for a, d in zip(raw.architecture, raw.dtype, strict=True)])
     return e_max * raw.local_tokens / (raw.local_tokens + c["half_tokens"]) * raw.width / (raw.width + c["half_width"])
 
@@ -273,7 +285,7 @@ def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
         "cp_comm": raw.cp_mb * (1 - overlap["cp"]),
         "moe_all_to_all": raw.moe_mb * (1 - overlap["moe"]),
         "pp_p2p": raw.pp_mb * (1 - overlap["pp_p2p"]),
-        "zero3_gather": np.maximum(0.0, raw.zero3_mb - overlap["zero3"] * compute),
+        "zero3_gather": positive_part(raw.zero3_mb - overlap["zero3"] * compute),
     }
     launch_mb = p["overhead"]["per_layer_s"] * raw.layers_per_stage
     t_mb = compute + sum(exposed.values()) + launch_mb
@@ -287,7 +299,7 @@ def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
         "pp_p2p": m * exposed["pp_p2p"],
         "pp_bubble": t_mb * (raw.pp - 1) / raw.virtual_pp,  # 0 without pipeline parallelism
         "zero3_gather": m * exposed["zero3_gather"],
-        "dp_grad_sync": np.maximum(0.0, raw.dp_sync_s - overlap["dp"] * compute * 2 / 3),
+        "dp_grad_sync": positive_part(raw.dp_sync_s - overlap["dp"] * compute * 2 / 3),
         "optimizer": raw.optimizer_s,
         "offload": raw.offload_s,
         "launch_overhead": m * launch_mb + p["overhead"]["per_step_s"],
