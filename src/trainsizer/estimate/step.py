@@ -120,8 +120,13 @@ def step_context(scenario: Scenario, arch: Architecture, gpu: Accelerator, catal
     fab: Fabric = fabric(cat, gpu, hw.intra_node, hw.inter_node, hw.nics_per_node, sc.gpus_per_node, p,
                          sc.parallel.gpus)
     peak, dtype, notes = peak_for(gpu, sc.training.precision)
+    attention_peak, attention_dtype = peak, dtype
+    if dtype == "fp8" and sc.training.fp8_scope == "linear":
+        # Transformer Engine and torchao Float8Linear cast the linear layers' GEMMs to FP8; the attention core
+        # (FlashAttention / cuDNN SDPA) stays bf16 unless FP8 attention is asked for (TE fp8_dpa)
+        attention_peak, attention_dtype, _ = peak_for(gpu, "bf16-mixed")
     return StepContext(sc, arch, gpu, p, mp, fab, flops or step_flops(sc, arch),
-                       state or training_state(sc, arch, mp), peak, dtype), notes
+                       state or training_state(sc, arch, mp), peak, dtype, attention_peak, attention_dtype), notes
 
 
 def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerator,

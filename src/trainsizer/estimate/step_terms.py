@@ -45,6 +45,8 @@ class StepContext:
     state: TrainingState
     peak_tflops: float
     dtype: str
+    attention_peak_tflops: float = 0.0  # the attention core's dtype peak (bf16 under fp8-mixed linears)
+    attention_dtype: str = ""
 
     @property
     def tokens_mb(self) -> float:
@@ -204,10 +206,16 @@ class RawStep:
 
     micro_batches: int
     architecture: str  # the GPU's, for its compute-efficiency ceiling
-    dtype: str
+    dtype: str  # of the linear (and expert) GEMMs
+    attention_dtype: str
     local_tokens: float
     width: float
-    compute_at_full_efficiency_s: float  # one micro-batch's FLOPs at the dense peak
+    linear_s: float  # one micro-batch's linear-GEMM FLOPs at the dense peak of ``dtype``
+    expert_s: float  # routed-expert GEMMs, same peak
+    expert_tokens: float  # rows of one expert's GEMM (tokens routed to one local expert per micro-batch)
+    expert_width: float
+    attention_s: float  # the attention core at the dense peak of ``attention_dtype``
+    fused_attention: bool  # FlashAttention / fused SDPA (else eager: batched GEMMs and a softmax)
     saved_traffic_s: float  # element-wise seconds per unit of elementwise_bytes_per_saved_byte
     dequantization_mb: float
     tp_mb: float
@@ -224,16 +232,27 @@ class RawStep:
 
 
 def raw_step(ctx: StepContext) -> RawStep:
-    par = ctx.scenario.parallel
-    peak = ctx.peak_tflops
-    work = (ctx.flops.hardware_per_token * ctx.tokens_mb / (par.tp * par.cp * par.pp) / (peak * 1e12)
-            if peak else 0.0)
+    par, fl, arch = ctx.scenario.parallel, ctx.flops, ctx.arch
+    split = ctx.tokens_mb / (par.tp * par.cp * par.pp)
+
+    def at_peak(flops_per_token: float, peak: float) -> float:
+        return flops_per_token * split / (peak * 1e12) if peak else 0.0
+
     optimizer_s, offload_s = optimizer_and_offload_s(ctx)
-    return RawStep(ctx.scenario.grad_accumulation_steps, ctx.gpu.architecture or "", ctx.dtype, ctx.local_tokens,
-                   ctx.arch.hidden_size / par.tp, work, saved_traffic_s(ctx),
-                   dequantization_mb(ctx), tensor_parallel_mb(ctx), context_parallel_mb(ctx), expert_parallel_mb(ctx),
-                   pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx), optimizer_s, offload_s,
-                   ctx.layers_per_stage, par.pp, par.virtual_pp)
+    expert_tokens = expert_width = 0.0
+    if arch.moe:
+        # grouped GEMM rows: the micro-batch's k token copies over E experts, ep ranks' worth on each local expert
+        expert_tokens = ctx.local_tokens * arch.moe.experts_per_token * par.ep / arch.moe.num_experts
+        expert_width = arch.moe.expert_intermediate_size / par.tp
+    return RawStep(ctx.scenario.grad_accumulation_steps, ctx.gpu.architecture or "", ctx.dtype,
+                   ctx.attention_dtype or ctx.dtype, ctx.local_tokens, arch.hidden_size / par.tp,
+                   at_peak(fl.linear_per_token, ctx.peak_tflops), at_peak(fl.expert_per_token, ctx.peak_tflops),
+                   expert_tokens, expert_width,
+                   at_peak(fl.attention_per_token, ctx.attention_peak_tflops or ctx.peak_tflops),
+                   ctx.scenario.training.attention != "eager",
+                   saved_traffic_s(ctx), dequantization_mb(ctx), tensor_parallel_mb(ctx), context_parallel_mb(ctx),
+                   expert_parallel_mb(ctx), pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx),
+                   optimizer_s, offload_s, ctx.layers_per_stage, par.pp, par.virtual_pp)
 
 
 def safe_div(num: Any, den: Any) -> Any:
@@ -243,21 +262,44 @@ def safe_div(num: Any, den: Any) -> Any:
     return num / den if den else 0.0
 
 
+def _ceiling(raw: RawStep, dtype_field: str, p: dict[str, Any], table_key: str = "max_efficiency") -> Any:
+    """The per-architecture ceiling of ``table_key`` (fp32 runs on the CUDA cores: ``max_efficiency_fp32``)."""
+    c = p["compute"]
+    table = c[table_key]
+
+    def one(architecture: str, dtype: str) -> float:
+        return c["max_efficiency_fp32"] if dtype == "fp32" else table.get(architecture, table["default"])
+
+    dtypes = getattr(raw, dtype_field)
+    if isinstance(raw.architecture, str):
+        return one(raw.architecture, dtypes)
+    return np.array([one(a, d) for a, d in zip(raw.architecture, dtypes, strict=True)])
+
+
+def saturation(rows: Any, width: Any, p: dict[str, Any]) -> Any:
+    """GEMM efficiency falls for few rows and narrow matrices: saturating in each, half-way at ``half_tokens`` /
+    ``half_width``."""
+    c = p["compute"]
+    return safe_div(rows, rows + c["half_tokens"]) * safe_div(width, width + c["half_width"])
+
+
 def raw_efficiency(raw: RawStep, p: dict[str, Any]) -> Any:
     """Fraction of the dense peak a GEMM-bound micro-batch reaches: a per-architecture ceiling, lowered for
     few tokens and narrow matrices (saturating in each, half-way at ``half_tokens`` / ``half_width``).
     ``raw`` may hold one case or arrays of many (:mod:`trainsizer.estimate.refit`)."""
-    c = p["compute"]
-    table = c["max_efficiency"]
+    return _ceiling(raw, "dtype", p) * saturation(raw.local_tokens, raw.width, p)
 
-    def ceiling(architecture: str, dtype: str) -> float:
-        return c["max_efficiency_fp32"] if dtype == "fp32" else table.get(architecture, table["default"])
 
-    if isinstance(raw.architecture, str):
-        e_max: Any = ceiling(raw.architecture, raw.dtype)
-    else:
-        e_max = np.array([ceiling(a, d) for a, d in zip(raw.architecture, raw.dtype, strict=True)])
-    return e_max * raw.local_tokens / (raw.local_tokens + c["half_tokens"]) * raw.width / (raw.width + c["half_width"])
+def compute_s(raw: RawStep, p: dict[str, Any]) -> Any:
+    """Seconds of one micro-batch's GEMMs and attention: each part over its own peak and efficiency."""
+    linear_eff = raw_efficiency(raw, p)
+    expert_eff = _ceiling(raw, "dtype", p) * saturation(raw.expert_tokens, raw.expert_width, p)
+    # fused attention kernels reach a fraction of what GEMMs reach (``attention_relative_efficiency``); eager
+    # attention runs its score and value products as batched GEMMs
+    relative = np.where(raw.fused_attention, _ceiling(raw, "attention_dtype", p, "attention_relative_efficiency"), 1.0)
+    attention_eff = _ceiling(raw, "attention_dtype", p) * saturation(raw.local_tokens, raw.width, p) * relative
+    return (safe_div(raw.linear_s, linear_eff) + safe_div(raw.expert_s, expert_eff)
+            + safe_div(raw.attention_s, attention_eff))
 
 
 def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
@@ -265,7 +307,7 @@ def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
     case (floats) or many (arrays)."""
     overlap = p["communication"]["overlap"]
     m = raw.micro_batches  # micro-batches per step per pipeline
-    compute = safe_div(raw.compute_at_full_efficiency_s, raw_efficiency(raw, p))
+    compute = compute_s(raw, p)
     exposed = {
         "elementwise": raw.saved_traffic_s * p["memory_bound"]["elementwise_bytes_per_saved_byte"],
         "dequantization": raw.dequantization_mb,
