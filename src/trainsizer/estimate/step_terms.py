@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, p2p_s
-from trainsizer.estimate.flops import StepFlops
+from trainsizer.estimate.flops import StepFlops, recomputed_layer
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
@@ -94,6 +94,21 @@ class StepContext:
         return sum(layer.base_linear_params for layer in self.state.layers) / self.model_shards
 
 
+def recomputed_share(ctx: StepContext, elementwise: bool = False) -> float:
+    """Share of a forward pass that backward runs again: all of it under full checkpointing, the recomputed layers'
+    share under every-n-layers, under torchtitan's per-op policy every second matmul and (``elementwise``) all
+    element-wise work."""
+    policy = ctx.scenario.training.activation_checkpointing
+    if policy == "full":
+        return 1.0
+    if policy == "every-n-layers":
+        layers = ctx.arch.num_layers
+        return sum(recomputed_layer(ctx.scenario, i) for i in range(layers)) / layers
+    if policy == "selective-op":
+        return 1.0 if elementwise else 0.5
+    return 0.0
+
+
 def saved_traffic_s(ctx: StepContext) -> float:
     """Memory-bound element-wise work per byte of it per saved activation byte: proportional to the
     activations a layer keeps without checkpointing (times ``elementwise_bytes_per_saved_byte``)."""
@@ -104,7 +119,7 @@ def saved_traffic_s(ctx: StepContext) -> float:
                                   "parallel": par.model_copy(update={"pp": 1, "virtual_pp": 1,
                                                                      "gpus": par.gpus // par.pp})})
     acts = stage_activations(plain, ctx.arch, ctx.memory_params, training_state(plain, ctx.arch, ctx.memory_params), 0)
-    passes = 1.5 if tr.activation_checkpointing == "full" else 1.0
+    passes = 1.0 + 0.5 * recomputed_share(ctx, elementwise=True)
     return acts.saved / par.pp * passes / ctx.hbm_bytes_per_s
 
 
@@ -113,7 +128,7 @@ def dequantization_mb(ctx: StepContext) -> float:
     tr = ctx.scenario.training
     if tr.method != "qlora":
         return 0.0
-    passes = 3 if tr.activation_checkpointing == "full" else 2
+    passes = 2 + recomputed_share(ctx)
     return ctx.base_linear_local * ctx.params["memory_bound"]["dequant_bytes_per_param_per_pass"] * passes \
         / ctx.hbm_bytes_per_s
 
@@ -121,10 +136,10 @@ def dequantization_mb(ctx: StepContext) -> float:
 def tensor_parallel_mb(ctx: StepContext) -> float:
     """Megatron TP: 2 all-reduces forward, 2 backward per layer (+2 with full recomputation)
     (Shoeybi et al. 2019, arXiv:1909.08053, section 3)."""
-    tr, par = ctx.scenario.training, ctx.scenario.parallel
+    par = ctx.scenario.parallel
     if par.tp <= 1:
         return 0.0
-    colls = 4 + (2 if tr.activation_checkpointing == "full" else 0)
+    colls = 4 + 2 * recomputed_share(ctx)
     return ctx.layers_per_stage * colls * all_reduce_s(ctx.local_tokens * ctx.arch.hidden_size * ctx.act_bytes,
                                                        par.tp, ctx.fabric)
 
