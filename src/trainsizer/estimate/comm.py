@@ -5,7 +5,9 @@ all-gather and reduce-scatter (Patarasuk & Yuan 2009; the nccl-tests PERFORMANCE
 bus bandwidth). A group inside one node uses the intra-node link; a group that spans nodes is
 limited by the node's NICs: NCCL runs one ring per NIC rail, so its bus bandwidth is about
 ``nics_per_node x per-NIC bandwidth`` (nccl-tests#175: 2 nodes x 8 A100 with 4x200G reach ~86 of
-~96 GB/s), never above the intra-node figure. Achievable fractions of the line rate are data.
+~96 GB/s), never above the intra-node figure; a group with fewer members per node than the node has
+GPUs (a data-parallel group strided by tp) shares the NICs with the other groups that run the same
+collective at once, and gets its members' share. Achievable fractions of the line rate are data.
 """
 
 from __future__ import annotations
@@ -44,7 +46,15 @@ class Fabric:
         intra = self.intra_for(min(group, self.gpus_per_node))
         if group * stride <= self.gpus_per_node:
             return intra, self.intra_latency_s
-        return min(intra, self.inter_busbw_gbps), self.inter_latency_s
+        return min(intra, self.inter_share(group, stride)), self.inter_latency_s
+
+    def inter_share(self, group: int, stride: int = 1) -> float:
+        """The node's NIC bandwidth a group that spans nodes can use: the share of the GPUs it has on each node.
+        ``gpus_per_node / stride`` members of the group sit on one node; the node's other GPUs belong to the
+        other groups of the same kind, which run their collectives at the same time over the same NICs (a
+        data-parallel group under tp=8 has one GPU per node and gets that GPU's NIC, not all eight)."""
+        members = max(1, min(group, self.gpus_per_node // max(1, stride)))
+        return self.inter_busbw_gbps * members / self.gpus_per_node
 
 
 def _achievable(link: Link, params: dict[str, Any], gpu: Accelerator | None) -> float:

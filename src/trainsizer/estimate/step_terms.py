@@ -175,23 +175,41 @@ def pipeline_p2p_mb(ctx: StepContext) -> float:
 
 
 def zero3_mb(ctx: StepContext) -> float:
-    """ZeRO-3 / FSDP: gather the weights forward and backward, reduce-scatter the gradients, per micro-batch."""
+    """ZeRO-3 / FSDP, per micro-batch: all-gather each layer's weights in forward and again in backward, and
+    reduce-scatter its gradients (in fp32 where the framework reduces in fp32: FSDP ``reduce_dtype``, the bf16-mixed
+    default), over the group the state is sharded on (dp x cp, as the memory model shards it; torchtitan shards
+    FSDP over dp_shard x cp) (Zhao et al. 2023, FSDP, arXiv:2304.11277, section 3.2)."""
     par = ctx.scenario.parallel
-    if par.zero != 3 or par.dp <= 1:
+    group = par.dp * par.cp
+    if par.zero != 3 or group <= 1:
         return 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
     weights_local = sum(layer.base_linear_params + layer.norm_params for layer in ctx.state.layers) / ctx.model_shards
-    stride = par.tp * par.cp
-    return (2 * all_gather_s(weights_local * w_b, par.dp, ctx.fabric, stride=stride)
-            + all_gather_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride))
+    return (2 * all_gather_s(weights_local * w_b, group, ctx.fabric, stride=par.tp)
+            + all_gather_s(ctx.trainable_local * grad_b, group, ctx.fabric, stride=par.tp))
 
 
 def data_parallel_sync_s(ctx: StepContext) -> float:
-    """Gradient all-reduce once per step (ZeRO-3 reduce-scatters per micro-batch instead)."""
+    """Gradient all-reduce once per step (ZeRO-3 reduce-scatters per micro-batch instead). A sharded optimizer
+    (ZeRO-1/2, Megatron's distributed optimizer) reduce-scatters them instead (Rajbhandari et al. 2020, section 5.3)
+    and gathers the weights (:func:`data_parallel_gather_s`)."""
     par = ctx.scenario.parallel
     if par.dp <= 1 or par.zero == 3:
         return 0.0
-    return all_reduce_s(ctx.trainable_local * ctx.weight_and_grad_bytes[1], par.dp, ctx.fabric,
+    w_b, grad_b = ctx.weight_and_grad_bytes
+    stride = par.tp * par.cp
+    if par.zero in (1, 2) or par.distributed_optimizer:
+        return all_gather_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride)
+    return all_reduce_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride)
+
+
+def data_parallel_gather_s(ctx: StepContext) -> float:
+    """A sharded optimizer all-gathers the updated 16-bit weights after its step; Megatron overlaps the gather with
+    the next step's first forward (``--overlap-param-gather``)."""
+    par = ctx.scenario.parallel
+    if par.dp <= 1 or par.zero == 3 or not (par.zero in (1, 2) or par.distributed_optimizer):
+        return 0.0
+    return all_gather_s(ctx.trainable_local * ctx.weight_and_grad_bytes[0], par.dp, ctx.fabric,
                         stride=par.tp * par.cp)
 
 
@@ -239,6 +257,7 @@ class RawStep:
     pp_mb: float
     zero3_mb: float
     dp_sync_s: float
+    dp_gather_s: float
     optimizer_s: float
     offload_s: float
     layers_per_stage: float
@@ -267,7 +286,7 @@ def raw_step(ctx: StepContext) -> RawStep:
                    ctx.scenario.training.attention != "eager",
                    saved_traffic_s(ctx), dequantization_mb(ctx), tensor_parallel_mb(ctx), context_parallel_mb(ctx),
                    expert_parallel_mb(ctx), pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx),
-                   optimizer_s, offload_s, ctx.layers_per_stage, par.pp, par.virtual_pp)
+                   data_parallel_gather_s(ctx), optimizer_s, offload_s, ctx.layers_per_stage, par.pp, par.virtual_pp)
 
 
 def safe_div(num: Any, den: Any) -> Any:
@@ -334,6 +353,7 @@ def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
     }
     launch_mb = p["overhead"]["per_layer_s"] * raw.layers_per_stage
     t_mb = compute + sum(exposed.values()) + launch_mb
+    bubble = t_mb * (raw.pp - 1) / raw.virtual_pp  # 0 without pipeline parallelism
     return {
         "compute": m * compute,
         "elementwise": m * exposed["elementwise"],
@@ -342,9 +362,12 @@ def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
         "cp_comm": m * exposed["cp_comm"],
         "moe_all_to_all": m * exposed["moe_all_to_all"],
         "pp_p2p": m * exposed["pp_p2p"],
-        "pp_bubble": t_mb * (raw.pp - 1) / raw.virtual_pp,  # 0 without pipeline parallelism
+        "pp_bubble": bubble,
         "zero3_gather": m * exposed["zero3_gather"],
-        "dp_grad_sync": np.maximum(0.0, raw.dp_sync_s - overlap["dp"] * compute * 2 / 3),
+        # gradient buckets reduce while the last micro-batch runs backward; under pipeline parallelism the stages
+        # that finish first reduce during the pipeline's drain (the bubble)
+        "dp_grad_sync": np.maximum(0.0, raw.dp_sync_s - overlap["dp"] * (compute * 2 / 3 + bubble))
+        + np.maximum(0.0, raw.dp_gather_s - overlap["dp"] * compute / 3),
         "optimizer": raw.optimizer_s,
         "offload": raw.offload_s,
         "launch_overhead": m * launch_mb + p["overhead"]["per_step_s"],
