@@ -184,8 +184,15 @@ def zero3_mb(ctx: StepContext) -> float:
     if par.zero != 3 or group <= 1:
         return 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
-    weights_local = sum(layer.base_linear_params + layer.norm_params for layer in ctx.state.layers) / ctx.model_shards
-    return (2 * all_gather_s(weights_local * w_b, group, ctx.fabric, stride=par.tp)
+    linear_b = w_b
+    if ctx.scenario.training.method == "qlora":
+        # 4-bit bases are gathered as stored (codes + constants; fsdp_qlora's bnb quant_storage), the same bytes
+        # the memory model keeps gathered
+        quant = ctx.memory_params["quantization"][ctx.scenario.training.quantization]
+        linear_b = quant["code_bytes"] + quant["constant_bytes"]
+    weights_bytes = sum(layer.base_linear_params * linear_b + layer.norm_params * w_b
+                        for layer in ctx.state.layers) / ctx.model_shards
+    return (2 * all_gather_s(weights_bytes, group, ctx.fabric, stride=par.tp)
             + all_gather_s(ctx.trainable_local * grad_b, group, ctx.fabric, stride=par.tp))
 
 
