@@ -19,7 +19,14 @@ from typing import Any
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.estimate.comm import Fabric, fabric
 from trainsizer.estimate.flops import StepFlops, step_flops
-from trainsizer.estimate.step_terms import StepContext, combine_step, raw_efficiency, raw_step, safe_div
+from trainsizer.estimate.step_terms import (
+    StepContext,
+    combine_step,
+    mfu_ceiling,
+    raw_efficiency,
+    raw_step,
+    safe_div,
+)
 from trainsizer.estimate.training_state import TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.models.architecture import Architecture
@@ -147,5 +154,9 @@ def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerato
     if tr.tokens:
         perf.time_to_train_s = tr.tokens / tps if tps else None
         perf.gpu_hours = (perf.time_to_train_s or 0.0) * par.gpus / 3600
+    if breakdown.get("mfu_ceiling", 0.0) > 0:
+        perf.notes.append(f"step time held at the MFU ceiling of {gpu.architecture or 'this GPU'} {ctx.dtype} "
+                          f"({mfu_ceiling(gpu.architecture or '', ctx.dtype, p):.0%}: the best measured in the "
+                          "validation data plus a margin); the terms alone would claim more")
     perf.notes.append("data loading is not modelled yet (storage sizing comes with the system model)")
     return perf
