@@ -51,7 +51,7 @@ def measured_mfu(case: dict[str, Any], params: dict[str, Any]) -> tuple[str, str
 
 
 def ceilings(cases: list[dict[str, Any]], params: dict[str, Any], margin: float) -> dict[str, Any]:
-    excluded = set((params.get("fit", {}).get("exclude") or {}))
+    excluded = set(params.get("fit", {}).get("exclude") or {})
     best: dict[tuple[str, str], tuple[float, list[str]]] = {}
     for case in cases:
         if str(case.get("id")) in excluded:
@@ -80,7 +80,8 @@ def block(data: dict[str, Any], sources: list[str]) -> str:
             "  # Evidence-bound planning: no step is priced faster than its model FLOPs at this MFU (model FLOPs over\n"
             "  # the dense peak of the precision) for its GPU architecture and precision: the highest measured in the\n"
             "  # validation cases plus the margin (fit.exclude cases left out). Written by tools/mfu_ceilings.py on\n"
-            f"  # {date.today().isoformat()} from {', '.join(sources)}; rerun it after changing the model or the cases.\n")
+            f"  # {date.today().isoformat()} from {', '.join(sources)};\n"
+            "  # rerun it after changing the model or the cases.\n")
     body = yaml.safe_dump(data, sort_keys=False, width=120)
     return head + "".join(f"  {line}\n" for line in body.splitlines())
 
