@@ -21,7 +21,7 @@ from trainsizer.estimate.flops import step_flops
 from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, reserved_bytes
 from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.step import default_performance_model, peak_for
-from trainsizer.estimate.training_state import ACTIVATION_BYTES, RESIDUAL_BYTES, training_state
+from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, RESIDUAL_BYTES, training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
@@ -54,6 +54,8 @@ class JobBasis:
     act_bytes: float
     expert_rows_per_token: float = 0.0  # rows of one expert's GEMM per local token (k / E, ep = 1)
     expert_width: float = 0.0
+    gathered_bytes_layer: float = 0.0  # what ZeRO-3 gathers of one layer (as estimate.step_terms.zero3_mb)
+    weight_bytes_layer: float = 0.0  # 16-bit weights of one layer (parameter offload traffic)
 
 
 def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
@@ -99,6 +101,11 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: dict[str, Any] | None 
     st = training_state(base, arch, mp)
     trainable_layer = st.trainable_params / L
     dequant = {c.name: c.bytes for c in model_states(st, 0).static}.get("buffers", 0.0)
+    w_b = PRECISION_BYTES[base.training.precision][0]
+    quant = mp["quantization"].get(base.training.quantization or "") if base.training.method == "qlora" else None
+    linear_b = quant["code_bytes"] + quant["constant_bytes"] if quant else w_b
+    gathered = sum(la.base_linear_params * linear_b + la.norm_params * w_b for la in st.layers) / L
+    weight_bytes = sum(la.base_linear_params for la in st.layers) * w_b / L
 
     act: dict[str, tuple[float, float, float]] = {}
     flops: dict[str, tuple[float, float, float, float]] = {}
@@ -129,7 +136,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: dict[str, Any] | None 
                     arch.hidden_size * RESIDUAL_BYTES[base.training.precision], logit_total - logit_rep, logit_rep,
                     embed, flops, arch.hidden_size, arch.kv_dim, e,
                     arch.moe.experts_per_token / arch.moe.num_experts if arch.moe else 0.0,
-                    float(arch.moe.expert_intermediate_size) if arch.moe else 0.0)
+                    float(arch.moe.expert_intermediate_size) if arch.moe else 0.0, gathered, weight_bytes)
 
 
 @dataclass
@@ -195,8 +202,8 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     bucket = np.where((dp > 1) & ((zero == 1) | (zero == 2)) & ~megatron,
                       np.minimum(mp["communication"]["zero_reduce_bucket_elements"] * 4.0, full_grads), 0.0)
     z3 = np.where(((zero == 3) & (group > 1)) | (offl == 2),
-                  mp["communication"]["zero3_gathered_units"] * (b.layer_div["weights"] / tp + b.layer_rep["weights"]),
-                  0.0)
+                  mp["communication"]["zero3_gathered_units"] * (b.layer_div["weights"] / tp + b.layer_rep["weights"])
+                  + b.layer_div["gradients"] / tp + b.layer_rep["gradients"], 0.0)  # + one layer's unsharded gradients
     buffers = ddp_copy + bucket + z3 + b.dequant_buffer / tp
 
     tokens = lay.mbs * scenario.training.seq_len / cp
@@ -310,15 +317,16 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     # ZeRO-3: gather the weights forward and backward, reduce-scatter the gradients, per micro-batch, over dp x cp
     group = dp * cp
     ring = np.where(group > 1, (group - 1) / np.maximum(group, 1), 0.0)
-    weight_bytes = b.layers / pp * (b.layer_div["weights"] / tp + b.layer_rep["weights"])
-    z3 = np.where(lay.zero == 3, ring * (2 * weight_bytes + trainable * grad_b) / (busbw(group, lay.tp) * 1e9), 0.0)
+    gathered = b.layers * b.gathered_bytes_layer / (tp * pp)
+    z3 = np.where(lay.zero == 3, ring * (2 * gathered + trainable * grad_b) / (busbw(group, lay.tp) * 1e9), 0.0)
     # CPU offload: gradients and parameters over PCIe, and the CPU optimizer step
     pcie = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}.get(gpu.pcie_gen or 4, 32.0) * 0.8e9
     shards = np.where((lay.zero >= 1) | lay.dist_opt, group, 1.0)
     trainable_local = trainable / shards
     offload_s = np.where(lay.offload > 0, trainable_local * 6.0 / pcie + trainable_local /
                          p["overhead"]["cpu_adam_params_per_s"], 0.0)
-    offload_s += np.where(lay.offload == 2, gas * 2 * weight_bytes / np.maximum(group, 1) / pcie, 0.0)
+    weight_bytes = b.layers * b.weight_bytes_layer / (tp * pp)
+    offload_s += np.where(lay.offload == 2, gas * 2 * weight_bytes / np.maximum(dp, 1) / pcie, 0.0)
     z3_exposed = gas * np.maximum(0.0, z3 - overlap["zero3"] * compute_mb)
     step = gas * t_mb + bubble + dp_exposed + z3_exposed + offload_s + p["overhead"]["per_step_s"]
     # evidence bound: model FLOPs at the MFU ceiling of this architecture and precision
