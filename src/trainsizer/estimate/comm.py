@@ -38,7 +38,7 @@ class Fabric:
             return min(self.intra_busbw_gbps, self.shared_host_gbps / max(1, group))
         return self.intra_busbw_gbps
 
-    def busbw(self, group: int, stride: int = 1) -> tuple[float, float]:
+    def busbw(self, group: int, stride: int = 1, nic_share: bool = True) -> tuple[float, float]:
         """(bus bandwidth GB/s, per-step latency s) for a group of ``group`` GPUs whose members are
         ``stride`` ranks apart (TP innermost, then CP, PP, DP, as Megatron orders ranks)."""
         if group <= 1:
@@ -46,7 +46,7 @@ class Fabric:
         intra = self.intra_for(min(group, self.gpus_per_node))
         if group * stride <= self.gpus_per_node:
             return intra, self.intra_latency_s
-        return min(intra, self.inter_share(group, stride)), self.inter_latency_s
+        return min(intra, self.inter_share(group, stride) if nic_share else self.inter_busbw_gbps), self.inter_latency_s
 
     def inter_share(self, group: int, stride: int = 1) -> float:
         """The node's NIC bandwidth a group that spans nodes can use: the share of the GPUs it has on each node.
@@ -95,18 +95,18 @@ def fabric(catalog: Catalog, gpu: Accelerator, intra_id: str | None, inter_id: s
                   (inter.latency_us or 5.0) * 1e-6 + lat * 1e-6, gpus_per_node, shared)
 
 
-def all_reduce_s(bytes_: float, group: int, fab: Fabric, stride: int = 1) -> float:
+def all_reduce_s(bytes_: float, group: int, fab: Fabric, stride: int = 1, nic_share: bool = True) -> float:
     if group <= 1 or bytes_ <= 0:
         return 0.0
-    bw, lat = fab.busbw(group, stride)
+    bw, lat = fab.busbw(group, stride, nic_share)
     return 2 * (group - 1) * lat + 2 * (group - 1) / group * bytes_ / (bw * 1e9)
 
 
-def all_gather_s(bytes_: float, group: int, fab: Fabric, stride: int = 1) -> float:
+def all_gather_s(bytes_: float, group: int, fab: Fabric, stride: int = 1, nic_share: bool = True) -> float:
     """All-gather (or reduce-scatter) of a buffer of ``bytes_`` total."""
     if group <= 1 or bytes_ <= 0:
         return 0.0
-    bw, lat = fab.busbw(group, stride)
+    bw, lat = fab.busbw(group, stride, nic_share)
     return (group - 1) * lat + (group - 1) / group * bytes_ / (bw * 1e9)
 
 

@@ -205,9 +205,11 @@ def data_parallel_sync_s(ctx: StepContext) -> float:
         return 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
     stride = par.tp * par.cp
+    # once per step, at the node's full NIC bandwidth: the Megatron runs (in-network reduction on their
+    # InfiniBand fabric, bucketed overlap) show it hidden where the strided groups' NIC share would expose it
     if par.zero in (1, 2) or par.distributed_optimizer:
-        return all_gather_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride)
-    return all_reduce_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride)
+        return all_gather_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride, nic_share=False)
+    return all_reduce_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride, nic_share=False)
 
 
 def data_parallel_gather_s(ctx: StepContext) -> float:
@@ -217,7 +219,7 @@ def data_parallel_gather_s(ctx: StepContext) -> float:
     if par.dp <= 1 or par.zero == 3 or not (par.zero in (1, 2) or par.distributed_optimizer):
         return 0.0
     return all_gather_s(ctx.trainable_local * ctx.weight_and_grad_bytes[0], par.dp, ctx.fabric,
-                        stride=par.tp * par.cp)
+                        stride=par.tp * par.cp, nic_share=False)
 
 
 def optimizer_and_offload_s(ctx: StepContext) -> tuple[float, float]:

@@ -292,10 +292,10 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
             return np.minimum(intra_busbw, shared_host_gbps / np.maximum(1.0, np.minimum(group, lay.gpus_per_node)))
         return np.full(len(lay), intra_busbw)
 
-    def busbw(group: np.ndarray, stride: np.ndarray) -> np.ndarray:
+    def busbw(group: np.ndarray, stride: np.ndarray, nic_share: bool = True) -> np.ndarray:
         within = group * stride <= lay.gpus_per_node
-        return np.where(within, intra(group), np.minimum(intra(group), _nic_share(inter_busbw, group, stride,
-                                                                                  lay.gpus_per_node)))
+        inter = _nic_share(inter_busbw, group, stride, lay.gpus_per_node) if nic_share else inter_busbw
+        return np.where(within, intra(group), np.minimum(intra(group), inter))
 
     tp_s = np.where(lay.tp > 1, b.layers / pp * colls * (2 * (tp - 1) * lat + 2 * (tp - 1) / tp * tp_bytes /
                                                          (intra(tp) * 1e9)), 0.0)
@@ -308,7 +308,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     overlap = p["communication"]["overlap"]
     # data parallel: all-reduce (DDP), or reduce-scatter + all-gather of the weights (sharded optimizer)
     dp_ring = np.where(dp > 1, (dp - 1) / np.maximum(dp, 1), 0.0)
-    dp_bw = busbw(dp, lay.tp * lay.cp) * 1e9
+    dp_bw = busbw(dp, lay.tp * lay.cp, nic_share=False) * 1e9
     sharded = (lay.zero == 1) | (lay.zero == 2) | lay.dist_opt
     reduce_s = np.where(sharded, 1.0, 2.0) * dp_ring * trainable * grad_b / dp_bw
     gather_s = np.where(sharded, dp_ring * trainable * w_b / dp_bw, 0.0)
