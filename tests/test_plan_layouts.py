@@ -9,7 +9,7 @@ import pytest
 from trainsizer.api import estimate
 from trainsizer.datafiles import user_yaml
 from trainsizer.estimate.comm import fabric
-from trainsizer.estimate.step import default_performance_model, peak_for
+from trainsizer.estimate.step import default_performance_model
 from trainsizer.estimate.step_terms import mfu_ceiling
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
@@ -87,8 +87,12 @@ def test_no_dense_bf16_option_claims_an_mfu_above_the_evidence():
     for opt in result.options:
         mfu = opt["performance"]["mfu"]
         gpu = cat.accelerator(opt["hardware"]["gpu"])
-        assert mfu <= 0.60, opt["hardware"]
-        assert mfu <= mfu_ceiling(gpu.architecture or "", peak_for(gpu, "bf16-mixed")[1], params) + 1e-3
+        ceiling = mfu_ceiling(gpu.architecture or "", "bf16-mixed", params)
+        assert mfu <= ceiling + 1e-3, opt["hardware"]
+        # 60 % at most, unless a measured run of that architecture reached more (A100: torchtitan's Llama 2 13B
+        # without checkpointing, 61.1 % MFU as published, 60.4 % by trainsizer's count)
+        measured = params["mfu_ceiling"]["table"].get(gpu.architecture, {}).get("bf16-mixed", {}).get("measured", 0)
+        assert mfu <= max(0.60, measured + params["mfu_ceiling"]["margin"]) + 1e-3, opt["hardware"]
 
 
 @pytest.mark.parametrize("preset,gpu_id,precision", [("llama-3.1-8b", "h100-sxm5-80gb", "bf16-mixed"),

@@ -32,7 +32,7 @@ DEFAULT_MARGIN = 0.03
 
 
 def measured_mfu(case: dict[str, Any], params: dict[str, Any]) -> tuple[str, str, float] | None:
-    """(architecture, precision of the peak, measured MFU) of one speed case; None for memory cases."""
+    """(GPU architecture, training precision, measured MFU) of one speed case; None for memory cases."""
     name = next((k for k in METRICS_SPEED if k in case["measured"]), None)
     if name is None:
         return None
@@ -44,35 +44,47 @@ def measured_mfu(case: dict[str, Any], params: dict[str, Any]) -> tuple[str, str
     predicted = float(getattr(perf, compare_with))
     ratio = predicted / float(case["measured"][name]) if name == "step_time_s" else \
         float(case["measured"][name]) / predicted
-    dtype = {"fp8-mixed": "fp8", "fp32": "fp32", "fp16-mixed": "fp16"}.get(result.scenario.training.precision, "bf16")
-    if perf.notes and any("runs at the bf16 rate" in n for n in perf.notes):
-        dtype = "bf16"
-    return result.gpu.architecture or "unknown", dtype, perf.mfu * ratio
+    return result.gpu.architecture or "unknown", result.scenario.training.precision, perf.mfu * ratio
+
+
+PEAK_DTYPE = {"fp32": "fp32", "fp16-mixed": "fp16", "bf16-mixed": "bf16", "bf16-true": "bf16", "fp8-mixed": "fp8"}
+MIN_CASES = 3  # fewer measured runs than this do not bound a precision on their own
 
 
 def ceilings(cases: list[dict[str, Any]], params: dict[str, Any], margin: float) -> dict[str, Any]:
+    """The ceiling of each (architecture, precision) with a measured run: the best measured MFU plus ``margin``.
+    A precision with fewer than MIN_CASES runs on that architecture takes the best of the architecture's runs at
+    the same tensor-core rate (bf16-mixed and bf16-true share one); if those are fewer still, the overall
+    maximum (assumed) - one slow run must not cap what the hardware does."""
     excluded = set(params.get("fit", {}).get("exclude") or {})
-    best: dict[tuple[str, str], tuple[float, list[str]]] = {}
+    runs: dict[tuple[str, str], list[tuple[float, str]]] = {}
     for case in cases:
         if str(case.get("id")) in excluded:
             continue
         got = measured_mfu(case, params)
-        if got is None:
-            continue
-        arch, dtype, mfu = got
-        top, ids = best.get((arch, dtype), (0.0, []))
-        if mfu > top + 1e-9:
-            best[(arch, dtype)] = (mfu, [str(case["id"])])
-        elif abs(mfu - top) <= 1e-9:
-            ids.append(str(case["id"]))
+        if got is not None:
+            runs.setdefault((got[0], got[1]), []).append((got[2], str(case["id"])))
+    if not runs:
+        raise SystemExit("no throughput case to derive ceilings from")
+    overall = max((m, cid, arch, prec) for (arch, prec), rows in runs.items() for m, cid in rows)
+    fallback = {"mfu": round(overall[0] + margin, 3), "status": "assumed",
+                "reason": f"no (or too few) measured runs of that architecture and precision: the overall maximum "
+                          f"({overall[2]} {overall[3]}, {overall[1]}) plus the margin"}
     table: dict[str, dict[str, Any]] = {}
-    for (arch, dtype), (mfu, ids) in sorted(best.items()):
-        table.setdefault(arch, {})[dtype] = {"mfu": round(mfu + margin, 3), "measured": round(mfu, 3), "cases": ids}
-    overall = max(best.items(), key=lambda kv: kv[1][0])
-    fallback = {"mfu": round(overall[1][0] + margin, 3), "status": "assumed",
-                "reason": f"no case of that architecture and precision: the overall maximum ({overall[0][0]} "
-                          f"{overall[0][1]}, {overall[1][1][0]}) plus the margin"}
-    return {"margin": margin, "table": table, "fallback": fallback}
+    for (arch, prec), rows in sorted(runs.items()):
+        pooled = [r for (a, q), rs in runs.items() if a == arch and PEAK_DTYPE[q] == PEAK_DTYPE[prec] for r in rs]
+        if len(rows) >= MIN_CASES:
+            basis, evidence = "measured", rows
+        elif len(pooled) >= MIN_CASES:
+            basis, evidence = f"measured at the same tensor-core rate ({PEAK_DTYPE[prec]}): {len(rows)} run(s) of " \
+                              f"{prec}", pooled
+        else:
+            table.setdefault(arch, {})[prec] = {**fallback, "runs": len(rows)}
+            continue
+        best, best_id = max(evidence)
+        table.setdefault(arch, {})[prec] = {"mfu": round(best + margin, 3), "measured": round(best, 3),
+                                            "cases": [best_id], "runs": len(evidence), "basis": basis}
+    return {"margin": margin, "min_cases": MIN_CASES, "table": table, "fallback": fallback}
 
 
 def block(data: dict[str, Any], sources: list[str]) -> str:
@@ -112,8 +124,8 @@ def main(argv: list[str]) -> None:
     data = ceilings(cases, params, margin)
     for arch, row in data["table"].items():
         for dtype, entry in row.items():
-            print(f"{arch:16s} {dtype:5s} ceiling {entry['mfu']:.3f} (measured {entry['measured']:.3f}: "
-                  f"{', '.join(entry['cases'])})")
+            print(f"{arch:16s} {dtype:11s} ceiling {entry['mfu']:.3f} ({entry.get('basis', 'assumed')}, "
+                  f"{entry['runs']} runs: {', '.join(entry.get('cases', []))})")
     print(f"fallback {data['fallback']['mfu']:.3f} ({data['fallback']['reason']})")
     if "--write" in argv:
         write(block(data, [_label(f) for f in files]))

@@ -273,6 +273,7 @@ class RawStep:
     pp: int
     virtual_pp: int
     model_step_at_peak_s: float  # the step's model FLOPs per GPU at the dense peak of ``dtype`` (MFU = this / step)
+    precision: str  # the scenario's training precision (the MFU ceiling's key with the architecture)
 
 
 def raw_step(ctx: StepContext) -> RawStep:
@@ -297,7 +298,8 @@ def raw_step(ctx: StepContext) -> RawStep:
                    saved_traffic_s(ctx), dequantization_mb(ctx), tensor_parallel_mb(ctx), context_parallel_mb(ctx),
                    expert_parallel_mb(ctx), pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx),
                    data_parallel_gather_s(ctx), optimizer_s, offload_s, ctx.layers_per_stage, par.pp, par.virtual_pp,
-                   at_peak(fl.model_per_token, ctx.peak_tflops) * ctx.scenario.grad_accumulation_steps)
+                   at_peak(fl.model_per_token, ctx.peak_tflops) * ctx.scenario.grad_accumulation_steps,
+                   ctx.scenario.training.precision)
 
 
 def safe_div(num: Any, den: Any) -> Any:
@@ -388,14 +390,14 @@ def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
     return terms
 
 
-def mfu_ceiling(architecture: str, dtype: str, p: dict[str, Any]) -> float:
+def mfu_ceiling(architecture: str, precision: str, p: dict[str, Any]) -> float:
     """The highest MFU the validation data supports for a GPU architecture and precision, plus a margin
     (``mfu_ceiling`` in performance_model.yaml, written by tools/mfu_ceilings.py); the overall maximum where the
     data has no case of that architecture and precision."""
     c = p.get("mfu_ceiling")
     if not c:
         return float("inf")
-    row = (c.get("table") or {}).get(architecture, {}).get(dtype)
+    row = (c.get("table") or {}).get(architecture, {}).get(precision)
     return float(row["mfu"]) if row else float(c["fallback"]["mfu"])
 
 
@@ -403,8 +405,8 @@ def mfu_floor_s(raw: RawStep, p: dict[str, Any]) -> Any:
     """Evidence-bound step time: no step is priced faster than its model FLOPs at the MFU ceiling of its GPU
     architecture and precision (a plan may not claim an efficiency no measured run reached)."""
     if isinstance(raw.architecture, str):
-        return safe_div(raw.model_step_at_peak_s, mfu_ceiling(raw.architecture, raw.dtype, p))
-    ceilings = np.array([mfu_ceiling(a, d, p) for a, d in zip(raw.architecture, raw.dtype, strict=True)])
+        return safe_div(raw.model_step_at_peak_s, mfu_ceiling(raw.architecture, raw.precision, p))
+    ceilings = np.array([mfu_ceiling(a, d, p) for a, d in zip(raw.architecture, raw.precision, strict=True)])
     return safe_div(raw.model_step_at_peak_s, ceilings)
 
 

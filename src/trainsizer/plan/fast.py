@@ -330,5 +330,5 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     z3_exposed = gas * np.maximum(0.0, z3 - overlap["zero3"] * compute_mb)
     step = gas * t_mb + bubble + dp_exposed + z3_exposed + offload_s + p["overhead"]["per_step_s"]
     # evidence bound: model FLOPs at the MFU ceiling of this architecture and precision
-    floor = fl[:, 0] * split * gas / (peak * 1e12 * mfu_ceiling(gpu.architecture or "", dtype, p))
+    floor = fl[:, 0] * split * gas / (peak * 1e12 * mfu_ceiling(gpu.architecture or "", tr.precision, p))
     return np.maximum(step, floor)
