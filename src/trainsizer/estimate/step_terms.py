@@ -1,12 +1,15 @@
 """The terms of one training step, each a function of one :class:`StepContext`.
 
-A micro-batch on one GPU costs compute (hardware FLOPs / (dense peak x efficiency)), memory-bound
-element-wise work and QLoRA dequantisation (bytes / HBM bandwidth), and the exposed part of its
-tensor-, context- and expert-parallel collectives. A pipeline runs ``m`` micro-batches per step plus
+A micro-batch on one GPU costs compute (the executed FLOPs of its linear GEMMs, routed-expert GEMMs and
+attention core, each over the dense peak of its dtype times its efficiency), memory-bound element-wise work and
+QLoRA dequantisation (bytes / HBM bandwidth), and the exposed part of its tensor-, context- and
+expert-parallel collectives. A pipeline runs ``m`` micro-batches per step plus
 a bubble of ``(p-1)/v`` micro-batch times (Narayanan et al. 2021, arXiv:2104.04473, section 2.2:
 bubble fraction (p-1)/(v*m)). Data-parallel gradient reduction overlaps with the last backward;
 ZeRO-3 parameter gathers with each micro-batch (Zhao et al. 2023, FSDP, arXiv:2304.11277). The
-optimizer step is memory bound. All fractions and efficiencies are data (``performance_model.yaml``).
+optimizer step is memory bound. No step is priced faster than its model FLOPs at the MFU the validation data
+supports for its GPU architecture and precision (``mfu_ceiling``). All fractions and efficiencies are data
+(``performance_model.yaml``).
 """
 
 from __future__ import annotations
