@@ -47,7 +47,7 @@ def test_tier_70b_full_finetune_needs_8x80gb_with_full_sharding_and_more_without
     at_eight = [o for o in result.options if o["hardware"]["gpus"] == 8]
     assert all(o["parallel"]["zero"] == 3 or o["parallel"]["offload"] != "none" for o in at_eight)
     no_offload = [o["hardware"]["gpus"] for o in result.options if o["parallel"]["offload"] == "none"]
-    assert min(no_offload) > 8
+    assert all(n > 8 for n in no_offload)  # (the fastest layout of a count may be an offloading one)
 
 
 def test_tier_175b_pretraining_fastest_options_are_multi_node_over_infiniband():

@@ -29,11 +29,16 @@ from trainsizer.errors import InputError
 Method = Literal["full", "lora", "qlora", "freeze"]
 Precision = Literal["fp32", "fp16-mixed", "bf16-mixed", "bf16-true", "fp8-mixed"]
 Optimizer = Literal["adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd-momentum", "sgd", "lion"]
-Checkpointing = Literal["none", "selective", "full"]
+# selective = Megatron's (the attention core recomputed); selective-op = torchtitan's per-op policy (matmul and
+# attention outputs saved, every second matmul and all element-wise work recomputed); every-n-layers = whole layers
+# recomputed, one in checkpoint_every_n_layers (torchtitan selective_ac_option=N)
+Checkpointing = Literal["none", "selective", "selective-op", "every-n-layers", "full"]
 Attention = Literal["flash", "sdpa", "eager"]
 Quantization = Literal["nf4", "nf4-dq", "int8", "int4"]
 Offload = Literal["none", "optimizer", "optimizer+params"]
 Loss = Literal["standard", "chunked"]
+AttentionMask = Literal["causal", "full"]
+Fp8Scope = Literal["linear", "linear+attention"]
 
 MAX_GPUS = 1_000_000
 QLORA_DEFAULT_QUANTIZATION = "nf4-dq"  # QLoRA is NF4 with double quantization (Dettmers et al. 2023, arXiv:2305.14314)
@@ -109,6 +114,15 @@ class TrainingSpec(_Strict):
                                         "during backward and frees its gradient (torchtune optimizer_in_bwd)")
     freeze_trainable_layers: Int = Field(2, gt=0, le=100_000, description="extension: method freeze trains the last N "
                                          "layers (LLaMA-Factory's freeze_trainable_layers default)")
+    # extensions for the step-time mechanisms (issue 12)
+    checkpoint_every_n_layers: int = Field(2, gt=0, le=1024, description="extension: with activation_checkpointing "
+                                           "every-n-layers, one layer in N is recomputed whole (torchtitan default 2)")
+    attention_mask: AttentionMask | None = Field(None, description="extension: 'causal' (decoders; FlashAttention "
+                                                 "and SDPA skip the masked half) or 'full' (encoders); default: "
+                                                 "from the model (causal when it has an LM head)")
+    fp8_scope: Fp8Scope = Field("linear", description="extension: with fp8-mixed, which GEMMs run in FP8: 'linear' "
+                                "(Transformer Engine, torchao Float8Linear: attention stays bf16) or "
+                                "'linear+attention' (TE fp8_dpa)")
 
     @model_validator(mode="before")
     @classmethod

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from trainsizer.estimate.flops import recomputed_layer
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, RESIDUAL_BYTES, LayerState, TrainingState
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.params import Linear
@@ -40,7 +41,7 @@ class StageActivations:
     # how the fitted activation parameters act (a fit re-prices a case from these without re-running):
     scaled_saved: float = 0.0  # the part of ``saved`` proportional to implementation_factor
     largest_layer: float = 0.0  # the largest layer's activations without recomputation (scaled too)
-    full_checkpointing: bool = False
+    full_checkpointing: bool = False  # backward recomputes layers (full, selective-op, every-n-layers)
 
     def refit(self, factor_ratio: float, backward_working_fraction: float) -> tuple[float, float]:
         """(saved, backward_working) with implementation_factor multiplied by ``factor_ratio`` and another
@@ -148,8 +149,47 @@ def _grad_reaches(st: TrainingState, layer: LayerState) -> bool:
     return layer.index >= first_trainable
 
 
-# long: the saved tensors of a stage, in the order of Korthikanti et al. 2022 section 4 (layers, pipeline
-# schedule, embedding side, logits), with the parts a fit re-prices kept beside them
+def selective_op_saved(sc: Scenario, arch: Architecture, layer: LayerState) -> tuple[float, float]:
+    """(replicated, tp-sharded) bytes per token torchtitan's per-op checkpointing keeps of one layer: its input, the
+    outputs of the odd-numbered matmuls (in forward order; the even ones are recomputed) and of the attention kernel
+    with its log-sum-exp (torchtitan ``_apply_ac_to_transformer_block``: ``_save_list`` = mm, SDPA, reduce-scatter;
+    every second mm recomputed). Everything element-wise is recomputed. No implementation factor: only these
+    tensors are kept."""
+    tr = sc.training
+    e, r = ACTIVATION_BYTES[tr.precision], RESIDUAL_BYTES[tr.precision]
+    replicated = arch.hidden_size * r  # the checkpointed layer's input
+    sharded = arch.attn_out_dim * e + arch.num_heads * 4.0
+    for n, lin in enumerate(layer.linears, start=1):
+        if n % 2 == 0 or lin.group == "router":
+            continue
+        copies = arch.moe.experts_per_token if (lin.group == "expert" and arch.moe) else lin.count
+        if lin.out_features == arch.hidden_size and lin.group != "expert":
+            replicated += lin.out_features * e * copies  # row-parallel output (reduced over tp)
+        else:
+            sharded += lin.out_features * e * copies
+    return replicated, sharded
+
+
+def _recomputes(sc: Scenario) -> bool:
+    """Whether backward recomputes layers (then one layer's activations are rebuilt at a time)."""
+    return sc.training.activation_checkpointing in ("full", "selective-op", "every-n-layers")
+
+
+def _layer_saved(sc: Scenario, arch: Architecture, layer: LayerState, la: LayerActivations, full: float,
+                 tokens: float, replicated_div: int) -> tuple[float, float]:
+    """(part scaled by implementation_factor, exact part) of one layer's saved bytes under the checkpointing policy."""
+    policy, tp = sc.training.activation_checkpointing, sc.parallel.tp
+    if recomputed_layer(sc, layer.index):
+        return 0.0, arch.hidden_size * RESIDUAL_BYTES[sc.training.precision] * tokens / replicated_div
+    if policy == "selective":
+        return full - la.scores / tp * tokens, 0.0
+    if policy == "selective-op":
+        rep, sh = selective_op_saved(sc, arch, layer)
+        return 0.0, (rep / replicated_div + sh / tp) * tokens
+    return full, 0.0
+
+
+# long: per-layer saved bytes, the pipeline schedule's in-flight micro-batches, embedding and loss ends
 def stage_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], st: TrainingState,
                       stage: int) -> StageActivations:
     tr, par = sc.training, sc.parallel
@@ -160,7 +200,7 @@ def stage_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], st: T
     layers = [layer for layer in st.stage_layers(stage) if _grad_reaches(st, layer)]
     replicated_div = tp if par.sequence_parallel else 1
 
-    per_layer_saved: list[float] = []
+    scaled_layers = exact_layers = 0.0
     per_layer_full: list[float] = []
     computed: dict[tuple, LayerActivations] = {}
     for layer in layers:
@@ -171,19 +211,16 @@ def stage_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], st: T
         la = computed[key]
         full = (la.replicated / replicated_div + (la.sharded + la.scores) / tp) * tokens
         per_layer_full.append(full)
-        if tr.activation_checkpointing == "full":
-            per_layer_saved.append(arch.hidden_size * r * tokens / replicated_div)
-        elif tr.activation_checkpointing == "selective":
-            per_layer_saved.append(full - la.scores / tp * tokens)
-        else:
-            per_layer_saved.append(full)
+        scaled, exact = _layer_saved(sc, arch, layer, la, full, tokens, replicated_div)
+        scaled_layers += scaled
+        exact_layers += exact
 
     # Pipeline schedule: under 1F1B stage s holds (pp - s) micro-batches in flight; the
     # interleaved schedule holds 1 + (pp-1)/(pp*v) times more on the first stage (Korthikanti sec. 5).
     in_flight = min(pp - stage, max(1, sc.grad_accumulation_steps)) if pp > 1 else 1
     interleave = 1 + (pp - 1) / (pp * par.virtual_pp) if (pp > 1 and par.virtual_pp > 1 and stage == 0) else 1
-    saved = sum(per_layer_saved) * in_flight * interleave
-    scaled_saved = 0.0 if tr.activation_checkpointing == "full" else saved
+    saved = (scaled_layers + exact_layers) * in_flight * interleave
+    scaled_saved = scaled_layers * in_flight * interleave
     why = (f"{len(layers)} layers x {tokens:,.0f} tokens/micro-batch, checkpointing "
            f"{tr.activation_checkpointing}, attention {tr.attention}")
     if in_flight > 1:
@@ -209,6 +246,5 @@ def stage_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], st: T
 
     largest = max(per_layer_full, default=0.0)
     frac = p["activations"]["backward_working_fraction"]
-    working = largest * (1 + frac) if tr.activation_checkpointing == "full" else largest * frac
-    return StageActivations(saved, logits, working, why, logits_why, scaled_saved, largest,
-                            tr.activation_checkpointing == "full")
+    working = largest * (1 + frac) if _recomputes(sc) else largest * frac
+    return StageActivations(saved, logits, working, why, logits_why, scaled_saved, largest, _recomputes(sc))

@@ -5,7 +5,9 @@ all-gather and reduce-scatter (Patarasuk & Yuan 2009; the nccl-tests PERFORMANCE
 bus bandwidth). A group inside one node uses the intra-node link; a group that spans nodes is
 limited by the node's NICs: NCCL runs one ring per NIC rail, so its bus bandwidth is about
 ``nics_per_node x per-NIC bandwidth`` (nccl-tests#175: 2 nodes x 8 A100 with 4x200G reach ~86 of
-~96 GB/s), never above the intra-node figure. Achievable fractions of the line rate are data.
+~96 GB/s), never above the intra-node figure; a group with fewer members per node than the node has
+GPUs (a data-parallel group strided by tp) shares the NICs with the other groups that run the same
+collective at once, and gets its members' share. Achievable fractions of the line rate are data.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ class Fabric:
             return min(self.intra_busbw_gbps, self.shared_host_gbps / max(1, group))
         return self.intra_busbw_gbps
 
-    def busbw(self, group: int, stride: int = 1) -> tuple[float, float]:
+    def busbw(self, group: int, stride: int = 1, nic_share: bool = True) -> tuple[float, float]:
         """(bus bandwidth GB/s, per-step latency s) for a group of ``group`` GPUs whose members are
         ``stride`` ranks apart (TP innermost, then CP, PP, DP, as Megatron orders ranks)."""
         if group <= 1:
@@ -44,7 +46,15 @@ class Fabric:
         intra = self.intra_for(min(group, self.gpus_per_node))
         if group * stride <= self.gpus_per_node:
             return intra, self.intra_latency_s
-        return min(intra, self.inter_busbw_gbps), self.inter_latency_s
+        return min(intra, self.inter_share(group, stride) if nic_share else self.inter_busbw_gbps), self.inter_latency_s
+
+    def inter_share(self, group: int, stride: int = 1) -> float:
+        """The node's NIC bandwidth a group that spans nodes can use: the share of the GPUs it has on each node.
+        ``gpus_per_node / stride`` members of the group sit on one node; the node's other GPUs belong to the
+        other groups of the same kind, which run their collectives at the same time over the same NICs (a
+        data-parallel group under tp=8 has one GPU per node and gets that GPU's NIC, not all eight)."""
+        members = max(1, min(group, self.gpus_per_node // max(1, stride)))
+        return self.inter_busbw_gbps * members / self.gpus_per_node
 
 
 def _achievable(link: Link, params: dict[str, Any], gpu: Accelerator | None) -> float:
@@ -85,27 +95,37 @@ def fabric(catalog: Catalog, gpu: Accelerator, intra_id: str | None, inter_id: s
                   (inter.latency_us or 5.0) * 1e-6 + lat * 1e-6, gpus_per_node, shared)
 
 
-def all_reduce_s(bytes_: float, group: int, fab: Fabric, stride: int = 1) -> float:
+def all_reduce_s(bytes_: float, group: int, fab: Fabric, stride: int = 1, nic_share: bool = True) -> float:
     if group <= 1 or bytes_ <= 0:
         return 0.0
-    bw, lat = fab.busbw(group, stride)
+    bw, lat = fab.busbw(group, stride, nic_share)
     return 2 * (group - 1) * lat + 2 * (group - 1) / group * bytes_ / (bw * 1e9)
 
 
-def all_gather_s(bytes_: float, group: int, fab: Fabric, stride: int = 1) -> float:
+def all_gather_s(bytes_: float, group: int, fab: Fabric, stride: int = 1, nic_share: bool = True) -> float:
     """All-gather (or reduce-scatter) of a buffer of ``bytes_`` total."""
     if group <= 1 or bytes_ <= 0:
         return 0.0
-    bw, lat = fab.busbw(group, stride)
+    bw, lat = fab.busbw(group, stride, nic_share)
     return (group - 1) * lat + (group - 1) / group * bytes_ / (bw * 1e9)
 
 
 def all_to_all_s(bytes_: float, group: int, fab: Fabric, stride: int = 1) -> float:
-    """All-to-all of ``bytes_`` per GPU: (n-1)/n of it leaves the GPU."""
+    """All-to-all of ``bytes_`` per GPU: (n-1)/n of it leaves the GPU. Inside a node it runs over the scale-up
+    link; a group that spans nodes sends the part for its off-node peers through the GPU's own share of the node's
+    NICs (every GPU of the node sends at once), the rest over the scale-up link at the same time: the slower of the
+    two (the all-to-all cost model of DeepSpeed-MoE / Tutel, Rajbhandari et al. 2022, arXiv:2201.05596, section 5)."""
     if group <= 1 or bytes_ <= 0:
         return 0.0
     bw, lat = fab.busbw(group, stride)
-    return lat * (group - 1) + (group - 1) / group * bytes_ / (bw * 1e9)
+    if group * stride <= fab.gpus_per_node:
+        return lat * (group - 1) + (group - 1) / group * bytes_ / (bw * 1e9)
+    members = max(1, min(group, fab.gpus_per_node // max(1, stride)))  # of the group on one node
+    intra = fab.intra_for(members)
+    nic = fab.inter_busbw_gbps / fab.gpus_per_node
+    on_node = (members - 1) / group * bytes_ / (intra * 1e9)
+    off_node = (group - members) / group * bytes_ / (nic * 1e9)
+    return lat * (group - 1) + max(on_node, off_node)
 
 
 def p2p_s(bytes_: float, fab: Fabric, crosses_node: bool) -> float:

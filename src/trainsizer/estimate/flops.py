@@ -4,12 +4,20 @@
   gradients): 6N per token for full training (Kaplan et al. 2020, arXiv:2001.08361, section 2.1;
   PaLM appendix B for MFU). MoE counts the experts a token uses (k of E) and the router.
 - Attention: QK^T and PV, 4*s*d per token per layer forward, counted non-causal as Megatron
-  (Narayanan et al. 2021, arXiv:2104.04473, appendix) and PaLM do.
+  (Narayanan et al. 2021, arXiv:2104.04473, appendix) and PaLM do: the convention of the model and
+  hardware FLOPs (MFU, HFU, TFLOPS/GPU) that published figures use.
 - Frozen weights (LoRA, QLoRA, freeze) need no weight gradient: backward costs 2N instead of 4N;
   layers below the lowest trainable one run forward only.
 - Model FLOPs (for MFU, TFLOPS/GPU) exclude recomputation; hardware FLOPs add the recomputed
-  forward (full checkpointing), the attention core (selective) and FlashAttention's backward
-  recomputation of the scores (Dao et al. 2022, arXiv:2205.14135, section 3.1).
+  forward (full checkpointing, every n-th layer), the attention core (Megatron selective), every
+  second matmul (torchtitan's per-op policy) and FlashAttention's backward recomputation of the
+  scores (Dao et al. 2022, arXiv:2205.14135, section 3.1).
+- What the GPUs execute, and so the step time, differs from the convention in one place: with a
+  causal mask FlashAttention and SDPA's fused kernels skip the blocks above the diagonal, half of
+  the score and value matmuls (Dao 2023, FlashAttention-2, arXiv:2307.08691, section 3.1.1); eager
+  attention computes the full score matrix and masks it. The executed FLOPs are split into
+  linear GEMMs, routed-expert GEMMs and the attention core, which run at different rates (FP8 covers
+  the linears only; expert GEMMs are small).
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainsizer.models.architecture import Architecture
-from trainsizer.models.params import layer_linears
+from trainsizer.models.params import Linear, layer_linears
 from trainsizer.scenario import Scenario
 
 
@@ -26,24 +34,49 @@ class StepFlops:
     """FLOPs per token of the whole model (all GPUs together)."""
 
     model_per_token: float  # useful training FLOPs, no recomputation
-    hardware_per_token: float  # what the GPUs execute, recomputation included
+    hardware_per_token: float  # what the GPUs execute by the convention (recomputation, full attention)
     forward_per_token: float  # one forward pass
     attention_forward_per_token: float  # QK^T and PV of one forward pass (all layers)
+    # executed, for the step time: linear GEMMs (dense layers, shared experts, router, LM head, adapters),
+    # routed-expert GEMMs, the attention core (causal masking skips half)
+    linear_per_token: float = 0.0
+    expert_per_token: float = 0.0
+    attention_per_token: float = 0.0
 
     def model_tflops(self, tokens_per_s: float, gpus: int) -> float:
         return self.model_per_token * tokens_per_s / gpus / 1e12
 
 
-def _layer_matmul_params(arch: Architecture, index: int) -> float:
-    """Matmul parameters one token uses in layer ``index`` (routed experts: k of E)."""
-    total = 0.0
+def _mats(arch: Architecture, lin: Linear) -> float:
+    """Matmul parameters one token uses in one linear kind (routed experts: k of E)."""
+    if lin.group == "expert" and arch.moe:
+        return lin.in_features * lin.out_features * arch.moe.experts_per_token
+    return lin.in_features * lin.out_features * lin.count
+
+
+def _layer_matmul_params(arch: Architecture, index: int) -> tuple[float, float]:
+    """(non-expert, routed-expert) matmul parameters one token uses in layer ``index``."""
+    dense = expert = 0.0
     for lin in layer_linears(arch, index):
-        mats = lin.in_features * lin.out_features
-        if lin.group == "expert" and arch.moe:
-            total += mats * arch.moe.experts_per_token
+        if lin.group == "expert":
+            expert += _mats(arch, lin)
         else:
-            total += mats * lin.count
-    return total
+            dense += _mats(arch, lin)
+    return dense, expert
+
+
+def selective_op_recomputed(arch: Architecture, index: int) -> tuple[float, float]:
+    """torchtitan's per-op checkpointing saves the output of every odd-numbered matmul of a layer (counted in
+    forward order, per layer) and recomputes the even-numbered ones (torchtitan ``_apply_ac_to_transformer_block``,
+    ``_save_list`` and ``mm_count``): the (non-expert, expert) matmul parameters per token recomputed."""
+    dense = expert = 0.0
+    for n, lin in enumerate(layer_linears(arch, index), start=1):
+        if n % 2 == 0:
+            if lin.group == "expert":
+                expert += _mats(arch, lin)
+            else:
+                dense += _mats(arch, lin)
+    return dense, expert
 
 
 def _attention_forward_per_token(arch: Architecture, seq_len: int) -> float:
@@ -55,46 +88,79 @@ def _attention_forward_per_token(arch: Architecture, seq_len: int) -> float:
     return 2.0 * seq_len * arch.num_heads * (qk + v)
 
 
+def causal_fraction(scenario: Scenario, arch: Architecture) -> float:
+    """Fraction of the attention matmuls executed: 1/2 with a causal mask in a kernel that skips masked blocks."""
+    tr = scenario.training
+    mask = tr.attention_mask or ("causal" if arch.lm_head else "full")
+    return 0.5 if mask == "causal" and tr.attention in ("flash", "sdpa") else 1.0
+
+
+def recomputed_layer(scenario: Scenario, index: int) -> bool:
+    """Whether layer ``index`` is recomputed whole in backward (full, or one in n layers)."""
+    tr = scenario.training
+    if tr.activation_checkpointing == "full":
+        return True
+    return tr.activation_checkpointing == "every-n-layers" and index % tr.checkpoint_every_n_layers == 0
+
+
+# long: one layer's forward, backward and recomputation per checkpointing policy, then adapters and the head
 def step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
     tr = scenario.training
     attn = _attention_forward_per_token(arch, tr.seq_len)
+    causal = causal_fraction(scenario, arch)
     head = 2.0 * arch.vocab_size * arch.hidden_size if arch.lm_head else 0.0
     frozen_base = tr.method in ("lora", "qlora", "freeze")
     first_trainable = arch.num_layers - tr.freeze_trainable_layers if tr.method == "freeze" else 0
     rank = tr.lora.rank if tr.lora else 8
+    flash = tr.attention in ("flash", "sdpa")
 
     model = hardware = forward = 0.0
+    lin = exp = att = 0.0  # executed: linear, expert, attention
     for i in range(arch.num_layers):
-        dense = 2.0 * _layer_matmul_params(arch, i)
+        d_par, e_par = _layer_matmul_params(arch, i)
+        dense_d, dense_e = 2.0 * d_par, 2.0 * e_par
+        dense = dense_d + dense_e
         fwd = dense + attn
         forward += fwd
         if tr.method == "freeze" and i < first_trainable:
             model += fwd  # no gradient reaches these layers
             hardware += fwd
+            lin, exp, att = lin + dense_d, exp + dense_e, att + attn * causal
             continue
-        weight_grads = dense if not frozen_base or tr.method == "freeze" else 0.0
-        layer = 3 * attn + dense + dense + weight_grads  # fwd + input-grad + weight-grad
+        grads = 1.0 if not frozen_base or tr.method == "freeze" else 0.0  # weight gradients
+        layer = 3 * attn + dense * (2 + grads)  # fwd + input-grad + weight-grad
         model += layer
-        recompute = 0.0
-        if tr.activation_checkpointing == "full":
-            recompute = fwd
+        lin += dense_d * (2 + grads)
+        exp += dense_e * (2 + grads)
+        att += 3 * attn * causal
+        recompute_lin = recompute_exp = recompute_attn = 0.0
+        if recomputed_layer(scenario, i):
+            recompute_lin, recompute_exp, recompute_attn = dense_d, dense_e, attn
         elif tr.activation_checkpointing == "selective":
-            recompute = attn
-        flash_recompute = attn / 2 if tr.attention in ("flash", "sdpa") else 0.0  # QK^T again in backward
-        hardware += layer + recompute + flash_recompute
+            recompute_attn = attn
+        elif tr.activation_checkpointing == "selective-op":
+            r_d, r_e = selective_op_recomputed(arch, i)
+            recompute_lin, recompute_exp = 2.0 * r_d, 2.0 * r_e
+        flash_recompute = attn / 2 if flash else 0.0  # QK^T again in backward
+        hardware += layer + recompute_lin + recompute_exp + recompute_attn + flash_recompute
+        lin += recompute_lin
+        exp += recompute_exp
+        att += (recompute_attn + flash_recompute) * causal
     if tr.method in ("lora", "qlora"):
         # adapters: r*(in+out) per targeted linear, 6 FLOPs per adapter parameter per token
         adapters = 0.0
         targets = tr.lora.targets if tr.lora and tr.lora.targets else ["q_proj", "v_proj"]
         for i in range(arch.num_layers):
-            for lin in layer_linears(arch, i):
-                if targets == "all-linear" or lin.name in targets or set(lin.aliases) & set(targets):
-                    copies = arch.moe.experts_per_token if (lin.group == "expert" and arch.moe) else lin.count
-                    adapters += 6.0 * rank * (lin.in_features + lin.out_features) * copies
+            for lin_ in layer_linears(arch, i):
+                if targets == "all-linear" or lin_.name in targets or set(lin_.aliases) & set(targets):
+                    copies = arch.moe.experts_per_token if (lin_.group == "expert" and arch.moe) else lin_.count
+                    adapters += 6.0 * rank * (lin_.in_features + lin_.out_features) * copies
         model += adapters
         hardware += adapters
+        lin += adapters
     head_cost = head * (3 if tr.method == "full" else 2)
     model += head_cost
     hardware += head_cost
+    lin += head_cost
     forward += head
-    return StepFlops(model, hardware, forward, attn * arch.num_layers)
+    return StepFlops(model, hardware, forward, attn * arch.num_layers, lin, exp, att)

@@ -262,7 +262,8 @@ def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainab
         biggest = max((layer.base_linear_params + layer.norm_params for layer in layers), default=0) / tp
         biggest_w = biggest * (quant["code_bytes"] + quant["constant_bytes"] if quant else w_b)
         unit_grads = max((layer.lora_params + (layer.base_linear_params if layer.trainable_base else 0)
-                          for layer in layers), default=0) * (t.adapter_bytes[2] if tr.method != "full" else grad_b)
+                          for layer in layers), default=0) / tp  # each tensor-parallel rank's share
+        unit_grads *= t.adapter_bytes[2] if tr.method != "full" else grad_b
         other += comm["zero3_gathered_units"] * biggest_w + unit_grads
         why_other.append(f"ZeRO-3/FSDP: {comm['zero3_gathered_units']} gathered layers + one layer's "
                          "unsharded gradients")

@@ -110,7 +110,8 @@ def stack_speed(cases: list[tuple[RawStep, float, int, float, float, float]], me
     columns = {}
     for f in fields(RawStep):
         values = [getattr(r, f.name) for r in raws]
-        columns[f.name] = values if f.name in ("architecture", "dtype") else np.array(values, dtype=float)
+        text = f.name in ("architecture", "dtype", "attention_dtype", "precision")
+        columns[f.name] = values if text else np.array(values, dtype=float)
     arrays = [np.array([c[i] for c in cases], dtype=float) for i in range(1, 6)]
     return SpeedTerms(RawStep(**columns), *arrays, tuple(metrics))
 

@@ -19,7 +19,14 @@ from typing import Any
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.estimate.comm import Fabric, fabric
 from trainsizer.estimate.flops import StepFlops, step_flops
-from trainsizer.estimate.step_terms import StepContext, combine_step, raw_efficiency, raw_step, safe_div
+from trainsizer.estimate.step_terms import (
+    StepContext,
+    combine_step,
+    mfu_ceiling,
+    raw_efficiency,
+    raw_step,
+    safe_div,
+)
 from trainsizer.estimate.training_state import TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.models.architecture import Architecture
@@ -120,8 +127,13 @@ def step_context(scenario: Scenario, arch: Architecture, gpu: Accelerator, catal
     fab: Fabric = fabric(cat, gpu, hw.intra_node, hw.inter_node, hw.nics_per_node, sc.gpus_per_node, p,
                          sc.parallel.gpus)
     peak, dtype, notes = peak_for(gpu, sc.training.precision)
+    attention_peak, attention_dtype = peak, dtype
+    if dtype == "fp8" and sc.training.fp8_scope == "linear":
+        # Transformer Engine and torchao Float8Linear cast the linear layers' GEMMs to FP8; the attention core
+        # (FlashAttention / cuDNN SDPA) stays bf16 unless FP8 attention is asked for (TE fp8_dpa)
+        attention_peak, attention_dtype, _ = peak_for(gpu, "bf16-mixed")
     return StepContext(sc, arch, gpu, p, mp, fab, flops or step_flops(sc, arch),
-                       state or training_state(sc, arch, mp), peak, dtype), notes
+                       state or training_state(sc, arch, mp), peak, dtype, attention_peak, attention_dtype), notes
 
 
 def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerator,
@@ -142,5 +154,9 @@ def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerato
     if tr.tokens:
         perf.time_to_train_s = tr.tokens / tps if tps else None
         perf.gpu_hours = (perf.time_to_train_s or 0.0) * par.gpus / 3600
+    if breakdown.get("mfu_ceiling", 0.0) > 0:
+        perf.notes.append(f"step time held at the MFU ceiling of {gpu.architecture or 'this GPU'} {tr.precision} "
+                          f"({mfu_ceiling(gpu.architecture or '', tr.precision, p):.0%}: the best measured in the "
+                          "validation data plus a margin); the terms alone would claim more")
     perf.notes.append("data loading is not modelled yet (storage sizing comes with the system model)")
     return perf

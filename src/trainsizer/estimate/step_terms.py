@@ -1,12 +1,15 @@
 """The terms of one training step, each a function of one :class:`StepContext`.
 
-A micro-batch on one GPU costs compute (hardware FLOPs / (dense peak x efficiency)), memory-bound
-element-wise work and QLoRA dequantisation (bytes / HBM bandwidth), and the exposed part of its
-tensor-, context- and expert-parallel collectives. A pipeline runs ``m`` micro-batches per step plus
+A micro-batch on one GPU costs compute (the executed FLOPs of its linear GEMMs, routed-expert GEMMs and
+attention core, each over the dense peak of its dtype times its efficiency), memory-bound element-wise work and
+QLoRA dequantisation (bytes / HBM bandwidth), and the exposed part of its tensor-, context- and
+expert-parallel collectives. A pipeline runs ``m`` micro-batches per step plus
 a bubble of ``(p-1)/v`` micro-batch times (Narayanan et al. 2021, arXiv:2104.04473, section 2.2:
 bubble fraction (p-1)/(v*m)). Data-parallel gradient reduction overlaps with the last backward;
 ZeRO-3 parameter gathers with each micro-batch (Zhao et al. 2023, FSDP, arXiv:2304.11277). The
-optimizer step is memory bound. All fractions and efficiencies are data (``performance_model.yaml``).
+optimizer step is memory bound. No step is priced faster than its model FLOPs at the MFU the validation data
+supports for its GPU architecture and precision (``mfu_ceiling``). All fractions and efficiencies are data
+(``performance_model.yaml``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, p2p_s
-from trainsizer.estimate.flops import StepFlops
+from trainsizer.estimate.flops import StepFlops, recomputed_layer
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
@@ -43,6 +46,8 @@ class StepContext:
     state: TrainingState
     peak_tflops: float
     dtype: str
+    attention_peak_tflops: float = 0.0  # the attention core's dtype peak (bf16 under fp8-mixed linears)
+    attention_dtype: str = ""
 
     @property
     def tokens_mb(self) -> float:
@@ -90,6 +95,21 @@ class StepContext:
         return sum(layer.base_linear_params for layer in self.state.layers) / self.model_shards
 
 
+def recomputed_share(ctx: StepContext, elementwise: bool = False) -> float:
+    """Share of a forward pass that backward runs again: all of it under full checkpointing, the recomputed layers'
+    share under every-n-layers, under torchtitan's per-op policy every second matmul and (``elementwise``) all
+    element-wise work."""
+    policy = ctx.scenario.training.activation_checkpointing
+    if policy == "full":
+        return 1.0
+    if policy == "every-n-layers":
+        layers = ctx.arch.num_layers
+        return sum(recomputed_layer(ctx.scenario, i) for i in range(layers)) / layers
+    if policy == "selective-op":
+        return 1.0 if elementwise else 0.5
+    return 0.0
+
+
 def saved_traffic_s(ctx: StepContext) -> float:
     """Memory-bound element-wise work per byte of it per saved activation byte: proportional to the
     activations a layer keeps without checkpointing (times ``elementwise_bytes_per_saved_byte``)."""
@@ -100,7 +120,7 @@ def saved_traffic_s(ctx: StepContext) -> float:
                                   "parallel": par.model_copy(update={"pp": 1, "virtual_pp": 1,
                                                                      "gpus": par.gpus // par.pp})})
     acts = stage_activations(plain, ctx.arch, ctx.memory_params, training_state(plain, ctx.arch, ctx.memory_params), 0)
-    passes = 1.5 if tr.activation_checkpointing == "full" else 1.0
+    passes = 1.0 + 0.5 * recomputed_share(ctx, elementwise=True)
     return acts.saved / par.pp * passes / ctx.hbm_bytes_per_s
 
 
@@ -109,7 +129,7 @@ def dequantization_mb(ctx: StepContext) -> float:
     tr = ctx.scenario.training
     if tr.method != "qlora":
         return 0.0
-    passes = 3 if tr.activation_checkpointing == "full" else 2
+    passes = 2 + recomputed_share(ctx)
     return ctx.base_linear_local * ctx.params["memory_bound"]["dequant_bytes_per_param_per_pass"] * passes \
         / ctx.hbm_bytes_per_s
 
@@ -117,10 +137,10 @@ def dequantization_mb(ctx: StepContext) -> float:
 def tensor_parallel_mb(ctx: StepContext) -> float:
     """Megatron TP: 2 all-reduces forward, 2 backward per layer (+2 with full recomputation)
     (Shoeybi et al. 2019, arXiv:1909.08053, section 3)."""
-    tr, par = ctx.scenario.training, ctx.scenario.parallel
+    par = ctx.scenario.parallel
     if par.tp <= 1:
         return 0.0
-    colls = 4 + (2 if tr.activation_checkpointing == "full" else 0)
+    colls = 4 + 2 * recomputed_share(ctx)
     return ctx.layers_per_stage * colls * all_reduce_s(ctx.local_tokens * ctx.arch.hidden_size * ctx.act_bytes,
                                                        par.tp, ctx.fabric)
 
@@ -156,24 +176,51 @@ def pipeline_p2p_mb(ctx: StepContext) -> float:
 
 
 def zero3_mb(ctx: StepContext) -> float:
-    """ZeRO-3 / FSDP: gather the weights forward and backward, reduce-scatter the gradients, per micro-batch."""
+    """ZeRO-3 / FSDP, per micro-batch: all-gather each layer's weights in forward and again in backward, and
+    reduce-scatter its gradients (in fp32 where the framework reduces in fp32: FSDP ``reduce_dtype``, the bf16-mixed
+    default), over the group the state is sharded on (dp x cp, as the memory model shards it; torchtitan shards
+    FSDP over dp_shard x cp) (Zhao et al. 2023, FSDP, arXiv:2304.11277, section 3.2)."""
     par = ctx.scenario.parallel
-    if par.zero != 3 or par.dp <= 1:
+    group = par.dp * par.cp
+    if par.zero != 3 or group <= 1:
         return 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
-    weights_local = sum(layer.base_linear_params + layer.norm_params for layer in ctx.state.layers) / ctx.model_shards
-    stride = par.tp * par.cp
-    return (2 * all_gather_s(weights_local * w_b, par.dp, ctx.fabric, stride=stride)
-            + all_gather_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride))
+    linear_b = w_b
+    if ctx.scenario.training.method == "qlora":
+        # 4-bit bases are gathered as stored (codes + constants; fsdp_qlora's bnb quant_storage), the same bytes
+        # the memory model keeps gathered
+        quant = ctx.memory_params["quantization"][ctx.scenario.training.quantization]
+        linear_b = quant["code_bytes"] + quant["constant_bytes"]
+    weights_bytes = sum(layer.base_linear_params * linear_b + layer.norm_params * w_b
+                        for layer in ctx.state.layers) / ctx.model_shards
+    return (2 * all_gather_s(weights_bytes, group, ctx.fabric, stride=par.tp)
+            + all_gather_s(ctx.trainable_local * grad_b, group, ctx.fabric, stride=par.tp))
 
 
 def data_parallel_sync_s(ctx: StepContext) -> float:
-    """Gradient all-reduce once per step (ZeRO-3 reduce-scatters per micro-batch instead)."""
+    """Gradient all-reduce once per step (ZeRO-3 reduce-scatters per micro-batch instead). A sharded optimizer
+    (ZeRO-1/2, Megatron's distributed optimizer) reduce-scatters them instead (Rajbhandari et al. 2020, section 5.3)
+    and gathers the weights (:func:`data_parallel_gather_s`)."""
     par = ctx.scenario.parallel
     if par.dp <= 1 or par.zero == 3:
         return 0.0
-    return all_reduce_s(ctx.trainable_local * ctx.weight_and_grad_bytes[1], par.dp, ctx.fabric,
-                        stride=par.tp * par.cp)
+    w_b, grad_b = ctx.weight_and_grad_bytes
+    stride = par.tp * par.cp
+    # once per step, at the node's full NIC bandwidth: the Megatron runs (in-network reduction on their
+    # InfiniBand fabric, bucketed overlap) show it hidden where the strided groups' NIC share would expose it
+    if par.zero in (1, 2) or par.distributed_optimizer:
+        return all_gather_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride, nic_share=False)
+    return all_reduce_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride, nic_share=False)
+
+
+def data_parallel_gather_s(ctx: StepContext) -> float:
+    """A sharded optimizer all-gathers the updated 16-bit weights after its step; Megatron overlaps the gather with
+    the next step's first forward (``--overlap-param-gather``)."""
+    par = ctx.scenario.parallel
+    if par.dp <= 1 or par.zero == 3 or not (par.zero in (1, 2) or par.distributed_optimizer):
+        return 0.0
+    return all_gather_s(ctx.trainable_local * ctx.weight_and_grad_bytes[0], par.dp, ctx.fabric,
+                        stride=par.tp * par.cp, nic_share=False)
 
 
 def optimizer_and_offload_s(ctx: StepContext) -> tuple[float, float]:
@@ -202,10 +249,16 @@ class RawStep:
 
     micro_batches: int
     architecture: str  # the GPU's, for its compute-efficiency ceiling
-    dtype: str
+    dtype: str  # of the linear (and expert) GEMMs
+    attention_dtype: str
     local_tokens: float
     width: float
-    compute_at_full_efficiency_s: float  # one micro-batch's FLOPs at the dense peak
+    linear_s: float  # one micro-batch's linear-GEMM FLOPs at the dense peak of ``dtype``
+    expert_s: float  # routed-expert GEMMs, same peak
+    expert_tokens: float  # rows of one expert's GEMM (tokens routed to one local expert per micro-batch)
+    expert_width: float
+    attention_s: float  # the attention core at the dense peak of ``attention_dtype``
+    fused_attention: bool  # FlashAttention / fused SDPA (else eager: batched GEMMs and a softmax)
     saved_traffic_s: float  # element-wise seconds per unit of elementwise_bytes_per_saved_byte
     dequantization_mb: float
     tp_mb: float
@@ -214,24 +267,40 @@ class RawStep:
     pp_mb: float
     zero3_mb: float
     dp_sync_s: float
+    dp_gather_s: float
     optimizer_s: float
     offload_s: float
     layers_per_stage: float
     pp: int
     virtual_pp: int
+    model_step_at_peak_s: float  # the step's model FLOPs per GPU at the dense peak of ``dtype`` (MFU = this / step)
+    precision: str  # the scenario's training precision (the MFU ceiling's key with the architecture)
 
 
 def raw_step(ctx: StepContext) -> RawStep:
-    par = ctx.scenario.parallel
-    peak = ctx.peak_tflops
-    work = (ctx.flops.hardware_per_token * ctx.tokens_mb / (par.tp * par.cp * par.pp) / (peak * 1e12)
-            if peak else 0.0)
+    par, fl, arch = ctx.scenario.parallel, ctx.flops, ctx.arch
+    split = ctx.tokens_mb / (par.tp * par.cp * par.pp)
+
+    def at_peak(flops_per_token: float, peak: float) -> float:
+        return flops_per_token * split / (peak * 1e12) if peak else 0.0
+
     optimizer_s, offload_s = optimizer_and_offload_s(ctx)
-    return RawStep(ctx.scenario.grad_accumulation_steps, ctx.gpu.architecture or "", ctx.dtype, ctx.local_tokens,
-                   ctx.arch.hidden_size / par.tp, work, saved_traffic_s(ctx),
-                   dequantization_mb(ctx), tensor_parallel_mb(ctx), context_parallel_mb(ctx), expert_parallel_mb(ctx),
-                   pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx), optimizer_s, offload_s,
-                   ctx.layers_per_stage, par.pp, par.virtual_pp)
+    expert_tokens = expert_width = 0.0
+    if arch.moe:
+        # grouped GEMM rows: the micro-batch's k token copies over E experts, ep ranks' worth on each local expert
+        expert_tokens = ctx.local_tokens * arch.moe.experts_per_token * par.ep / arch.moe.num_experts
+        expert_width = arch.moe.expert_intermediate_size / par.tp
+    return RawStep(ctx.scenario.grad_accumulation_steps, ctx.gpu.architecture or "", ctx.dtype,
+                   ctx.attention_dtype or ctx.dtype, ctx.local_tokens, arch.hidden_size / par.tp,
+                   at_peak(fl.linear_per_token, ctx.peak_tflops), at_peak(fl.expert_per_token, ctx.peak_tflops),
+                   expert_tokens, expert_width,
+                   at_peak(fl.attention_per_token, ctx.attention_peak_tflops or ctx.peak_tflops),
+                   ctx.scenario.training.attention != "eager",
+                   saved_traffic_s(ctx), dequantization_mb(ctx), tensor_parallel_mb(ctx), context_parallel_mb(ctx),
+                   expert_parallel_mb(ctx), pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx),
+                   data_parallel_gather_s(ctx), optimizer_s, offload_s, ctx.layers_per_stage, par.pp, par.virtual_pp,
+                   at_peak(fl.model_per_token, ctx.peak_tflops) * ctx.scenario.grad_accumulation_steps,
+                   ctx.scenario.training.precision)
 
 
 def _is_array(x: Any) -> bool:
@@ -253,23 +322,55 @@ def positive_part(x: Any) -> Any:
     return x.clip(min=0.0) if _is_array(x) else max(0.0, x)
 
 
+def where(condition: Any, a: Any, b: Any) -> Any:
+    """``a`` where ``condition`` holds, else ``b``; for one case (a bool) or many (arrays)."""
+    if _is_array(condition) or _is_array(a):
+        import numpy as np
+
+        return np.where(condition, a, b)
+    return a if condition else b
+
+
+def _ceiling(raw: RawStep, dtype_field: str, p: dict[str, Any], table_key: str = "max_efficiency") -> Any:
+    """The per-architecture ceiling of ``table_key`` (fp32 runs on the CUDA cores: ``max_efficiency_fp32``)."""
+    c = p["compute"]
+    table = c[table_key]
+
+    def one(architecture: str, dtype: str) -> float:
+        return c["max_efficiency_fp32"] if dtype == "fp32" else table.get(architecture, table["default"])
+
+    dtypes = getattr(raw, dtype_field)
+    if isinstance(raw.architecture, str):
+        return one(raw.architecture, dtypes)
+    import numpy as np
+
+    return np.array([one(a, d) for a, d in zip(raw.architecture, dtypes, strict=True)])
+
+
+def saturation(rows: Any, width: Any, p: dict[str, Any]) -> Any:
+    """GEMM efficiency falls for few rows and narrow matrices: saturating in each, half-way at ``half_tokens`` /
+    ``half_width``."""
+    c = p["compute"]
+    return safe_div(rows, rows + c["half_tokens"]) * safe_div(width, width + c["half_width"])
+
+
 def raw_efficiency(raw: RawStep, p: dict[str, Any]) -> Any:
     """Fraction of the dense peak a GEMM-bound micro-batch reaches: a per-architecture ceiling, lowered for
     few tokens and narrow matrices (saturating in each, half-way at ``half_tokens`` / ``half_width``).
     ``raw`` may hold one case or arrays of many (:mod:`trainsizer.estimate.refit`)."""
-    c = p["compute"]
-    table = c["max_efficiency"]
+    return _ceiling(raw, "dtype", p) * saturation(raw.local_tokens, raw.width, p)
 
-    def ceiling(architecture: str, dtype: str) -> float:
-        return c["max_efficiency_fp32"] if dtype == "fp32" else table.get(architecture, table["default"])
 
-    if isinstance(raw.architecture, str):
-        e_max: Any = ceiling(raw.architecture, raw.dtype)
-    else:
-        import numpy as np
-
-        e_max = np.array([ceiling(a, d) for a, d in zip(raw.architecture, raw.dtype, strict=True)])
-    return e_max * raw.local_tokens / (raw.local_tokens + c["half_tokens"]) * raw.width / (raw.width + c["half_width"])
+def compute_s(raw: RawStep, p: dict[str, Any]) -> Any:
+    """Seconds of one micro-batch's GEMMs and attention: each part over its own peak and efficiency."""
+    linear_eff = raw_efficiency(raw, p)
+    expert_eff = _ceiling(raw, "dtype", p) * saturation(raw.expert_tokens, raw.expert_width, p)
+    # fused attention kernels reach a fraction of what GEMMs reach (``attention_relative_efficiency``); eager
+    # attention runs its score and value products as batched GEMMs
+    relative = where(raw.fused_attention, _ceiling(raw, "attention_dtype", p, "attention_relative_efficiency"), 1.0)
+    attention_eff = _ceiling(raw, "attention_dtype", p) * saturation(raw.local_tokens, raw.width, p) * relative
+    return (safe_div(raw.linear_s, linear_eff) + safe_div(raw.expert_s, expert_eff)
+            + safe_div(raw.attention_s, attention_eff))
 
 
 def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
@@ -277,7 +378,7 @@ def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
     case (floats) or many (arrays)."""
     overlap = p["communication"]["overlap"]
     m = raw.micro_batches  # micro-batches per step per pipeline
-    compute = safe_div(raw.compute_at_full_efficiency_s, raw_efficiency(raw, p))
+    compute = compute_s(raw, p)
     exposed = {
         "elementwise": raw.saved_traffic_s * p["memory_bound"]["elementwise_bytes_per_saved_byte"],
         "dequantization": raw.dequantization_mb,
@@ -289,7 +390,8 @@ def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
     }
     launch_mb = p["overhead"]["per_layer_s"] * raw.layers_per_stage
     t_mb = compute + sum(exposed.values()) + launch_mb
-    return {
+    bubble = t_mb * (raw.pp - 1) / raw.virtual_pp  # 0 without pipeline parallelism
+    terms = {
         "compute": m * compute,
         "elementwise": m * exposed["elementwise"],
         "dequantization": m * exposed["dequantization"],
@@ -297,14 +399,41 @@ def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
         "cp_comm": m * exposed["cp_comm"],
         "moe_all_to_all": m * exposed["moe_all_to_all"],
         "pp_p2p": m * exposed["pp_p2p"],
-        "pp_bubble": t_mb * (raw.pp - 1) / raw.virtual_pp,  # 0 without pipeline parallelism
+        "pp_bubble": bubble,
         "zero3_gather": m * exposed["zero3_gather"],
-        "dp_grad_sync": positive_part(raw.dp_sync_s - overlap["dp"] * compute * 2 / 3),
+        # gradient buckets reduce while the last micro-batch runs backward; under pipeline parallelism the stages
+        # that finish first reduce during the pipeline's drain (the bubble)
+        "dp_grad_sync": positive_part(raw.dp_sync_s - overlap["dp"] * (compute * 2 / 3 + bubble))
+        + positive_part(raw.dp_gather_s - overlap["dp"] * compute / 3),
         "optimizer": raw.optimizer_s,
         "offload": raw.offload_s,
         "launch_overhead": m * launch_mb + p["overhead"]["per_step_s"],
         "data_loading": 0.0 * m,
     }
+    terms["mfu_ceiling"] = positive_part(mfu_floor_s(raw, p) - sum(terms.values()))
+    return terms
+
+
+def mfu_ceiling(architecture: str, precision: str, p: dict[str, Any]) -> float:
+    """The highest MFU the validation data supports for a GPU architecture and precision, plus a margin
+    (``mfu_ceiling`` in performance_model.yaml, written by tools/mfu_ceilings.py); the overall maximum where the
+    data has no case of that architecture and precision."""
+    c = p.get("mfu_ceiling")
+    if not c:
+        return float("inf")
+    row = (c.get("table") or {}).get(architecture, {}).get(precision)
+    return float(row["mfu"]) if row else float(c["fallback"]["mfu"])
+
+
+def mfu_floor_s(raw: RawStep, p: dict[str, Any]) -> Any:
+    """Evidence-bound step time: no step is priced faster than its model FLOPs at the MFU ceiling of its GPU
+    architecture and precision (a plan may not claim an efficiency no measured run reached)."""
+    if isinstance(raw.architecture, str):
+        return safe_div(raw.model_step_at_peak_s, mfu_ceiling(raw.architecture, raw.precision, p))
+    import numpy as np
+
+    ceilings = np.array([mfu_ceiling(a, d, p) for a, d in zip(raw.architecture, raw.precision, strict=True)])
+    return safe_div(raw.model_step_at_peak_s, ceilings)
 
 
 def step_breakdown(ctx: StepContext) -> dict[str, float]:

@@ -21,7 +21,7 @@ from trainsizer.estimate.flops import step_flops
 from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, reserved_bytes
 from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.step import default_performance_model, peak_for
-from trainsizer.estimate.training_state import ACTIVATION_BYTES, RESIDUAL_BYTES, training_state
+from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, RESIDUAL_BYTES, training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
@@ -47,11 +47,15 @@ class JobBasis:
     logits_per_token_div: float  # divided by tp
     logits_per_token_rep: float
     embed_act_per_token: float
-    # FLOPs per token by checkpointing mode (model, hardware)
-    flops: dict[str, tuple[float, float]]
+    # FLOPs per token by checkpointing mode: model, and executed linear, routed-expert and attention GEMMs
+    flops: dict[str, tuple[float, float, float, float]]
     hidden: int
     kv_dim: int
     act_bytes: float
+    expert_rows_per_token: float = 0.0  # rows of one expert's GEMM per local token (k / E, ep = 1)
+    expert_width: float = 0.0
+    gathered_bytes_layer: float = 0.0  # what ZeRO-3 gathers of one layer (as estimate.step_terms.zero3_mb)
+    weight_bytes_layer: float = 0.0  # 16-bit weights of one layer (parameter offload traffic)
 
 
 def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
@@ -97,9 +101,14 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: dict[str, Any] | None 
     st = training_state(base, arch, mp)
     trainable_layer = st.trainable_params / L
     dequant = {c.name: c.bytes for c in model_states(st, 0).static}.get("buffers", 0.0)
+    w_b = PRECISION_BYTES[base.training.precision][0]
+    quant = mp["quantization"].get(base.training.quantization or "") if base.training.method == "qlora" else None
+    linear_b = quant["code_bytes"] + quant["constant_bytes"] if quant else w_b
+    gathered = sum(la.base_linear_params * linear_b + la.norm_params * w_b for la in st.layers) / L
+    weight_bytes = sum(la.base_linear_params for la in st.layers) * w_b / L
 
     act: dict[str, tuple[float, float, float]] = {}
-    flops: dict[str, tuple[float, float]] = {}
+    flops: dict[str, tuple[float, float, float, float]] = {}
     for mode in CKPT:
         sc = base.model_copy(update={"training": base.training.model_copy(
             update={"activation_checkpointing": mode})})
@@ -112,7 +121,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: dict[str, Any] | None 
                      float(np.mean([r.sharded for r in rows])) * frac if rows else 0.0,
                      float(np.mean([r.scores for r in rows])) * frac if rows else 0.0)
         fl = step_flops(sc, arch)
-        flops[mode] = (fl.model_per_token, fl.hardware_per_token)
+        flops[mode] = (fl.model_per_token, fl.linear_per_token, fl.expert_per_token, fl.attention_per_token)
     tokens = base.training.micro_batch_size * base.training.seq_len
     sa = stage_activations(base, arch, mp, st, 0)
     e = ACTIVATION_BYTES[base.training.precision]
@@ -125,7 +134,9 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: dict[str, Any] | None 
         embed += arch.hidden_size * RESIDUAL_BYTES[base.training.precision]
     return JobBasis(L, layer_div, layer_rep, first_extra, last_extra, trainable_layer, dequant, act,
                     arch.hidden_size * RESIDUAL_BYTES[base.training.precision], logit_total - logit_rep, logit_rep,
-                    embed, flops, arch.hidden_size, arch.kv_dim, e)
+                    embed, flops, arch.hidden_size, arch.kv_dim, e,
+                    arch.moe.experts_per_token / arch.moe.num_experts if arch.moe else 0.0,
+                    float(arch.moe.expert_intermediate_size) if arch.moe else 0.0, gathered, weight_bytes)
 
 
 @dataclass
@@ -191,8 +202,8 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     bucket = np.where((dp > 1) & ((zero == 1) | (zero == 2)) & ~megatron,
                       np.minimum(mp["communication"]["zero_reduce_bucket_elements"] * 4.0, full_grads), 0.0)
     z3 = np.where(((zero == 3) & (group > 1)) | (offl == 2),
-                  mp["communication"]["zero3_gathered_units"] * (b.layer_div["weights"] / tp + b.layer_rep["weights"]),
-                  0.0)
+                  mp["communication"]["zero3_gathered_units"] * (b.layer_div["weights"] / tp + b.layer_rep["weights"])
+                  + b.layer_div["gradients"] / tp + b.layer_rep["gradients"], 0.0)  # + one layer's unsharded gradients
     buffers = ddp_copy + bucket + z3 + b.dequant_buffer / tp
 
     tokens = lay.mbs * scenario.training.seq_len / cp
@@ -224,38 +235,67 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     return reserved + np.where(lay.gpus > 1, device_overhead_bytes(gpu, 2, mp), device_overhead_bytes(gpu, 1, mp)), host
 
 
+def _nic_share(inter_busbw: float, group: np.ndarray, stride: np.ndarray, per_node: np.ndarray) -> np.ndarray:
+    """The node's NIC bandwidth a group strided across nodes gets (``Fabric.inter_share``)."""
+    members = np.maximum(1, np.minimum(group, per_node // np.maximum(1, stride)))
+    return inter_busbw * members / per_node
+
+
+# long: one numpy expression per step-time term, in the order of estimate/step_terms.py, over every layout at once
 def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator, intra_busbw: float,
                      inter_busbw: float, pp_params: dict[str, Any] | None = None,
                      shared_host_gbps: float | None = None) -> np.ndarray:
-    """Approximate step time (s) for every candidate: compute, TP/DP communication, bubble."""
+    """Approximate step time (s) for every candidate: compute, TP/DP/ZeRO-3 communication, bubble, offload, and
+    the MFU ceiling of the GPU's architecture and precision."""
+    from trainsizer.estimate.step_terms import mfu_ceiling
+
     p = pp_params or default_performance_model()
     tr = scenario.training
     peak, dtype, _ = peak_for(gpu, tr.precision)
+    attention_peak, attention_dtype = peak, dtype
+    if dtype == "fp8" and tr.fp8_scope == "linear":
+        attention_peak, attention_dtype, _ = peak_for(gpu, "bf16-mixed")
     tp, pp, cp, dp = lay.tp.astype(float), lay.pp.astype(float), lay.cp.astype(float), lay.dp.astype(float)
     c = p["compute"]
-    e_max = c["max_efficiency_fp32"] if dtype == "fp32" else c["max_efficiency"].get(
-        gpu.architecture or "", c["max_efficiency"]["default"])
+
+    def ceiling(table: str, dt: str) -> float:
+        return c["max_efficiency_fp32"] if dt == "fp32" else c[table].get(gpu.architecture or "", c[table]["default"])
+
+    def saturation(rows: np.ndarray, width: np.ndarray) -> np.ndarray:
+        return rows / np.maximum(rows + c["half_tokens"], 1e-30) * width / np.maximum(width + c["half_width"], 1e-30)
+
     tokens_local = lay.mbs * tr.seq_len / cp
     width = b.hidden / tp
-    eff = e_max * tokens_local / (tokens_local + c["half_tokens"]) * width / (width + c["half_width"])
-    hw = np.array([b.flops[m][1] for m in CKPT])[lay.ckpt]
+    linear_eff = ceiling("max_efficiency", dtype) * saturation(tokens_local, width)
+    expert_eff = ceiling("max_efficiency", dtype) * saturation(tokens_local * b.expert_rows_per_token,
+                                                               b.expert_width / tp)
+    relative = ceiling("attention_relative_efficiency", attention_dtype) if tr.attention != "eager" else 1.0
+    attention_eff = ceiling("max_efficiency", attention_dtype) * saturation(tokens_local, width) * relative
+    fl = np.array([b.flops[m] for m in CKPT])[lay.ckpt]  # (candidates, 4)
     gbs = scenario.global_batch_size if tr.global_batch_size else None
     gas = np.maximum(1, (gbs // np.maximum(1, lay.mbs * lay.dp)) if gbs else np.ones(len(lay)))
-    tokens_mb = lay.mbs * tr.seq_len
-    compute_mb = hw * tokens_mb / (tp * cp * pp) / (peak * 1e12 * eff)
+    split = lay.mbs * tr.seq_len / (tp * cp * pp)
+    compute_mb = split * (fl[:, 1] / (peak * 1e12) / linear_eff
+                          + np.where(fl[:, 2] > 0, fl[:, 2] / (peak * 1e12) / np.maximum(expert_eff, 1e-30), 0.0)
+                          + fl[:, 3] / (attention_peak * 1e12) / attention_eff)
     hbm = (gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * p["memory_bound"]["hbm_efficiency"]
     rep, sh = b.act["none"][0], b.act["none"][1] + b.act["none"][2]
     passes = np.where(lay.ckpt == 2, 1.5, 1.0)
     elementwise_mb = (rep + sh / tp) * tokens_local * b.layers / pp * \
         p["memory_bound"]["elementwise_bytes_per_saved_byte"] * passes / hbm
-    within = lay.tp * lay.cp * lay.dp <= lay.gpus_per_node
     lat = p["communication"]["nccl_step_latency_us"] * 1e-6
     tp_bytes = tokens_local * b.hidden * b.act_bytes
     colls = np.where(lay.ckpt == 2, 6, 4)
+
     def intra(group: np.ndarray) -> np.ndarray:
         if shared_host_gbps:
             return np.minimum(intra_busbw, shared_host_gbps / np.maximum(1.0, np.minimum(group, lay.gpus_per_node)))
         return np.full(len(lay), intra_busbw)
+
+    def busbw(group: np.ndarray, stride: np.ndarray, nic_share: bool = True) -> np.ndarray:
+        within = group * stride <= lay.gpus_per_node
+        inter = _nic_share(inter_busbw, group, stride, lay.gpus_per_node) if nic_share else inter_busbw
+        return np.where(within, intra(group), np.minimum(intra(group), inter))
 
     tp_s = np.where(lay.tp > 1, b.layers / pp * colls * (2 * (tp - 1) * lat + 2 * (tp - 1) / tp * tp_bytes /
                                                          (intra(tp) * 1e9)), 0.0)
@@ -263,22 +303,32 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     launch = p["overhead"]["per_layer_s"] * b.layers / pp
     t_mb = compute_mb + elementwise_mb + tp_s + launch
     bubble = np.where(lay.pp > 1, t_mb * (pp - 1) / lay.vpp, 0.0)
-    grad_bytes = b.trainable_elems_layer * b.layers / (tp * pp) * (4.0 if tr.precision != "bf16-true" else 2.0)
+    w_b, grad_b = (4.0, 4.0) if tr.precision == "fp32" else ((2.0, 2.0) if tr.precision == "bf16-true" else (2.0, 4.0))
+    trainable = b.trainable_elems_layer * b.layers / (tp * pp)
+    overlap = p["communication"]["overlap"]
+    # data parallel: all-reduce (DDP), or reduce-scatter + all-gather of the weights (sharded optimizer)
+    dp_ring = np.where(dp > 1, (dp - 1) / np.maximum(dp, 1), 0.0)
+    dp_bw = busbw(dp, lay.tp * lay.cp, nic_share=False) * 1e9
+    sharded = (lay.zero == 1) | (lay.zero == 2) | lay.dist_opt
+    reduce_s = np.where(sharded, 1.0, 2.0) * dp_ring * trainable * grad_b / dp_bw
+    gather_s = np.where(sharded, dp_ring * trainable * w_b / dp_bw, 0.0)
+    dp_exposed = np.where(lay.zero == 3, 0.0, np.maximum(0.0, reduce_s - overlap["dp"] * (compute_mb * 2 / 3 + bubble))
+                          + np.maximum(0.0, gather_s - overlap["dp"] * compute_mb / 3))
+    # ZeRO-3: gather the weights forward and backward, reduce-scatter the gradients, per micro-batch, over dp x cp
     group = dp * cp
-    bw = np.where(within, intra(group), np.minimum(intra(group), inter_busbw))
     ring = np.where(group > 1, (group - 1) / np.maximum(group, 1), 0.0)
-    dp_s = 2 * ring * grad_bytes / (bw * 1e9)
-    # ZeRO-3: gather the weights forward and backward, reduce-scatter the gradients, per micro-batch
-    weight_bytes = b.layers / pp * (b.layer_div["weights"] / tp + b.layer_rep["weights"])
-    z3 = np.where(lay.zero == 3, ring * (2 * weight_bytes + grad_bytes) / (bw * 1e9), 0.0)
+    gathered = b.layers * b.gathered_bytes_layer / (tp * pp)
+    z3 = np.where(lay.zero == 3, ring * (2 * gathered + trainable * grad_b) / (busbw(group, lay.tp) * 1e9), 0.0)
     # CPU offload: gradients and parameters over PCIe, and the CPU optimizer step
     pcie = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}.get(gpu.pcie_gen or 4, 32.0) * 0.8e9
     shards = np.where((lay.zero >= 1) | lay.dist_opt, group, 1.0)
-    trainable_local = b.trainable_elems_layer * b.layers / (tp * pp) / shards
+    trainable_local = trainable / shards
     offload_s = np.where(lay.offload > 0, trainable_local * 6.0 / pcie + trainable_local /
                          p["overhead"]["cpu_adam_params_per_s"], 0.0)
-    offload_s += np.where(lay.offload == 2, gas * 2 * weight_bytes / np.maximum(group, 1) / pcie, 0.0)
-    dp_exposed = np.maximum(0.0, np.where(lay.zero == 3, 0.0, dp_s) - p["communication"]["overlap"]["dp"] *
-                            compute_mb * 2 / 3)
-    z3_exposed = gas * np.maximum(0.0, z3 - p["communication"]["overlap"]["zero3"] * compute_mb)
-    return gas * t_mb + bubble + dp_exposed + z3_exposed + offload_s + p["overhead"]["per_step_s"]
+    weight_bytes = b.layers * b.weight_bytes_layer / (tp * pp)
+    offload_s += np.where(lay.offload == 2, gas * 2 * weight_bytes / np.maximum(dp, 1) / pcie, 0.0)
+    z3_exposed = gas * np.maximum(0.0, z3 - overlap["zero3"] * compute_mb)
+    step = gas * t_mb + bubble + dp_exposed + z3_exposed + offload_s + p["overhead"]["per_step_s"]
+    # evidence bound: model FLOPs at the MFU ceiling of this architecture and precision
+    floor = fl[:, 0] * split * gas / (peak * 1e12 * mfu_ceiling(gpu.architecture or "", tr.precision, p))
+    return np.maximum(step, floor)

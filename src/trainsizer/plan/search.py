@@ -65,8 +65,12 @@ class PlanResult:
 
 
 def _inter_links(gpu: Accelerator, constraints: Constraints | None = None) -> tuple[str, ...]:
+    """The scale-out networks to try: the user's, else the part's own (Ascend servers ship RoCE, never
+    InfiniBand), else InfiniBand and RoCE of the host's PCIe generation."""
     if constraints and constraints.inter_node:
         return (constraints.inter_node,)
+    if gpu.default_inter_node:
+        return (gpu.default_inter_node,)
     gen = gpu.pcie_gen or 4
     if gen >= 6:
         return ("ib-xdr-800", "roce-400")
@@ -76,26 +80,35 @@ def _inter_links(gpu: Accelerator, constraints: Constraints | None = None) -> tu
 
 
 def _node_shapes(gpu: Accelerator, constraints: Constraints) -> tuple[int, ...]:
+    """GPUs per node (scale-up domain) to try: the user's, else the part's own (GB200 NVL72: 72 in one NVLink
+    domain; Ascend 910C: 16 per server), else 8 for modules on a baseboard and 4 or 8 PCIe cards."""
     if constraints.gpus_per_node:
         return (constraints.gpus_per_node,)
+    if gpu.gpus_per_node:
+        return (gpu.gpus_per_node,)
     if gpu.form_factor and gpu.form_factor.lower().startswith(("sxm", "oam")) or (
             gpu.scale_up and (gpu.scale_up.max_gpus or 0) >= 8):
         return (8,)
     return (4, 8)  # PCIe servers: 4- and 8-card chassis
 
 
-def _counts(max_gpus: int) -> list[int]:
-    counts, n = [], 1
-    while n <= max_gpus:
-        counts.append(n)
+def _counts(max_gpus: int, per_node: int = 8) -> list[int]:
+    """GPU counts to try: powers of two inside one node, then whole nodes doubling (72, 144, ... for NVL72)."""
+    counts, n = set(), 1
+    while n <= min(max_gpus, per_node):
+        counts.add(n)
         n *= 2
-    return counts
+    n = per_node
+    while n <= max_gpus:
+        counts.add(n)
+        n *= 2
+    return sorted(counts)
 
 
 def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, constraints: Constraints,
                       gpus_per_node: int, global_batch: int) -> Layouts:
     """Every layout of the search space for one GPU type and node shape that divides and is legal."""
-    counts = [constraints.exact_gpus] if constraints.exact_gpus else _counts(constraints.max_gpus)
+    counts = [constraints.exact_gpus] if constraints.exact_gpus else _counts(constraints.max_gpus, gpus_per_node)
     counts = [n for n in counts if n <= gpus_per_node or n % gpus_per_node == 0]
     tps = [t for t in (1, 2, 4, 8) if t <= gpus_per_node and arch.num_heads % t == 0
            and (arch.num_kv_heads % t == 0 or t % arch.num_kv_heads == 0)]
@@ -110,11 +123,19 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
     model_par = tp * pp * cp
     ok = (g % model_par == 0)
     dp = np.where(ok, g // np.maximum(model_par, 1), 0)
-    ok &= (vpp == 1) | ((pp > 1) & (arch.num_layers >= pp * vpp))
+    # what the frameworks accept (Megatron-LM arguments.py / schedules, DeepSpeed, torchtitan):
+    # pipeline stages (and interleaved chunks) split the layers evenly; interleaving needs pp > 1 and a number of
+    # micro-batches divisible by pp; ZeRO-2/3 do not combine with pipeline parallelism (DeepSpeed; FSDP + PP is
+    # not modelled); tensor parallelism stays inside a node (tps above) and divides the heads
+    ok &= arch.num_layers % (pp * vpp) == 0
+    ok &= (vpp == 1) | (pp > 1)
+    gas = global_batch // np.maximum(mbs * dp, 1)
+    ok &= (vpp == 1) | (gas % np.maximum(pp, 1) == 0)
     ok &= (zero <= 1) | (pp == 1)
     ok &= (offload == 0) | ((offload == 1) & (zero >= 1)) | ((offload == 2) & (zero == 3))
     ok &= (zero == 0) | (dp > 1) | (offload > 0)  # sharding over one rank is the same layout as zero 0
-    ok &= (job.training.seq_len % cp == 0)
+    # context parallelism splits the sequence into 2*cp chunks (load-balanced causal ring, Megatron-Core)
+    ok &= (cp == 1) | (job.training.seq_len % (2 * cp) == 0)
     ok &= global_batch % np.maximum(mbs * dp, 1) == 0
     ok &= (tp * cp <= gpus_per_node) | (g <= gpus_per_node)
     sel = np.nonzero(ok)[0]

@@ -1,0 +1,79 @@
+"""Step-time and memory mechanisms of issue 12: causal attention, FP8 on the linears only, checkpointing policies by
+name, NIC shares of strided groups and cross-node all-to-all, 4-bit FSDP gathers."""
+
+import pytest
+
+from trainsizer.api import estimate
+from trainsizer.estimate.comm import Fabric, all_gather_s, all_to_all_s
+from trainsizer.estimate.flops import step_flops
+from trainsizer.estimate.step import step_context
+from trainsizer.estimate.step_terms import zero3_mb
+from trainsizer.hardware.catalog import default_catalog
+from trainsizer.models.catalog import resolve_model
+from trainsizer.scenario import scenario_from_dict
+
+
+def scenario(training=None, parallel=None, hardware=None, preset="llama-3.1-8b"):
+    return scenario_from_dict({
+        "model": {"preset": preset},
+        "training": {"method": "full", "micro_batch_size": 1, "seq_len": 8192, **(training or {})},
+        "parallel": {"gpus": 8, **(parallel or {})},
+        "hardware": {"gpu": "h100-sxm5-80gb", **(hardware or {})}})
+
+
+def test_causal_attention_executes_half_the_score_flops_but_mfu_counts_them_all():
+    causal, full = scenario(), scenario({"attention_mask": "full"})
+    arch = resolve_model(causal.model)
+    fc, ff = step_flops(causal, arch), step_flops(full, arch)
+    assert fc.attention_per_token == pytest.approx(ff.attention_per_token / 2)
+    assert fc.model_per_token == ff.model_per_token and fc.hardware_per_token == ff.hardware_per_token
+    assert fc.linear_per_token + fc.attention_per_token < fc.hardware_per_token
+    eager = step_flops(scenario({"attention": "eager"}), arch)  # eager computes the masked scores too
+    assert eager.attention_per_token == pytest.approx(ff.attention_per_token * 3 / 3.5)  # no FlashAttention rerun
+    bert = resolve_model(scenario(preset="bert-large").model)
+    assert step_flops(scenario(preset="bert-large"), bert).attention_per_token > 0  # encoders: full by default
+
+
+def test_fp8_covers_the_linears_and_attention_stays_bf16():
+    sc = scenario({"precision": "fp8-mixed"})
+    arch = resolve_model(sc.model)
+    gpu = default_catalog().accelerator("h100-sxm5-80gb")
+    ctx, _ = step_context(sc, arch, gpu)
+    assert ctx.peak_tflops == gpu.peak_tflops("fp8") and ctx.attention_peak_tflops == gpu.peak_tflops("bf16")
+    both, _ = step_context(scenario({"precision": "fp8-mixed", "fp8_scope": "linear+attention"}), arch, gpu)
+    assert both.attention_peak_tflops == gpu.peak_tflops("fp8")
+    slow = estimate(sc, with_limits=False).performance.step_time_s
+    fast = estimate(scenario({"precision": "fp8-mixed", "fp8_scope": "linear+attention"}),
+                    with_limits=False).performance.step_time_s
+    assert fast < slow
+
+
+def test_checkpointing_policies_order_memory_and_recomputation():
+    runs = {p: estimate(scenario({"activation_checkpointing": p, "micro_batch_size": 2}, {"zero": 3}),
+                        with_limits=False) for p in ("none", "selective", "selective-op", "every-n-layers", "full")}
+    act = {p: r.memory.to_dict()["detail_gib"]["activations"] for p, r in runs.items()}
+    assert act["full"] < act["selective-op"] < act["selective"] <= act["none"]
+    assert act["full"] < act["every-n-layers"] < act["none"]
+    hw = {p: step_flops(r.scenario, r.architecture).hardware_per_token for p, r in runs.items()}
+    assert hw["none"] < hw["selective-op"] < hw["full"] and hw["none"] < hw["every-n-layers"] < hw["full"]
+    every4 = estimate(scenario({"activation_checkpointing": "every-n-layers", "checkpoint_every_n_layers": 4,
+                                "micro_batch_size": 2}, {"zero": 3}), with_limits=False)
+    assert act["every-n-layers"] < every4.memory.to_dict()["detail_gib"]["activations"] < act["none"]
+
+
+def test_strided_groups_share_the_nics_and_all_to_all_crosses_nodes_on_each_gpus_share():
+    fab = Fabric(None, None, 400.0, 8 * 47.0, 1e-6, 5e-6, 8)
+    gib = 2.0**30
+    whole = all_gather_s(gib, 16, fab, stride=1)  # 8 members per node: all NICs
+    strided = all_gather_s(gib, 16, fab, stride=8)  # one member per node (tp = 8): its own NIC
+    assert strided == pytest.approx(whole * 8, rel=0.05)
+    inside, across = all_to_all_s(gib, 8, fab), all_to_all_s(gib, 16, fab)
+    assert across > 4 * inside  # half the tokens leave the node through one NIC per GPU
+
+
+def test_fsdp_gathers_4bit_bases_as_stored():
+    qlora = scenario({"method": "qlora", "quantization": "nf4", "precision": "bf16-true"}, {"zero": 3})
+    lora = scenario({"method": "lora", "precision": "bf16-true"}, {"zero": 3})
+    arch = resolve_model(qlora.model)
+    gpu = default_catalog().accelerator("h100-sxm5-80gb")
+    assert zero3_mb(step_context(qlora, arch, gpu)[0]) < 0.4 * zero3_mb(step_context(lora, arch, gpu)[0])

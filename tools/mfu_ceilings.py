@@ -1,0 +1,136 @@
+"""Derive the evidence-bound MFU ceilings from measured throughput cases; write them as data.
+
+Usage: python tools/mfu_ceilings.py [CASES.yaml ...] [--margin 0.03] [--write]
+
+For every throughput case not listed under ``fit.exclude`` in performance_model.yaml, the measured MFU is the
+estimator's MFU scaled by measured / predicted (MFU as trainsizer defines it: model FLOPs without recomputation,
+attention counted in full, over the dense peak of the training precision; PaLM appendix B). The ceiling of a
+(GPU architecture, precision) is the highest measured MFU plus ``margin``, with the case ids it came from; any
+other architecture or precision falls back to the overall maximum plus the margin, marked ``assumed``.
+``--write`` replaces the ``mfu_ceiling:`` block of src/trainsizer/estimate/performance_model.yaml.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trainsizer.estimate.estimator import estimate
+from trainsizer.estimate.step import default_performance_model
+from trainsizer.scenario import scenario_from_dict
+from trainsizer.workflows.cases import METRICS_SPEED, load_cases, speed_metric
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "src/trainsizer/estimate/performance_model.yaml"
+DEFAULT_CASES = [ROOT.parent / "shared/validation/throughput.yaml", ROOT / "validation/published/throughput.yaml"]
+DEFAULT_MARGIN = 0.03
+
+
+def measured_mfu(case: dict[str, Any], params: dict[str, Any]) -> tuple[str, str, float] | None:
+    """(GPU architecture, training precision, measured MFU) of one speed case; None for memory cases."""
+    name = next((k for k in METRICS_SPEED if k in case["measured"]), None)
+    if name is None:
+        return None
+    cid = str(case["id"])
+    result = estimate(scenario_from_dict(case["scenario"], source=cid), performance_params=params, with_limits=False)
+    perf = result.performance
+    assert perf is not None
+    compare_with, _ = speed_metric(cid, name, params)
+    predicted = float(getattr(perf, compare_with))
+    ratio = predicted / float(case["measured"][name]) if name == "step_time_s" else \
+        float(case["measured"][name]) / predicted
+    return result.gpu.architecture or "unknown", result.scenario.training.precision, perf.mfu * ratio
+
+
+PEAK_DTYPE = {"fp32": "fp32", "fp16-mixed": "fp16", "bf16-mixed": "bf16", "bf16-true": "bf16", "fp8-mixed": "fp8"}
+MIN_CASES = 3  # fewer measured runs than this do not bound a precision on their own
+
+
+def ceilings(cases: list[dict[str, Any]], params: dict[str, Any], margin: float) -> dict[str, Any]:
+    """The ceiling of each (architecture, precision) with a measured run: the best measured MFU plus ``margin``.
+    A precision with fewer than MIN_CASES runs on that architecture takes the best of the architecture's runs at
+    the same tensor-core rate (bf16-mixed and bf16-true share one); if those are fewer still, the overall
+    maximum (assumed) - one slow run must not cap what the hardware does."""
+    excluded = set(params.get("fit", {}).get("exclude") or {})
+    runs: dict[tuple[str, str], list[tuple[float, str]]] = {}
+    for case in cases:
+        if str(case.get("id")) in excluded:
+            continue
+        got = measured_mfu(case, params)
+        if got is not None:
+            runs.setdefault((got[0], got[1]), []).append((got[2], str(case["id"])))
+    if not runs:
+        raise SystemExit("no throughput case to derive ceilings from")
+    overall = max((m, cid, arch, prec) for (arch, prec), rows in runs.items() for m, cid in rows)
+    fallback = {"mfu": round(overall[0] + margin, 3), "status": "assumed",
+                "reason": f"no (or too few) measured runs of that architecture and precision: the overall maximum "
+                          f"({overall[2]} {overall[3]}, {overall[1]}) plus the margin"}
+    table: dict[str, dict[str, Any]] = {}
+    for (arch, prec), rows in sorted(runs.items()):
+        pooled = [r for (a, q), rs in runs.items() if a == arch and PEAK_DTYPE[q] == PEAK_DTYPE[prec] for r in rs]
+        if len(rows) >= MIN_CASES:
+            basis, evidence = "measured", rows
+        elif len(pooled) >= MIN_CASES:
+            basis, evidence = f"measured at the same tensor-core rate ({PEAK_DTYPE[prec]}): {len(rows)} run(s) of " \
+                              f"{prec}", pooled
+        else:
+            table.setdefault(arch, {})[prec] = {**fallback, "runs": len(rows)}
+            continue
+        best, best_id = max(evidence)
+        table.setdefault(arch, {})[prec] = {"mfu": round(best + margin, 3), "measured": round(best, 3),
+                                            "cases": [best_id], "runs": len(evidence), "basis": basis}
+    return {"margin": margin, "min_cases": MIN_CASES, "table": table, "fallback": fallback}
+
+
+def block(data: dict[str, Any], sources: list[str]) -> str:
+    head = ("mfu_ceiling:\n"
+            "  # Evidence-bound planning: no step is priced faster than its model FLOPs at this MFU (model FLOPs over\n"
+            "  # the dense peak of the precision) for its GPU architecture and precision: the highest measured in the\n"
+            "  # validation cases plus the margin (fit.exclude cases left out). Written by tools/mfu_ceilings.py on\n"
+            f"  # {date.today().isoformat()} from {', '.join(sources)};\n"
+            "  # rerun it after changing the model or the cases.\n")
+    body = yaml.safe_dump(data, sort_keys=False, width=120)
+    return head + "".join(f"  {line}\n" for line in body.splitlines())
+
+
+def write(text: str, path: Path = DATA) -> None:
+    current = path.read_text(encoding="utf-8")
+    pattern = re.compile(r"^mfu_ceiling:\n(?:(?:  .*|\s*)\n)*", re.M)
+    if pattern.search(current):
+        current = pattern.sub(lambda _: text, current, count=1)
+    else:
+        current = current.replace("\nfit:\n", "\n" + text + "\nfit:\n", 1)
+    path.write_text(current, encoding="utf-8")
+
+
+def _label(path: Path) -> str:
+    path = path.resolve()
+    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.relative_to(ROOT.parent))
+
+
+def main(argv: list[str]) -> None:
+    margin = DEFAULT_MARGIN
+    if "--margin" in argv:
+        margin = float(argv[argv.index("--margin") + 1])
+    paths = [a for i, a in enumerate(argv) if not a.startswith("--") and (i == 0 or argv[i - 1] != "--margin")]
+    files = [Path(p) for p in paths] or [p for p in DEFAULT_CASES if p.exists()]
+    cases = [c for f in files for c in load_cases(f)]
+    params = default_performance_model()
+    data = ceilings(cases, params, margin)
+    for arch, row in data["table"].items():
+        for dtype, entry in row.items():
+            print(f"{arch:16s} {dtype:11s} ceiling {entry['mfu']:.3f} ({entry.get('basis', 'assumed')}, "
+                  f"{entry['runs']} runs: {', '.join(entry.get('cases', []))})")
+    print(f"fallback {data['fallback']['mfu']:.3f} ({data['fallback']['reason']})")
+    if "--write" in argv:
+        write(block(data, [_label(f) for f in files]))
+        print(f"written to {DATA}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
