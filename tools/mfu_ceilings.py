@@ -6,7 +6,8 @@ For every throughput case not listed under ``fit.exclude`` in performance_model.
 estimator's MFU scaled by measured / predicted (MFU as trainsizer defines it: model FLOPs without recomputation,
 attention counted in full, over the dense peak of the training precision; PaLM appendix B). The ceiling of a
 (GPU architecture, precision) is the highest measured MFU plus ``margin``, with the case ids it came from; any
-other architecture or precision falls back to the overall maximum plus the margin, marked ``assumed``.
+precision the data has no run of, on an architecture with runs at the same tensor-core rate, takes those runs'
+ceiling; anything else falls back to ``UNMEASURED_MFU``, marked ``assumed``.
 ``--write`` replaces the ``mfu_ceiling:`` block of src/trainsizer/estimate/performance_model.yaml.
 """
 
@@ -49,6 +50,10 @@ def measured_mfu(case: dict[str, Any], params: dict[str, Any]) -> tuple[str, str
 
 PEAK_DTYPE = {"fp32": "fp32", "fp16-mixed": "fp16", "bf16-mixed": "bf16", "bf16-true": "bf16", "fp8-mixed": "fp8"}
 MIN_CASES = 3  # fewer measured runs than this do not bound a precision on their own
+# Where no run of an architecture was measured at that tensor-core rate, no claim above 60 % MFU: above that only
+# measured evidence may go (issue 12's bound; the best published dense runs at scale: Megatron-LM 2024 on H100
+# under 50 %, torchtitan 2024 on 64 A100 61 % without checkpointing). Assumed.
+UNMEASURED_MFU = 0.60
 
 
 def ceilings(cases: list[dict[str, Any]], params: dict[str, Any], margin: float) -> dict[str, Any]:
@@ -67,9 +72,10 @@ def ceilings(cases: list[dict[str, Any]], params: dict[str, Any], margin: float)
     if not runs:
         raise SystemExit("no throughput case to derive ceilings from")
     overall = max((m, cid, arch, prec) for (arch, prec), rows in runs.items() for m, cid in rows)
-    fallback = {"mfu": round(overall[0] + margin, 3), "status": "assumed",
-                "reason": f"no (or too few) measured runs of that architecture and precision: the overall maximum "
-                          f"({overall[2]} {overall[3]}, {overall[1]}) plus the margin"}
+    fallback = {"mfu": round(min(overall[0] + margin, UNMEASURED_MFU), 3), "status": "assumed",
+                "reason": f"no (or too few) measured runs of that architecture at that tensor-core rate: at most "
+                          f"{UNMEASURED_MFU:.0%} (the overall maximum, {overall[2]} {overall[3]} {overall[1]}, plus "
+                          "the margin, is higher: only measured evidence may claim more)"}
     table: dict[str, dict[str, Any]] = {}
     for (arch, prec), rows in sorted(runs.items()):
         pooled = [r for (a, q), rs in runs.items() if a == arch and PEAK_DTYPE[q] == PEAK_DTYPE[prec] for r in rs]
@@ -84,7 +90,21 @@ def ceilings(cases: list[dict[str, Any]], params: dict[str, Any], margin: float)
         best, best_id = max(evidence)
         table.setdefault(arch, {})[prec] = {"mfu": round(best + margin, 3), "measured": round(best, 3),
                                             "cases": [best_id], "runs": len(evidence), "basis": basis}
+    _same_rate_rows(table)
     return {"margin": margin, "min_cases": MIN_CASES, "table": table, "fallback": fallback}
+
+
+def _same_rate_rows(table: dict[str, dict[str, Any]]) -> None:
+    """Precisions without runs get the measured row of the same architecture at the same tensor-core rate (a plan
+    in bf16-mixed on an architecture measured only in bf16-true is bounded by those runs)."""
+    for rows in table.values():
+        for prec, rate in PEAK_DTYPE.items():
+            if prec in rows:
+                continue
+            same = [r for q, r in rows.items() if PEAK_DTYPE[q] == rate and r.get("basis")]
+            if same:
+                best = max(same, key=lambda r: r["mfu"])
+                rows[prec] = {**best, "basis": f"measured at the same tensor-core rate ({rate}): no run of {prec}"}
 
 
 def block(data: dict[str, Any], sources: list[str]) -> str:
