@@ -57,6 +57,7 @@ class Bad:
     job: dict[str, Any] | str | None = None  # written to {tmp}/job.yaml (a dict as YAML, a str as is)
     files: dict[str, Any] = field(default_factory=dict)  # more files under {tmp} (dicts/lists as YAML)
     names_file: bool = False  # the line must name {tmp}/job.yaml too
+    names: str | None = None  # the line must name this file too (a data file: {tmp}/cat.yaml, ...)
     xfail: str | None = None
     torch: bool = False  # a probe: needs torch / transformers installed
 
@@ -112,6 +113,58 @@ PRICES_CHECKED = ("needs validation in cost/prices.py: a user prices file's numb
                   "server price crashes plan with ValueError)")
 SITES_STRICT = "needs validation in system/sites.py: numbers never true/false (strict)"
 CALIBRATION_FINITE = "needs validation in calibrate.py: a profile's parameters finite and in their fitted range"
+
+CAT, QUOTES, PRICES, SITES, CAL, CASES = ("{tmp}/cat.yaml", "{tmp}/q.yaml", "{tmp}/p.yaml", "{tmp}/s.yaml",
+                                          "{tmp}/cal.yaml", "{tmp}/cases.yaml")
+ROW = {"source": "us", "as_of": "2026-01-01"}
+SERVER_ROW = {"id": "mine", "gpu": "rtx-4090-24gb", "gpus": 8, "price": 100000, "currency": "CNY", **ROW}
+CARD_ROW = {"gpu": "rtx-4090-24gb", "price": 15000, "currency": "CNY", **ROW}
+RENTAL_ROW = {"provider": "us", "gpu": "rtx-4090-24gb", "price_per_gpu_hour": 2.0, "currency": "CNY", **ROW}
+FX_ROW = {"pair": "USD/CNY", "rate": 7.1, **ROW}
+CASE = {"id": "c1", "scenario": BASE, "measured": {"memory_gib": 30.0, "memory_metric": "allocated"}}
+
+
+def with_key(base: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
+    """``base`` with one dotted key set (``None`` removes it), as ``job`` does for scenarios."""
+    return job(dotted, value, base)
+
+
+def gpu_entry(id: str, dotted: str, value: Any, field_name: str | None = None) -> Bad:
+    """A user catalog with one GPU entry that has one bad field, listed by `trainsizer catalog gpus`."""
+    return Bad(id, ["catalog", "gpus", "--catalog", CAT], field_name or dotted,
+               files={"cat.yaml": {"accelerators": [with_key(SHIPPED_GPU, dotted, value)]}}, names=CAT)
+
+
+def link_entry(id: str, dotted: str, value: Any, field_name: str | None = None) -> Bad:
+    return Bad(id, ["catalog", "links", "--catalog", CAT], field_name or dotted,
+               files={"cat.yaml": {"links": [with_key(SHIPPED_LINK, dotted, value)]}}, names=CAT)
+
+
+def quote(id: str, dotted: str, value: Any, field_name: str | None = None) -> Bad:
+    return Bad(id, ["quotes", QUOTES, "--json"], field_name or dotted,
+               files={"q.yaml": {"quotes": [with_key(QUOTE, dotted, value)]}}, names=QUOTES)
+
+
+def prices(id: str, data: dict[str, Any], field_name: str) -> Bad:
+    """A user prices file (``--prices``) read by `trainsizer quotes` (no job: no planning before the check)."""
+    return Bad(id, ["quotes", QUOTES, "--prices", PRICES], field_name,
+               files={"q.yaml": {"quotes": [QUOTE]}, "p.yaml": data}, names=PRICES)
+
+
+def site(id: str, dotted: str, value: Any, field_name: str | None = None) -> Bad:
+    return Bad(id, ["catalog", "sites", "--sites", SITES], field_name or dotted,
+               files={"s.yaml": {"sites": [with_key(SITE, dotted, value)]}}, names=SITES)
+
+
+def calibration(id: str, profile: Any, field_name: str) -> Bad:
+    return Bad(id, [*EST, "--calibration", CAL], field_name, BASE, files={"cal.yaml": profile}, names=CAL)
+
+
+def measured(id: str, dotted: str, value: Any, field_name: str | None = None) -> Bad:
+    """A case file whose one case has one bad ``measured`` field, replayed by `trainsizer validate`."""
+    return Bad(id, ["validate", CASES], field_name or dotted,
+               files={"cases.yaml": [with_key(CASE, dotted, value)]}, names=CASES)
+
 
 CORPUS = [
     # --- types: a bool, a float or a string where a count goes ----------------------------------------------
@@ -226,7 +279,7 @@ CORPUS = [
     scenario("preset-unknown", "model.preset", "gpt-5"),
     scenario("gpu-prefix", "hardware.gpu", "h100", names_file=False),
     scenario("gpu-unknown", "hardware.gpu", "rtx-9090", names_file=False),
-    scenario("gpu-unknown-names-file", "hardware.gpu", "rtx-9090", xfail=NO_FILE),
+    scenario("gpu-unknown-names-file", "hardware.gpu", "rtx-9090"),
     scenario("intra-node-unknown", "hardware.intra_node", "nvlink9", names_file=False),
     scenario("inter-node-unknown", "hardware.inter_node", "ib-xyz", names_file=False, base=job("parallel.gpus", 16)),
     scenario("model-empty", "model", {}, field_name="model"),
@@ -306,9 +359,9 @@ CORPUS = [
     Bad("catalog-duplicate-key", ["estimate", "--catalog", "{tmp}/cat.yaml"], "catalog",
         files={"cat.yaml": "links:\n  - id: pcie4\n    id: pcie5\n"}),
     Bad("catalog-link-inf", ["estimate", "--catalog", "{tmp}/cat.yaml", "--json"], "per_direction_gbps",
-        files={"cat.yaml": {"links": [{**SHIPPED_LINK, "per_direction_gbps": float("inf")}]}}, xfail=CATALOG_FINITE),
+        files={"cat.yaml": {"links": [{**SHIPPED_LINK, "per_direction_gbps": float("inf")}]}}),
     Bad("catalog-gpu-memory-true", ["catalog", "gpus", "--catalog", "{tmp}/cat.yaml"], "memory_gib",
-        files={"cat.yaml": {"accelerators": [{**SHIPPED_GPU, "memory_gib": True}]}}, xfail=CATALOG_FINITE),
+        files={"cat.yaml": {"accelerators": [{**SHIPPED_GPU, "memory_gib": True}]}}),
     Bad("catalog-gpu-memory-negative", ["catalog", "gpus", "--catalog", "{tmp}/cat.yaml"], "memory_gib",
         files={"cat.yaml": {"accelerators": [{**SHIPPED_GPU, "memory_gib": -1}]}}),
     Bad("quotes-price-inf", ["quotes", "{tmp}/q.yaml", "--json"], "price",
@@ -332,6 +385,53 @@ CORPUS = [
         xfail=CALIBRATION_FINITE),
     Bad("calibration-unknown-section", [*EST, "--calibration", "{tmp}/cal.yaml"], "--calibration.memory.weights",
         BASE, files={"cal.yaml": {"memory": {"weights": {"x": 1}}}}),
+    # --- user catalogs: numbers finite, positive and in range, never true/false; closed scopes; typos named ------
+    gpu_entry("catalog-gpu-bf16-negative", "dense_tflops.bf16", -5),
+    gpu_entry("catalog-gpu-bf16-zero", "dense_tflops.bf16", 0),
+    gpu_entry("catalog-gpu-fp8-string", "dense_tflops.fp8", "fast"),
+    gpu_entry("catalog-gpu-sparse-inf", "sparse_tflops.fp8", float("inf")),
+    gpu_entry("catalog-gpu-memory-inf", "memory_gib", float("inf")),
+    gpu_entry("catalog-gpu-memory-nan", "memory_gib", float("nan")),
+    gpu_entry("catalog-gpu-tdp-negative", "tdp_w", -300),
+    gpu_entry("catalog-gpu-tdp-true", "tdp_w", True),
+    gpu_entry("catalog-gpu-bandwidth-nan", "memory_bandwidth_gbps", float("nan")),
+    gpu_entry("catalog-gpu-bandwidth-zero", "memory_bandwidth_gbps", 0),
+    gpu_entry("catalog-gpu-pcie-gen-float", "pcie_gen", 4.0),
+    gpu_entry("catalog-gpu-p2p-string", "p2p", "yes"),
+    gpu_entry("catalog-gpu-gpus-per-node-true", "gpus_per_node", True),
+    gpu_entry("catalog-gpu-scale-up-bandwidth-inf", "scale_up.bidirectional_gbps_per_gpu", float("inf")),
+    gpu_entry("catalog-gpu-typo-memory-gibs", "memory_gibs", 32,
+              "memory_gibs: unknown key (did you mean 'memory_gib'?)"),
+    gpu_entry("catalog-gpu-typo-bf16", "dense_tflops.bf_16", 100,
+              "dense_tflops.bf_16: unknown key (did you mean 'bf16'?)"),
+    gpu_entry("catalog-gpu-as-of-not-a-date", "as_of", "last year"),
+    gpu_entry("catalog-gpu-cooling-enum", "cooling", "water"),
+    gpu_entry("catalog-gpu-intra-node-infiniband", "default_intra_node", "ib-ndr-400"),
+    gpu_entry("catalog-gpu-inter-node-nvlink", "default_inter_node", "nvlink4"),
+    gpu_entry("catalog-gpu-inter-node-unknown", "default_inter_node", "ib-xyz"),
+    link_entry("catalog-link-scope-unknown", "scope", "nvswitch"),
+    link_entry("catalog-link-bandwidth-zero", "per_direction_gbps", 0),
+    link_entry("catalog-link-bandwidth-true", "per_direction_gbps", True),
+    link_entry("catalog-link-latency-negative", "latency_us", -1),
+    link_entry("catalog-link-busbw-nan", "measured_allreduce_busbw_gbps", [{"setup": "x", "busbw_gbps": float("nan")}],
+               "measured_allreduce_busbw_gbps[0].busbw_gbps"),
+    link_entry("catalog-link-prefer-measured-string", "prefer_measured", "yes"),
+    Bad("catalog-top-level-typo", ["catalog", "gpus", "--catalog", CAT], "accelerator: unknown key (did you mean "
+        "'accelerators'?)", files={"cat.yaml": {"links": [SHIPPED_LINK], "accelerator": [SHIPPED_GPU]}}, names=CAT),
+    # --- a scenario's links in their scope; its precision one its GPU supports ----------------------------------
+    scenario("intra-node-infiniband", "hardware.intra_node", "ib-ndr-400"),
+    scenario("intra-node-roce", "hardware.intra_node", "roce-400"),
+    scenario("inter-node-nvlink", "hardware.inter_node", "nvlink4"),
+    scenario("inter-node-pcie", "hardware.inter_node", "pcie5"),
+    scenario("inter-node-hccs", "hardware.inter_node", "hccs", base=job("parallel.gpus", 16)),
+    scenario("precision-fp8-on-rtx-3090", "training.precision", "fp8-mixed",
+             base=job("hardware.gpu", "rtx-3090-24gb")),
+    scenario("precision-fp8-on-a100", "training.precision", "fp8-mixed", base=job("hardware.gpu", "a100-sxm4-80gb")),
+    scenario("precision-fp8-on-inline-gpu", "training.precision", "fp8-mixed", base=INLINE),
+    Bad("flag-precision-fp8-on-rtx-3090", [*FLAGS, "--gpu", "rtx-3090-24gb", "--precision", "fp8-mixed"],
+        "training.precision"),
+    Bad("plan-precision-fp8-on-named-gpu", ["plan", "{tmp}/job.yaml", "--gpu", "rtx-3090-24gb", "--max-gpus", "4"],
+        "training.precision", job("training.precision", "fp8-mixed", PLAN_JOB)),
     # --- output paths: checked before any work, never into a missing folder, never over a file -------------------
     Bad("report-out-missing-folder", [*REPORT, "--out", "{tmp}/missing/plan.html"], "--out", PLAN_JOB),
     Bad("report-out-extension", [*REPORT, "--out", "{tmp}/plan.txt"], "--out", PLAN_JOB),
@@ -445,6 +545,8 @@ def test_bad_input_exits_2_with_one_line_naming_the_field(bad, tmp_path, monkeyp
     assert lines[0].startswith("error: ") and bad.field in lines[0], lines[0]
     if bad.names_file:
         assert str(tmp_path / "job.yaml") in lines[0], lines[0]
+    if bad.names:
+        assert bad.names.format(tmp=tmp_path) in lines[0], lines[0]
     assert "known:" not in lines[0] and len(lines[0]) < 600  # closest ids only, never a whole catalog
     assert _snapshot(tmp_path) == before  # nothing written, nothing replaced
 
