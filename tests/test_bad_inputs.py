@@ -380,8 +380,7 @@ CORPUS = [
     Bad("sites-pue-nan", ["catalog", "sites", "--sites", "{tmp}/s.yaml"], "pue",
         files={"s.yaml": {"sites": [{**SITE, "pue": float("nan")}]}}),
     Bad("calibration-nan", [*EST, "--calibration", "{tmp}/cal.yaml", "--json"], "implementation_factor", BASE,
-        files={"cal.yaml": {"memory": {"activations": {"implementation_factor": float("nan")}}}},
-        xfail=CALIBRATION_FINITE),
+        files={"cal.yaml": {"memory": {"activations": {"implementation_factor": float("nan")}}}}),
     Bad("calibration-unknown-section", [*EST, "--calibration", "{tmp}/cal.yaml"], "--calibration.memory.weights",
         BASE, files={"cal.yaml": {"memory": {"weights": {"x": 1}}}}),
     # --- user catalogs: numbers finite, positive and in range, never true/false; closed scopes; typos named ------
@@ -500,6 +499,27 @@ CORPUS = [
     site("sites-as-of-not-a-date", "as_of", "soon"),
     Bad("sites-top-level-typo", ["catalog", "sites", "--sites", SITES], "site: unknown key (did you mean 'sites'?)",
         files={"s.yaml": {"sites": [SITE], "site": []}}, names=SITES),
+    # --- calibration profiles: fitted sections only, known keys, finite numbers in their physical range ----------
+    calibration("calibration-inf", {"memory": {"activations": {"implementation_factor": float("inf")}}},
+                "--calibration.memory.activations.implementation_factor"),
+    calibration("calibration-reserved-negative", {"memory": {"allocator": {"reserved_fraction_dynamic": -0.1}}},
+                "--calibration.memory.allocator.reserved_fraction_dynamic"),
+    calibration("calibration-fraction-above-one", {"memory": {"allocator": {"reserved_fraction_static": 1.5}}},
+                "--calibration.memory.allocator.reserved_fraction_static"),
+    calibration("calibration-efficiency-true", {"performance": {"compute": {"max_efficiency": {"hopper": True}}}},
+                "--calibration.performance.compute.max_efficiency.hopper"),
+    calibration("calibration-string", {"performance": {"overhead": {"per_step_s": "fast"}}},
+                "--calibration.performance.overhead.per_step_s"),
+    calibration("calibration-overlap-above-one", {"performance": {"communication": {"overlap": {"tp": 3}}}},
+                "--calibration.performance.communication.overlap.tp"),
+    calibration("calibration-typo-key", {"memory": {"activations": {"implementation_factr": 1.1}}},
+                "--calibration.memory.activations.implementation_factr: unknown key (did you mean "
+                "'implementation_factor'?)"),
+    calibration("calibration-section-not-mapping", {"memory": {"activations": 1.1}},
+                "--calibration.memory.activations"),
+    calibration("calibration-top-level-typo", {"memory": {"allocator": {"reserved_fraction_static": 0.05}},
+                                               "sumary": {}}, "--calibration.sumary: unknown key (did you mean "
+                                                              "'summary'?)"),
     # --- output paths: checked before any work, never into a missing folder, never over a file -------------------
     Bad("report-out-missing-folder", [*REPORT, "--out", "{tmp}/missing/plan.html"], "--out", PLAN_JOB),
     Bad("report-out-extension", [*REPORT, "--out", "{tmp}/plan.txt"], "--out", PLAN_JOB),
