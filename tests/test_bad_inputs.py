@@ -520,6 +520,25 @@ CORPUS = [
     calibration("calibration-top-level-typo", {"memory": {"allocator": {"reserved_fraction_static": 0.05}},
                                                "sumary": {}}, "--calibration.sumary: unknown key (did you mean "
                                                               "'summary'?)"),
+    # --- measured case files: figures finite and above 0, closed metrics, typos named ------------------------------
+    measured("cases-memory-lots", "measured.memory_gib", "lots"),
+    measured("cases-memory-zero", "measured.memory_gib", 0),
+    measured("cases-memory-mapping", "measured.memory_gib", {"allocated": 30}),
+    measured("cases-memory-nan", "measured.memory_gib", float("nan")),
+    measured("cases-memory-true", "measured.memory_gib", True),
+    measured("cases-metric-unknown", "measured.memory_metric", "peak"),
+    measured("cases-measured-typo", "measured.memory_gb", 30.0, "measured.memory_gb: unknown key (did you mean "
+                                                                "'memory_gib'?)"),
+    Bad("cases-tokens-fast", ["validate", CASES], "measured.tokens_per_s",
+        files={"cases.yaml": [{**CASE, "measured": {"tokens_per_s": "fast"}}]}, names=CASES),
+    Bad("cases-tokens-negative", ["validate", CASES], "measured.tokens_per_s",
+        files={"cases.yaml": [{**CASE, "measured": {"tokens_per_s": -100.0}}]}, names=CASES),
+    Bad("cases-tokens-nan", ["validate", CASES], "measured.tokens_per_s",
+        files={"cases.yaml": [{**CASE, "measured": {"tokens_per_s": float("nan")}}]}, names=CASES),
+    Bad("cases-mfu-above-one", ["validate", CASES], "measured.mfu",
+        files={"cases.yaml": [{**CASE, "measured": {"mfu": 1.5}}]}, names=CASES),
+    Bad("cases-measured-empty", ["validate", CASES], "measured",
+        files={"cases.yaml": [{**CASE, "measured": {}}]}, names=CASES),
     # --- output paths: checked before any work, never into a missing folder, never over a file -------------------
     Bad("report-out-missing-folder", [*REPORT, "--out", "{tmp}/missing/plan.html"], "--out", PLAN_JOB),
     Bad("report-out-extension", [*REPORT, "--out", "{tmp}/plan.txt"], "--out", PLAN_JOB),
