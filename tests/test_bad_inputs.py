@@ -105,14 +105,6 @@ def layout(id: str, field_name: str, **changes: Any) -> Bad:
 LORA = job("training.method", "lora")
 FREEZE = job("training.method", "freeze")
 INLINE = job("hardware.gpu", INLINE_GPU)
-NO_FILE = "needs api.py (estimate core) / hardware/catalog.py to name the scenario file in catalog lookup errors"
-CATALOG_FINITE = "needs validation in hardware/catalog.py: numbers finite and never true/false (allow_inf_nan=False)"
-QUOTES_FINITE = ("needs validation in cost/quotes.py: price finite and never true/false (an infinite price crashes "
-                 "with OverflowError in QuoteResult.to_dict)")
-PRICES_CHECKED = ("needs validation in cost/prices.py: a user prices file's numbers checked, finite and > 0 (a NaN "
-                  "server price crashes plan with ValueError)")
-SITES_STRICT = "needs validation in system/sites.py: numbers never true/false (strict)"
-CALIBRATION_FINITE = "needs validation in calibrate.py: a profile's parameters finite and in their fitted range"
 
 CAT, QUOTES, PRICES, SITES, CAL, CASES = ("{tmp}/cat.yaml", "{tmp}/q.yaml", "{tmp}/p.yaml", "{tmp}/s.yaml",
                                           "{tmp}/cal.yaml", "{tmp}/cases.yaml")
@@ -666,6 +658,7 @@ JSON_COMMANDS = [
     pytest.param(["scale", "{tmp}/job.yaml", "--gpu", "rtx-4090-24gb", "--max-gpus", "4", "--json"], id="scale"),
     pytest.param([*PLAN, "--deadline", "30d", "--json"], id="plan"),
     pytest.param(["quotes", "examples/quotes.yaml", "--json"], id="quotes"),
+    pytest.param(["validate", "{tmp}/cases.yaml", "--json"], id="validate"),
     pytest.param(["catalog", "gpus", "--json"], id="catalog-gpus"),
     pytest.param(["catalog", "links", "--json"], id="catalog-links"),
     pytest.param(["catalog", "sites", "--json"], id="catalog-sites"),
@@ -680,11 +673,43 @@ def test_json_output_is_finite_and_strict(args, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TRAINSIZER_STRICT_JSON", "1")  # a NaN or infinity raises instead of turning into null
     _write(tmp_path / "job.yaml", PLAN_JOB)
     _write(tmp_path / "inline.yaml", job("hardware.gpu", {"name": "x", "memory_gib": 24, "bf16_tflops": 100}))
+    _write(tmp_path / "cases.yaml", [CASE, {**CASE, "id": "c2", "measured": {"step_time_s": 0.5}}])
     monkeypatch.chdir(REPO)
     code, output = run_cli([a.format(tmp=tmp_path) for a in args], monkeypatch, capsys)
     assert code == 0, output[-2000:]
     json.loads(output[output.index("{") if output.lstrip().startswith("{") else output.index("["):],
                parse_constant=lambda c: pytest.fail(f"{c} in JSON output"))
+
+
+def test_report_json_is_finite_and_strict(tmp_path, monkeypatch, capsys):
+    """The report's plan.json goes through the same strict writer as --json."""
+    monkeypatch.setenv("TRAINSIZER_STRICT_JSON", "1")
+    _write(tmp_path / "job.yaml", PLAN_JOB)
+    out = tmp_path / "plan.json"
+    code, output = run_cli([a.format(tmp=tmp_path) for a in [*REPORT, "--deadline", "30d", "--out", str(out)]],
+                           monkeypatch, capsys)
+    assert code == 0, output[-2000:]
+    data = json.loads(out.read_text(encoding="utf-8"), parse_constant=lambda c: pytest.fail(f"{c} in plan.json"))
+    assert data["plan"]["options"]
+
+
+def test_precision_error_names_the_precisions_the_gpu_supports(tmp_path, monkeypatch, capsys):
+    _write(tmp_path / "job.yaml", job("training.precision", "fp8-mixed", job("hardware.gpu", "rtx-3090-24gb")))
+    code, output = run_cli(["estimate", str(tmp_path / "job.yaml")], monkeypatch, capsys)
+    assert code == 2 and "accepted on it: fp32, fp16-mixed, bf16-mixed, bf16-true" in output, output
+    _write(tmp_path / "ok.yaml", job("training.precision", "fp8-mixed", job("hardware.gpu", "rtx-4090-24gb")))
+    code, output = run_cli(["estimate", str(tmp_path / "ok.yaml"), "--json"], monkeypatch, capsys)
+    assert code == 0, output[-2000:]
+
+
+def test_the_planner_keeps_gpus_without_fp8_for_an_fp8_job_it_was_not_told_to_use():
+    """Only a GPU the user names must support the precision; the planner's own candidates fall back to bf16."""
+    from trainsizer.estimate.estimator import estimate
+    from trainsizer.scenario import scenario_from_dict
+
+    sc = scenario_from_dict(job("training.precision", "fp8-mixed", job("hardware.gpu", "rtx-3090-24gb")))
+    result = estimate(sc, with_limits=False)  # a Scenario without a source: a candidate the program built
+    assert any("fp8" in n for n in result.performance.notes)
 
 
 def test_dumps_strict_turns_non_finite_into_null_with_a_reason_or_raises():
