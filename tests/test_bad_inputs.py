@@ -57,6 +57,7 @@ class Bad:
     job: dict[str, Any] | str | None = None  # written to {tmp}/job.yaml (a dict as YAML, a str as is)
     files: dict[str, Any] = field(default_factory=dict)  # more files under {tmp} (dicts/lists as YAML)
     names_file: bool = False  # the line must name {tmp}/job.yaml too
+    names: str | None = None  # the line must name this file too (a data file: {tmp}/cat.yaml, ...)
     xfail: str | None = None
     torch: bool = False  # a probe: needs torch / transformers installed
 
@@ -104,14 +105,58 @@ def layout(id: str, field_name: str, **changes: Any) -> Bad:
 LORA = job("training.method", "lora")
 FREEZE = job("training.method", "freeze")
 INLINE = job("hardware.gpu", INLINE_GPU)
-NO_FILE = "needs api.py (estimate core) / hardware/catalog.py to name the scenario file in catalog lookup errors"
-CATALOG_FINITE = "needs validation in hardware/catalog.py: numbers finite and never true/false (allow_inf_nan=False)"
-QUOTES_FINITE = ("needs validation in cost/quotes.py: price finite and never true/false (an infinite price crashes "
-                 "with OverflowError in QuoteResult.to_dict)")
-PRICES_CHECKED = ("needs validation in cost/prices.py: a user prices file's numbers checked, finite and > 0 (a NaN "
-                  "server price crashes plan with ValueError)")
-SITES_STRICT = "needs validation in system/sites.py: numbers never true/false (strict)"
-CALIBRATION_FINITE = "needs validation in calibrate.py: a profile's parameters finite and in their fitted range"
+
+CAT, QUOTES, PRICES, SITES, CAL, CASES = ("{tmp}/cat.yaml", "{tmp}/q.yaml", "{tmp}/p.yaml", "{tmp}/s.yaml",
+                                          "{tmp}/cal.yaml", "{tmp}/cases.yaml")
+ROW = {"source": "us", "as_of": "2026-01-01"}
+SERVER_ROW = {"id": "mine", "gpu": "rtx-4090-24gb", "gpus": 8, "price": 100000, "currency": "CNY", **ROW}
+CARD_ROW = {"gpu": "rtx-4090-24gb", "price": 15000, "currency": "CNY", **ROW}
+RENTAL_ROW = {"provider": "us", "gpu": "rtx-4090-24gb", "price_per_gpu_hour": 2.0, "currency": "CNY", **ROW}
+FX_ROW = {"pair": "USD/CNY", "rate": 7.1, **ROW}
+CASE = {"id": "c1", "scenario": BASE, "measured": {"memory_gib": 30.0, "memory_metric": "allocated"}}
+
+
+def with_key(base: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
+    """``base`` with one dotted key set (``None`` removes it), as ``job`` does for scenarios."""
+    return job(dotted, value, base)
+
+
+def gpu_entry(id: str, dotted: str, value: Any, field_name: str | None = None) -> Bad:
+    """A user catalog with one GPU entry that has one bad field, listed by `trainsizer catalog gpus`."""
+    return Bad(id, ["catalog", "gpus", "--catalog", CAT], field_name or dotted,
+               files={"cat.yaml": {"accelerators": [with_key(SHIPPED_GPU, dotted, value)]}}, names=CAT)
+
+
+def link_entry(id: str, dotted: str, value: Any, field_name: str | None = None) -> Bad:
+    return Bad(id, ["catalog", "links", "--catalog", CAT], field_name or dotted,
+               files={"cat.yaml": {"links": [with_key(SHIPPED_LINK, dotted, value)]}}, names=CAT)
+
+
+def quote(id: str, dotted: str, value: Any, field_name: str | None = None) -> Bad:
+    return Bad(id, ["quotes", QUOTES, "--json"], field_name or dotted,
+               files={"q.yaml": {"quotes": [with_key(QUOTE, dotted, value)]}}, names=QUOTES)
+
+
+def prices(id: str, data: dict[str, Any], field_name: str) -> Bad:
+    """A user prices file (``--prices``) read by `trainsizer quotes` (no job: no planning before the check)."""
+    return Bad(id, ["quotes", QUOTES, "--prices", PRICES], field_name,
+               files={"q.yaml": {"quotes": [QUOTE]}, "p.yaml": data}, names=PRICES)
+
+
+def site(id: str, dotted: str, value: Any, field_name: str | None = None) -> Bad:
+    return Bad(id, ["catalog", "sites", "--sites", SITES], field_name or dotted,
+               files={"s.yaml": {"sites": [with_key(SITE, dotted, value)]}}, names=SITES)
+
+
+def calibration(id: str, profile: Any, field_name: str) -> Bad:
+    return Bad(id, [*EST, "--calibration", CAL], field_name, BASE, files={"cal.yaml": profile}, names=CAL)
+
+
+def measured(id: str, dotted: str, value: Any, field_name: str | None = None) -> Bad:
+    """A case file whose one case has one bad ``measured`` field, replayed by `trainsizer validate`."""
+    return Bad(id, ["validate", CASES], field_name or dotted,
+               files={"cases.yaml": [with_key(CASE, dotted, value)]}, names=CASES)
+
 
 CORPUS = [
     # --- types: a bool, a float or a string where a count goes ----------------------------------------------
@@ -226,7 +271,7 @@ CORPUS = [
     scenario("preset-unknown", "model.preset", "gpt-5"),
     scenario("gpu-prefix", "hardware.gpu", "h100", names_file=False),
     scenario("gpu-unknown", "hardware.gpu", "rtx-9090", names_file=False),
-    scenario("gpu-unknown-names-file", "hardware.gpu", "rtx-9090", xfail=NO_FILE),
+    scenario("gpu-unknown-names-file", "hardware.gpu", "rtx-9090"),
     scenario("intra-node-unknown", "hardware.intra_node", "nvlink9", names_file=False),
     scenario("inter-node-unknown", "hardware.inter_node", "ib-xyz", names_file=False, base=job("parallel.gpus", 16)),
     scenario("model-empty", "model", {}, field_name="model"),
@@ -306,32 +351,186 @@ CORPUS = [
     Bad("catalog-duplicate-key", ["estimate", "--catalog", "{tmp}/cat.yaml"], "catalog",
         files={"cat.yaml": "links:\n  - id: pcie4\n    id: pcie5\n"}),
     Bad("catalog-link-inf", ["estimate", "--catalog", "{tmp}/cat.yaml", "--json"], "per_direction_gbps",
-        files={"cat.yaml": {"links": [{**SHIPPED_LINK, "per_direction_gbps": float("inf")}]}}, xfail=CATALOG_FINITE),
+        files={"cat.yaml": {"links": [{**SHIPPED_LINK, "per_direction_gbps": float("inf")}]}}),
     Bad("catalog-gpu-memory-true", ["catalog", "gpus", "--catalog", "{tmp}/cat.yaml"], "memory_gib",
-        files={"cat.yaml": {"accelerators": [{**SHIPPED_GPU, "memory_gib": True}]}}, xfail=CATALOG_FINITE),
+        files={"cat.yaml": {"accelerators": [{**SHIPPED_GPU, "memory_gib": True}]}}),
     Bad("catalog-gpu-memory-negative", ["catalog", "gpus", "--catalog", "{tmp}/cat.yaml"], "memory_gib",
         files={"cat.yaml": {"accelerators": [{**SHIPPED_GPU, "memory_gib": -1}]}}),
     Bad("quotes-price-inf", ["quotes", "{tmp}/q.yaml", "--json"], "price",
-        files={"q.yaml": {"quotes": [{**QUOTE, "price": float("inf")}]}}, xfail=QUOTES_FINITE),
+        files={"q.yaml": {"quotes": [{**QUOTE, "price": float("inf")}]}}),
     Bad("quotes-price-true", ["quotes", "{tmp}/q.yaml", "--json"], "price",
-        files={"q.yaml": {"quotes": [{**QUOTE, "price": True}]}}, xfail=QUOTES_FINITE),
+        files={"q.yaml": {"quotes": [{**QUOTE, "price": True}]}}),
     Bad("quotes-price-negative", ["quotes", "{tmp}/q.yaml"], "price",
         files={"q.yaml": {"quotes": [{**QUOTE, "price": -1}]}}),
     Bad("quotes-gpu-unknown", ["quotes", "{tmp}/q.yaml"], "quotes[0].gpu",
         files={"q.yaml": {"quotes": [{**QUOTE, "gpu": "rtx-9090"}]}}),
     Bad("prices-server-price-nan", [*PLAN, "--prices", "{tmp}/p.yaml", "--json"], "price", PLAN_JOB,
         files={"p.yaml": {"servers": [{"id": "mine", "gpu": "rtx-4090-24gb", "gpus": 8, "price": float("nan"),
-                                       "currency": "USD", "source": "us", "as_of": "2026-01-01"}]}},
-        xfail=PRICES_CHECKED),
+                                       "currency": "USD", "source": "us", "as_of": "2026-01-01"}]}}),
     Bad("sites-rack-power-true", ["catalog", "sites", "--sites", "{tmp}/s.yaml"], "rack_power_kw",
-        files={"s.yaml": {"sites": [{**SITE, "rack_power_kw": True}]}}, xfail=SITES_STRICT),
+        files={"s.yaml": {"sites": [{**SITE, "rack_power_kw": True}]}}),
     Bad("sites-pue-nan", ["catalog", "sites", "--sites", "{tmp}/s.yaml"], "pue",
         files={"s.yaml": {"sites": [{**SITE, "pue": float("nan")}]}}),
     Bad("calibration-nan", [*EST, "--calibration", "{tmp}/cal.yaml", "--json"], "implementation_factor", BASE,
-        files={"cal.yaml": {"memory": {"activations": {"implementation_factor": float("nan")}}}},
-        xfail=CALIBRATION_FINITE),
+        files={"cal.yaml": {"memory": {"activations": {"implementation_factor": float("nan")}}}}),
     Bad("calibration-unknown-section", [*EST, "--calibration", "{tmp}/cal.yaml"], "--calibration.memory.weights",
         BASE, files={"cal.yaml": {"memory": {"weights": {"x": 1}}}}),
+    # --- user catalogs: numbers finite, positive and in range, never true/false; closed scopes; typos named ------
+    gpu_entry("catalog-gpu-bf16-negative", "dense_tflops.bf16", -5),
+    gpu_entry("catalog-gpu-bf16-zero", "dense_tflops.bf16", 0),
+    gpu_entry("catalog-gpu-fp8-string", "dense_tflops.fp8", "fast"),
+    gpu_entry("catalog-gpu-sparse-inf", "sparse_tflops.fp8", float("inf")),
+    gpu_entry("catalog-gpu-memory-inf", "memory_gib", float("inf")),
+    gpu_entry("catalog-gpu-memory-nan", "memory_gib", float("nan")),
+    gpu_entry("catalog-gpu-tdp-negative", "tdp_w", -300),
+    gpu_entry("catalog-gpu-tdp-true", "tdp_w", True),
+    gpu_entry("catalog-gpu-bandwidth-nan", "memory_bandwidth_gbps", float("nan")),
+    gpu_entry("catalog-gpu-bandwidth-zero", "memory_bandwidth_gbps", 0),
+    gpu_entry("catalog-gpu-pcie-gen-float", "pcie_gen", 4.0),
+    gpu_entry("catalog-gpu-p2p-string", "p2p", "yes"),
+    gpu_entry("catalog-gpu-gpus-per-node-true", "gpus_per_node", True),
+    gpu_entry("catalog-gpu-scale-up-bandwidth-inf", "scale_up.bidirectional_gbps_per_gpu", float("inf")),
+    gpu_entry("catalog-gpu-typo-memory-gibs", "memory_gibs", 32,
+              "memory_gibs: unknown key (did you mean 'memory_gib'?)"),
+    gpu_entry("catalog-gpu-typo-bf16", "dense_tflops.bf_16", 100,
+              "dense_tflops.bf_16: unknown key (did you mean 'bf16'?)"),
+    gpu_entry("catalog-gpu-as-of-not-a-date", "as_of", "last year"),
+    gpu_entry("catalog-gpu-cooling-enum", "cooling", "water"),
+    gpu_entry("catalog-gpu-intra-node-infiniband", "default_intra_node", "ib-ndr-400"),
+    gpu_entry("catalog-gpu-inter-node-nvlink", "default_inter_node", "nvlink4"),
+    gpu_entry("catalog-gpu-inter-node-unknown", "default_inter_node", "ib-xyz"),
+    link_entry("catalog-link-scope-unknown", "scope", "nvswitch"),
+    link_entry("catalog-link-bandwidth-zero", "per_direction_gbps", 0),
+    link_entry("catalog-link-bandwidth-true", "per_direction_gbps", True),
+    link_entry("catalog-link-latency-negative", "latency_us", -1),
+    link_entry("catalog-link-busbw-nan", "measured_allreduce_busbw_gbps", [{"setup": "x", "busbw_gbps": float("nan")}],
+               "measured_allreduce_busbw_gbps[0].busbw_gbps"),
+    link_entry("catalog-link-prefer-measured-string", "prefer_measured", "yes"),
+    Bad("catalog-top-level-typo", ["catalog", "gpus", "--catalog", CAT], "accelerator: unknown key (did you mean "
+        "'accelerators'?)", files={"cat.yaml": {"links": [SHIPPED_LINK], "accelerator": [SHIPPED_GPU]}}, names=CAT),
+    # --- a scenario's links in their scope; its precision one its GPU supports ----------------------------------
+    scenario("intra-node-infiniband", "hardware.intra_node", "ib-ndr-400"),
+    scenario("intra-node-roce", "hardware.intra_node", "roce-400"),
+    scenario("inter-node-nvlink", "hardware.inter_node", "nvlink4"),
+    scenario("inter-node-pcie", "hardware.inter_node", "pcie5"),
+    scenario("inter-node-hccs", "hardware.inter_node", "hccs", base=job("parallel.gpus", 16)),
+    scenario("precision-fp8-on-rtx-3090", "training.precision", "fp8-mixed",
+             base=job("hardware.gpu", "rtx-3090-24gb")),
+    scenario("precision-fp8-on-a100", "training.precision", "fp8-mixed", base=job("hardware.gpu", "a100-sxm4-80gb")),
+    scenario("precision-fp8-on-inline-gpu", "training.precision", "fp8-mixed", base=INLINE),
+    Bad("flag-precision-fp8-on-rtx-3090", [*FLAGS, "--gpu", "rtx-3090-24gb", "--precision", "fp8-mixed"],
+        "training.precision"),
+    Bad("plan-precision-fp8-on-named-gpu", ["plan", "{tmp}/job.yaml", "--gpu", "rtx-3090-24gb", "--max-gpus", "4"],
+        "training.precision", job("training.precision", "fp8-mixed", PLAN_JOB)),
+    # --- quotes: numbers finite, positive, never true/false; counts integers; closed sets; typos named -----------
+    quote("quotes-price-nan", "price", float("nan")),
+    quote("quotes-price-string", "price", "cheap"),
+    quote("quotes-servers-true", "servers", True),
+    quote("quotes-servers-float", "servers", 2.0),
+    quote("quotes-gpus-per-server-zero", "gpus_per_server", 0),
+    quote("quotes-min-term-inf", "min_term_months", float("inf")),
+    quote("quotes-sla-negative", "replacement_sla_hours", -4),
+    quote("quotes-storage-tb-inf", "storage.included_tb", float("inf")),
+    quote("quotes-split-nan", "split", {"compute": float("nan")}, "split.compute"),
+    quote("quotes-onsite-staff-string", "onsite_staff", "yes"),
+    quote("quotes-unit-enum", "unit", "gpu-hr", "unit: 'gpu-hr' is not accepted (did you mean 'gpu-hour'?)"),
+    quote("quotes-currency-enum", "currency", "EUR"),
+    quote("quotes-typo-price", "prise", 2.0, "prise: unknown key (did you mean 'price'?)"),
+    quote("quotes-inter-node-nvlink", "inter_node", "nvlink4", "quotes[0].inter_node"),
+    quote("quotes-inter-node-unknown", "inter_node", "ib-xyz", "quotes[0].inter_node"),
+    Bad("quotes-top-level-typo", ["quotes", QUOTES], "qoutes: unknown key (did you mean 'quotes'?)",
+        files={"q.yaml": {"quotes": [QUOTE], "qoutes": []}}, names=QUOTES),
+    # --- prices: every row checked (finite, > 0, counts >= 1, a plausible rate), typos named, never a KeyError ----
+    prices("prices-server-price-inf", {"servers": [{**SERVER_ROW, "price": float("inf")}]}, "servers[0].price"),
+    prices("prices-server-price-negative", {"servers": [{**SERVER_ROW, "price": -100}]}, "servers[0].price"),
+    prices("prices-server-price-true", {"servers": [{**SERVER_ROW, "price": True}]}, "servers[0].price"),
+    prices("prices-server-zero-gpus", {"servers": [{**SERVER_ROW, "gpus": 0}]}, "servers[0].gpus"),
+    prices("prices-server-typo", {"servers": [{**SERVER_ROW, "gpu_count": 8}]},
+           "servers[0].gpu_count: unknown key"),
+    prices("prices-card-price-negative", {"gpu_cards": [{**CARD_ROW, "price": -1}]}, "gpu_cards[0].price"),
+    prices("prices-card-price-nan", {"gpu_cards": [{**CARD_ROW, "price": float("nan")}]}, "gpu_cards[0].price"),
+    prices("prices-rental-price-inf", {"rental": [{**RENTAL_ROW, "price_per_gpu_hour": float("inf")}]},
+           "rental[0].price_per_gpu_hour"),
+    prices("prices-rental-price-zero", {"rental": [{**RENTAL_ROW, "price_per_gpu_hour": 0}]},
+           "rental[0].price_per_gpu_hour"),
+    prices("prices-rental-typo", {"rental": [{**{k: v for k, v in RENTAL_ROW.items() if k != "price_per_gpu_hour"},
+                                              "price_per_gpu_hr": 2.0}]},
+           "rental[0].price_per_gpu_hr: unknown key (did you mean 'price_per_gpu_hour'?)"),
+    prices("prices-rental-contract-term", {"rental": [{**RENTAL_ROW, "contract": {"term": "dayly"}}]},
+           "rental[0].contract.term: 'dayly' is not accepted (did you mean 'daily'?)"),
+    prices("prices-rental-contract-hours-inf", {"rental": [{**RENTAL_ROW, "contract": {
+        "term": "monthly", "min_term_hours": float("inf")}}]}, "rental[0].contract.min_term_hours"),
+    prices("prices-currency-enum", {"servers": [{**SERVER_ROW, "currency": "EUR"}]}, "servers[0].currency"),
+    prices("prices-fx-zero", {"fx": [{**FX_ROW, "rate": 0}]}, "fx[0].rate"),
+    prices("prices-fx-nan", {"fx": [{**FX_ROW, "rate": float("nan")}]}, "fx[0].rate"),
+    prices("prices-component-price-string", {"components": {"nic_400g": {"price": "a lot", **ROW}}},
+           "components.nic_400g.price"),
+    prices("prices-component-price-inf", {"components": {"nic_400g": {"price": float("inf"), **ROW}}},
+           "components.nic_400g.price"),
+    prices("prices-opex-nan", {"opex": {"staff_cost_per_year": {"value": float("nan"), "currency": "CNY", **ROW}}},
+           "opex.staff_cost_per_year.value"),
+    prices("prices-opex-inf", {"opex": {"staff_cost_per_year": {"value": float("inf"), "currency": "CNY", **ROW}}},
+           "opex.staff_cost_per_year.value"),
+    prices("prices-opex-fraction-above-one", {"opex": {"maintenance_fraction_per_year": {"value": 2.0, **ROW}}},
+           "opex.maintenance_fraction_per_year.value"),
+    prices("prices-top-level-typo", {"rentals": [RENTAL_ROW]}, "rentals: unknown key (did you mean 'rental'?)"),
+    prices("prices-not-a-mapping", [SERVER_ROW], "p.yaml"),
+    # --- sites: numbers finite and never true/false, closed sets, typos named -------------------------------------
+    site("sites-rack-rent-nan", "rack_rent_per_month", float("nan")),
+    site("sites-rack-rent-inf", "rack_rent_per_month", float("inf")),
+    site("sites-rack-rent-per-kw-negative", "rack_rent_per_kw_month", -1),
+    site("sites-electricity-price-true", "electricity_price", True),
+    site("sites-electricity-price-inf", "electricity_price", float("inf")),
+    site("sites-pue-string", "pue", "good"),
+    site("sites-cooling-enum", "cooling", "water"),
+    site("sites-typo-rack-power", "rack_power", 10, "rack_power: unknown key (did you mean 'rack_power_kw'?)"),
+    site("sites-tou-price-inf", "electricity_tou", [{"band": "flat", "hours_per_day": 24, "price": float("inf")}],
+         "electricity_tou[0].price"),
+    site("sites-tou-hours-not-24", "electricity_tou", [{"band": "flat", "hours_per_day": 12, "price": 0.5}],
+         "electricity_tou"),
+    site("sites-as-of-not-a-date", "as_of", "soon"),
+    Bad("sites-top-level-typo", ["catalog", "sites", "--sites", SITES], "site: unknown key (did you mean 'sites'?)",
+        files={"s.yaml": {"sites": [SITE], "site": []}}, names=SITES),
+    # --- calibration profiles: fitted sections only, known keys, finite numbers in their physical range ----------
+    calibration("calibration-inf", {"memory": {"activations": {"implementation_factor": float("inf")}}},
+                "--calibration.memory.activations.implementation_factor"),
+    calibration("calibration-reserved-negative", {"memory": {"allocator": {"reserved_fraction_dynamic": -0.1}}},
+                "--calibration.memory.allocator.reserved_fraction_dynamic"),
+    calibration("calibration-fraction-above-one", {"memory": {"allocator": {"reserved_fraction_static": 1.5}}},
+                "--calibration.memory.allocator.reserved_fraction_static"),
+    calibration("calibration-efficiency-true", {"performance": {"compute": {"max_efficiency": {"hopper": True}}}},
+                "--calibration.performance.compute.max_efficiency.hopper"),
+    calibration("calibration-string", {"performance": {"overhead": {"per_step_s": "fast"}}},
+                "--calibration.performance.overhead.per_step_s"),
+    calibration("calibration-overlap-above-one", {"performance": {"communication": {"overlap": {"tp": 3}}}},
+                "--calibration.performance.communication.overlap.tp"),
+    calibration("calibration-typo-key", {"memory": {"activations": {"implementation_factr": 1.1}}},
+                "--calibration.memory.activations.implementation_factr: unknown key (did you mean "
+                "'implementation_factor'?)"),
+    calibration("calibration-section-not-mapping", {"memory": {"activations": 1.1}},
+                "--calibration.memory.activations"),
+    calibration("calibration-top-level-typo", {"memory": {"allocator": {"reserved_fraction_static": 0.05}},
+                                               "sumary": {}}, "--calibration.sumary: unknown key (did you mean "
+                                                              "'summary'?)"),
+    # --- measured case files: figures finite and above 0, closed metrics, typos named ------------------------------
+    measured("cases-memory-lots", "measured.memory_gib", "lots"),
+    measured("cases-memory-zero", "measured.memory_gib", 0),
+    measured("cases-memory-mapping", "measured.memory_gib", {"allocated": 30}),
+    measured("cases-memory-nan", "measured.memory_gib", float("nan")),
+    measured("cases-memory-true", "measured.memory_gib", True),
+    measured("cases-metric-unknown", "measured.memory_metric", "peak"),
+    measured("cases-measured-typo", "measured.memory_gb", 30.0, "measured.memory_gb: unknown key (did you mean "
+                                                                "'memory_gib'?)"),
+    Bad("cases-tokens-fast", ["validate", CASES], "measured.tokens_per_s",
+        files={"cases.yaml": [{**CASE, "measured": {"tokens_per_s": "fast"}}]}, names=CASES),
+    Bad("cases-tokens-negative", ["validate", CASES], "measured.tokens_per_s",
+        files={"cases.yaml": [{**CASE, "measured": {"tokens_per_s": -100.0}}]}, names=CASES),
+    Bad("cases-tokens-nan", ["validate", CASES], "measured.tokens_per_s",
+        files={"cases.yaml": [{**CASE, "measured": {"tokens_per_s": float("nan")}}]}, names=CASES),
+    Bad("cases-mfu-above-one", ["validate", CASES], "measured.mfu",
+        files={"cases.yaml": [{**CASE, "measured": {"mfu": 1.5}}]}, names=CASES),
+    Bad("cases-measured-empty", ["validate", CASES], "measured",
+        files={"cases.yaml": [{**CASE, "measured": {}}]}, names=CASES),
     # --- output paths: checked before any work, never into a missing folder, never over a file -------------------
     Bad("report-out-missing-folder", [*REPORT, "--out", "{tmp}/missing/plan.html"], "--out", PLAN_JOB),
     Bad("report-out-extension", [*REPORT, "--out", "{tmp}/plan.txt"], "--out", PLAN_JOB),
@@ -445,6 +644,8 @@ def test_bad_input_exits_2_with_one_line_naming_the_field(bad, tmp_path, monkeyp
     assert lines[0].startswith("error: ") and bad.field in lines[0], lines[0]
     if bad.names_file:
         assert str(tmp_path / "job.yaml") in lines[0], lines[0]
+    if bad.names:
+        assert bad.names.format(tmp=tmp_path) in lines[0], lines[0]
     assert "known:" not in lines[0] and len(lines[0]) < 600  # closest ids only, never a whole catalog
     assert _snapshot(tmp_path) == before  # nothing written, nothing replaced
 
@@ -457,6 +658,7 @@ JSON_COMMANDS = [
     pytest.param(["scale", "{tmp}/job.yaml", "--gpu", "rtx-4090-24gb", "--max-gpus", "4", "--json"], id="scale"),
     pytest.param([*PLAN, "--deadline", "30d", "--json"], id="plan"),
     pytest.param(["quotes", "examples/quotes.yaml", "--json"], id="quotes"),
+    pytest.param(["validate", "{tmp}/cases.yaml", "--json"], id="validate"),
     pytest.param(["catalog", "gpus", "--json"], id="catalog-gpus"),
     pytest.param(["catalog", "links", "--json"], id="catalog-links"),
     pytest.param(["catalog", "sites", "--json"], id="catalog-sites"),
@@ -471,11 +673,43 @@ def test_json_output_is_finite_and_strict(args, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TRAINSIZER_STRICT_JSON", "1")  # a NaN or infinity raises instead of turning into null
     _write(tmp_path / "job.yaml", PLAN_JOB)
     _write(tmp_path / "inline.yaml", job("hardware.gpu", {"name": "x", "memory_gib": 24, "bf16_tflops": 100}))
+    _write(tmp_path / "cases.yaml", [CASE, {**CASE, "id": "c2", "measured": {"step_time_s": 0.5}}])
     monkeypatch.chdir(REPO)
     code, output = run_cli([a.format(tmp=tmp_path) for a in args], monkeypatch, capsys)
     assert code == 0, output[-2000:]
     json.loads(output[output.index("{") if output.lstrip().startswith("{") else output.index("["):],
                parse_constant=lambda c: pytest.fail(f"{c} in JSON output"))
+
+
+def test_report_json_is_finite_and_strict(tmp_path, monkeypatch, capsys):
+    """The report's plan.json goes through the same strict writer as --json."""
+    monkeypatch.setenv("TRAINSIZER_STRICT_JSON", "1")
+    _write(tmp_path / "job.yaml", PLAN_JOB)
+    out = tmp_path / "plan.json"
+    code, output = run_cli([a.format(tmp=tmp_path) for a in [*REPORT, "--deadline", "30d", "--out", str(out)]],
+                           monkeypatch, capsys)
+    assert code == 0, output[-2000:]
+    data = json.loads(out.read_text(encoding="utf-8"), parse_constant=lambda c: pytest.fail(f"{c} in plan.json"))
+    assert data["plan"]["options"]
+
+
+def test_precision_error_names_the_precisions_the_gpu_supports(tmp_path, monkeypatch, capsys):
+    _write(tmp_path / "job.yaml", job("training.precision", "fp8-mixed", job("hardware.gpu", "rtx-3090-24gb")))
+    code, output = run_cli(["estimate", str(tmp_path / "job.yaml")], monkeypatch, capsys)
+    assert code == 2 and "accepted on it: fp32, fp16-mixed, bf16-mixed, bf16-true" in output, output
+    _write(tmp_path / "ok.yaml", job("training.precision", "fp8-mixed", job("hardware.gpu", "rtx-4090-24gb")))
+    code, output = run_cli(["estimate", str(tmp_path / "ok.yaml"), "--json"], monkeypatch, capsys)
+    assert code == 0, output[-2000:]
+
+
+def test_the_planner_keeps_gpus_without_fp8_for_an_fp8_job_it_was_not_told_to_use():
+    """Only a GPU the user names must support the precision; the planner's own candidates fall back to bf16."""
+    from trainsizer.estimate.estimator import estimate
+    from trainsizer.scenario import scenario_from_dict
+
+    sc = scenario_from_dict(job("training.precision", "fp8-mixed", job("hardware.gpu", "rtx-3090-24gb")))
+    result = estimate(sc, with_limits=False)  # a Scenario without a source: a candidate the program built
+    assert any("fp8" in n for n in result.performance.notes)
 
 
 def test_dumps_strict_turns_non_finite_into_null_with_a_reason_or_raises():

@@ -47,3 +47,12 @@ def test_profiles_are_checked(tmp_path):
 def test_a_profile_may_replace_exactly_the_sections_the_fitter_frees():
     assert {d.split(".")[0] for d, _, _ in MEMORY_FREE} == FITTABLE_SECTIONS["memory"]
     assert {d.split(".")[0] for d, _, _ in PERFORMANCE_FREE} == FITTABLE_SECTIONS["performance"]
+
+
+def test_the_fitters_grids_lie_inside_the_ranges_a_profile_is_checked_against():
+    from trainsizer.estimate.calibration import _range
+
+    for kind, free in (("memory", MEMORY_FREE), ("performance", PERFORMANCE_FREE)):
+        for dotted, key, grid in free:
+            low, high = _range(f"{kind}.{dotted}.{key}")
+            assert low <= grid.min() and grid.max() <= high, (kind, dotted, key)

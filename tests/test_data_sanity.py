@@ -212,3 +212,14 @@ def test_bad_contract_terms_name_the_field():
     assert "includes" in exc.value.field
     del data["rental"][0]["contract"]
     assert Prices(data, "CNY").rental_offers("h100-sxm5-80gb")[0].terms is None  # rows without terms still load
+
+
+def test_the_shipped_price_list_passes_the_checks_a_users_prices_file_gets():
+    from trainsizer.cost.prices import _default_data, check_price_file
+    from trainsizer.hardware.catalog import INTER_NODE_SCOPES, INTRA_NODE_SCOPES, _check_links_of, default_catalog
+
+    check_price_file(dict(_default_data()), "prices.yaml")
+    catalog = default_catalog()  # and every shipped GPU's links exist, each in its scope
+    assert set(INTRA_NODE_SCOPES) | set(INTER_NODE_SCOPES) == {"scale-up", "pcie", "scale-out"}
+    for gpu_id, gpu in catalog.accelerators.items():
+        _check_links_of(gpu, catalog, gpu_id)

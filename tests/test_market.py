@@ -148,10 +148,10 @@ def test_a_new_user_gpu_with_availability(tmp_path):
 
 @pytest.mark.parametrize("availability_data,field_part,accepted", [
     ({"eu": {"buy": {"status": "yes", "reason": "r", "source": "s", "as_of": "2026-01-01"}}}, "availability.eu",
-     "'cn' or 'global'"),
+     "accepted: cn, global"),
     ({"cn": {"buy": {"status": "maybe", "reason": "r", "source": "s", "as_of": "2026-01-01"}}}, "status", "restricted"),
     ({"cn": {"lease": {"status": "yes", "reason": "r", "source": "s", "as_of": "2026-01-01"}}}, "lease", ""),
-    ({"cn": {"buy": {"status": "yes", "reason": "r", "source": "s", "as_of": "last year"}}}, "as_of", "yyyy-mm-dd"),
+    ({"cn": {"buy": {"status": "yes", "reason": "r", "source": "s", "as_of": "last year"}}}, "as_of", "YYYY-MM-DD"),
     ({"cn": {"buy": {"status": "yes", "reason": "", "source": "s", "as_of": "2026-01-01"}}}, "reason", ""),
 ])
 def test_bad_availability_in_a_user_file_names_the_field(tmp_path, availability_data, field_part, accepted):

@@ -295,9 +295,13 @@ def test_estimate_inline_architecture(client):
     ("model", {"architecture": LLAMA_CONFIG | {"num_hidden_layers": 100_000}},
      "model.architecture.num_hidden_layers"),  # per-layer work: bounded over HTTP
     ("hardware.gpu", {"name": "x", "memory_gib": 24, "bf16_tflops": 1e300}, "hardware.gpu.bf16_tflops"),
+    ("training.precision", "fp8-mixed", "training.precision"),  # on an RTX 3090: no fp8 tensor cores
+    ("hardware.intra_node", "ib-ndr-400", "hardware.intra_node"),  # InfiniBand is never inside a node
+    ("hardware.inter_node", "nvlink4", "hardware.inter_node"),  # NVLink is never between nodes
 ])
 def test_estimate_bad_input_names_the_field(client, dotted, value, field):
-    assert_field(client.post("/api/estimate", json=with_(SCENARIO, dotted, value)), field)
+    base = with_(SCENARIO, "hardware.gpu", "rtx-3090-24gb") if dotted == "training.precision" else SCENARIO
+    assert_field(client.post("/api/estimate", json=with_(base, dotted, value)), field)
 
 
 def test_plan(client):
@@ -401,9 +405,29 @@ def test_quotes(client):
     ([QUOTE | {"inter_node": "carrier-pigeon"}], "quotes[0].inter_node"),
     ([QUOTE | {"servers": 1000}], "quotes[0].servers"),
     ([QUOTE | {"colour": "red"}], "quotes[0].colour"),
+    ([QUOTE | {"price": True}], "quotes[0].price"),  # the same model as a quotes file: never true/false
+    ([QUOTE | {"servers": 2.5}], "quotes[0].servers"),
+    ([QUOTE | {"onsite_staff": "maybe"}], "quotes[0].onsite_staff"),
+    ([QUOTE | {"inter_node": "nvlink4"}], "quotes[0].inter_node"),  # a link between servers: IB, RoCE, Ethernet
 ])
 def test_quotes_bad_input(client, quotes, field):
     assert_field(client.post("/api/quotes", json={"quotes": quotes}), field)
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("post", "/api/estimate", SCENARIO),
+    ("post", "/api/plan", {"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb"], "max_gpus": 4}}),
+    ("post", "/api/quotes", {"quotes": [QUOTE], "job": JOB}),
+    ("get", "/api/catalog/gpus", None),
+    ("get", "/api/catalog/links", None),
+    ("get", "/api/catalog/sites", None),
+])
+def test_responses_parse_with_a_strict_json_parser(client, method, path, body):
+    import json
+
+    resp = client.post(path, json=body) if method == "post" else client.get(path)
+    assert resp.status_code == 200, resp.text
+    json.loads(resp.text, parse_constant=lambda c: pytest.fail(f"{c} in the response of {path}"))
 
 
 @pytest.mark.parametrize(("kind", "key"), [("models", "params"), ("gpus", "memory_gib"), ("links", "scope"),

@@ -282,7 +282,7 @@ def quotes_cmd(
     offers = load_quotes(quotes)
     scenario = load_job(job, [offers[0].gpu]) if job is not None else None
     data = compare_offers(offers, currency, scenario, accelerators_and_links(tuple(catalog or ())),
-                          tuple(prices or ()), lang)
+                          tuple(prices or ()), lang, source=str(quotes))
     if as_json:
         from trainsizer.jsonout import dumps_strict
 

@@ -1,10 +1,23 @@
-"""Checks of single values a user gives on the command line (the scenario file has its own, ``scenario.py``):
-each failure is one InputError naming the flag and what it accepts."""
+"""Checks of single values a user gives on the command line (the scenario file has its own, ``scenario.py``), and
+the types and parsing of the data files a user may pass (catalogs, prices, quotes, sites, cases, calibration
+profiles): each failure is one InputError naming the flag, or the file and the field, and what it accepts.
+
+The data-file models use :data:`Number` (a finite float, never true/false), :data:`Int` (a strict integer),
+:data:`Flag` (true or false only) and :data:`IsoDate`, with ``ConfigDict(extra="forbid", allow_inf_nan=False)``."""
 
 from __future__ import annotations
 
+import difflib
 import math
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ValidationError
+
+from trainsizer.scenario import Flag, Int, Number
+
+__all__ = ["Flag", "Int", "IsoDate", "Number", "count_in_range", "finite_positive", "known_keys", "parse_model"]
+M = TypeVar("M", bound=BaseModel)
 
 
 def finite_positive(value: Any, field: str, accepted: str = "a finite number > 0",
@@ -36,3 +49,49 @@ def count_in_range(value: Any, field: str, low: int, high: int) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise InputError(field, f"{value!r} is not accepted; accepted: an integer from {low:,} to {high:,}")
     return value
+
+
+# --- data files (catalogs, prices, quotes, sites, cases): typed models and their one error line -------------------
+
+
+def _iso_date(value: Any) -> str:
+    """An ISO date (YYYY-MM-DD) as text; YAML reads an unquoted date as a date, which is taken as it is."""
+    import datetime
+
+    if isinstance(value, datetime.date):
+        return value.isoformat()[:10]
+    if not isinstance(value, str):
+        raise ValueError(f"{value!r} is not an ISO date (YYYY-MM-DD)")
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO date (YYYY-MM-DD)") from None
+    return value
+
+
+IsoDate = Annotated[str, BeforeValidator(_iso_date)]
+
+
+def parse_model(model: type[M], data: Any, where: str) -> M:
+    """``data`` validated by ``model``; a problem is one InputError naming ``where`` and the field."""
+    from trainsizer.errors import from_validation_error
+
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation_error(exc, where, model) from None
+
+
+def known_keys(data: Mapping[str, Any], accepted: Iterable[str], where: str) -> None:
+    """Every key of ``data`` (a file's top level) is one of ``accepted``; else the closest one is named. A
+    ``where`` that ends in ':' is a file (``FILE: key``), any other a prefix (``--calibration.key``)."""
+    from trainsizer.errors import InputError
+
+    accepted = list(accepted)
+    for key in data:
+        if key not in accepted:
+            close = difflib.get_close_matches(str(key), accepted, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            field = f"{where} {key}" if where.endswith(":") else f"{where}.{key}" if where else str(key)
+            raise InputError(field,
+                             f"unknown key{hint}; accepted keys: {', '.join(accepted)}")

@@ -10,31 +10,137 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainsizer.currency import CURRENCIES
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
+from trainsizer.validation import Flag, Int, IsoDate, Number, parse_model
 
 RentalTerm = Literal["on-demand", "daily", "monthly", "yearly", "multi-year", "preemptible"]
 BillingGranularity = Literal["per-second", "per-minute", "per-hour", "per-day", "per-month"]
 Inclusion = Literal["rack", "power", "storage", "network", "vat"]
 
 
-class RentalTerms(BaseModel):
+class _Row(BaseModel):
+    # a row of a price list: unknown keys refused (with the closest one), numbers finite and never true/false
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class RentalTerms(_Row):
     """A rental offer's contract terms (``contract:`` of a ``rental`` row in prices.yaml)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     term: RentalTerm
     billing_granularity: BillingGranularity | None = None  # None: not found
-    min_term_hours: float | None = Field(None, ge=0)  # shortest commitment; 0 for on-demand, None: not stated
-    stopped_time_billed: bool | None = None  # is a stopped/idle instance still billed? None: not stated
+    # shortest commitment; 0 for on-demand, None: not stated (at most 10 years)
+    min_term_hours: Number | None = Field(None, ge=0, le=87_600)
+    stopped_time_billed: Flag | None = None  # is a stopped/idle instance still billed? None: not stated
     includes: tuple[Inclusion, ...] = ()  # what the price covers besides the GPU (vat only where stated)
-    max_gpus: int | None = Field(None, ge=1)  # most GPUs one order gets (None: not limited as far as known)
-    multi_node: bool | None = None  # servers networked for training across nodes (None: not stated)
+    max_gpus: Int | None = Field(None, ge=1, le=1_000_000)  # most GPUs one order gets (None: not limited, as known)
+    multi_node: Flag | None = None  # servers networked for training across nodes (None: not stated)
     source: str | None = None
+
+
+# --- the rows of a price list (prices.yaml, or a user's --prices file of the same shape) --------------------------
+Currency = Literal["CNY", "USD"]
+Confidence = Literal["H", "M", "L"]
+Price = Annotated[Number, Field(gt=0, le=1e10)]  # an amount paid; never 0, negative or unbounded
+Amount = Annotated[Number, Field(ge=0, le=1e10)]  # a component or running cost; 0 where it is free
+# opex values that are not amounts: their accepted range (fractions of the hardware, a number of years)
+OPEX_RANGES = {"maintenance_fraction_per_year": (0.0, 1.0), "residual_value_after_3_years": (0.0, 1.0),
+               "depreciation_years": (0.5, 30.0)}
+
+
+class _Sourced(_Row):
+    source: str
+    as_of: IsoDate
+    confidence: Confidence | None = None
+    stale: Flag = False
+    notes: str | None = None
+
+
+class FxRow(_Sourced):
+    pair: Literal["USD/CNY"]
+    rate: Number = Field(ge=1, le=20)  # a plausible USD/CNY rate, as --fx
+
+
+class ServerRow(_Sourced):
+    id: str | None = None
+    gpu: str
+    gpus: Int = Field(ge=1, le=1024)
+    price: Price
+    currency: Currency = "CNY"
+    includes: str | None = None
+    max_power_kw: Number | None = Field(None, gt=0, le=1000)
+
+
+class CardRow(_Sourced):
+    gpu: str
+    price: Price
+    currency: Currency = "CNY"
+
+
+class RentalRow(_Sourced):
+    provider: str
+    gpu: str
+    price_per_gpu_hour: Number = Field(gt=0, le=1e5)
+    currency: Currency = "CNY"
+    billing: str | None = None
+    term: str | None = None
+    contract: RentalTerms | None = None
+
+
+class ComponentRow(_Sourced):
+    price: Amount
+    currency: Currency = "CNY"
+    unit: str | None = None
+
+
+class OpexRow(_Sourced):
+    value: Amount
+    currency: Currency | None = None  # None: not an amount (a fraction, years)
+
+
+class RuleRow(_Sourced):
+    low: Number | None = Field(None, ge=0, le=1e3)
+    high: Number | None = Field(None, ge=0, le=1e3)
+    value: Number | None = Field(None, ge=0, le=1e3)
+    quote: str | None = None
+
+
+class PriceFile(_Row):
+    """A whole price list; every section optional (a user's file overrides or adds rows)."""
+
+    schema_version: Int | None = None
+    reviewed: IsoDate | None = None
+    fx: list[FxRow] = []
+    servers: list[ServerRow] = []
+    gpu_cards: list[CardRow] = []
+    rental: list[RentalRow] = []
+    components: dict[str, ComponentRow] = {}
+    opex: dict[str, OpexRow] = {}
+    subsidies: list[dict[str, Any]] = []  # rows checked by cost/subsidy.py (load_subsidies)
+    rules_of_thumb: dict[str, RuleRow] = {}
+
+    @model_validator(mode="after")
+    def _opex_in_range(self) -> PriceFile:
+        for key, (low, high) in OPEX_RANGES.items():
+            row = self.opex.get(key)
+            if row is not None and not low <= row.value <= high:
+                raise ValueError(f"opex.{key}.value: {row.value:g}; accepted: {low:g} to {high:g}")
+        return self
+
+
+def check_price_file(data: Any, origin: str) -> dict[str, Any]:
+    """A parsed price list (a user's --prices file) checked row by row; one InputError names the file and the
+    field. The data is returned as it was (the lookups read the mappings)."""
+    if not isinstance(data, dict):
+        raise InputError(origin, "a prices file is a mapping like prices.yaml (fx, servers, gpu_cards, rental, "
+                                 "components, opex, subsidies, rules_of_thumb)")
+    parse_model(PriceFile, data, f"{origin}:")
+    return data
 
 
 @dataclass(frozen=True)
@@ -136,12 +242,7 @@ class Prices:
         for i, entry in rows:
             terms = None
             if entry.get("contract") is not None:
-                try:
-                    terms = RentalTerms.model_validate(entry["contract"])
-                except ValidationError as exc:
-                    err = exc.errors()[0]
-                    loc = ".".join(str(p) for p in err["loc"])
-                    raise InputError(f"prices.rental[{i}].contract.{loc}".rstrip("."), err["msg"].lower()) from None
+                terms = parse_model(RentalTerms, entry["contract"], f"prices.rental[{i}].contract")
             quoted_currency = entry.get("currency", "CNY")
             quoted = float(entry["price_per_gpu_hour"])
             offers.append((self.convert(quoted, quoted_currency), entry, RentalOffer(
@@ -184,10 +285,7 @@ def load_prices(currency: str = "CNY", paths: list[str | Path] | None = None, fx
         raise InputError("--fx", f"{fx} is not a plausible USD/CNY rate (1 to 20)")
     data = _default_data()
     for path in paths or []:
-        extra = user_yaml(path, field="prices")
-        if not isinstance(extra, dict):
-            raise InputError(str(path), "a prices file is a mapping like prices.yaml")
-        data = _merge(data, extra)
+        data = _merge(data, check_price_file(user_yaml(path, field="prices"), str(path)))
     return Prices(data, currency, fx)
 
 

@@ -13,48 +13,51 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from trainsizer.cost.prices import Prices
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import InputError
+from trainsizer.validation import Flag, Int, Number, known_keys, parse_model
 
 HOURS_PER_MONTH = 730.0
 DEFAULT_MFU = 0.35  # without a job: a typical large-model MFU (stated in the output)
 TOPOLOGY_LINK = {"nvswitch": None, "nvlink-pairwise": "pcie5", "pcie": "pcie4"}
 
 
-class StorageOffer(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-    included_tb: float = Field(0, ge=0)
-    bandwidth_gbps: float | None = Field(None, ge=0)
+class _Offer(BaseModel):
+    # numbers finite and never true/false, counts strict integers, flags true/false only (the web takes these too)
+    model_config = ConfigDict(extra="forbid", defer_build=True, allow_inf_nan=False)
 
 
-class Split(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-    compute: float = Field(ge=0, le=1)
-    storage: float = Field(0, ge=0, le=1)
-    network: float = Field(0, ge=0, le=1)
-    service: float = Field(0, ge=0, le=1)
+class StorageOffer(_Offer):
+    included_tb: Number = Field(0, ge=0, le=1e6)
+    bandwidth_gbps: Number | None = Field(None, ge=0, le=1e6)
 
 
-class Quote(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+class Split(_Offer):
+    compute: Number = Field(ge=0, le=1)
+    storage: Number = Field(0, ge=0, le=1)
+    network: Number = Field(0, ge=0, le=1)
+    service: Number = Field(0, ge=0, le=1)
+
+
+class Quote(_Offer):
     name: str
     gpu: str
-    gpus_per_server: int = Field(8, gt=0, le=64)
-    servers: int = Field(1, gt=0, le=10000)
-    price: float = Field(gt=0)
+    gpus_per_server: Int = Field(8, gt=0, le=64)
+    servers: Int = Field(1, gt=0, le=10000)
+    price: Number = Field(gt=0, le=1e9)  # per GPU-hour or per server-month, in `currency`
     unit: Literal["gpu-hour", "server-month"]
     currency: Literal["CNY", "USD"] = "CNY"
     billing: Literal["per-second", "per-minute", "per-hour", "daily", "monthly"] = "per-hour"
-    min_term_months: float = Field(0, ge=0, le=120)
+    min_term_months: Number = Field(0, ge=0, le=120)
     topology: Literal["nvswitch", "nvlink-pairwise", "pcie"] = "nvswitch"
     inter_node: str | None = None
     storage: StorageOffer = Field(default_factory=StorageOffer)
-    replacement_sla_hours: float | None = Field(None, gt=0)
-    onsite_staff: bool = False
-    downtime_charged: bool = False
+    replacement_sla_hours: Number | None = Field(None, gt=0, le=100_000)
+    onsite_staff: Flag = False
+    downtime_charged: Flag = False
     split: Split | None = None
 
 
@@ -62,18 +65,8 @@ def load_quotes(path: str | Path) -> list[Quote]:
     data = user_yaml(path, field="quotes")
     if not isinstance(data, dict) or not isinstance(data.get("quotes"), list) or not data["quotes"]:
         raise InputError("quotes", f"{path} needs a non-empty 'quotes:' list")
-    out = []
-    for i, entry in enumerate(data["quotes"]):
-        try:
-            out.append(Quote.model_validate(entry))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            hint = ""
-            if err["type"] == "extra_forbidden":
-                hint = f"; accepted keys: {', '.join(Quote.model_fields)}"
-            raise InputError(f"quotes[{i}].{loc}", f"{err['msg'].lower()}{hint}") from None
-    return out
+    known_keys(data, ("schema_version", "quotes"), f"{path}:")
+    return [parse_model(Quote, entry, f"{path}: quotes[{i}]") for i, entry in enumerate(data["quotes"])]
 
 
 @dataclass

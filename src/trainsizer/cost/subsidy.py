@@ -14,25 +14,25 @@ Amounts and caps are in the subsidy's ``currency``; ``in_currency`` converts a s
 from __future__ import annotations
 
 import math
-from datetime import date
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from trainsizer.cost.prices import Prices, load_prices
 from trainsizer.errors import InputError
 from trainsizer.system.sites import Site
+from trainsizer.validation import Flag, IsoDate, Number, parse_model
 
 
 class Subsidy(BaseModel):
     """One subsidy scheme (a ``subsidies:`` row of prices.yaml)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     id: str = Field(min_length=1)
     name: str | None = None
     region: str = Field(min_length=1)  # matched against a site's `region` (e.g. chengdu)
-    fraction: float = Field(gt=0, le=1)  # share of the eligible spend paid
-    cap_per_year: float | None = Field(None, ge=0)  # in `currency`; None = no cap
+    fraction: Number = Field(gt=0, le=1)  # share of the eligible spend paid
+    cap_per_year: Number | None = Field(None, ge=0, le=1e12)  # in `currency`; None = no cap
     cap_period: Literal["year", "total"] = "year"  # total: the cap covers the whole grant
     currency: Literal["CNY", "USD"] = "CNY"
     eligible: Literal["rental", "purchase", "any"] = "rental"
@@ -40,20 +40,10 @@ class Subsidy(BaseModel):
     applicant: Literal["firm", "institution", "any"] = "any"
     conditions: str | None = None
     source: str = Field(min_length=1)
-    as_of: str
+    as_of: IsoDate
     confidence: Literal["H", "M", "L"]
-    stale: bool = False
+    stale: Flag = False
     notes: str | None = None
-
-    @field_validator("as_of", mode="before")
-    @classmethod
-    def _iso(cls, value: Any) -> str:
-        text = str(value)
-        try:
-            date.fromisoformat(text)
-        except ValueError:
-            raise ValueError(f"{text!r} is not an ISO date (YYYY-MM-DD)") from None
-        return text
 
 
 def load_subsidies(prices: Prices | dict[str, Any] | None = None) -> list[Subsidy]:
@@ -63,15 +53,7 @@ def load_subsidies(prices: Prices | dict[str, Any] | None = None) -> list[Subsid
     rows = data.get("subsidies") or []
     if not isinstance(rows, list):
         raise InputError("prices.subsidies", "must be a list of subsidy rows")
-    out = []
-    for i, row in enumerate(rows):
-        try:
-            out.append(Subsidy.model_validate(row))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            raise InputError(f"prices.subsidies[{i}].{loc}".rstrip("."), err["msg"].lower()) from None
-    return out
+    return [parse_model(Subsidy, row, f"prices.subsidies[{i}]") for i, row in enumerate(rows)]
 
 
 def subsidy_for(region_or_site: str | Site | None, subsidies: list[Subsidy]) -> list[Subsidy]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
-from trainsizer.hardware.catalog import Accelerator, Catalog, Link
+from trainsizer.hardware.catalog import INTER_NODE_SCOPES, INTRA_NODE_SCOPES, Accelerator, Catalog, Link
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,9 @@ def roce_derate(inter_id: str, total_gpus: int, params: dict[str, Any]) -> float
 def fabric(catalog: Catalog, gpu: Accelerator, intra_id: str | None, inter_id: str | None,
            nics_per_node: int | None, gpus_per_node: int, params: dict[str, Any], total_gpus: int = 1) -> Fabric:
     intra_name = intra_id or gpu.default_intra_node or "pcie4"
-    intra = catalog.link(intra_name, "hardware.intra_node")
-    inter = catalog.link(inter_id or params["communication"]["default_inter_node"], "hardware.inter_node")
+    intra = catalog.link(intra_name, "hardware.intra_node", INTRA_NODE_SCOPES)
+    inter = catalog.link(inter_id or params["communication"]["default_inter_node"], "hardware.inter_node",
+                         INTER_NODE_SCOPES)
     nics = nics_per_node or gpus_per_node
     intra_bw = _achievable(intra, params, gpu)
     inter_bw = _achievable(inter, params, gpu) * nics * roce_derate(inter.id, total_gpus, params)

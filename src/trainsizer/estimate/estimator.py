@@ -5,18 +5,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from trainsizer.errors import InputError, in_file
 from trainsizer.estimate.fit_limits import FitLimits, largest_fitting
 from trainsizer.estimate.memory import MemoryEstimate, default_memory_model, estimate_memory
 from trainsizer.estimate.rule_of_thumb import RuleOfThumb, seed_rule_of_thumb
 from trainsizer.estimate.step import Performance, estimate_performance
 from trainsizer.estimate.training_state import TrainingState, training_state
-from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog, inline_accelerator
+from trainsizer.hardware.catalog import (
+    INTER_NODE_SCOPES,
+    INTRA_NODE_SCOPES,
+    Accelerator,
+    Catalog,
+    default_catalog,
+    inline_accelerator,
+)
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.catalog import resolve_model
 from trainsizer.models.params import ParamCounts, count_params
-from trainsizer.scenario import Scenario, load_scenario, scenario_from_dict
+from trainsizer.scenario import Precision, Scenario, load_scenario, scenario_from_dict
 
 
 @dataclass
@@ -56,6 +64,11 @@ class Estimate:
         return out
 
 
+# a precision that needs a number format in the GPU's tensor cores: the dense rate the catalog must state for it
+PRECISION_NEEDS = {"fp8-mixed": "fp8"}
+PRECISIONS: tuple[str, ...] = get_args(Precision)
+
+
 def resolve_gpu(scenario: Scenario, catalog: Catalog | None = None) -> Accelerator:
     gpu = scenario.hardware.gpu
     if isinstance(gpu, str):
@@ -63,10 +76,44 @@ def resolve_gpu(scenario: Scenario, catalog: Catalog | None = None) -> Accelerat
     return inline_accelerator(gpu)
 
 
+def supported_precisions(gpu: Accelerator) -> tuple[str, ...]:
+    """The training precisions ``gpu`` runs: fp8-mixed only with fp8 tensor cores (a dense fp8 rate in the
+    catalog); the others everywhere (a part without bf16 runs it at its fp16 rate, with a note)."""
+    return tuple(p for p in PRECISIONS if p not in PRECISION_NEEDS or gpu.peak_tflops(PRECISION_NEEDS[p]))
+
+
+def check_precision(scenario: Scenario, gpu: Accelerator, field: str = "training.precision") -> None:
+    """The scenario's precision is one its GPU supports; else one InputError naming those it does."""
+    precision = scenario.training.precision
+    accepted = supported_precisions(gpu)
+    if precision not in accepted:
+        need = PRECISION_NEEDS[precision]
+        inline = not isinstance(scenario.hardware.gpu, str)
+        why = f"no {need}_tflops in the inline spec" if inline else f"no {need} tensor cores in the catalog"
+        how = f"give hardware.gpu.{need}_tflops" if inline else f"a GPU with {need} tensor cores"
+        raise InputError(field, f"{precision!r} is not supported on {gpu.id} ({why}); accepted on it: "
+                         f"{', '.join(accepted)}; or {how}")
+
+
+def check_hardware(scenario: Scenario, catalog: Catalog | None = None) -> Accelerator:
+    """A user's scenario against the catalog: its GPU and links exist, each link in its scope (never InfiniBand
+    inside a node, never NVLink between nodes), and its precision is one the GPU supports. The GPU."""
+    catalog = catalog or default_catalog()
+    gpu = resolve_gpu(scenario, catalog)
+    _check_links(scenario, catalog)
+    check_precision(scenario, gpu)
+    return gpu
+
+
+def _check_links(scenario: Scenario, catalog: Catalog) -> None:
+    if scenario.hardware.intra_node:
+        catalog.link(scenario.hardware.intra_node, "hardware.intra_node", INTRA_NODE_SCOPES)
+    if scenario.hardware.inter_node:
+        catalog.link(scenario.hardware.inter_node, "hardware.inter_node", INTER_NODE_SCOPES)
+
+
 def check_layout(scenario: Scenario, arch: Architecture, catalog: Catalog | None = None) -> None:
     """Layout constraints that need the architecture (heads divisible by tp, pp <= layers, ...)."""
-    from trainsizer.errors import InputError
-
     par = scenario.parallel
     if arch.num_heads % par.tp:
         raise InputError("parallel.tp", f"{par.tp} must divide num_attention_heads ({arch.num_heads})")
@@ -83,24 +130,30 @@ def check_layout(scenario: Scenario, arch: Architecture, catalog: Catalog | None
     if scenario.training.seq_len % par.cp:
         raise InputError("parallel.cp", f"{par.cp} must divide training.seq_len ({scenario.training.seq_len})")
     if scenario.hardware.intra_node or scenario.hardware.inter_node:
-        catalog = catalog or default_catalog()
-        if scenario.hardware.intra_node:
-            catalog.link(scenario.hardware.intra_node, "hardware.intra_node")
-        if scenario.hardware.inter_node:
-            catalog.link(scenario.hardware.inter_node, "hardware.inter_node")
+        _check_links(scenario, catalog or default_catalog())
 
 
 def estimate(scenario: Scenario | dict[str, Any] | str | Path, catalog: Catalog | None = None,
              memory_params: dict[str, Any] | None = None, with_limits: bool = True,
-             performance_params: dict[str, Any] | None = None, with_performance: bool = True) -> Estimate:
-    """Estimate a scenario given as a Scenario, a parsed mapping, or a path to a YAML file."""
+             performance_params: dict[str, Any] | None = None, with_performance: bool = True,
+             source: str | None = None) -> Estimate:
+    """Estimate a scenario given as a Scenario, a parsed mapping, or a path to a YAML file.
+
+    A user's scenario (a path, a mapping, or a Scenario with the ``source`` it came from: a file, flags, a form) is
+    checked against the catalog (:func:`check_hardware`; a problem names the file). A Scenario without a source is
+    one the program built (the planner's candidates): a precision its GPU lacks runs at the fallback rate."""
     if isinstance(scenario, str | Path):
+        source = source or str(scenario)
         scenario = load_scenario(scenario)
     elif isinstance(scenario, dict):
+        source = source or "scenario"
         scenario = scenario_from_dict(scenario)
-    arch = resolve_model(scenario.model)
-    check_layout(scenario, arch, catalog)
-    gpu = resolve_gpu(scenario, catalog)
+    try:
+        arch = resolve_model(scenario.model)
+        check_layout(scenario, arch, catalog)
+        gpu = resolve_gpu(scenario, catalog) if source is None else check_hardware(scenario, catalog)
+    except InputError as exc:
+        raise in_file(exc, source) from None
     # what is trainable, sharded and quantised: derived once, read by memory, fit limits and step time
     state = training_state(scenario, arch, memory_params or default_memory_model())
     memory = estimate_memory(scenario, arch, gpu, memory_params, state)

@@ -14,56 +14,58 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import date
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidatorFunctionWrapHandler, field_validator
 
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
 from trainsizer.hardware.market import Market, Status
 from trainsizer.lookup import unknown_id
+from trainsizer.validation import Flag, Int, IsoDate, Number, known_keys, parse_model
 
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8")
+LinkScope = Literal["scale-up", "pcie", "scale-out"]
+# the scopes a scenario's links may have: inside a node (NVLink, HCCS, xGMI, PCIe), between nodes (IB, RoCE, Ethernet)
+INTRA_NODE_SCOPES: tuple[str, ...] = ("scale-up", "pcie")
+INTER_NODE_SCOPES: tuple[str, ...] = ("scale-out",)
+# the top-level keys of a catalog file (a link profile from `trainsizer probe comm` adds backend, measured_on,
+# replaces; the shipped accelerators.yaml has availability_statements): only accelerators and links are read
+FILE_KEYS = ("schema_version", "accelerators", "links", "availability_statements", "backend", "measured_on",
+             "replaces")
+Tflops = Annotated[Number, Field(gt=0, le=1e6)]  # a dense or sparse peak; absent (null) when the part has none
+Bandwidth = Annotated[Number, Field(gt=0, le=1e6)]  # GB/s
 
 
-class Rates(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-    fp32: float | None = None
-    tf32: float | None = None
-    bf16: float | None = None
-    fp16: float | None = None
-    fp8: float | None = None
-    fp4: float | None = None
-    int8: float | None = None
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
 
 
-class ScaleUp(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+class Rates(_Entry):
+    fp32: Tflops | None = None
+    tf32: Tflops | None = None
+    bf16: Tflops | None = None
+    fp16: Tflops | None = None
+    fp8: Tflops | None = None
+    fp4: Tflops | None = None
+    int8: Tflops | None = None
+
+
+class ScaleUp(_Entry):
     link: str | None = None
-    bidirectional_gbps_per_gpu: float | None = None
-    max_gpus: int | None = None
+    bidirectional_gbps_per_gpu: Bandwidth | None = None
+    max_gpus: Int | None = Field(None, ge=1, le=1_000_000)
 
 
-def _iso_date(value: Any) -> str:
-    text = str(value)
-    try:
-        date.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not an ISO date (YYYY-MM-DD)") from None
-    return text
-
-
-class AvailabilityEntry(BaseModel):
+class AvailabilityEntry(_Entry):
     """Whether a part can be bought new / rented in one market, and why (see hardware/market.py)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     status: Status  # yes | restricted | no | unknown
     reason: str = Field(min_length=1)  # one line
     source: str = Field(min_length=1)
-    as_of: str
+    as_of: IsoDate
     confidence: Literal["H", "M", "L"] | None = None
 
     @field_validator("status", mode="before")
@@ -72,14 +74,8 @@ class AvailabilityEntry(BaseModel):
         # YAML 1.1 reads a bare yes/no as a boolean
         return {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
 
-    @field_validator("as_of", mode="before")
-    @classmethod
-    def _as_of_is_a_date(cls, value: Any) -> str:
-        return _iso_date(value)
 
-
-class MarketAvailability(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+class MarketAvailability(_Entry):
     buy: AvailabilityEntry | None = None  # bought new
     rent: AvailabilityEntry | None = None  # rented from a cloud or lessor in that market
 
@@ -88,25 +84,24 @@ ServerForm = Literal["pcie-server", "baseboard", "rack-scale-nvl72"]
 Cooling = Literal["air", "liquid", "air-or-liquid"]
 
 
-class Accelerator(BaseModel):
+class Accelerator(_Entry):
     """One GPU or accelerator. TFLOPS are dense peaks; sparse ones are kept apart."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     id: str
     name: str
     vendor: str = "unknown"
     architecture: str | None = None
-    memory_gb: float | None = None
-    memory_gib: float = Field(gt=0)
+    memory_gb: Number | None = Field(None, gt=0, le=100_000)
+    memory_gib: Number = Field(gt=0, le=100_000)
     memory_type: str | None = None
-    memory_bandwidth_gbps: float | None = None
+    memory_bandwidth_gbps: Bandwidth | None = None
     dense_tflops: Rates = Field(default_factory=Rates)
     sparse_tflops: Rates = Field(default_factory=Rates)
-    fp16_accumulate_tflops: float | None = None
+    fp16_accumulate_tflops: Tflops | None = None
     scale_up: ScaleUp | None = None
-    pcie_gen: int | None = None
-    p2p: bool | None = None
-    tdp_w: float | None = None
+    pcie_gen: Int | None = Field(None, ge=1, le=9)
+    p2p: Flag | None = None
+    tdp_w: Number | None = Field(None, gt=0, le=100_000)
     form_factor: str | None = None
     default_intra_node: str | None = None
     # link id of the usual scale-out network for this part (e.g. roce-200 for Ascend: never InfiniBand);
@@ -115,11 +110,11 @@ class Accelerator(BaseModel):
     # how the part is sold: PCIe cards in a 4/8-card chassis, modules on a baseboard with a scale-up fabric
     # (HGX, OAM UBB, Atlas NPU board), or a whole liquid-cooled NVL72 rack that is one scale-up domain
     server_form: ServerForm | None = None
-    gpus_per_node: int | None = Field(None, ge=1, le=1024)  # per server, or per rack-scale system (NVL72: 72)
+    gpus_per_node: Int | None = Field(None, ge=1, le=1024)  # per server, or per rack-scale system (NVL72: 72)
     cooling: Cooling | None = None  # what the standard system requires (None = not stated by the sources)
     availability: dict[Market, MarketAvailability] = Field(default_factory=dict)
     source: str
-    as_of: str
+    as_of: IsoDate | Literal["n/a"]  # n/a: an inline spec in a scenario (no source to date)
     notes: str | None = None
     field_sources: dict[str, str] | None = None
 
@@ -127,23 +122,48 @@ class Accelerator(BaseModel):
         return getattr(self.dense_tflops, dtype)
 
 
-class Link(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+class BusbwPoint(_Entry):
+    """One published or measured all-reduce bus bandwidth of a link (nccl-tests, or `trainsizer probe comm`)."""
+
+    setup: str | None = None
+    busbw_gbps: Bandwidth
+    source: str | None = None
+
+
+def _as_dicts(raw: Any, points: list[BusbwPoint] | None) -> list[dict[str, Any]] | None:
+    """The validated points as the mappings they were given as (a number given as text becomes a number)."""
+    if points is None:
+        return None
+    return [{**given, "busbw_gbps": given["busbw_gbps"] if type(given["busbw_gbps"]) in (int, float) else
+             point.busbw_gbps} if isinstance(given, dict) else point.model_dump(exclude_unset=True)
+            for given, point in zip(raw, points, strict=True)]
+
+
+# validated point by point, kept as plain mappings (the estimator and the probes read them as such)
+BusbwPoints = Annotated[list[BusbwPoint] | None, PlainSerializer(lambda v: v)]
+
+
+class Link(_Entry):
     id: str
     name: str
-    scope: str
-    per_direction_gbps: float = Field(gt=0)
-    bidirectional_gbps: float | None = None
-    line_rate_gbit: float | None = None
-    latency_us: float | None = None
-    measured_allreduce_busbw_gbps: list[dict[str, Any]] | None = None
+    scope: LinkScope  # scale-up (NVLink, HCCS, xGMI) | pcie | scale-out (InfiniBand, RoCE, Ethernet)
+    per_direction_gbps: Bandwidth
+    bidirectional_gbps: Bandwidth | None = None
+    line_rate_gbit: Number | None = Field(None, gt=0, le=1e6)
+    latency_us: Number | None = Field(None, ge=0, le=1e6)
+    measured_allreduce_busbw_gbps: BusbwPoints = None
     # True in a profile from `trainsizer probe comm`: the estimator uses the measured busbw even for a scale-out
     # link (the shipped NIC entries keep their line-rate fraction; their measured figures are context only).
-    prefer_measured: bool = False
+    prefer_measured: Flag = False
     source: str
-    as_of: str
+    as_of: IsoDate
     notes: str | None = None
     field_sources: dict[str, str] | None = None
+
+    @field_validator("measured_allreduce_busbw_gbps", mode="wrap")
+    @classmethod
+    def _plain(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> list[dict[str, Any]] | None:
+        return _as_dicts(value, handler(value))
 
 
 @dataclass(frozen=True)
@@ -156,16 +176,28 @@ class Catalog:
             raise unknown_id(field_name, gpu_id, self.accelerators)
         return self.accelerators[gpu_id]
 
-    def link(self, link_id: str, field_name: str = "hardware.intra_node") -> Link:
+    def link(self, link_id: str, field_name: str = "hardware.intra_node",
+             scopes: tuple[str, ...] | None = None) -> Link:
+        """The link ``link_id``; with ``scopes``, it must be one of them (an InfiniBand link is never inside a node,
+        NVLink never between nodes): else one InputError naming ``field_name`` and the links of those scopes."""
         if link_id not in self.links:
             raise unknown_id(field_name, link_id, self.links)
-        return self.links[link_id]
+        link = self.links[link_id]
+        if scopes and link.scope not in scopes:
+            where = "between nodes" if "scale-out" in scopes else "inside a node"
+            fitting = [k for k, v in self.links.items() if v.scope in scopes]
+            close = [k for k in fitting if k.split("-")[0] == link_id.split("-")[0]][:4] or fitting[:4]
+            raise InputError(field_name, f"{link_id!r} is a {link.scope} link, not one {where}; accepted: a "
+                             f"{' or '.join(scopes)} link, e.g. {', '.join(close)} (trainsizer catalog links)")
+        return link
 
     def extended(self, data: Any, origin: str) -> Catalog:
         """A new catalog with the entries of ``data`` (a parsed user file) added or replaced."""
         if not isinstance(data, dict) or not ({"accelerators", "links"} & set(data)):
             raise InputError(origin, "a catalog file needs an 'accelerators:' and/or 'links:' list")
+        known_keys(data, FILE_KEYS, f"{origin}:")
         accelerators, links = dict(self.accelerators), dict(self.links)
+        added: list[tuple[str, Accelerator]] = []
         for key, model, target in (("accelerators", Accelerator, accelerators), ("links", Link, links)):
             entries = data.get(key) or []
             if not isinstance(entries, list):
@@ -176,7 +208,23 @@ class Catalog:
                     entry = _merged(target[entry["id"]].model_dump(exclude_unset=True), entry)
                 parsed = _parse(model, entry, where)
                 target[parsed.id] = parsed
-        return Catalog(accelerators, links)
+                if isinstance(parsed, Accelerator):
+                    added.append((where, parsed))
+        catalog = Catalog(accelerators, links)
+        for where, gpu in added:
+            _check_links_of(gpu, catalog, where)
+        return catalog
+
+
+def _check_links_of(gpu: Accelerator, catalog: Catalog, where: str) -> None:
+    """The links a user's GPU entry names exist and sit in their scope (its usual link inside a node is not
+    InfiniBand; its network between nodes is not NVLink)."""
+    if gpu.default_intra_node:
+        catalog.link(gpu.default_intra_node, f"{where}.default_intra_node", INTRA_NODE_SCOPES)
+    if gpu.default_inter_node:
+        catalog.link(gpu.default_inter_node, f"{where}.default_inter_node", INTER_NODE_SCOPES)
+    if gpu.scale_up and gpu.scale_up.link:
+        catalog.link(gpu.scale_up.link, f"{where}.scale_up.link", INTRA_NODE_SCOPES)
 
 
 def _merged(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
@@ -196,12 +244,7 @@ def _merged(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
 
 
 def _parse(model: type[BaseModel], entry: Any, where: str) -> Any:
-    try:
-        return model.model_validate(entry)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise InputError(f"{where}.{loc}" if loc else where, err["msg"].lower()) from None
+    return parse_model(model, entry, where)
 
 
 class _LazyEntries(Mapping[str, Any]):

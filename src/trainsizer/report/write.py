@@ -3,7 +3,6 @@ materials and cost as an Excel workbook (.xlsx) or CSV."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ SUFFIXES = (".html", ".htm", ".md", ".json", ".xlsx", ".csv")
 
 def render_report(report: dict[str, Any], suffix: str) -> str | bytes:
     """The report in the format its file suffix names (HTML for anything else)."""
+    from trainsizer.jsonout import dumps_strict
     from trainsizer.report.export import csv_text, xlsx_bytes
     from trainsizer.report.html import render_html
     from trainsizer.report.markdown import render_markdown
@@ -20,7 +20,7 @@ def render_report(report: dict[str, Any], suffix: str) -> str | bytes:
     suffix = suffix.lower()
     if suffix == ".json":
         data = {k: v for k, v in report.items() if k != "charts"}
-        return json.dumps(data, indent=2, ensure_ascii=False)
+        return dumps_strict(data)  # never NaN or Infinity: every JSON parser reads it
     if suffix == ".md":
         return render_markdown(report)
     if suffix == ".xlsx":

@@ -12,47 +12,50 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
 from trainsizer.lookup import unknown_id
+from trainsizer.validation import IsoDate, Number, known_keys, parse_model
 
 TOU_PROFILES = ("flat-24h",)
+Confidence = Literal["H", "M", "L"]
 
 
 class TouBand(BaseModel):
     """One time-of-use band: its name, the hours per day it lasts (a year's average where seasons differ) and
     its price per kWh in the site's currency."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     band: str = Field(min_length=1)  # e.g. peak | flat | valley | critical-peak
-    hours_per_day: float = Field(gt=0, le=24)
-    price: float = Field(ge=0, le=100)
+    hours_per_day: Number = Field(gt=0, le=24)
+    price: Number = Field(ge=0, le=100)
     source: str | None = None
-    as_of: str | None = None
-    confidence: str | None = None
+    as_of: IsoDate | None = None
+    confidence: Confidence | None = None
 
 
 class Site(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-    id: str
+    # numbers finite and never true/false; unknown keys refused with the closest one
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
+    id: str = Field(min_length=1)
     name: str
-    rack_power_kw: float = Field(gt=0, le=500)
+    rack_power_kw: Number = Field(gt=0, le=500)
     cooling: Literal["air", "rear-door", "liquid"]
-    max_air_kw_per_rack: float = Field(gt=0, le=500)
-    pue: float = Field(ge=1.0, le=3.0)
-    electricity_price: float = Field(ge=0, le=100)
+    max_air_kw_per_rack: Number = Field(gt=0, le=500)
+    pue: Number = Field(ge=1.0, le=3.0)
+    electricity_price: Number = Field(ge=0, le=100)
     # the grid's time-of-use bands (hours sum to 24); None: a flat price, electricity_price
     electricity_tou: tuple[TouBand, ...] | None = None
-    rack_rent_per_month: float | None = Field(None, ge=0)
-    rack_rent_per_kw_month: float | None = Field(None, ge=0)
+    rack_rent_per_month: Number | None = Field(None, ge=0, le=1e7)
+    rack_rent_per_kw_month: Number | None = Field(None, ge=0, le=1e6)
     currency: Literal["CNY", "USD"] = "CNY"
     region: str | None = None
     country: str | None = None  # ISO 3166 alpha-2, e.g. CN (the default market follows it: hardware/market.py)
     source: str
-    as_of: str
-    confidence: str | None = None
+    as_of: IsoDate
+    confidence: Confidence | None = None
     notes: str | None = None
 
     @model_validator(mode="after")
@@ -101,12 +104,7 @@ def with_electricity_price(site: Site, price: float) -> Site:
 
 
 def _parse(entry: Any, where: str) -> Site:
-    try:
-        return Site.model_validate(entry)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise InputError(f"{where}.{loc}", err["msg"].lower()) from None
+    return parse_model(Site, entry, where)
 
 
 @cache
@@ -121,6 +119,7 @@ def load_sites(paths: list[str | Path] | None = None) -> dict[str, Site]:
         data = user_yaml(path, field="sites")
         if not isinstance(data, dict) or not isinstance(data.get("sites"), list):
             raise InputError(str(path), "a sites file needs a 'sites:' list")
+        known_keys(data, ("schema_version", "sites"), f"{path}:")
         for i, entry in enumerate(data["sites"]):
             site = _parse(entry, f"{path}: sites[{i}]")
             sites[site.id] = site

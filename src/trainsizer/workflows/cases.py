@@ -4,15 +4,37 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import InputError
+from trainsizer.validation import Number, parse_model
 
 METRICS_MEMORY = ("allocated", "reserved", "device")
 METRICS_SPEED = ("tokens_per_s", "tokens_per_s_per_gpu", "step_time_s", "tflops_per_gpu", "mfu")
+
+
+class Measured(BaseModel):
+    """A case's ``measured`` block (shared/validation/FORMAT.md): a memory figure with its metric, or a speed
+    figure; each a finite number above 0, never true/false."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    memory_gib: Number | None = Field(None, gt=0, le=100_000)
+    memory_metric: Literal["allocated", "reserved", "device"] | None = None  # absent: allocated
+    tokens_per_s: Number | None = Field(None, gt=0, le=1e12)
+    tokens_per_s_per_gpu: Number | None = Field(None, gt=0, le=1e10)
+    step_time_s: Number | None = Field(None, gt=0, le=1e7)
+    tflops_per_gpu: Number | None = Field(None, gt=0, le=1e6)
+    mfu: Number | None = Field(None, gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _one_figure(self) -> Measured:
+        if self.memory_gib is None and not any(getattr(self, k) is not None for k in METRICS_SPEED):
+            raise ValueError(f"needs memory_gib or one of {', '.join(METRICS_SPEED)}")
+        return self
 
 
 @dataclass(frozen=True)
@@ -68,6 +90,7 @@ def load_cases(path: str | Path) -> list[dict[str, Any]]:
     for i, case in enumerate(data):
         if not isinstance(case, dict) or "scenario" not in case or "measured" not in case:
             raise InputError(f"cases[{i}]", "each case needs id, scenario and measured")
+        parse_model(Measured, case["measured"], f"{path}: cases[{i}].measured")
     return data
 
 

@@ -21,10 +21,11 @@ def calibrated_params(calibration: Path | None) -> tuple[dict[str, Any] | None, 
 
 
 def estimate_scenario(scenario: Scenario, catalogs: list[Path] | tuple[Path, ...] = (),
-                      calibration: Path | None = None) -> Estimate:
+                      calibration: Path | None = None, source: str = "scenario") -> Estimate:
+    """The estimate of a user's scenario (checked against the catalogs; a problem names ``source``, its file)."""
     memory_params, perf_params = calibrated_params(calibration)
     return estimate(scenario, catalog=load_catalog(list(catalogs)), memory_params=memory_params,
-                    performance_params=perf_params)
+                    performance_params=perf_params, source=source)
 
 
 def estimate_job(path: Path | None, flags: dict[str, Any], catalogs: list[Path] | tuple[Path, ...] = (),
@@ -34,4 +35,4 @@ def estimate_job(path: Path | None, flags: dict[str, Any], catalogs: list[Path] 
     parsed = scenario_from_dict(data, source=origin)
     if path is not None:
         parsed = relative_to_file(parsed, path)
-    return estimate_scenario(parsed, catalogs, calibration), origin
+    return estimate_scenario(parsed, catalogs, calibration, source=origin), origin

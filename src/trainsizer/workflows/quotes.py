@@ -7,20 +7,27 @@ from typing import Any
 
 from trainsizer.cost.prices import load_prices
 from trainsizer.cost.quotes import Quote, compare_quotes, load_quotes
-
-__all__ = ["Quote", "compare_offers", "load_quotes"]
-from trainsizer.hardware.catalog import Catalog, default_catalog
+from trainsizer.errors import InputError, in_file
+from trainsizer.hardware.catalog import INTER_NODE_SCOPES, Catalog, default_catalog
 from trainsizer.i18n import resolve_lang
 from trainsizer.models.catalog import resolve_model
 from trainsizer.scenario import Scenario
 
+__all__ = ["Quote", "compare_offers", "load_quotes"]
+
 
 def compare_offers(offers: list[Quote], currency: str | None = None, job: Scenario | None = None,
                    catalog: Catalog | None = None, prices: list[Path] | tuple[Path, ...] = (),
-                   lang: str | None = None) -> dict[str, Any]:
+                   lang: str | None = None, source: str | None = None) -> dict[str, Any]:
+    """The offers compared; ``source`` is the quotes file they came from (an unknown id names it)."""
     cat = catalog or default_catalog()
     for i, q in enumerate(offers):
-        cat.accelerator(q.gpu, f"quotes[{i}].gpu")
+        try:
+            cat.accelerator(q.gpu, f"quotes[{i}].gpu")
+            if q.inter_node is not None:  # the network between the offer's servers: InfiniBand, RoCE or Ethernet
+                cat.link(q.inter_node, f"quotes[{i}].inter_node", INTER_NODE_SCOPES)
+        except InputError as exc:
+            raise in_file(exc, source) from None
     money = load_prices(currency or ("CNY" if resolve_lang(lang) == "zh-CN" else "USD"), list(prices))
     arch = resolve_model(job.model) if job is not None else None
     results = compare_quotes(offers, money, job, arch, cat)

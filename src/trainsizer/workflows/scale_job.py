@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trainsizer.errors import InputError
+from trainsizer.estimate.estimator import check_precision
 from trainsizer.hardware.catalog import load_catalog
 from trainsizer.models.catalog import resolve_model
 from trainsizer.plan.scale import ScaleCurve, scale
@@ -16,7 +17,7 @@ MAX_SCALE_GPUS = 4096
 def scale_job(job: Scenario, gpu: str, max_gpus: int, gpus_per_node: int | None = None,
               catalogs: list[Path] | tuple[Path, ...] = ()) -> list[ScaleCurve]:
     cat = load_catalog(list(catalogs))
-    cat.accelerator(gpu, "--gpu")
+    check_precision(job, cat.accelerator(gpu, "--gpu"))
     if not 1 <= max_gpus <= MAX_SCALE_GPUS:
         raise InputError("--max-gpus", f"{max_gpus} is out of range; accepted: 1 to {MAX_SCALE_GPUS}")
     return scale(job, resolve_model(job.model), gpu, max_gpus, cat, gpus_per_node)

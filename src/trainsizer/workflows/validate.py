@@ -36,7 +36,8 @@ def run_case(case: dict[str, Any], exclusions: dict[str, str], memory_params: di
         if metric not in METRICS_MEMORY:
             raise InputError(f"{cid}.measured.memory_metric", f"{metric!r}; accepted: {', '.join(METRICS_MEMORY)}")
         try:
-            result = estimate(scenario, memory_params=memory_params, with_limits=False, with_performance=False)
+            result = estimate(scenario, memory_params=memory_params, with_limits=False, with_performance=False,
+                              source=cid)
         except InputError as exc:
             raise InputError(f"case {cid}", str(exc)) from None
         return CaseResult(cid, metric, result.memory.metric_gib(metric), float(measured["memory_gib"]),
@@ -47,7 +48,7 @@ def run_case(case: dict[str, Any], exclusions: dict[str, str], memory_params: di
     pp = perf_params or default_performance_model()
     compare, _why = speed_metric(cid, speed[0], pp)
     try:
-        result = estimate(scenario, memory_params=memory_params, with_limits=False, performance_params=pp)
+        result = estimate(scenario, memory_params=memory_params, with_limits=False, performance_params=pp, source=cid)
     except InputError as exc:
         raise InputError(f"case {cid}", str(exc)) from None
     predicted = float(getattr(result.performance, compare))
