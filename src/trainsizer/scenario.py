@@ -24,7 +24,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from trainsizer.datafiles import user_yaml
-from trainsizer.errors import InputError
+from trainsizer.errors import InputError, in_file
 
 Method = Literal["full", "lora", "qlora", "freeze"]
 Precision = Literal["fp32", "fp16-mixed", "bf16-mixed", "bf16-true", "fp8-mixed"]
@@ -337,15 +337,6 @@ def _first_error_message(exc: ValidationError) -> InputError:
     return InputError(field, f"{err['msg'].lower()} (got {given!r}); accepted: {_accepted(field)}")
 
 
-def _in_file(exc: InputError, source: str) -> InputError:
-    """The error with the file it came from, when it came from one."""
-    if not source.lower().endswith((".yaml", ".yml", ".json")):
-        return exc
-    text = str(exc)
-    message = text[len(exc.field) + 2:] if exc.field and text.startswith(f"{exc.field}: ") else text
-    return InputError(exc.field, f"{message} (in {source})")
-
-
 def scenario_from_dict(data: Any, source: str = "scenario") -> Scenario:
     """Validate a parsed scenario mapping; every problem becomes one InputError (naming the file it came from)."""
     if not isinstance(data, dict):
@@ -353,7 +344,7 @@ def scenario_from_dict(data: Any, source: str = "scenario") -> Scenario:
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        raise _in_file(_first_error_message(exc), source) from None
+        raise in_file(_first_error_message(exc), source) from None
     try:  # presets are shipped only, an inline architecture is complete: their mistakes are named with the file
         if scenario.model.preset is not None:
             from trainsizer.models.catalog import preset_entry
@@ -364,7 +355,7 @@ def scenario_from_dict(data: Any, source: str = "scenario") -> Scenario:
 
             architecture_from_config(scenario.model.architecture)
     except InputError as exc:
-        raise _in_file(exc, source) from None
+        raise in_file(exc, source) from None
     return scenario
 
 
