@@ -7,12 +7,16 @@ server's threads), each warmed once by ``warm`` (the app passes ``jobs.warm``). 
 most ``wait_s``; any other request is answered 503 at once (``Busy``). ``workers=0`` runs the computations
 in the server's own threads (tests; ``planner_slots`` at once). An error raised in a worker
 (``InputError``, …) is raised again in the server, so it gets the same HTTP answer as in-process.
+
+Spawned workers import the main module of the server process: a script that runs the app itself must do it
+under ``if __name__ == "__main__":`` (``trainsizer serve`` and ``uvicorn --factory`` need nothing).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +36,14 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def _worker_start(warm: Callable[[], None] | None) -> None:
+    """A worker leaves Ctrl-C to the server (the terminal sends it to the whole process group): the server
+    then stops the pool in order, instead of each worker dying with a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if warm is not None:
+        warm()
 
 
 def _started() -> int:
@@ -64,7 +76,7 @@ class Planner:
     def _start(self) -> ProcessPoolExecutor | None:
         if self.workers and self._pool is None:
             self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=self._warm)
+                                             initializer=_worker_start, initargs=(self._warm,))
             wait([self._pool.submit(_started) for _ in range(self.workers)])
         return self._pool
 
