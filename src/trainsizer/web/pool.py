@@ -20,7 +20,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
@@ -77,7 +77,8 @@ class Planner:
         if self.workers and self._pool is None:
             self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=_worker_start, initargs=(self._warm,))
-            wait([self._pool.submit(_started) for _ in range(self.workers)])
+            for started in [self._pool.submit(_started) for _ in range(self.workers)]:
+                started.result()  # a warm-up that fails stops the server's start-up, with its error
         return self._pool
 
     def close(self) -> None:
