@@ -93,7 +93,7 @@ def test_cli_report_and_web_give_the_same_recommendation(tmp_path):
 
         from trainsizer.web.app import create_app
 
-        with TestClient(create_app()) as client:
+        with TestClient(create_app(workers=1)) as client:  # the plan computed in a worker process
             resp = client.post("/api/plan", json={"job": JOB, "constraints": {**CONSTRAINTS, "top": 10}})
     assert resp.status_code == 200, resp.text
     web_plan = resp.json()

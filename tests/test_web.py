@@ -23,7 +23,7 @@ from trainsizer.web.app import create_app  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-APP = create_app()
+APP = create_app(workers=0)  # in the test process: fast; tests/test_web_pool.py runs the worker pool
 TRAINING = {"method": "lora", "precision": "bf16-true", "micro_batch_size": 1, "seq_len": 2048,
             "global_batch_size": 16, "activation_checkpointing": "full", "tokens": 1.0e8,
             "lora": {"rank": 16, "targets": "all-linear"}}
@@ -181,7 +181,7 @@ def test_ui_error_messages_have_no_cli_flags():
     """An input error the page shows names no CLI flag; the JSON API's keeps the library's words."""
     from trainsizer.errors import InputError
 
-    app = create_app()
+    app = create_app(workers=0)
     for path in ("/ui/flagged", "/api/flagged"):
         @app.get(path)
         def flagged() -> None:
@@ -472,7 +472,7 @@ def test_malformed_json_is_422(client):
 
 
 def test_busy_planner_is_503():
-    app = create_app(planner_slots=1, busy_wait_s=0.05)
+    app = create_app(planner_slots=1, busy_wait_s=0.05, workers=0)
     with TestClient(app) as c, app.state.limiter.slot():
         resp = c.post("/api/estimate", json=SCENARIO)
     assert resp.status_code == 503 and resp.headers["retry-after"]

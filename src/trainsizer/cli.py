@@ -321,16 +321,24 @@ def scale_cmd(
 def serve_cmd(
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    workers: Annotated[int | None, typer.Option(help="Worker processes computing plans (default: one per "
+                                                "core; 0: in the server process).")] = None,
+    queue_limit: Annotated[int | None, typer.Option("--queue-limit", help="Requests that may wait for a worker "
+                                                    "(default: 4 per worker); more are answered 503.")] = None,
 ) -> None:
     """The local web planner (pip install -e '.[web]'): forms, plan, charts, JSON API with OpenAPI."""
     if not 1 <= port <= 65535:
         raise InputError("--port", f"{port}; accepted: 1 to 65535")
+    if workers is not None and not 0 <= workers <= 256:
+        raise InputError("--workers", f"{workers}; accepted: 0 to 256")
+    if queue_limit is not None and not 0 <= queue_limit <= 10_000:
+        raise InputError("--queue-limit", f"{queue_limit}; accepted: 0 to 10000")
     try:
         from trainsizer.web.app import serve
     except ImportError as exc:
         raise InputError("serve", f"the web planner needs its extra: pip install -e '.[web]' ({exc.name} missing)") \
             from None
-    serve(host, port)
+    serve(host, port, workers, queue_limit)
 
 
 @app.command("calibrate")

@@ -22,7 +22,12 @@ class InputError(ValueError):
 
     def __init__(self, field: str, message: str):
         self.field = field
+        self.message = message
         super().__init__(f"{field}: {message}" if field else message)
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        """Pickled as its field and message (a planner worker process sends it back to the web server)."""
+        return type(self), (self.field, self.message)
 
 
 def in_file(exc: InputError, source: str | None) -> InputError:

@@ -4,14 +4,19 @@ JSON API (OpenAPI schema at ``/openapi.json``): ``POST /api/estimate | plan | sc
 quotes``, ``GET /api/catalog/{models|gpus|links|sites}``; ``POST /api/export?format=xlsx|csv`` answers the
 plan of ``/api/plan`` as a spreadsheet. A user mistake is HTTP 422
 ``{"field", "message"}`` (pydantic's ``detail`` list is kept beside them), a body over 64 KB is 413,
-a planner busy for longer than the wait limit is 503. The page at ``/`` posts to ``/ui/plan``, which
-answers the same computation as an HTML fragment with its charts.
+a planner whose queue is full, or busy for longer than the wait limit, is 503 with ``Retry-After``. The page
+at ``/`` posts to ``/ui/plan``, which answers the same computation as an HTML fragment with its charts.
+
+The computations run in a pool of worker processes started with the app (``web/pool.py``); each endpoint
+hands its validated request to a job of ``web/jobs.py`` and returns what comes back.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -24,17 +29,18 @@ from fastapi.staticfiles import StaticFiles
 
 from trainsizer.errors import InputError
 from trainsizer.report.export import XLSX_MEDIA_TYPE
+from trainsizer.web import jobs, service
 from trainsizer.web import schemas as s
-from trainsizer.web import service
-from trainsizer.web.errors import Busy, Limiter, validation_error_body
+from trainsizer.web.errors import Busy, validation_error_body
 from trainsizer.web.labels import resolve
 from trainsizer.web.middleware import MAX_BODY_BYTES, BodyGuard
+from trainsizer.web.pool import Planner
 
 STATIC = Path(__file__).parent / "static"
 ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"description": "Request body over 64 KB"},
     422: {"description": "Invalid input: {field, message}"},
-    503: {"description": "The planner is busy"},
+    503: {"description": "The planner is busy (its queue is full or the wait ran out): retry after Retry-After s"},
 }
 
 
@@ -86,7 +92,7 @@ def _install_handlers(app: FastAPI) -> None:
     @app.exception_handler(Busy)
     async def busy(_: Request, exc: Busy) -> SafeJSONResponse:
         response = _error(503, "", str(exc))
-        response.headers["Retry-After"] = "5"
+        response.headers["Retry-After"] = str(exc.retry_after_s)
         return response
 
     @app.exception_handler(ArithmeticError)
@@ -98,53 +104,69 @@ def _install_handlers(app: FastAPI) -> None:
         return _error(500, "", f"internal error ({type(exc).__name__}); please report the request")
 
 
-def create_app(planner_slots: int = 2, busy_wait_s: float = 10.0, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
-    """The app. ``planner_slots`` planner computations run at once; one that waits ``busy_wait_s`` gets 503."""
+def create_app(planner_slots: int = 2, busy_wait_s: float = 10.0, max_body_bytes: int = MAX_BODY_BYTES,
+               workers: int | None = None, queue_limit: int | None = None,
+               job_functions: Mapping[str, Callable[..., Any]] | None = None) -> FastAPI:
+    """The app. Its computations run in ``workers`` processes (default: one per core; 0: in the server's
+    threads, ``planner_slots`` at once), one per worker at a time; ``queue_limit`` more wait (default: 4 per
+    worker) for at most ``busy_wait_s``; beyond either, 503. ``job_functions`` replaces functions of
+    ``web/jobs.py`` by name, ``warm`` (a worker's start) included (tests: a slow stub; a worker must be able
+    to import it)."""
+    run_job = {name: getattr(jobs, name) for name in (*jobs.NAMES, "warm")} | dict(job_functions or {})
+    planner = Planner(workers, queue_limit, busy_wait_s, planner_slots, warm=run_job["warm"])
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        import anyio.to_thread
+
+        threads = anyio.to_thread.current_default_thread_limiter()  # each waiting request holds a thread
+        threads.total_tokens = max(threads.total_tokens, planner.capacity + 16)
+        await anyio.to_thread.run_sync(planner.start)
+        try:
+            yield
+        finally:
+            await anyio.to_thread.run_sync(planner.close)
+
     # FastAPI's /docs and /redoc pages load their scripts from a CDN: off, the page must work offline
     app = FastAPI(title="trainsizer", version="0.1.0", default_response_class=SafeJSONResponse,
-                  docs_url=None, redoc_url=None,
+                  docs_url=None, redoc_url=None, lifespan=lifespan,
                   description="Size GPU training jobs: per-GPU memory, step time, plans, servers, site fit and "
                               "cost. Errors name the field: 422 {field, message}.")
-    limiter = Limiter(planner_slots, busy_wait_s)
-    app.state.limiter = limiter
+    app.state.planner = planner
+    app.state.limiter = planner.limiter
     _install_handlers(app)
     app.add_middleware(BodyGuard, max_bytes=max_body_bytes)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    _api_routes(app, limiter)
-    _page_routes(app, limiter)
+    _api_routes(app, planner, run_job)
+    _page_routes(app, planner, run_job)
     return app
 
 
-def _api_routes(app: FastAPI, limiter: Limiter) -> None:
+def _api_routes(app: FastAPI, planner: Planner, job: dict[str, Callable[..., Any]]) -> None:
     @app.post("/api/estimate", responses=ERRORS, tags=["api"])
     def estimate(req: s.EstimateIn) -> dict[str, Any]:
         """Per-GPU memory, fit limits and step time of one scenario (shared/validation/FORMAT.md)."""
-        with limiter.slot():
-            return service.estimate(req)
+        return planner.run(job["estimate"], req)
 
     @app.post("/api/plan", responses=ERRORS, tags=["api"])
     def plan(req: s.PlanIn) -> dict[str, Any]:
         """Search GPU type x count x node shape x layout; rank with servers, site fit and cost."""
-        with limiter.slot():
-            return service.plan(req).out
+        return planner.run(job["plan"], req)
 
     @app.post("/api/scale", responses=ERRORS, tags=["api"])
     def scale(req: s.ScaleIn) -> dict[str, Any]:
         """Tokens/s and scaling efficiency vs GPU count, per link option."""
-        with limiter.slot():
-            return service.scale(req)
+        return planner.run(job["scale"], req)
 
     @app.post("/api/cost", responses=ERRORS, tags=["api"])
     def cost(req: s.CostIn) -> dict[str, Any]:
         """Servers, site fit and rent vs buy of one hardware option (the job's fastest layout on it)."""
-        with limiter.slot():
-            return service.cost(req)
+        return planner.run(job["cost"], req)
 
     @app.post("/api/quotes", responses=ERRORS, tags=["api"])
     def quotes(req: s.QuotesIn) -> dict[str, Any]:
         """Rental offers compared on delivered compute and per training run, with risk flags."""
-        with limiter.slot():
-            return service.quotes(req)
+        return planner.run(job["quotes"], req)
 
     @app.post("/api/export", responses={**ERRORS, 200: {"description": "The plan's bill of materials and cost",
                                                          "content": {XLSX_MEDIA_TYPE: {}, "text/csv": {}}}},
@@ -152,9 +174,9 @@ def _api_routes(app: FastAPI, limiter: Limiter) -> None:
     def export(req: s.PlanIn, format: Literal["xlsx", "csv"] = Query("xlsx")) -> Response:
         """The plan of ``/api/plan`` (same body) as a spreadsheet: sheets Recommendation, Bill of materials,
         Options and Assumptions; ``format=csv`` gives the same tables in one CSV file."""
-        with limiter.slot():
-            outcome = service.plan(req)
-        return export_response(outcome, format)
+        body, media = planner.run(job["export"], req, format)
+        return Response(body, media_type=media,
+                        headers={"Content-Disposition": f'attachment; filename="trainsizer-plan.{format}"'})
 
     @app.get("/api/catalog/{kind}", tags=["api"])
     async def catalog(kind: Literal["models", "gpus", "links", "sites"]) -> list[dict[str, Any]]:
@@ -162,25 +184,11 @@ def _api_routes(app: FastAPI, limiter: Limiter) -> None:
         return service.catalog(kind)
 
 
-def _page_routes(app: FastAPI, limiter: Limiter) -> None:
+def _page_routes(app: FastAPI, planner: Planner, job: dict[str, Callable[..., Any]]) -> None:
     @app.post("/ui/plan", response_class=HTMLResponse, responses=ERRORS, tags=["page"])
     def ui_plan(req: s.UiPlanIn, lang: str | None = Query(None, max_length=10)) -> HTMLResponse:
         """The page's result: the plan as an HTML fragment with its charts."""
-        from trainsizer.web.render import plan_fragment
-
-        chosen = resolve(lang)
-        with limiter.slot():
-            outcome = service.plan(req)
-            curves, gpu = None, None
-            if req.scale:
-                options, rec = outcome.out["options"], outcome.out["rankings"].get("recommended", [])
-                gpu = (options[rec[0]] if rec else options[0])["hardware"]["gpu"] if options else (
-                    req.constraints.gpus[0] if req.constraints.gpus else None)
-                if gpu:
-                    curves = service.scale_curves(outcome.scenario, gpu,
-                                                  min(req.constraints.max_gpus, s.MAX_SCALE_GPUS),
-                                                  req.constraints.gpus_per_node)
-        return HTMLResponse(plan_fragment(outcome.out, chosen, curves, gpu))
+        return HTMLResponse(planner.run(job["ui_plan"], req, resolve(lang)))
 
     @app.get("/favicon.ico", include_in_schema=False)
     async def favicon() -> FileResponse:
@@ -192,20 +200,6 @@ def _page_routes(app: FastAPI, limiter: Limiter) -> None:
         return HTMLResponse(_index_html(resolve(lang, request.headers.get("accept-language"))))
 
 
-def export_response(outcome: service.PlanOutcome, fmt: str) -> Response:
-    """The plan's sheets as a file download (.xlsx or .csv)."""
-    from trainsizer.report.export import CSV_MEDIA_TYPE, csv_text, xlsx_bytes
-    from trainsizer.report.tables import export_sheets
-
-    sheets = export_sheets(service.report_data(outcome))
-    if fmt == "csv":
-        body, media = csv_text(sheets).encode("utf-8"), CSV_MEDIA_TYPE
-    else:
-        body, media = xlsx_bytes(sheets, outcome.out["currency"]), XLSX_MEDIA_TYPE
-    return Response(body, media_type=media,
-                    headers={"Content-Disposition": f'attachment; filename="trainsizer-plan.{fmt}"'})
-
-
 @cache
 def _index_html(lang: str) -> str:
     from trainsizer.web.render import index_page
@@ -215,8 +209,11 @@ def _index_html(lang: str) -> str:
                       catalogs.default_site())
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run the planner with uvicorn (loopback by default: it has no authentication)."""
+def serve(host: str = "127.0.0.1", port: int = 8000, workers: int | None = None, queue_limit: int | None = None,
+          access_log: bool = True) -> None:
+    """Run the planner with uvicorn (loopback by default: it has no authentication); ``workers`` processes
+    compute the plans (default: one per core), ``queue_limit`` requests wait (default: 4 per worker)."""
     import uvicorn
 
-    uvicorn.run(create_app(), host=host, port=port, log_level="info")
+    uvicorn.run(create_app(workers=workers, queue_limit=queue_limit), host=host, port=port, log_level="info",
+                access_log=access_log)

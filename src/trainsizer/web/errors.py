@@ -5,7 +5,9 @@ message beside the input it names.
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,7 +26,12 @@ JOB_SECTIONS = ("model", "training", "parallel", "hardware")
 
 
 class Busy(Exception):
-    """Every planner slot stayed taken for longer than the wait limit (HTTP 503)."""
+    """The planner cannot take the request now (HTTP 503 with ``Retry-After``): its queue is full, or every
+    slot stayed taken for longer than the wait limit."""
+
+    def __init__(self, message: str, retry_after_s: int = 5):
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 def message_of(exc: InputError) -> str:
@@ -112,32 +119,52 @@ def validation_error_body(errors: list[dict[str, Any]]) -> dict[str, str]:
 
 class Limiter:
     """At most ``slots`` planner computations at once, granted first come first served (a freed slot is
-    handed to the longest waiter, so no request starves behind newer ones); one that waits ``wait_s``
-    raises Busy (HTTP 503)."""
+    handed to the longest waiter, so no request starves behind newer ones). At most ``queue_limit`` wait
+    (None: no limit); one more is refused at once, and one that waits ``wait_s`` gives up: both raise Busy
+    (HTTP 503), whose ``Retry-After`` is the time the requests ahead take at the recent pace."""
 
-    def __init__(self, slots: int = 2, wait_s: float = 10.0):
+    def __init__(self, slots: int = 2, wait_s: float = 10.0, queue_limit: int | None = None):
         self._lock = threading.Lock()
+        self.slots = slots
         self._free = slots
         self._waiting: deque[threading.Event] = deque()
         self.wait_s = wait_s
+        self.queue_limit = queue_limit
+        self._held_s = 0.0  # recent time a slot is held (exponential average)
 
-    def _acquire(self) -> bool:
+    @property
+    def running(self) -> int:
+        return self.slots - self._free
+
+    @property
+    def queued(self) -> int:
+        return len(self._waiting)
+
+    def retry_after_s(self) -> int:
+        """Seconds until the requests now running and waiting are through, at least 1."""
+        ahead = self.running + self.queued
+        return max(1, math.ceil(ahead * self._held_s / max(self.slots, 1)))
+
+    def _acquire(self) -> str:
         with self._lock:
             if self._free and not self._waiting:
                 self._free -= 1
-                return True
+                return "granted"
+            if self.queue_limit is not None and len(self._waiting) >= self.queue_limit:
+                return "full"
             turn = threading.Event()
             self._waiting.append(turn)
         if turn.wait(self.wait_s):
-            return True
+            return "granted"
         with self._lock:
             if turn.is_set():  # granted just as the wait ran out
-                return True
+                return "granted"
             self._waiting.remove(turn)
-            return False
+            return "waited"
 
-    def _release(self) -> None:
+    def _release(self, held_s: float) -> None:
         with self._lock:
+            self._held_s = held_s if not self._held_s else 0.8 * self._held_s + 0.2 * held_s
             if self._waiting:
                 self._waiting.popleft().set()  # the slot passes straight to the next in line
             else:
@@ -145,9 +172,15 @@ class Limiter:
 
     @contextmanager
     def slot(self) -> Iterator[None]:
-        if not self._acquire():
-            raise Busy(f"the planner is busy (all slots taken for {self.wait_s:g} s); retry shortly")
+        outcome = self._acquire()
+        if outcome == "full":
+            raise Busy(f"the planner is busy ({self.running} plans running, {self.queued} waiting, the most "
+                       "it queues); retry shortly", self.retry_after_s())
+        if outcome == "waited":
+            raise Busy(f"the planner is busy (all slots taken for {self.wait_s:g} s); retry shortly",
+                       self.retry_after_s())
+        start = time.monotonic()
         try:
             yield
         finally:
-            self._release()
+            self._release(time.monotonic() - start)

@@ -1,0 +1,80 @@
+"""What a planner worker runs for each endpoint: from the validated request model to a picklable answer
+(JSON data, an HTML fragment or a file's bytes). Each calls ``web/service.py``, the workflows the CLI
+calls, so the page, the CLI and the report keep one pipeline; ``web/pool.py`` runs them in worker
+processes (or in the server's threads), ``web/app.py`` only routes requests to them.
+
+No FastAPI here: a worker process imports this module, the service and the workflows, nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainsizer.web import schemas as s
+from trainsizer.web import service
+
+NAMES = ("estimate", "plan", "ui_plan", "scale", "cost", "quotes", "export")
+
+
+def estimate(req: s.EstimateIn) -> dict[str, Any]:
+    return service.estimate(req)
+
+
+def plan(req: s.PlanIn) -> dict[str, Any]:
+    return service.plan(req).out
+
+
+def scale(req: s.ScaleIn) -> dict[str, Any]:
+    return service.scale(req)
+
+
+def cost(req: s.CostIn) -> dict[str, Any]:
+    return service.cost(req)
+
+
+def quotes(req: s.QuotesIn) -> dict[str, Any]:
+    return service.quotes(req)
+
+
+def ui_plan(req: s.UiPlanIn, lang: str) -> str:
+    """The page's result: the plan as an HTML fragment, with the recommended GPU's scaling curves if asked."""
+    from trainsizer.web.render import plan_fragment
+
+    outcome = service.plan(req)
+    curves, gpu = None, None
+    if req.scale:
+        options, rec = outcome.out["options"], outcome.out["rankings"].get("recommended", [])
+        gpu = (options[rec[0]] if rec else options[0])["hardware"]["gpu"] if options else (
+            req.constraints.gpus[0] if req.constraints.gpus else None)
+        if gpu:
+            curves = service.scale_curves(outcome.scenario, gpu, min(req.constraints.max_gpus, s.MAX_SCALE_GPUS),
+                                          req.constraints.gpus_per_node)
+    return plan_fragment(outcome.out, lang, curves, gpu)
+
+
+def export(req: s.PlanIn, fmt: str) -> tuple[bytes, str]:
+    """The plan's sheets (bill of materials and cost) as an .xlsx or .csv file: its bytes and media type."""
+    from trainsizer.report.export import CSV_MEDIA_TYPE, XLSX_MEDIA_TYPE, csv_text, xlsx_bytes
+    from trainsizer.report.tables import export_sheets
+
+    outcome = service.plan(req)
+    sheets = export_sheets(service.report_data(outcome))
+    if fmt == "csv":
+        return csv_text(sheets).encode("utf-8"), CSV_MEDIA_TYPE
+    return xlsx_bytes(sheets, outcome.out["currency"]), XLSX_MEDIA_TYPE
+
+
+def warm() -> None:
+    """A worker's start: parse the catalogs, presets, sites and prices and import the planner's code once,
+    by planning a small job, so the first request it takes costs what every later one does."""
+    from trainsizer.web.render import environment
+    from trainsizer.workflows import catalogs
+
+    catalogs.model_rows()
+    catalogs.gpu_rows()
+    catalogs.site_rows()
+    environment()
+    for currency in ("USD", "CNY"):
+        example = {"job": s.EXAMPLE_JOB, "constraints": {"gpus": ["rtx-4090-24gb"], "max_gpus": 2,
+                                                         "currency": currency}}
+        plan(s.PlanIn.model_validate(example))
