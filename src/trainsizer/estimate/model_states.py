@@ -103,7 +103,15 @@ class _StageTrainables:
 
 
 def model_states(st: TrainingState, stage: int) -> StageStates:
-    """Weights, masters, optimizer states, gradients and buffers of one pipeline stage on one GPU."""
+    """Weights, masters, optimizer states, gradients and buffers of one pipeline stage on one GPU (computed
+    once per state and stage)."""
+    key = ("model_states", stage)
+    if key not in st.stage_cache:
+        st.stage_cache[key] = _model_states(st, stage)
+    return st.stage_cache[key]
+
+
+def _model_states(st: TrainingState, stage: int) -> StageStates:
     layers = st.stage_layers(stage)
     first, last = stage == 0, stage == st.scenario.parallel.pp - 1
     tr = st.scenario.training

@@ -60,6 +60,9 @@ class TrainingState:
     lm_head_params: int
     lm_head_lora_params: int
     notes: list[str] = field(default_factory=list)
+    # per-stage results that depend only on this state (model states do not change with micro-batch or
+    # sequence length: the fit-limit searches ask for them again and again)
+    stage_cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def trainable_params(self) -> int:
