@@ -24,7 +24,13 @@ from trainsizer.workflows.decide import choose, parse_objective, recommendation
 from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
 from trainsizer.workflows.estimate_job import calibrated_params
 from trainsizer.workflows.jobs import load_job
-from trainsizer.workflows.recommend import MoneyTerms, recommend_options, timeline, verification_steps
+from trainsizer.workflows.recommend import (
+    MoneyTerms,
+    merge_fabric_twins,
+    recommend_options,
+    timeline,
+    verification_steps,
+)
 
 __all__ = ["DEFAULT_MAX_GPUS", "PlanOutcome", "PlanRequest", "load_job", "plan_job", "price_hardware"]
 
@@ -137,6 +143,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     terms = MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation),
                        req.budget, _voucher(req, money))
     options, notes = recommend_options(result.options, job, arch, terms, cat)
+    options = merge_fabric_twins(options)
     result.options = options
     result.notes += [n for n in (market_info["note"], *notes) if n]
     result.rankings = rank_options(options, req.top)

@@ -230,3 +230,30 @@ def recommend_options(options: list[dict[str, Any]], job: Scenario, arch: Archit
     notes = [f"{over_budget} option(s) left out: every way to get them commits more than the budget of "
              f"{money.budget:,.0f} {money.prices.currency}"] if over_budget else []
     return out, notes
+
+
+def merge_fabric_twins(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Options that differ only in the network between nodes (InfiniBand vs RoCE) shown once: the one that
+    costs less per run (then less to own, then the faster), with the other fabric named in its notes."""
+    def key(o: dict[str, Any]) -> tuple[Any, ...]:
+        hw, par, tr = o["hardware"], o["parallel"], o["training"]
+        return (hw["gpu"], hw["gpus"], hw["gpus_per_node"], hw["intra_node"], tuple(sorted(par.items())),
+                tr["micro_batch_size"], tr["activation_checkpointing"])
+
+    def price(o: dict[str, Any]) -> tuple[float, float, float]:
+        run = (o.get("per_run") or {}).get("cost")
+        own = ((o.get("cost") or {}).get("buy") or {}).get("total")
+        inf = float("inf")
+        return (inf if run is None else run, inf if own is None else own, o["performance"]["step_time_s"])
+
+    kept: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for o in options:
+        k = key(o)
+        if k not in kept:
+            kept[k] = o
+            continue
+        keep, drop = sorted((kept[k], o), key=price)
+        keep = {**keep, "notes": [*keep.get("notes", []), f"same layout over {drop['hardware']['inter_node']} "
+                                  f"costs more; {keep['hardware']['inter_node']} shown"]}
+        kept[k] = keep
+    return [o for o in kept.values()]
