@@ -81,18 +81,20 @@ def _money(amount: float, cur: str) -> str:
 
 def _binding(pick: dict[str, Any], options: list[dict[str, Any]], late: list[dict[str, Any]],
              deadline_s: float | None, budget_cheaper: float | None) -> dict[str, Any]:
-    """The constraint that decided the pick: a code (deadline, budget, memory, cost) with its figures."""
+    """The constraint that decided the pick: a code (deadline, budget, memory, cost) with its figures, and the
+    deadline the plan was held to (None without one)."""
     hw = pick["hardware"]
     cost = (pick["per_run"] or {}).get("cost")
+    base = {"deadline_days": round(deadline_s / 86400, 4) if deadline_s else None}
     if deadline_s and any(o["hardware"]["gpus"] < hw["gpus"] for o in late):
-        return {"code": "deadline", "deadline_days": round(deadline_s / 86400, 4)}
+        return {"code": "deadline", **base}
     if budget_cheaper is not None and cost is not None and budget_cheaper < cost:
-        return {"code": "budget"}
+        return {"code": "budget", **base}
     mem = pick["memory"]
     fewest = not any(o["hardware"]["gpu"] == hw["gpu"] and o["hardware"]["gpus"] < hw["gpus"] for o in options + late)
     if fewest and hw["gpus"] > 1 and mem["device_gib"] > 0.9 * mem["capacity_gib"]:
-        return {"code": "memory", "device_gib": mem["device_gib"], "capacity_gib": mem["capacity_gib"]}
-    return {"code": "cost"}
+        return {"code": "memory", **base, "device_gib": mem["device_gib"], "capacity_gib": mem["capacity_gib"]}
+    return {"code": "cost", **base}
 
 
 def _binding_text(binding: dict[str, Any]) -> str:
