@@ -21,6 +21,7 @@ from trainsizer.report import words as w
 from trainsizer.report.answer import card
 from trainsizer.report.sentences import clauses, untranslated
 from trainsizer.report.write import render_report
+from trainsizer.workflows import catalogs
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.plan_job import PlanRequest
 from trainsizer.workflows.report_model import build_report
@@ -56,13 +57,13 @@ def quoted_data(plan: dict, assumptions: list[dict]) -> list[str]:
     for o in plan["options"]:
         rent = (o.get("cost") or {}).get("rent") or {}
         data += [rent.get("offer") or "", ((o.get("per_run") or {}).get("rent") or {}).get("provider") or ""]
-    data += [w.gpu_name(o["hardware"]["gpu"]) for o in plan["options"]]
+    data += [w.gpu_name(row["id"]) for row in catalogs.gpu_rows()]
     return [d for d in data if d]
 
 
 def visible_text(text: str, kind: str, data: list[str]) -> str:
     if kind == "html":
-        text = re.sub(r"<(code|script|style|svg)\b.*?</\1>", " ", text, flags=re.S)
+        text = re.sub(r"<(code|script|style)\b.*?</\1>", " ", text, flags=re.S)
         text = html_lib.unescape(re.sub(r"<[^>]+>", " ", text))
     else:
         text = re.sub(r"`[^`]*`", " ", text)

@@ -9,6 +9,7 @@ from typing import Any
 
 from trainsizer.report.charts import render_chart
 from trainsizer.report.sections import Code, Section, document, meta_line, title
+from trainsizer.report.sentences import say
 from trainsizer.report.specs import plan_chart_specs, scale_spec
 
 CSS = """
@@ -45,7 +46,8 @@ def chart_specs(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     if "scaling" in specs:  # the report model's curve, titled and labelled in the report's language
         old = specs["scaling"]
         gpu = (report.get("recommended") or {}).get("hardware", {}).get("gpu", "")
-        specs["scaling"] = {**old, **scale_spec(gpu, old["x"], old["series"], lang), "log_x": old.get("log_x", True)}
+        series = {say(name, lang): values for name, values in old["series"].items()}
+        specs["scaling"] = {**old, **scale_spec(gpu, old["x"], series, lang), "log_x": old.get("log_x", True)}
     return {key: specs[key] for key in ("memory", "scaling", "cost", "pareto") if key in specs}
 
 

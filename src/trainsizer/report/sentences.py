@@ -232,9 +232,10 @@ TEMPLATES: tuple[S, ...] = (
     S(N_("commits {money}")),
     S(N_("similar")),
     # plan/scale.py: the scaling curve's verdicts
-    S("{links}: {n} GPUs are SLOWER than {m} ({a} vs {b} tokens/s; {step} dominates)",
-      N_("{links}: {n} GPUs are SLOWER than {m} ({a} vs {b} tokens/s; {step} dominates)")),
-    S(N_("{links}: from {n} GPUs scaling efficiency falls below 50% ({pct}; {step} dominates)")),
+    S(N_("{clause}: {n} GPUs are SLOWER than {m} ({a} vs {b} tokens/s; {step} dominates)")),
+    S(N_("{clause}: from {n} GPUs scaling efficiency falls below 50% ({pct}; {step} dominates)")),
+    S(N_("{links} (data parallel only)")),
+    S(N_("{links} (best layout)")),
     # workflows/report_model.py: what each assumption is
     S(N_("GPU {gpu}: {gib} GiB, {tflops} TFLOPS bf16 dense, {gbps} GB/s, {watts} W")),
     S(N_("link {link}: {gbps} GB/s per direction")),

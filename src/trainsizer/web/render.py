@@ -146,7 +146,7 @@ def chart_svgs(out: dict[str, Any], lang: str, curves: list[Any] | None = None,
         series: dict[str, list[float | None]] = {}
         for c in curves:
             by_count = {pt.gpus: pt.tokens_per_s for pt in c.points}
-            series[c.label] = [by_count.get(n) for n in counts]
+            series[say(c.label, lang)] = [by_count.get(n) for n in counts]
         specs["scale"] = scale_spec(scale_gpu, [float(n) for n in counts], series, lang)
     return {key: render_chart(spec) for key, spec in specs.items()}
 
