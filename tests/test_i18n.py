@@ -159,7 +159,7 @@ def test_engine_sentences_of_the_examples_all_have_templates(reports):
             texts += list(cost.get("seed_checks", [])) + list(cost.get("buy", {}).get("notes", []))
             if sysd.get("site_fit"):
                 texts += [sysd["site_fit"]["verdict"], *sysd["site_fit"]["remedies"]]
-        texts += [r["trade"].split(", ")[0] for r in plan["recommendation"]["runner_ups"]]
+        texts += [part for r in plan["recommendation"]["runner_ups"] for part in r["trade"].split(", ")]
         missing = {c for t in texts if t for c in untranslated(t)}
         assert not missing, missing
 
