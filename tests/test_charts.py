@@ -13,6 +13,7 @@ import pytest
 from trainsizer.report.axes import LOG_SPAN, choose_axis, log_ticks, use_log_axis
 from trainsizer.report.charts import TIGHT_FRACTION, fit_status, line_chart, render_chart
 from trainsizer.report.specs import memory_parts, memory_spec, pareto_spec, plan_chart_specs
+from trainsizer.report.words import gpu_name
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.plan_job import PlanRequest, plan_job
 
@@ -122,7 +123,7 @@ def test_pareto_marks_the_recommended_point(out):
     idx = out["rankings"]["recommended"][0]
     assert spec["recommended"] == idx
     hw = out["options"][idx]["hardware"]
-    assert spec["recommended_label"] == f"recommended: {hw['gpus']} × {hw['gpu']}"
+    assert spec["recommended_label"] == f"recommended: {hw['gpus']} × {gpu_name(hw['gpu'])}"
     svg = render_chart(spec)
     assert svg.count("data-testid='recommended-point'") == 1 and spec["recommended_label"] in svg
 

@@ -38,14 +38,14 @@ def test_html_has_bom_site_fit_timeline_verification_and_sources(html):
     for heading in ("Bill of materials", "Site fit", "Cost: rent vs buy", "Timeline", "Verification on hardware",
                     "Assumptions and sources"):
         assert heading in html
-    assert "trainsizer probe memory" in html and "as of" in html
+    assert "trainsizer probe memory" in html and "As of" in html
 
 
 def test_chinese_markdown_and_json(tmp_path):
     zh = report(tmp_path, "plan_zh.html", "--lang", "zh-CN").read_text(encoding="utf-8")
-    assert "推荐方案" in zh and "配置清单" in zh
+    assert "推荐方案" in zh and "物料清单" in zh
     md = report(tmp_path, "plan.md").read_text(encoding="utf-8")
-    assert md.startswith("# Training plan") and "| option |" in md
+    assert md.startswith("# Training plan") and "| Option |" in md
     data = json.loads(report(tmp_path, "plan.json").read_text(encoding="utf-8"))
     assert data["recommended"]["hardware"]["gpu"] in ("rtx-4090-24gb", "h100-sxm5-80gb")
     assert data["assumptions"] and all(a["source"] for a in data["assumptions"])

@@ -102,6 +102,81 @@ def wait_for_plan(page) -> None:
     page.wait_for_selector("[data-testid=recommendation]", timeout=PLAN_TIMEOUT_MS)
 
 
+# --- the answer first: the card the page shows is the CLI's recommendation for the same job ---------------
+
+DESKTOP = {"width": 1280, "height": 900}
+_CLI_PLANS: dict[tuple[str, ...], dict] = {}
+
+
+def cli_recommendation(page, tmp_path) -> dict:
+    """`trainsizer plan --json` for the job and constraints the form holds (fill_job's values)."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from trainsizer.cli import app
+
+    flags = ("--gpu", page.input_value("#gpus"), "--max-gpus", page.input_value("#max-gpus"),
+             "--currency", page.input_value("#currency"), "--site", page.input_value("#site"),
+             "--horizon", page.input_value("#horizon"), "--utilisation", page.input_value("#utilisation"))
+    if flags not in _CLI_PLANS:
+        job = {"model": {"preset": page.input_value("#model-preset")},
+               "training": {"method": page.input_value("#method"), "precision": page.input_value("#precision"),
+                            "optimizer": page.input_value("#optimizer"),
+                            "micro_batch_size": int(page.input_value("#micro-batch")),
+                            "seq_len": int(page.input_value("#seq-len")),
+                            "global_batch_size": int(page.input_value("#global-batch")),
+                            "tokens": float(page.input_value("#tokens")),
+                            "activation_checkpointing": page.input_value("#checkpointing"),
+                            "lora": {"rank": int(page.input_value("#lora-rank")),
+                                     "targets": page.input_value("#lora-targets")}}}
+        path = tmp_path / "job.yaml"
+        path.write_text(yaml.safe_dump(job), encoding="utf-8")
+        result = CliRunner().invoke(app, ["plan", str(path), *flags, "--json"])
+        assert result.exit_code == 0, result.output
+        _CLI_PLANS[flags] = json.loads(result.output)["recommendation"]
+    return _CLI_PLANS[flags]
+
+
+@pytest.mark.parametrize("viewport", ["desktop", "phone"])
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_answer_card_comes_first_and_matches_the_cli(browser, base_url, tmp_path, lang, viewport):
+    context = browser.new_context(viewport=PHONE if viewport == "phone" else DESKTOP, locale="en-US")
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.goto(f"{base_url}?lang={lang}")
+    fill_job(pg, scale=False)
+    pg.click("#submit")
+    wait_for_plan(pg)
+    # the first section of the result, and the first thing on screen below the form
+    first = pg.locator("[data-testid=result] section").first
+    assert first.get_attribute("data-testid") == "answer-card"
+    card = pg.locator("[data-testid=answer-card]")
+    assert card.get_attribute("data-ok") == "true"
+    rec = cli_recommendation(pg, tmp_path)
+    assert card.get_attribute("data-gpu") == rec["gpu"]
+    assert card.get_attribute("data-gpus") == str(rec["gpus"])
+    assert card.get_attribute("data-acquisition") == rec["acquisition"]
+    assert card.get_attribute("data-per-run") == str(rec["per_run"])
+    text = card.inner_text()
+    assert "RTX 4090" in text  # the product's name, not its id
+    if lang == "en":
+        assert ("Rent" if rec["acquisition"] == "rent" else "Buy") in text
+    else:
+        assert ("租用" if rec["acquisition"] == "rent" else "购买") in text and "元" in text
+    runners = card.locator("[data-testid=runner-up]")
+    assert runners.count() == len(rec["runner_ups"]) >= 1
+    for i, r in enumerate(rec["runner_ups"]):
+        assert runners.nth(i).get_attribute("data-gpus") == str(r["gpus"])
+        assert runners.nth(i).get_attribute("data-gpu") == r["gpu"]
+    box, rest = card.bounding_box(), pg.locator("[data-testid=recommendation]").bounding_box()
+    assert box and rest and box["y"] < rest["y"]  # the answer above the details
+    if viewport == "phone":
+        assert_no_horizontal_overflow(pg)
+    context.close()
+    assert not errors, errors
+
+
 def assert_chart(page, name: str) -> None:
     svg = page.locator(f"[data-testid=chart-{name}] svg").first
     svg.wait_for(state="visible")
@@ -115,7 +190,7 @@ def test_plan_shows_recommendation_charts_and_comparison(page):
     page.click("#submit")
     wait_for_plan(page)
     rec = page.locator("[data-testid=recommendation]")
-    assert "rtx-4090-24gb" in rec.inner_text()
+    assert "RTX 4090" in rec.inner_text()  # the product's name (the id is the row's data-gpu)
     for part in ("bom", "site-fit", "verdict"):
         assert page.locator(f"[data-testid={part}]").inner_text().strip()
     for chart in ("memory", "cost", "pareto", "scale"):
@@ -171,8 +246,13 @@ def test_bad_micro_batch_message_beside_its_input(page):
 
 def test_server_side_error_lands_beside_other_fields(page):
     fill_job(page, scale=False)
-    page.select_option("#method", "qlora")  # qlora without quantization: NF4 with double quantization is assumed
-    page.fill("#model-preset", "qwen2.5-7bx")  # an unknown preset is only found by the server
+    page.select_option("#quantization", "nf4")  # a quantized base without qlora (qlora alone defaults to nf4-dq)
+    page.click("#submit")
+    error = page.locator("[data-testid=error-quantization]")
+    error.wait_for(state="visible", timeout=PLAN_TIMEOUT_MS)
+    assert "qlora" in error.inner_text()
+    page.fill("#model-preset", "qwen2.5-7bx")
+    page.select_option("#quantization", "")
     page.click("#submit")
     preset_error = page.locator("[data-testid=error-model-preset]")
     preset_error.wait_for(state="visible", timeout=PLAN_TIMEOUT_MS)
@@ -252,7 +332,7 @@ def test_plan_page_fits_a_phone(phone, base_url, lang):
     assert memory.locator("[data-testid=safety-margin]").count() == 1
     assert memory.locator("[data-testid=memory-status]").get_attribute("data-status") in ("fits", "tight")
     point = phone.locator("[data-testid=chart-pareto] [data-testid=recommended-point]")
-    assert point.count() == 1 and "rtx-4090-24gb" in point.text_content()
+    assert point.count() == 1 and "RTX 4090" in point.text_content()
     assert phone.evaluate(NO_FLAGS_JS) == []
     # each section of the answer landed in its own live region
     for slot in ("answer", "charts", "rankings", "compare", "details"):

@@ -1,44 +1,70 @@
-"""Labels in English and Chinese. The language comes from --lang, else from the locale."""
+"""Messages in English and Chinese from one gettext catalog. The language comes from --lang, else from the
+locale.
+
+The English text in the code is the message id; the Chinese is in
+``locale/zh_CN/LC_MESSAGES/trainsizer.po``, compiled to the ``.mo`` next to it, which ships as package data
+and is read here with the standard library's :mod:`gettext` (Babel extracts and compiles the catalog; it is
+not needed to run). ``N_`` and ``NP_`` mark text for extraction where it is defined and translated where it
+is shown. Placeholders are ``str.format`` fields: ``tr("{n} GPUs", lang, n=8)``.
+"""
 
 from __future__ import annotations
 
+import gettext
 import locale
 import os
+from functools import cache
+from pathlib import Path
+from typing import Any
 
 from trainsizer.errors import InputError
 
 LANGS = ("en", "zh-CN")
+DOMAIN = "trainsizer"
+LOCALE_DIR = Path(__file__).parent / "locale"
+GETTEXT_LOCALES = {"zh-CN": "zh_CN"}  # en is the message ids themselves
 
-LABELS: dict[str, dict[str, str]] = {
-    "title": {"en": "Per-GPU memory (most loaded GPU)", "zh-CN": "单卡显存（负载最重的 GPU）"},
-    "scenario": {"en": "Scenario", "zh-CN": "场景"},
-    "component": {"en": "Component", "zh-CN": "组成"},
-    "gib": {"en": "GiB", "zh-CN": "GiB"},
-    "why": {"en": "Where it comes from", "zh-CN": "来源与说明"},
-    "allocated": {"en": "allocated (torch max_memory_allocated)", "zh-CN": "已分配（max_memory_allocated）"},
-    "reserved": {"en": "reserved (allocator cache)", "zh-CN": "已预留（分配器缓存）"},
-    "device": {"en": "device (nvidia-smi: + CUDA context, NCCL)", "zh-CN": "设备占用（nvidia-smi，含 CUDA 上下文）"},
-    "capacity": {"en": "capacity", "zh-CN": "显存容量"},
-    "fits": {"en": "FITS", "zh-CN": "可以放下"},
-    "no_fit": {"en": "DOES NOT FIT", "zh-CN": "放不下"},
-    "headroom": {"en": "headroom", "zh-CN": "余量"},
-    "limits": {"en": "Largest that still fits", "zh-CN": "仍可放下的上限"},
-    "max_mbs": {"en": "micro-batch (at this seq_len)", "zh-CN": "微批大小（当前序列长度）"},
-    "max_seq": {"en": "sequence length (at this micro-batch)", "zh-CN": "序列长度（当前微批）"},
-    "rule": {"en": "Seed guide's rule of thumb", "zh-CN": "指南中的经验公式"},
-    "rule_value": {"en": "rule per GPU", "zh-CN": "经验公式（每卡）"},
-    "estimate": {"en": "trainsizer per GPU", "zh-CN": "trainsizer 估算（每卡）"},
-    "off_by": {"en": "off by", "zh-CN": "偏差"},
-    "peak_phase": {"en": "peak during", "zh-CN": "峰值出现在"},
-    "notes": {"en": "Notes", "zh-CN": "说明"},
-    "nothing_fits": {"en": "not even 1", "zh-CN": "1 也放不下"},
-    "validation": {"en": "Validation: predicted vs measured", "zh-CN": "验证：预测值与实测值"},
-    "case": {"en": "case", "zh-CN": "案例"},
-    "metric": {"en": "metric", "zh-CN": "指标"},
-    "measured": {"en": "measured", "zh-CN": "实测"},
-    "predicted": {"en": "predicted", "zh-CN": "预测"},
-    "error": {"en": "error", "zh-CN": "误差"},
-    "excluded": {"en": "excluded from fit", "zh-CN": "未参与拟合"},
+
+def N_(msgid: str) -> str:
+    """Mark a message for extraction where it is defined; ``tr`` translates it where it is shown."""
+    return msgid
+
+
+def NP_(singular: str, plural: str) -> tuple[str, str]:
+    """Mark a message with a plural for extraction; ``ntr`` picks the form."""
+    return singular, plural
+
+
+LABELS: dict[str, str] = {
+    "title": N_("Per-GPU memory (most loaded GPU)"),
+    "scenario": N_("Scenario"),
+    "component": N_("Component"),
+    "gib": N_("GiB"),
+    "why": N_("Where it comes from"),
+    "allocated": N_("allocated (torch max_memory_allocated)"),
+    "reserved": N_("reserved (allocator cache)"),
+    "device": N_("device (nvidia-smi: + CUDA context, NCCL)"),
+    "capacity": N_("capacity"),
+    "fits": N_("FITS"),
+    "no_fit": N_("DOES NOT FIT"),
+    "headroom": N_("headroom"),
+    "limits": N_("Largest that still fits"),
+    "max_mbs": N_("micro-batch (at this seq_len)"),
+    "max_seq": N_("sequence length (at this micro-batch)"),
+    "rule": N_("Seed guide's rule of thumb"),
+    "rule_value": N_("rule per GPU"),
+    "estimate": N_("trainsizer per GPU"),
+    "off_by": N_("off by"),
+    "peak_phase": N_("peak during"),
+    "notes": N_("Notes"),
+    "nothing_fits": N_("not even 1"),
+    "validation": N_("Validation: predicted vs measured"),
+    "case": N_("case"),
+    "metric": N_("metric"),
+    "measured": N_("measured"),
+    "predicted": N_("predicted"),
+    "error": N_("error"),
+    "excluded": N_("excluded from fit"),
 }
 
 
@@ -51,5 +77,42 @@ def resolve_lang(lang: str | None) -> str:
     return lang
 
 
+@cache
+def translations(lang: str) -> gettext.NullTranslations:
+    """The compiled catalog of ``lang`` (English: the message ids as they are)."""
+    code = GETTEXT_LOCALES.get(lang)
+    if code is None:
+        return gettext.NullTranslations()
+    return gettext.translation(DOMAIN, LOCALE_DIR, [code])
+
+
+def tr(msgid: str, lang: str, /, **params: Any) -> str:
+    """``msgid`` in ``lang``, its ``{fields}`` filled from ``params``."""
+    text = translations(lang).gettext(msgid)
+    return text.format(**params) if params else text
+
+
+def ntr(forms: tuple[str, str], n: float, lang: str, /, **params: Any) -> str:
+    """The singular or plural of ``forms`` (from ``NP_``) for ``n`` in ``lang``; ``{n}`` is filled too."""
+    count = int(n) if float(n).is_integer() else 2  # 1.5 days: plural
+    text = translations(lang).ngettext(forms[0], forms[1], count)
+    return text.format(**{"n": n, **params})
+
+
 def t(key: str, lang: str) -> str:
-    return LABELS[key][lang]
+    """A label of :data:`LABELS` in ``lang``."""
+    return tr(LABELS[key], lang)
+
+
+def extract_yaml_names(fileobj: Any, keywords: Any, comment_tags: Any, options: dict[str, str]) -> Any:
+    """Babel extractor (babel.cfg): the ``name`` of each entry of a data file's list (``list`` option, e.g.
+    the sites of sites.yaml), so that the shipped names are translated with everything else."""
+    import yaml
+
+    text = fileobj.read().decode("utf-8")
+    lines = text.splitlines()
+    for entry in yaml.safe_load(text).get(options.get("list", "sites"), []):
+        name = entry.get("name")
+        if name:
+            line = next((i + 1 for i, ln in enumerate(lines) if f"id: {entry['id']}" in ln), 0)
+            yield line, None, name, ["name of " + str(entry["id"])]

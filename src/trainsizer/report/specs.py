@@ -7,51 +7,56 @@ from __future__ import annotations
 
 from typing import Any
 
+from trainsizer.i18n import N_, tr
 from trainsizer.report.charts import TIGHT_FRACTION, fit_status
+from trainsizer.report.words import gpu_name
 
-TEXT: dict[str, dict[str, str]] = {
-    "memory": {"en": "Memory per GPU: {gpu}", "zh-CN": "单卡显存：{gpu}"},
-    "cost": {"en": "Cost over time: buy vs rent ({currency})", "zh-CN": "累计成本：购买与租用（{currency}）"},
-    "pareto": {"en": "Time vs GPU count (Pareto front)", "zh-CN": "时间与 GPU 数量（帕累托前沿）"},
-    "pareto_step": {"en": "Step time vs GPU count (Pareto front)", "zh-CN": "单步时间与 GPU 数量（帕累托前沿）"},
-    "scale": {"en": "Throughput vs GPU count: {gpu}", "zh-CN": "扩展性：每秒 token 数与 GPU 数量（{gpu}）"},
-    "front": {"en": "Pareto front", "zh-CN": "帕累托前沿"},
-    "log": {"en": " (log scale)", "zh-CN": "（对数坐标）"},
-    "recommended": {"en": "recommended: {n} × {gpu}", "zh-CN": "推荐：{n} × {gpu}"},
-    "fastest": {"en": "fastest: {n} × {gpu}", "zh-CN": "最快：{n} × {gpu}"},
-    "gpus": {"en": "GPUs", "zh-CN": "GPU 数"},
-    "days": {"en": "days to train", "zh-CN": "训练天数"},
-    "hours": {"en": "hours to train", "zh-CN": "训练小时数"},
-    "seconds": {"en": "step time (s)", "zh-CN": "单步时间（秒）"},
-    "months": {"en": "months", "zh-CN": "月"},
-    "tokens_per_s": {"en": "tokens/s", "zh-CN": "每秒 token 数"},
-    "buy": {"en": "buy (cumulative)", "zh-CN": "购买（累计）"},
-    "rent": {"en": "rent (cumulative)", "zh-CN": "租用（累计）"},
-    "total": {"en": "total on the device", "zh-CN": "设备显存合计"},
-    "cache": {"en": "allocator cache (reserved − allocated)", "zh-CN": "分配器缓存（预留 − 已分配）"},
-    "context": {"en": "CUDA context, NCCL (device − reserved)", "zh-CN": "CUDA 上下文、NCCL（设备 − 预留）"},
-    "capacity": {"en": "capacity {cap:.1f} GiB", "zh-CN": "显存容量 {cap:.1f} GiB"},
-    "margin": {"en": "safety margin: the top {pct:.0%}", "zh-CN": "安全余量：最上面 {pct:.0%}"},
-    "fits": {"en": "fits: {used:.1f} of {cap:.1f} GiB ({share:.0%})",
-             "zh-CN": "可以放下：{used:.1f} / {cap:.1f} GiB（{share:.0%}）"},
-    "tight": {"en": "tight: {used:.1f} of {cap:.1f} GiB ({share:.0%}, above {limit:.0%})",
-              "zh-CN": "偏紧：{used:.1f} / {cap:.1f} GiB（{share:.0%}，超过 {limit:.0%}）"},
-    "no_fit": {"en": "does not fit: {used:.1f} of {cap:.1f} GiB ({share:.0%})",
-               "zh-CN": "放不下：{used:.1f} / {cap:.1f} GiB（{share:.0%}）"},
-    "tight_why": {"en": "allocator fragmentation and variable-length batches can push the peak past capacity",
-                  "zh-CN": "显存分配器碎片和变长批次可能让峰值超过显存容量"},
+TEXT: dict[str, str] = {
+    "memory": N_("Memory per GPU: {gpu}"),
+    "cost": N_("Cost over time: buy vs rent ({currency})"),
+    "pareto": N_("Time vs GPU count (Pareto front)"),
+    "pareto_step": N_("Step time vs GPU count (Pareto front)"),
+    "scale": N_("Throughput vs GPU count: {gpu}"),
+    "front": N_("Pareto front"),
+    "log": N_(" (log scale)"),
+    "recommended": N_("recommended: {n} × {gpu}"),
+    "fastest": N_("fastest: {n} × {gpu}"),
+    "gpus": N_("GPUs"),
+    "days": N_("days to train"),
+    "hours": N_("hours to train"),
+    "seconds": N_("step time (s)"),
+    "months": N_("months"),
+    "tokens_per_s": N_("tokens/s"),
+    "buy": N_("buy (cumulative)"),
+    "rent": N_("rent (cumulative)"),
+    "total": N_("total on the device"),
+    "cache": N_("allocator cache (reserved − allocated)"),
+    "context": N_("CUDA context, NCCL (device − reserved)"),
+    "capacity": N_("capacity {cap:.1f} GiB"),
+    "margin": N_("safety margin: the top {pct:.0%}"),
+    "fits": N_("fits: {used:.1f} of {cap:.1f} GiB ({share:.0%})"),
+    "tight": N_("tight: {used:.1f} of {cap:.1f} GiB ({share:.0%}, above {limit:.0%})"),
+    "no_fit": N_("does not fit: {used:.1f} of {cap:.1f} GiB ({share:.0%})"),
+    "tight_why": N_("allocator fragmentation and variable-length batches can push the peak past capacity"),
 }
 PART_NAMES = {  # estimate/memory.py component names
-    "weights": "权重", "lora_adapters": "LoRA 适配器", "master_weights": "主权重", "optimizer_states": "优化器状态",
-    "gradients": "梯度", "activations": "激活", "logits_and_loss": "logits 与损失",
-    "backward_working_set": "反向工作集", "optimizer_step_temporaries": "优化器步临时张量", "buffers": "缓冲区",
-    "optimizer": "优化器", "other": "其他",
+    "weights": N_("weights"),
+    "lora_adapters": N_("LoRA adapters"),
+    "master_weights": N_("master weights"),
+    "optimizer_states": N_("optimizer states"),
+    "gradients": N_("gradients"),
+    "activations": N_("activations"),
+    "logits_and_loss": N_("logits and loss"),
+    "backward_working_set": N_("backward working set"),
+    "optimizer_step_temporaries": N_("optimizer step temporaries"),
+    "buffers": N_("buffers"),
+    "optimizer": N_("optimizer"),
+    "other": N_("other"),
 }
 
 
 def _t(key: str, lang: str, **kw: Any) -> str:
-    text = TEXT[key]["zh-CN" if lang == "zh-CN" else "en"]
-    return text.format(**kw) if kw else text
+    return tr(TEXT[key], lang, **kw)
 
 
 def pick_index(out: dict[str, Any]) -> int | None:
@@ -64,7 +69,7 @@ def memory_parts(memory: dict[str, Any], lang: str = "en") -> tuple[list[str], l
     """Named parts of the device memory that add up to ``device_gib``: the allocated components, then the
     allocator's cache (reserved - allocated) and the CUDA context and NCCL (device - reserved)."""
     detail = memory.get("detail_gib") or memory["components_gib"]
-    parts = [(PART_NAMES.get(k, k) if lang == "zh-CN" else k.replace("_", " "), float(v))
+    parts = [(tr(PART_NAMES[k], lang) if k in PART_NAMES else k.replace("_", " "), float(v))
              for k, v in detail.items() if v]
     allocated = sum(v for _, v in parts)
     device = float(memory["device_gib"])
@@ -82,7 +87,7 @@ def memory_spec(option: dict[str, Any], lang: str = "en") -> dict[str, Any]:
     labels, values = memory_parts(mem, lang)
     status = fit_status(used, cap, mem.get("fits"))
     kw = {"used": used, "cap": cap, "share": used / cap if cap else 0.0, "limit": TIGHT_FRACTION}
-    return {"kind": "memory", "title": _t("memory", lang, gpu=option["hardware"]["gpu"]), "labels": labels,
+    return {"kind": "memory", "title": _t("memory", lang, gpu=gpu_name(option["hardware"]["gpu"])), "labels": labels,
             "values": values, "unit": "GiB", "total": used, "capacity": cap, "status": status,
             "text": {"total": _t("total", lang), "capacity": _t("capacity", lang, cap=cap),
                      "margin": _t("margin", lang, pct=1 - TIGHT_FRACTION), "status": _t(status, lang, **kw),
@@ -115,7 +120,8 @@ def pareto_spec(out: dict[str, Any], lang: str = "en") -> dict[str, Any] | None:
     else:
         div, y_key = 1, "seconds"
     field = "time_to_train_s" if timed else "step_time_s"
-    points = [(float(o["hardware"]["gpus"]), o["performance"][field] / div, o["hardware"]["gpu"]) for o in options]
+    points = [(float(o["hardware"]["gpus"]), o["performance"][field] / div, gpu_name(o["hardware"]["gpu"]))
+              for o in options]
     idx = pick_index(out)
     label_key = "recommended" if out["rankings"].get("recommended") else "fastest"
     hw = options[idx]["hardware"] if idx is not None else {"gpus": 0, "gpu": ""}
@@ -123,12 +129,12 @@ def pareto_spec(out: dict[str, Any], lang: str = "en") -> dict[str, Any] | None:
             "front": out["rankings"].get("pareto_time_vs_gpus", []), "x_label": _t("gpus", lang),
             "y_label": _t(y_key, lang), "recommended": idx, "front_label": _t("front", lang),
             "log_note": _t("log", lang),
-            "recommended_label": _t(label_key, lang, n=hw["gpus"], gpu=hw["gpu"])}
+            "recommended_label": _t(label_key, lang, n=hw["gpus"], gpu=gpu_name(hw["gpu"]) if hw["gpu"] else "")}
 
 
 def scale_spec(gpu: str, counts: list[float], series: dict[str, list[float | None]],
                lang: str = "en") -> dict[str, Any]:
-    return {"kind": "line", "title": _t("scale", lang, gpu=gpu), "x": counts, "series": series,
+    return {"kind": "line", "title": _t("scale", lang, gpu=gpu_name(gpu)), "x": counts, "series": series,
             "x_label": _t("gpus", lang), "y_label": _t("tokens_per_s", lang), "log_note": _t("log", lang)}
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from trainsizer.i18n import resolve_lang, t
+from trainsizer.i18n import N_, resolve_lang, t, tr
 
 
 def _console() -> Console:
@@ -137,149 +138,110 @@ def print_models(rows: list[dict[str, Any]]) -> None:
     _console().print(table)
 
 
+RANKING_TITLES = {"cheapest_per_run": N_("Cheapest per run"), "fastest": N_("Fastest"),
+                  "fewest_gpus": N_("Fewest GPUs"), "cheapest_to_buy": N_("Cheapest to own"),
+                  "best_mfu": N_("Best MFU"),
+                  "pareto_time_vs_gpus": N_("Pareto: step time vs GPUs")}
+RANKING_COLUMNS = (N_("GPUs"), N_("GPU"), N_("Servers"), N_("Layout"), N_("GiB used"), N_("Tokens/s"), N_("MFU"),
+                   N_("Time to train"), N_("One run"), N_("Why"))
+
+
 def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | None = None) -> None:
+    """The answer card first (what to rent or buy, per run, commitment, time, why, the runner-ups), then the
+    notes, the rankings and the recommended option in detail; every word through the message catalog."""
+    from trainsizer.report import option_text as ot
+    from trainsizer.report import words as w
+    from trainsizer.report.answer import card
+    from trainsizer.report.sentences import say_all
+
     lang = resolve_lang(lang)
     con = _console()
-    zh = lang == "zh-CN"
+    out = extra or {"options": result.options, "suggestions": result.suggestions, "notes": result.notes}
+    answer = card(out, lang)
+    _print_answer(con, answer, lang)
     if not result.options:
-        con.print("[red]" + ("没有放得下的配置。" if zh else "Nothing fits.") + "[/red] " +
-                  ("可以这样调整：" if zh else "What would:"))
-        for s in result.suggestions:
-            con.print(f"  - {s}")
         return
-    if extra:
-        _print_answer(con, extra, zh)
-    for note in result.notes:
-        con.print(f"  - {note}")
-    titles = {"cheapest_per_run": ("Cheapest per run", "单次训练最省"), "fastest": ("Fastest", "最快"),
-              "fewest_gpus": ("Fewest GPUs", "卡数最少"), "cheapest_to_buy": ("Cheapest to own", "自购最省"),
-              "best_mfu": ("Best MFU", "MFU 最高"), "pareto_time_vs_gpus": ("Pareto: step time vs GPUs", "帕累托前沿")}
-    for key, (en, cn) in titles.items():
+    for note in say_all(result.notes, lang) if answer["ok"] else []:  # else the card lists them
+        con.print(f"  - {escape(note)}")
+    cur = out.get("currency", "")
+    for key, title in RANKING_TITLES.items():
         idx = result.rankings.get(key, [])
         if not idx:
             continue
-        table = Table(title=cn if zh else en, title_justify="left")
-        for col in ("GPUs", "GPU", "node", "layout", "mbs / ckpt", "GiB used", "tokens/s", "MFU", "days", "per run",
-                    "why"):
-            table.add_column(col, overflow="fold")
+        table = Table(title=tr(title, lang), title_justify="left")
+        for col in RANKING_COLUMNS:
+            table.add_column(tr(col, lang), overflow="fold")
         for i in idx:
             o = result.options[i]
-            hw, par, tr, perf, mem = o["hardware"], o["parallel"], o["training"], o["performance"], o["memory"]
-            layout = f"tp{par['tp']} pp{par['pp']}" + (f"x{par['virtual_pp']}" if par["virtual_pp"] > 1 else "")
-            layout += f" cp{par['cp']} dp{par['dp']} z{par['zero']}"
-            if par["offload"] != "none":
-                layout += f" off:{par['offload']}"
-            node = f"{hw['nodes']}x{hw['gpus_per_node']} {hw['intra_node']}"
-            if hw["inter_node"]:
-                node += f" {hw['inter_node']}"
-            days = f"{perf['time_to_train_s'] / 86400:.1f}" if perf.get("time_to_train_s") else "-"
+            hw, perf, mem = o["hardware"], o["performance"], o["memory"]
             pr = o.get("per_run") or {}
-            run = (f"{pr['acquisition']} {pr['cost']:,.0f}" if pr.get("cost") is not None else "-")
-            table.add_row(str(hw["gpus"]), hw["gpu"], node, layout,
-                          f"{tr['micro_batch_size']} / {tr['activation_checkpointing']}",
+            run = (f"{w.word(w.ACQUISITIONS, pr['acquisition'], lang)} {w.money(pr['cost'], cur, lang)}"
+                   if pr.get("cost") is not None else "-")
+            table.add_row(str(hw["gpus"]), w.gpu_name(hw["gpu"]), ot.servers_text(o, lang),
+                          ot.layout(o),
                           f"{mem['device_gib']:.1f}/{mem['capacity_gib']:.0f}", f"{perf['tokens_per_s']:,.0f}",
-                          f"{perf['mfu']:.0%}", days, run, o["why"])
+                          f"{perf['mfu']:.0%}", w.duration(perf.get("time_to_train_s"), lang), run,
+                          escape(ot.why(o, lang)))
         con.print(table)
-    con.print(f"{result.evaluated:,} candidate layouts screened; {len(result.options)} hardware options re-checked "
-              "with the reference estimators.")
-    if extra and result.options:
-        _print_recommendation(con, result.options, extra, zh)
+    con.print(tr("{candidates} candidate layouts screened; {options} hardware options re-checked with the reference "
+                 "estimators.", lang, candidates=f"{result.evaluated:,}", options=len(result.options)))
+    if extra:
+        _print_detail(con, extra, lang)
 
 
-def _print_answer(con: Console, extra: dict[str, Any], zh: bool) -> None:
-    """The answer first: what to rent or buy, per run, commitment, time, why; then what the runner-ups trade."""
-    rec = extra.get("recommendation")
-    if not rec:
-        con.print("[bold red]" + ("没有可推荐的方案" if zh else "No recommendation") + "[/bold red]: " +
-                  ("没有同时满足期限、预算和市场的方案。" if zh else
-                   "nothing meets the deadline and the budget and can be had in this market."))
+def _print_answer(con: Console, answer: dict[str, Any], lang: str) -> None:
+    """The answer card as terminal lines."""
+    from trainsizer.report.words import labelled
+
+    if not answer["ok"]:
+        con.print(f"[bold red]{escape(labelled(answer['title'], answer['reason'], lang))}[/bold red]")
+        for item in answer["advice"]:
+            con.print(f"  - {escape(item)}")
         return
-    cur = rec["currency"]
-    cost = (f"{_money(rec['per_run'], cur)} {'每次训练' if zh else 'per run'}" if rec["per_run"] is not None
-            else f"{rec['cost_per_million_tokens']:.2f} {cur} / M tokens")
-    days = (f", {rec['time_to_train_days']:.1f} {'天' if zh else 'days'}" if rec["time_to_train_days"] is not None
-            else "")
-    commit = (f", {'需投入' if zh else 'commits'} {_money(rec['commitment'], cur)}"
-              if rec["commitment"] is not None else "")
-    con.print(f"[bold]{'答案' if zh else 'Answer'}[/bold]: {rec['why']}")
-    con.print(f"  {rec['acquisition']} {rec['gpus']} x {rec['gpu']}: {cost}{days}{commit}"
-              + (f"; {'市场' if zh else 'market'} {extra['market']['market']}" if extra.get("market") else ""))
-    for r in rec["runner_ups"]:
-        con.print(f"  {'备选' if zh else 'runner-up'}: {r['acquisition']} {r['gpus']} x {r['gpu']}: {r['trade']}")
+    con.print(escape(labelled(answer["title"], answer["why"], lang)))
+    for label, value in answer["facts"]:
+        con.print(f"  {escape(labelled(label, value, lang))}")
+    if answer["runner_ups"]:
+        con.print(f"  [bold]{escape(answer['runner_ups_title'])}[/bold]")
+    for r in answer["runner_ups"]:
+        con.print(f"  - {escape(r['title'])} — {escape(r['summary'])} — {escape(r['trade'])}")
+
+
+def _print_detail(con: Console, out: dict[str, Any], lang: str) -> None:
+    """The recommended (else the fastest) option: bill of materials, site fit, cost, timeline, verification."""
+    from trainsizer.report import sections as sec
+    from trainsizer.report.specs import pick_index
+
+    idx = pick_index(out)
+    if idx is None:
+        return
+    pick = out["options"][idx]
+    con.print()
+    for section in (sec.recommended(pick, lang), sec.bom(pick, lang), sec.site_fit(pick, lang),
+                    sec.cost(pick, out["currency"], lang), sec.timeline(out, lang), sec.verification(out, lang)):
+        if section:
+            _print_section(con, section)
+
+
+def _print_section(con: Console, section: Any) -> None:
+    con.print(f"[bold]{escape(section.title)}[/bold]")
+    for block in section.blocks:
+        if block[0] in ("p", "verdict"):
+            con.print(f"  {escape(block[1])}")
+        elif block[0] == "list":
+            for item in block[1]:
+                con.print(f"  - {escape(item)}")
+        elif block[0] == "table":
+            table = Table()
+            for head in block[1]:
+                table.add_column(str(head), overflow="fold")
+            for row in block[2]:
+                table.add_row(*(escape(getattr(c, "text", str(c))) for c in row))
+            con.print(table)
 
 
 def _money(x: float, cur: str) -> str:
     return f"{x / 1e6:,.2f} M {cur}" if abs(x) >= 1e6 else f"{x:,.0f} {cur}"
-
-
-def _print_recommendation(con: Console, options: list[dict[str, Any]], extra: dict[str, Any], zh: bool) -> None:
-    cur = extra["currency"]
-    pick = extra.get("rankings", {}).get("recommended") or []
-    fits = bool(pick)
-    best = options[pick[0]] if pick else options[0]
-    hw, sysd, cost = best["hardware"], best["system"], best["cost"]
-    rented = "租用：在服务商机房" if zh else "rented: in the provider's data centre, your site's racks do not apply"
-    where = f"{'机房' if zh else 'site'} {extra['site']}" if best.get("site_applies", True) else rented
-    con.print(f"\n[bold]{'推荐方案明细' if zh else 'The recommended option in detail'}[/bold] ({where}): "
-              f"{hw['gpus']} x {hw['gpu']} in {hw['nodes']} server(s) of {hw['gpus_per_node']}"
-              + ("" if fits else " (no option can be had within the constraints: the fastest shown)"))
-    host, st, net, pw = sysd["host"], sysd["storage"], sysd["network"], sysd["power"]
-    con.print(f"  host: {host['ram_gib_per_node']:,.0f} GiB RAM, {host['cpu_cores_per_node']} cores per server "
-              f"(needed {host['ram_needed_gib']:,.0f} GiB; {host['seed_rule']}: {host['seed_rule_ram_gib']:,.0f})")
-    con.print(f"  storage: {st['shared_capacity_tb']:,.1f} TB shared, read {st['read_gbps'] * 1000:.1f} MB/s, "
-              f"checkpoint bursts {st['checkpoint_write_gbps']:.1f} GB/s, "
-              f"{st['local_nvme_tb_per_node']:g} TB NVMe per server")
-    con.print(f"    {st['seed_rule_verdict']}")
-    con.print(f"  network: {net['fabric'] or '-'}; {net['reason']}; {net['nics_per_node']} NICs per server, "
-              f"{net['leaf_switches']} leaf + {net['spine_switches']} spine switches")
-    con.print(f"  power: {pw['server_max_kw']:.1f} kW per server, {pw['total_it_max_kw']:.1f} kW IT max, "
-              f"{pw['facility_kw']:.1f} kW at the site's PUE, {pw['heat_btu_per_h']:,} BTU/h")
-    fit = sysd.get("site_fit")
-    if fit:
-        con.print(f"  site fit: {fit['verdict']}")
-        for r in fit["remedies"]:
-            con.print(f"    - {r}")
-    if not cost:
-        con.print(f"  [bold]verdict[/bold]: {best['verdict']}")
-        return
-    buy = cost["buy"]
-    con.print(f"  buy: capex {_money(buy['capex_total'], cur)} "
-              f"({', '.join(f'{k} {_money(v, cur)}' for k, v in buy['capex'].items() if v)}); "
-              f"opex {_money(buy['opex_total_per_year'], cur)}/year; first year {_money(buy['first_year'], cur)} "
-              f"(seed 1.6-1.8x hardware: {_money(cost['seed_first_year_range'][0], cur)}-"
-              f"{_money(cost['seed_first_year_range'][1], cur)})")
-    if cost.get("rent"):
-        rent = cost["rent"]
-        con.print(f"  renting for the whole horizon instead: {rent['price_per_gpu_hour']:.2f} {cur}/GPU-hour "
-                  f"({rent['offer']}), {_money(rent['per_year'], cur)}/year; break-even " + _break_even(cost))
-    pr = best.get("per_run") or {}
-    if pr.get("hours"):
-        rent_text = (f"{_money(pr['rent']['cost'], cur)} ({pr['rent']['provider']}, {pr['rent']['term']})"
-                     if pr.get("rent") else pr.get("rent_unavailable") or "-")
-        buy_text = (f"{_money(pr['buy']['cost'], cur)} at {pr['workload']}" if pr.get("buy")
-                    else pr.get("buy_unavailable") or "-")
-        con.print(f"  one training run ({pr['hours']:,.1f} h): rent {rent_text}; buy {buy_text}")
-    if cost.get("fx_sensitivity"):
-        con.print("  FX sensitivity (USD/CNY -> buy total): " + ", ".join(
-            f"{rate}: {_money(v, cur)}" for rate, v in cost["fx_sensitivity"].items()))
-    for check in cost.get("seed_checks", []):
-        con.print(f"  seed: {check}")
-    con.print(f"  [bold]verdict[/bold]: {best['verdict']}")
-    tl = extra["timeline"]
-    con.print(f"  timeline: {tl['total_days'][0]}-{tl['total_days'][1]} days (" +
-              "; ".join(f"{s['step']} {s['days'][0]}-{s['days'][1]}" for s in tl["steps"]) + ")")
-    for v in extra["verification"]:
-        con.print(f"  {v['step']}: {v['command']}  ({v['check']})")
-
-
-def _break_even(cost: dict[str, Any]) -> str:
-    months, util = cost.get("break_even_months"), cost.get("break_even_utilisation")
-    text = "never (renting costs less than owning's running costs)" if months is None \
-        else f"after {months:,.0f} months"
-    if util is not None:
-        text += ("; no utilisation makes owning cheaper within the horizon" if util > 1
-                 else f"; owning is cheaper above {util:.0%} utilisation")
-    return text
 
 
 def print_quotes(data: dict[str, Any]) -> None:

@@ -7,9 +7,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, Undefined, select_autoescape
+from jinja2 import Environment, FileSystemLoader, Undefined, pass_context, select_autoescape
 
+from trainsizer.i18n import N_, tr
+from trainsizer.report import option_text, sections
+from trainsizer.report import words as w
+from trainsizer.report.answer import card
 from trainsizer.report.charts import fit_status, render_chart
+from trainsizer.report.sentences import say
 from trainsizer.report.specs import plan_chart_specs, scale_spec
 from trainsizer.web.labels import labels
 
@@ -30,29 +35,38 @@ FORM_CHOICES = {
 FLAG_LABELS = {"--max-gpus": "max_gpus", "--deadline": "deadline_days", "--site": "site", "--gpu": "gpus_allowed",
                "--gpus-per-node": "gpus_per_node", "--budget": "budget", "--currency": "currency",
                "--horizon": "horizon", "--utilisation": "utilisation"}
-FLAG_WORDS = {"--prices": "your own price data", "--sites": "your own site list", "--catalog": "your own GPU catalog",
-              "--calibration": "a calibration profile", "--fx": "the exchange rate", "--lang": "the language"}
+FLAG_WORDS = {"--prices": N_("your own price data"), "--sites": N_("your own site list"),
+              "--catalog": N_("your own GPU catalog"), "--calibration": N_("a calibration profile"),
+              "--fx": N_("the exchange rate"), "--lang": N_("the language"),
+              "--runs-per-month": N_("the runs per month"), "--market": N_("the market")}
+NO_PRICE = N_("the built-in price data has none")
+PRICE_HINT = (N_("(add one with --prices)"), N_("(the built-in price data has none)"))  # as a translation ends
+LEFT_EMPTY = N_("with {field} left empty")
 _ADD_WITH = re.compile(r"(\s*\()?add (?:one|it|them) with --prices(?: FILE)?(?(1)\))")
 _WITHOUT = re.compile(r"\bwithout (--[a-z][a-z0-9-]*)")
 _FLAG_VALUE = re.compile(r"(--[a-z][a-z0-9-]*)[ =](\d[\w.]*)")
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def page_text(text: Any, lang: str = "en") -> str:
     """A message of the engine as the page shows it: CLI flags (``--max-gpus 32``, ``without --deadline``,
-    ``add one with --prices``) become the form's field names or plain words; other text is unchanged."""
+    ``add one with --prices``) become the form's field names or plain words, in the language the message is
+    written in (the engine's error messages are English); other text is unchanged."""
     if _missing(text):
         return ""
     lab = labels(lang)
+    words = lang if _CJK.search(str(text)) else "en"
 
     def name(flag: str) -> str:
         if flag in FLAG_LABELS:
             return f"“{lab[FLAG_LABELS[flag]]}”"
-        return FLAG_WORDS.get(flag, flag.lstrip("-").replace("-", " "))
+        return tr(FLAG_WORDS[flag], words) if flag in FLAG_WORDS else flag.lstrip("-").replace("-", " ")
 
-    out = _ADD_WITH.sub(lambda m: f"{' (' if m.group(1) else ''}the built-in price data has none"
-                        f"{')' if m.group(1) else ''}", str(text))
-    out = _WITHOUT.sub(lambda m: f"with {name(m.group(1))} left empty", out)
+    out = str(text).replace(tr(PRICE_HINT[0], words), tr(PRICE_HINT[1], words)) if words != "en" else str(text)
+    out = _ADD_WITH.sub(lambda m: f"{' (' if m.group(1) else ''}{tr(NO_PRICE, words)}"
+                        f"{')' if m.group(1) else ''}", out)
+    out = _WITHOUT.sub(lambda m: tr(LEFT_EMPTY, words, field=name(m.group(1))), out)
     out = _FLAG_VALUE.sub(lambda m: f"{name(m.group(1))}: {m.group(2)}", out)
     return _FLAG.sub(lambda m: name(m.group(1)), out)
 
@@ -68,45 +82,57 @@ def fmt_num(value: Any, digits: int = 0) -> str:
 
 
 def fmt_duration(seconds: Any, lang: str = "en") -> str:
-    if _missing(seconds):
-        return "-"
-    s = float(seconds)
-    zh = lang == "zh-CN"
-    if s < 120:
-        return f"{s:.3g} {'秒' if zh else 's'}"
-    if s < 7200:
-        return f"{s / 60:.1f} {'分钟' if zh else 'min'}"
-    if s < 172800:
-        return f"{s / 3600:.1f} {'小时' if zh else 'h'}"
-    return f"{s / 86400:.1f} {'天' if zh else 'days'}"
+    return "-" if _missing(seconds) else w.duration(seconds, lang)
 
 
-def fmt_money(value: Any, currency: str) -> str:
-    if _missing(value):
-        return "-"
-    v = float(value)
-    if abs(v) >= 1e6:
-        return f"{v / 1e6:,.2f} M {currency}"
-    return f"{v:,.0f} {currency}"
+@pass_context
+def fmt_money(ctx: Any, value: Any, currency: str) -> str:
+    return "-" if _missing(value) else w.money(value, currency, ctx.get("lang", "en"))
+
+
+@pass_context
+def say_filter(ctx: Any, text: Any) -> str:
+    """An engine sentence in the page's language, CLI flags as the form's fields."""
+    lang = ctx.get("lang", "en")
+    return page_text(say(None if _missing(text) else text, lang), lang)
+
+
+@pass_context
+def verdict_filter(ctx: Any, option: dict[str, Any]) -> str:
+    lang = ctx.get("lang", "en")
+    return page_text(option_text.verdict(option, lang), lang)
+
+
+@pass_context
+def why_filter(ctx: Any, option: dict[str, Any]) -> str:
+    lang = ctx.get("lang", "en")
+    return page_text(option_text.why(option, lang), lang)
+
+
+@pass_context
+def site_name(ctx: Any, site_id: str) -> str:
+    return w.site_name(site_id, ctx.get("lang", "en"))
+
+
+@pass_context
+def hw_title(ctx: Any, option: dict[str, Any]) -> str:
+    """ "8 × H800 SXM5 80GB in 1 server of 8 GPUs" """
+    hw, lang = option["hardware"], ctx.get("lang", "en")
+    return tr("{hardware} in {servers}", lang, hardware=w.hardware(hw["gpus"], hw["gpu"]),
+              servers=option_text.servers_text(option, lang))
 
 
 def layout_text(option: dict[str, Any]) -> str:
-    p, t = option["parallel"], option["training"]
-    parts = [f"tp{p['tp']}", f"pp{p['pp']}" + (f"×v{p['virtual_pp']}" if p["virtual_pp"] > 1 else ""),
-             f"cp{p['cp']}", f"dp{p['dp']}", f"zero{p['zero']}"]
-    if p["distributed_optimizer"]:
-        parts.append("dist-opt")
-    if p["offload"] != "none":
-        parts.append(f"offload {p['offload']}")
-    parts += [f"mbs {t['micro_batch_size']}", f"ckpt {t['activation_checkpointing']}"]
-    return " · ".join(parts)
+    return option_text.layout(option)
 
 
 @cache
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]),
                       auto_reload=False, trim_blocks=True, lstrip_blocks=True)  # templates ship with the package
-    env.filters.update(num=fmt_num, duration=fmt_duration, money=fmt_money, layout=layout_text, page=page_text)
+    env.filters.update(num=fmt_num, duration=fmt_duration, money=fmt_money, layout=layout_text, page=page_text,
+                       say=say_filter, verdict=verdict_filter, why=why_filter, hw_title=hw_title, gpu_name=w.gpu_name,
+                       site_name=site_name)
     env.globals.update(fit_status=fit_status)
     return env
 
@@ -120,7 +146,7 @@ def chart_svgs(out: dict[str, Any], lang: str, curves: list[Any] | None = None,
         series: dict[str, list[float | None]] = {}
         for c in curves:
             by_count = {pt.gpus: pt.tokens_per_s for pt in c.points}
-            series[c.label] = [by_count.get(n) for n in counts]
+            series[say(c.label, lang)] = [by_count.get(n) for n in counts]
         specs["scale"] = scale_spec(scale_gpu, [float(n) for n in counts], series, lang)
     return {key: render_chart(spec) for key, spec in specs.items()}
 
@@ -141,9 +167,12 @@ def plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None = Non
     badges = {i: [key for key in RANKING_ORDER if i in out["rankings"].get(key, [])] for i in rows}
     picks = rows[:2] if not rec_idx else [rec_idx[0]] + [i for i in rows if i != rec_idx[0]][:1]
     charts = chart_svgs(out, lang, curves, scale_gpu)
+    detail = {"bom": sections.bom(rec, lang), "site": sections.site_fit(rec, lang),
+              "cost": sections.cost(rec, out["currency"], lang)} if rec else {}
     return environment().get_template("result.html").render(
         L=lab, lang=lang, out=out, rec=rec, rec_is_recommended=bool(rec_idx), rows=rows, badges=badges,
-        picks=picks, charts=charts, currency=out["currency"], scale_gpu=scale_gpu,
+        picks=picks, charts=charts, currency=out["currency"], scale_gpu=scale_gpu, answer=card(out, lang),
+        detail=detail,
         verdicts=[v for c in (curves or []) for v in c.verdicts()])
 
 

@@ -80,19 +80,32 @@ def _money(amount: float, cur: str) -> str:
 
 
 def _binding(pick: dict[str, Any], options: list[dict[str, Any]], late: list[dict[str, Any]],
-             deadline_s: float | None, budget_cheaper: float | None) -> str:
-    """The constraint that decided the pick, in words."""
+             deadline_s: float | None, budget_cheaper: float | None) -> dict[str, Any]:
+    """The constraint that decided the pick: a code (deadline, budget, memory, cost) with its figures, and the
+    deadline the plan was held to (None without one)."""
     hw = pick["hardware"]
     cost = (pick["per_run"] or {}).get("cost")
+    base = {"deadline_days": round(deadline_s / 86400, 4) if deadline_s else None}
     if deadline_s and any(o["hardware"]["gpus"] < hw["gpus"] for o in late):
-        return f"the deadline (fewer GPUs would miss {deadline_s / 86400:g} days)"
+        return {"code": "deadline", **base}
     if budget_cheaper is not None and cost is not None and budget_cheaper < cost:
-        return "the budget (a cheaper run needs a longer contract than it allows)"
+        return {"code": "budget", **base}
     mem = pick["memory"]
     fewest = not any(o["hardware"]["gpu"] == hw["gpu"] and o["hardware"]["gpus"] < hw["gpus"] for o in options + late)
     if fewest and hw["gpus"] > 1 and mem["device_gib"] > 0.9 * mem["capacity_gib"]:
-        return (f"memory (fewer GPUs do not hold the job: {mem['device_gib']:.0f} of {mem['capacity_gib']:.0f} GiB "
-                "per GPU)")
+        return {"code": "memory", **base, "device_gib": mem["device_gib"], "capacity_gib": mem["capacity_gib"]}
+    return {"code": "cost", **base}
+
+
+def _binding_text(binding: dict[str, Any]) -> str:
+    code = binding["code"]
+    if code == "deadline":
+        return f"the deadline (fewer GPUs would miss {binding['deadline_days']:g} days)"
+    if code == "budget":
+        return "the budget (a cheaper run needs a longer contract than it allows)"
+    if code == "memory":
+        return (f"memory (fewer GPUs do not hold the job: {binding['device_gib']:.0f} of "
+                f"{binding['capacity_gib']:.0f} GiB per GPU)")
     return "cost (nothing that fits costs less per run)"
 
 
@@ -116,7 +129,8 @@ def recommendation(options: list[dict[str, Any]], order: list[int], objective: s
     goal = {"cheapest": "the lowest cost per run", "fastest": "the fastest run",
             "fewest-gpus": "the fewest GPUs"}[objective]
     met = " that meets the deadline" if deadline_s else ""
-    why = f"{how}: {cost_text}{when}; {goal}{met}; binding: {_binding(pick, options, late, deadline_s, budget_cheaper)}"
+    binding = _binding(pick, options, late, deadline_s, budget_cheaper)
+    why = f"{how}: {cost_text}{when}; {goal}{met}; binding: {_binding_text(binding)}"
     runners = []
     for i in order[1:]:
         o = options[i]
@@ -131,7 +145,7 @@ def recommendation(options: list[dict[str, Any]], order: list[int], objective: s
             "cost_per_million_tokens": pr.get("cost_per_million_tokens"),
             "commitment": pr.get("commitment"), "currency": currency,
             "time_to_train_days": None if days is None else round(days, 2), "objective": objective,
-            "site_applies": acq == "buy", "why": why + ".", "runner_ups": runners}
+            "site_applies": acq == "buy", "binding": binding, "why": why + ".", "runner_ups": runners}
 
 
 def _trade(pick: dict[str, Any], other: dict[str, Any], currency: str) -> str:

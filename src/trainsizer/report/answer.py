@@ -1,0 +1,125 @@
+"""The answer first: one card with what to rent or buy, from which offer or where, how many, the cost of a
+run, the money to commit, the time to train and one sentence on why; then the runner-ups and what each
+trades. Every face shows this card first (terminal, HTML and Markdown report, web page), built from the
+plan's ``recommendation`` object: the figures are the plan's, only their wording is done here. Without a
+recommendation the card says why, with the plan's suggestions and notes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainsizer.i18n import N_, tr
+from trainsizer.report import words as w
+from trainsizer.report.sentences import say, say_all
+
+GOALS = {"cheapest": (N_("the lowest cost per run"), N_("the lowest cost per run that meets the deadline")),
+         "fastest": (N_("the fastest run"), N_("the fastest run that meets the deadline")),
+         "fewest-gpus": (N_("the fewest GPUs"), N_("the fewest GPUs that meet the deadline"))}
+BINDINGS = {"cost": N_("cost (nothing that fits costs less per run)"),
+            "deadline": N_("the deadline (fewer GPUs would miss {days})"),
+            "budget": N_("the budget (a cheaper run needs a longer contract than it allows)"),
+            "memory": N_("memory (fewer GPUs do not hold the job: {used:.0f} of {capacity:.0f} GiB per GPU)")}
+
+
+def _action(acquisition: str, gpus: int, gpu: str, offer: dict[str, Any] | None, lang: str) -> str:
+    hardware = w.hardware(gpus, gpu)
+    if acquisition == "rent" and offer:
+        return tr("Rent {hardware} from {provider} ({term})", lang, hardware=hardware, provider=offer["provider"],
+                  term=w.word(w.TERMS, offer["term"], lang))
+    return tr(N_("Rent {hardware}") if acquisition == "rent" else N_("Buy {hardware}"), lang, hardware=hardware)
+
+
+def _cost(rec: dict[str, Any], lang: str) -> str:
+    cur = rec["currency"]
+    if rec.get("per_run") is not None:
+        return w.money(rec["per_run"], cur, lang)
+    if rec.get("cost_per_million_tokens") is not None:
+        return tr("{price} per million tokens", lang, price=w.small_money(rec["cost_per_million_tokens"], cur, lang))
+    return w.MISSING
+
+
+def _time(out: dict[str, Any], index: int, days: float | None, lang: str) -> str:
+    """The option's time to train as its performance states it (the recommendation rounds it to days)."""
+    options = out.get("options") or []
+    seconds = options[index]["performance"].get("time_to_train_s") if 0 <= index < len(options) else None
+    if seconds is None and days is not None:
+        seconds = days * 86400
+    return w.duration(seconds, lang)
+
+
+def _binding(rec: dict[str, Any], lang: str) -> str:
+    b = rec.get("binding") or {"code": "cost"}
+    days = b.get("deadline_days")
+    return tr(BINDINGS.get(b["code"], BINDINGS["cost"]), lang, days=w.days(days, lang) if days else "-",
+              used=b.get("device_gib", 0), capacity=b.get("capacity_gib", 0))
+
+
+def trade(text: str | None, lang: str) -> str:
+    """What a runner-up trades ("+3% per run, 1.1 days slower, commits 38 CNY"), part by part."""
+    return w.listing([say(part, lang) for part in (text or "").split(", ")], lang)
+
+
+def why(rec: dict[str, Any], lang: str, time: str | None = None) -> str:
+    """The one sentence: what, for how much, how long, the objective and what bound the choice."""
+    what = _action(rec["acquisition"], rec["gpus"], rec["gpu"], rec.get("offer"), lang)
+    cost = (tr("about {cost} a run", lang, cost=_cost(rec, lang)) if rec.get("per_run") is not None
+            else _cost(rec, lang))
+    goal = GOALS.get(rec.get("objective"), GOALS["cheapest"])[1 if (rec.get("binding") or {}).get("deadline_days")
+                                                               else 0]
+    args = {"what": what, "cost": cost, "goal": tr(goal, lang), "binding": _binding(rec, lang)}
+    days = rec.get("time_to_train_days")
+    time = time or (None if days is None else w.duration(days * 86400, lang))
+    if time is None or time == w.MISSING:
+        sentence = tr("{what}: {cost}; {goal}; binding: {binding}.", lang, **args)
+    else:
+        sentence = tr("{what}: {cost}, {time} to train; {goal}; binding: {binding}.", lang, time=time, **args)
+    if rec.get("runner_ups"):
+        r = rec["runner_ups"][0]
+        sentence = w.sentences(sentence, tr("Runner-up: {hardware} ({trade}).", lang,
+                                            hardware=w.hardware(r["gpus"], r["gpu"]), trade=trade(r["trade"], lang)),
+                               lang)
+    return sentence
+
+
+def _where(rec: dict[str, Any], site: str, lang: str) -> tuple[str, str]:
+    offer, cur = rec.get("offer"), rec["currency"]
+    if rec["acquisition"] == "rent" and offer:
+        billing = w.word(w.BILLING, offer["billing"], lang) if offer.get("billing") else ""
+        return tr("From", lang), w.listing([offer["provider"], w.word(w.TERMS, offer["term"], lang), billing,
+                                            w.rate(offer["price_per_gpu_hour"], cur, lang)], lang)
+    return tr("Where", lang), tr("bought and hosted at {site}", lang, site=w.site_name(site, lang))
+
+
+def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
+    """The answer card of a plan's output: ``ok``, ``title``, ``facts`` [(label, text)], ``why``,
+    ``runner_ups`` [{title, facts, trade, data}], ``data`` (the raw figures, for tests and scripts); without a
+    recommendation ``reason`` and ``advice`` (suggestions, then notes)."""
+    rec = out.get("recommendation")
+    if not rec:
+        reason = (N_("Nothing fits in memory within these limits.") if not out.get("options") else
+                  N_("No option can be had within the deadline, the budget and this market."))
+        return {"ok": False, "title": tr("No recommendation", lang), "reason": tr(reason, lang),
+                "advice": say_all(out.get("suggestions"), lang) + say_all(out.get("notes"), lang)}
+    cur = rec["currency"]
+    time = _time(out, rec["option"], rec.get("time_to_train_days"), lang)
+    facts = [(tr("What", lang), _action(rec["acquisition"], rec["gpus"], rec["gpu"], None, lang)),
+             _where(rec, out.get("site", ""), lang),
+             (tr("How many", lang), tr("{gpus} in {servers}", lang, gpus=w.gpus(rec["gpus"], lang),
+                                        servers=w.servers(rec["servers"], lang))),
+             (tr("Per run", lang), _cost(rec, lang)),
+             (tr("Commitment", lang), w.money(rec.get("commitment"), cur, lang)),
+             (tr("Time to train", lang), time)]
+    runners = []
+    for r in rec.get("runner_ups") or []:
+        r_facts = [(tr("Per run", lang), w.money(r.get("per_run"), cur, lang)),
+                   (tr("Time to train", lang), _time(out, r["option"], r.get("days"), lang))]
+        runners.append({
+            "title": _action(r["acquisition"], r["gpus"], r["gpu"], None, lang), "facts": r_facts,
+            "summary": w.join([w.labelled(k, v, lang) for k, v in r_facts], lang),
+            "trade": trade(r.get("trade"), lang),
+            "data": {"option": r["option"], "gpu": r["gpu"], "gpus": r["gpus"], "acquisition": r["acquisition"],
+                     "per_run": r.get("per_run")}})
+    return {"ok": True, "title": tr("Answer", lang), "facts": facts, "why": why(rec, lang, time), "runner_ups": runners,
+            "runner_ups_title": tr("Runner-ups and what each trades", lang),
+            "data": {"option": rec["option"], "gpu": rec["gpu"], "gpus": rec["gpus"], "servers": rec["servers"],
+                     "acquisition": rec["acquisition"], "per_run": rec.get("per_run"), "currency": cur}}

@@ -1,0 +1,223 @@
+"""The report as sections of text in the reader's language, for the HTML and Markdown renderers and the
+terminal: the answer card first, then the job, the recommended option in detail, the alternatives, the
+bill of materials, site fit, cost, notes, timeline, verification and the sources. Renderers only lay
+these out; every word and number is formatted here (through :mod:`trainsizer.report.words`, the
+sentence templates and the message catalog)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from trainsizer.i18n import N_, tr
+from trainsizer.report import option_text as ot
+from trainsizer.report import words as w
+from trainsizer.report.answer import card
+from trainsizer.report.sentences import say, say_all
+
+CAPEX = {"servers": N_("servers"), "shared_storage": N_("shared storage"), "local_nvme": N_("local NVMe"),
+         "network": N_("network"), "racks_and_installation": N_("racks and installation")}
+OPEX = {"colocation": N_("colocation"), "electricity": N_("electricity"), "maintenance": N_("maintenance"),
+        "staff": N_("staff")}
+RAM_PARTS = {"os_and_runtime": N_("OS and runtime"), "training_processes": N_("training processes"),
+             "data_loader_workers": N_("data loader workers"), "cpu_offload": N_("CPU offload"),
+             "checkpoint_load_and_save": N_("checkpoint load and save")}
+TITLES = {"answer": N_("Answer"), "summary": N_("The job"), "recommendation": N_("Recommendation in detail"),
+          "charts": N_("Charts"), "alternatives": N_("Alternatives"), "bom": N_("Bill of materials"),
+          "site": N_("Site fit"), "cost": N_("Cost: rent vs buy"), "notes": N_("Notes"), "timeline": N_("Timeline"),
+          "verify": N_("Verification on hardware"), "assumptions": N_("Assumptions and sources")}
+
+
+@dataclass(frozen=True)
+class Code:
+    """A command or identifier: shown as code, never translated."""
+
+    text: str
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    blocks: list[tuple[Any, ...]] = field(default_factory=list)  # ("p"|"verdict"|"list"|"table"|"answer"|"charts", ...)
+
+
+def big(n: Any, lang: str) -> str:
+    """A large count: 7.62 B / 76.2 亿, 200 M / 2 亿."""
+    if n is None:
+        return w.MISSING
+    x = float(n)
+    if lang == w.ZH:
+        return f"{x / 1e8:,.3g} 亿" if x >= 1e8 else f"{x / 1e4:,.4g} 万" if x >= 1e4 else f"{x:,.0f}"
+    return f"{x / 1e9:,.3g} B" if x >= 1e9 else f"{x / 1e6:,.3g} M" if x >= 1e6 else f"{x:,.0f}"
+
+
+def _summary(job: dict[str, Any], lang: str) -> Section:
+    heads = [tr(h, lang) for h in (N_("Model"), N_("Parameters"), N_("Method"), N_("Precision"), N_("Optimizer"),
+                                   N_("Sequence length"), N_("Training tokens"))]
+    row = [job["model"], big(job["params"], lang), Code(job["method"]), Code(job["precision"]),
+           Code(job["optimizer"]), f"{job['seq_len']:,}", big(job["tokens"], lang)]
+    return Section("summary", tr(TITLES["summary"], lang), [("table", heads, [row])])
+
+
+def recommended(pick: dict[str, Any], lang: str) -> Section:
+    hw, perf = pick["hardware"], pick["performance"]
+    args = {"hardware": w.hardware(hw["gpus"], hw["gpu"]), "servers": ot.servers_text(pick, lang),
+            "links": ot.links(pick) or "-", "tps": f"{perf['tokens_per_s']:,.0f}", "mfu": w.percent(perf["mfu"])}
+    line = (tr("{hardware} in {servers} ({links}): {tps} tokens/s, MFU {mfu}, {time} to train.", lang,
+               time=w.duration(perf["time_to_train_s"], lang), **args) if perf.get("time_to_train_s")
+            else tr("{hardware} in {servers} ({links}): {tps} tokens/s, MFU {mfu}.", lang, **args))
+    return Section("recommendation", tr(TITLES["recommendation"], lang),
+                   [("p", line), ("verdict", ot.verdict(pick, lang)), ("p", ot.why(pick, lang))])
+
+
+def alternatives(plan: dict[str, Any], lang: str, limit: int = 15) -> Section:
+    opts = plan["options"]
+    years = next((o["cost"]["buy"]["horizon_years"] for o in opts if o.get("cost")), None)
+    heads = [tr(h, lang) for h in (N_("Option"), N_("Servers"), N_("Layout"), N_("GiB used / capacity"),
+                                   N_("Tokens/s"), N_("MFU"), N_("Time to train"), N_("One run"))]
+    heads += [tr("Buy over {years} years", lang, years=f"{years:g}") if years else tr("Buy", lang),
+              tr("Rent over {years} years", lang, years=f"{years:g}") if years else tr("Rent", lang),
+              tr("Fits the site", lang)]
+    shown = sorted({i for idx in plan["rankings"].values() for i in idx})[:limit]
+    rows = []
+    for i in shown:
+        o = opts[i]
+        hw, perf, mem, cost = o["hardware"], o["performance"], o["memory"], o.get("cost") or {}
+        pr, cur = o.get("per_run") or {}, plan["currency"]
+        run = (f"{w.word(w.ACQUISITIONS, pr['acquisition'], lang)} {w.money(pr['cost'], cur, lang)}"
+               if pr.get("cost") is not None else w.MISSING)
+        fit = (o["system"].get("site_fit") or {}).get("fits")
+        rows.append([w.hardware(hw["gpus"], hw["gpu"]), ot.servers_text(o, lang), Code(ot.layout(o)),
+                     f"{mem['device_gib']:.1f} / {mem['capacity_gib']:.0f}", f"{perf['tokens_per_s']:,.0f}",
+                     w.percent(perf["mfu"]), w.duration(perf.get("time_to_train_s"), lang), run,
+                     w.money((cost.get("buy") or {}).get("total"), cur, lang),
+                     w.money((cost.get("rent") or {}).get("total"), cur, lang), w.yes_no(fit, lang)])
+    return Section("alternatives", tr(TITLES["alternatives"], lang), [("table", heads, rows)])
+
+
+def bom(pick: dict[str, Any], lang: str) -> Section:
+    sysd = pick["system"]
+    host, st, net, pw = sysd["host"], sysd["storage"], sysd["network"], sysd["power"]
+    ram_parts = w.listing([f"{w.word(RAM_PARTS, k, lang)} {v:,.0f}" for k, v in host["ram_breakdown_gib"].items()],
+                          lang)
+    rows = [
+        [tr("GPU servers", lang), w.listing([ot.servers_text(pick, lang), w.gpu_name(sysd["servers"]["gpu"])], lang),
+         ot.why(pick, lang)],
+        [tr("Host RAM per server", lang), f"{host['ram_gib_per_node']:,.0f} GiB",
+         tr("{needed} GiB needed: {parts} (GiB); {seed_rule}: {seed} GiB", lang,
+            needed=f"{host['ram_needed_gib']:,.0f}", parts=ram_parts, seed_rule=say(host["seed_rule"], lang),
+            seed=f"{host['seed_rule_ram_gib']:,.0f}")],
+        [tr("CPU cores per server", lang), str(host["cpu_cores_per_node"]),
+         tr("{n} needed for data loaders and ranks", lang, n=host["cpu_cores_needed"])],
+        [tr("Shared storage", lang), f"{st['shared_capacity_tb']:,.2f} TB",
+         tr("checkpoints {ckpt} TB each, dataset {data} TB", lang, ckpt=f"{st['checkpoint_tb']:.2f}",
+            data=f"{st['dataset_tb']:.3f}")],
+        [tr("Storage throughput", lang), tr("read {read} MB/s, checkpoint writes {write} GB/s", lang,
+                                             read=f"{st['read_gbps'] * 1000:.1f}",
+                                             write=f"{st['checkpoint_write_gbps']:.1f}"),
+         say(st["seed_rule_verdict"], lang)],
+        [tr("Local NVMe per server", lang), f"{st['local_nvme_tb_per_node']:g} TB",
+         tr("checkpoint staging, dataset cache", lang)],
+        [tr("Network", lang), tr("{fabric}; {nics} NICs per server; {leaf} leaf + {spine} spine switches", lang,
+                                  fabric=net["fabric"] or "-", nics=net["nics_per_node"], leaf=net["leaf_switches"],
+                                  spine=net["spine_switches"]), say(net["reason"], lang)],
+        [tr("Power", lang), tr("{server} kW per server, {it} kW IT, {facility} kW at the site", lang,
+                                server=f"{pw['server_max_kw']:.1f}", it=f"{pw['total_it_max_kw']:.1f}",
+                                facility=f"{pw['facility_kw']:.1f}"),
+         tr("{btu} BTU/h of heat", lang, btu=f"{pw['heat_btu_per_h']:,}")],
+    ]
+    heads = [tr("Item", lang), tr("Quantity or size", lang), tr("Why", lang)]
+    return Section("bom", tr(TITLES["bom"], lang), [("table", heads, rows)])
+
+
+def site_fit(pick: dict[str, Any], lang: str) -> Section | None:
+    fit = pick["system"].get("site_fit")
+    if not fit:
+        return None
+    blocks: list[tuple[Any, ...]] = [("p", say(fit["verdict"], lang))]
+    if not pick.get("site_applies", True):
+        blocks.insert(0, ("p", say("rented: runs in the provider's data centre, your site's racks do not apply",
+                                   lang)))
+    if fit["remedies"]:
+        blocks.append(("list", say_all(fit["remedies"], lang)))
+    return Section("site", tr(TITLES["site"], lang), blocks)
+
+
+def cost(pick: dict[str, Any], cur: str, lang: str) -> Section | None:
+    c = pick.get("cost")
+    if not c:
+        return None
+    buy, rent = c["buy"], c.get("rent") or {}
+    m = lambda x: w.money(x, cur, lang)  # noqa: E731
+    years = f"{buy['horizon_years']:g}"
+    rows = [[tr("Buy, up front: {item}", lang, item=w.word(CAPEX, k, lang)), m(v)] for k, v in buy["capex"].items()]
+    rows += [[tr("Buy, per year: {item}", lang, item=w.word(OPEX, k, lang)), m(v)]
+             for k, v in buy["opex_per_year"].items()]
+    rows += [[tr("Buy: total over {years} years", lang, years=years), m(buy["total"])],
+             [tr("Rent: total over {years} years", lang, years=years), m(rent.get("total"))]]
+    if rent:
+        rows.append([tr("Rent offer", lang), f"{rent['offer']}, {w.rate(rent['price_per_gpu_hour'], cur, lang)}"])
+    months = c.get("break_even_months")
+    rows.append([tr("Break-even", lang), w.months(months, lang) if months is not None else tr("never", lang)])
+    if c.get("per_run"):
+        run = c["per_run"]
+        rows.append([tr("One run: buy share / rent", lang), f"{m(run.get('buy'))} / {m(run.get('rent'))}"])
+    rows += [[tr("Buy total at USD/CNY {rate}", lang, rate=r), m(v)] for r, v in c["fx_sensitivity"].items()]
+    blocks: list[tuple[Any, ...]] = [("table", [tr("Item", lang), cur], rows),
+                                     ("p", tr("Over the horizon: {verdict}", lang, verdict=say(c["verdict"], lang)))]
+    if c["seed_checks"]:
+        blocks.append(("list", [tr("seed guide: {check}", lang, check=say(s, lang)) for s in c["seed_checks"]]))
+    return Section("cost", tr(TITLES["cost"], lang), blocks)
+
+
+def timeline(plan: dict[str, Any], lang: str) -> Section:
+    tl = plan["timeline"]
+
+    def span(lo: int, hi: int) -> str:
+        return tr("{lo}-{hi} days", lang, lo=lo, hi=hi)
+
+    rows = [[say(s["step"], lang), span(*s["days"])] for s in tl["steps"]]
+    total = tr("{days} ({note})", lang, days=span(*tl["total_days"]), note=say(tl["note"], lang))
+    rows.append([tr("Total", lang), total])
+    return Section("timeline", tr(TITLES["timeline"], lang), [("table", [tr("Step", lang), tr("Days", lang)], rows)])
+
+
+def verification(plan: dict[str, Any], lang: str) -> Section:
+    rows = [[say(v["step"], lang), Code(v["command"]), say(v["check"], lang)] for v in plan["verification"]]
+    heads = [tr("Step", lang), tr("Command", lang), tr("What to check", lang)]
+    return Section("verify", tr(TITLES["verify"], lang), [("table", heads, rows)])
+
+
+def sources(assumptions: list[dict[str, str]], lang: str) -> Section:
+    rows = [[say(a["what"], lang), a["source"], a["as_of"]] for a in assumptions]
+    heads = [tr("Assumption", lang), tr("Source", lang), tr("As of", lang)]
+    return Section("assumptions", tr(TITLES["assumptions"], lang), [("table", heads, rows)])
+
+
+def meta_line(report: dict[str, Any], source: str, lang: str) -> str:
+    plan = report["plan"]
+    return tr("trainsizer, {date}; job {job}; site {site}; currency {currency}", lang, date=report["generated"],
+              job=source, site=w.site_name(plan["site"], lang), currency=plan["currency"])
+
+
+def title(report: dict[str, Any], lang: str) -> str:
+    return tr("Training plan: {model}", lang, model=report["job"]["model"])
+
+
+def document(report: dict[str, Any], charts: bool = True) -> list[Section]:
+    """The report's sections in order, the answer first."""
+    lang, plan, pick = report["lang"], report["plan"], report["recommended"]
+    answer = card(plan, lang)
+    out = [Section("answer", answer["title"], [("answer", answer)]), _summary(report["job"], lang)]
+    if pick:
+        out.append(recommended(pick, lang))
+        if charts:
+            out.append(Section("charts", tr(TITLES["charts"], lang), [("charts",)]))
+        out += [alternatives(plan, lang), bom(pick, lang), site_fit(pick, lang), cost(pick, plan["currency"], lang)]
+    if plan.get("notes") and pick and answer["ok"]:  # without a recommendation the card lists them
+        out.append(Section("notes", tr(TITLES["notes"], lang), [("list", say_all(plan["notes"], lang))]))
+    if pick:
+        out += [timeline(plan, lang), verification(plan, lang)]
+    out.append(sources(report["assumptions"], lang))
+    return [s for s in out if s]

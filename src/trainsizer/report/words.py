@@ -1,0 +1,193 @@
+"""Amounts, durations, counts and names as a reader of either language expects them: money in 万元 / 亿元
+for CNY in Chinese, "1 server" / "2 servers", "< 1 day", product and site names instead of ids. Every
+face (terminal, HTML and Markdown report, web page) formats through here, with the catalog of
+:mod:`trainsizer.i18n`."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from trainsizer.i18n import N_, NP_, ntr, tr
+
+MISSING = "-"
+ZH = "zh-CN"
+
+ACQUISITIONS = {"rent": N_("rent"), "buy": N_("buy")}
+ACTIONS = {"rent": N_("Rent"), "buy": N_("Buy")}
+MARKETS = {"cn": N_("China market"), "global": N_("global market")}
+TERMS = {"on-demand": N_("on-demand"), "preemptible": N_("preemptible"), "daily": N_("daily contract"),
+         "monthly": N_("monthly contract"), "yearly": N_("yearly contract"), "multi-year": N_("multi-year contract")}
+BILLING = {"per-second": N_("billed per second"), "per-minute": N_("billed per minute"),
+           "per-hour": N_("billed per hour"), "per-day": N_("billed per day"), "per-month": N_("billed per month")}
+STATUSES = {"yes": N_("available"), "restricted": N_("restricted (needs an export licence or approval)"),
+            "no": N_("not sold there"), "unknown": N_("availability unknown")}
+ZH_CURRENCY = {"CNY": "元", "USD": "美元"}
+
+HOURS = NP_("{n} hour", "{n} hours")
+_SERVERS = NP_("{n} server", "{n} servers")
+_GPUS = NP_("{n} GPU", "{n} GPUs")
+_DAYS = NP_("{n} day", "{n} days")
+_MINUTES = NP_("{n} minute", "{n} minutes")
+_SECONDS = NP_("{n} second", "{n} seconds")
+_MONTHS = NP_("{n} month", "{n} months")
+_RACKS = NP_("{n} rack", "{n} racks")
+
+
+def _num(x: float, digits: int) -> str:
+    """``x`` with up to ``digits`` decimals and thousands separators, trailing zeros dropped."""
+    text = f"{x:,.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def money(amount: Any, currency: str, lang: str) -> str:
+    """37 元, 5,259 元, 12.3 万元, 1.2 亿元 (CNY in Chinese); 5,259 CNY, 1.23 M CNY (English)."""
+    if amount is None:
+        return MISSING
+    x = float(amount)
+    if lang == ZH and currency in ZH_CURRENCY:
+        unit = ZH_CURRENCY[currency]
+        if abs(x) >= 1e8:
+            return f"{_num(x / 1e8, 1 if abs(x) < 1e10 else 0)} 亿{unit}"
+        if abs(x) >= 1e4:
+            return f"{_num(x / 1e4, 1 if abs(x) < 1e6 else 0)} 万{unit}"
+        return f"{x:,.0f} {unit}"
+    return f"{x / 1e6:,.2f} M {currency}" if abs(x) >= 1e6 else f"{x:,.0f} {currency}"
+
+
+def rate(amount: Any, currency: str, lang: str) -> str:
+    """A price per GPU-hour: 10.50 元/卡时, 2.49 USD/GPU-hour."""
+    if amount is None:
+        return MISSING
+    unit = f"{ZH_CURRENCY.get(currency, currency)}" if lang == ZH else currency
+    return tr("{price} {unit}/GPU-hour", lang, price=f"{float(amount):,.2f}", unit=unit)
+
+
+def small_money(amount: Any, currency: str, lang: str) -> str:
+    """A small amount with cents: 0.12 元, 0.12 USD."""
+    if amount is None:
+        return MISSING
+    unit = ZH_CURRENCY.get(currency, currency) if lang == ZH else currency
+    return f"{float(amount):,.2f} {unit}"
+
+
+def count(forms: tuple[str, str], n: Any, lang: str, digits: int = 1) -> str:
+    """``n`` things, in the singular or plural form (``forms`` from ``NP_``)."""
+    value = float(n)
+    shown = _num(value, digits)
+    return ntr(forms, 1 if shown == "1" else (int(value) if value.is_integer() else value), lang, n=shown)
+
+
+def servers(n: Any, lang: str) -> str:
+    return count(_SERVERS, n, lang)
+
+
+def gpus(n: Any, lang: str) -> str:
+    return count(_GPUS, n, lang)
+
+
+def racks(n: Any, lang: str) -> str:
+    return count(_RACKS, n, lang)
+
+
+def months(n: Any, lang: str) -> str:
+    return MISSING if n is None else count(_MONTHS, n, lang, 0)
+
+
+def days(d: Any, lang: str) -> str:
+    """Days: "< 1 day" / "不到 1 天" below one, else "1.5 days"."""
+    if d is None:
+        return MISSING
+    if float(d) < 1:
+        return tr("< 1 day", lang)
+    return count(_DAYS, d, lang)
+
+
+def duration(seconds: Any, lang: str) -> str:
+    """A time in the unit that reads best: seconds, minutes, hours (under two days) or days."""
+    if seconds is None:
+        return MISSING
+    s = float(seconds)
+    if s < 120:
+        return count(_SECONDS, float(f"{s:.3g}"), lang, 3)
+    if s < 3600:
+        return count(_MINUTES, s / 60, lang, 0)
+    if s < 172800:
+        return count(HOURS, s / 3600, lang)
+    return count(_DAYS, s / 86400, lang)
+
+
+def percent(x: Any) -> str:
+    return MISSING if x is None else f"{float(x):.0%}"
+
+
+def word(table: dict[str, str], key: Any, lang: str) -> str:
+    """A code's word in ``lang`` (the code itself when the table has none)."""
+    return tr(table[key], lang) if key in table else (MISSING if key is None else str(key))
+
+
+def yes_no(value: bool | None, lang: str) -> str:
+    return {True: tr("yes", lang), False: tr("no", lang), None: MISSING}[value]
+
+
+@cache
+def _gpu_names() -> dict[str, str]:
+    from trainsizer.workflows.catalogs import gpu_rows
+
+    rows = gpu_rows()
+    short = {r["id"]: _short_name(r.get("name") or r["id"]) for r in rows}
+    if len(set(short.values())) < len(short):  # keep the full name where the short ones collide
+        taken = [n for n in short.values()]
+        short = {gid: (n if taken.count(n) == 1 else next(r["name"] for r in rows if r["id"] == gid))
+                 for gid, n in short.items()}
+    return short
+
+
+def _short_name(name: str) -> str:
+    """ "NVIDIA H800 SXM5 80GB" -> "H800 SXM5 80GB"; a trailing remark in parentheses is left out."""
+    if name.endswith(")") and " (" in name:
+        name = name[: name.rindex(" (")]
+    return name.removeprefix("NVIDIA ").strip()
+
+
+def gpu_name(gpu_id: Any) -> str:
+    """The product name of a GPU id from the catalog (the id itself for a GPU it does not list)."""
+    if gpu_id is None:
+        return MISSING
+    return _gpu_names().get(str(gpu_id), str(gpu_id))
+
+
+@cache
+def _site_names() -> dict[str, str]:
+    from trainsizer.workflows.catalogs import site_rows
+
+    return {r["id"]: r["name"] for r in site_rows()}
+
+
+def site_name(site_id: Any, lang: str) -> str:
+    """A site's name from sites.yaml, in ``lang`` (the catalog translates the shipped names)."""
+    name = _site_names().get(str(site_id))
+    return tr(name, lang) if name else str(site_id)
+
+
+def hardware(n: Any, gpu_id: Any) -> str:
+    """ "8 × H800 SXM5 80GB" """
+    return f"{n} × {gpu_name(gpu_id)}"
+
+
+def join(parts: list[str], lang: str) -> str:
+    """Clauses joined as each language punctuates them."""
+    return ("；" if lang == ZH else "; ").join(p for p in parts if p)
+
+
+def labelled(label: str, value: str, lang: str) -> str:
+    """ "Per run: 37 CNY" / "单次训练费用：37 元" """
+    return f"{label}：{value}" if lang == ZH else f"{label}: {value}"
+
+
+def sentences(first: str, second: str, lang: str) -> str:
+    return f"{first}{second}" if lang == ZH else f"{first} {second}"
+
+
+def listing(parts: list[str], lang: str) -> str:
+    return ("，" if lang == ZH else ", ").join(p for p in parts if p)
