@@ -254,7 +254,7 @@ def test_profile_callable_sleepy_loader_is_storage_bound_and_normal_is_not(tmp_p
     assert [s.name for s in sleepy.steps] == ["ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"]
     result = verdict(sleepy)
     assert result.verdict == "storage-bound", result.reason
-    assert sleepy.fraction("data_loading") > result.threshold_fraction  # 2 x 100 ms of sleep per step: robust under load
+    assert sleepy.fraction("data_loading") > result.threshold_fraction  # 2 x 100 ms of sleep per step
 
     normal, _ = profile_callable(_tiny_training_step(0.0), steps=3, warmup=1,
                                  trace_out=tmp_path / "normal.json.gz", device="cpu")
