@@ -4,8 +4,6 @@ Only typer is imported at module level; torch and the probes load inside the com
 ``trainsizer --help`` stays fast and the base install does not need the ``[probe]`` extra.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any
 

@@ -4,8 +4,6 @@ Only typer is imported here; rich, torch and the probe itself are imported insid
 keeps ``trainsizer --help`` fast.
 """
 
-from __future__ import annotations
-
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -25,7 +23,7 @@ def _bw(value: float) -> str:
     return f"{value:.2f}" if value >= 1 else f"{value:.3g}"
 
 
-def print_result(result: CommProbeResult, console: Console | None = None) -> None:
+def print_result(result: "CommProbeResult", console: "Console | None" = None) -> None:
     """nccl-tests-like tables: one per collective, then the summary."""
     from rich.console import Console
     from rich.table import Table
@@ -150,8 +148,8 @@ def _refuse_silent_cpu(asked: str, cpu: bool, resolved: str) -> None:
                                       "a link figure")
 
 
-def _measure(settings: CommProbeSettings, nproc: int | None, timeout: float | None, link_profile: Path | None,
-             link_id: str | None, nics_per_node: int | None) -> CommProbeResult | None:
+def _measure(settings: "CommProbeSettings", nproc: int | None, timeout: float | None, link_profile: Path | None,
+             link_id: str | None, nics_per_node: int | None) -> "CommProbeResult | None":
     """Run the probe (None on ranks other than 0 under torchrun); a link profile that could not be written is
     refused before the run."""
     from trainsizer.hardware.catalog import load_catalog
@@ -171,7 +169,7 @@ def _measure(settings: CommProbeSettings, nproc: int | None, timeout: float | No
     return result if int(os.environ.get("RANK", "0")) == 0 else None
 
 
-def _save_and_show(result: CommProbeResult, out: Path | None, link_profile: Path | None, link_id: str | None,
+def _save_and_show(result: "CommProbeResult", out: Path | None, link_profile: Path | None, link_id: str | None,
                    nics_per_node: int | None, as_json: bool) -> None:
     """--out first (a long run is never lost to a profile mistake), then the profile, the tables or JSON, and
     how to use the profile."""

@@ -2,8 +2,6 @@
 ``probe profile -- torchrun ... train.py``), never subcommand names; the command lands in
 ``ctx.meta["trailing_command"]``, which click shares between a group and its subcommands."""
 
-from __future__ import annotations
-
 from typing import Any
 
 from typer.core import TyperGroup

@@ -11,8 +11,6 @@ Only typer (and rich for the output) are imported at module level; torch, the wo
 handling are imported inside the command.
 """
 
-from __future__ import annotations
-
 import re
 import sys
 import time

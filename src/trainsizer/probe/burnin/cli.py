@@ -4,8 +4,6 @@ Only typer is imported here; the burn-in itself (and torch, pynvml, prometheus-c
 the commands, so mounting this sub-app keeps ``trainsizer --help`` fast.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any
 
