@@ -452,8 +452,12 @@ def main() -> None:
         typer.echo("aborted", err=True)
         sys.exit(1)
     except Exception as exc:  # click / typer usage errors (typer >= 0.29 ships its own copy of click)
-        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
-            exc.show()
+        if hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int):
+            # one line, like every other user mistake: the option and what is wrong (no usage block)
+            param = getattr(exc, "param", None)
+            name = (param.opts[0] if getattr(param, "opts", None) else getattr(param, "name", "")) if param else ""
+            message = " ".join(exc.format_message().split())
+            typer.echo(f"error: {name + ': ' if name and name not in message else ''}{message}", err=True)
             sys.exit(2)
         raise
 

@@ -1,0 +1,134 @@
+"""What a Chinese team can act on: the market filter, a run priced on its contract's terms, the commitment the
+budget limits, rented options never failed by the user's room, and one recommendation with its why."""
+
+from __future__ import annotations
+
+import pytest
+
+from trainsizer.cost.per_run import Workload, cheapest_rental, covers, price_offer
+from trainsizer.cost.prices import RentalOffer, RentalTerms, load_prices
+from trainsizer.errors import InputError
+from trainsizer.workflows.decide import NEAR_TIE, choose, parse_objective
+from trainsizer.workflows.jobs import load_job
+from trainsizer.workflows.plan_job import PlanRequest, plan_job
+
+QWEN_LORA = "examples/jobs/qwen2.5-7b-lora.yaml"
+LLAMA_QLORA = "examples/jobs/llama-3.1-8b-qlora.yaml"
+LLAMA_70B = "examples/jobs/llama-3.1-70b-full-finetune.yaml"
+
+
+def offer(term: str, price: float = 2.0, granularity: str = "per-second", min_hours: float | None = 0.0,
+          max_gpus: int | None = None, multi_node: bool | None = None) -> RentalOffer:
+    terms = RentalTerms(term=term, billing_granularity=granularity, min_term_hours=min_hours, max_gpus=max_gpus,
+                        multi_node=multi_node)
+    return RentalOffer("p", "rtx-4090-24gb", price, "CNY", terms, price, "CNY", "H", "s", "2026-09-01")
+
+
+# --- a run on the offer's own terms ---------------------------------------------------------------------------
+
+def test_on_demand_bills_the_run_in_whole_granules():
+    run = price_offer(offer("on-demand", granularity="per-hour"), gpus=2, run_hours=3.2)
+    assert run.billed_hours == 4 and run.cost == pytest.approx(2.0 * 2 * 4) and run.commitment == run.cost
+
+
+def test_a_monthly_contract_bills_a_month_even_for_a_short_run():
+    run = price_offer(offer("monthly", price=1.0, min_hours=720), gpus=8, run_hours=50)
+    assert run.billed_hours == 720 and run.cost == pytest.approx(8 * 720) and run.notes
+
+
+def test_a_multi_year_lease_binds_its_whole_term_when_no_minimum_is_stated():
+    run = price_offer(offer("multi-year", price=1.0, min_hours=None), gpus=8, run_hours=24)
+    assert run.billed_hours == pytest.approx(3 * 8760)
+
+
+def test_single_machine_clouds_do_not_cover_a_multi_node_cluster():
+    card_cloud = offer("on-demand", max_gpus=8, multi_node=False)
+    assert covers(card_cloud, 8, 1) and not covers(card_cloud, 16, 2) and not covers(card_cloud, 8, 2)
+    assert covers(offer("monthly", multi_node=True), 64, 8)
+
+
+def test_the_cheapest_firm_offer_wins_and_preemptible_only_without_one():
+    prices = load_prices("CNY")
+    run, why = cheapest_rental(prices, "rtx-4090-24gb", 1, 10.0, "cn")
+    assert run is not None and not why and run.term != "preemptible"
+    ondemand = [o for o in prices.rental_offers("rtx-4090-24gb") if o.terms and o.terms.term == "on-demand"]
+    assert run.cost <= min(o.price_per_gpu_hour for o in ondemand) * 10 + 1e-9
+    none, reason = cheapest_rental(prices, "rtx-4090-24gb", 1, 10.0, "global")
+    assert none is None and "market global" in reason
+
+
+def test_buying_for_one_run_carries_the_whole_cost_unless_the_hardware_stays_busy():
+    assert Workload().runs_over(3, 48) == 1
+    assert Workload(runs_per_month=4).runs_over(3, 48) == 144
+    assert Workload(utilisation=0.5).runs_over(1, 438) == pytest.approx(10)
+
+
+# --- the plan's answer ----------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def small_job():
+    return plan_job(load_job(QWEN_LORA), PlanRequest(max_gpus=64, currency="CNY")).out
+
+
+def test_a_small_lora_job_is_rented_on_a_few_china_available_gpus(small_job):
+    rec = small_job["recommendation"]
+    pick = small_job["options"][rec["option"]]
+    assert rec["acquisition"] == "rent" and rec["gpus"] <= 8 and 10 <= rec["per_run"] <= 1000
+    assert pick["parallel"]["tp"] == pick["parallel"]["pp"] == pick["parallel"]["cp"] == 1
+    assert pick["availability"]["market"] == "cn" and pick["availability"]["rent"]["status"] == "yes"
+    assert rec["commitment"] <= rec["per_run"] * 1.01 and "binding" in rec["why"]
+    assert small_job["market"]["note"] and "b200" in " ".join(e["gpu"] for e in small_job["market"]["excluded"])
+    assert all(o["hardware"]["gpu"] not in {e["gpu"] for e in small_job["market"]["excluded"]}
+               for o in small_job["options"])
+
+
+def test_every_option_has_a_per_run_cost_or_the_reason(small_job):
+    for o in small_job["options"]:
+        pr = o["per_run"]
+        assert pr.get("cost") is not None or pr.get("reason"), o["hardware"]
+    ranked = small_job["rankings"]["cheapest_per_run"]
+    costs = [small_job["options"][i]["per_run"]["cost"] for i in ranked]
+    assert costs == sorted(costs)
+
+
+def test_the_budget_limits_the_commitment():
+    out = plan_job(load_job(LLAMA_QLORA), PlanRequest(max_gpus=64, currency="CNY", budget=20000)).out
+    rec = out["recommendation"]
+    assert rec and rec["commitment"] <= 20000
+    assert all((o["per_run"].get("commitment") or 0) <= 20000 for o in out["options"] if o["per_run"].get("cost"))
+
+
+def test_rented_options_are_not_failed_by_the_users_room():
+    out = plan_job(load_job(LLAMA_70B), PlanRequest(max_gpus=64, currency="CNY", deadline_s=30 * 86400,
+                                                   site="chengdu-legacy-colo")).out
+    rec = out["recommendation"]
+    assert rec and rec["gpus"] <= 512 and rec["time_to_train_days"] <= 30
+    pick = out["options"][rec["option"]]
+    if rec["acquisition"] == "rent":
+        assert not pick["site_applies"] and "site:" not in pick["verdict"]
+    else:
+        assert pick["system"]["site_fit"]["fits"]
+
+
+def test_near_ties_prefer_fewer_gpus_and_a_simpler_layout():
+    def option(gpus: int, cost: float, tp: int = 1) -> dict:
+        return {"hardware": {"gpu": "g", "gpus": gpus}, "parallel": {"tp": tp, "pp": 1, "cp": 1, "virtual_pp": 1,
+                                                                        "offload": "none"},
+                "per_run": {"acquisition": "rent", "cost": cost}, "performance": {"step_time_s": 1.0}}
+    cheap_many = option(8, 100.0)
+    few = option(2, 100.0 * (1 + NEAR_TIE / 2))
+    few_tp = option(2, 100.0 * (1 + NEAR_TIE / 4), tp=2)
+    assert choose([cheap_many, few, few_tp], "cheapest")[0] == 1
+    far = option(1, 100.0 * (1 + 3 * NEAR_TIE))
+    assert choose([cheap_many, far], "cheapest")[0] == 0
+    with pytest.raises(InputError):
+        parse_objective("cheapest-ish")
+
+
+def test_a_compute_voucher_lowers_an_eligible_rental():
+    base = plan_job(load_job(QWEN_LORA), PlanRequest(max_gpus=8, currency="CNY")).out["recommendation"]
+    with_voucher = plan_job(load_job(QWEN_LORA), PlanRequest(max_gpus=8, currency="CNY",
+                                                             voucher="chengdu-compute-voucher-2025")).out
+    rec = with_voucher["recommendation"]
+    rent = with_voucher["options"][rec["option"]]["per_run"]["rent"]
+    assert rec["per_run"] < base["per_run"] and rent["voucher"]["saved"] > 0
