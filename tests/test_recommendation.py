@@ -114,13 +114,16 @@ def test_near_ties_prefer_fewer_gpus_and_a_simpler_layout():
     def option(gpus: int, cost: float, tp: int = 1) -> dict:
         return {"hardware": {"gpu": "g", "gpus": gpus}, "parallel": {"tp": tp, "pp": 1, "cp": 1, "virtual_pp": 1,
                                                                         "offload": "none"},
-                "per_run": {"acquisition": "rent", "cost": cost}, "performance": {"step_time_s": 1.0}}
+                "per_run": {"acquisition": "rent", "cost": cost}, "performance": {"step_time_s": 1.0},
+                "memory": {"device_gib": 10.0, "capacity_gib": 80.0}}
     cheap_many = option(8, 100.0)
     few = option(2, 100.0 * (1 + NEAR_TIE / 2))
     few_tp = option(2, 100.0 * (1 + NEAR_TIE / 4), tp=2)
     assert choose([cheap_many, few, few_tp], "cheapest")[0] == 1
     far = option(1, 100.0 * (1 + 3 * NEAR_TIE))
     assert choose([cheap_many, far], "cheapest")[0] == 0
+    crammed = {**option(1, 95.0), "memory": {"device_gib": 78.0, "capacity_gib": 80.0}}
+    assert choose([cheap_many, crammed], "cheapest")[0] == 0  # a tight fit loses to a roomier one within 10 %
     with pytest.raises(InputError):
         parse_objective("cheapest-ish")
 

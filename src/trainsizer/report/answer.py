@@ -18,7 +18,8 @@ GOALS = {"cheapest": (N_("the lowest cost per run"), N_("the lowest cost per run
 BINDINGS = {"cost": N_("cost (nothing that fits costs less per run)"),
             "deadline": N_("the deadline (fewer GPUs would miss {days})"),
             "budget": N_("the budget (a cheaper run needs a longer contract than it allows)"),
-            "memory": N_("memory (fewer GPUs do not hold the job: {used:.0f} of {capacity:.0f} GiB per GPU)")}
+            "memory": N_("memory (fewer GPUs do not hold the job: {used:.0f} of {capacity:.0f} GiB per GPU)"),
+            "headroom": N_("memory headroom (cheaper options fill over {limit} of their GPUs' memory)")}
 
 
 def _action(acquisition: str, gpus: int, gpu: str, offer: dict[str, Any] | None, lang: str) -> str:
@@ -51,7 +52,8 @@ def _binding(rec: dict[str, Any], lang: str) -> str:
     b = rec.get("binding") or {"code": "cost"}
     days = b.get("deadline_days")
     return tr(BINDINGS.get(b["code"], BINDINGS["cost"]), lang, days=w.days(days, lang) if days else "-",
-              used=b.get("device_gib", 0), capacity=b.get("capacity_gib", 0))
+              used=b.get("device_gib", 0), capacity=b.get("capacity_gib", 0),
+              limit=f"{b.get('tight_fraction', 0.9):.0%}")
 
 
 def trade(text: str | None, lang: str) -> str:

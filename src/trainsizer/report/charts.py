@@ -12,17 +12,13 @@ from html import escape
 from typing import Any
 
 from trainsizer.report.axes import Axis, choose_axis, fmt_tick
+from trainsizer.workflows.defaults import TIGHT_FRACTION
 
 PALETTE = ["#1f4e79", "#c55a11", "#2e7d32", "#6a1b9a", "#ad1457", "#00838f", "#5d4037", "#455a64"]
 DASHES = ["", "6 3", "2 3", "8 3 2 3", "1 2", "10 4", "4 4", "12 2"]
 FONT = "font-family='Helvetica, Arial, \"PingFang SC\", \"Microsoft YaHei\", sans-serif'"
 STATUS_COLORS = {"fits": "#2e7d32", "tight": "#c55a11", "no_fit": "#b00020"}
 
-# A fit above 90 % of the GPU's memory is "tight", not "fits": the caching allocator fragments (blocks freed
-# at one step's shapes do not serve the next), and variable-length batches move the peak from step to step,
-# so a plan within 10 % of capacity often runs out of memory in practice (PyTorch "CUDA memory management":
-# fragmentation, expandable_segments; data loaders that pack or bucket sequences change the activation peak).
-TIGHT_FRACTION = 0.90
 
 
 def fit_status(used_gib: float, capacity_gib: float, fits: bool | None = None) -> str:

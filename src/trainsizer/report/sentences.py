@@ -230,6 +230,7 @@ TEMPLATES: tuple[S, ...] = (
     S("{span} days faster", N_("{span} faster")),
     S("{span} days slower", N_("{span} slower")),
     S(N_("commits {money}")),
+    S(N_("tight fit ({pct} of memory)")),
     S(N_("similar")),
     # plan/scale.py: the scaling curve's verdicts
     S(N_("{clause}: {n} GPUs are SLOWER than {m} ({a} vs {b} tokens/s; {step} dominates)")),

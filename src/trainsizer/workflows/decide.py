@@ -12,9 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from trainsizer.errors import InputError
+from trainsizer.workflows.defaults import TIGHT_FRACTION
 
 OBJECTIVES = ("cheapest", "fastest", "fewest-gpus")
 NEAR_TIE = 0.05  # within 5 % of the best the difference is below the model's own error (README: accuracy)
+# A tight fit (above TIGHT_FRACTION of the GPU's memory) is recommended only when nothing roomier is within this
+# much of it: running out of memory costs more than the difference (assumed).
+TIGHT_PENALTY = 0.10
 RUNNER_UPS = 3
 
 
@@ -40,6 +44,11 @@ def _layout_complexity(o: dict[str, Any]) -> tuple[int, int, int]:
     return (par["tp"] * par["pp"] * par["cp"], par["virtual_pp"], 0 if par["offload"] == "none" else 1)
 
 
+def tight(o: dict[str, Any]) -> bool:
+    mem = o["memory"]
+    return mem["device_gib"] > TIGHT_FRACTION * mem["capacity_gib"]
+
+
 def _eligible(o: dict[str, Any]) -> bool:
     pr = o.get("per_run") or {}
     return bool(pr.get("acquisition")) and (pr.get("cost") is not None or pr.get("cost_per_million_tokens"))
@@ -50,10 +59,11 @@ def choose(options: list[dict[str, Any]], objective: str) -> list[int]:
     pool = [i for i, o in enumerate(options) if _eligible(o)]
     if not pool:
         return []
-    value = {i: _value(options[i], objective) for i in pool}
+    value = {i: _value(options[i], objective) * (1 + TIGHT_PENALTY if tight(options[i]) else 1) for i in pool}
     best = min(value.values())
     near = [i for i in pool if value[i] <= best * (1 + NEAR_TIE)]
-    pick = min(near, key=lambda i: (options[i]["hardware"]["gpus"], _layout_complexity(options[i]), value[i]))
+    pick = min(near, key=lambda i: (tight(options[i]), options[i]["hardware"]["gpus"], _layout_complexity(options[i]),
+                                    value[i]))
     order = [pick]
     ranked = sorted(pool, key=lambda i: (value[i], options[i]["hardware"]["gpus"]))
     types = {options[pick]["hardware"]["gpu"]}
@@ -90,6 +100,9 @@ def _binding(pick: dict[str, Any], options: list[dict[str, Any]], late: list[dic
         return {"code": "deadline", **base}
     if budget_cheaper is not None and cost is not None and budget_cheaper < cost:
         return {"code": "budget", **base}
+    if cost is not None and any(tight(o) and (o["per_run"] or {}).get("cost") is not None
+                                and o["per_run"]["cost"] < cost for o in options):
+        return {"code": "headroom", **base, "tight_fraction": TIGHT_FRACTION}
     mem = pick["memory"]
     fewest = not any(o["hardware"]["gpu"] == hw["gpu"] and o["hardware"]["gpus"] < hw["gpus"] for o in options + late)
     if fewest and hw["gpus"] > 1 and mem["device_gib"] > 0.9 * mem["capacity_gib"]:
@@ -103,6 +116,8 @@ def _binding_text(binding: dict[str, Any]) -> str:
         return f"the deadline (fewer GPUs would miss {binding['deadline_days']:g} days)"
     if code == "budget":
         return "the budget (a cheaper run needs a longer contract than it allows)"
+    if code == "headroom":
+        return f"memory headroom (cheaper options fill over {binding['tight_fraction']:.0%} of their GPUs' memory)"
     if code == "memory":
         return (f"memory (fewer GPUs do not hold the job: {binding['device_gib']:.0f} of "
                 f"{binding['capacity_gib']:.0f} GiB per GPU)")
@@ -158,4 +173,7 @@ def _trade(pick: dict[str, Any], other: dict[str, Any], currency: str) -> str:
         parts.append(f"{abs(db - da):.1f} days {'faster' if db < da else 'slower'}")
     if b.get("commitment") is not None:
         parts.append(f"commits {_money(b['commitment'], currency)}")
+    if tight(other):
+        mem = other["memory"]
+        parts.append(f"tight fit ({mem['device_gib'] / mem['capacity_gib']:.0%} of memory)")
     return ", ".join(parts) or "similar"

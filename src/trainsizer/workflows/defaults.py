@@ -4,3 +4,9 @@ DEFAULT_MAX_GPUS = 1024  # the whole space the planner searches in about a secon
 DEFAULT_HORIZON_YEARS = 3.0  # years bought hardware is used for the horizon view of owning it
 DEFAULT_TOP = 10  # options shown per ranking
 DEFAULT_OBJECTIVE = "cheapest"  # workflows.decide.OBJECTIVES
+
+# A fit above 90 % of the GPU's memory is "tight", not "fits": the caching allocator fragments (blocks freed
+# at one step's shapes do not serve the next), and variable-length batches move the peak from step to step,
+# so a plan within 10 % of capacity often runs out of memory in practice (PyTorch "CUDA memory management":
+# fragmentation, expandable_segments; data loaders that pack or bucket sequences change the activation peak).
+TIGHT_FRACTION = 0.90  # a fit above this share of the GPU's memory is tight: shown so, recommended last
