@@ -20,6 +20,7 @@ NEAR_TIE = 0.05  # within 5 % of the best the difference is below the model's ow
 # much of it: running out of memory costs more than the difference (assumed).
 TIGHT_PENALTY = 0.10
 RUNNER_UPS = 3
+RUNNER_UP_SPAN = 3.0  # a runner-up costs (or takes) at most this many times the pick: beyond, it is no alternative
 
 
 def parse_objective(value: str | None) -> str:
@@ -65,7 +66,8 @@ def choose(options: list[dict[str, Any]], objective: str) -> list[int]:
     pick = min(near, key=lambda i: (tight(options[i]), options[i]["hardware"]["gpus"], _layout_complexity(options[i]),
                                     value[i]))
     order = [pick]
-    ranked = sorted(pool, key=lambda i: (value[i], options[i]["hardware"]["gpus"]))
+    ranked = sorted((i for i in pool if value[i] <= RUNNER_UP_SPAN * value[pick]),
+                    key=lambda i: (value[i], options[i]["hardware"]["gpus"]))
     types = {options[pick]["hardware"]["gpu"]}
     for i in ranked:  # other GPU types first: what a different purchase trades
         if options[i]["hardware"]["gpu"] not in types and len(order) <= RUNNER_UPS:
