@@ -60,13 +60,14 @@ def browser() -> Iterator[object]:
         b.close()
 
 
-@pytest.fixture
-def page(browser, base_url):
-    context = browser.new_context(locale="en-US")
+def offline_page(context, base_url: str, also: tuple[str, ...]) -> tuple[object, list[str], list[str]]:
+    """A page that must work offline: requests to anything but this server (and ``also``) are aborted and
+    listed; JavaScript errors are listed too."""
     outside: list[str] = []
+    errors: list[str] = []
 
-    def only_local(route) -> None:  # the page must work offline: nothing but this server
-        if route.request.url.startswith(base_url) or route.request.url.startswith("data:"):
+    def only_local(route) -> None:
+        if route.request.url.startswith((base_url, *also)):
             route.continue_()
         else:
             outside.append(route.request.url)
@@ -74,8 +75,14 @@ def page(browser, base_url):
 
     context.route("**/*", only_local)
     pg = context.new_page()
-    errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    return pg, outside, errors
+
+
+@pytest.fixture
+def page(browser, base_url):
+    context = browser.new_context(locale="en-US")
+    pg, outside, errors = offline_page(context, base_url, ("data:",))
     pg.goto(base_url)
     yield pg
     context.close()
@@ -286,20 +293,8 @@ NO_FLAGS_JS = """() => {
 def phone(browser, base_url):
     # not is_mobile: Chromium's mobile mode widens the layout viewport to the content, hiding any overflow
     context = browser.new_context(viewport=PHONE, device_scale_factor=2, locale="en-US", accept_downloads=True)
-    outside: list[str] = []
-
-    def only_local(route) -> None:
-        if route.request.url.startswith((base_url, "data:", "blob:")):
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", only_local)
-    pg = context.new_page()
-    errors: list[str] = []
+    pg, outside, errors = offline_page(context, base_url, ("data:", "blob:"))
     failed: list[str] = []
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
     pg.on("response", lambda resp: failed.append(f"{resp.status} {resp.url}") if resp.status >= 400 else None)
     yield pg
     context.close()

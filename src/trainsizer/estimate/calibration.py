@@ -8,7 +8,6 @@ true/false, and in their physical range (fractions and efficiencies 0 to 1, time
 from __future__ import annotations
 
 import copy
-import difflib
 import math
 from pathlib import Path
 from typing import Any
@@ -60,11 +59,8 @@ def _check_value(value: Any, shipped: Any, dotted: str) -> None:
     if isinstance(shipped, dict):
         if not isinstance(value, dict):
             raise InputError(field, f"{value!r}; accepted: a mapping of {', '.join(map(str, shipped))}")
+        known_keys(value, map(str, shipped), field)
         for key, sub in value.items():
-            if key not in shipped:
-                close = difflib.get_close_matches(str(key), [str(k) for k in shipped], n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
-                raise InputError(f"{field}.{key}", f"unknown key{hint}; accepted keys: {', '.join(map(str, shipped))}")
             _check_value(sub, shipped[key], f"{dotted}.{key}")
     elif isinstance(shipped, bool | str):
         if type(value) is not type(shipped):
