@@ -11,52 +11,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from trainsizer.errors import InputError
 
-# libyaml's C loader when PyYAML was built with it (8x faster on the catalogs), else pure Python
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_MERGE_TAG = "tag:yaml.org,2002:merge"
 
+def load_yaml_text(text: str) -> Any:
+    """Parse YAML text (PyYAML loads only here: a command whose data comes from the JSON cache never imports it)."""
+    from trainsizer.yaml_text import load_yaml_text as load
 
-class DuplicateKey(yaml.YAMLError):
-    """A mapping names the same key twice (YAML 1.2 forbids it; PyYAML would keep the last one silently)."""
-
-    def __init__(self, path: str, mark: Any):
-        self.path, self.problem_mark = path, mark
-        super().__init__(f"duplicate key {path!r}")
-
-
-def _check_unique_keys(node: yaml.Node, path: str = "") -> None:
-    """Walk the composed document: every mapping's scalar keys are unique (merge keys ``<<`` excepted)."""
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != _MERGE_TAG:
-                key = f"{path}.{key_node.value}" if path else str(key_node.value)
-                if key_node.value in seen:
-                    raise DuplicateKey(key, key_node.start_mark)
-                seen.add(key_node.value)
-                _check_unique_keys(value_node, key)
-            else:
-                _check_unique_keys(value_node, path)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _check_unique_keys(item, f"{path}[{i}]")
-
-
-def _load(text: str) -> Any:
-    """Parse with the safe loader; a duplicate key anywhere raises DuplicateKey (a yaml.YAMLError)."""
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        _check_unique_keys(node)
-        return loader.construct_document(node)
-    finally:
-        loader.dispose()
+    return load(text)
 
 
 def _cache_dir() -> Path:
@@ -90,7 +52,7 @@ def _cached_parse(source: Path) -> Any:
         return json.loads(cached.read_text(encoding="utf-8"), object_hook=_json_hook)
     except (OSError, ValueError):
         pass
-    data = _load(source.read_text(encoding="utf-8"))
+    data = load_yaml_text(source.read_text(encoding="utf-8"))
     try:
         text = json.dumps(data, default=_json_default, ensure_ascii=False)
         if json.loads(text, object_hook=_json_hook) == data:
@@ -109,7 +71,7 @@ def packaged_yaml(package: str, name: str) -> Any:
     resource = resources.files(package).joinpath(name)
     if isinstance(resource, Path):
         return _cached_parse(resource)
-    return _load(resource.read_text(encoding="utf-8"))  # a zipped install: no file to key a cache on
+    return load_yaml_text(resource.read_text(encoding="utf-8"))  # a zipped install: no file to key a cache on
 
 
 def user_yaml(path: str | Path, field: str = "file") -> Any:
@@ -117,8 +79,12 @@ def user_yaml(path: str | Path, field: str = "file") -> Any:
     p = Path(path)
     if not p.is_file():
         raise InputError(field, f"no such file: {p}")
+    import yaml
+
+    from trainsizer.yaml_text import DuplicateKey, load_yaml_text
+
     try:
-        return _load(p.read_text(encoding="utf-8"))
+        return load_yaml_text(p.read_text(encoding="utf-8"))
     except DuplicateKey as exc:
         mark = exc.problem_mark
         raise InputError(field, f"duplicate key {exc.path!r} in {p} (line {mark.line + 1}); accepted: each key once "

@@ -204,8 +204,9 @@ def stage_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], st: T
     per_layer_full: list[float] = []
     computed: dict[tuple, LayerActivations] = {}
     for layer in layers:
-        # layers differ only by MoE-ness, trainability and adapters: compute each kind once
-        key = (arch.is_moe_layer(layer.index), layer.trainable_base, layer.lora)
+        # layers differ only by MoE-ness, trainability and adapters: compute each kind once (the adapters by
+        # module name: within one MoE-ness a name is one shape, and a str hashes once, a Linear on every lookup)
+        key = (arch.is_moe_layer(layer.index), layer.trainable_base, tuple(lin.name for lin in layer.lora))
         if key not in computed:
             computed[key] = layer_activations(sc, arch, p, layer)
         la = computed[key]

@@ -19,7 +19,7 @@ probe_app = typer.Typer(cls=TrailingCommandGroup, no_args_is_help=True, add_comp
                         pretty_exceptions_enable=False,
                         help="Check a plan on the real machine: peak memory of real training steps (or a CPU "
                              "simulation), where a step's time goes, and the interconnect's bandwidth. Needs "
-                             "pip install -e '.[probe]'.")
+                             "pip install -e '.\\[probe]'.")  # \\[ : a literal [ in typer's rich markup
 
 
 def _pick_device(device: str, cpu: bool) -> str:

@@ -12,7 +12,7 @@ from trainsizer.i18n import N_, resolve_lang, t, tr
 
 
 def _console() -> Console:
-    return Console(highlight=False, width=140)
+    return Console(highlight=False, emoji=False, width=140)
 
 
 def print_estimate(result: Any, origin: str, lang: str | None) -> None:
