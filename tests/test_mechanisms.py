@@ -21,17 +21,26 @@ def scenario(training=None, parallel=None, hardware=None, preset="llama-3.1-8b")
         "hardware": {"gpu": "h100-sxm5-80gb", **(hardware or {})}})
 
 
-def test_causal_attention_executes_half_the_score_flops_but_mfu_counts_them_all():
+def test_causal_attention_executes_and_counts_half_the_score_flops():
     causal, full = scenario(), scenario({"attention_mask": "full"})
     arch = resolve_model(causal.model)
     fc, ff = step_flops(causal, arch), step_flops(full, arch)
     assert fc.attention_per_token == pytest.approx(ff.attention_per_token / 2)
-    assert fc.model_per_token == ff.model_per_token and fc.hardware_per_token == ff.hardware_per_token
-    assert fc.linear_per_token + fc.attention_per_token < fc.hardware_per_token
+    # model FLOPs (MFU) count the useful half (Megatron-Bridge 2025); the full-attention figures keep the older
+    # convention (PaLM, Narayanan et al. 2021) that published TFLOPS used
+    square = 3 * fc.attention_forward_per_token  # forward, input-gradient and weight-gradient pass of the scores
+    assert fc.model_per_token == pytest.approx(ff.model_per_token - square / 2)
+    assert fc.model_full_attention_per_token == ff.model_per_token == ff.model_full_attention_per_token
+    assert fc.hardware_per_token < fc.hardware_full_attention_per_token == ff.hardware_full_attention_per_token
+    # hardware FLOPs are what the kernels execute: the linears and the attention core as run
+    assert fc.linear_per_token + fc.expert_per_token + fc.attention_per_token == pytest.approx(fc.hardware_per_token)
     eager = step_flops(scenario({"attention": "eager"}), arch)  # eager computes the masked scores too
     assert eager.attention_per_token == pytest.approx(ff.attention_per_token * 3 / 3.5)  # no FlashAttention rerun
+    assert eager.model_per_token == fc.model_per_token  # the useful work does not depend on the kernel
+    assert eager.hardware_per_token == pytest.approx(eager.hardware_full_attention_per_token)
     bert = resolve_model(scenario(preset="bert-large").model)
-    assert step_flops(scenario(preset="bert-large"), bert).attention_per_token > 0  # encoders: full by default
+    flops = step_flops(scenario(preset="bert-large"), bert)  # encoders: full attention by default
+    assert flops.attention_per_token > 0 and flops.model_per_token == flops.model_full_attention_per_token
 
 
 def test_fp8_covers_the_linears_and_attention_stays_bf16():

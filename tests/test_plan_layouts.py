@@ -89,11 +89,9 @@ def test_no_dense_bf16_option_claims_an_mfu_above_the_evidence():
         gpu = cat.accelerator(opt["hardware"]["gpu"])
         ceiling = mfu_ceiling(gpu.architecture or "", "bf16-mixed", params)
         assert mfu <= ceiling + 1e-3, opt["hardware"]
-        # 60 % at most, unless a measured run of that architecture at the same tensor-core rate reached more
-        # (A100: torchtitan's Llama 2 13B without checkpointing, 61.1 % MFU as published; Ada: a 2 x RTX 4090 QLoRA
-        # run at 66 %): a ceiling that rests on no measured run (status assumed) never allows more than 60 %
-        assumed = ceiling == params["mfu_ceiling"]["fallback"]["mfu"]
-        assert mfu <= (0.60 if assumed else max(0.60, ceiling)) + 1e-3, opt["hardware"]
+        # issue 12: no dense bf16 option above 60 % MFU (model FLOPs with causal attention as its useful half, the
+        # convention of trainsizer.estimate.flops; the best measured bf16-mixed runs plus the margin stay below it)
+        assert mfu <= 0.60 + 1e-3, opt["hardware"]
 
 
 @pytest.mark.parametrize("preset,gpu_id,precision", [("llama-3.1-8b", "h100-sxm5-80gb", "bf16-mixed"),

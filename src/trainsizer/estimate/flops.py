@@ -3,12 +3,18 @@
 - Matmul FLOPs: 2 per parameter per token forward, twice that backward (input and weight
   gradients): 6N per token for full training (Kaplan et al. 2020, arXiv:2001.08361, section 2.1;
   PaLM appendix B for MFU). MoE counts the experts a token uses (k of E) and the router.
-- Attention: QK^T and PV, 4*s*d per token per layer forward, counted non-causal as Megatron
-  (Narayanan et al. 2021, arXiv:2104.04473, appendix) and PaLM do: the convention of the model and
-  hardware FLOPs (MFU, HFU, TFLOPS/GPU) that published figures use.
+- Attention: QK^T and PV, 4*s*d per token per layer forward. With a causal mask only the half on and
+  below the diagonal is useful work, and that half is what model FLOPs (MFU, TFLOPS/GPU) count, as
+  NVIDIA's Megatron-Bridge does since 2025 (``attn_layer_flops``: ``core_seq / 2``,
+  src/megatron/bridge/training/utils/flop_utils.py); the older convention of PaLM (appendix B) and
+  Megatron-LM (Narayanan et al. 2021, arXiv:2104.04473, appendix) counts the full square, which
+  inflates MFU with the sequence length (at 24k tokens a 7B model's "MFU" is 1.5x its useful work).
+  The full-attention figures are kept (``*_full_attention_per_token``) to compare with published
+  numbers that use that convention.
 - Frozen weights (LoRA, QLoRA, freeze) need no weight gradient: backward costs 2N instead of 4N;
   layers below the lowest trainable one run forward only.
-- Model FLOPs (for MFU, TFLOPS/GPU) exclude recomputation; hardware FLOPs add the recomputed
+- Model FLOPs (for MFU, TFLOPS/GPU) exclude recomputation; hardware FLOPs (HFU) count what the kernels
+  execute (all of the masked square for eager attention, the causal half for fused kernels) and add the recomputed
   forward (full checkpointing, every n-th layer), the attention core (Megatron selective), every
   second matmul (torchtitan's per-op policy) and FlashAttention's backward recomputation of the
   scores (Dao et al. 2022, arXiv:2205.14135, section 3.1).
@@ -33,8 +39,8 @@ from trainsizer.scenario import Scenario
 class StepFlops:
     """FLOPs per token of the whole model (all GPUs together)."""
 
-    model_per_token: float  # useful training FLOPs, no recomputation
-    hardware_per_token: float  # what the GPUs execute by the convention (recomputation, full attention)
+    model_per_token: float  # useful training FLOPs, no recomputation, causal attention counted as its half
+    hardware_per_token: float  # what the GPUs execute: recomputation, attention as the kernel runs it
     forward_per_token: float  # one forward pass
     attention_forward_per_token: float  # QK^T and PV of one forward pass (all layers)
     # executed, for the step time: linear GEMMs (dense layers, shared experts, router, LM head, adapters),
@@ -42,6 +48,10 @@ class StepFlops:
     linear_per_token: float = 0.0
     expert_per_token: float = 0.0
     attention_per_token: float = 0.0
+    # the same two figures with attention counted in full (PaLM appendix B, Narayanan et al. 2021): how
+    # published TFLOPS/GPU and MFU before 2025 were computed
+    model_full_attention_per_token: float = 0.0
+    hardware_full_attention_per_token: float = 0.0
 
     def model_tflops(self, tokens_per_s: float, gpus: int) -> float:
         return self.model_per_token * tokens_per_s / gpus / 1e12
@@ -88,11 +98,16 @@ def _attention_forward_per_token(arch: Architecture, seq_len: int) -> float:
     return 2.0 * seq_len * arch.num_heads * (qk + v)
 
 
+def useful_attention_fraction(scenario: Scenario, arch: Architecture) -> float:
+    """Fraction of the full attention square that is useful work: 1/2 under a causal mask (decoders), else 1."""
+    mask = scenario.training.attention_mask or ("causal" if arch.lm_head else "full")
+    return 0.5 if mask == "causal" else 1.0
+
+
 def causal_fraction(scenario: Scenario, arch: Architecture) -> float:
     """Fraction of the attention matmuls executed: 1/2 with a causal mask in a kernel that skips masked blocks."""
-    tr = scenario.training
-    mask = tr.attention_mask or ("causal" if arch.lm_head else "full")
-    return 0.5 if mask == "causal" and tr.attention in ("flash", "sdpa") else 1.0
+    useful = useful_attention_fraction(scenario, arch)
+    return useful if scenario.training.attention in ("flash", "sdpa") else 1.0
 
 
 def recomputed_layer(scenario: Scenario, index: int) -> bool:
@@ -115,6 +130,7 @@ def step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
     flash = tr.attention in ("flash", "sdpa")
 
     model = hardware = forward = 0.0
+    model_attn = hardware_attn = 0.0  # the attention square's share of model and hardware (full convention)
     lin = exp = att = 0.0  # executed: linear, expert, attention
     for i in range(arch.num_layers):
         d_par, e_par = _layer_matmul_params(arch, i)
@@ -125,11 +141,13 @@ def step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
         if tr.method == "freeze" and i < first_trainable:
             model += fwd  # no gradient reaches these layers
             hardware += fwd
+            model_attn, hardware_attn = model_attn + attn, hardware_attn + attn
             lin, exp, att = lin + dense_d, exp + dense_e, att + attn * causal
             continue
         grads = 1.0 if not frozen_base or tr.method == "freeze" else 0.0  # weight gradients
         layer = 3 * attn + dense * (2 + grads)  # fwd + input-grad + weight-grad
         model += layer
+        model_attn += 3 * attn
         lin += dense_d * (2 + grads)
         exp += dense_e * (2 + grads)
         att += 3 * attn * causal
@@ -143,6 +161,7 @@ def step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
             recompute_lin, recompute_exp = 2.0 * r_d, 2.0 * r_e
         flash_recompute = attn / 2 if flash else 0.0  # QK^T again in backward
         hardware += layer + recompute_lin + recompute_exp + recompute_attn + flash_recompute
+        hardware_attn += 3 * attn + recompute_attn + flash_recompute
         lin += recompute_lin
         exp += recompute_exp
         att += (recompute_attn + flash_recompute) * causal
@@ -163,4 +182,7 @@ def step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
     hardware += head_cost
     lin += head_cost
     forward += head
-    return StepFlops(model, hardware, forward, attn * arch.num_layers, lin, exp, att)
+    # model FLOPs count the useful part of the square, hardware FLOPs what the kernel executes
+    useful = model - (1 - useful_attention_fraction(scenario, arch)) * model_attn
+    executed = hardware - (1 - causal) * hardware_attn
+    return StepFlops(useful, executed, forward, attn * arch.num_layers, lin, exp, att, model, hardware)

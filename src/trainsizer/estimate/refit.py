@@ -91,28 +91,34 @@ class SpeedTerms:
     model_flops_per_token: np.ndarray
     hardware_flops_per_token: np.ndarray
     peak_tflops: np.ndarray
+    model_full_attention_per_token: np.ndarray
+    hardware_full_attention_per_token: np.ndarray
     metrics: tuple[str, ...]  # the Performance attribute each case is compared on
 
 
+SpeedCase = tuple[RawStep, float, int, float, float, float, float, float]  # raw step, tokens, GPUs, FLOPs..., peak
+
+
 def speed_case(scenario: Scenario, memory_params: dict[str, Any] | None = None,
-               perf_params: dict[str, Any] | None = None) -> tuple[RawStep, float, int, float, float, float]:
+               perf_params: dict[str, Any] | None = None) -> SpeedCase:
     """One case's raw step and what its figures are computed from."""
     arch = resolve_model(scenario.model)
     check_layout(scenario, arch)
     ctx, _ = step_context(scenario, arch, resolve_gpu(scenario), None, perf_params or default_performance_model(),
                           memory_params or default_memory_model())
     return (raw_step(ctx), scenario.global_batch_size * scenario.training.seq_len, scenario.parallel.gpus,
-            ctx.flops.model_per_token, ctx.flops.hardware_per_token, ctx.peak_tflops)
+            ctx.flops.model_per_token, ctx.flops.hardware_per_token, ctx.peak_tflops,
+            ctx.flops.model_full_attention_per_token, ctx.flops.hardware_full_attention_per_token)
 
 
-def stack_speed(cases: list[tuple[RawStep, float, int, float, float, float]], metrics: list[str]) -> SpeedTerms:
+def stack_speed(cases: list[SpeedCase], metrics: list[str]) -> SpeedTerms:
     raws = [c[0] for c in cases]
     columns = {}
     for f in fields(RawStep):
         values = [getattr(r, f.name) for r in raws]
         text = f.name in ("architecture", "dtype", "attention_dtype", "precision")
         columns[f.name] = values if text else np.array(values, dtype=float)
-    arrays = [np.array([c[i] for c in cases], dtype=float) for i in range(1, 6)]
+    arrays = [np.array([c[i] for c in cases], dtype=float) for i in range(1, 8)]
     return SpeedTerms(RawStep(**columns), *arrays, tuple(metrics))
 
 
@@ -120,5 +126,5 @@ def speed_predictions(t: SpeedTerms, pp: dict[str, Any]) -> np.ndarray:
     """Each case's metric under performance parameters ``pp``."""
     step = sum(np.asarray(v, dtype=float) for v in combine_step(t.raw, pp).values())
     figures = speed_figures(step, t.tokens_per_step, t.gpus, t.model_flops_per_token, t.hardware_flops_per_token,
-                            t.peak_tflops)
+                            t.peak_tflops, t.model_full_attention_per_token, t.hardware_full_attention_per_token)
     return np.array([figures[m][i] for i, m in enumerate(t.metrics)], dtype=float)

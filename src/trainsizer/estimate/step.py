@@ -46,8 +46,8 @@ class Performance:
     step_time_s: float
     tokens_per_s: float
     tokens_per_s_per_gpu: float
-    tflops_per_gpu: float  # model FLOPs, no recomputation
-    hardware_tflops_per_gpu: float  # recomputation included
+    tflops_per_gpu: float  # model FLOPs, no recomputation, causal attention as its useful half
+    hardware_tflops_per_gpu: float  # recomputation included, attention as the kernel executes it
     mfu: float
     hfu: float
     peak_tflops: float
@@ -56,6 +56,10 @@ class Performance:
     time_to_train_s: float | None = None
     gpu_hours: float | None = None
     notes: list[str] = field(default_factory=list)
+    # the TFLOPS/GPU figures with attention counted in full (PaLM, Narayanan et al. 2021): the convention of
+    # published figures before 2025, to compare with them
+    tflops_per_gpu_full_attention: float = 0.0
+    hardware_tflops_per_gpu_full_attention: float = 0.0
 
     @property
     def dominant(self) -> str:
@@ -71,6 +75,7 @@ class Performance:
             "tokens_per_s_per_gpu": round(self.tokens_per_s_per_gpu, 1),
             "tflops_per_gpu": round(self.tflops_per_gpu, 1),
             "hardware_tflops_per_gpu": round(self.hardware_tflops_per_gpu, 1),
+            "tflops_per_gpu_full_attention": round(self.tflops_per_gpu_full_attention, 1),
             "mfu": round(self.mfu, 4),
             "hfu": round(self.hfu, 4),
             "peak_tflops": self.peak_tflops,
@@ -103,15 +108,22 @@ def peak_for(gpu: Accelerator, precision: str) -> tuple[float, str, list[str]]:
 
 
 def speed_figures(step_s: Any, tokens_per_step: Any, gpus: Any, model_flops_per_token: Any,
-                  hardware_flops_per_token: Any, peak_tflops: Any) -> dict[str, Any]:
+                  hardware_flops_per_token: Any, peak_tflops: Any, model_full_attention_per_token: Any = None,
+                  hardware_full_attention_per_token: Any = None) -> dict[str, Any]:
     """Tokens/s, TFLOPS per GPU (model FLOPs, and with recomputation) and MFU / HFU of a step (MFU as in
-    PaLM, Chowdhery et al. 2022, appendix B); for one case (floats) or many (arrays)."""
+    PaLM, Chowdhery et al. 2022, appendix B, with causal attention counted as its useful half: see
+    trainsizer.estimate.flops), plus the TFLOPS with attention counted in full; for one case (floats) or many
+    (arrays)."""
     tps = safe_div(tokens_per_step, step_s)
-    tflops = model_flops_per_token * tps / gpus / 1e12
-    hw_tflops = hardware_flops_per_token * tps / gpus / 1e12
+    per_gpu = tps / gpus / 1e12
+    tflops, hw_tflops = model_flops_per_token * per_gpu, hardware_flops_per_token * per_gpu
+    model_full = model_flops_per_token if model_full_attention_per_token is None else model_full_attention_per_token
+    hardware_full = hardware_flops_per_token if hardware_full_attention_per_token is None \
+        else hardware_full_attention_per_token
     return {"step_time_s": step_s, "tokens_per_s": tps, "tokens_per_s_per_gpu": tps / gpus, "tflops_per_gpu": tflops,
             "hardware_tflops_per_gpu": hw_tflops, "mfu": safe_div(tflops, peak_tflops),
-            "hfu": safe_div(hw_tflops, peak_tflops)}
+            "hfu": safe_div(hw_tflops, peak_tflops), "tflops_per_gpu_full_attention": model_full * per_gpu,
+            "hardware_tflops_per_gpu_full_attention": hardware_full * per_gpu}
 
 
 def step_context(scenario: Scenario, arch: Architecture, gpu: Accelerator, catalog: Catalog | None = None,
@@ -147,10 +159,12 @@ def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerato
     breakdown = {k: float(v) for k, v in combine_step(raw, p).items()}
     step = sum(breakdown.values())
     f = speed_figures(step, sc.global_batch_size * tr.seq_len, par.gpus, fl.model_per_token, fl.hardware_per_token,
-                      peak)
+                      peak, fl.model_full_attention_per_token, fl.hardware_full_attention_per_token)
     tps = f["tokens_per_s"]
     perf = Performance(step, tps, f["tokens_per_s_per_gpu"], f["tflops_per_gpu"], f["hardware_tflops_per_gpu"],
-                       f["mfu"], f["hfu"], peak, float(raw_efficiency(raw, p)), breakdown, notes=notes)
+                       f["mfu"], f["hfu"], peak, float(raw_efficiency(raw, p)), breakdown, notes=notes,
+                       tflops_per_gpu_full_attention=f["tflops_per_gpu_full_attention"],
+                       hardware_tflops_per_gpu_full_attention=f["hardware_tflops_per_gpu_full_attention"])
     if tr.tokens:
         perf.time_to_train_s = tr.tokens / tps if tps else None
         perf.gpu_hours = (perf.time_to_train_s or 0.0) * par.gpus / 3600
