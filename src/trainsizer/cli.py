@@ -4,6 +4,7 @@ Heavy imports happen inside the commands so that ``trainsizer --help`` starts fa
 """
 
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -464,5 +465,17 @@ def main() -> None:
         raise
 
 
+def console() -> None:
+    """The ``trainsizer`` executable: :func:`main`, then an exit without Python's last garbage collection."""
+    try:
+        main()
+    finally:
+        # The process ends here. At shutdown Python would still traverse every object the imports created for a
+        # final collection (~40 ms of a 0.3 s command); gc.freeze() moves them out of the collector's reach, so
+        # exit frees them by reference count only. Streams are still flushed and atexit handlers still run.
+        # (Not in main(): tests and the Python API call main() in a process that goes on.)
+        gc.freeze()
+
+
 if __name__ == "__main__":
-    main()
+    console()
