@@ -461,6 +461,10 @@ CORPUS = [
     prices("prices-rental-contract-hours-inf", {"rental": [{**RENTAL_ROW, "contract": {
         "term": "monthly", "min_term_hours": float("inf")}}]}, "rental[0].contract.min_term_hours"),
     prices("prices-currency-enum", {"servers": [{**SERVER_ROW, "currency": "EUR"}]}, "servers[0].currency"),
+    # a GPU id the catalog does not know would never match a plan's GPU: the price would be silently ignored
+    prices("prices-rental-unknown-gpu", {"rental": [{**RENTAL_ROW, "gpu": "rtx4090"}]}, "rental[0].gpu"),
+    prices("prices-server-unknown-gpu", {"servers": [{**SERVER_ROW, "gpu": "h100-sxm-80gb"}]}, "servers[0].gpu"),
+    prices("prices-card-unknown-gpu", {"gpu_cards": [{**CARD_ROW, "gpu": "a100"}]}, "gpu_cards[0].gpu"),
     prices("prices-fx-zero", {"fx": [{**FX_ROW, "rate": 0}]}, "fx[0].rate"),
     prices("prices-fx-nan", {"fx": [{**FX_ROW, "rate": float("nan")}]}, "fx[0].rate"),
     prices("prices-component-price-string", {"components": {"nic_400g": {"price": "a lot", **ROW}}},

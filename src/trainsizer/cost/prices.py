@@ -7,6 +7,7 @@ Rental offers also carry typed contract terms (``contract:``), read by :meth:`Pr
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from trainsizer.currency import CURRENCIES
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
+from trainsizer.lookup import unknown_id
 from trainsizer.validation import Flag, Int, IsoDate, Number, parse_model
 
 RentalTerm = Literal["on-demand", "daily", "monthly", "yearly", "multi-year", "preemptible"]
@@ -133,13 +135,20 @@ class PriceFile(_Row):
         return self
 
 
-def check_price_file(data: Any, origin: str) -> dict[str, Any]:
+def check_price_file(data: Any, origin: str, gpu_ids: Collection[str] | None = None) -> dict[str, Any]:
     """A parsed price list (a user's --prices file) checked row by row; one InputError names the file and the
-    field. The data is returned as it was (the lookups read the mappings)."""
+    field. With ``gpu_ids`` (the catalog in use) every row's GPU must be one of them: a misspelt id would
+    otherwise never match a plan's GPU and the price would be silently ignored. The data is returned as it was
+    (the lookups read the mappings)."""
     if not isinstance(data, dict):
         raise InputError(origin, "a prices file is a mapping like prices.yaml (fx, servers, gpu_cards, rental, "
                                  "components, opex, subsidies, rules_of_thumb)")
     parse_model(PriceFile, data, f"{origin}:")
+    if gpu_ids is not None:
+        for section in ("servers", "gpu_cards", "rental"):
+            for i, row in enumerate(data.get(section) or []):
+                if row["gpu"] not in gpu_ids:
+                    raise unknown_id(f"{origin}: {section}[{i}].gpu", row["gpu"], gpu_ids)
     return data
 
 
@@ -278,14 +287,17 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_prices(currency: str = "CNY", paths: list[str | Path] | None = None, fx: float | None = None) -> Prices:
+def load_prices(currency: str = "CNY", paths: list[str | Path] | None = None, fx: float | None = None,
+                gpu_ids: Collection[str] | None = None) -> Prices:
+    """The shipped price list with the user's files over it (each checked; with ``gpu_ids``, their rows must name
+    GPUs of that catalog), prices in ``currency``."""
     if currency not in CURRENCIES:
         raise InputError("--currency", f"{currency!r}; accepted: {', '.join(CURRENCIES)}")
     if fx is not None and not 1 <= fx <= 20:
         raise InputError("--fx", f"{fx} is not a plausible USD/CNY rate (1 to 20)")
     data = _default_data()
     for path in paths or []:
-        data = _merge(data, check_price_file(user_yaml(path, field="prices"), str(path)))
+        data = _merge(data, check_price_file(user_yaml(path, field="prices"), str(path), gpu_ids))
     return Prices(data, currency, fx)
 
 

@@ -81,7 +81,8 @@ def _context(req: PlanRequest) -> tuple[Catalog, Site, Prices]:
     site = get_site(req.site or default_site_id(all_sites), all_sites)
     if req.electricity_price is not None:
         site = with_electricity_price(site, req.electricity_price)
-    money = load_prices(req.currency or ("CNY" if resolve_lang(req.lang) == "zh-CN" else "USD"), list(req.prices))
+    money = load_prices(req.currency or ("CNY" if resolve_lang(req.lang) == "zh-CN" else "USD"), list(req.prices),
+                        gpu_ids=cat.accelerators)
     return cat, site, money
 
 

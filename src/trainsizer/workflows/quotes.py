@@ -28,7 +28,8 @@ def compare_offers(offers: list[Quote], currency: str | None = None, job: Scenar
                 cat.link(q.inter_node, f"quotes[{i}].inter_node", INTER_NODE_SCOPES)
         except InputError as exc:
             raise in_file(exc, source) from None
-    money = load_prices(currency or ("CNY" if resolve_lang(lang) == "zh-CN" else "USD"), list(prices))
+    money = load_prices(currency or ("CNY" if resolve_lang(lang) == "zh-CN" else "USD"), list(prices),
+                        gpu_ids=cat.accelerators)
     arch = resolve_model(job.model) if job is not None else None
     results = compare_quotes(offers, money, job, arch, cat)
     return {"currency": money.currency, "quotes": [r.to_dict() for r in results],
