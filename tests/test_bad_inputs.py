@@ -343,6 +343,9 @@ CORPUS = [
     Bad("flag-tp-zero", [*FLAGS, "--tp", "0"], "parallel.tp"),
     Bad("flag-method-typo", [*FLAGS, "--method", "lorra"], "training.method"),
     Bad("flag-lang", ["estimate", "--lang", "fr"], "--lang"),
+    # flags alone (no scenario file) must say what the job is: the flag is named, not the scenario key
+    Bad("flags-alone-without-model", ["estimate", "--seq-len", "4096"], "--model"),
+    Bad("flags-alone-without-gpu", ["estimate", "--model", "llama-3.2-1b", "--method", "lora"], "--gpu"),
     Bad("calibrate-holdout-zero", ["calibrate", "{tmp}/cases.yaml", "--holdout", "0", "--out", "{tmp}/c.yaml"],
         "--holdout", files={"cases.yaml": [{"id": "c1", "scenario": BASE, "measured": {"memory_gib": 30.0,
                                                                                       "memory_metric": "allocated"}}]}),

@@ -36,7 +36,8 @@ CalibrationOpt = Annotated[Path | None, typer.Option("--calibration", help="A pr
 @app.command()
 def estimate(
     scenario: Annotated[Path | None, typer.Argument(help="Scenario YAML (shared/validation/FORMAT.md). "
-                                                    "Without it and without flags: the built-in example.")] = None,
+                                                    "Without it and without flags: the built-in example; flags "
+                                                    "alone need --model, --method and --gpu.")] = None,
     model: Annotated[str | None, typer.Option(help="Model preset id, or a Hugging Face config.json path.")] = None,
     method: Annotated[str | None, typer.Option(help="full | lora | qlora | freeze")] = None,
     precision: Annotated[str | None, typer.Option(help="fp32 | fp16-mixed | bf16-mixed | bf16-true | "

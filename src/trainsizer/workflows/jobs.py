@@ -60,6 +60,14 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
     target[key] = value
 
 
+# what a scenario built from `trainsizer estimate` flags alone cannot do without: dotted key -> (flag, accepted)
+FLAGS_ALONE_NEED = {
+    "model": ("--model", "a preset id (trainsizer catalog models) or a Hugging Face config.json path"),
+    "training.method": ("--method", "full, lora, qlora, freeze"),
+    "hardware.gpu": ("--gpu", "a GPU id (trainsizer catalog gpus)"),
+}
+
+
 def scenario_data(path: Path | None, flags: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The scenario mapping from a file (or the built-in example, or flags alone) with dotted flags over it,
     and a label of where it came from."""
@@ -73,6 +81,10 @@ def scenario_data(path: Path | None, flags: dict[str, Any]) -> tuple[dict[str, A
         data = json.loads(json.dumps(packaged_yaml("trainsizer.examples", EXAMPLE)))
         origin = f"built-in example ({EXAMPLE})"
     else:
+        for dotted, (flag, accepted) in FLAGS_ALONE_NEED.items():
+            if dotted not in given:
+                raise InputError(flag, f"is required when flags alone describe the job (give a scenario file instead, "
+                                       f"or no flags at all for the built-in example); accepted: {accepted}")
         data = {"training": {"micro_batch_size": 1, "seq_len": 2048}, "parallel": {"gpus": 1}}
         origin = "command-line flags"
     model = given.pop("model", None)
