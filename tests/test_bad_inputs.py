@@ -707,6 +707,9 @@ def test_precision_error_names_the_precisions_the_gpu_supports(tmp_path, monkeyp
     _write(tmp_path / "ok.yaml", job("training.precision", "fp8-mixed", job("hardware.gpu", "rtx-4090-24gb")))
     code, output = run_cli(["estimate", str(tmp_path / "ok.yaml"), "--json"], monkeypatch, capsys)
     assert code == 0, output[-2000:]
+    # plan --gpu: the job file's precision against the flag's GPU; the message names the file it came from
+    code, output = run_cli(["plan", str(tmp_path / "ok.yaml"), "--gpu", "rtx-3090-24gb"], monkeypatch, capsys)
+    assert code == 2 and "accepted on it: fp32" in output and f"(in {tmp_path / 'ok.yaml'})" in output, output
 
 
 def test_the_planner_keeps_gpus_without_fp8_for_an_fp8_job_it_was_not_told_to_use():

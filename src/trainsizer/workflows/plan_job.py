@@ -10,7 +10,7 @@ from typing import Any
 from trainsizer.cost.per_run import Workload
 from trainsizer.cost.prices import Prices, load_prices
 from trainsizer.cost.subsidy import Subsidy, in_currency, load_subsidies
-from trainsizer.errors import InputError
+from trainsizer.errors import InputError, in_file
 from trainsizer.estimate.estimator import check_precision
 from trainsizer.hardware.catalog import Catalog, load_catalog
 from trainsizer.hardware.market import availability, default_market, parse_market
@@ -129,7 +129,12 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     """Search, price and rank the layouts of ``job`` under ``req``; recommend one."""
     cat, site, money = _context(req)
     for gid in req.gpus:  # a GPU the user names must run the job's precision (fp8 needs fp8 tensor cores)
-        check_precision(job, cat.accelerator(gid, "--gpu"))
+        try:
+            check_precision(job, cat.accelerator(gid, "--gpu"))
+        except InputError as exc:
+            if exc.field == "--gpu":  # an unknown id: the flag alone is wrong
+                raise
+            raise in_file(exc, job_label) from None  # the job file's precision against the flag's GPU
     if req.deadline_s and not job.training.tokens:
         raise InputError("--deadline", "needs training.tokens in the job to compute the time to train")
     if req.budget is not None and not req.budget > 0:
