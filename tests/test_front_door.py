@@ -1,0 +1,68 @@
+"""What keeps `trainsizer estimate` fast, checked by what it imports and does (never by timing it: the timing is
+benchmarks/bench_front_door.py): the probe and burn-in commands load only when named, PyYAML only when YAML
+text is parsed, and the executable leaves the final garbage collection out."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from typer.testing import CliRunner
+
+from trainsizer.cli import app
+
+PROBE = """
+import json, sys
+from trainsizer.cli import main
+sys.argv = ["trainsizer", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+names = ("trainsizer.probe.cli", "trainsizer.probe.burnin.cli", "yaml", "numpy", "rich")
+print(json.dumps({n: n in sys.modules for n in names}), file=sys.stderr)
+"""
+
+
+def _modules_after(args: list[str], cache: str) -> dict[str, bool]:
+    env = {**os.environ, "TRAINSIZER_CACHE_DIR": cache}
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env, check=True)
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def test_estimate_imports_neither_the_probes_nor_pyyaml_once_the_data_cache_is_warm(tmp_path):
+    cold = _modules_after(["estimate", "--json"], str(tmp_path))  # the first run parses the shipped YAML
+    assert cold["yaml"] and not cold["trainsizer.probe.cli"]
+    warm = _modules_after(["estimate", "--json"], str(tmp_path))
+    assert warm == {"trainsizer.probe.cli": False, "trainsizer.probe.burnin.cli": False, "yaml": False,
+                    "numpy": False, "rich": False}
+    table = _modules_after(["estimate"], str(tmp_path))
+    assert table["rich"] and not table["yaml"] and not table["trainsizer.probe.cli"]
+
+
+def test_lazy_sub_apps_are_listed_resolved_and_suggested():
+    runner = CliRunner()
+    listed = runner.invoke(app, ["--help"])
+    assert listed.exit_code == 0 and "burnin" in listed.output and "probe" in listed.output
+    probe = runner.invoke(app, ["probe", "--help"])
+    assert probe.exit_code == 0 and "memory" in probe.output and "comm" in probe.output
+    assert "[probe]" in probe.output  # rich markup would swallow an unescaped [probe]
+    typo = runner.invoke(app, ["prob"])
+    assert typo.exit_code != 0 and "probe" in typo.output
+
+
+def test_the_executable_freezes_the_collector_only_at_exit():
+    script = """
+import gc, sys
+from trainsizer.cli import console, main
+sys.argv = ["trainsizer", "catalog", "links", "--json"]
+main()
+after_main = gc.get_freeze_count()
+console()
+print(after_main, gc.get_freeze_count() > 0, file=sys.stderr)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stderr.split()[-2:] == ["0", "True"]  # main() (tests, the API) leaves the collector alone
+    assert len(done.stdout.strip().splitlines()) > 2  # both outputs complete
