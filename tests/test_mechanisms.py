@@ -86,3 +86,17 @@ def test_fsdp_gathers_4bit_bases_as_stored():
     arch = resolve_model(qlora.model)
     gpu = default_catalog().accelerator("h100-sxm5-80gb")
     assert zero3_mb(step_context(qlora, arch, gpu)[0]) < 0.4 * zero3_mb(step_context(lora, arch, gpu)[0])
+
+
+def test_sdpa_on_hopper_runs_flashattention2_slower_than_the_fused_kernels_of_flash():
+    from trainsizer.estimate.step import default_performance_model
+    from trainsizer.estimate.step_terms import attention_relative
+
+    p = default_performance_model()
+    assert attention_relative(p, "hopper", "bf16", "sdpa") < attention_relative(p, "hopper", "bf16", "flash")
+    assert attention_relative(p, "ampere", "bf16", "sdpa") == attention_relative(p, "ampere", "bf16", "flash")
+    assert attention_relative(p, "hopper", "bf16", "eager") == 1.0
+    long = {"seq_len": 32768, "activation_checkpointing": "full"}
+    sdpa = estimate(scenario({**long, "attention": "sdpa"}, {"zero": 3}), with_limits=False).performance
+    flash = estimate(scenario({**long, "attention": "flash"}, {"zero": 3}), with_limits=False).performance
+    assert sdpa.step_time_s > flash.step_time_s * 1.1  # at 32k tokens attention is most of the step

@@ -116,7 +116,7 @@ def stack_speed(cases: list[SpeedCase], metrics: list[str]) -> SpeedTerms:
     columns = {}
     for f in fields(RawStep):
         values = [getattr(r, f.name) for r in raws]
-        text = f.name in ("architecture", "dtype", "attention_dtype", "precision")
+        text = f.name in ("architecture", "dtype", "attention_dtype", "attention_kernel", "precision")
         columns[f.name] = values if text else np.array(values, dtype=float)
     arrays = [np.array([c[i] for c in cases], dtype=float) for i in range(1, 8)]
     return SpeedTerms(RawStep(**columns), *arrays, tuple(metrics))

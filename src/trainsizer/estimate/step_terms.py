@@ -258,7 +258,7 @@ class RawStep:
     expert_tokens: float  # rows of one expert's GEMM (tokens routed to one local expert per micro-batch)
     expert_width: float
     attention_s: float  # the attention core at the dense peak of ``attention_dtype``
-    fused_attention: bool  # FlashAttention / fused SDPA (else eager: batched GEMMs and a softmax)
+    attention_kernel: str  # flash | sdpa (fused kernels) | eager (batched GEMMs and a softmax)
     saved_traffic_s: float  # element-wise seconds per unit of elementwise_bytes_per_saved_byte
     dequantization_mb: float
     tp_mb: float
@@ -295,7 +295,7 @@ def raw_step(ctx: StepContext) -> RawStep:
                    at_peak(fl.linear_per_token, ctx.peak_tflops), at_peak(fl.expert_per_token, ctx.peak_tflops),
                    expert_tokens, expert_width,
                    at_peak(fl.attention_per_token, ctx.attention_peak_tflops or ctx.peak_tflops),
-                   ctx.scenario.training.attention != "eager",
+                   ctx.scenario.training.attention,
                    saved_traffic_s(ctx), dequantization_mb(ctx), tensor_parallel_mb(ctx), context_parallel_mb(ctx),
                    expert_parallel_mb(ctx), pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx),
                    data_parallel_gather_s(ctx), optimizer_s, offload_s, ctx.layers_per_stage, par.pp, par.virtual_pp,
@@ -354,6 +354,22 @@ def saturation(rows: Any, width: Any, p: dict[str, Any]) -> Any:
     return safe_div(rows, rows + c["half_tokens"]) * safe_div(width, width + c["half_width"])
 
 
+def attention_relative(p: dict[str, Any], architecture: str, dtype: str, kernel: str) -> float:
+    """The fraction of the GEMM efficiency a fused attention kernel reaches on ``architecture``: the ``flash``
+    table, with ``attention_relative_efficiency_sdpa`` over it for PyTorch's SDPA (on Hopper its flash backend is
+    FlashAttention-2, without the Hopper kernels of FlashAttention-3 or cuDNN); eager attention: 1 (its products
+    are batched GEMMs). fp32 runs on the CUDA cores (``max_efficiency_fp32``), as the GEMMs do."""
+    c = p["compute"]
+    if kernel == "eager":
+        return 1.0
+    if dtype == "fp32":
+        return c["max_efficiency_fp32"]
+    table = c["attention_relative_efficiency"]
+    if kernel == "sdpa":
+        table = {**table, **(c.get("attention_relative_efficiency_sdpa") or {})}
+    return table.get(architecture, table["default"])
+
+
 def raw_efficiency(raw: RawStep, p: dict[str, Any]) -> Any:
     """Fraction of the dense peak a GEMM-bound micro-batch reaches: a per-architecture ceiling, lowered for
     few tokens and narrow matrices (saturating in each, half-way at ``half_tokens`` / ``half_width``).
@@ -365,9 +381,15 @@ def compute_s(raw: RawStep, p: dict[str, Any]) -> Any:
     """Seconds of one micro-batch's GEMMs and attention: each part over its own peak and efficiency."""
     linear_eff = raw_efficiency(raw, p)
     expert_eff = _ceiling(raw, "dtype", p) * saturation(raw.expert_tokens, raw.expert_width, p)
-    # fused attention kernels reach a fraction of what GEMMs reach (``attention_relative_efficiency``); eager
-    # attention runs its score and value products as batched GEMMs
-    relative = where(raw.fused_attention, _ceiling(raw, "attention_dtype", p, "attention_relative_efficiency"), 1.0)
+    # fused attention kernels reach a fraction of what GEMMs reach (``attention_relative_efficiency``, by kernel);
+    # eager attention runs its score and value products as batched GEMMs
+    if isinstance(raw.architecture, str):
+        relative: Any = attention_relative(p, raw.architecture, raw.attention_dtype, raw.attention_kernel)
+    else:
+        import numpy as np
+
+        relative = np.array([attention_relative(p, a, d, k) for a, d, k in
+                             zip(raw.architecture, raw.attention_dtype, raw.attention_kernel, strict=True)])
     attention_eff = _ceiling(raw, "attention_dtype", p) * saturation(raw.local_tokens, raw.width, p) * relative
     return (safe_div(raw.linear_s, linear_eff) + safe_div(raw.expert_s, expert_eff)
             + safe_div(raw.attention_s, attention_eff))

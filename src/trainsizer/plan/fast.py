@@ -247,7 +247,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
                      shared_host_gbps: float | None = None) -> np.ndarray:
     """Approximate step time (s) for every candidate: compute, TP/DP/ZeRO-3 communication, bubble, offload, and
     the MFU ceiling of the GPU's architecture and precision."""
-    from trainsizer.estimate.step_terms import mfu_ceiling
+    from trainsizer.estimate.step_terms import attention_relative, mfu_ceiling
 
     p = pp_params or default_performance_model()
     tr = scenario.training
@@ -269,7 +269,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     linear_eff = ceiling("max_efficiency", dtype) * saturation(tokens_local, width)
     expert_eff = ceiling("max_efficiency", dtype) * saturation(tokens_local * b.expert_rows_per_token,
                                                                b.expert_width / tp)
-    relative = ceiling("attention_relative_efficiency", attention_dtype) if tr.attention != "eager" else 1.0
+    relative = attention_relative(p, gpu.architecture or "", attention_dtype, tr.attention)
     attention_eff = ceiling("max_efficiency", attention_dtype) * saturation(tokens_local, width) * relative
     fl = np.array([b.flops[m] for m in CKPT])[lay.ckpt]  # (candidates, 4)
     gbs = scenario.global_batch_size if tr.global_batch_size else None
