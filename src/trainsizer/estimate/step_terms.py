@@ -331,20 +331,22 @@ def where(condition: Any, a: Any, b: Any) -> Any:
     return a if condition else b
 
 
-def _ceiling(raw: RawStep, dtype_field: str, p: dict[str, Any], table_key: str = "max_efficiency") -> Any:
-    """The per-architecture ceiling of ``table_key`` (fp32 runs on the CUDA cores: ``max_efficiency_fp32``)."""
+def gemm_ceiling(p: dict[str, Any], architecture: str, dtype: str) -> float:
+    """The per-architecture ceiling of the GEMM efficiency (``max_efficiency``); fp32 runs on the CUDA cores
+    (``max_efficiency_fp32``)."""
     c = p["compute"]
-    table = c[table_key]
+    return c["max_efficiency_fp32"] if dtype == "fp32" else c["max_efficiency"].get(architecture,
+                                                                                   c["max_efficiency"]["default"])
 
-    def one(architecture: str, dtype: str) -> float:
-        return c["max_efficiency_fp32"] if dtype == "fp32" else table.get(architecture, table["default"])
 
+def _ceiling(raw: RawStep, dtype_field: str, p: dict[str, Any]) -> Any:
+    """:func:`gemm_ceiling` of one case, or of each case in arrays (:mod:`trainsizer.estimate.refit`)."""
     dtypes = getattr(raw, dtype_field)
     if isinstance(raw.architecture, str):
-        return one(raw.architecture, dtypes)
+        return gemm_ceiling(p, raw.architecture, dtypes)
     import numpy as np
 
-    return np.array([one(a, d) for a, d in zip(raw.architecture, dtypes, strict=True)])
+    return np.array([gemm_ceiling(p, a, d) for a, d in zip(raw.architecture, dtypes, strict=True)])
 
 
 def saturation(rows: Any, width: Any, p: dict[str, Any]) -> Any:

@@ -247,7 +247,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
                      shared_host_gbps: float | None = None) -> np.ndarray:
     """Approximate step time (s) for every candidate: compute, TP/DP/ZeRO-3 communication, bubble, offload, and
     the MFU ceiling of the GPU's architecture and precision."""
-    from trainsizer.estimate.step_terms import attention_relative, mfu_ceiling
+    from trainsizer.estimate.step_terms import attention_relative, gemm_ceiling, mfu_ceiling, saturation
 
     p = pp_params or default_performance_model()
     tr = scenario.training
@@ -256,21 +256,15 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     if dtype == "fp8" and tr.fp8_scope == "linear":
         attention_peak, attention_dtype, _ = peak_for(gpu, "bf16-mixed")
     tp, pp, cp, dp = lay.tp.astype(float), lay.pp.astype(float), lay.cp.astype(float), lay.dp.astype(float)
-    c = p["compute"]
-
-    def ceiling(table: str, dt: str) -> float:
-        return c["max_efficiency_fp32"] if dt == "fp32" else c[table].get(gpu.architecture or "", c[table]["default"])
-
-    def saturation(rows: np.ndarray, width: np.ndarray) -> np.ndarray:
-        return rows / np.maximum(rows + c["half_tokens"], 1e-30) * width / np.maximum(width + c["half_width"], 1e-30)
-
-    tokens_local = lay.mbs * tr.seq_len / cp
+    architecture = gpu.architecture or ""
+    # the efficiencies of estimate/step_terms.py (compute_s), over every layout at once
+    tokens_local = (lay.mbs * tr.seq_len / cp).astype(float)
     width = b.hidden / tp
-    linear_eff = ceiling("max_efficiency", dtype) * saturation(tokens_local, width)
-    expert_eff = ceiling("max_efficiency", dtype) * saturation(tokens_local * b.expert_rows_per_token,
-                                                               b.expert_width / tp)
-    relative = attention_relative(p, gpu.architecture or "", attention_dtype, tr.attention)
-    attention_eff = ceiling("max_efficiency", attention_dtype) * saturation(tokens_local, width) * relative
+    linear_eff = gemm_ceiling(p, architecture, dtype) * saturation(tokens_local, width, p)
+    expert_eff = gemm_ceiling(p, architecture, dtype) * saturation(tokens_local * b.expert_rows_per_token,
+                                                                   b.expert_width / tp, p)
+    relative = attention_relative(p, architecture, attention_dtype, tr.attention)
+    attention_eff = gemm_ceiling(p, architecture, attention_dtype) * saturation(tokens_local, width, p) * relative
     fl = np.array([b.flops[m] for m in CKPT])[lay.ckpt]  # (candidates, 4)
     gbs = scenario.global_batch_size if tr.global_batch_size else None
     gas = np.maximum(1, (gbs // np.maximum(1, lay.mbs * lay.dp)) if gbs else np.ones(len(lay)))
