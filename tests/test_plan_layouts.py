@@ -78,10 +78,15 @@ def test_gb200_plans_span_whole_nvl72_domains():
     assert all(o["hardware"]["gpus_per_node"] in (72,) or o["hardware"]["gpus"] < 72 for o in result.options)
 
 
-def test_no_dense_bf16_option_claims_an_mfu_above_the_evidence():
-    data = user_yaml(REPO / "examples" / "jobs" / "llama-3.1-70b-full-finetune.yaml")
+SMALL_DENSE_JOB = {"model": {"preset": "llama-3.2-1b"}, "training": {"method": "full", "precision": "bf16-mixed",
+                   "micro_batch_size": 8, "seq_len": 4096, "global_batch_size": 256, "tokens": 1.0e10}}
+
+
+@pytest.mark.parametrize("job", ["llama-3.1-70b-full-finetune", "small-dense"])
+def test_no_dense_bf16_option_claims_an_mfu_above_the_evidence(job):
+    data = SMALL_DENSE_JOB if job == "small-dense" else user_yaml(REPO / "examples" / "jobs" / f"{job}.yaml")
     sc = scenario_from_dict({**data, "parallel": {"gpus": 1}, "hardware": {"gpu": "h100-sxm5-80gb"}})
-    result = plan(sc, resolve_model(sc.model), Constraints(max_gpus=1024, top=1000))
+    result = plan(sc, resolve_model(sc.model), Constraints(max_gpus=256 if job == "small-dense" else 1024, top=1000))
     assert result.options
     cat, params = default_catalog(), default_performance_model()
     for opt in result.options:
