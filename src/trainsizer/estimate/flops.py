@@ -130,7 +130,7 @@ def step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
     flash = tr.attention in ("flash", "sdpa")
 
     model = hardware = forward = 0.0
-    model_attn = hardware_attn = 0.0  # the attention square's share of model and hardware (full convention)
+    model_attn = 0.0  # the attention square's share of the model FLOPs (full convention)
     lin = exp = att = 0.0  # executed: linear, expert, attention
     for i in range(arch.num_layers):
         d_par, e_par = _layer_matmul_params(arch, i)
@@ -141,7 +141,7 @@ def step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
         if tr.method == "freeze" and i < first_trainable:
             model += fwd  # no gradient reaches these layers
             hardware += fwd
-            model_attn, hardware_attn = model_attn + attn, hardware_attn + attn
+            model_attn += attn
             lin, exp, att = lin + dense_d, exp + dense_e, att + attn * causal
             continue
         grads = 1.0 if not frozen_base or tr.method == "freeze" else 0.0  # weight gradients
@@ -161,7 +161,6 @@ def step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
             recompute_lin, recompute_exp = 2.0 * r_d, 2.0 * r_e
         flash_recompute = attn / 2 if flash else 0.0  # QK^T again in backward
         hardware += layer + recompute_lin + recompute_exp + recompute_attn + flash_recompute
-        hardware_attn += 3 * attn + recompute_attn + flash_recompute
         lin += recompute_lin
         exp += recompute_exp
         att += (recompute_attn + flash_recompute) * causal
@@ -182,7 +181,6 @@ def step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
     hardware += head_cost
     lin += head_cost
     forward += head
-    # model FLOPs count the useful part of the square, hardware FLOPs what the kernel executes
+    # model FLOPs count the useful part of the square; hardware FLOPs are what the kernels execute
     useful = model - (1 - useful_attention_fraction(scenario, arch)) * model_attn
-    executed = hardware - (1 - causal) * hardware_attn
-    return StepFlops(useful, executed, forward, attn * arch.num_layers, lin, exp, att, model, hardware)
+    return StepFlops(useful, lin + exp + att, forward, attn * arch.num_layers, lin, exp, att, model, hardware)

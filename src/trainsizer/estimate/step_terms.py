@@ -322,15 +322,6 @@ def positive_part(x: Any) -> Any:
     return x.clip(min=0.0) if _is_array(x) else max(0.0, x)
 
 
-def where(condition: Any, a: Any, b: Any) -> Any:
-    """``a`` where ``condition`` holds, else ``b``; for one case (a bool) or many (arrays)."""
-    if _is_array(condition) or _is_array(a):
-        import numpy as np
-
-        return np.where(condition, a, b)
-    return a if condition else b
-
-
 def gemm_ceiling(p: dict[str, Any], architecture: str, dtype: str) -> float:
     """The per-architecture ceiling of the GEMM efficiency (``max_efficiency``); fp32 runs on the CUDA cores
     (``max_efficiency_fp32``)."""
