@@ -4,6 +4,7 @@ name, NIC shares of strided groups and cross-node all-to-all, 4-bit FSDP gathers
 import pytest
 
 from trainsizer.api import estimate
+from trainsizer.errors import InputError
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_to_all_s
 from trainsizer.estimate.flops import step_flops
 from trainsizer.estimate.step import step_context
@@ -100,3 +101,25 @@ def test_sdpa_on_hopper_runs_flashattention2_slower_than_the_fused_kernels_of_fl
     sdpa = estimate(scenario({**long, "attention": "sdpa"}, {"zero": 3}), with_limits=False).performance
     flash = estimate(scenario({**long, "attention": "flash"}, {"zero": 3}), with_limits=False).performance
     assert sdpa.step_time_s > flash.step_time_s * 1.1  # at 32k tokens attention is most of the step
+
+
+def test_packed_documents_shrink_the_attention_work_to_their_own_blocks():
+    whole = scenario({"seq_len": 32768})
+    packed = scenario({"seq_len": 32768, "document_tokens": 2048})
+    arch = resolve_model(whole.model)
+    fw, fp = step_flops(whole, arch), step_flops(packed, arch)
+    square = 3 * fw.attention_forward_per_token  # forward, input-gradient and weight-gradient pass of the scores
+    # useful work: each 2,048-token document's causal half, 1/16 of the pack's
+    assert fp.model_per_token == pytest.approx(fw.model_per_token - square / 2 * (1 - 2048 / 32768))
+    assert fp.attention_per_token == pytest.approx(fw.attention_per_token * 2048 / 32768)
+    assert fp.model_full_attention_per_token == fw.model_full_attention_per_token  # the published convention
+    eager = step_flops(scenario({"seq_len": 32768, "document_tokens": 2048, "attention": "eager"}), arch)
+    assert eager.attention_per_token == pytest.approx(
+        step_flops(scenario({"seq_len": 32768, "attention": "eager"}), arch).attention_per_token)  # a dense mask
+    fast = estimate(packed, with_limits=False).performance.step_time_s
+    assert fast < estimate(whole, with_limits=False).performance.step_time_s * 0.8  # attention was most of it
+
+
+def test_documents_longer_than_the_sequence_are_refused():
+    with pytest.raises(InputError, match="document_tokens"):
+        scenario({"seq_len": 4096, "document_tokens": 8192})

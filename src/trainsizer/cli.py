@@ -55,6 +55,8 @@ def estimate(
                                                      "or all-linear.")] = None,
     quantization: Annotated[str | None, typer.Option(help="nf4 | nf4-dq | int8 | int4 (qlora)")] = None,
     loss: Annotated[str | None, typer.Option(help="standard | chunked cross-entropy")] = None,
+    document_tokens: Annotated[int | None, typer.Option("--document-tokens", help="Packed sequences: tokens per "
+                                                        "document, each attending only to itself.")] = None,
     gpus: Annotated[int | None, typer.Option(help="Total GPUs.")] = None,
     tp: Annotated[int | None, typer.Option()] = None,
     pp: Annotated[int | None, typer.Option()] = None,
@@ -91,7 +93,8 @@ def estimate(
         "training.seq_len": seq_len, "training.global_batch_size": global_batch_size,
         "training.activation_checkpointing": checkpointing, "training.attention": attention,
         "training.lora.rank": lora_rank, "training.lora.alpha": lora_alpha, "training.lora.targets": targets,
-        "training.quantization": quantization, "training.loss": loss, "parallel.gpus": gpus,
+        "training.quantization": quantization, "training.loss": loss, "training.document_tokens": document_tokens,
+        "parallel.gpus": gpus,
         "parallel.tp": tp, "parallel.pp": pp, "parallel.cp": cp, "parallel.virtual_pp": virtual_pp,
         "parallel.sequence_parallel": sequence_parallel, "parallel.zero": zero, "parallel.offload": offload,
         "hardware.gpu": gpu, "hardware.gpus_per_node": gpus_per_node, "hardware.intra_node": intra_node,

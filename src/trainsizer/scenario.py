@@ -123,6 +123,11 @@ class TrainingSpec(_Strict):
     fp8_scope: Fp8Scope = Field("linear", description="extension: with fp8-mixed, which GEMMs run in FP8: 'linear' "
                                 "(Transformer Engine, torchao Float8Linear: attention stays bf16) or "
                                 "'linear+attention' (TE fp8_dpa)")
+    document_tokens: Int | None = Field(None, gt=0, le=16_777_216, description="extension: each sequence is packed "
+                                        "from documents of about this many tokens (for varied lengths: sum of "
+                                        "squares / sum), each attending only to itself, with a kernel that skips "
+                                        "the other documents (FlashAttention varlen, flex attention, THD); default: "
+                                        "one document per sequence")
 
     @model_validator(mode="before")
     @classmethod
@@ -138,6 +143,9 @@ class TrainingSpec(_Strict):
             raise ValueError(f"quantization: only method qlora quantizes the base weights (method is {self.method})")
         if self.method not in ("lora", "qlora") and self.lora is not None:
             raise ValueError(f"lora: a lora block needs method lora or qlora (method is {self.method})")
+        if self.document_tokens is not None and self.document_tokens > self.seq_len:
+            raise ValueError(f"document_tokens: {self.document_tokens} is longer than seq_len ({self.seq_len}); "
+                             "accepted: 1 to seq_len")
         return self
 
 

@@ -99,13 +99,18 @@ def _attention_forward_per_token(arch: Architecture, seq_len: int) -> float:
 
 
 def useful_attention_fraction(scenario: Scenario, arch: Architecture) -> float:
-    """Fraction of the full attention square that is useful work: 1/2 under a causal mask (decoders), else 1."""
-    mask = scenario.training.attention_mask or ("causal" if arch.lm_head else "full")
-    return 0.5 if mask == "causal" else 1.0
+    """Fraction of the full attention square that is useful work: 1/2 under a causal mask (decoders), else 1; with
+    packed documents that attend only to themselves, the blocks on the diagonal: sum(s_i^2) / S^2 = document /
+    sequence length (Megatron-Bridge's THD count, sum of s_i^2, flop_utils ``accumulate_flops_metadata``)."""
+    tr = scenario.training
+    mask = tr.attention_mask or ("causal" if arch.lm_head else "full")
+    documents = min(tr.document_tokens, tr.seq_len) / tr.seq_len if tr.document_tokens else 1.0
+    return (0.5 if mask == "causal" else 1.0) * documents
 
 
 def causal_fraction(scenario: Scenario, arch: Architecture) -> float:
-    """Fraction of the attention matmuls executed: 1/2 with a causal mask in a kernel that skips masked blocks."""
+    """Fraction of the attention matmuls executed: the useful fraction in a fused kernel that skips masked blocks
+    (1/2 under a causal mask, less with packed documents); eager attention computes the whole square."""
     useful = useful_attention_fraction(scenario, arch)
     return useful if scenario.training.attention in ("flash", "sdpa") else 1.0
 
