@@ -123,3 +123,14 @@ def test_packed_documents_shrink_the_attention_work_to_their_own_blocks():
 def test_documents_longer_than_the_sequence_are_refused():
     with pytest.raises(InputError, match="document_tokens"):
         scenario({"seq_len": 4096, "document_tokens": 8192})
+
+
+def test_a_power_limited_card_sustains_its_share_of_the_nominal_peak():
+    sxm = estimate(scenario(hardware={"gpu": "a100-sxm4-40gb"}, parallel={"gpus": 1},
+                            training={"method": "lora", "seq_len": 2048}), with_limits=False).performance
+    pcie = estimate(scenario(hardware={"gpu": "a100-pcie-40gb"}, parallel={"gpus": 1},
+                             training={"method": "lora", "seq_len": 2048}), with_limits=False).performance
+    fraction = default_catalog().accelerator("a100-pcie-40gb").sustained_fraction
+    assert fraction == 0.9 and sxm.peak_tflops == pcie.peak_tflops  # the same nominal peak, MFU against it
+    assert pcie.breakdown_s["compute"] == pytest.approx(sxm.breakdown_s["compute"] / fraction)
+    assert pcie.mfu < sxm.mfu

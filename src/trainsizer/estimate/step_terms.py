@@ -284,6 +284,10 @@ def raw_step(ctx: StepContext) -> RawStep:
     def at_peak(flops_per_token: float, peak: float) -> float:
         return flops_per_token * split / (peak * 1e12) if peak else 0.0
 
+    # a power-limited card sustains only part of its nominal peak (catalog ``sustained_fraction``); MFU and its
+    # ceiling stay against the nominal peak
+    sustained = ctx.gpu.sustained_fraction or 1.0
+
     optimizer_s, offload_s = optimizer_and_offload_s(ctx)
     expert_tokens = expert_width = 0.0
     if arch.moe:
@@ -292,9 +296,9 @@ def raw_step(ctx: StepContext) -> RawStep:
         expert_width = arch.moe.expert_intermediate_size / par.tp
     return RawStep(ctx.scenario.grad_accumulation_steps, ctx.gpu.architecture or "", ctx.dtype,
                    ctx.attention_dtype or ctx.dtype, ctx.local_tokens, arch.hidden_size / par.tp,
-                   at_peak(fl.linear_per_token, ctx.peak_tflops), at_peak(fl.expert_per_token, ctx.peak_tflops),
-                   expert_tokens, expert_width,
-                   at_peak(fl.attention_per_token, ctx.attention_peak_tflops or ctx.peak_tflops),
+                   at_peak(fl.linear_per_token, ctx.peak_tflops * sustained),
+                   at_peak(fl.expert_per_token, ctx.peak_tflops * sustained), expert_tokens, expert_width,
+                   at_peak(fl.attention_per_token, (ctx.attention_peak_tflops or ctx.peak_tflops) * sustained),
                    ctx.scenario.training.attention,
                    saved_traffic_s(ctx), dequantization_mb(ctx), tensor_parallel_mb(ctx), context_parallel_mb(ctx),
                    expert_parallel_mb(ctx), pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx),

@@ -102,6 +102,8 @@ class Accelerator(_Entry):
     pcie_gen: Int | None = Field(None, ge=1, le=9)
     p2p: Flag | None = None
     tdp_w: Number | None = Field(None, gt=0, le=100_000)
+    # the share of the nominal peak a power-limited card sustains in training (None: all of it)
+    sustained_fraction: Number | None = Field(None, gt=0, le=1)
     form_factor: str | None = None
     default_intra_node: str | None = None
     # link id of the usual scale-out network for this part (e.g. roce-200 for Ascend: never InfiniBand);

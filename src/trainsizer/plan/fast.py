@@ -269,9 +269,11 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     gbs = scenario.global_batch_size if tr.global_batch_size else None
     gas = np.maximum(1, (gbs // np.maximum(1, lay.mbs * lay.dp)) if gbs else np.ones(len(lay)))
     split = lay.mbs * tr.seq_len / (tp * cp * pp)
-    compute_mb = split * (fl[:, 1] / (peak * 1e12) / linear_eff
-                          + np.where(fl[:, 2] > 0, fl[:, 2] / (peak * 1e12) / np.maximum(expert_eff, 1e-30), 0.0)
-                          + fl[:, 3] / (attention_peak * 1e12) / attention_eff)
+    sustained = gpu.sustained_fraction or 1.0  # a power-limited card's share of its nominal peak (raw_step)
+    compute_mb = split / sustained * (fl[:, 1] / (peak * 1e12) / linear_eff
+                                      + np.where(fl[:, 2] > 0, fl[:, 2] / (peak * 1e12) / np.maximum(expert_eff, 1e-30),
+                                                 0.0)
+                                      + fl[:, 3] / (attention_peak * 1e12) / attention_eff)
     hbm = (gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * p["memory_bound"]["hbm_efficiency"]
     rep, sh = b.act["none"][0], b.act["none"][1] + b.act["none"][2]
     passes = np.where(lay.ckpt == 2, 1.5, 1.0)
