@@ -79,9 +79,9 @@ def user_yaml(path: str | Path, field: str = "file") -> Any:
     p = Path(path)
     if not p.is_file():
         raise InputError(field, f"no such file: {p}")
-    import yaml
+    import yaml  # a user's file is always YAML text: PyYAML is needed here anyway
 
-    from trainsizer.yaml_text import DuplicateKey, load_yaml_text
+    from trainsizer.yaml_text import DuplicateKey
 
     try:
         return load_yaml_text(p.read_text(encoding="utf-8"))

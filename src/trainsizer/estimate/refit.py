@@ -82,8 +82,22 @@ def memory_prediction(t: MemoryTerms, mp: dict[str, Any]) -> float:
 
 
 @dataclass(frozen=True)
+class SpeedCase:
+    """One speed case: its raw step and what its figures are computed from (per token, all GPUs together)."""
+
+    raw: RawStep
+    tokens_per_step: float
+    gpus: float
+    model_flops_per_token: float
+    hardware_flops_per_token: float
+    peak_tflops: float
+    model_full_attention_per_token: float
+    hardware_full_attention_per_token: float
+
+
+@dataclass(frozen=True)
 class SpeedTerms:
-    """Many speed cases, their step terms stacked as arrays."""
+    """Many speed cases, their step terms stacked as arrays (the fields of :class:`SpeedCase`)."""
 
     raw: RawStep
     tokens_per_step: np.ndarray
@@ -96,9 +110,6 @@ class SpeedTerms:
     metrics: tuple[str, ...]  # the Performance attribute each case is compared on
 
 
-SpeedCase = tuple[RawStep, float, int, float, float, float, float, float]  # raw step, tokens, GPUs, FLOPs..., peak
-
-
 def speed_case(scenario: Scenario, memory_params: dict[str, Any] | None = None,
                perf_params: dict[str, Any] | None = None) -> SpeedCase:
     """One case's raw step and what its figures are computed from."""
@@ -106,20 +117,22 @@ def speed_case(scenario: Scenario, memory_params: dict[str, Any] | None = None,
     check_layout(scenario, arch)
     ctx, _ = step_context(scenario, arch, resolve_gpu(scenario), None, perf_params or default_performance_model(),
                           memory_params or default_memory_model())
-    return (raw_step(ctx), scenario.global_batch_size * scenario.training.seq_len, scenario.parallel.gpus,
-            ctx.flops.model_per_token, ctx.flops.hardware_per_token, ctx.peak_tflops,
-            ctx.flops.model_full_attention_per_token, ctx.flops.hardware_full_attention_per_token)
+    fl = ctx.flops
+    return SpeedCase(raw_step(ctx), scenario.global_batch_size * scenario.training.seq_len, scenario.parallel.gpus,
+                     fl.model_per_token, fl.hardware_per_token, ctx.peak_tflops, fl.model_full_attention_per_token,
+                     fl.hardware_full_attention_per_token)
+
+
+def _stack(values: list[Any], annotation: str) -> Any:
+    """One column of many cases: text fields (architecture, dtypes, kernel, precision) stay a list."""
+    return values if annotation == "str" else np.array(values, dtype=float)
 
 
 def stack_speed(cases: list[SpeedCase], metrics: list[str]) -> SpeedTerms:
-    raws = [c[0] for c in cases]
-    columns = {}
-    for f in fields(RawStep):
-        values = [getattr(r, f.name) for r in raws]
-        text = f.name in ("architecture", "dtype", "attention_dtype", "attention_kernel", "precision")
-        columns[f.name] = values if text else np.array(values, dtype=float)
-    arrays = [np.array([c[i] for c in cases], dtype=float) for i in range(1, 8)]
-    return SpeedTerms(RawStep(**columns), *arrays, tuple(metrics))
+    raw = RawStep(**{f.name: _stack([getattr(c.raw, f.name) for c in cases], f.type) for f in fields(RawStep)})
+    columns = {f.name: _stack([getattr(c, f.name) for c in cases], f.type) for f in fields(SpeedCase)
+               if f.name != "raw"}
+    return SpeedTerms(raw, **columns, metrics=tuple(metrics))
 
 
 def speed_predictions(t: SpeedTerms, pp: dict[str, Any]) -> np.ndarray:

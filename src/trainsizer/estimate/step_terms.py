@@ -14,6 +14,7 @@ supports for its GPU architecture and precision (``mfu_ceiling``). All fractions
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,11 @@ from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
 
 PCIE_GBPS = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}  # x16 per direction (PCI-SIG); 80 % of it is reached
+
+
+def pcie_bytes_per_s(gpu: Accelerator) -> float:
+    """Host-to-device bytes per second over the card's x16 link (80 % of the PCI-SIG rate; gen 4 if unknown)."""
+    return PCIE_GBPS.get(gpu.pcie_gen or 4, 32.0) * 0.8e9
 
 
 def optimizer_bytes_per_param(optimizer: str, precision: str, p: dict[str, Any]) -> float:
@@ -233,7 +239,7 @@ def optimizer_and_offload_s(ctx: StepContext) -> tuple[float, float]:
     if par.offload == "none":
         return optimizer_s, 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
-    pcie = PCIE_GBPS.get(ctx.gpu.pcie_gen or 4, 32.0) * 0.8e9
+    pcie = pcie_bytes_per_s(ctx.gpu)
     moved = ctx.trainable_local / shards * (grad_b + w_b)
     offload_s = moved / pcie + ctx.trainable_local / shards / ctx.params["overhead"].get("cpu_adam_params_per_s",
                                                                                          1.0e9)
@@ -334,14 +340,20 @@ def gemm_ceiling(p: dict[str, Any], architecture: str, dtype: str) -> float:
                                                                                    c["max_efficiency"]["default"])
 
 
-def _ceiling(raw: RawStep, dtype_field: str, p: dict[str, Any]) -> Any:
-    """:func:`gemm_ceiling` of one case, or of each case in arrays (:mod:`trainsizer.estimate.refit`)."""
-    dtypes = getattr(raw, dtype_field)
+def per_case(raw: RawStep, lookup: Callable[..., float], *names: str) -> Any:
+    """``lookup`` of the text fields ``names`` (architecture, dtypes, kernel, precision) of one case, or of each
+    case when ``raw`` holds many (:mod:`trainsizer.estimate.refit`: text fields stay lists there)."""
+    values = [getattr(raw, n) for n in names]
     if isinstance(raw.architecture, str):
-        return gemm_ceiling(p, raw.architecture, dtypes)
+        return lookup(*values)
     import numpy as np
 
-    return np.array([gemm_ceiling(p, a, d) for a, d in zip(raw.architecture, dtypes, strict=True)])
+    return np.array([lookup(*row) for row in zip(*values, strict=True)])
+
+
+def _ceiling(raw: RawStep, dtype_field: str, p: dict[str, Any]) -> Any:
+    """:func:`gemm_ceiling` of one case, or of each case in arrays."""
+    return per_case(raw, lambda a, d: gemm_ceiling(p, a, d), "architecture", dtype_field)
 
 
 def saturation(rows: Any, width: Any, p: dict[str, Any]) -> Any:
@@ -380,13 +392,8 @@ def compute_s(raw: RawStep, p: dict[str, Any]) -> Any:
     expert_eff = _ceiling(raw, "dtype", p) * saturation(raw.expert_tokens, raw.expert_width, p)
     # fused attention kernels reach a fraction of what GEMMs reach (``attention_relative_efficiency``, by kernel);
     # eager attention runs its score and value products as batched GEMMs
-    if isinstance(raw.architecture, str):
-        relative: Any = attention_relative(p, raw.architecture, raw.attention_dtype, raw.attention_kernel)
-    else:
-        import numpy as np
-
-        relative = np.array([attention_relative(p, a, d, k) for a, d, k in
-                             zip(raw.architecture, raw.attention_dtype, raw.attention_kernel, strict=True)])
+    relative = per_case(raw, lambda a, d, k: attention_relative(p, a, d, k), "architecture", "attention_dtype",
+                        "attention_kernel")
     attention_eff = _ceiling(raw, "attention_dtype", p) * saturation(raw.local_tokens, raw.width, p) * relative
     return (safe_div(raw.linear_s, linear_eff) + safe_div(raw.expert_s, expert_eff)
             + safe_div(raw.attention_s, attention_eff))
@@ -447,11 +454,7 @@ def mfu_ceiling(architecture: str, precision: str, p: dict[str, Any]) -> float:
 def mfu_floor_s(raw: RawStep, p: dict[str, Any]) -> Any:
     """Evidence-bound step time: no step is priced faster than its model FLOPs at the MFU ceiling of its GPU
     architecture and precision (a plan may not claim an efficiency no measured run reached)."""
-    if isinstance(raw.architecture, str):
-        return safe_div(raw.model_step_at_peak_s, mfu_ceiling(raw.architecture, raw.precision, p))
-    import numpy as np
-
-    ceilings = np.array([mfu_ceiling(a, d, p) for a, d in zip(raw.architecture, raw.precision, strict=True)])
+    ceilings = per_case(raw, lambda a, q: mfu_ceiling(a, q, p), "architecture", "precision")
     return safe_div(raw.model_step_at_peak_s, ceilings)
 
 

@@ -247,7 +247,13 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
                      shared_host_gbps: float | None = None) -> np.ndarray:
     """Approximate step time (s) for every candidate: compute, TP/DP/ZeRO-3 communication, bubble, offload, and
     the MFU ceiling of the GPU's architecture and precision."""
-    from trainsizer.estimate.step_terms import attention_relative, gemm_ceiling, mfu_ceiling, saturation
+    from trainsizer.estimate.step_terms import (
+        attention_relative,
+        gemm_ceiling,
+        mfu_ceiling,
+        pcie_bytes_per_s,
+        saturation,
+    )
 
     p = pp_params or default_performance_model()
     tr = scenario.training
@@ -316,7 +322,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     gathered = b.layers * b.gathered_bytes_layer / (tp * pp)
     z3 = np.where(lay.zero == 3, ring * (2 * gathered + trainable * grad_b) / (busbw(group, lay.tp) * 1e9), 0.0)
     # CPU offload: gradients and parameters over PCIe, and the CPU optimizer step
-    pcie = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}.get(gpu.pcie_gen or 4, 32.0) * 0.8e9
+    pcie = pcie_bytes_per_s(gpu)
     shards = np.where((lay.zero >= 1) | lay.dist_opt, group, 1.0)
     trainable_local = trainable / shards
     offload_s = np.where(lay.offload > 0, trainable_local * 6.0 / pcie + trainable_local /
