@@ -14,7 +14,14 @@ from typer.testing import CliRunner
 from trainsizer.cli import app
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.step import default_performance_model
-from trainsizer.workflows.calibrate import MEMORY_FREE, PERFORMANCE_FREE, coordinate_descent, section
+from trainsizer.workflows.calibrate import (
+    MEMORY_FREE,
+    NEUTRAL,
+    PERFORMANCE_FREE,
+    coordinate_descent,
+    neutral_start,
+    section,
+)
 from trainsizer.workflows.case_terms import build_case_terms, log_error_loss, source_key
 from trainsizer.workflows.cases import load_cases
 from trainsizer.workflows.holdout import leave_one_source_out
@@ -62,7 +69,7 @@ def test_each_source_is_predicted_with_parameters_fitted_without_it():
     mp, pp = default_memory_model(), default_performance_model()
     terms, _ = build_case_terms(cases, "memory", mp, pp)
     train = terms.fit_rows([i for i, s in enumerate(terms.sources) if s != held])
-    fitted, _ = coordinate_descent(log_error_loss(terms, train), mp, MEMORY_FREE, rounds=2)
+    fitted, _ = coordinate_descent(log_error_loss(terms, train), neutral_start(mp), MEMORY_FREE, rounds=2)
     test = [i for i, s in enumerate(terms.sources) if s == held]
     expected = dict(zip([terms.ids[i] for i in test], terms.predict(fitted, test), strict=True))
     got = {c["id"]: c["predicted"] for c in out["cases"] if c["id"] in expected}
@@ -92,3 +99,23 @@ def _shared_cases() -> list[dict]:
 def test_unknown_holdout_is_refused():
     result = CliRunner().invoke(app, ["validate", str(PUBLISHED[0]), "--holdout", "random"])
     assert result.exit_code != 0
+
+
+def test_a_fold_starts_each_mechanism_at_no_effect():
+    """A mechanism no training case shows (torch.compile when its only source is held out) must not keep the value
+    the shipped fit learned from the held-out cases."""
+    mp, pp = default_memory_model(), default_performance_model()
+    for params in (mp, pp):
+        start = neutral_start(params)
+        for (dotted, key), value in NEUTRAL.items():
+            node = section(start, dotted) if dotted.split(".")[0] in start else {}
+            assert node.get(key, value) == value
+    compiled = [c for c in load_cases(PUBLISHED[0]) if "memory_gib" in c["measured"]
+                and c["scenario"]["training"].get("compile")]
+    one_source = [c for c in compiled if source_key(c) == source_key(compiled[0])]
+    out = leave_one_source_out(one_source)["memory"]  # its only fold has nothing to train on
+    terms, _ = build_case_terms(one_source, "memory", mp, pp)
+    got = [c["predicted"] for c in out["cases"]]
+    assert got == pytest.approx(list(terms.predict(neutral_start(mp))))
+    assert section(mp, "activations")["compiled_factor"] < 1.0  # the shipped fit learned an effect ...
+    assert got != pytest.approx(list(terms.predict(mp)))  # ... that the fold does not borrow

@@ -1,6 +1,9 @@
 """Step-time and memory mechanisms of issue 12: causal attention, FP8 on the linears only, checkpointing policies by
 name, NIC shares of strided groups and cross-node all-to-all, 4-bit FSDP gathers."""
 
+import copy
+from pathlib import Path
+
 import pytest
 
 from trainsizer.api import estimate
@@ -134,3 +137,50 @@ def test_a_power_limited_card_sustains_its_share_of_the_nominal_peak():
     assert fraction == 0.9 and sxm.peak_tflops == pcie.peak_tflops  # the same nominal peak, MFU against it
     assert pcie.breakdown_s["compute"] == pytest.approx(sxm.breakdown_s["compute"] / fraction)
     assert pcie.mfu < sxm.mfu
+
+
+def test_torch_compile_keeps_fewer_activations_and_fuses_the_elementwise_work():
+    from trainsizer.estimate.memory import default_memory_model
+    from trainsizer.estimate.step import default_performance_model
+
+    mp, p = default_memory_model(), copy.deepcopy(default_performance_model())
+    kept = mp["activations"]["compiled_factor"]
+    assert 0 < kept < 1  # fitted below the eager value
+    assert p["memory_bound"]["compiled_elementwise_fraction"] == 1.0  # assumed: fitting it hurt the cross-validation
+    fused = p["memory_bound"]["compiled_elementwise_fraction"] = 0.5  # the term itself, at another value
+    single = {"parallel": {"gpus": 1}, "hardware": {"gpu": "a100-sxm4-80gb"}}
+    job = {"method": "lora", "seq_len": 4096, "micro_batch_size": 2}
+    eager = estimate(scenario(job, **single), with_limits=False, performance_params=p)
+    compiled = estimate(scenario({**job, "compile": True}, **single), with_limits=False, performance_params=p)
+
+    def detail(result, name):
+        return next(c.bytes for c in result.memory.components if c.name == name)
+
+    assert detail(compiled, "activations") == pytest.approx(detail(eager, "activations") * kept)
+    assert detail(compiled, "weights") == detail(eager, "weights")
+    e, c = eager.performance.breakdown_s, compiled.performance.breakdown_s
+    assert c["elementwise"] == pytest.approx(e["elementwise"] * fused)  # traffic of the eager saved bytes, fused
+    assert c["compute"] == pytest.approx(e["compute"])
+
+
+def test_a_compiled_job_is_bounded_by_compiled_runs_and_an_eager_one_by_eager_runs():
+    from trainsizer.estimate.step import default_performance_model
+    from trainsizer.estimate.step_terms import COMPILED_KEY, mfu_ceiling
+
+    p = default_performance_model()
+    table = p["mfu_ceiling"]["table"]
+    arch, prec = next((a, q.removesuffix(COMPILED_KEY)) for a, rows in table.items() for q in rows
+                      if q.endswith(COMPILED_KEY))
+    assert mfu_ceiling(arch, prec, p) == table[arch][prec]["mfu"]
+    assert mfu_ceiling(arch, prec, p, compiled=True) == table[arch][prec + COMPILED_KEY]["mfu"]
+    assert mfu_ceiling("hopper", "bf16-mixed", p, compiled=True) == table["hopper"]["bf16-mixed"]["mfu"]  # no row
+    from trainsizer.workflows.cases import load_cases
+
+    root = Path(__file__).resolve().parents[1]
+    files = [root / "validation/published/throughput.yaml", root.parent / "shared/validation/throughput.yaml"]
+    compiled = {c["id"] for f in files if f.exists() for c in load_cases(f)
+                if c["scenario"]["training"].get("compile")}
+    assert compiled and set(table[arch][prec + COMPILED_KEY]["cases"]) <= compiled
+    eager_evidence = {cid for rows in table.values() for q, row in rows.items() if not q.endswith(COMPILED_KEY)
+                      for cid in row.get("cases", [])}
+    assert eager_evidence and not eager_evidence & compiled  # eager plans rest on eager runs only

@@ -86,7 +86,8 @@ def test_vectorised_screen_agrees_with_the_reference_estimator(preset, method, g
     for i in rng.choice(len(lay), size=min(40, len(lay)), replace=False):
         ref = estimate(_scenario_for(sc, acc, lay, int(i), "ib-ndr-400", 64), with_limits=False,
                        with_performance=False).memory.device_bytes
-        assert screened[i] == pytest.approx(ref, rel=0.08), (preset, int(i))
+        # single-stage layouts hold the embedding and the output head both (the screen once left the head out)
+        assert screened[i] == pytest.approx(ref, rel=0.005), (preset, int(i))
 
 
 def run_cli(*args):

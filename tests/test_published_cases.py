@@ -67,3 +67,41 @@ def test_no_published_case_reuses_a_shipped_source():
     shipped = {" ".join(str(case.get("source", "")).split()) for case in _shipped()}
     reused = [case["id"] for _, case in _published() if " ".join(str(case["source"]).split()) in shipped]
     assert not reused, reused
+
+
+def test_stated_settings_fill_only_the_named_cases_of_their_source(tmp_path):
+    from trainsizer.errors import InputError
+    from trainsizer.workflows.cases import stated_settings, with_stated_settings
+
+    entries = stated_settings()
+    entry = entries[0]
+    cid = entry.cases[0]
+    case = {"id": cid, "source": entry.source + " (a table)", "scenario": {"training": {"method": "full"}},
+            "measured": {"tokens_per_s": 1.0}}
+    filled = with_stated_settings(case, entries)
+    assert {k: filled["scenario"]["training"][k] for k in entry.training} == entry.training
+    assert filled["stated_settings"] and case["scenario"]["training"] == {"method": "full"}  # the input is kept
+    assert with_stated_settings({**case, "source": "another source"}, entries) == {**case, "source": "another source"}
+    assert with_stated_settings({**case, "id": "another-case"}, entries)["scenario"] == case["scenario"]
+    key, value = next(iter(entry.training.items()))
+    contradicting = {**case, "scenario": {"training": {key: not value if isinstance(value, bool) else "x"}}}
+    with pytest.raises(InputError, match=key):
+        with_stated_settings(contradicting, entries)
+    # a file written back (probe --append) keeps its cases as they were
+    path = tmp_path / "cases.yaml"
+    path.write_text(yaml.safe_dump([case]), encoding="utf-8")
+    assert load_cases(path, stated=False) == [case]
+    assert load_cases(path)[0]["scenario"]["training"] != case["scenario"]["training"]
+
+
+@pytest.mark.skipif(not VALIDATION.is_dir(), reason="needs ../shared/validation")
+def test_every_stated_setting_names_a_shipped_case_of_its_source():
+    from trainsizer.workflows.cases import stated_settings
+
+    shipped = {c["id"]: c for f in sorted(VALIDATION.glob("*.yaml")) for c in load_cases(f)}
+    for entry in stated_settings():
+        for cid in entry.cases:
+            assert cid in shipped, cid
+            assert str(shipped[cid]["source"]).startswith(entry.source), cid
+            assert shipped[cid]["stated_settings"] or all(
+                shipped[cid]["scenario"]["training"].get(k) == v for k, v in entry.training.items()), cid

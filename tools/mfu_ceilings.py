@@ -23,6 +23,7 @@ import yaml
 
 from trainsizer.estimate.estimator import estimate
 from trainsizer.estimate.step import default_performance_model
+from trainsizer.estimate.step_terms import COMPILED_KEY
 from trainsizer.scenario import scenario_from_dict
 from trainsizer.workflows.cases import METRICS_SPEED, load_cases, speed_metric
 
@@ -33,7 +34,9 @@ DEFAULT_MARGIN = 0.03
 
 
 def measured_mfu(case: dict[str, Any], params: dict[str, Any]) -> tuple[str, str, float] | None:
-    """(GPU architecture, training precision, measured MFU) of one speed case; None for memory cases."""
+    """(GPU architecture, training precision, measured MFU) of one speed case; None for memory cases. A run under
+    torch.compile has its precision key suffixed ``+compile`` (its own row: eager plans are bounded by eager
+    runs)."""
     name = next((k for k in METRICS_SPEED if k in case["measured"]), None)
     if name is None:
         return None
@@ -45,7 +48,8 @@ def measured_mfu(case: dict[str, Any], params: dict[str, Any]) -> tuple[str, str
     predicted = float(getattr(perf, compare_with))
     ratio = predicted / float(case["measured"][name]) if name == "step_time_s" else \
         float(case["measured"][name]) / predicted
-    return result.gpu.architecture or "unknown", result.scenario.training.precision, perf.mfu * ratio
+    tr = result.scenario.training
+    return result.gpu.architecture or "unknown", tr.precision + (COMPILED_KEY if tr.compile else ""), perf.mfu * ratio
 
 
 PEAK_DTYPE = {"fp32": "fp32", "fp16-mixed": "fp16", "bf16-mixed": "bf16", "bf16-true": "bf16", "fp8-mixed": "fp8"}
@@ -59,8 +63,10 @@ UNMEASURED_MFU = 0.60
 def ceilings(cases: list[dict[str, Any]], params: dict[str, Any], margin: float) -> dict[str, Any]:
     """The ceiling of each (architecture, precision) with a measured run: the best measured MFU plus ``margin``.
     A precision with fewer than MIN_CASES runs on that architecture takes the best of the architecture's runs at
-    the same tensor-core rate (bf16-mixed and bf16-true share one); if those are fewer still, the overall
-    maximum (assumed) - one slow run must not cap what the hardware does."""
+    the same tensor-core rate (bf16-mixed and bf16-true share one), as does one whose own best is below theirs (the
+    tensor cores bound both); if those are fewer still, the overall maximum (assumed) - one slow run must not cap
+    what the hardware does. Runs under torch.compile form rows of their own (``bf16-true+compile``), never pooled
+    with eager runs; too few of them leave a compiled job to the eager row."""
     excluded = set(params.get("fit", {}).get("exclude") or {})
     runs: dict[tuple[str, str], list[tuple[float, str]]] = {}
     for case in cases:
@@ -71,19 +77,22 @@ def ceilings(cases: list[dict[str, Any]], params: dict[str, Any], margin: float)
             runs.setdefault((got[0], got[1]), []).append((got[2], str(case["id"])))
     if not runs:
         raise SystemExit("no throughput case to derive ceilings from")
-    overall = max((m, cid, arch, prec) for (arch, prec), rows in runs.items() for m, cid in rows)
+    overall = max((m, cid, arch, prec) for (arch, prec), rows in runs.items() for m, cid in rows
+                  if not prec.endswith(COMPILED_KEY))
     fallback = {"mfu": round(min(overall[0] + margin, UNMEASURED_MFU), 3), "status": "assumed",
                 "reason": f"no (or too few) measured runs of that architecture at that tensor-core rate: at most "
                           f"{UNMEASURED_MFU:.0%} (the overall maximum, {overall[2]} {overall[3]} {overall[1]}, plus "
                           "the margin, is higher: only measured evidence may claim more)"}
     table: dict[str, dict[str, Any]] = {}
     for (arch, prec), rows in sorted(runs.items()):
-        pooled = [r for (a, q), rs in runs.items() if a == arch and PEAK_DTYPE[q] == PEAK_DTYPE[prec] for r in rs]
-        if len(rows) >= MIN_CASES:
+        pooled = [r for (a, q), rs in runs.items() if a == arch and _rate(q) == _rate(prec) for r in rs]
+        if len(rows) >= MIN_CASES and max(rows) >= max(pooled):
             basis, evidence = "measured", rows
         elif len(pooled) >= MIN_CASES:
-            basis, evidence = f"measured at the same tensor-core rate ({PEAK_DTYPE[prec]}): {len(rows)} run(s) of " \
+            basis, evidence = f"measured at the same tensor-core rate ({_rate(prec)}): {len(rows)} run(s) of " \
                               f"{prec}", pooled
+        elif prec.endswith(COMPILED_KEY):
+            continue  # too few compiled runs: a compiled job is bounded by the eager row
         else:
             table.setdefault(arch, {})[prec] = {**fallback, "runs": len(rows)}
             continue
@@ -94,6 +103,13 @@ def ceilings(cases: list[dict[str, Any]], params: dict[str, Any], margin: float)
     return {"margin": margin, "min_cases": MIN_CASES, "table": table, "fallback": fallback}
 
 
+def _rate(precision_key: str) -> str:
+    """The tensor-core rate of a precision key, and whether it holds compiled runs (``bf16-true+compile``): eager
+    and compiled runs are never pooled."""
+    compiled = precision_key.endswith(COMPILED_KEY)
+    return PEAK_DTYPE[precision_key.removesuffix(COMPILED_KEY)] + (COMPILED_KEY if compiled else "")
+
+
 def _same_rate_rows(table: dict[str, dict[str, Any]]) -> None:
     """Precisions without runs get the measured row of the same architecture at the same tensor-core rate (a plan
     in bf16-mixed on an architecture measured only in bf16-true is bounded by those runs)."""
@@ -101,7 +117,7 @@ def _same_rate_rows(table: dict[str, dict[str, Any]]) -> None:
         for prec, rate in PEAK_DTYPE.items():
             if prec in rows:
                 continue
-            same = [r for q, r in rows.items() if PEAK_DTYPE[q] == rate and r.get("basis")]
+            same = [r for q, r in rows.items() if _rate(q) == rate and r.get("basis")]
             if same:
                 best = max(same, key=lambda r: r["mfu"])
                 rows[prec] = {**best, "basis": f"measured at the same tensor-core rate ({rate}): no run of {prec}"}

@@ -57,6 +57,8 @@ def estimate(
     loss: Annotated[str | None, typer.Option(help="standard | chunked cross-entropy")] = None,
     document_tokens: Annotated[int | None, typer.Option("--document-tokens", help="Packed sequences: tokens per "
                                                         "document, each attending only to itself.")] = None,
+    compile_model: Annotated[bool | None, typer.Option("--compile/--no-compile", help="The model runs under "
+                                                       "torch.compile.")] = None,
     gpus: Annotated[int | None, typer.Option(help="Total GPUs.")] = None,
     tp: Annotated[int | None, typer.Option()] = None,
     pp: Annotated[int | None, typer.Option()] = None,
@@ -94,6 +96,7 @@ def estimate(
         "training.activation_checkpointing": checkpointing, "training.attention": attention,
         "training.lora.rank": lora_rank, "training.lora.alpha": lora_alpha, "training.lora.targets": targets,
         "training.quantization": quantization, "training.loss": loss, "training.document_tokens": document_tokens,
+        "training.compile": compile_model,
         "parallel.gpus": gpus,
         "parallel.tp": tp, "parallel.pp": pp, "parallel.cp": cp, "parallel.virtual_pp": virtual_pp,
         "parallel.sequence_parallel": sequence_parallel, "parallel.zero": zero, "parallel.offload": offload,

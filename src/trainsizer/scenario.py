@@ -123,6 +123,9 @@ class TrainingSpec(_Strict):
     fp8_scope: Fp8Scope = Field("linear", description="extension: with fp8-mixed, which GEMMs run in FP8: 'linear' "
                                 "(Transformer Engine, torchao Float8Linear: attention stays bf16) or "
                                 "'linear+attention' (TE fp8_dpa)")
+    compile: Flag = Field(False, description="extension: the model runs under torch.compile (Inductor fuses the "
+                          "element-wise work, and AOTAutograd's partitioner recomputes cheap intermediates in "
+                          "backward instead of saving them); torchtune compile=True, torchtitan --training.compile")
     document_tokens: Int | None = Field(None, gt=0, le=16_777_216, description="extension: each sequence is packed "
                                         "from documents of about this many tokens (for varied lengths: sum of "
                                         "squares / sum), each attending only to itself, with a kernel that skips "

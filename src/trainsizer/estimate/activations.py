@@ -128,8 +128,15 @@ def layer_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], layer
         sharded += _mlp_bytes(arch, arch.intermediate_size, e, _needs_input(downs, layer, q_saves))
     if arch.dropout:
         replicated += h * pa["eager_mask_bytes"]
-    factor = pa["implementation_factor"]
+    factor = pa["implementation_factor"] * compiled_activation_factor(tr.compile, p)
     return LayerActivations(replicated * factor, sharded * factor, scores * factor)
+
+
+def compiled_activation_factor(compiled: bool | float, p: dict[str, Any]) -> float:
+    """The share of a layer's saved bytes kept under torch.compile: AOTAutograd's min-cut partitioner recomputes
+    cheap element-wise intermediates in backward instead of saving them (Ansel et al. 2024, PyTorch 2, ASPLOS,
+    section 4.3: 'rematerialization'); 1 in eager mode. ``compiled_factor`` is fitted."""
+    return float(p["activations"].get("compiled_factor", 1.0)) if compiled else 1.0
 
 
 def _mlp_bytes(arch: Architecture, width: int, e: float, down_input: bool) -> float:
@@ -223,7 +230,7 @@ def stage_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], st: T
     saved = (scaled_layers + exact_layers) * in_flight * interleave
     scaled_saved = scaled_layers * in_flight * interleave
     why = (f"{len(layers)} layers x {tokens:,.0f} tokens/micro-batch, checkpointing "
-           f"{tr.activation_checkpointing}, attention {tr.attention}")
+           f"{tr.activation_checkpointing}, attention {tr.attention}" + (", torch.compile" if tr.compile else ""))
     if in_flight > 1:
         why += f", {in_flight} micro-batches in flight (1F1B)"
     if interleave > 1:

@@ -30,6 +30,7 @@ PROFILE_KEYS = ("schema_version", "created", "memory", "performance", "fitted_on
 FITTED_RANGES: dict[str, tuple[float, float]] = {
     "memory.activations.implementation_factor": (0.5, 3.0),
     "memory.activations.backward_working_fraction": (0.0, 4.0),
+    "memory.activations.compiled_factor": (0.1, 1.5),
     "memory.allocator.reserved_fraction_dynamic": (0.0, 1.0),
     "memory.allocator.reserved_fraction_static": (0.0, 1.0),
     "memory.optimizer.foreach_temp_states": (0.0, 4.0),
@@ -38,6 +39,7 @@ FITTED_RANGES: dict[str, tuple[float, float]] = {
     "performance.compute.half_tokens": (0.0, 1e6),
     "performance.compute.half_width": (0.0, 1e6),
     "performance.memory_bound.elementwise_bytes_per_saved_byte": (0.0, 100.0),
+    "performance.memory_bound.compiled_elementwise_fraction": (0.0, 1.5),
     "performance.communication.overlap.*": (0.0, 1.0),
     "performance.overhead.per_layer_s": (0.0, 1.0),
     "performance.overhead.per_step_s": (0.0, 60.0),

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from trainsizer.estimate.activations import StageActivations, stage_activations
+from trainsizer.estimate.activations import StageActivations, compiled_activation_factor, stage_activations
 from trainsizer.estimate.estimator import check_layout, resolve_gpu
 from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, peak_phase, reserved_bytes
 from trainsizer.estimate.memory_types import GIB
@@ -42,7 +42,8 @@ class MemoryTerms:
     """One memory case: its stages' terms at the shipped parameters."""
 
     stages: tuple[StageMemoryTerms, ...]
-    implementation_factor: float  # the activation factor the terms were built with
+    activation_factor: float  # the activation factor the terms were built with (:func:`activation_factor`)
+    compiled: bool  # torch.compile (``compiled_factor`` scales its activations too)
     device_overhead: float  # CUDA context and NCCL
     metric: str  # allocated | reserved | device
 
@@ -59,13 +60,19 @@ def memory_terms(scenario: Scenario, metric: str, memory_params: dict[str, Any] 
         stages.append(StageMemoryTerms(sum(c.bytes for c in states.static), states.gradients.bytes,
                                        stage_activations(scenario, arch, mp, st, stage),
                                        states.step_temporaries_per_unit, states.managed_bytes))
-    return MemoryTerms(tuple(stages), mp["activations"]["implementation_factor"],
+    return MemoryTerms(tuple(stages), activation_factor(scenario.training.compile, mp), scenario.training.compile,
                        device_overhead_bytes(gpu, scenario.parallel.gpus, mp), metric)
+
+
+def activation_factor(compiled: bool, mp: dict[str, Any]) -> float:
+    """The factor on the per-layer saved bytes: ``implementation_factor``, times ``compiled_factor`` under
+    torch.compile (:func:`~trainsizer.estimate.activations.layer_activations`)."""
+    return mp["activations"]["implementation_factor"] * compiled_activation_factor(compiled, mp)
 
 
 def memory_prediction(t: MemoryTerms, mp: dict[str, Any]) -> float:
     """GiB of the case's metric on the most loaded stage (the one with the most device memory)."""
-    ratio = mp["activations"]["implementation_factor"] / t.implementation_factor
+    ratio = activation_factor(t.compiled, mp) / t.activation_factor
     frac = mp["activations"]["backward_working_fraction"]
     best: tuple[float, float, float] | None = None
     for s in t.stages:

@@ -169,8 +169,9 @@ def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerato
         perf.time_to_train_s = tr.tokens / tps if tps else None
         perf.gpu_hours = (perf.time_to_train_s or 0.0) * par.gpus / 3600
     if breakdown.get("mfu_ceiling", 0.0) > 0:
+        ceiling = mfu_ceiling(gpu.architecture or '', tr.precision, p, tr.compile)
         perf.notes.append(f"step time held at the MFU ceiling of {gpu.architecture or 'this GPU'} {tr.precision} "
-                          f"({mfu_ceiling(gpu.architecture or '', tr.precision, p):.0%}: the best measured in the "
+                          f"({ceiling:.0%}: the best measured in the "
                           "validation data plus a margin); the terms alone would claim more")
     perf.notes.append("data loading is not modelled yet (storage sizing comes with the system model)")
     return perf

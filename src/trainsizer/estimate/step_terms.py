@@ -118,11 +118,13 @@ def recomputed_share(ctx: StepContext, elementwise: bool = False) -> float:
 
 def saved_traffic_s(ctx: StepContext) -> float:
     """Memory-bound element-wise work per byte of it per saved activation byte: proportional to the
-    activations a layer keeps without checkpointing (times ``elementwise_bytes_per_saved_byte``)."""
+    activations a layer keeps without checkpointing in eager mode (times ``elementwise_bytes_per_saved_byte``;
+    torch.compile's fusion is ``compiled_elementwise_fraction`` of it, :func:`elementwise_s`)."""
     from trainsizer.estimate.activations import stage_activations
 
     sc, tr, par = ctx.scenario, ctx.scenario.training, ctx.scenario.parallel
-    plain = sc.model_copy(update={"training": tr.model_copy(update={"activation_checkpointing": "none"}),
+    plain = sc.model_copy(update={"training": tr.model_copy(update={"activation_checkpointing": "none",
+                                                                    "compile": False}),
                                   "parallel": par.model_copy(update={"pp": 1, "virtual_pp": 1,
                                                                      "gpus": par.gpus // par.pp})})
     acts = stage_activations(plain, ctx.arch, ctx.memory_params, training_state(plain, ctx.arch, ctx.memory_params), 0)
@@ -281,6 +283,7 @@ class RawStep:
     virtual_pp: int
     model_step_at_peak_s: float  # the step's model FLOPs per GPU at the dense peak of ``dtype`` (MFU = this / step)
     precision: str  # the scenario's training precision (the MFU ceiling's key with the architecture)
+    compiled: float = 0.0  # 1 under torch.compile (a number, so that many cases stack into one array)
 
 
 def raw_step(ctx: StepContext) -> RawStep:
@@ -310,7 +313,7 @@ def raw_step(ctx: StepContext) -> RawStep:
                    expert_parallel_mb(ctx), pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx),
                    data_parallel_gather_s(ctx), optimizer_s, offload_s, ctx.layers_per_stage, par.pp, par.virtual_pp,
                    at_peak(fl.model_per_token, ctx.peak_tflops) * ctx.scenario.grad_accumulation_steps,
-                   ctx.scenario.training.precision)
+                   ctx.scenario.training.precision, float(ctx.scenario.training.compile))
 
 
 def _is_array(x: Any) -> bool:
@@ -406,7 +409,7 @@ def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
     m = raw.micro_batches  # micro-batches per step per pipeline
     compute = compute_s(raw, p)
     exposed = {
-        "elementwise": raw.saved_traffic_s * p["memory_bound"]["elementwise_bytes_per_saved_byte"],
+        "elementwise": elementwise_s(raw.saved_traffic_s, raw.compiled, p),
         "dequantization": raw.dequantization_mb,
         "tp_comm": raw.tp_mb * (1 - overlap["tp"]),
         "cp_comm": raw.cp_mb * (1 - overlap["cp"]),
@@ -440,21 +443,37 @@ def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
     return terms
 
 
-def mfu_ceiling(architecture: str, precision: str, p: dict[str, Any]) -> float:
+def elementwise_s(saved_traffic: Any, compiled: Any, p: dict[str, Any]) -> Any:
+    """Seconds of one micro-batch's memory-bound element-wise work: ``elementwise_bytes_per_saved_byte`` of HBM
+    traffic per eager saved byte; under torch.compile, Inductor fuses chains of element-wise ops into one kernel
+    that reads and writes each tensor once (Ansel et al. 2024, "PyTorch 2", ASPLOS, section 5), so only
+    ``compiled_elementwise_fraction`` of it remains. ``compiled`` is 0 or 1 (or an array of them)."""
+    mb = p["memory_bound"]
+    keep = 1.0 - compiled * (1.0 - mb.get("compiled_elementwise_fraction", 1.0))
+    return saved_traffic * mb["elementwise_bytes_per_saved_byte"] * keep
+
+
+COMPILED_KEY = "+compile"  # suffix of a precision's ceiling row measured under torch.compile
+
+
+def mfu_ceiling(architecture: str, precision: str, p: dict[str, Any], compiled: bool | float = False) -> float:
     """The highest MFU the validation data supports for a GPU architecture and precision, plus a margin
     (``mfu_ceiling`` in performance_model.yaml, written by tools/mfu_ceilings.py); the overall maximum where the
-    data has no case of that architecture and precision."""
+    data has no case of that architecture and precision. Eager runs are bounded by eager evidence only; a run
+    under torch.compile by the compiled runs' row (``bf16-true+compile``) where there is one, else the eager
+    row."""
     c = p.get("mfu_ceiling")
     if not c:
         return float("inf")
-    row = (c.get("table") or {}).get(architecture, {}).get(precision)
+    rows = (c.get("table") or {}).get(architecture, {})
+    row = (rows.get(precision + COMPILED_KEY) if compiled else None) or rows.get(precision)
     return float(row["mfu"]) if row else float(c["fallback"]["mfu"])
 
 
 def mfu_floor_s(raw: RawStep, p: dict[str, Any]) -> Any:
     """Evidence-bound step time: no step is priced faster than its model FLOPs at the MFU ceiling of its GPU
     architecture and precision (a plan may not claim an efficiency no measured run reached)."""
-    ceilings = per_case(raw, lambda a, q: mfu_ceiling(a, q, p), "architecture", "precision")
+    ceilings = per_case(raw, lambda a, q, c: mfu_ceiling(a, q, p, c), "architecture", "precision", "compiled")
     return safe_div(raw.model_step_at_peak_s, ceilings)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from trainsizer.estimate.activations import layer_activations, stage_activations
+from trainsizer.estimate.activations import compiled_activation_factor, layer_activations, stage_activations
 from trainsizer.estimate.flops import step_flops
 from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, reserved_bytes
 from trainsizer.estimate.model_states import model_states
@@ -56,6 +56,7 @@ class JobBasis:
     expert_width: float = 0.0
     gathered_bytes_layer: float = 0.0  # what ZeRO-3 gathers of one layer (as estimate.step_terms.zero3_mb)
     weight_bytes_layer: float = 0.0  # 16-bit weights of one layer (parameter offload traffic)
+    compiled_activation_factor: float = 1.0  # what torch.compile's partitioner keeps of ``act`` (1 in eager mode)
 
 
 def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
@@ -136,7 +137,8 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: dict[str, Any] | None 
                     arch.hidden_size * RESIDUAL_BYTES[base.training.precision], logit_total - logit_rep, logit_rep,
                     embed, flops, arch.hidden_size, arch.kv_dim, e,
                     arch.moe.experts_per_token / arch.moe.num_experts if arch.moe else 0.0,
-                    float(arch.moe.expert_intermediate_size) if arch.moe else 0.0, gathered, weight_bytes)
+                    float(arch.moe.expert_intermediate_size) if arch.moe else 0.0, gathered, weight_bytes,
+                    compiled_activation_factor(base.training.compile, mp))
 
 
 @dataclass
@@ -229,9 +231,12 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
         act_peak = np.maximum(saved + lg, saved + working)
         return reserved_bytes(static + grads + buffers + act_peak, act_peak, mp)
 
-    first = peak(first_static, first_grads, saved_first, np.where(lay.pp == 1, logits, 0.0))
+    first = peak(first_static, first_grads, saved_first, 0.0)
     last = peak(last_static, last_grads, saved_last, logits)
-    reserved = np.where(lay.pp == 1, first, np.maximum(first, last))
+    # without pipeline parallelism the one stage holds both ends: the embedding and the output head
+    whole_static, whole_grads = stage_states({k: b.first_extra[k] + b.last_extra[k] for k in b.first_extra})
+    whole = peak(whole_static, whole_grads, saved_first, logits)
+    reserved = np.where(lay.pp == 1, whole, np.maximum(first, last))
     return reserved + np.where(lay.gpus > 1, device_overhead_bytes(gpu, 2, mp), device_overhead_bytes(gpu, 1, mp)), host
 
 
@@ -249,6 +254,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     the MFU ceiling of the GPU's architecture and precision."""
     from trainsizer.estimate.step_terms import (
         attention_relative,
+        elementwise_s,
         gemm_ceiling,
         mfu_ceiling,
         pcie_bytes_per_s,
@@ -281,10 +287,12 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
                                                  0.0)
                                       + fl[:, 3] / (attention_peak * 1e12) / attention_eff)
     hbm = (gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * p["memory_bound"]["hbm_efficiency"]
-    rep, sh = b.act["none"][0], b.act["none"][1] + b.act["none"][2]
+    # the eager saved bytes (the basis holds them as the job runs: under torch.compile, scaled by compiled_factor)
+    eager = 1.0 / b.compiled_activation_factor
+    rep, sh = b.act["none"][0] * eager, (b.act["none"][1] + b.act["none"][2]) * eager
     passes = np.where(lay.ckpt == 2, 1.5, 1.0)
-    elementwise_mb = (rep + sh / tp) * tokens_local * b.layers / pp * \
-        p["memory_bound"]["elementwise_bytes_per_saved_byte"] * passes / hbm
+    elementwise_mb = elementwise_s((rep + sh / tp) * tokens_local * b.layers / pp * passes / hbm,
+                                   float(tr.compile), p)
     lat = p["communication"]["nccl_step_latency_us"] * 1e-6
     tp_bytes = tokens_local * b.hidden * b.act_bytes
     colls = np.where(lay.ckpt == 2, 6, 4)
@@ -332,5 +340,6 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     z3_exposed = gas * np.maximum(0.0, z3 - overlap["zero3"] * compute_mb)
     step = gas * t_mb + bubble + dp_exposed + z3_exposed + offload_s + p["overhead"]["per_step_s"]
     # evidence bound: model FLOPs at the MFU ceiling of this architecture and precision
-    floor = fl[:, 0] * split * gas / (peak * 1e12 * mfu_ceiling(gpu.architecture or "", tr.precision, p))
+    floor = fl[:, 0] * split * gas / (peak * 1e12 * mfu_ceiling(gpu.architecture or "", tr.precision, p,
+                                                                 tr.compile))
     return np.maximum(step, floor)

@@ -121,7 +121,7 @@ def write_cases(path: Path, cases: list[dict[str, Any]], overwrite: bool = False
         if append:
             from trainsizer.workflows.validate import load_cases
 
-            existing = load_cases(path)
+            existing = load_cases(path, stated=False)  # written back as it was
             known = {c.get("id") for c in existing}
             cases = [c for c in cases if c["id"] not in known]
         elif not overwrite:

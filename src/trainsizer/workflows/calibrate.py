@@ -27,6 +27,7 @@ EFF = np.round(np.arange(0.30, 0.96, 0.01), 3)
 MEMORY_FREE: Free = [
     ("activations", "implementation_factor", np.round(np.arange(0.90, 1.41, 0.01), 3)),
     ("activations", "backward_working_fraction", np.round(np.arange(0.0, 2.01, 0.05), 3)),
+    ("activations", "compiled_factor", np.round(np.arange(0.30, 1.21, 0.02), 3)),
     ("allocator", "reserved_fraction_dynamic", np.round(np.arange(0.0, 0.301, 0.01), 3)),
     ("allocator", "reserved_fraction_static", np.round(np.arange(0.0, 0.101, 0.005), 3)),
     ("optimizer", "foreach_temp_states", np.round(np.arange(0.0, 1.01, 0.1), 3)),
@@ -46,6 +47,27 @@ PERFORMANCE_FREE: Free = [
     ("overhead", "per_layer_s", np.array([0, 5e-5, 1e-4, 2e-4, 4e-4, 8e-4, 1.6e-3])),
     ("overhead", "per_step_s", np.array([0, 0.005, 0.01, 0.02, 0.05, 0.1])),
 ]
+
+# Mechanism parameters whose no-effect value is known (a setting that changes nothing): a cross-validation fold
+# starts from it, so a mechanism no training case shows stays without effect instead of keeping the value the
+# shipped fit learned from the held-out cases.
+NEUTRAL: dict[tuple[str, str], float] = {
+    ("activations", "compiled_factor"): 1.0,
+    ("memory_bound", "compiled_elementwise_fraction"): 1.0,
+}
+
+
+def neutral_start(params: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``params`` with the :data:`NEUTRAL` mechanism parameters it has at their no-effect values."""
+    out = copy.deepcopy(params)
+    for (dotted, key), value in NEUTRAL.items():
+        try:
+            node = section(out, dotted)
+        except KeyError:
+            continue
+        if key in node:
+            node[key] = value
+    return out
 
 
 def section(params: dict[str, Any], dotted: str) -> dict[str, Any]:

@@ -83,7 +83,48 @@ def summarize(results: list[CaseResult]) -> Summary:
                    int((errs <= 0.15).sum()))
 
 
-def load_cases(path: str | Path) -> list[dict[str, Any]]:
+class StatedSettings(BaseModel):
+    """One entry of ``stated_settings.yaml``: training extension keys that the named cases' source states."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    source: str = Field(min_length=1)
+    stated: str = Field(min_length=1)
+    training: dict[str, Any]
+    cases: list[str] = Field(min_length=1)
+
+
+def stated_settings() -> list[StatedSettings]:
+    """The settings the shared cases' sources state beyond FORMAT.md (``stated_settings.yaml``)."""
+    from trainsizer.datafiles import packaged_yaml
+
+    data = packaged_yaml("trainsizer.workflows", "stated_settings.yaml")
+    return [parse_model(StatedSettings, row, f"stated_settings.yaml: settings[{i}]")
+            for i, row in enumerate(data["settings"])]
+
+
+def with_stated_settings(case: dict[str, Any], entries: list[StatedSettings]) -> dict[str, Any]:
+    """``case`` with the training keys its source states (for the entries naming it and its source) added where
+    the case does not set them; the added keys are listed under ``stated_settings``. A case that sets such a key
+    to another value is the data's contradiction: refused, naming the case and the key."""
+    cid = str(case.get("id", ""))
+    rows = [e for e in entries if cid in e.cases and str(case.get("source", "")).startswith(e.source)]
+    if not rows:
+        return case
+    training = dict((case.get("scenario") or {}).get("training") or {})
+    added: dict[str, Any] = {}
+    for row in rows:
+        for key, value in row.training.items():
+            if key in training and training[key] != value:
+                raise InputError(f"case {cid}.scenario.training.{key}",
+                                 f"{training[key]!r}, but its source states {value!r} ({row.stated})")
+            if key not in training:
+                training[key] = added[key] = value
+    return {**case, "scenario": {**case["scenario"], "training": training}, "stated_settings": added}
+
+
+def load_cases(path: str | Path, stated: bool = True) -> list[dict[str, Any]]:
+    """The cases of a case file, each with the settings its source states beyond FORMAT.md
+    (:func:`with_stated_settings`; ``stated=False``: as the file has them, for a file that is written back)."""
     data = user_yaml(path, field="cases")
     if not isinstance(data, list):
         raise InputError("cases", f"{path}: a case file is a YAML list of cases")
@@ -91,7 +132,10 @@ def load_cases(path: str | Path) -> list[dict[str, Any]]:
         if not isinstance(case, dict) or "scenario" not in case or "measured" not in case:
             raise InputError(f"cases[{i}]", "each case needs id, scenario and measured")
         parse_model(Measured, case["measured"], f"{path}: cases[{i}].measured")
-    return data
+    if not stated:
+        return data
+    entries = stated_settings()
+    return [with_stated_settings(case, entries) for case in data]
 
 
 def speed_metric(cid: str, metric: str, perf_params: dict[str, Any]) -> tuple[str, str | None]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.workflows.calibrate import MEMORY_FREE, PERFORMANCE_FREE, coordinate_descent
+from trainsizer.workflows.calibrate import MEMORY_FREE, PERFORMANCE_FREE, coordinate_descent, neutral_start
 from trainsizer.workflows.case_terms import CaseTerms, build_case_terms, log_error_loss
 from trainsizer.workflows.cases import CaseResult, summarize
 
@@ -37,7 +37,7 @@ def leave_one_source_out(cases: list[dict[str, Any]], memory_params: dict[str, A
     out: dict[str, Any] = {}
     for kind, free in KINDS.items():
         terms, failed = build_case_terms(cases, "memory" if kind == "memory" else "performance", mp, pp)
-        base = mp if kind == "memory" else pp
+        base = neutral_start(mp if kind == "memory" else pp)  # a mechanism no training case shows has no effect
         results: list[CaseResult] = []
         by_source: dict[str, Any] = {}
         for source in dict.fromkeys(terms.sources):
