@@ -128,8 +128,14 @@ def layer_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], layer
         sharded += _mlp_bytes(arch, arch.intermediate_size, e, _needs_input(downs, layer, q_saves))
     if arch.dropout:
         replicated += h * pa["eager_mask_bytes"]
-    factor = pa["implementation_factor"] * compiled_activation_factor(tr.compile, p)
+    factor = activation_factor(tr.compile, p)
     return LayerActivations(replicated * factor, sharded * factor, scores * factor)
+
+
+def activation_factor(compiled: bool, p: dict[str, Any]) -> float:
+    """The factor on a layer's saved bytes: ``implementation_factor``, times ``compiled_factor`` under
+    torch.compile."""
+    return p["activations"]["implementation_factor"] * compiled_activation_factor(compiled, p)
 
 
 def compiled_activation_factor(compiled: bool | float, p: dict[str, Any]) -> float:

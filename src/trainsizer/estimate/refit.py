@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from trainsizer.estimate.activations import StageActivations, compiled_activation_factor, stage_activations
+from trainsizer.estimate.activations import StageActivations, activation_factor, stage_activations
 from trainsizer.estimate.estimator import check_layout, resolve_gpu
 from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, peak_phase, reserved_bytes
 from trainsizer.estimate.memory_types import GIB
@@ -42,7 +42,7 @@ class MemoryTerms:
     """One memory case: its stages' terms at the shipped parameters."""
 
     stages: tuple[StageMemoryTerms, ...]
-    activation_factor: float  # the activation factor the terms were built with (:func:`activation_factor`)
+    activation_factor: float  # the factor on the saved bytes the terms were built with (activations.py)
     compiled: bool  # torch.compile (``compiled_factor`` scales its activations too)
     device_overhead: float  # CUDA context and NCCL
     metric: str  # allocated | reserved | device
@@ -62,12 +62,6 @@ def memory_terms(scenario: Scenario, metric: str, memory_params: dict[str, Any] 
                                        states.step_temporaries_per_unit, states.managed_bytes))
     return MemoryTerms(tuple(stages), activation_factor(scenario.training.compile, mp), scenario.training.compile,
                        device_overhead_bytes(gpu, scenario.parallel.gpus, mp), metric)
-
-
-def activation_factor(compiled: bool, mp: dict[str, Any]) -> float:
-    """The factor on the per-layer saved bytes: ``implementation_factor``, times ``compiled_factor`` under
-    torch.compile (:func:`~trainsizer.estimate.activations.layer_activations`)."""
-    return mp["activations"]["implementation_factor"] * compiled_activation_factor(compiled, mp)
 
 
 def memory_prediction(t: MemoryTerms, mp: dict[str, Any]) -> float:
