@@ -50,6 +50,87 @@ def test_long_functions_state_why():
                             f"{unexplained}"
 
 
+def import_graph(root=SRC, package: str = "trainsizer") -> dict[str, set[str]]:
+    """Every module of the package and the package modules it imports: module level, inside functions and under
+    TYPE_CHECKING alike (a lazy or type-only import still ties two modules together). ``from a import b`` counts as
+    an import of ``a.b`` when that is a module, else of ``a``; a parent package is not counted as imported."""
+    files = {".".join((package, *p.relative_to(root).with_suffix("").parts)).removesuffix(".__init__"): p
+             for p in root.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        is_pkg = path.name == "__init__.py"
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: from the module's package, one level up per extra dot
+                    parts = name.split(".")[: len(name.split(".")) - node.level + (1 if is_pkg else 0)]
+                    base = ".".join(parts + ([base] if base else []))
+                for alias in node.names:
+                    targets.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in files else base)
+        graph[name] = {t for t in targets if t in files and t != name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative): each holds a
+    circular import."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+    return cycles
+
+
+def test_the_cycle_finder_finds_cycles_of_any_length():
+    assert import_cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_no_two_modules_import_each_other():
+    """No circular import anywhere in the package, not only between siblings (the import-linter contract): any two
+    modules that reach each other through imports, lazy and TYPE_CHECKING ones included, fail."""
+    graph = import_graph()
+    assert "trainsizer.hardware.catalog" in graph["trainsizer.hardware.market"]  # the graph sees real imports
+    assert not import_cycles(graph), f"circular imports: {import_cycles(graph)}"
+
+
 JOB = {"model": {"preset": "qwen2.5-1.5b"},
        "training": {"method": "lora", "precision": "bf16-true", "micro_batch_size": 1, "seq_len": 2048,
                     "global_batch_size": 16, "activation_checkpointing": "full", "tokens": 1.0e8,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -22,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidatorFun
 
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
-from trainsizer.hardware.market import Market, Status
 from trainsizer.lookup import unknown_id
 from trainsizer.validation import Flag, Int, IsoDate, Number, known_keys, parse_model
 
@@ -35,6 +35,30 @@ INTER_NODE_SCOPES: tuple[str, ...] = ("scale-out",)
 # replaces; the shipped accelerators.yaml has availability_statements): only accelerators and links are read
 FILE_KEYS = ("schema_version", "accelerators", "links", "availability_statements", "backend", "measured_on",
              "replaces")
+
+
+# Markets and availability statuses: closed sets (what each means: hardware/market.py)
+class Market(StrEnum):
+    CN = "cn"  # mainland China: US export rules for China (country group D:5) and Chinese clouds/lessors
+    GLOBAL = "global"  # everywhere else that is not under a US arms embargo
+
+
+class Acquisition(StrEnum):
+    BUY = "buy"  # bought new (a used or grey-market purchase does not count)
+    RENT = "rent"  # rented per hour / month / year from a cloud or lessor in that market
+
+
+class Status(StrEnum):
+    YES = "yes"
+    RESTRICTED = "restricted"
+    NO = "no"
+    UNKNOWN = "unknown"
+
+
+MARKETS: tuple[str, ...] = tuple(m.value for m in Market)
+ACQUISITIONS: tuple[str, ...] = tuple(a.value for a in Acquisition)
+STATUSES: tuple[str, ...] = tuple(s.value for s in Status)
+
 Tflops = Annotated[Number, Field(gt=0, le=1e6)]  # a dense or sparse peak; absent (null) when the part has none
 Bandwidth = Annotated[Number, Field(gt=0, le=1e6)]  # GB/s
 

@@ -6,8 +6,9 @@ domestic chips). The facts live in ``accelerators.yaml``: every entry has an ``a
 per market (``cn``, ``global``) and per way of getting the part (``buy`` = bought new, ``rent`` = rented
 from a cloud or lessor there), each with a ``status``, a one-line ``reason``, ``source`` and ``as_of``.
 
-This module owns the closed sets of values (markets, acquisitions, statuses), the rule that picks a
-default market from what the user told us, and the lookup :func:`availability`.
+The closed sets of values (markets, acquisitions, statuses) are types of the catalog (``catalog.py``, which
+validates the data with them; imported from there, so the two modules do not import each other); this module
+owns the rule that picks a default market from what the user told us, and the lookup :func:`availability`.
 
 Statuses (closed set):
 
@@ -32,35 +33,21 @@ only the ``id`` and the fields to change (see ``catalog.py``), e.g.::
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from trainsizer.errors import InputError
 
-if TYPE_CHECKING:
-    from trainsizer.hardware.catalog import Accelerator, Catalog
-
-
-class Market(StrEnum):
-    CN = "cn"  # mainland China: US export rules for China (country group D:5) and Chinese clouds/lessors
-    GLOBAL = "global"  # everywhere else that is not under a US arms embargo
-
-
-class Acquisition(StrEnum):
-    BUY = "buy"  # bought new (a used or grey-market purchase does not count)
-    RENT = "rent"  # rented per hour / month / year from a cloud or lessor in that market
-
-
-class Status(StrEnum):
-    YES = "yes"
-    RESTRICTED = "restricted"
-    NO = "no"
-    UNKNOWN = "unknown"
-
-
-MARKETS: tuple[str, ...] = tuple(m.value for m in Market)
-ACQUISITIONS: tuple[str, ...] = tuple(a.value for a in Acquisition)
-STATUSES: tuple[str, ...] = tuple(s.value for s in Status)
+# the closed sets are the catalog's types (its availability entries use them); re-exported here for callers
+from trainsizer.hardware.catalog import (  # noqa: F401
+    ACQUISITIONS,
+    MARKETS,
+    STATUSES,
+    Accelerator,
+    Acquisition,
+    Catalog,
+    Market,
+    Status,
+)
 
 # Site regions (system/sites.yaml `region`) and country codes that mean mainland China. Shipped sites carry
 # `country: CN`; a region or site id starting with one of these prefixes counts as Chinese too.
