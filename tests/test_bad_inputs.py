@@ -394,9 +394,9 @@ CORPUS = [
     gpu_entry("catalog-gpu-gpus-per-node-true", "gpus_per_node", True),
     gpu_entry("catalog-gpu-scale-up-bandwidth-inf", "scale_up.bidirectional_gbps_per_gpu", float("inf")),
     gpu_entry("catalog-gpu-typo-memory-gibs", "memory_gibs", 32,
-              "memory_gibs: unknown key (did you mean 'memory_gib'?)"),
+              "memory_gibs: unknown key (did you mean 'memory_gib', 'memory_gb' or 'memory_type'?)"),
     gpu_entry("catalog-gpu-typo-bf16", "dense_tflops.bf_16", 100,
-              "dense_tflops.bf_16: unknown key (did you mean 'bf16'?)"),
+              "dense_tflops.bf_16: unknown key (did you mean 'bf16' or 'fp16'?)"),
     gpu_entry("catalog-gpu-as-of-not-a-date", "as_of", "last year"),
     gpu_entry("catalog-gpu-cooling-enum", "cooling", "water"),
     gpu_entry("catalog-gpu-intra-node-infiniband", "default_intra_node", "ib-ndr-400"),
@@ -435,6 +435,10 @@ CORPUS = [
     quote("quotes-sla-negative", "replacement_sla_hours", -4),
     quote("quotes-storage-tb-inf", "storage.included_tb", float("inf")),
     quote("quotes-split-nan", "split", {"compute": float("nan")}, "split.compute"),
+    quote("quotes-split-over-one", "split", {"compute": 0.8, "storage": 0.3},
+          "quotes[0].split: the shares of quote 'offer' sum to 1.1"),
+    quote("quotes-split-over-one-by-service", "split", {"compute": 0.7, "network": 0.2, "service": 0.2},
+          "quotes[0].split: the shares of quote 'offer' sum to 1.1"),
     quote("quotes-onsite-staff-string", "onsite_staff", "yes"),
     quote("quotes-unit-enum", "unit", "gpu-hr", "unit: 'gpu-hr' is not accepted (did you mean 'gpu-hour'?)"),
     quote("quotes-currency-enum", "currency", "EUR"),
@@ -527,7 +531,7 @@ CORPUS = [
     measured("cases-memory-true", "measured.memory_gib", True),
     measured("cases-metric-unknown", "measured.memory_metric", "peak"),
     measured("cases-measured-typo", "measured.memory_gb", 30.0, "measured.memory_gb: unknown key (did you mean "
-                                                                "'memory_gib'?)"),
+                                                                "'memory_gib' or 'memory_metric'?)"),
     Bad("cases-tokens-fast", ["validate", CASES], "measured.tokens_per_s",
         files={"cases.yaml": [{**CASE, "measured": {"tokens_per_s": "fast"}}]}, names=CASES),
     Bad("cases-tokens-negative", ["validate", CASES], "measured.tokens_per_s",
@@ -655,6 +659,42 @@ def test_bad_input_exits_2_with_one_line_naming_the_field(bad, tmp_path, monkeyp
         assert bad.names.format(tmp=tmp_path) in lines[0], lines[0]
     assert "known:" not in lines[0] and len(lines[0]) < 600  # closest ids only, never a whole catalog
     assert _snapshot(tmp_path) == before  # nothing written, nothing replaced
+
+
+UNKNOWN_KEYS = [
+    pytest.param(["catalog", "gpus", "--catalog", CAT], {"cat.yaml": {"accelerators": [
+        with_key(SHIPPED_GPU, "memroy_bandwidth_gbps", 2000)]}}, "accelerators[0].memroy_bandwidth_gbps",
+                 ["memory_bandwidth_gbps"], id="catalog-close-key"),
+    pytest.param(["catalog", "gpus", "--catalog", CAT], {"cat.yaml": {"accelerators": [
+        with_key(SHIPPED_GPU, "zzzz_qqq", 1)]}}, "accelerators[0].zzzz_qqq", [], id="catalog-no-close-key"),
+    pytest.param(["catalog", "links", "--catalog", CAT], {"cat.yaml": {"links": [
+        with_key(SHIPPED_LINK, "per_direction", 10)]}}, "links[0].per_direction", ["per_direction_gbps"],
+                 id="catalog-link-close-key"),
+    pytest.param([*EST, "--calibration", CAL], {"cal.yaml": {"performance": {"compute": {"max_efficency": {
+        "hopper": 0.7}}}}}, "--calibration.performance.compute.max_efficency",
+                 ["max_efficiency", "max_efficiency_fp32"], id="calibration-close-keys"),
+    pytest.param([*EST, "--calibration", CAL], {"cal.yaml": {"memory": {"allocator": {"zzzz_qqq": 0.1}}}},
+                 "--calibration.memory.allocator.zzzz_qqq", [], id="calibration-no-close-key"),
+]
+
+
+@pytest.mark.parametrize(("args", "files", "field_name", "close"), UNKNOWN_KEYS)
+def test_an_unknown_key_names_itself_and_at_most_three_close_keys_in_a_short_line(
+        args, files, field_name, close, tmp_path, monkeypatch, capsys):
+    """Issue 20: an unknown key in a catalog or calibration file is one line of at most 200 characters that names
+    the key and at most three close keys (never the model's whole key list)."""
+    for name, content in files.items():
+        _write(tmp_path / name, content)
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(BASE), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, output = run_cli([a.format(tmp=tmp_path) for a in args], monkeypatch, capsys)
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, output[-2000:]
+    line = lines[0]
+    assert f"{field_name}: unknown key" in line and len(line) <= 200, (len(line), line)
+    assert str(tmp_path) in line  # the file is named
+    named = line.split("did you mean ", 1)[1].split("?")[0].count("'") // 2 if "did you mean" in line else 0
+    assert named == len(close) <= 3 and all(f"'{c}'" in line for c in close), line
 
 
 # --- every --json output is finite JSON ------------------------------------------------------------------------

@@ -169,4 +169,4 @@ def test_bad_quote_files_name_the_field(tmp_path):
     path.write_text("quotes:\n  - {name: a, gpu: h100-sxm5-80gb, price: 3, unit: gpu-hour, prise: 2}\n")
     with pytest.raises(InputError) as exc:
         load_quotes(path)
-    assert "prise" in exc.value.field and "accepted keys" in str(exc.value)
+    assert "prise" in exc.value.field and "did you mean 'price'" in str(exc.value)

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, get_args, get_origin
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
 
-MAX_KEYS_TEXT = 200  # the accepted keys of a long model are cut here (the line stays short)
+MAX_CLOSE_KEYS = 3  # an unknown key names at most this many keys (its error line stays short: issue 20)
+MAX_KEYS_TEXT = 40  # ... and, where none is close, only the known keys that fit in this many characters
 MAX_INPUT_TEXT = 60
 
 
@@ -148,14 +149,29 @@ def _shown(value: Any) -> str:
     return text if len(text) <= MAX_INPUT_TEXT else text[:MAX_INPUT_TEXT] + "..."
 
 
-def _keys_text(keys: list[str]) -> str:
-    text = ", ".join(keys)
-    return text if len(text) <= MAX_KEYS_TEXT else text[:MAX_KEYS_TEXT].rsplit(", ", 1)[0] + ", ..."
+def unknown_key(field: str, key: Any, known: list[str]) -> InputError:
+    """An unknown ``key`` (the last part of ``field``) as one short line: the (at most three) closest known keys
+    (difflib), or where none is close, the first (at most three) known keys that fit in :data:`MAX_KEYS_TEXT`
+    characters and how many there are."""
+    close = difflib.get_close_matches(str(key), known, n=MAX_CLOSE_KEYS)
+    if close:
+        quoted = [f"'{c}'" for c in close]
+        names = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+        return InputError(field, f"unknown key (did you mean {names}?)")
+    if not known:
+        return InputError(field, "unknown key")
+    shown = known[:1]
+    for k in known[1:MAX_CLOSE_KEYS]:
+        if len(", ".join([*shown, k])) > MAX_KEYS_TEXT:
+            break
+        shown.append(k)
+    more = f", ... ({len(known)} keys)" if len(shown) < len(known) else ""
+    return InputError(field, f"unknown key; accepted keys: {', '.join(shown)}{more}")
 
 
 def from_validation_error(exc: ValidationError, where: str = "", model: type[BaseModel] | None = None) -> InputError:
     """The first problem of ``exc`` as one InputError naming ``where`` and the field (``where`` is usually
-    ``FILE: section[i]``): an unknown key with the closest known one ('did you mean') and the accepted keys, a value
+    ``FILE: section[i]``): an unknown key with the (at most three) closest known ones ('did you mean'), a value
     outside a closed set with the accepted values, anything else with pydantic's reason and what was given.
     ``model`` is the model that was validated (it lists the accepted keys of an unknown one)."""
     errors = exc.errors()
@@ -166,11 +182,7 @@ def from_validation_error(exc: ValidationError, where: str = "", model: type[Bas
     kind, given = err["type"], err.get("input")
     if kind == "extra_forbidden" and loc:
         parent = _model_at(model, loc[:-1])
-        known = _own_first(parent) if parent is not None else []
-        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        accepted = f"; accepted keys: {_keys_text(known)}" if known else ""
-        return InputError(field, f"unknown key{hint}{accepted}")
+        return unknown_key(field, loc[-1], _own_first(parent) if parent is not None else [])
     if kind == "missing":
         return InputError(field, "is required")
     if kind in ("literal_error", "enum"):

@@ -7,7 +7,6 @@ The data-file models use :data:`Number` (a finite float, never true/false), :dat
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, TypeVar
@@ -83,15 +82,13 @@ def parse_model(model: type[M], data: Any, where: str) -> M:
 
 
 def known_keys(data: Mapping[str, Any], accepted: Iterable[str], where: str) -> None:
-    """Every key of ``data`` (a file's top level) is one of ``accepted``; else the closest one is named. A
-    ``where`` that ends in ':' is a file (``FILE: key``), any other a prefix (``--calibration.key``)."""
-    from trainsizer.errors import InputError
+    """Every key of ``data`` (a file's top level) is one of ``accepted``; else the closest ones are named. A
+    ``where`` that ends in ':' is a file (``FILE: key``), any other a prefix (``--calibration.key``); one short
+    line (``errors.unknown_key``)."""
+    from trainsizer.errors import unknown_key
 
     accepted = list(accepted)
     for key in data:
         if key not in accepted:
-            close = difflib.get_close_matches(str(key), accepted, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
             field = f"{where} {key}" if where.endswith(":") else f"{where}.{key}" if where else str(key)
-            raise InputError(field,
-                             f"unknown key{hint}; accepted keys: {', '.join(accepted)}")
+            raise unknown_key(field, key, accepted)

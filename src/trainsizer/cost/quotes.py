@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainsizer.cost.prices import Prices
 from trainsizer.datafiles import user_yaml
@@ -22,6 +22,7 @@ from trainsizer.validation import Flag, Int, Number, known_keys, parse_model
 
 HOURS_PER_MONTH = 730.0
 DEFAULT_MFU = 0.35  # without a job: a typical large-model MFU (stated in the output)
+SPLIT_TOLERANCE = 1e-6  # shares written to three decimals may sum to 1.000000x in floating point
 TOPOLOGY_LINK = {"nvswitch": None, "nvlink-pairwise": "pcie5", "pcie": "pcie4"}
 
 
@@ -36,6 +37,8 @@ class StorageOffer(_Offer):
 
 
 class Split(_Offer):
+    """The shares of the price that pay for compute, storage, network and service: parts of one whole."""
+
     compute: Number = Field(ge=0, le=1)
     storage: Number = Field(0, ge=0, le=1)
     network: Number = Field(0, ge=0, le=1)
@@ -59,6 +62,17 @@ class Quote(_Offer):
     onsite_staff: Flag = False
     downtime_charged: Flag = False
     split: Split | None = None
+
+    @model_validator(mode="after")
+    def _split_at_most_the_whole(self) -> Quote:
+        """The shares of one offer's split are parts of its price: together at most 1 (the row is named)."""
+        shares = self.split.model_dump() if self.split is not None else {}
+        total = sum(shares.values())
+        if total > 1 + SPLIT_TOLERANCE:
+            parts = " + ".join(f"{k} {v:g}" for k, v in shares.items() if v)
+            raise ValueError(f"split: the shares of quote '{self.name}' sum to {total:g} ({parts}); accepted: "
+                             f"shares that sum to at most 1")
+        return self
 
 
 def load_quotes(path: str | Path) -> list[Quote]:
