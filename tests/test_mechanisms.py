@@ -1,7 +1,6 @@
 """Step-time and memory mechanisms of issue 12: causal attention, FP8 on the linears only, checkpointing policies by
 name, NIC shares of strided groups and cross-node all-to-all, 4-bit FSDP gathers."""
 
-import copy
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from trainsizer.estimate.comm import Fabric, all_gather_s, all_to_all_s
 from trainsizer.estimate.flops import step_flops
 from trainsizer.estimate.step import step_context
 from trainsizer.estimate.step_terms import zero3_mb
+from trainsizer.estimate.typed_data import with_value
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
 from trainsizer.scenario import scenario_from_dict
@@ -143,11 +143,12 @@ def test_torch_compile_keeps_fewer_activations_and_fuses_the_elementwise_work():
     from trainsizer.estimate.memory import default_memory_model
     from trainsizer.estimate.step import default_performance_model
 
-    mp, p = default_memory_model(), copy.deepcopy(default_performance_model())
-    kept = mp["activations"]["compiled_factor"]
+    mp, p = default_memory_model(), default_performance_model()
+    kept = mp.activations.compiled_factor
     assert 0 < kept < 1  # fitted below the eager value
-    assert p["memory_bound"]["compiled_elementwise_fraction"] == 1.0  # assumed: fitting it hurt the cross-validation
-    fused = p["memory_bound"]["compiled_elementwise_fraction"] = 0.5  # the term itself, at another value
+    assert p.memory_bound.compiled_elementwise_fraction == 1.0  # assumed: fitting it hurt the cross-validation
+    fused = 0.5  # the term itself, at another value
+    p = with_value(p, "memory_bound", "compiled_elementwise_fraction", fused)
     single = {"parallel": {"gpus": 1}, "hardware": {"gpu": "a100-sxm4-80gb"}}
     job = {"method": "lora", "seq_len": 4096, "micro_batch_size": 2}
     eager = estimate(scenario(job, **single), with_limits=False, performance_params=p)
@@ -168,19 +169,19 @@ def test_a_compiled_job_is_bounded_by_compiled_runs_and_an_eager_one_by_eager_ru
     from trainsizer.estimate.step_terms import COMPILED_KEY, mfu_ceiling
 
     p = default_performance_model()
-    table = p["mfu_ceiling"]["table"]
+    table = p.mfu_ceiling.table
     arch, prec = next((a, q.removesuffix(COMPILED_KEY)) for a, rows in table.items() for q in rows
                       if q.endswith(COMPILED_KEY))
-    assert mfu_ceiling(arch, prec, p) == table[arch][prec]["mfu"]
-    assert mfu_ceiling(arch, prec, p, compiled=True) == table[arch][prec + COMPILED_KEY]["mfu"]
-    assert mfu_ceiling("hopper", "bf16-mixed", p, compiled=True) == table["hopper"]["bf16-mixed"]["mfu"]  # no row
+    assert mfu_ceiling(arch, prec, p) == table[arch][prec].mfu
+    assert mfu_ceiling(arch, prec, p, compiled=True) == table[arch][prec + COMPILED_KEY].mfu
+    assert mfu_ceiling("hopper", "bf16-mixed", p, compiled=True) == table["hopper"]["bf16-mixed"].mfu  # no row
     from trainsizer.workflows.cases import load_cases
 
     root = Path(__file__).resolve().parents[1]
     files = [root / "validation/published/throughput.yaml", root.parent / "shared/validation/throughput.yaml"]
     compiled = {c["id"] for f in files if f.exists() for c in load_cases(f)
                 if c["scenario"]["training"].get("compile")}
-    assert compiled and set(table[arch][prec + COMPILED_KEY]["cases"]) <= compiled
+    assert compiled and set(table[arch][prec + COMPILED_KEY].cases) <= compiled
     eager_evidence = {cid for rows in table.values() for q, row in rows.items() if not q.endswith(COMPILED_KEY)
-                      for cid in row.get("cases", [])}
+                      for cid in row.cases}
     assert eager_evidence and not eager_evidence & compiled  # eager plans rest on eager runs only

@@ -105,10 +105,11 @@ def test_no_dense_bf16_option_claims_an_mfu_above_the_evidence(job):
 
 def test_every_bf16_ceiling_is_at_most_60_percent():
     """Issue 12: the ceilings a plan of a dense bf16 job can reach, for every architecture, eager or compiled."""
-    c = default_performance_model()["mfu_ceiling"]
-    rows = [(arch, q, row["mfu"]) for arch, table in c["table"].items() for q, row in table.items()
+    c = default_performance_model().mfu_ceiling
+    assert c is not None
+    rows = [(arch, q, row.mfu) for arch, table in c.table.items() for q, row in table.items()
             if q.startswith("bf16")]
-    assert rows and c["fallback"]["mfu"] <= 0.60
+    assert rows and c.fallback.mfu <= 0.60
     assert all(mfu <= 0.60 for _, _, mfu in rows), rows
 
 

@@ -196,7 +196,7 @@ def test_scale_out_profile_is_per_nic_and_wins_over_the_line_rate_fraction(tmp_p
     shipped = fabric(load_catalog(), gpu, None, "ib-ndr-400", 8, 8, params, total_gpus=16)
     assert measured.inter_busbw_gbps == pytest.approx(320.0)  # median per NIC x 8 NICs = the measured node figure
     # the shipped NIC entries keep the line-rate fraction: their published measurements stay context only
-    assert shipped.inter_busbw_gbps == pytest.approx(50 * params["communication"]["busbw_fraction"]["ib"] * 8)
+    assert shipped.inter_busbw_gbps == pytest.approx(50 * params.communication.busbw_fraction["ib"] * 8)
     assert load_catalog().link("ib-ndr-400").prefer_measured is False
 
 

@@ -31,7 +31,7 @@ def test_all_cases_median_within_5pct(results):
 
 
 def test_exclusions_name_real_cases_and_give_a_reason(results):
-    excluded = default_memory_model()["fit"]["exclude"]
+    excluded = default_memory_model().fit.exclude
     ids = {r.id for r in results}
     assert set(excluded) <= ids
     assert all(len(reason) > 30 for reason in excluded.values())

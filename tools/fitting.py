@@ -7,14 +7,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from trainsizer.workflows.calibrate import Free, coordinate_descent, section
+from trainsizer.estimate.typed_data import value_at
+from trainsizer.workflows.calibrate import Free, coordinate_descent
 
 
-def write_values(path: Path, params: dict[str, Any], free: Free) -> None:
+def write_values(path: Path, params: Any, free: Free) -> None:
     """Replace ``key: value`` under each (possibly nested) section of the YAML file at ``path``."""
     text = path.read_text(encoding="utf-8")
     for dotted, key, _ in free:
-        value = section(params, dotted)[key]
+        value = value_at(params, dotted, key)
         parts = dotted.split(".")
         # find the section block by walking indentation levels
         start = 0
@@ -31,7 +32,7 @@ def write_values(path: Path, params: dict[str, Any], free: Free) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def run(argv: list[str], data: Path, default_cases: Path, params: dict[str, Any], free: Free,
+def run(argv: list[str], data: Path, default_cases: Path, params: Any, free: Free,
         memory_cases: bool) -> None:
     """Command-line body of the fit scripts: load cases, fit, print, and with --write store."""
     from trainsizer.estimate.memory import default_memory_model
@@ -48,7 +49,7 @@ def run(argv: list[str], data: Path, default_cases: Path, params: dict[str, Any]
     fitted, best = coordinate_descent(log_error_loss(terms, terms.fit_rows(range(len(terms)))), params, free)
     print(f"rms log error on fitted cases: {best ** 0.5:.4f}")
     for dotted, key, _ in free:
-        print(f"{dotted}.{key} = {section(fitted, dotted)[key]:g}")
+        print(f"{dotted}.{key} = {value_at(fitted, dotted, key):g}")
     if "--write" in argv:
         write_values(data, fitted, free)
         print(f"written to {data}")

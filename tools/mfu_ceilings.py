@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from trainsizer.estimate.estimator import estimate
+from trainsizer.estimate.model_params import PerformanceModel
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.estimate.step_terms import COMPILED_KEY
 from trainsizer.scenario import scenario_from_dict
@@ -33,7 +34,7 @@ DEFAULT_CASES = [ROOT.parent / "shared/validation/throughput.yaml", ROOT / "vali
 DEFAULT_MARGIN = 0.03
 
 
-def measured_mfu(case: dict[str, Any], params: dict[str, Any]) -> tuple[str, str, float] | None:
+def measured_mfu(case: dict[str, Any], params: PerformanceModel) -> tuple[str, str, float] | None:
     """(GPU architecture, training precision, measured MFU) of one speed case; None for memory cases. A run under
     torch.compile has its precision key suffixed ``+compile`` (its own row: eager plans are bounded by eager
     runs)."""
@@ -64,14 +65,14 @@ UNMEASURED_MFU = 0.60
 DENSE_BF16_CAP = 0.60
 
 
-def ceilings(cases: list[dict[str, Any]], params: dict[str, Any], margin: float) -> dict[str, Any]:
+def ceilings(cases: list[dict[str, Any]], params: PerformanceModel, margin: float) -> dict[str, Any]:
     """The ceiling of each (architecture, precision) with a measured run: the best measured MFU plus ``margin``.
     A precision with fewer than MIN_CASES runs on that architecture takes the best of the architecture's runs at
     the same tensor-core rate (bf16-mixed and bf16-true share one), as does one whose own best is below theirs (the
     tensor cores bound both); if those are fewer still, the overall maximum (assumed) - one slow run must not cap
     what the hardware does. Runs under torch.compile form rows of their own (``bf16-true+compile``), never pooled
     with eager runs; too few of them leave a compiled job to the eager row."""
-    excluded = set(params.get("fit", {}).get("exclude") or {})
+    excluded = set(params.fit.exclude)
     runs: dict[tuple[str, str], list[tuple[float, str]]] = {}
     for case in cases:
         if str(case.get("id")) in excluded:

@@ -15,9 +15,9 @@ keeps only the output and the log-sum-exp instead of the ``s*s`` scores.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from trainsizer.estimate.flops import recomputed_layer
+from trainsizer.estimate.model_params import MemoryModel
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, RESIDUAL_BYTES, LayerState, TrainingState
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.params import Linear
@@ -58,18 +58,18 @@ def _needs_input(linears: list[Linear], layer: LayerState, saves_frozen_input: b
 
 
 # long: one term per saved tensor of a transformer layer, in the order of Korthikanti et al. 2022, Table 2
-def layer_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], layer: LayerState) -> LayerActivations:
+def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: LayerState) -> LayerActivations:
     """Saved bytes per token of one layer without recomputation."""
     tr = sc.training
     e = ACTIVATION_BYTES[tr.precision]
     r = RESIDUAL_BYTES[tr.precision]
-    pa = p["activations"]
-    nb = pa["rmsnorm_saved_bytes"] if arch.norm == "rmsnorm" else r
+    pa = p.activations
+    nb = pa.rmsnorm_saved_bytes if arch.norm == "rmsnorm" else r
     h = arch.hidden_size
     attn = [lin for lin in layer.linears if lin.group == "attention"]
     qkv_mods, out_mods = attn[:-1], attn[-1:]
     mlp = [lin for lin in layer.linears if lin.group != "attention"]
-    q_saves = tr.method == "qlora" and bool(pa["quantized_linear_saves_input"])
+    q_saves = tr.method == "qlora" and bool(pa.quantized_linear_saves_input)
 
     replicated = arch.norms_per_layer * h * nb
     sharded = 0.0
@@ -99,7 +99,7 @@ def layer_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], layer
         softmax_b = 4.0  # HF eager attention (and autocast) run softmax in fp32; its output is saved
         cast_b = e if e < 4 else 0.0  # probabilities cast to the compute dtype for probs @ V (saved)
         # attention dropout: the mask, plus the dropped probabilities when no cast follows
-        drop_b = (pa["eager_mask_bytes"] + (softmax_b if not cast_b else 0.0)) if arch.dropout else 0.0
+        drop_b = (pa.eager_mask_bytes + (softmax_b if not cast_b else 0.0)) if arch.dropout else 0.0
         kv_len = tr.seq_len
         scores = arch.num_heads * kv_len * (softmax_b + drop_b + cast_b)
     else:
@@ -108,7 +108,7 @@ def layer_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], layer
     if _needs_input(out_mods, layer, q_saves):
         sharded += arch.attn_out_dim * e  # contiguous copy that feeds o_proj
     if arch.dropout:
-        replicated += h * pa["eager_mask_bytes"]
+        replicated += h * pa.eager_mask_bytes
     # MLP
     moe_layer = arch.is_moe_layer(layer.index) and arch.moe is not None
     ups = [lin for lin in mlp if lin.name in ("gate_proj", "up_proj", "w1", "w3", "c_fc", "fc1",
@@ -127,22 +127,22 @@ def layer_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], layer
     else:
         sharded += _mlp_bytes(arch, arch.intermediate_size, e, _needs_input(downs, layer, q_saves))
     if arch.dropout:
-        replicated += h * pa["eager_mask_bytes"]
+        replicated += h * pa.eager_mask_bytes
     factor = activation_factor(tr.compile, p)
     return LayerActivations(replicated * factor, sharded * factor, scores * factor)
 
 
-def activation_factor(compiled: bool, p: dict[str, Any]) -> float:
+def activation_factor(compiled: bool, p: MemoryModel) -> float:
     """The factor on a layer's saved bytes: ``implementation_factor``, times ``compiled_factor`` under
     torch.compile."""
-    return p["activations"]["implementation_factor"] * compiled_activation_factor(compiled, p)
+    return p.activations.implementation_factor * compiled_activation_factor(compiled, p)
 
 
-def compiled_activation_factor(compiled: bool | float, p: dict[str, Any]) -> float:
+def compiled_activation_factor(compiled: bool | float, p: MemoryModel) -> float:
     """The share of a layer's saved bytes kept under torch.compile: AOTAutograd's min-cut partitioner recomputes
     cheap element-wise intermediates in backward instead of saving them (Ansel et al. 2024, PyTorch 2, ASPLOS,
     section 4.3: 'rematerialization'); 1 in eager mode. ``compiled_factor`` is fitted."""
-    return float(p["activations"].get("compiled_factor", 1.0)) if compiled else 1.0
+    return float(p.activations.compiled_factor) if compiled else 1.0
 
 
 def _mlp_bytes(arch: Architecture, width: int, e: float, down_input: bool) -> float:
@@ -203,7 +203,7 @@ def _layer_saved(sc: Scenario, arch: Architecture, layer: LayerState, la: LayerA
 
 
 # long: per-layer saved bytes, the pipeline schedule's in-flight micro-batches, embedding and loss ends
-def stage_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], st: TrainingState,
+def stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: TrainingState,
                       stage: int) -> StageActivations:
     tr, par = sc.training, sc.parallel
     tp, pp = par.tp, par.pp
@@ -253,12 +253,12 @@ def stage_activations(sc: Scenario, arch: Architecture, p: dict[str, Any], st: T
     logits = 0.0
     logits_why = "no output projection to the vocabulary on this stage"
     if stage == pp - 1 and arch.lm_head:
-        extra = p["logits"]["chunked_extra_bytes" if tr.loss == "chunked" else "standard_extra_bytes"]
+        extra = (p.logits.chunked_extra_bytes if tr.loss == "chunked" else p.logits.standard_extra_bytes)
         logits = tokens * arch.vocab_size / tp * (e + extra) + tokens * arch.hidden_size * 4  # + final-norm input
         logits_why = (f"{tokens:,.0f} x {arch.vocab_size:,} logits, {e + extra:g} B each "
                       f"({tr.loss} cross-entropy)")
 
     largest = max(per_layer_full, default=0.0)
-    frac = p["activations"]["backward_working_fraction"]
+    frac = p.activations.backward_working_fraction
     working = largest * (1 + frac) if _recomputes(sc) else largest * frac
     return StageActivations(saved, logits, working, why, logits_why, scaled_saved, largest, _recomputes(sc))

@@ -1,21 +1,29 @@
 """Calibration profiles (written by ``trainsizer calibrate``): fitted values laid over the shipped
 parameters of the memory and step-time models.
 
-A profile is checked before use: only the sections the fitter frees, only keys the shipped models have (a
-misspelt one is named with the closest), and every value of the shipped value's type: numbers finite, never
-true/false, and in their physical range (fractions and efficiencies 0 to 1, times and counts >= 0)."""
+A profile is checked before use against the same typed models the shipped files load into
+(``estimate/model_params.py``): only the sections the fitter frees, only keys the models have (a misspelt one is
+named with the closest), and every value of the model's type: numbers finite, never true/false, and in their
+physical range (fractions and efficiencies 0 to 1, times and counts >= 0)."""
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from trainsizer.datafiles import user_yaml
-from trainsizer.errors import InputError, in_file
-from trainsizer.estimate.memory import default_memory_model
-from trainsizer.estimate.step import default_performance_model
+from trainsizer.errors import InputError, in_file, unknown_key
+from trainsizer.estimate.model_params import (
+    MemoryModel,
+    PerformanceModel,
+    Provenance,
+    memory_model,
+    performance_model,
+)
+from trainsizer.estimate.typed_data import Table, overlay
 from trainsizer.validation import known_keys
 
 # The sections of memory_model.yaml / performance_model.yaml whose values a profile may replace: those the
@@ -55,62 +63,73 @@ def _range(dotted: str) -> tuple[float, float]:
     return (0.0, 1.0) if any(w in dotted for w in FRACTION_WORDS) else (0.0, MAX_OTHER)
 
 
-def _check_value(value: Any, shipped: Any, dotted: str) -> None:
-    """``value`` (from the profile) has the type of ``shipped`` (the model's own value) and a number is in range."""
-    field = f"--calibration.{dotted}"
-    if isinstance(shipped, dict):
-        if not isinstance(value, dict):
-            raise InputError(field, f"{value!r}; accepted: a mapping of {', '.join(map(str, shipped))}")
-        known_keys(value, map(str, shipped), field)
-        for key, sub in value.items():
-            _check_value(sub, shipped[key], f"{dotted}.{key}")
-    elif isinstance(shipped, bool | str):
-        if type(value) is not type(shipped):
-            raise InputError(field, f"{value!r}; accepted: {'true or false' if isinstance(shipped, bool) else 'text'}")
-    elif isinstance(shipped, int | float):
-        low, high = _range(dotted)
+def _check_number(kind: str) -> Callable[[str, Any], None]:
+    """The range check of one fitted number (``dotted`` within its model), for :func:`typed_data.overlay`."""
+
+    def check(dotted: str, value: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise InputError(field, f"{value!r} is not a number; accepted: a number from {low:g} to {high:g}")
+            return  # flags and text: their type is checked by the model's field
+        low, high = _range(f"{kind}.{dotted}")
         if not math.isfinite(value) or not low <= value <= high:
-            raise InputError(field, f"{value!r} is not accepted; accepted: a number from {low:g} to {high:g}")
+            raise InputError(f"--calibration.{kind}.{dotted}",
+                             f"{value!r} is not accepted; accepted: a number from {low:g} to {high:g}")
+    return check
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
-def check_profile(data: Any, path: str | Path) -> None:
-    """A parsed profile is one: a memory and/or performance block of fitted sections whose keys and values match
-    the shipped models'. One InputError names the field and the file."""
-    if not isinstance(data, dict) or not ({"memory", "performance"} & set(data)):
-        raise InputError("--calibration", f"{path} is not a calibration profile (no memory or performance block)")
-    known_keys(data, PROFILE_KEYS, "--calibration")
-    shipped = {"memory": default_memory_model(), "performance": default_performance_model()}
+def _check_sections(data: dict[str, Any]) -> None:
     for kind, allowed in FITTABLE_SECTIONS.items():
         block = data.get(kind)
         if block is None:
             continue
         if not isinstance(block, dict):
             raise InputError(f"--calibration.{kind}", f"{block!r}; accepted: a mapping of {', '.join(sorted(allowed))}")
-        for key, value in block.items():
-            if key not in allowed:
+        sections = {f.name for f in dataclasses.fields(MemoryModel if kind == "memory" else PerformanceModel)}
+        for key in block:
+            if key in sections and key not in allowed:
                 raise InputError(f"--calibration.{kind}.{key}", f"not a fitted section; accepted: "
                                  f"{', '.join(sorted(allowed))}")
-            _check_value(value, shipped[kind][key], f"{kind}.{key}")
+            if key not in allowed:
+                raise unknown_key(f"--calibration.{kind}.{key}", key, sorted(allowed))
 
 
-def load_calibration(path: str | Path | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def apply_profile(data: Any, path: str | Path) -> tuple[MemoryModel | None, PerformanceModel | None]:
+    """A parsed profile laid over the shipped models through their types (:func:`typed_data.overlay`): a memory
+    and/or performance block of fitted sections whose keys are the models' keys (a misspelt one is named with the
+    closest) and whose values have the models' types, numbers finite, never true/false and in their physical range.
+    The values it sets are ``fitted`` on the cases the profile lists. One InputError names the field."""
+    if not isinstance(data, dict) or not ({"memory", "performance"} & set(data)):
+        raise InputError("--calibration", f"{path} is not a calibration profile (no memory or performance block)")
+    known_keys(data, PROFILE_KEYS, "--calibration")
+    _check_sections(data)
+    fit = Provenance("fitted", f"calibration profile {path}", tuple(map(str, data.get("fitted_on") or ())))
+    out: list[Any] = []
+    for kind, shipped in (("memory", memory_model()), ("performance", performance_model())):
+        block = data.get(kind)
+        if not block:
+            out.append(None)
+            continue
+        model = overlay(shipped, block, f"--calibration.{kind}", check=_check_number(kind))
+        changed = {dotted: fit for dotted in _leaves(block)}
+        provenance = {k: changed.get(k, v) for k, v in shipped.provenance.items()}
+        out.append(dataclasses.replace(model, provenance=Table({**provenance, **changed})))
+    return out[0], out[1]
+
+
+def _leaves(block: dict[str, Any], prefix: str = "") -> list[str]:
+    """The dotted paths of a profile block's values."""
+    out: list[str] = []
+    for key, value in block.items():
+        dotted = f"{prefix}{key}"
+        out += _leaves(value, f"{dotted}.") if isinstance(value, dict) else [dotted]
+    return out
+
+
+def load_calibration(path: str | Path | None) -> tuple[MemoryModel | None, PerformanceModel | None]:
     """(memory params, performance params) with the profile's values over the shipped ones."""
     if path is None:
         return None, None
     data = user_yaml(path, field="--calibration")
     try:
-        check_profile(data, path)
+        return apply_profile(data, path)
     except InputError as exc:
         raise in_file(exc, str(path)) from None
-    memory = _merge(default_memory_model(), data["memory"]) if data.get("memory") else None
-    perf = _merge(default_performance_model(), data["performance"]) if data.get("performance") else None
-    return memory, perf

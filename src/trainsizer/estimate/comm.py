@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import median
-from typing import Any
 
+from trainsizer.estimate.model_params import PerformanceModel
 from trainsizer.hardware.catalog import INTER_NODE_SCOPES, INTRA_NODE_SCOPES, Accelerator, Catalog, Link
 
 
@@ -57,41 +57,41 @@ class Fabric:
         return self.inter_busbw_gbps * members / self.gpus_per_node
 
 
-def _achievable(link: Link, params: dict[str, Any], gpu: Accelerator | None) -> float:
+def _achievable(link: Link, params: PerformanceModel, gpu: Accelerator | None) -> float:
     """Achievable all-reduce bus bandwidth of one GPU's link (scale-up, PCIe) or one NIC (scale-out)."""
-    comm = params["communication"]
+    comm = params.communication
     measured = [float(m["busbw_gbps"]) for m in link.measured_allreduce_busbw_gbps or [] if m.get("busbw_gbps")]
     if link.prefer_measured and measured:
         # a profile measured on the user's own machine (`trainsizer probe comm`) wins, for every scope
         return median(measured)
     if link.scope == "pcie" and gpu is not None and gpu.p2p is False:
         # no peer-to-peer (GeForce): NCCL stages every transfer through host memory
-        return link.per_direction_gbps * comm["pcie_without_p2p_fraction"]
+        return link.per_direction_gbps * comm.pcie_without_p2p_fraction
     if link.scope != "scale-out" and measured:
         return median(measured)
     key = link.id.split("-")[0] if link.scope == "scale-out" else link.scope
-    return link.per_direction_gbps * comm["busbw_fraction"].get(key, comm["busbw_fraction"]["default"])
+    return link.per_direction_gbps * comm.busbw_fraction.get(key, comm.busbw_fraction["default"])
 
 
-def roce_derate(inter_id: str, total_gpus: int, params: dict[str, Any]) -> float:
+def roce_derate(inter_id: str, total_gpus: int, params: PerformanceModel) -> float:
     """Bus-bandwidth factor for RoCE fabrics beyond the size where they get strained (data)."""
-    rule = params["communication"]["roce_at_scale"]
-    return rule["busbw_factor"] if inter_id.startswith("roce") and total_gpus > rule["gpus_threshold"] else 1.0
+    rule = params.communication.roce_at_scale
+    return rule.busbw_factor if inter_id.startswith("roce") and total_gpus > rule.gpus_threshold else 1.0
 
 
 def fabric(catalog: Catalog, gpu: Accelerator, intra_id: str | None, inter_id: str | None,
-           nics_per_node: int | None, gpus_per_node: int, params: dict[str, Any], total_gpus: int = 1) -> Fabric:
+           nics_per_node: int | None, gpus_per_node: int, params: PerformanceModel, total_gpus: int = 1) -> Fabric:
     intra_name = intra_id or gpu.default_intra_node or "pcie4"
     intra = catalog.link(intra_name, "hardware.intra_node", INTRA_NODE_SCOPES)
-    inter = catalog.link(inter_id or params["communication"]["default_inter_node"], "hardware.inter_node",
+    inter = catalog.link(inter_id or params.communication.default_inter_node, "hardware.inter_node",
                          INTER_NODE_SCOPES)
     nics = nics_per_node or gpus_per_node
     intra_bw = _achievable(intra, params, gpu)
     inter_bw = _achievable(inter, params, gpu) * nics * roce_derate(inter.id, total_gpus, params)
-    lat = params["communication"]["nccl_step_latency_us"]
+    lat = params.communication.nccl_step_latency_us
     shared = None
     if intra.scope == "pcie" and gpu.p2p is False:
-        shared = params["communication"]["pcie_without_p2p_shared_host_gbps"]
+        shared = params.communication.pcie_without_p2p_shared_host_gbps
     return Fabric(intra, inter, intra_bw, inter_bw, (intra.latency_us or 2.0) * 1e-6 + lat * 1e-6,
                   (inter.latency_us or 5.0) * 1e-6 + lat * 1e-6, gpus_per_node, shared)
 

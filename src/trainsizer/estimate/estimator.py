@@ -10,6 +10,7 @@ from typing import Any, get_args
 from trainsizer.errors import InputError, in_file
 from trainsizer.estimate.fit_limits import FitLimits, largest_fitting
 from trainsizer.estimate.memory import MemoryEstimate, default_memory_model, estimate_memory
+from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.rule_of_thumb import RuleOfThumb, seed_rule_of_thumb
 from trainsizer.estimate.step import Performance, estimate_performance
 from trainsizer.estimate.training_state import TrainingState, training_state
@@ -134,8 +135,8 @@ def check_layout(scenario: Scenario, arch: Architecture, catalog: Catalog | None
 
 
 def estimate(scenario: Scenario | dict[str, Any] | str | Path, catalog: Catalog | None = None,
-             memory_params: dict[str, Any] | None = None, with_limits: bool = True,
-             performance_params: dict[str, Any] | None = None, with_performance: bool = True,
+             memory_params: MemoryModel | None = None, with_limits: bool = True,
+             performance_params: PerformanceModel | None = None, with_performance: bool = True,
              source: str | None = None) -> Estimate:
     """Estimate a scenario given as a Scenario, a parsed mapping, or a path to a YAML file.
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from trainsizer.estimate.memory import default_memory_model, estimate_memory
+from trainsizer.estimate.model_params import MemoryModel
 from trainsizer.estimate.training_state import TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
@@ -24,7 +24,7 @@ class FitLimits:
         return {"max_micro_batch_size": self.max_micro_batch_size, "max_seq_len": self.max_seq_len}
 
 
-def _fits(scenario: Scenario, arch: Architecture, gpu: Accelerator, params: dict[str, Any] | None,
+def _fits(scenario: Scenario, arch: Architecture, gpu: Accelerator, params: MemoryModel | None,
           state: TrainingState, **training: int) -> bool:
     # keep the number of micro-batches per step (pipeline in-flight count, accumulation) unchanged
     mbs = training.get("micro_batch_size", scenario.training.micro_batch_size)
@@ -51,7 +51,7 @@ def _largest(ok, lo: int, hi: int) -> int:
 
 
 def largest_fitting(scenario: Scenario, arch: Architecture, gpu: Accelerator,
-                    params: dict[str, Any] | None = None, state: TrainingState | None = None) -> FitLimits:
+                    params: MemoryModel | None = None, state: TrainingState | None = None) -> FitLimits:
     cp = scenario.parallel.cp
     state = state or training_state(scenario, arch, params or default_memory_model())
     mb = _largest(lambda n: _fits(scenario, arch, gpu, params, state, micro_batch_size=n), 1, MAX_MICRO_BATCH)

@@ -20,11 +20,10 @@ step), so that terms which never coexist are not added up.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
-from trainsizer.datafiles import packaged_yaml
 from trainsizer.estimate.memory_types import GIB, Component
+from trainsizer.estimate.model_params import MemoryModel, memory_model
 from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.training_state import TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator
@@ -32,9 +31,9 @@ from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
 
 
-@cache
-def default_memory_model() -> dict[str, Any]:
-    return packaged_yaml("trainsizer.estimate", "memory_model.yaml")
+def default_memory_model() -> MemoryModel:
+    """The shipped memory model parameters (``memory_model.yaml``), typed and loaded once."""
+    return memory_model()
 
 
 @dataclass
@@ -92,7 +91,7 @@ class MemoryEstimate:
 
 
 def estimate_memory(scenario: Scenario, arch: Architecture, gpu: Accelerator,
-                    params: dict[str, Any] | None = None, state: TrainingState | None = None) -> MemoryEstimate:
+                    params: MemoryModel | None = None, state: TrainingState | None = None) -> MemoryEstimate:
     """Peak allocated / reserved / device memory of the most loaded GPU.
 
     ``state`` may be passed when only micro-batch or sequence length differ from the scenario it
@@ -123,22 +122,22 @@ def peak_phase(gradients: float, saved: float, logits: float, working: float,
     return phase, phases[phase]
 
 
-def reserved_bytes(allocated: float, dynamic: float, p: dict[str, Any]) -> float:
+def reserved_bytes(allocated: float, dynamic: float, p: MemoryModel) -> float:
     """The caching allocator's overhead grows with the churn of transient blocks (activations, logits,
     working sets), much less with model states allocated once and kept."""
-    a = p["allocator"]
-    return (allocated + a["reserved_fraction_dynamic"] * dynamic + a["reserved_fraction_static"] * (allocated - dynamic)
-            + a["reserved_floor_gib"] * GIB)
+    a = p.allocator
+    return (allocated + a.reserved_fraction_dynamic * dynamic + a.reserved_fraction_static * (allocated - dynamic)
+            + a.reserved_floor_gib * GIB)
 
 
-def device_overhead_bytes(gpu: Accelerator, gpus: int, p: dict[str, Any]) -> float:
+def device_overhead_bytes(gpu: Accelerator, gpus: int, p: MemoryModel) -> float:
     """CUDA context (by architecture) and, with more than one GPU, NCCL's buffers: outside the allocator."""
-    dev = p["device"]
-    context = dev["context_gib_by_architecture"].get(gpu.architecture or "", dev["context_gib_default"])
-    return context * GIB + (dev["nccl_gib"] * GIB if gpus > 1 else 0.0)
+    dev = p.device
+    context = dev.context_gib_by_architecture.get(gpu.architecture or "", dev.context_gib_default)
+    return context * GIB + (dev.nccl_gib * GIB if gpus > 1 else 0.0)
 
 
-def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p: dict[str, Any],
+def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p: MemoryModel,
                     st: TrainingState, stage: int) -> MemoryEstimate:
     from trainsizer.estimate.activations import stage_activations
 

@@ -6,9 +6,9 @@ optimizer and expert parallelism say (Rajbhandari et al. 2020, arXiv:1910.02054,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from trainsizer.estimate.memory_types import Component
+from trainsizer.estimate.model_params import QuantFormat
 from trainsizer.estimate.training_state import PRECISION_BYTES, LayerState, TrainingState, adapter_params, lora_targets
 
 
@@ -24,7 +24,7 @@ class StageStates:
 def _optimizer_bytes(st: TrainingState, shapes: list[tuple[int, int, int]], state_elem: float) -> float:
     """Optimizer state bytes for trainable tensors given as (rows, cols, copies); cols=1 for vectors."""
     opt = st.scenario.training.optimizer
-    p_opt = st.params["optimizer"]
+    p_opt = st.params.optimizer
     total = 0.0
     for rows, cols, copies in shapes:
         n = rows * cols
@@ -32,8 +32,8 @@ def _optimizer_bytes(st: TrainingState, shapes: list[tuple[int, int, int]], stat
             b = 2 * state_elem * n
         elif opt in ("adamw-8bit", "paged-adamw-8bit"):
             # bitsandbytes keeps small tensors in 32-bit; larger ones as 8-bit blocks + fp32 absmax
-            small = n < p_opt["bnb_min_8bit_size"]
-            b = 8.0 * n if small else 2.0 * n + 2 * 4.0 * n / p_opt["bnb_block"]
+            small = n < p_opt.bnb_min_8bit_size
+            b = 8.0 * n if small else 2.0 * n + 2 * 4.0 * n / p_opt.bnb_block
         elif opt == "adafactor":
             # Shazeer & Stern 2018: factored second moment (row + column fp32 vectors) for matrices,
             # full second moment for vectors; no first moment (beta1=None, HF default).
@@ -115,7 +115,7 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
     layers = st.stage_layers(stage)
     first, last = stage == 0, stage == st.scenario.parallel.pp - 1
     tr = st.scenario.training
-    quant = st.params["quantization"].get(tr.quantization) if tr.method == "qlora" else None
+    quant = st.params.quantization.formats.get(tr.quantization or "") if tr.method == "qlora" else None
     t = _stage_trainables(st, layers, first, last)
     static = [_stage_weights(st, layers, first, last, quant)]
     trainable_static, gradients, managed = _stage_trainable_states(st, layers, t)
@@ -127,12 +127,12 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
     if not t.offload_opt and not tr.optimizer_in_backward and tr.optimizer in ("adamw", "lion", "sgd-momentum"):
         state_b = PRECISION_BYTES[tr.precision][3]
         per_unit = (t.trainable / t.opt_shards) * (t.adapter_bytes[3] if tr.method in ("lora", "qlora") else state_b)
-    step_temp = st.params["optimizer"]["foreach_temp_states"] * per_unit
+    step_temp = st.params.optimizer.foreach_temp_states * per_unit
     return StageStates(static, gradients, step_temp, managed, per_unit)
 
 
 def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, last: bool,
-                   quant: dict[str, Any] | None) -> Component:
+                   quant: QuantFormat | None) -> Component:
     """Every parameter of the stage in its storage format, sharded by ZeRO-3 or offloaded."""
     arch, tr, par = st.arch, st.scenario.training, st.scenario.parallel
     tp = par.tp
@@ -153,7 +153,7 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
         weight_bytes = (linear_params + norm_params + embed_params + head_params) * w_b
         why_w = f"{tr.precision} weights, {w_b:g} B/param"
     elif quant:
-        code = quant["code_bytes"] + quant["constant_bytes"]
+        code = quant.code_bytes + quant.constant_bytes
         weight_bytes = linear_params * code + (norm_params + embed_params + head_params) * frozen_w_b
         why_w = (f"{tr.quantization} base linears {code:.3f} B/param incl. quantization constants; "
                  f"embeddings, norms, output head {frozen_w_b} B/param")
@@ -249,12 +249,12 @@ def _stage_trainable_states(st: TrainingState, layers: list[LayerState],
 
 
 def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainables,
-                   quant: dict[str, Any] | None) -> Component | None:
+                   quant: QuantFormat | None) -> Component | None:
     """Communication buckets, ZeRO-3 gathered layers and quantization work buffers."""
     tr, par = st.scenario.training, st.scenario.parallel
     tp = par.tp
     w_b, _, grad_b, _ = PRECISION_BYTES[tr.precision]
-    comm = st.params["communication"]
+    comm = st.params.communication
     grads = (t.trainable - t.lora_elems) * grad_b + t.lora_elems * t.adapter_bytes[2]
     other = 0.0
     why_other: list[str] = []
@@ -264,16 +264,16 @@ def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainab
         other += grads
         why_other.append("DDP gradient buckets (a copy of the gradients)")
     elif par.dp > 1 and par.zero in (1, 2) and not megatron_style:
-        other += min(comm["zero_reduce_bucket_elements"], t.trainable) * grad_b
+        other += min(comm.zero_reduce_bucket_elements, t.trainable) * grad_b
         why_other.append("ZeRO reduce bucket")
     if (par.zero == 3 and par.dp * par.cp > 1 or par.offload == "optimizer+params") and not tr.optimizer_in_backward:
         biggest = max((layer.base_linear_params + layer.norm_params for layer in layers), default=0) / tp
-        biggest_w = biggest * (quant["code_bytes"] + quant["constant_bytes"] if quant else w_b)
+        biggest_w = biggest * (quant.code_bytes + quant.constant_bytes if quant else w_b)
         unit_grads = max((layer.lora_params + (layer.base_linear_params if layer.trainable_base else 0)
                           for layer in layers), default=0) / tp  # each tensor-parallel rank's share
         unit_grads *= t.adapter_bytes[2] if tr.method != "full" else grad_b
-        other += comm["zero3_gathered_units"] * biggest_w + unit_grads
-        why_other.append(f"ZeRO-3/FSDP: {comm['zero3_gathered_units']} gathered layers + one layer's "
+        other += comm.zero3_gathered_units * biggest_w + unit_grads
+        why_other.append(f"ZeRO-3/FSDP: {comm.zero3_gathered_units} gathered layers + one layer's "
                          "unsharded gradients")
     if quant:
         biggest_linear = max((lin.in_features * lin.out_features for layer in layers for lin in layer.linears

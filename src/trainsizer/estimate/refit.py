@@ -20,6 +20,7 @@ from trainsizer.estimate.activations import StageActivations, activation_factor,
 from trainsizer.estimate.estimator import check_layout, resolve_gpu
 from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, peak_phase, reserved_bytes
 from trainsizer.estimate.memory_types import GIB
+from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.step import default_performance_model, speed_figures, step_context
 from trainsizer.estimate.step_terms import RawStep, combine_step, raw_step
@@ -48,7 +49,7 @@ class MemoryTerms:
     metric: str  # allocated | reserved | device
 
 
-def memory_terms(scenario: Scenario, metric: str, memory_params: dict[str, Any] | None = None) -> MemoryTerms:
+def memory_terms(scenario: Scenario, metric: str, memory_params: MemoryModel | None = None) -> MemoryTerms:
     mp = memory_params or default_memory_model()
     arch = resolve_model(scenario.model)
     check_layout(scenario, arch)
@@ -64,15 +65,15 @@ def memory_terms(scenario: Scenario, metric: str, memory_params: dict[str, Any] 
                        device_overhead_bytes(gpu, scenario.parallel.gpus, mp), metric)
 
 
-def memory_prediction(t: MemoryTerms, mp: dict[str, Any]) -> float:
+def memory_prediction(t: MemoryTerms, mp: MemoryModel) -> float:
     """GiB of the case's metric on the most loaded stage (the one with the most device memory)."""
     ratio = activation_factor(t.compiled, mp) / t.activation_factor
-    frac = mp["activations"]["backward_working_fraction"]
+    frac = mp.activations.backward_working_fraction
     best: tuple[float, float, float] | None = None
     for s in t.stages:
         saved, working = s.activations.refit(ratio, frac)
         phase, extra = peak_phase(s.gradients, saved, s.activations.logits, working,
-                                  mp["optimizer"]["foreach_temp_states"] * s.step_temporaries_per_unit)
+                                  mp.optimizer.foreach_temp_states * s.step_temporaries_per_unit)
         allocated = s.static + s.gradients + sum(extra)
         reserved = reserved_bytes(allocated, sum(extra) if phase != "optimizer step" else 0.0, mp)
         device = reserved + t.device_overhead + s.managed
@@ -111,8 +112,8 @@ class SpeedTerms:
     metrics: tuple[str, ...]  # the Performance attribute each case is compared on
 
 
-def speed_case(scenario: Scenario, memory_params: dict[str, Any] | None = None,
-               perf_params: dict[str, Any] | None = None) -> SpeedCase:
+def speed_case(scenario: Scenario, memory_params: MemoryModel | None = None,
+               perf_params: PerformanceModel | None = None) -> SpeedCase:
     """One case's raw step and what its figures are computed from."""
     arch = resolve_model(scenario.model)
     check_layout(scenario, arch)
@@ -136,7 +137,7 @@ def stack_speed(cases: list[SpeedCase], metrics: list[str]) -> SpeedTerms:
     return SpeedTerms(raw, **columns, metrics=tuple(metrics))
 
 
-def speed_predictions(t: SpeedTerms, pp: dict[str, Any]) -> np.ndarray:
+def speed_predictions(t: SpeedTerms, pp: PerformanceModel) -> np.ndarray:
     """Each case's metric under performance parameters ``pp``."""
     step = sum(np.asarray(v, dtype=float) for v in combine_step(t.raw, pp).values())
     figures = speed_figures(step, t.tokens_per_step, t.gpus, t.model_flops_per_token, t.hardware_flops_per_token,

@@ -13,12 +13,11 @@ optimizer step is memory bound. All fractions and efficiencies are data
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
-from trainsizer.datafiles import packaged_yaml
 from trainsizer.estimate.comm import Fabric, fabric
 from trainsizer.estimate.flops import StepFlops, step_flops
+from trainsizer.estimate.model_params import MemoryModel, PerformanceModel, performance_model
 from trainsizer.estimate.step_terms import (
     StepContext,
     combine_step,
@@ -36,9 +35,9 @@ PRECISION_DTYPE = {"fp32": "fp32", "fp16-mixed": "fp16", "bf16-mixed": "bf16", "
                    "fp8-mixed": "fp8"}
 
 
-@cache
-def default_performance_model() -> dict[str, Any]:
-    return packaged_yaml("trainsizer.estimate", "performance_model.yaml")
+def default_performance_model() -> PerformanceModel:
+    """The shipped step-time model parameters (``performance_model.yaml``), typed and loaded once."""
+    return performance_model()
 
 
 @dataclass
@@ -127,7 +126,7 @@ def speed_figures(step_s: Any, tokens_per_step: Any, gpus: Any, model_flops_per_
 
 
 def step_context(scenario: Scenario, arch: Architecture, gpu: Accelerator, catalog: Catalog | None = None,
-                 params: dict[str, Any] | None = None, memory_params: dict[str, Any] | None = None,
+                 params: PerformanceModel | None = None, memory_params: MemoryModel | None = None,
                  flops: StepFlops | None = None, state: TrainingState | None = None) -> tuple[StepContext, list[str]]:
     """What every term of a step reads, and notes on the peak used."""
     from trainsizer.estimate.memory import default_memory_model
@@ -149,8 +148,8 @@ def step_context(scenario: Scenario, arch: Architecture, gpu: Accelerator, catal
 
 
 def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerator,
-                         catalog: Catalog | None = None, params: dict[str, Any] | None = None,
-                         memory_params: dict[str, Any] | None = None,
+                         catalog: Catalog | None = None, params: PerformanceModel | None = None,
+                         memory_params: MemoryModel | None = None,
                          flops: StepFlops | None = None, state: TrainingState | None = None) -> Performance:
     """One optimizer step as the sum of its terms (:mod:`trainsizer.estimate.step_terms`)."""
     ctx, notes = step_context(scenario, arch, gpu, catalog, params, memory_params, flops, state)

@@ -14,12 +14,13 @@ supports for its GPU architecture and precision (``mfu_ceiling``). All fractions
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, p2p_s
 from trainsizer.estimate.flops import StepFlops, recomputed_layer
+from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
@@ -33,9 +34,9 @@ def pcie_bytes_per_s(gpu: Accelerator) -> float:
     return PCIE_GBPS.get(gpu.pcie_gen or 4, 32.0) * 0.8e9
 
 
-def optimizer_bytes_per_param(optimizer: str, precision: str, p: dict[str, Any]) -> float:
+def optimizer_bytes_per_param(optimizer: str, precision: str, p: PerformanceModel) -> float:
     key = "fp32" if precision == "fp32" else ("bf16-true" if precision == "bf16-true" else "mixed")
-    return p["memory_bound"]["optimizer_bytes_per_param"][optimizer][key]
+    return p.memory_bound.optimizer_bytes_per_param[optimizer][key]
 
 
 @dataclass
@@ -45,8 +46,8 @@ class StepContext:
     scenario: Scenario
     arch: Architecture
     gpu: Accelerator
-    params: dict[str, Any]
-    memory_params: dict[str, Any]
+    params: PerformanceModel
+    memory_params: MemoryModel
     fabric: Fabric
     flops: StepFlops
     state: TrainingState
@@ -70,15 +71,15 @@ class StepContext:
 
     @property
     def hbm_bytes_per_s(self) -> float:
-        return (self.gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * self.params["memory_bound"]["hbm_efficiency"]
+        return (self.gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * self.params.memory_bound.hbm_efficiency
 
     @property
     def layers_per_stage(self) -> float:
         return self.arch.num_layers / self.scenario.parallel.pp
 
     @property
-    def overlap(self) -> dict[str, float]:
-        return self.params["communication"]["overlap"]
+    def overlap(self) -> Overlap:
+        return self.params.communication.overlap
 
     @property
     def model_shards(self) -> int:
@@ -138,7 +139,7 @@ def dequantization_mb(ctx: StepContext) -> float:
     if tr.method != "qlora":
         return 0.0
     passes = 2 + recomputed_share(ctx)
-    return ctx.base_linear_local * ctx.params["memory_bound"]["dequant_bytes_per_param_per_pass"] * passes \
+    return ctx.base_linear_local * ctx.params.memory_bound.dequant_bytes_per_param_per_pass * passes \
         / ctx.hbm_bytes_per_s
 
 
@@ -197,8 +198,8 @@ def zero3_mb(ctx: StepContext) -> float:
     if ctx.scenario.training.method == "qlora":
         # 4-bit bases are gathered as stored (codes + constants; fsdp_qlora's bnb quant_storage), the same bytes
         # the memory model keeps gathered
-        quant = ctx.memory_params["quantization"][ctx.scenario.training.quantization]
-        linear_b = quant["code_bytes"] + quant["constant_bytes"]
+        quant = ctx.memory_params.quantization.formats[ctx.scenario.training.quantization or ""]
+        linear_b = quant.code_bytes + quant.constant_bytes
     weights_bytes = sum(layer.base_linear_params * linear_b + layer.norm_params * w_b
                         for layer in ctx.state.layers) / ctx.model_shards
     return (2 * all_gather_s(weights_bytes, group, ctx.fabric, stride=par.tp)
@@ -243,8 +244,7 @@ def optimizer_and_offload_s(ctx: StepContext) -> tuple[float, float]:
     w_b, grad_b = ctx.weight_and_grad_bytes
     pcie = pcie_bytes_per_s(ctx.gpu)
     moved = ctx.trainable_local / shards * (grad_b + w_b)
-    offload_s = moved / pcie + ctx.trainable_local / shards / ctx.params["overhead"].get("cpu_adam_params_per_s",
-                                                                                         1.0e9)
+    offload_s = moved / pcie + ctx.trainable_local / shards / ctx.params.overhead.cpu_adam_params_per_s
     if par.offload == "optimizer+params":
         offload_s += ctx.scenario.grad_accumulation_steps * 2 * ctx.base_linear_local / par.dp * w_b / pcie
     return 0.0, offload_s
@@ -335,12 +335,11 @@ def positive_part(x: Any) -> Any:
     return x.clip(min=0.0) if _is_array(x) else max(0.0, x)
 
 
-def gemm_ceiling(p: dict[str, Any], architecture: str, dtype: str) -> float:
+def gemm_ceiling(p: PerformanceModel, architecture: str, dtype: str) -> float:
     """The per-architecture ceiling of the GEMM efficiency (``max_efficiency``); fp32 runs on the CUDA cores
     (``max_efficiency_fp32``)."""
-    c = p["compute"]
-    return c["max_efficiency_fp32"] if dtype == "fp32" else c["max_efficiency"].get(architecture,
-                                                                                   c["max_efficiency"]["default"])
+    c = p.compute
+    return c.max_efficiency_fp32 if dtype == "fp32" else c.max_efficiency.get(architecture, c.max_efficiency["default"])
 
 
 def per_case(raw: RawStep, lookup: Callable[..., float], *names: str) -> Any:
@@ -354,42 +353,42 @@ def per_case(raw: RawStep, lookup: Callable[..., float], *names: str) -> Any:
     return np.array([lookup(*row) for row in zip(*values, strict=True)])
 
 
-def _ceiling(raw: RawStep, dtype_field: str, p: dict[str, Any]) -> Any:
+def _ceiling(raw: RawStep, dtype_field: str, p: PerformanceModel) -> Any:
     """:func:`gemm_ceiling` of one case, or of each case in arrays."""
     return per_case(raw, lambda a, d: gemm_ceiling(p, a, d), "architecture", dtype_field)
 
 
-def saturation(rows: Any, width: Any, p: dict[str, Any]) -> Any:
+def saturation(rows: Any, width: Any, p: PerformanceModel) -> Any:
     """GEMM efficiency falls for few rows and narrow matrices: saturating in each, half-way at ``half_tokens`` /
     ``half_width``."""
-    c = p["compute"]
-    return safe_div(rows, rows + c["half_tokens"]) * safe_div(width, width + c["half_width"])
+    c = p.compute
+    return safe_div(rows, rows + c.half_tokens) * safe_div(width, width + c.half_width)
 
 
-def attention_relative(p: dict[str, Any], architecture: str, dtype: str, kernel: str) -> float:
+def attention_relative(p: PerformanceModel, architecture: str, dtype: str, kernel: str) -> float:
     """The fraction of the GEMM efficiency a fused attention kernel reaches on ``architecture``: the ``flash``
     table, with ``attention_relative_efficiency_sdpa`` over it for PyTorch's SDPA (on Hopper its flash backend is
     FlashAttention-2, without the Hopper kernels of FlashAttention-3 or cuDNN); eager attention: 1 (its products
     are batched GEMMs). fp32 runs on the CUDA cores (``max_efficiency_fp32``), as the GEMMs do."""
-    c = p["compute"]
+    c = p.compute
     if kernel == "eager":
         return 1.0
     if dtype == "fp32":
-        return c["max_efficiency_fp32"]
-    table = c["attention_relative_efficiency"]
+        return c.max_efficiency_fp32
+    table: Mapping[str, float] = c.attention_relative_efficiency
     if kernel == "sdpa":
-        table = {**table, **(c.get("attention_relative_efficiency_sdpa") or {})}
+        table = {**table, **c.attention_relative_efficiency_sdpa}
     return table.get(architecture, table["default"])
 
 
-def raw_efficiency(raw: RawStep, p: dict[str, Any]) -> Any:
+def raw_efficiency(raw: RawStep, p: PerformanceModel) -> Any:
     """Fraction of the dense peak a GEMM-bound micro-batch reaches: a per-architecture ceiling, lowered for
     few tokens and narrow matrices (saturating in each, half-way at ``half_tokens`` / ``half_width``).
     ``raw`` may hold one case or arrays of many (:mod:`trainsizer.estimate.refit`)."""
     return _ceiling(raw, "dtype", p) * saturation(raw.local_tokens, raw.width, p)
 
 
-def compute_s(raw: RawStep, p: dict[str, Any]) -> Any:
+def compute_s(raw: RawStep, p: PerformanceModel) -> Any:
     """Seconds of one micro-batch's GEMMs and attention: each part over its own peak and efficiency."""
     linear_eff = raw_efficiency(raw, p)
     expert_eff = _ceiling(raw, "dtype", p) * saturation(raw.expert_tokens, raw.expert_width, p)
@@ -402,22 +401,22 @@ def compute_s(raw: RawStep, p: dict[str, Any]) -> Any:
             + safe_div(raw.attention_s, attention_eff))
 
 
-def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
+def combine_step(raw: RawStep, p: PerformanceModel) -> dict[str, Any]:
     """Seconds of one optimizer step by term (exposed communication only), under parameters ``p``; for one
     case (floats) or many (arrays)."""
-    overlap = p["communication"]["overlap"]
+    overlap = p.communication.overlap
     m = raw.micro_batches  # micro-batches per step per pipeline
     compute = compute_s(raw, p)
     exposed = {
         "elementwise": elementwise_s(raw.saved_traffic_s, raw.compiled, p),
         "dequantization": raw.dequantization_mb,
-        "tp_comm": raw.tp_mb * (1 - overlap["tp"]),
-        "cp_comm": raw.cp_mb * (1 - overlap["cp"]),
-        "moe_all_to_all": raw.moe_mb * (1 - overlap["moe"]),
-        "pp_p2p": raw.pp_mb * (1 - overlap["pp_p2p"]),
-        "zero3_gather": positive_part(raw.zero3_mb - overlap["zero3"] * compute),
+        "tp_comm": raw.tp_mb * (1 - overlap.tp),
+        "cp_comm": raw.cp_mb * (1 - overlap.cp),
+        "moe_all_to_all": raw.moe_mb * (1 - overlap.moe),
+        "pp_p2p": raw.pp_mb * (1 - overlap.pp_p2p),
+        "zero3_gather": positive_part(raw.zero3_mb - overlap.zero3 * compute),
     }
-    launch_mb = p["overhead"]["per_layer_s"] * raw.layers_per_stage
+    launch_mb = p.overhead.per_layer_s * raw.layers_per_stage
     t_mb = compute + sum(exposed.values()) + launch_mb
     bubble = t_mb * (raw.pp - 1) / raw.virtual_pp  # 0 without pipeline parallelism
     terms = {
@@ -432,45 +431,45 @@ def combine_step(raw: RawStep, p: dict[str, Any]) -> dict[str, Any]:
         "zero3_gather": m * exposed["zero3_gather"],
         # gradient buckets reduce while the last micro-batch runs backward; under pipeline parallelism the stages
         # that finish first reduce during the pipeline's drain (the bubble)
-        "dp_grad_sync": positive_part(raw.dp_sync_s - overlap["dp"] * (compute * 2 / 3 + bubble))
-        + positive_part(raw.dp_gather_s - overlap["dp"] * compute / 3),
+        "dp_grad_sync": positive_part(raw.dp_sync_s - overlap.dp * (compute * 2 / 3 + bubble))
+        + positive_part(raw.dp_gather_s - overlap.dp * compute / 3),
         "optimizer": raw.optimizer_s,
         "offload": raw.offload_s,
-        "launch_overhead": m * launch_mb + p["overhead"]["per_step_s"],
+        "launch_overhead": m * launch_mb + p.overhead.per_step_s,
         "data_loading": 0.0 * m,
     }
     terms["mfu_ceiling"] = positive_part(mfu_floor_s(raw, p) - sum(terms.values()))
     return terms
 
 
-def elementwise_s(saved_traffic: Any, compiled: Any, p: dict[str, Any]) -> Any:
+def elementwise_s(saved_traffic: Any, compiled: Any, p: PerformanceModel) -> Any:
     """Seconds of one micro-batch's memory-bound element-wise work: ``elementwise_bytes_per_saved_byte`` of HBM
     traffic per eager saved byte; under torch.compile, Inductor fuses chains of element-wise ops into one kernel
     that reads and writes each tensor once (Ansel et al. 2024, "PyTorch 2", ASPLOS, section 5), so only
     ``compiled_elementwise_fraction`` of it remains. ``compiled`` is 0 or 1 (or an array of them)."""
-    mb = p["memory_bound"]
-    keep = 1.0 - compiled * (1.0 - mb.get("compiled_elementwise_fraction", 1.0))
-    return saved_traffic * mb["elementwise_bytes_per_saved_byte"] * keep
+    mb = p.memory_bound
+    keep = 1.0 - compiled * (1.0 - mb.compiled_elementwise_fraction)
+    return saved_traffic * mb.elementwise_bytes_per_saved_byte * keep
 
 
 COMPILED_KEY = "+compile"  # suffix of a precision's ceiling row measured under torch.compile
 
 
-def mfu_ceiling(architecture: str, precision: str, p: dict[str, Any], compiled: bool | float = False) -> float:
+def mfu_ceiling(architecture: str, precision: str, p: PerformanceModel, compiled: bool | float = False) -> float:
     """The highest MFU the validation data supports for a GPU architecture and precision, plus a margin
     (``mfu_ceiling`` in performance_model.yaml, written by tools/mfu_ceilings.py); the overall maximum where the
     data has no case of that architecture and precision. Eager runs are bounded by eager evidence only; a run
     under torch.compile by the compiled runs' row (``bf16-true+compile``) where there is one, else the eager
     row."""
-    c = p.get("mfu_ceiling")
+    c = p.mfu_ceiling
     if not c:
         return float("inf")
-    rows = (c.get("table") or {}).get(architecture, {})
+    rows = c.table.get(architecture, {})
     row = (rows.get(precision + COMPILED_KEY) if compiled else None) or rows.get(precision)
-    return float(row["mfu"]) if row else float(c["fallback"]["mfu"])
+    return float(row.mfu) if row else float(c.fallback.mfu)
 
 
-def mfu_floor_s(raw: RawStep, p: dict[str, Any]) -> Any:
+def mfu_floor_s(raw: RawStep, p: PerformanceModel) -> Any:
     """Evidence-bound step time: no step is priced faster than its model FLOPs at the MFU ceiling of its GPU
     architecture and precision (a plan may not claim an efficiency no measured run reached)."""
     ceilings = per_case(raw, lambda a, q, c: mfu_ceiling(a, q, p, c), "architecture", "precision", "compiled")

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from trainsizer.estimate.model_params import MemoryModel
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.params import Linear, count_params, layer_linears, layer_norm_params
 from trainsizer.scenario import Scenario
@@ -53,7 +54,7 @@ class LayerState:
 class TrainingState:
     scenario: Scenario
     arch: Architecture
-    params: dict[str, Any]
+    params: MemoryModel
     layers: list[LayerState]
     embedding_params: int
     final_params: int
@@ -116,7 +117,7 @@ def adapter_params(linear: Linear, rank: int, targets: set[str] | None) -> int:
     return linear.count * rank * (linear.in_features + linear.out_features)
 
 
-def training_state(scenario: Scenario, arch: Architecture, params: dict[str, Any]) -> TrainingState:
+def training_state(scenario: Scenario, arch: Architecture, params: MemoryModel) -> TrainingState:
     tr = scenario.training
     counts = count_params(arch)
     mla_q = arch.mla.q_lora_rank if arch.mla else None

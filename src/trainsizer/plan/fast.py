@@ -19,6 +19,7 @@ import numpy as np
 from trainsizer.estimate.activations import compiled_activation_factor, layer_activations, stage_activations
 from trainsizer.estimate.flops import step_flops
 from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, reserved_bytes
+from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.step import default_performance_model, peak_for
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, RESIDUAL_BYTES, training_state
@@ -65,7 +66,7 @@ def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
 
 
 # long: one per-layer quantity per line, each the array twin of a term in estimate/, read side by side
-def job_basis(scenario: Scenario, arch: Architecture, mp: dict[str, Any] | None = None) -> JobBasis:
+def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = None) -> JobBasis:
     mp = mp or default_memory_model()
     L = arch.num_layers
     cats = ("weights", "master_weights", "optimizer_states", "gradients")
@@ -103,8 +104,8 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: dict[str, Any] | None 
     trainable_layer = st.trainable_params / L
     dequant = {c.name: c.bytes for c in model_states(st, 0).static}.get("buffers", 0.0)
     w_b = PRECISION_BYTES[base.training.precision][0]
-    quant = mp["quantization"].get(base.training.quantization or "") if base.training.method == "qlora" else None
-    linear_b = quant["code_bytes"] + quant["constant_bytes"] if quant else w_b
+    quant = mp.quantization.formats.get(base.training.quantization or "") if base.training.method == "qlora" else None
+    linear_b = quant.code_bytes + quant.constant_bytes if quant else w_b
     gathered = sum(la.base_linear_params * linear_b + la.norm_params * w_b for la in st.layers) / L
     weight_bytes = sum(la.base_linear_params for la in st.layers) * w_b / L
 
@@ -168,7 +169,7 @@ class Layouts:
 
 # long: one numpy expression per memory component, in the order of estimate/memory.py, over every layout at once
 def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator,
-                  mp: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  mp: MemoryModel | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(device bytes per GPU of the most loaded stage, host bytes per GPU offloaded), per candidate."""
     mp = mp or default_memory_model()
     tp, pp, cp, dp = lay.tp.astype(float), lay.pp.astype(float), lay.cp.astype(float), lay.dp.astype(float)
@@ -202,9 +203,9 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     megatron = (lay.tp > 1) | (lay.pp > 1)
     ddp_copy = np.where((dp > 1) & (zero == 0) & ~lay.dist_opt & (offl == 0) & ~megatron, full_grads, 0.0)
     bucket = np.where((dp > 1) & ((zero == 1) | (zero == 2)) & ~megatron,
-                      np.minimum(mp["communication"]["zero_reduce_bucket_elements"] * 4.0, full_grads), 0.0)
+                      np.minimum(mp.communication.zero_reduce_bucket_elements * 4.0, full_grads), 0.0)
     z3 = np.where(((zero == 3) & (group > 1)) | (offl == 2),
-                  mp["communication"]["zero3_gathered_units"] * (b.layer_div["weights"] / tp + b.layer_rep["weights"])
+                  mp.communication.zero3_gathered_units * (b.layer_div["weights"] / tp + b.layer_rep["weights"])
                   + b.layer_div["gradients"] / tp + b.layer_rep["gradients"], 0.0)  # + one layer's unsharded gradients
     buffers = ddp_copy + bucket + z3 + b.dequant_buffer / tp
 
@@ -224,7 +225,7 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     saved_first = saved_layer * layers_stage * in_flight_first * interleave + b.embed_act_per_token * tokens
     saved_last = saved_layer * layers_stage
     logits = tokens * (b.logits_per_token_div / tp + b.logits_per_token_rep)
-    frac = mp["activations"]["backward_working_fraction"]
+    frac = mp.activations.backward_working_fraction
     working = np.where(lay.ckpt == 2, full_layer * (1 + frac), full_layer * frac)
 
     def peak(static, grads, saved, lg):
@@ -248,7 +249,7 @@ def _nic_share(inter_busbw: float, group: np.ndarray, stride: np.ndarray, per_no
 
 # long: one numpy expression per step-time term, in the order of estimate/step_terms.py, over every layout at once
 def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator, intra_busbw: float,
-                     inter_busbw: float, pp_params: dict[str, Any] | None = None,
+                     inter_busbw: float, pp_params: PerformanceModel | None = None,
                      shared_host_gbps: float | None = None) -> np.ndarray:
     """Approximate step time (s) for every candidate: compute, TP/DP/ZeRO-3 communication, bubble, offload, and
     the MFU ceiling of the GPU's architecture and precision."""
@@ -286,14 +287,14 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
                                       + np.where(fl[:, 2] > 0, fl[:, 2] / (peak * 1e12) / np.maximum(expert_eff, 1e-30),
                                                  0.0)
                                       + fl[:, 3] / (attention_peak * 1e12) / attention_eff)
-    hbm = (gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * p["memory_bound"]["hbm_efficiency"]
+    hbm = (gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * p.memory_bound.hbm_efficiency
     # the eager saved bytes (the basis holds them as the job runs: under torch.compile, scaled by compiled_factor)
     eager = 1.0 / b.compiled_activation_factor
     rep, sh = b.act["none"][0] * eager, (b.act["none"][1] + b.act["none"][2]) * eager
     passes = np.where(lay.ckpt == 2, 1.5, 1.0)
     elementwise_mb = elementwise_s((rep + sh / tp) * tokens_local * b.layers / pp * passes / hbm,
                                    float(tr.compile), p)
-    lat = p["communication"]["nccl_step_latency_us"] * 1e-6
+    lat = p.communication.nccl_step_latency_us * 1e-6
     tp_bytes = tokens_local * b.hidden * b.act_bytes
     colls = np.where(lay.ckpt == 2, 6, 4)
 
@@ -309,21 +310,21 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
 
     tp_s = np.where(lay.tp > 1, b.layers / pp * colls * (2 * (tp - 1) * lat + 2 * (tp - 1) / tp * tp_bytes /
                                                          (intra(tp) * 1e9)), 0.0)
-    tp_s *= 1 - p["communication"]["overlap"]["tp"]
-    launch = p["overhead"]["per_layer_s"] * b.layers / pp
+    tp_s *= 1 - p.communication.overlap.tp
+    launch = p.overhead.per_layer_s * b.layers / pp
     t_mb = compute_mb + elementwise_mb + tp_s + launch
     bubble = np.where(lay.pp > 1, t_mb * (pp - 1) / lay.vpp, 0.0)
     w_b, grad_b = (4.0, 4.0) if tr.precision == "fp32" else ((2.0, 2.0) if tr.precision == "bf16-true" else (2.0, 4.0))
     trainable = b.trainable_elems_layer * b.layers / (tp * pp)
-    overlap = p["communication"]["overlap"]
+    overlap = p.communication.overlap
     # data parallel: all-reduce (DDP), or reduce-scatter + all-gather of the weights (sharded optimizer)
     dp_ring = np.where(dp > 1, (dp - 1) / np.maximum(dp, 1), 0.0)
     dp_bw = busbw(dp, lay.tp * lay.cp, nic_share=False) * 1e9
     sharded = (lay.zero == 1) | (lay.zero == 2) | lay.dist_opt
     reduce_s = np.where(sharded, 1.0, 2.0) * dp_ring * trainable * grad_b / dp_bw
     gather_s = np.where(sharded, dp_ring * trainable * w_b / dp_bw, 0.0)
-    dp_exposed = np.where(lay.zero == 3, 0.0, np.maximum(0.0, reduce_s - overlap["dp"] * (compute_mb * 2 / 3 + bubble))
-                          + np.maximum(0.0, gather_s - overlap["dp"] * compute_mb / 3))
+    dp_exposed = np.where(lay.zero == 3, 0.0, np.maximum(0.0, reduce_s - overlap.dp * (compute_mb * 2 / 3 + bubble))
+                          + np.maximum(0.0, gather_s - overlap.dp * compute_mb / 3))
     # ZeRO-3: gather the weights forward and backward, reduce-scatter the gradients, per micro-batch, over dp x cp
     group = dp * cp
     ring = np.where(group > 1, (group - 1) / np.maximum(group, 1), 0.0)
@@ -334,11 +335,11 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     shards = np.where((lay.zero >= 1) | lay.dist_opt, group, 1.0)
     trainable_local = trainable / shards
     offload_s = np.where(lay.offload > 0, trainable_local * 6.0 / pcie + trainable_local /
-                         p["overhead"]["cpu_adam_params_per_s"], 0.0)
+                         p.overhead.cpu_adam_params_per_s, 0.0)
     weight_bytes = b.layers * b.weight_bytes_layer / (tp * pp)
     offload_s += np.where(lay.offload == 2, gas * 2 * weight_bytes / np.maximum(dp, 1) / pcie, 0.0)
-    z3_exposed = gas * np.maximum(0.0, z3 - overlap["zero3"] * compute_mb)
-    step = gas * t_mb + bubble + dp_exposed + z3_exposed + offload_s + p["overhead"]["per_step_s"]
+    z3_exposed = gas * np.maximum(0.0, z3 - overlap.zero3 * compute_mb)
+    step = gas * t_mb + bubble + dp_exposed + z3_exposed + offload_s + p.overhead.per_step_s
     # evidence bound: model FLOPs at the MFU ceiling of this architecture and precision
     floor = fl[:, 0] * split * gas / (peak * 1e12 * mfu_ceiling(gpu.architecture or "", tr.precision, p,
                                                                  tr.compile))

@@ -17,6 +17,7 @@ from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import InputError
 from trainsizer.estimate.comm import fabric, roce_derate
 from trainsizer.estimate.memory import default_memory_model
+from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.models.architecture import Architecture
@@ -228,7 +229,7 @@ Shortlisted = tuple[float, Accelerator, Layouts, int, str | None]  # screened st
 
 
 def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
-                basis: Any, mp: dict[str, Any], pp_: dict[str, Any], global_batch: int,
+                basis: Any, mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
                 host_limit: float) -> tuple[list[Shortlisted], int]:
     """Every layout of one GPU type through the numpy screen; the fastest few of each (count, network)."""
     shortlist: list[Shortlisted] = []
@@ -248,7 +249,7 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
             if inter.startswith("roce"):  # the same derating the reference applies at scale
                 slow = screen_step_time(basis, lay, job, gpu, fab.intra_busbw_gbps,
                                         inter_bw * roce_derate(inter, 1 << 30, pp_), pp_, fab.shared_host_gbps)
-                threshold = pp_["communication"]["roce_at_scale"]["gpus_threshold"]
+                threshold = pp_.communication.roce_at_scale.gpus_threshold
                 time = np.where(lay.gpus > threshold, slow, time)
             time = np.where(fits, time, np.inf)
             multi = lay.gpus > per_node
@@ -264,7 +265,7 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
 
 
 def _exact_options(chosen: list[Shortlisted], job: Scenario, constraints: Constraints, cat: Catalog,
-                   mp: dict[str, Any], pp_: dict[str, Any], global_batch: int,
+                   mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
                    late: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The shortlisted layouts re-checked by the reference estimators; those that fit and meet the deadline
     (those that fit but miss it go to ``late``)."""
@@ -338,7 +339,7 @@ def _best_per_hardware(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: Catalog | None = None,
-         memory_params: dict[str, Any] | None = None, perf_params: dict[str, Any] | None = None,
+         memory_params: MemoryModel | None = None, perf_params: PerformanceModel | None = None,
          with_suggestions: bool = True) -> PlanResult:
     cat = catalog or default_catalog()
     mp = memory_params or default_memory_model()
@@ -368,8 +369,8 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     return PlanResult(options, suggestions, rankings, evaluated, notes, _best_per_hardware(late))
 
 
-def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog, mp: dict[str, Any],
-            pp_: dict[str, Any]) -> list[str]:
+def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog, mp: MemoryModel,
+            pp_: PerformanceModel) -> list[str]:
     """What would make something fit: each relaxation tried with the same search."""
     tries: list[tuple[str, Scenario, Constraints]] = []
     tr = job.training

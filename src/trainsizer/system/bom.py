@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainsizer.estimate.memory import default_memory_model, estimate_memory
+from trainsizer.estimate.model_params import MemoryModel
 from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.training_state import training_state
 from trainsizer.hardware.catalog import Accelerator
@@ -47,7 +48,7 @@ class SystemPlan:
                 "power": self.power.to_dict(), "site_fit": self.site_fit.to_dict() if self.site_fit else None}
 
 
-def _offloaded_bytes_per_gpu(sc: Scenario, arch: Architecture, gpu: Accelerator, mp: dict[str, Any]) -> float:
+def _offloaded_bytes_per_gpu(sc: Scenario, arch: Architecture, gpu: Accelerator, mp: MemoryModel) -> float:
     if sc.parallel.offload == "none":
         return 0.0
     on_gpu = sc.model_copy(update={"parallel": sc.parallel.model_copy(update={"offload": "none"})})
@@ -57,7 +58,7 @@ def _offloaded_bytes_per_gpu(sc: Scenario, arch: Architecture, gpu: Accelerator,
     return sum(max(0.0, full.get(k, 0.0) - off.get(k, 0.0)) for k in moved)
 
 
-def _state_bytes_per_trainable(sc: Scenario, arch: Architecture, mp: dict[str, Any]) -> tuple[int, float]:
+def _state_bytes_per_trainable(sc: Scenario, arch: Architecture, mp: MemoryModel) -> tuple[int, float]:
     single = sc.model_copy(update={"parallel": sc.parallel.model_copy(update={
         "gpus": 1, "tp": 1, "pp": 1, "cp": 1, "zero": 0, "offload": "none", "distributed_optimizer": False,
         "virtual_pp": 1, "ep": 1})})
@@ -70,7 +71,7 @@ def _state_bytes_per_trainable(sc: Scenario, arch: Architecture, mp: dict[str, A
 
 
 def size_system(sc: Scenario, arch: Architecture, gpu: Accelerator, tokens_per_s: float, site: Site | None,
-                published_server_kw: float | None = None, mp: dict[str, Any] | None = None) -> SystemPlan:
+                published_server_kw: float | None = None, mp: MemoryModel | None = None) -> SystemPlan:
     from trainsizer.estimate.step import peak_for
 
     mp = mp or default_memory_model()

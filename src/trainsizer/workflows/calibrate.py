@@ -9,20 +9,22 @@ is left out of the fit and the error on those cases is reported before and after
 
 from __future__ import annotations
 
-import copy
 import datetime
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import yaml
 
 from trainsizer.datafiles import refuse_overwrite
 from trainsizer.errors import InputError
+from trainsizer.estimate.typed_data import value_at, with_value
 
-Free = Sequence[tuple[str, str, np.ndarray]]  # (dotted section, key, grid)
+P = TypeVar("P")  # a MemoryModel or a PerformanceModel (estimate/model_params.py)
+
+Free = Sequence[tuple[str, str, np.ndarray]]  # (dotted section, key, grid): a field declared fitted()
 EFF = np.round(np.arange(0.30, 0.96, 0.01), 3)
 MEMORY_FREE: Free = [
     ("activations", "implementation_factor", np.round(np.arange(0.90, 1.41, 0.01), 3)),
@@ -57,36 +59,27 @@ NEUTRAL: dict[tuple[str, str], float] = {
 }
 
 
-def neutral_start(params: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``params`` with the :data:`NEUTRAL` mechanism parameters it has at their no-effect values."""
-    out = copy.deepcopy(params)
+def neutral_start(params: P) -> P:
+    """``params`` with the :data:`NEUTRAL` mechanism parameters it has at their no-effect values."""
+    out = params
     for (dotted, key), value in NEUTRAL.items():
         try:
-            node = section(out, dotted)
+            value_at(out, dotted, key)
         except KeyError:
             continue
-        if key in node:
-            node[key] = value
+        out = with_value(out, dotted, key, value)
     return out
 
 
-def section(params: dict[str, Any], dotted: str) -> dict[str, Any]:
-    node = params
-    for part in dotted.split("."):
-        node = node[part]
-    return node
-
-
-def coordinate_descent(loss: Callable[[dict[str, Any]], float], params: dict[str, Any], free: Free,
-                       rounds: int = 3) -> tuple[dict[str, Any], float]:
-    """Minimise ``loss`` one parameter at a time over its grid, repeating until nothing improves."""
-    best_params, best = copy.deepcopy(params), loss(params)
+def coordinate_descent(loss: Callable[[P], float], params: P, free: Free, rounds: int = 3) -> tuple[P, float]:
+    """Minimise ``loss`` one parameter at a time over its grid, repeating until nothing improves. Each trial is
+    a copy with one value replaced (:func:`~trainsizer.estimate.typed_data.with_value`); ``params`` is unchanged."""
+    best_params, best = params, loss(params)
     for _ in range(rounds):
         improved = False
         for dotted, key, grid in free:
             for value in grid:
-                trial = copy.deepcopy(best_params)
-                section(trial, dotted)[key] = float(value)
+                trial = with_value(best_params, dotted, key, float(value))
                 score = loss(trial)
                 if score < best - 1e-12:
                     best, best_params, improved = score, trial, True
@@ -95,13 +88,13 @@ def coordinate_descent(loss: Callable[[dict[str, Any]], float], params: dict[str
     return best_params, best
 
 
-def _overrides(params: dict[str, Any], free: Free) -> dict[str, Any]:
+def _overrides(params: Any, free: Free) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for dotted, key, _ in free:
         node = out
         for part in dotted.split("."):
             node = node.setdefault(part, {})
-        node[key] = float(section(params, dotted)[key])
+        node[key] = float(value_at(params, dotted, key))
     return out
 
 
@@ -111,7 +104,7 @@ class CalibrationResult:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
-def _median_error(terms: Any, params: dict[str, Any], rows: list[int]) -> float | None:
+def _median_error(terms: Any, params: Any, rows: list[int]) -> float | None:
     from trainsizer.workflows.cases import CaseResult, summarize
 
     return summarize([CaseResult(terms.ids[i], terms.kind, float(p), float(terms.measured[i]))

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from trainsizer.errors import InputError
+from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.refit import (
     MemoryTerms,
     SpeedTerms,
@@ -51,7 +52,8 @@ class CaseTerms:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def predict(self, params: dict[str, Any], idx: Sequence[int] | None = None) -> np.ndarray:
+    def predict(self, params: Any, idx: Sequence[int] | None = None) -> np.ndarray:
+        """Each case's prediction under ``params`` (a MemoryModel for memory cases, else a PerformanceModel)."""
         rows = range(len(self.ids)) if idx is None else idx
         if not len(rows):
             return np.zeros(0)
@@ -64,11 +66,10 @@ class CaseTerms:
         return [i for i in idx if not self.excluded_from_fit[i]]
 
 
-def build_case_terms(cases: list[dict[str, Any]], kind: str, memory_params: dict[str, Any],
-                     perf_params: dict[str, Any]) -> tuple[CaseTerms, list[tuple[str, str]]]:
+def build_case_terms(cases: list[dict[str, Any]], kind: str, memory_params: MemoryModel,
+                     perf_params: PerformanceModel) -> tuple[CaseTerms, list[tuple[str, str]]]:
     """The cases of ``kind`` as terms, and (id, reason) for each one that could not be built."""
-    exclusions = {str(k): str(v) for k, v in (memory_params.get("fit", {}).get("exclude") or {}).items()}
-    exclusions.update({str(k): str(v) for k, v in (perf_params.get("fit", {}).get("exclude") or {}).items()})
+    exclusions = {**memory_params.fit.exclude, **perf_params.fit.exclude}
     ids, sources, measured, memory, speed, metrics, failed = [], [], [], [], [], [], []
     for case in cases:
         if is_memory_case(case) != (kind == "memory"):
@@ -99,12 +100,12 @@ def build_case_terms(cases: list[dict[str, Any]], kind: str, memory_params: dict
                       stack_speed(speed, metrics) if speed else None), failed
 
 
-def log_error_loss(terms: CaseTerms, rows: Sequence[int]) -> Callable[[dict[str, Any]], float]:
+def log_error_loss(terms: CaseTerms, rows: Sequence[int]) -> Callable[[Any], float]:
     """Mean squared log error of the predictions on ``rows``: the fit's objective (a miss of x2 either
     way weighs the same)."""
     measured = terms.measured[list(rows)]
 
-    def loss(params: dict[str, Any]) -> float:
+    def loss(params: Any) -> float:
         predicted = terms.predict(params, rows)
         ok = predicted > 0
         if not ok.any():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import InputError
 from trainsizer.validation import Number, parse_model
+
+if TYPE_CHECKING:
+    from trainsizer.estimate.model_params import PerformanceModel
 
 METRICS_MEMORY = ("allocated", "reserved", "device")
 METRICS_SPEED = ("tokens_per_s", "tokens_per_s_per_gpu", "step_time_s", "tflops_per_gpu", "mfu")
@@ -138,12 +141,12 @@ def load_cases(path: str | Path, stated: bool = True) -> list[dict[str, Any]]:
     return [with_stated_settings(case, entries) for case in data]
 
 
-def speed_metric(cid: str, metric: str, perf_params: dict[str, Any]) -> tuple[str, str | None]:
+def speed_metric(cid: str, metric: str, perf_params: PerformanceModel) -> tuple[str, str | None]:
     """The predicted quantity a published speed figure is compared with. Some sources define it
     differently (e.g. TFLOPS that count recomputation): the data names them, with the reason."""
-    for rule in perf_params.get("fit", {}).get("metric_definitions") or []:
-        if cid.startswith(rule["id_prefix"]) and metric == rule["metric"]:
-            return rule["compare_with"], rule["reason"]
+    for rule in perf_params.fit.metric_definitions:
+        if cid.startswith(rule.id_prefix) and metric == rule.metric:
+            return rule.compare_with, rule.reason
     return metric, None
 
 

@@ -6,12 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from trainsizer.estimate.estimator import Estimate, estimate
+from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.hardware.catalog import load_catalog
 from trainsizer.scenario import Scenario, relative_to_file, scenario_from_dict
 from trainsizer.workflows.jobs import scenario_data
 
 
-def calibrated_params(calibration: Path | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def calibrated_params(calibration: Path | None) -> tuple[MemoryModel | None, PerformanceModel | None]:
     """(memory, performance) parameters of a calibration profile, or the shipped ones (None)."""
     if calibration is None:  # numpy and the fitter load only when a profile is used
         return None, None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.workflows.calibrate import MEMORY_FREE, PERFORMANCE_FREE, coordinate_descent, neutral_start
 from trainsizer.workflows.case_terms import CaseTerms, build_case_terms, log_error_loss
 from trainsizer.workflows.cases import CaseResult, summarize
@@ -17,15 +18,15 @@ from trainsizer.workflows.cases import CaseResult, summarize
 KINDS = {"memory": MEMORY_FREE, "throughput": PERFORMANCE_FREE}
 
 
-def _fold(terms: CaseTerms, source: str, base: dict[str, Any], free: Any, rounds: int) -> tuple[list[int], Any]:
+def _fold(terms: CaseTerms, source: str, base: Any, free: Any, rounds: int) -> tuple[list[int], Any]:
     test = [i for i, s in enumerate(terms.sources) if s == source]
     train = terms.fit_rows([i for i, s in enumerate(terms.sources) if s != source])
     params = coordinate_descent(log_error_loss(terms, train), base, free, rounds)[0] if train else base
     return test, terms.predict(params, test)
 
 
-def leave_one_source_out(cases: list[dict[str, Any]], memory_params: dict[str, Any] | None = None,
-                         perf_params: dict[str, Any] | None = None, rounds: int = 2) -> dict[str, Any]:
+def leave_one_source_out(cases: list[dict[str, Any]], memory_params: MemoryModel | None = None,
+                         perf_params: PerformanceModel | None = None, rounds: int = 2) -> dict[str, Any]:
     """``{"memory": summary, "throughput": summary}``: count, median and p90 absolute error of the held-out
     predictions, ``excluded`` (cases that could not be predicted at all: 0 unless a case cannot be
     expressed), and the error per source."""

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.errors import InputError
 from trainsizer.scenario import scenario_from_dict
@@ -17,11 +18,14 @@ from trainsizer.workflows.cases import (
     summarize,
 )
 
+if TYPE_CHECKING:
+    from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
+
 __all__ = ["CaseResult", "Summary", "load_cases", "run_case", "summarize", "validate_cases", "validate_files"]
 
 
-def run_case(case: dict[str, Any], exclusions: dict[str, str], memory_params: dict[str, Any] | None = None,
-             perf_params: dict[str, Any] | None = None) -> CaseResult:
+def run_case(case: dict[str, Any], exclusions: Mapping[str, str], memory_params: MemoryModel | None = None,
+             perf_params: PerformanceModel | None = None) -> CaseResult:
     from trainsizer.estimate.estimator import estimate
     from trainsizer.estimate.step import default_performance_model
 
@@ -56,15 +60,14 @@ def run_case(case: dict[str, Any], exclusions: dict[str, str], memory_params: di
     return CaseResult(cid, label, predicted, float(measured[speed[0]]), exclusions.get(cid))
 
 
-def validate_cases(cases: list[dict[str, Any]], memory_params: dict[str, Any] | None = None,
-                   perf_params: dict[str, Any] | None = None) -> list[CaseResult]:
+def validate_cases(cases: list[dict[str, Any]], memory_params: MemoryModel | None = None,
+                   perf_params: PerformanceModel | None = None) -> list[CaseResult]:
     from trainsizer.estimate.memory import default_memory_model
     from trainsizer.estimate.step import default_performance_model
 
     mparams = memory_params or default_memory_model()
     pparams = perf_params or default_performance_model()
-    exclusions = {str(k): str(v) for k, v in (mparams.get("fit", {}).get("exclude") or {}).items()}
-    exclusions.update({str(k): str(v) for k, v in (pparams.get("fit", {}).get("exclude") or {}).items()})
+    exclusions = {**mparams.fit.exclude, **pparams.fit.exclude}
     return [run_case(c, exclusions, mparams, pparams) for c in cases]
 
 
