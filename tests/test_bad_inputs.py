@@ -661,19 +661,20 @@ def test_bad_input_exits_2_with_one_line_naming_the_field(bad, tmp_path, monkeyp
     assert _snapshot(tmp_path) == before  # nothing written, nothing replaced
 
 
+CAL_EST = ["estimate", "job.yaml", "--calibration", "cal.yaml"]  # files named as a user types them
 UNKNOWN_KEYS = [
-    pytest.param(["catalog", "gpus", "--catalog", CAT], {"cat.yaml": {"accelerators": [
+    pytest.param(["catalog", "gpus", "--catalog", "cat.yaml"], {"cat.yaml": {"accelerators": [
         with_key(SHIPPED_GPU, "memroy_bandwidth_gbps", 2000)]}}, "accelerators[0].memroy_bandwidth_gbps",
                  ["memory_bandwidth_gbps"], id="catalog-close-key"),
-    pytest.param(["catalog", "gpus", "--catalog", CAT], {"cat.yaml": {"accelerators": [
+    pytest.param(["catalog", "gpus", "--catalog", "cat.yaml"], {"cat.yaml": {"accelerators": [
         with_key(SHIPPED_GPU, "zzzz_qqq", 1)]}}, "accelerators[0].zzzz_qqq", [], id="catalog-no-close-key"),
-    pytest.param(["catalog", "links", "--catalog", CAT], {"cat.yaml": {"links": [
+    pytest.param(["catalog", "links", "--catalog", "cat.yaml"], {"cat.yaml": {"links": [
         with_key(SHIPPED_LINK, "per_direction", 10)]}}, "links[0].per_direction", ["per_direction_gbps"],
                  id="catalog-link-close-key"),
-    pytest.param([*EST, "--calibration", CAL], {"cal.yaml": {"performance": {"compute": {"max_efficency": {
-        "hopper": 0.7}}}}}, "--calibration.performance.compute.max_efficency",
+    pytest.param(CAL_EST, {"cal.yaml": {"performance": {"compute": {"max_efficency": {"hopper": 0.7}}}}},
+                 "--calibration.performance.compute.max_efficency",
                  ["max_efficiency", "max_efficiency_fp32"], id="calibration-close-keys"),
-    pytest.param([*EST, "--calibration", CAL], {"cal.yaml": {"memory": {"allocator": {"zzzz_qqq": 0.1}}}},
+    pytest.param(CAL_EST, {"cal.yaml": {"memory": {"allocator": {"zzzz_qqq": 0.1}}}},
                  "--calibration.memory.allocator.zzzz_qqq", [], id="calibration-no-close-key"),
 ]
 
@@ -687,12 +688,12 @@ def test_an_unknown_key_names_itself_and_at_most_three_close_keys_in_a_short_lin
         _write(tmp_path / name, content)
     (tmp_path / "job.yaml").write_text(yaml.safe_dump(BASE), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    code, output = run_cli([a.format(tmp=tmp_path) for a in args], monkeypatch, capsys)
+    code, output = run_cli(args, monkeypatch, capsys)  # files as a user types them: relative to the folder
     lines = [line for line in output.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1, output[-2000:]
     line = lines[0]
     assert f"{field_name}: unknown key" in line and len(line) <= 200, (len(line), line)
-    assert str(tmp_path) in line  # the file is named
+    assert f" {next(a for a in args if a.endswith('.yaml') and a != 'job.yaml')}" in line  # the file is named
     named = line.split("did you mean ", 1)[1].split("?")[0].count("'") // 2 if "did you mean" in line else 0
     assert named == len(close) <= 3 and all(f"'{c}'" in line for c in close), line
 

@@ -75,7 +75,7 @@ def file_fields(cls: type) -> list[dataclasses.Field[Any]]:
 
 def _field_name(where: str, path: tuple[str, ...]) -> str:
     """``FILE: a.b.c`` for a file (``where`` ends in ':'), ``PREFIX.a.b.c`` otherwise."""
-    dotted = ".".join(path)
+    dotted = ".".join(path).replace(".[", "[")  # a list index follows its key: metric_definitions[0].metric
     if where.endswith(":"):
         return f"{where} {dotted}" if dotted else where[:-1]
     return f"{where}.{dotted}" if where and dotted else where or dotted
