@@ -7,7 +7,6 @@ Rental offers also carry typed contract terms (``contract:``), read by :meth:`Pr
 
 from __future__ import annotations
 
-import datetime
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from trainsizer.currency import CURRENCIES
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
 from trainsizer.lookup import unknown_id
+from trainsizer.provenance import is_stale
 from trainsizer.validation import Flag, Int, IsoDate, Number, parse_model
 
 RentalTerm = Literal["on-demand", "daily", "monthly", "yearly", "multi-year", "preemptible"]
@@ -299,22 +299,6 @@ class Prices:
                 str(entry.get("as_of", "?")), is_stale(entry), entry.get("notes"), entry.get("kind"),
                 entry.get("read_on"), entry.get("relay"))))
         return [offer for *_, offer in sorted(offers, key=lambda x: _rental_rank((x[0], x[1])))]
-
-
-STALE_MONTHS = 18  # a figure older than this (by its own date) is flagged: check it before you sign
-
-
-def is_stale(entry: dict[str, Any], today: datetime.date | None = None) -> bool:
-    """Whether a row's figure is old: marked ``stale`` in the data, or its own date (``as_of``) is more than
-    :data:`STALE_MONTHS` months before ``today``."""
-    if entry.get("stale"):
-        return True
-    try:
-        when = datetime.date.fromisoformat(str(entry.get("as_of")))
-    except ValueError:
-        return False
-    now = today or datetime.date.today()
-    return (now.year - when.year) * 12 + (now.month - when.month) - (now.day < when.day) >= STALE_MONTHS
 
 
 def cite(entry: dict[str, Any], item: str) -> str:

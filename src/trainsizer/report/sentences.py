@@ -142,6 +142,7 @@ TEMPLATES: tuple[S, ...] = (
     S(N_("preemptible: the run may be interrupted")),
     S(N_("checkpoint often")),
     S(N_("price from {year}: check before you sign")),
+    S(N_("{voucher}: eligible providers unknown, check that this provider is in the scheme")),
     # cost/tco.py: the horizon view, seed checks
     S(N_("buy: no rental offer for this GPU in the price data (add one with --prices)")),
     S(N_("rent: renting costs less per month than owning would (power, space, maintenance)")),

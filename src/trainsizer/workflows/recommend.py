@@ -145,9 +145,11 @@ def _claim(rent: dict[str, Any], voucher: Subsidy) -> None:
         rent["notes"].append(f"{voucher.id}: this provider is not one of its centres")
         return
     net, saved = apply_subsidy(rent["cost"], voucher)
+    if voucher.eligibility == "unknown":
+        rent["notes"].append(f"{voucher.id}: eligible providers unknown, check that this provider is in the scheme")
     rent.update({"cost_before_voucher": rent["cost"], "cost": round(net), "commitment": round(net),
                  "voucher": {"id": voucher.id, "saved": round(saved), "fraction": voucher.fraction,
-                             "confidence": voucher.confidence}})
+                             "confidence": voucher.confidence, "eligibility": voucher.eligibility}})
 
 
 def _per_token(out: dict[str, Any], opt: dict[str, Any], cost: Any, money: MoneyTerms) -> dict[str, Any]:
