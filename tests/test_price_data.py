@@ -179,3 +179,23 @@ def test_a_voucher_without_a_provider_list_says_so():
     for i, row in enumerate(PRICES["subsidies"]):
         assert row.get("eligibility") in ("listed", "unknown"), f"subsidies[{i}]"
         assert (row["eligibility"] == "listed") == bool(row.get("centres")), f"subsidies[{i}] {row['id']}"
+
+
+def test_catalog_prices_lists_the_rows_with_source_and_date_and_filters_market_and_stale():
+    import json
+
+    from typer.testing import CliRunner
+
+    from trainsizer.cli import app
+
+    run = CliRunner().invoke(app, ["catalog", "prices", "--market", "cn", "--json"])
+    assert run.exit_code == 0, run.output
+    rows = json.loads(run.output)
+    assert rows and all(r["source"] and r["as_of"] for r in rows)
+    assert {r["market"] for r in rows} <= {"cn", None, "global"}
+    assert not [r for r in rows if r["section"] == "rental" and r["market"] == "global"]
+    assert any(r["item"].startswith("ascend-910b2-64gb from AutoDL") for r in rows)
+    stale = json.loads(CliRunner().invoke(app, ["catalog", "prices", "--stale", "--json"]).output)
+    assert stale and all(r["stale"] for r in stale) and len(stale) < len(rows)
+    bad = CliRunner().invoke(app, ["catalog", "prices", "--market", "mars"])  # main() turns it into exit 2
+    assert bad.exit_code != 0 and "--market" in str(bad.exception)
