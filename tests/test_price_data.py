@@ -199,3 +199,28 @@ def test_catalog_prices_lists_the_rows_with_source_and_date_and_filters_market_a
     assert stale and all(r["stale"] for r in stale) and len(stale) < len(rows)
     bad = CliRunner().invoke(app, ["catalog", "prices", "--market", "mars"])  # main() turns it into exit 2
     assert bad.exit_code != 0 and "--market" in str(bad.exception)
+
+
+def test_reports_name_the_item_each_source_backs_and_cite_no_internal_path():
+    from pathlib import Path
+
+    from trainsizer.report.sentences import say
+    from trainsizer.workflows.jobs import load_job
+    from trainsizer.workflows.plan_job import PlanRequest
+    from trainsizer.workflows.report_model import build_report
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "jobs" / "qwen2.5-7b-lora.yaml"
+    for gpus in ((), ("ascend-910b2-64gb",), ("mtt-s4000-48gb",)):
+        req = PlanRequest(currency="CNY", lang="en", top=5, gpus=gpus)
+        report = build_report(load_job(path, list(gpus) or None), req, path.name)
+        rows = report["assumptions"]
+        assert rows and all(a["what"] != "price" for a in rows)
+        assert not [a for a in rows if unnamed_parts(a["source"])]
+        assert not [u for u in report["plan"]["prices_used"] if unnamed_parts(u)]
+        if gpus:  # a domestic accelerator gets a per-run cost in market cn, from a public offer
+            assert report["recommended"]["per_run"]["cost"] > 0
+            assert any(a["what"].startswith(f"rental offer: {gpus[0]} from AutoDL") for a in rows)
+        for a in rows:
+            zh = say(a["what"], "zh-CN")
+            if a["what"].startswith(("rental offer:", "server price:", "card price:", "availability to")):
+                assert zh != a["what"], a["what"]  # shown in the reader's language
