@@ -41,7 +41,8 @@ def _rows() -> list[tuple[str, dict[str, Any]]]:
     for i, band in enumerate(SITES.get("sichuan_tou_2025") or []):
         out.append((f"sites.sichuan_tou_2025[{i}]", band))
     for site in SITES["sites"]:
-        out += [(f"sites.{site['id']}.electricity_tou[{i}]", b) for i, b in enumerate(site.get("electricity_tou") or [])]
+        bands = site.get("electricity_tou") or []
+        out += [(f"sites.{site['id']}.electricity_tou[{i}]", b) for i, b in enumerate(bands)]
     return out
 
 

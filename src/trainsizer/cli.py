@@ -415,20 +415,12 @@ def catalog_links(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
 @catalog_app.command("prices")
 def catalog_prices(market: Annotated[str | None, typer.Option(help="cn or global: that market's rows.")] = None,
                    stale: Annotated[bool, typer.Option("--stale", help="Only figures over 18 months old.")] = False,
-                   prices: Annotated[list[Path] | None, typer.Option("--prices", help="Your own quotes file(s).")] = None,
-                   as_json: JsonOpt = False) -> None:
+                   prices: PricesOpt = None, as_json: JsonOpt = False) -> None:
     """Prices a plan relies on (offers, servers, cards, vouchers, components), with source and date."""
+    from trainsizer.report.text import print_prices
     from trainsizer.workflows.catalogs import price_rows
 
-    rows = price_rows(market, stale, tuple(prices or ()))
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict(rows))
-        return
-    from trainsizer.report.text import print_prices
-
-    print_prices(rows)
+    print_prices(price_rows(market, stale, tuple(prices or ())), as_json)
 
 
 @catalog_app.command("sites")

@@ -270,8 +270,13 @@ def print_sites(sites: dict[str, Any]) -> None:
     _console().print(table)
 
 
-def print_prices(rows: list[dict[str, Any]]) -> None:
+def print_prices(rows: list[dict[str, Any]], as_json: bool = False) -> None:
     """The price rows with their source and the figure's date; stale ones flagged (check before you sign)."""
+    if as_json:
+        from trainsizer.jsonout import dumps_strict
+
+        print(dumps_strict(rows))
+        return
     table = Table(title="Prices and their sources", title_justify="left")
     for col in ("section", "item", "price", "kind", "as of", "source"):
         table.add_column(col, overflow="fold")

@@ -65,7 +65,7 @@ def _price_row(section: str, item: str, e: dict[str, Any], value: Any, unit: str
     from trainsizer.provenance import is_stale
 
     cur = e.get("currency")
-    market = "cn" if section == "subsidies" and e.get("region") else _MARKET_OF.get(cur or "", None)
+    market = "cn" if section == "subsidies" and e.get("region") else _MARKET_OF.get(cur or "")
     return {"section": section, "item": item, "price": value, "currency": cur, "unit": unit,
             "kind": e.get("kind"), "confidence": e.get("confidence"), "market": market,
             "source": e.get("source"), "relay": e.get("relay"), "derived_from": e.get("derived_from"),
@@ -85,10 +85,12 @@ def price_rows(market: str | None = None, stale_only: bool = False,
     rows = [_price_row("fx", e["pair"], e, e["rate"], "rate") for e in data.get("fx", [])]
     rows += [_price_row("rental", f"{e['gpu']} from {e['provider']}", e, e["price_per_gpu_hour"], "GPU-hour")
              for e in data.get("rental", [])]
-    rows += [_price_row("servers", f"{e['gpus']} x {e['gpu']}", e, e["price"], "server") for e in data.get("servers", [])]
+    rows += [_price_row("servers", f"{e['gpus']} x {e['gpu']}", e, e["price"], "server")
+             for e in data.get("servers", [])]
     rows += [_price_row("gpu_cards", e["gpu"], e, e["price"], "card") for e in data.get("gpu_cards", [])]
     rows += [_price_row("subsidies", e["id"], e, e.get("fraction"), "fraction") for e in data.get("subsidies", [])]
-    rows += [_price_row("components", k, e, e["price"], e.get("unit") or "") for k, e in data.get("components", {}).items()]
+    rows += [_price_row("components", k, e, e["price"], e.get("unit") or "")
+             for k, e in data.get("components", {}).items()]
     rows += [_price_row("opex", k, e, e["value"], "") for k, e in data.get("opex", {}).items()]
     if market is not None:
         rows = [r for r in rows if r["market"] in (market, None) or r["section"] in ("components", "opex")]
