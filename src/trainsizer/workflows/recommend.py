@@ -129,7 +129,7 @@ def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, mo
         for k, v in over.items():
             out[f"{k}_unavailable"] = (f"commitment {v['commitment']:,} {cur} is over the budget of "
                                        f"{money.budget:,.0f} {cur}")
-        out["over_budget"] = bool(over) and len(over) == len(choices)
+        out["over_budget"] = len(over) == len(choices)  # nothing within the budget (unpriced: nothing at all)
         choices = {k: v for k, v in choices.items() if k not in over}
     if choices:
         acq = min(choices, key=lambda k: (choices[k]["cost"], choices[k]["commitment"]))
