@@ -46,6 +46,13 @@ def _rows() -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def test_rules_of_thumb_name_no_internal_path():
+    # the guide's rules are claims shown as such (not prices); their guide has no public address, but no row
+    # may point at a private path or note
+    for key, row in PRICES["rules_of_thumb"].items():
+        assert row.get("as_of") and not unnamed_parts(row["source"]), key
+
+
 def test_site_sources_name_no_internal_path_or_unnamed_note():
     for site in SITES["sites"]:
         assert site.get("as_of"), site["id"]
