@@ -37,7 +37,8 @@ def timeline(acquisition: str | None = "rent") -> dict[str, Any]:
     """The seed's deployment steps; bought hardware adds the vendor's delivery lead time (planner.yaml)."""
     steps = [{"step": name, "days": [lo, hi]} for name, lo, hi in TIMELINE]
     note = "machines rented or in stock"
-    source = "shared/seed guide: 三天之内能完成整个选型评估; deployment steps 2-3/1-2/2-3/2-3 days"
+    source = ("Chinese guide '成都AI训练服务器选型' (undated): 三天之内能完成整个选型评估; "
+              "deployment steps 2-3/1-2/2-3/2-3 days")
     if acquisition == "buy":
         lead = packaged_yaml("trainsizer.plan", "planner.yaml")["delivery_lead_time"]
         steps.insert(1, {"step": "vendor delivery of bought servers", "days": list(lead["days"])})
