@@ -232,3 +232,20 @@ def test_reports_name_the_item_each_source_backs_and_cite_no_internal_path():
             zh = say(a["what"], "zh-CN")
             if a["what"].startswith(("rental offer:", "server price:", "card price:", "availability to")):
                 assert zh != a["what"], a["what"]  # shown in the reader's language
+
+
+def test_a_stale_offer_is_flagged_in_the_answer_card_in_both_languages():
+    from trainsizer.report.answer import card
+
+    offer = {"provider": "中贝通信 (H800 cluster lease)", "term": "yearly", "billing": None,
+             "price_per_gpu_hour": 2.05, "as_of": "2025-03-07", "stale": True}
+    rec = {"option": 0, "acquisition": "rent", "offer": offer, "gpu": "h800-sxm5-80gb", "gpus": 16, "servers": 2,
+           "per_run": 287328, "commitment": 287328, "currency": "CNY", "time_to_train_days": 1.3,
+           "objective": "cheapest", "binding": {"code": "cost"}, "runner_ups": []}
+    out = {"recommendation": rec, "options": [], "site": "chengdu-legacy-colo"}
+    en = dict(card(out, "en")["facts"])
+    zh = dict(card(out, "zh-CN")["facts"])
+    assert "price from 2025: check before you sign" in en["From"]
+    assert "2025 年的价格" in zh["来源"]
+    fresh = dict(card({**out, "recommendation": {**rec, "offer": {**offer, "stale": False}}}, "en")["facts"])
+    assert "check before you sign" not in fresh["From"]
