@@ -53,7 +53,7 @@ def test_the_cheapest_firm_offer_wins_and_preemptible_only_without_one():
     assert run is not None and not why and run.term != "preemptible"
     ondemand = [o for o in prices.rental_offers("rtx-4090-24gb") if o.terms and o.terms.term == "on-demand"]
     assert run.cost <= min(o.price_per_gpu_hour for o in ondemand) * 10 + 1e-9
-    none, reason = cheapest_rental(prices, "rtx-4090-24gb", 1, 10.0, "global")
+    none, reason = cheapest_rental(prices, "rtx-4090d-24gb", 1, 10.0, "global")  # a China SKU: no offer outside
     assert none is None and "market global" in reason
 
 

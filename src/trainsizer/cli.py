@@ -412,6 +412,17 @@ def catalog_links(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
     print_links(cat)
 
 
+@catalog_app.command("prices")
+def catalog_prices(market: Annotated[str | None, typer.Option(help="cn or global: that market's rows.")] = None,
+                   stale: Annotated[bool, typer.Option("--stale", help="Only figures over 18 months old.")] = False,
+                   prices: PricesOpt = None, as_json: JsonOpt = False) -> None:
+    """Prices a plan relies on (offers, servers, cards, vouchers, components), with source and date."""
+    from trainsizer.report.text import print_prices
+    from trainsizer.workflows.catalogs import price_rows
+
+    print_prices(price_rows(market, stale, tuple(prices or ())), as_json)
+
+
 @catalog_app.command("sites")
 def catalog_sites(sites: Annotated[list[Path] | None, typer.Option("--sites")] = None,
                   as_json: JsonOpt = False) -> None:

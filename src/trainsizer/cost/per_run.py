@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from trainsizer.cost.prices import Prices, RentalOffer
+from trainsizer.cost.prices import Prices, RentalOffer, cite
 from trainsizer.cost.tco import HOURS_PER_MONTH, HOURS_PER_YEAR, BuyCost
 
 # Hours a contract of each term binds when the offer states no minimum (assumed: the term's own length).
@@ -97,7 +97,7 @@ def price_offer(offer: RentalOffer, gpus: int, run_hours: float) -> RentalRun:
     if term == "preemptible":
         notes.append("preemptible: the run may be interrupted; checkpoint often")
     if offer.stale:
-        notes.append(f"price as of {offer.as_of} (over 18 months old)")
+        notes.append(f"price from {offer.as_of[:4]}: check before you sign")
     cost = offer.price_per_gpu_hour * gpus * billed
     return RentalRun(offer, term, billed, cost, cost, tuple(notes))
 
@@ -126,7 +126,8 @@ def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, marke
     runs = [price_offer(o, gpus, run_hours) for o in offers]
     firm = [r for r in runs if r.term != "preemptible"]
     best = min(firm or runs, key=lambda r: (r.cost, r.commitment))
-    prices.used.append(f"{best.offer.source} (as of {best.offer.as_of})")
+    prices.used.append(cite({"source": best.offer.source, "relay": best.offer.relay, "as_of": best.offer.as_of},
+                            f"rental offer: {gpu} from {best.offer.provider} ({best.term})"))
     return best, ""
 
 

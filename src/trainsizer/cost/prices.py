@@ -7,6 +7,7 @@ Rental offers also carry typed contract terms (``contract:``), read by :meth:`Pr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cache
@@ -19,6 +20,7 @@ from trainsizer.currency import CURRENCIES
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
 from trainsizer.lookup import unknown_id
+from trainsizer.provenance import is_stale
 from trainsizer.validation import Flag, Int, IsoDate, Number, parse_model
 
 RentalTerm = Literal["on-demand", "daily", "monthly", "yearly", "multi-year", "preemptible"]
@@ -55,9 +57,20 @@ OPEX_RANGES = {"maintenance_fraction_per_year": (0.0, 1.0), "residual_value_afte
                "depreciation_years": (0.5, 30.0)}
 
 
+# What a row is (the reader must never take an index, an estimate or an internal charge for a quote):
+# list = a provider's published price list; quote = a price a seller or a dated report states for a deal;
+# index = a market index or price tracker (not one provider's price); estimate = derived by this project from
+# other rows or figures (``derived_from`` says which and how); internal = a non-market charge (never an offer).
+Kind = Literal["list", "quote", "index", "estimate", "internal"]
+
+
 class _Sourced(_Row):
-    source: str
-    as_of: IsoDate
+    source: str  # the primary public address: a URL, or repository + file path + commit
+    as_of: IsoDate  # the figure's own date (the source's), not the day it was read
+    read_on: IsoDate | None = None  # the day the source was read, where it differs from as_of
+    relay: str | None = None  # the public page that relayed the figure, where it was not read at the source
+    derived_from: str | None = None  # for a derived figure: the rows/figures it comes from and the rule
+    kind: Kind | None = None
     confidence: Confidence | None = None
     stale: Flag = False
     notes: str | None = None
@@ -84,6 +97,27 @@ class CardRow(_Sourced):
     currency: Currency = "CNY"
 
 
+class Quoted(_Row):
+    """A rental figure as its source states it, for checking the per-GPU-hour conversion: ``price`` per ``unit``
+    for ``gpus`` GPUs (a server or a card), over ``hours`` per period; a per-PFLOPS price (``unit: P-year``) with
+    the source's own PFLOPS per card (``p_per_card``)."""
+
+    price: Price
+    unit: Literal["card-hour", "card-month", "card-year", "server-month", "server-year", "P-year"]
+    gpus: Int = Field(1, ge=1, le=1024)
+    hours: Number | None = Field(None, gt=0, le=10_000)  # hours in one period; None: 730 a month, 8,760 a year
+    p_per_card: Number | None = Field(None, gt=0, le=100)  # P-year only: the source's PFLOPS per card
+
+    def per_gpu_hour(self) -> float:
+        period = self.unit.split("-")[1]
+        hours = self.hours or {"hour": 1.0, "month": 730.0, "year": 8760.0}[period]
+        if self.unit == "P-year":
+            if self.p_per_card is None:
+                raise ValueError("quoted.p_per_card: required for a per-P price (the source's PFLOPS per card)")
+            return self.price * self.p_per_card / hours
+        return self.price / self.gpus / hours
+
+
 class RentalRow(_Sourced):
     provider: str
     gpu: str
@@ -92,6 +126,7 @@ class RentalRow(_Sourced):
     billing: str | None = None
     term: str | None = None
     contract: RentalTerms | None = None
+    quoted: Quoted | None = None  # the figure as the source states it (checked against price_per_gpu_hour)
 
 
 class ComponentRow(_Sourced):
@@ -168,6 +203,9 @@ class RentalOffer:
     as_of: str
     stale: bool = False
     notes: str | None = None
+    kind: str | None = None
+    read_on: str | None = None
+    relay: str | None = None
 
 
 @dataclass(frozen=True)
@@ -195,8 +233,8 @@ class Prices:
             return amount / self.usd_cny
         raise InputError("currency", f"{currency!r}; accepted: {', '.join(CURRENCIES)}")
 
-    def _cite(self, entry: dict[str, Any]) -> None:
-        self.used.append(f"{entry.get('source', '?')} (as of {entry.get('as_of', '?')})")
+    def _cite(self, entry: dict[str, Any], item: str = "price") -> None:
+        self.used.append(cite(entry, item))
 
     def server(self, gpu: str, gpus: int) -> tuple[float, dict[str, Any]] | None:
         """Price of one ``gpus``-GPU server with that GPU, in the chosen currency."""
@@ -206,13 +244,13 @@ class Prices:
         if entry is None:
             return None
         price = self.convert(float(entry["price"]), entry.get("currency", "CNY")) * gpus / int(entry["gpus"])
-        self._cite(entry)
+        self._cite(entry, f"server price: {entry['gpus']} x {gpu}")
         return price, entry
 
     def card(self, gpu: str) -> float | None:
         for entry in self.data.get("gpu_cards", []):
             if entry["gpu"] == gpu:
-                self._cite(entry)
+                self._cite(entry, f"card price: {gpu}")
                 return self.convert(float(entry["price"]), entry.get("currency", "CNY"))
         return None
 
@@ -220,14 +258,14 @@ class Prices:
         entry = self.data.get("components", {}).get(key)
         if not entry:
             raise InputError(f"prices.components.{key}", "missing from the price data")
-        self._cite(entry)
+        self._cite(entry, f"component price: {key}")
         return self.convert(float(entry["price"]), entry.get("currency", "CNY"))
 
     def opex(self, key: str) -> float:
         entry = self.data.get("opex", {}).get(key)
         if not entry:
             raise InputError(f"prices.opex.{key}", "missing from the price data")
-        self._cite(entry)
+        self._cite(entry, f"operating cost: {key}")
         value = float(entry["value"])
         return self.convert(value, entry["currency"]) if entry.get("currency") else value
 
@@ -239,14 +277,15 @@ class Prices:
         low-confidence, preemptible or internal ones."""
         out = []
         for entry in self.data.get("rental", []):
-            if entry.get("gpu") == gpu:
+            if entry.get("gpu") == gpu and entry.get("kind") != "internal":
                 out.append((self.convert(float(entry["price_per_gpu_hour"]), entry.get("currency", "CNY")), entry))
         return sorted(out, key=_rental_rank)
 
     def rental_offers(self, gpu: str) -> list[RentalOffer]:
         """Every rental offer for ``gpu`` with its contract terms, in the order of :meth:`rentals`
         (well-sourced commercial offers first, then cheapest). Bad ``contract`` data is an InputError."""
-        rows = [(i, e) for i, e in enumerate(self.data.get("rental", [])) if e.get("gpu") == gpu]
+        rows = [(i, e) for i, e in enumerate(self.data.get("rental", []))
+                if e.get("gpu") == gpu and e.get("kind") != "internal"]  # an internal charge is never an offer
         offers = []
         for i, entry in rows:
             terms = None
@@ -257,13 +296,34 @@ class Prices:
             offers.append((self.convert(quoted, quoted_currency), entry, RentalOffer(
                 str(entry.get("provider", "?")), entry.get("gpu"), self.convert(quoted, quoted_currency), self.currency,
                 terms, quoted, quoted_currency, entry.get("confidence"), str(entry.get("source", "?")),
-                str(entry.get("as_of", "?")), bool(entry.get("stale", False)), entry.get("notes"))))
+                str(entry.get("as_of", "?")), is_stale(entry), entry.get("notes"), entry.get("kind"),
+                entry.get("read_on"), entry.get("relay"))))
         return [offer for *_, offer in sorted(offers, key=lambda x: _rental_rank((x[0], x[1])))]
+
+
+def cite(entry: dict[str, Any], item: str) -> str:
+    """One "prices used" line: the item the row backs, its source (and relay) and the figure's date."""
+    relay = f"; relayed by {entry['relay']}" if entry.get("relay") else ""
+    return f"{item}: {entry.get('source', '?')}{relay} (as of {entry.get('as_of', '?')})"
+
+
+_CITED = re.compile(r"(rental offer: .+? \([a-z-]+\)|server price: \d+ x \S+|card price: \S+|component price: \S+"
+                    r"|operating cost: \S+): (.*) \(as of ([^()]*)\)", re.S)
+
+
+def split_cited(text: str) -> tuple[str, str, str]:
+    """(item, source, as_of) of a "prices used" line written by :func:`cite`; item "price" for any other."""
+    m = _CITED.fullmatch(text)
+    if m:
+        return m.group(1), m.group(2), m.group(3)
+    source, _, as_of = text.rpartition(" (as of ")
+    return "price", source or text, as_of.rstrip(")")
 
 
 def _weak_offer(entry: dict[str, Any]) -> bool:
     text = f"{entry.get('notes', '')} {entry.get('provider', '')}".lower()
-    return entry.get("confidence") == "L" or any(w in text for w in ("preempt", "spot", "internal"))
+    return (entry.get("confidence") == "L" or entry.get("kind") in ("estimate", "internal")
+            or any(w in text for w in ("preempt", "spot", "internal")))
 
 
 def _rental_rank(item: tuple[float, dict[str, Any]]) -> tuple[bool, float]:

@@ -39,8 +39,13 @@ class Subsidy(BaseModel):
     centres: tuple[str, ...] = ()  # providers the spend must go to; empty = any provider in the scheme
     applicant: Literal["firm", "institution", "any"] = "any"
     conditions: str | None = None
+    # listed: the scheme names its providers (``centres``); unknown: it names none that could be found, so the
+    # voucher stays out of every default answer and a claim carries a note to check the provider
+    eligibility: Literal["listed", "unknown"] = "unknown"
     source: str = Field(min_length=1)
     as_of: IsoDate
+    read_on: IsoDate | None = None
+    relay: str | None = None
     confidence: Literal["H", "M", "L"]
     stale: Flag = False
     notes: str | None = None

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainsizer.cost.prices import Prices
+from trainsizer.cost.prices import Prices, cite
 from trainsizer.errors import InputError
 from trainsizer.system.inventory import Inventory
 from trainsizer.system.sites import Site
@@ -189,7 +189,9 @@ def rent_cost(gpu: str, gpus: int, prices: Prices, horizon_years: float, utilisa
     price, entry = offers[0]
     term = entry.get("term", "on-demand") != "on-demand" or entry.get("billing") in ("monthly", "yearly",
                                                                                          "multi-year")
-    prices.used.append(f"{entry.get('source', '?')} (as of {entry.get('as_of', '?')})")
+    contract_term = (entry.get("contract") or {}).get("term") or "on-demand"
+    item = f"rental offer: {gpu} from {entry.get('provider', '?')} ({contract_term})"
+    prices.used.append(cite(entry, item))
     return RentCost(price, entry.get("provider", "?"), entry.get("billing", "per-hour"), gpus, horizon_years,
                     utilisation, term)
 

@@ -88,8 +88,12 @@ class AvailabilityEntry(_Entry):
 
     status: Status  # yes | restricted | no | unknown
     reason: str = Field(min_length=1)  # one line
-    source: str = Field(min_length=1)
-    as_of: IsoDate
+    source: str = Field(min_length=1)  # a public address (URL, or repository + path + commit)
+    as_of: IsoDate  # the date of the fact
+    read_on: IsoDate | None = None  # the day the source was read, where it differs
+    relay: str | None = None  # the public page that relayed it, where it was not read at the source
+    kind: Literal["estimate"] | None = None  # inferred by this project (derived_from says from what)
+    derived_from: str | None = None
     confidence: Literal["H", "M", "L"] | None = None
 
     @field_validator("status", mode="before")

@@ -87,8 +87,10 @@ def _where(rec: dict[str, Any], site: str, lang: str) -> tuple[str, str]:
     offer, cur = rec.get("offer"), rec["currency"]
     if rec["acquisition"] == "rent" and offer:
         billing = w.word(w.BILLING, offer["billing"], lang) if offer.get("billing") else ""
+        stale = (tr("price from {year}: check before you sign", lang, year=str(offer["as_of"])[:4])
+                 if offer.get("stale") and offer.get("as_of") else "")
         return tr("From", lang), w.listing([offer["provider"], w.word(w.TERMS, offer["term"], lang), billing,
-                                            w.rate(offer["price_per_gpu_hour"], cur, lang)], lang)
+                                            w.rate(offer["price_per_gpu_hour"], cur, lang), stale], lang)
     return tr("Where", lang), tr("bought and hosted at {site}", lang, site=w.site_name(site, lang))
 
 

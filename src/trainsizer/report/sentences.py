@@ -141,7 +141,8 @@ TEMPLATES: tuple[S, ...] = (
     S(N_("{term} contract: bills at least {hours} h for a {run} h run")),
     S(N_("preemptible: the run may be interrupted")),
     S(N_("checkpoint often")),
-    S(N_("price as of {date} (over 18 months old)")),
+    S(N_("price from {year}: check before you sign")),
+    S(N_("{voucher}: eligible providers unknown, check that this provider is in the scheme")),
     # cost/tco.py: the horizon view, seed checks
     S(N_("buy: no rental offer for this GPU in the price data (add one with --prices)")),
     S(N_("rent: renting costs less per month than owning would (power, space, maintenance)")),
@@ -246,6 +247,13 @@ TEMPLATES: tuple[S, ...] = (
     S(N_("system sizing: {section}")),
     S(N_("planner: {section}")),
     S(N_("price")),
+    S(N_("rental offer: {gpu} from {provider} ({term})")),
+    S(N_("server price: {n} x {gpu}")),
+    S(N_("card price: {gpu}")),
+    S(N_("component price: {component}")),
+    S(N_("operating cost: {opex}")),
+    S(N_("availability to rent: {gpu} in the {market}")),
+    S(N_("availability to buy: {gpu} in the {market}")),
 )
 
 

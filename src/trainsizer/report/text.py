@@ -270,6 +270,27 @@ def print_sites(sites: dict[str, Any]) -> None:
     _console().print(table)
 
 
+def print_prices(rows: list[dict[str, Any]], as_json: bool = False) -> None:
+    """The price rows with their source and the figure's date; stale ones flagged (check before you sign)."""
+    if as_json:
+        from trainsizer.jsonout import dumps_strict
+
+        print(dumps_strict(rows))
+        return
+    table = Table(title="Prices and their sources", title_justify="left")
+    for col in ("section", "item", "price", "kind", "as of", "source"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        value = r["price"] if r["price"] is not None else 0
+        amount = f"{value:,.0f}" if value >= 1000 else f"{value:g}"
+        price = f"{amount} {r['currency'] or ''} /{r['unit']}" if r["unit"] else amount
+        when = str(r["as_of"]) + (" STALE" if r["stale"] else "") + (f" (read {r['read_on']})" if r["read_on"] else "")
+        source = str(r["source"]) + (f" [relayed by {r['relay']}]" if r["relay"] else "")
+        source += f" [derived: {r['derived_from']}]" if r["derived_from"] else ""
+        table.add_row(r["section"], r["item"], price, f"{r['kind'] or '-'} {r['confidence'] or ''}", when, source)
+    _console().print(table)
+
+
 def print_scale(gpu: str, curves: list[Any]) -> None:
     con = _console()
     counts = [p.gpus for p in curves[0].points] if curves else []

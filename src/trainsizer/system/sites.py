@@ -33,6 +33,8 @@ class TouBand(BaseModel):
     price: Number = Field(ge=0, le=100)
     source: str | None = None
     as_of: IsoDate | None = None
+    kind: Literal["estimate"] | None = None  # derived by this project (derived_from says from what), not a tariff
+    derived_from: str | None = None
     confidence: Confidence | None = None
 
 

@@ -12,6 +12,7 @@ from trainsizer.models.params import count_params
 from trainsizer.system.sites import default_site_id, load_sites
 
 KINDS = ("models", "gpus", "links", "sites")
+_MARKET_OF = {"CNY": "cn", "USD": "global"}  # a row quoted in CNY is a Chinese seller's (cost/per_run.py)
 
 
 @cache
@@ -58,3 +59,39 @@ def accelerators_and_links(catalogs: list[Path] | tuple[Path, ...] = ()) -> Any:
 
 def sites(paths: list[Path] | tuple[Path, ...] = ()) -> dict[str, Any]:
     return load_sites(list(paths))
+
+
+def _price_row(section: str, item: str, e: dict[str, Any], value: Any, unit: str) -> dict[str, Any]:
+    from trainsizer.provenance import is_stale
+
+    cur = e.get("currency")
+    market = "cn" if section == "subsidies" and e.get("region") else _MARKET_OF.get(cur or "")
+    return {"section": section, "item": item, "price": value, "currency": cur, "unit": unit,
+            "kind": e.get("kind"), "confidence": e.get("confidence"), "market": market,
+            "source": e.get("source"), "relay": e.get("relay"), "derived_from": e.get("derived_from"),
+            "as_of": e.get("as_of"), "read_on": e.get("read_on"), "stale": is_stale(e)}
+
+
+def price_rows(market: str | None = None, stale_only: bool = False,
+               paths: list[Path] | tuple[Path, ...] = ()) -> list[dict[str, Any]]:
+    """The price rows a plan relies on (rental offers, servers, cards, vouchers, exchange rate, components,
+    running costs), each with its source and the figure's date, for ``trainsizer catalog prices``: those of
+    ``market`` (and the market-neutral ones) and, with ``stale_only``, only figures over 18 months old."""
+    from trainsizer.cost.prices import load_prices
+    from trainsizer.hardware.market import parse_market
+
+    market = None if market is None else parse_market(market, "--market").value
+    data = load_prices("CNY", list(paths)).data
+    rows = [_price_row("fx", e["pair"], e, e["rate"], "rate") for e in data.get("fx", [])]
+    rows += [_price_row("rental", f"{e['gpu']} from {e['provider']}", e, e["price_per_gpu_hour"], "GPU-hour")
+             for e in data.get("rental", [])]
+    rows += [_price_row("servers", f"{e['gpus']} x {e['gpu']}", e, e["price"], "server")
+             for e in data.get("servers", [])]
+    rows += [_price_row("gpu_cards", e["gpu"], e, e["price"], "card") for e in data.get("gpu_cards", [])]
+    rows += [_price_row("subsidies", e["id"], e, e.get("fraction"), "fraction") for e in data.get("subsidies", [])]
+    rows += [_price_row("components", k, e, e["price"], e.get("unit") or "")
+             for k, e in data.get("components", {}).items()]
+    rows += [_price_row("opex", k, e, e["value"], "") for k, e in data.get("opex", {}).items()]
+    if market is not None:
+        rows = [r for r in rows if r["market"] in (market, None) or r["section"] in ("components", "opex")]
+    return [r for r in rows if r["stale"]] if stale_only else rows

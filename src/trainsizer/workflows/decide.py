@@ -135,7 +135,8 @@ def recommendation(options: list[dict[str, Any]], order: list[int], objective: s
     pr, hw = pick["per_run"], pick["hardware"]
     acq = pr["acquisition"]
     rent = pr.get("rent") or pr.get("rent_offer") or {}
-    offer = ({k: rent[k] for k in ("provider", "term", "billing", "price_per_gpu_hour")} if acq == "rent" else None)
+    offer = ({k: rent.get(k) for k in ("provider", "term", "billing", "price_per_gpu_hour", "as_of", "stale")}
+             if acq == "rent" else None)
     days = _days(pick)
     how = f"{'Rent' if acq == 'rent' else 'Buy'} {hw['gpus']} x {hw['gpu']}"
     if offer:

@@ -37,7 +37,8 @@ def timeline(acquisition: str | None = "rent") -> dict[str, Any]:
     """The seed's deployment steps; bought hardware adds the vendor's delivery lead time (planner.yaml)."""
     steps = [{"step": name, "days": [lo, hi]} for name, lo, hi in TIMELINE]
     note = "machines rented or in stock"
-    source = "shared/seed guide: 三天之内能完成整个选型评估; deployment steps 2-3/1-2/2-3/2-3 days"
+    source = ("Chinese guide '成都AI训练服务器选型' (undated): 三天之内能完成整个选型评估; "
+              "deployment steps 2-3/1-2/2-3/2-3 days")
     if acquisition == "buy":
         lead = packaged_yaml("trainsizer.plan", "planner.yaml")["delivery_lead_time"]
         steps.insert(1, {"step": "vendor delivery of bought servers", "days": list(lead["days"])})
@@ -129,7 +130,7 @@ def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, mo
         for k, v in over.items():
             out[f"{k}_unavailable"] = (f"commitment {v['commitment']:,} {cur} is over the budget of "
                                        f"{money.budget:,.0f} {cur}")
-        out["over_budget"] = bool(over) and len(over) == len(choices)
+        out["over_budget"] = len(over) == len(choices)  # nothing within the budget (unpriced: nothing at all)
         choices = {k: v for k, v in choices.items() if k not in over}
     if choices:
         acq = min(choices, key=lambda k: (choices[k]["cost"], choices[k]["commitment"]))
@@ -145,9 +146,11 @@ def _claim(rent: dict[str, Any], voucher: Subsidy) -> None:
         rent["notes"].append(f"{voucher.id}: this provider is not one of its centres")
         return
     net, saved = apply_subsidy(rent["cost"], voucher)
+    if voucher.eligibility == "unknown":
+        rent["notes"].append(f"{voucher.id}: eligible providers unknown, check that this provider is in the scheme")
     rent.update({"cost_before_voucher": rent["cost"], "cost": round(net), "commitment": round(net),
                  "voucher": {"id": voucher.id, "saved": round(saved), "fraction": voucher.fraction,
-                             "confidence": voucher.confidence}})
+                             "confidence": voucher.confidence, "eligibility": voucher.eligibility}})
 
 
 def _per_token(out: dict[str, Any], opt: dict[str, Any], cost: Any, money: MoneyTerms) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from trainsizer.workflows.plan_job import PlanRequest, plan_job
 
 
 def assumptions(out: dict[str, Any], pick: dict[str, Any] | None) -> list[dict[str, str]]:
+    from trainsizer.cost.prices import split_cited
     from trainsizer.datafiles import packaged_yaml
     from trainsizer.hardware.catalog import default_catalog
     from trainsizer.system.sites import default_sites
@@ -43,9 +44,16 @@ def assumptions(out: dict[str, Any], pick: dict[str, Any] | None) -> list[dict[s
             if isinstance(body, dict) and body.get("source"):
                 rows.append({"what": f"{label}: {section}", "source": str(body["source"]),
                              "as_of": str(data.get("as_of", ""))})
+    if pick and pick.get("availability"):
+        av = pick["availability"]
+        for acq in ("rent", "buy"):
+            entry = av.get(acq) or {}
+            if entry.get("source"):
+                rows.append({"what": f"availability to {acq}: {pick['hardware']['gpu']} in the {av['market']}",
+                             "source": entry["source"], "as_of": entry.get("as_of", "")})
     for used in out.get("prices_used", []):
-        source, _, as_of = used.rpartition(" (as of ")
-        rows.append({"what": "price", "source": source, "as_of": as_of.rstrip(")")})
+        item, source, as_of = split_cited(used)
+        rows.append({"what": item, "source": source, "as_of": as_of})
     return rows
 
 
