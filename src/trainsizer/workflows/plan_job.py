@@ -24,6 +24,8 @@ from trainsizer.workflows.decide import choose, parse_objective, recommendation
 from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
 from trainsizer.workflows.estimate_job import calibrated_params
 from trainsizer.workflows.jobs import load_job
+from trainsizer.workflows.objective import screen_rate
+from trainsizer.workflows.time_value import time_value
 from trainsizer.workflows.recommend import (
     MoneyTerms,
     merge_fabric_twins,
@@ -58,6 +60,7 @@ class PlanRequest:
     runs_per_month: float | None = None
     electricity_price: float | None = None  # the user's own bill, per kWh in the site's currency
     voucher: str | None = None  # a subsidy id from prices.yaml (e.g. the Chengdu compute voucher) on rentals
+    time_value: float | None = None  # money per wall-clock hour of a run; None: the default (workflows.time_value)
 
 
 @dataclass
@@ -144,10 +147,13 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     gpus, market_info = _market_gpus(cat, req, market)
     arch = resolve_model(job.model)
     memory_params, perf_params = calibrated_params(req.calibration)
-    result = plan(job, arch, Constraints(gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top), cat,
-                  memory_params, perf_params)
     terms = MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation),
-                       req.budget, _voucher(req, money))
+                       req.budget, _voucher(req, money), time_value(req.time_value, money.currency))
+    cited = len(money.used)  # the screen prices many layouts; only the options shown cite their prices
+    result = plan(job, arch, Constraints(gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top,
+                                         run_cost=screen_rate(terms, cat), time_value=terms.time.per_hour),
+                  cat, memory_params, perf_params)
+    del money.used[cited:]
     options, notes = recommend_options(result.options, job, arch, terms, cat)
     options = merge_fabric_twins(options)
     result.options = options
@@ -160,7 +166,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
                                   "raise it, or relax the GPU count / the model")
     out = result.to_dict()
     out["recommendation"] = recommendation(options, order, objective, result.late, req.deadline_s, None,
-                                           money.currency)
+                                           money.currency, terms.time)
     out["recommended_because"] = out["recommendation"]["why"] if out["recommendation"] else None
     acquisition = out["recommendation"]["acquisition"] if out["recommendation"] else None
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
