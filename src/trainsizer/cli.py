@@ -181,7 +181,8 @@ def _plan_request(**kw: Any) -> Any:
     finite_positive(kw["runs_per_month"], "--runs-per-month", "a finite number of runs > 0")
     finite_positive(kw["horizon"], "--horizon", "years > 0", maximum=15.0)
     if kw["time_value"] is not None and kw["time_value"] != 0:
-        finite_positive(kw["time_value"], "--time-value", f"an amount >= 0 per hour in {kw['currency'] or 'the currency'}")
+        finite_positive(kw["time_value"], "--time-value",
+                        f"an amount >= 0 per hour in {kw['currency'] or 'the currency'}")
     count_in_range(kw.get("top", DEFAULT_TOP), "--top", 1, 1000)
     return PlanRequest(tuple(kw["gpu"] or ()), kw["max_gpus"], parse_duration(kw["deadline"]),
                        kw.get("gpus_per_node"), kw.get("top", DEFAULT_TOP), kw["site"], kw["budget"], kw["currency"],

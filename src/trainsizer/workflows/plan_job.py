@@ -25,7 +25,6 @@ from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPU
 from trainsizer.workflows.estimate_job import calibrated_params
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.objective import screen_rate
-from trainsizer.workflows.time_value import time_value
 from trainsizer.workflows.recommend import (
     MoneyTerms,
     merge_fabric_twins,
@@ -33,6 +32,7 @@ from trainsizer.workflows.recommend import (
     timeline,
     verification_steps,
 )
+from trainsizer.workflows.time_value import time_value
 
 __all__ = ["DEFAULT_MAX_GPUS", "PlanOutcome", "PlanRequest", "load_job", "plan_job", "price_hardware"]
 
