@@ -49,6 +49,11 @@ def _value(o: dict[str, Any], objective: str) -> float:
     return float(pr["cost_per_million_tokens"])
 
 
+def objective_value(o: dict[str, Any], objective: str = "cheapest") -> float:
+    """What the recommendation minimises for this option: its value on the objective, a tight fit penalised."""
+    return _value(o, objective) * (1 + TIGHT_PENALTY if tight(o) else 1)
+
+
 def _layout_complexity(o: dict[str, Any]) -> tuple[int, int, int]:
     par = o["parallel"]
     return (par["tp"] * par["pp"] * par["cp"], par["virtual_pp"], 0 if par["offload"] == "none" else 1)
@@ -69,7 +74,7 @@ def choose(options: list[dict[str, Any]], objective: str) -> list[int]:
     pool = [i for i, o in enumerate(options) if _eligible(o)]
     if not pool:
         return []
-    value = {i: _value(options[i], objective) * (1 + TIGHT_PENALTY if tight(options[i]) else 1) for i in pool}
+    value = {i: objective_value(options[i], objective) for i in pool}
     best = min(value.values())
     near = [i for i in pool if value[i] <= best * (1 + NEAR_TIE)]
     near = [i for i in near if not tight(options[i])] or near
