@@ -165,7 +165,7 @@ def recommendation(options: list[dict[str, Any]], order: list[int], objective: s
             "fewest-gpus": "the fewest GPUs"}[objective]
     met = " that meets the deadline" if deadline_s else ""
     if objective == "cheapest" and time and time.per_hour > 0:
-        met += f", time valued at {time.per_hour:,.2f} {time.currency} an hour"
+        met += f", time valued at {time.per_hour:,.0f} {time.currency} an hour"
     binding = _binding(pick, options, late, deadline_s, budget_cheaper)
     why = f"{how}: {cost_text}{when}; {goal}{met}; binding: {_binding_text(binding)}"
     runners = []

@@ -32,7 +32,7 @@ from trainsizer.workflows.recommend import (
     timeline,
     verification_steps,
 )
-from trainsizer.workflows.time_value import time_value
+from trainsizer.workflows.time_value import TimeValue, time_value
 
 __all__ = ["DEFAULT_MAX_GPUS", "PlanOutcome", "PlanRequest", "load_job", "plan_job", "price_hardware"]
 
@@ -128,6 +128,14 @@ def _market_gpus(cat: Catalog, req: PlanRequest, market: str) -> tuple[tuple[str
     return tuple(kept), {"market": market, "excluded": excluded, "note": note}
 
 
+def _time_note(time: TimeValue) -> str | None:
+    """The assumed value of the run's time, said where it shapes the answer (the default, not the user's)."""
+    if not time.assumed or time.per_hour <= 0:
+        return None
+    return (f"time valued at {time.per_hour:,.0f} {time.currency} an hour of the run (one engineer's loaded pay, "
+            "assumed): the answer weighs it against the cost; --time-value sets it, 0 ranks by cost alone")
+
+
 def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> PlanOutcome:
     """Search, price and rank the layouts of ``job`` under ``req``; recommend one."""
     cat, site, money = _context(req)
@@ -157,7 +165,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     options, notes = recommend_options(result.options, job, arch, terms, cat)
     options = merge_fabric_twins(options)
     result.options = options
-    result.notes += [n for n in (market_info["note"], *notes) if n]
+    result.notes += [n for n in (market_info["note"], *notes, _time_note(terms.time)) if n]
     result.rankings = rank_options(options, req.top)
     order = choose(options, objective)
     result.rankings["recommended"] = order[:1]
