@@ -21,6 +21,7 @@ GOALS = {"cheapest": (N_("the lowest cost per run"), N_("the lowest cost per run
 BINDINGS = {"cost": N_("cost (nothing that fits costs less per run)"),
             "deadline": N_("the deadline (fewer GPUs would miss {days})"),
             "budget": N_("the budget (a cheaper run needs a longer contract than it allows)"),
+            "time": N_("the time to train (what costs less per run takes longer than the difference is worth)"),
             "memory": N_("memory (fewer GPUs do not hold the job: {used:.0f} of {capacity:.0f} GiB per GPU)"),
             "headroom": N_("memory headroom (cheaper options fill over {limit} of their GPUs' memory)")}
 

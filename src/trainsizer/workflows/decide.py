@@ -109,7 +109,7 @@ def _money(amount: float, cur: str) -> str:
 
 
 def _binding(pick: dict[str, Any], options: list[dict[str, Any]], late: list[dict[str, Any]],
-             deadline_s: float | None, budget_cheaper: float | None) -> dict[str, Any]:
+             deadline_s: float | None, budget_cheaper: float | None, timed: bool = False) -> dict[str, Any]:
     """The constraint that decided the pick: a code (deadline, budget, memory, cost) with its figures, and the
     deadline the plan was held to (None without one)."""
     hw = pick["hardware"]
@@ -126,6 +126,9 @@ def _binding(pick: dict[str, Any], options: list[dict[str, Any]], late: list[dic
     fewest = not any(o["hardware"]["gpu"] == hw["gpu"] and o["hardware"]["gpus"] < hw["gpus"] for o in options + late)
     if fewest and hw["gpus"] > 1 and mem["device_gib"] > 0.9 * mem["capacity_gib"]:
         return {"code": "memory", **base, "device_gib": mem["device_gib"], "capacity_gib": mem["capacity_gib"]}
+    if timed and cost is not None and any(_eligible(o) and o["per_run"].get("cost") is not None
+                                          and o["per_run"]["cost"] < cost for o in options):
+        return {"code": "time", **base}
     return {"code": "cost", **base}
 
 
@@ -140,6 +143,8 @@ def _binding_text(binding: dict[str, Any]) -> str:
     if code == "memory":
         return (f"memory (fewer GPUs do not hold the job: {binding['device_gib']:.0f} of "
                 f"{binding['capacity_gib']:.0f} GiB per GPU)")
+    if code == "time":
+        return "the time to train (what costs less per run takes longer than the difference is worth)"
     return "cost (nothing that fits costs less per run)"
 
 
@@ -166,7 +171,8 @@ def recommendation(options: list[dict[str, Any]], order: list[int], objective: s
     met = " that meets the deadline" if deadline_s else ""
     if objective == "cheapest" and time and time.per_hour > 0:
         met += f", time valued at {time.per_hour:,.0f} {time.currency} an hour"
-    binding = _binding(pick, options, late, deadline_s, budget_cheaper)
+    binding = _binding(pick, options, late, deadline_s, budget_cheaper,
+                       objective == "cheapest" and bool(time and time.per_hour > 0))
     why = f"{how}: {cost_text}{when}; {goal}{met}; binding: {_binding_text(binding)}"
     runners = []
     for i in order[1:]:
