@@ -43,6 +43,12 @@ def assumptions(out: dict[str, Any], pick: dict[str, Any] | None) -> list[dict[s
             if isinstance(body, dict) and body.get("source"):
                 rows.append({"what": f"{label}: {section}", "source": str(body["source"]),
                              "as_of": str(data.get("as_of", ""))})
+    timed = (out.get("recommendation") or {}).get("time_value") or {}
+    if timed.get("assumed") and timed.get("per_hour"):
+        rows.append({"what": f"time valued at {timed['per_hour']:,.0f} {timed['currency']} an hour of the run (one "
+                             "engineer's loaded pay, assumed): the answer weighs it against the cost",
+                     "source": str(timed.get("source") or ""),
+                     "as_of": str(timed.get("as_of") or "")})
     for used in out.get("prices_used", []):
         source, _, as_of = used.rpartition(" (as of ")
         rows.append({"what": "price", "source": source, "as_of": as_of.rstrip(")")})
