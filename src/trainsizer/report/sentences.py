@@ -129,6 +129,9 @@ TEMPLATES: tuple[S, ...] = (
     S(N_("no per-run cost: the job states no training.tokens (the run's length)")),
     S(N_("no purchase price for this GPU in the price data (add one with --prices)")),
     S(N_("does not fit the site (see site fit); rent it instead")),
+    # ... the same read clause by clause, where it follows another reason (a verdict joins them with "; ")
+    S(N_("does not fit the site (see site fit)")),
+    S(N_("rent it instead")),
     S(N_("commitment {money} is over the budget of {money2}")),
     S(N_("this one run (say --runs-per-month or --utilisation if the hardware will stay busy)")),
     S("{n} run(s) a month", NP_("{n} run a month", "{n} runs a month")),
