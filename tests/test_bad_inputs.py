@@ -237,6 +237,7 @@ CORPUS = [
                                                                                              "memory_gib": 80})),
     # --- closed enums ------------------------------------------------------------------------------------------
     scenario("method-typo", "training.method", "lorra"),
+    scenario("method-pretrain", "training.method", "pretrain"),  # pre-training is method full
     scenario("method-number", "training.method", 1),
     scenario("precision-bf16", "training.precision", "bf16"),
     scenario("optimizer-adam", "training.optimizer", "adam"),
@@ -312,6 +313,9 @@ CORPUS = [
     Bad("plan-deadline-negative", [*PLAN, "--deadline", "-1d"], "--deadline", PLAN_JOB),
     Bad("plan-deadline-zero", [*PLAN, "--deadline", "0"], "--deadline", PLAN_JOB),
     Bad("plan-deadline-garbage", [*PLAN, "--deadline", "7x"], "--deadline", PLAN_JOB),
+    Bad("plan-deadline-no-unit", [*PLAN, "--deadline", "30"], "--deadline", PLAN_JOB),  # 30 days or 30 seconds?
+    Bad("plan-time-value-negative", [*PLAN, "--time-value", "-1"], "--time-value", PLAN_JOB),
+    Bad("plan-time-value-nan", [*PLAN, "--time-value", "nan"], "--time-value", PLAN_JOB),
     Bad("plan-budget-nan", [*PLAN, "--budget", "nan"], "--budget", PLAN_JOB),
     Bad("plan-budget-inf", [*PLAN, "--budget", "inf"], "--budget", PLAN_JOB),
     Bad("plan-budget-negative", [*PLAN, "--budget", "-5"], "--budget", PLAN_JOB),
@@ -333,6 +337,7 @@ CORPUS = [
     Bad("scale-max-gpus-zero", ["scale", "{tmp}/job.yaml", "--gpu", "rtx-4090-24gb", "--max-gpus", "0"],
         "--max-gpus", PLAN_JOB),
     Bad("flag-gpus-zero", [*FLAGS, "--gpus", "0"], "parallel.gpus"),
+    Bad("flag-model-typo-without-gpu", ["estimate", "--model", "qwen2.5-7bb", "--method", "lora"], "--model"),
     Bad("flag-mbs-negative", [*FLAGS, "--mbs", "-1"], "training.micro_batch_size"),
     Bad("flag-seq-zero", [*FLAGS, "--seq-len", "0"], "training.seq_len"),
     Bad("flag-tokens-nan", [*FLAGS, "--tokens", "nan"], "training.tokens"),
@@ -788,3 +793,16 @@ def test_finite_positive_refuses_the_rest(value):
     with pytest.raises(InputError) as err:
         finite_positive(value, "--x")
     assert err.value.field == "--x" and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(("args", "job", "says"), [
+    ([*PLAN, "--deadline", "30"], PLAN_JOB, "s, m, h, d or w"),  # the accepted units
+    (EST, job("training.method", "pretrain"), "method full"),  # what pre-training is called
+    (["estimate", "--model", "qwen2.5-7bb", "--method", "lora"], None, "qwen2.5-7b"),  # the misspelt model first
+])
+def test_the_edge_cases_say_what_is_accepted(args, job, says, tmp_path, monkeypatch, capsys):
+    if job is not None:
+        _write(tmp_path / "job.yaml", job)
+    monkeypatch.chdir(tmp_path)
+    code, output = run_cli([a.format(tmp=tmp_path) for a in args], monkeypatch, capsys)
+    assert code == 2 and says in output, output

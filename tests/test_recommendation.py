@@ -128,6 +128,19 @@ def test_near_ties_prefer_fewer_gpus_and_a_simpler_layout():
         parse_objective("cheapest-ish")
 
 
+def test_near_ties_go_to_the_faster_then_to_fewer_gpus():
+    def option(gpus: int, cost: float, seconds: float) -> dict:
+        return {"hardware": {"gpu": "g", "gpus": gpus}, "parallel": {"tp": 1, "pp": 1, "cp": 1, "virtual_pp": 1,
+                                                                        "offload": "none"},
+                "per_run": {"acquisition": "rent", "cost": cost},
+                "performance": {"step_time_s": 1.0, "time_to_train_s": seconds},
+                "memory": {"device_gib": 10.0, "capacity_gib": 80.0}}
+    slow_few, fast_many = option(4, 100.0, 26 * 86400.0), option(8, 100.0, 13 * 86400.0)
+    assert choose([slow_few, fast_many], "cheapest")[0] == 1  # the same cost: the faster wins
+    assert choose([slow_few, option(8, 100.0, 25.5 * 86400.0)], "cheapest")[0] == 0  # as fast: fewer GPUs win
+    assert choose([slow_few, option(8, 120.0, 13 * 86400.0)], "cheapest")[0] == 0  # not a tie
+
+
 def test_a_compute_voucher_lowers_an_eligible_rental():
     base = plan_job(load_job(QWEN_LORA), PlanRequest(max_gpus=8, currency="CNY")).out["recommendation"]
     with_voucher = plan_job(load_job(QWEN_LORA), PlanRequest(max_gpus=8, currency="CNY",

@@ -331,7 +331,19 @@ def test_plan_deadline_and_budget(client):
     assert out["options"] == [] and out["recommendation"] is None and any("budget" in s for s in out["suggestions"])
 
 
+def test_plan_time_value_has_the_clis_default(client):
+    body = {"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb"], "max_gpus": 8, "currency": "CNY"}}
+    default = client.post("/api/plan", json=body).json()["recommendation"]["time_value"]
+    from trainsizer.workflows.time_value import default_time_value
+
+    assert default["assumed"] and default["per_hour"] == round(default_time_value("CNY").per_hour, 2)
+    body["constraints"]["time_value"] = 0
+    chosen = client.post("/api/plan", json=body).json()["recommendation"]["time_value"]
+    assert chosen["per_hour"] == 0 and not chosen["assumed"]
+
+
 @pytest.mark.parametrize(("constraints", "job", "field"), [
+    ({"time_value": -1}, JOB, "constraints.time_value"),
     ({"max_gpus": 2048}, JOB, "constraints.max_gpus"),
     ({"max_gpus": 0}, JOB, "constraints.max_gpus"),
     ({"gpus": ["h100"]}, JOB, "constraints.gpus[0]"),

@@ -162,6 +162,9 @@ ElectricityOpt = Annotated[float | None, typer.Option(
     "--electricity-price", help="Your power bill per kWh (site currency), instead of the site's tariff.")]
 VoucherOpt = Annotated[str | None, typer.Option(help="Claim a compute voucher on rentals, e.g. "
                                                 "chengdu-compute-voucher-2025 (prices.yaml subsidies).")]
+TimeValueOpt = Annotated[float | None, typer.Option(
+    "--time-value", help="What an hour of waiting for the run is worth, in --currency; added to each run's cost "
+    "to rank options (default: one engineer's loaded pay per hour, assumed; 0: the cheapest run).")]
 PricesOpt = Annotated[list[Path] | None, typer.Option("--prices", help="Your own quotes/prices YAML.")]
 SitesOpt = Annotated[list[Path] | None, typer.Option("--sites", help="Your own sites YAML.")]
 
@@ -177,12 +180,15 @@ def _plan_request(**kw: Any) -> Any:
     finite_positive(kw["utilisation"], "--utilisation", "a fraction in (0, 1]", maximum=1.0)
     finite_positive(kw["runs_per_month"], "--runs-per-month", "a finite number of runs > 0")
     finite_positive(kw["horizon"], "--horizon", "years > 0", maximum=15.0)
+    if kw["time_value"] is not None and kw["time_value"] != 0:
+        finite_positive(kw["time_value"], "--time-value",
+                        f"an amount >= 0 per hour in {kw['currency'] or 'the currency'}")
     count_in_range(kw.get("top", DEFAULT_TOP), "--top", 1, 1000)
     return PlanRequest(tuple(kw["gpu"] or ()), kw["max_gpus"], parse_duration(kw["deadline"]),
                        kw.get("gpus_per_node"), kw.get("top", DEFAULT_TOP), kw["site"], kw["budget"], kw["currency"],
                        kw["horizon"], kw["utilisation"], tuple(kw["prices"] or ()), tuple(kw["sites"] or ()),
                        tuple(kw.get("catalog") or ()), kw["lang"], kw["calibration"], kw["market"], kw["objective"],
-                       kw["runs_per_month"], kw["electricity_price"], kw["voucher"])
+                       kw["runs_per_month"], kw["electricity_price"], kw["voucher"], kw["time_value"])
 
 
 # long: one typer option per planning constraint; the signature is the command's --help
@@ -204,6 +210,7 @@ def plan_cmd(
     objective: ObjectiveOpt = DEFAULT_OBJECTIVE,
     electricity_price: ElectricityOpt = None,
     voucher: VoucherOpt = None,
+    time_value: TimeValueOpt = None,
     prices: PricesOpt = None,
     sites: SitesOpt = None,
     catalog: CatalogOpt = None,
@@ -248,6 +255,7 @@ def report_cmd(
     objective: ObjectiveOpt = DEFAULT_OBJECTIVE,
     electricity_price: ElectricityOpt = None,
     voucher: VoucherOpt = None,
+    time_value: TimeValueOpt = None,
     prices: PricesOpt = None,
     sites: SitesOpt = None,
     lang: LangOpt = None,

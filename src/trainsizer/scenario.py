@@ -27,6 +27,7 @@ from trainsizer.datafiles import user_yaml
 from trainsizer.errors import InputError, in_file
 
 Method = Literal["full", "lora", "qlora", "freeze"]
+PRETRAINING_NAMES = ("pretrain", "pretraining", "pt", "cpt", "continuedpretraining", "continuedpretrain")
 Precision = Literal["fp32", "fp16-mixed", "bf16-mixed", "bf16-true", "fp8-mixed"]
 Optimizer = Literal["adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd-momentum", "sgd", "lion"]
 # selective = Megatron's (the attention core recomputed); selective-op = torchtitan's per-op policy (matmul and
@@ -131,6 +132,15 @@ class TrainingSpec(_Strict):
                                         "squares / sum), each attending only to itself, with a kernel that skips "
                                         "the other documents (FlashAttention varlen, flex attention, THD); default: "
                                         "one document per sequence")
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _pretraining_is_full(cls, v: Any) -> Any:
+        """Pre-training trains every weight: it is method ``full`` (FORMAT.md), said so when named otherwise."""
+        if isinstance(v, str) and v.strip().lower().replace("-", "").replace("_", "") in PRETRAINING_NAMES:
+            raise ValueError(f"{v!r} is not a method; pre-training (and continued pre-training) is method full; "
+                             "accepted: full, lora, qlora, freeze")
+        return v
 
     @model_validator(mode="before")
     @classmethod

@@ -113,9 +113,10 @@ def covers(offer: RentalOffer, gpus: int, nodes: int) -> bool:
 
 
 def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, market: str,
-                    nodes: int = 1) -> tuple[RentalRun | None, str]:
+                    nodes: int = 1, budget: float | None = None) -> tuple[RentalRun | None, str]:
     """The cheapest way to rent ``gpus`` x ``gpu`` on ``nodes`` servers for this run in ``market``, or None
-    with the reason."""
+    with the reason. With a ``budget``, offers whose commitment exceeds it are passed over while one within
+    it exists (a yearly lease does not hide the on-demand offer that fits the budget)."""
     offers = [o for o in prices.rental_offers(gpu) if OFFER_MARKET.get(o.quoted_currency, "global") == market]
     if not offers:
         return None, f"no rental offer for {gpu} in market {market} in the price data (add one with --prices)"
@@ -124,6 +125,8 @@ def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, marke
         return None, (f"no offer for {gpu} in market {market} rents {gpus} GPUs on {nodes} networked server(s): "
                       "the per-card clouds rent single machines (add a cluster lease with --prices)")
     runs = [price_offer(o, gpus, run_hours) for o in offers]
+    if budget is not None:
+        runs = [r for r in runs if r.commitment <= budget] or runs
     firm = [r for r in runs if r.term != "preemptible"]
     best = min(firm or runs, key=lambda r: (r.cost, r.commitment))
     prices.used.append(cite({"source": best.offer.source, "relay": best.offer.relay, "as_of": best.offer.as_of},

@@ -8,6 +8,7 @@ re-evaluated by the reference estimators, so every reported number is the same a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,19 @@ OFFLOAD = ("none", "optimizer", "optimizer+params")
 DEFAULT_GLOBAL_BATCH = {"full": 512, "freeze": 64, "lora": 64, "qlora": 64}
 SHORTLIST_PER_CELL = 4
 MAX_EXACT = 80
+# The screen's step time is the estimator's term by term (plan.fast); a layout the screen puts this much past
+# the deadline is not re-checked as an option (a few are, to say what the deadline rules out).
+DEADLINE_SLACK = 0.10
+# Every screened layout whose objective is within this factor of the best screened one is re-checked exactly,
+# whatever the cut (the screen prices renting as the plan does and buying by the servers alone): the best
+# answer is never cut away. At most MAX_COMPETITIVE of them, cheapest first.
+COMPETITIVE = 0.5
+MAX_COMPETITIVE = 320
+MAX_LATE = 12
+
+# The objective of one run for the screen: (gpu id, gpus, servers, gpus per server, hours) -> its cost in the
+# plan's currency, or None when it cannot be had (market, offers, budget); workflows.objective builds it.
+RunCost = Callable[[str, int, int, int, float], "float | None"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +55,8 @@ class Constraints:
     intra_node: str | None = None  # force the link inside a node
     inter_node: str | None = None  # force the network between nodes
     data_parallel_only: bool = False  # tp = pp = cp = 1: how teams usually add cards
+    run_cost: RunCost | None = field(default=None, compare=False)  # prices the screen's shortlist
+    time_value: float = 0.0  # money per wall-clock hour of the run, added to its cost (the objective)
 
     def __post_init__(self) -> None:
         if self.max_gpus < 1 or self.max_gpus > 100_000:
@@ -325,6 +341,54 @@ def _exact_order(shortlist: list[Shortlisted]) -> list[Shortlisted]:
     return merged
 
 
+def _screen_hours(item: Shortlisted, job: Scenario, global_batch: int) -> float | None:
+    """The screened time to train in hours (tokens over the screened tokens per second)."""
+    if not job.training.tokens:
+        return None
+    return job.training.tokens * item[0] / (global_batch * job.training.seq_len) / 3600
+
+
+def _screen_objective(item: Shortlisted, job: Scenario, constraints: Constraints, global_batch: int) -> float:
+    """The screened layout's objective: the run's cost plus its time valued (per million tokens without
+    training.tokens); GPU-seconds per step without prices; inf when it cannot be had."""
+    gpu, count, per_node = item[1], int(item[2].gpus[item[3]]), int(item[2].gpus_per_node[item[3]])
+    if constraints.run_cost is None:
+        return item[0] * count
+    hours = _screen_hours(item, job, global_batch)
+    per_mtok = hours is None
+    if per_mtok:
+        hours = 1e6 * item[0] / (global_batch * job.training.seq_len) / 3600
+    cost = constraints.run_cost(gpu.id, count, max(1, count // per_node), per_node, hours)
+    if cost is None:
+        return float("inf")
+    return cost if per_mtok else cost + constraints.time_value * hours
+
+
+def _choose_exact(shortlist: list[Shortlisted], job: Scenario, constraints: Constraints,
+                  global_batch: int) -> list[Shortlisted]:
+    """The candidates the estimator re-checks, chosen after the deadline, the market and the budget are
+    applied: every one within COMPETITIVE of the best screened objective (so the answer is never cut
+    away), then the planner's spread over GPU types, counts and speeds up to MAX_EXACT, then a few that miss
+    the deadline (to say what it rules out)."""
+    deadline_h = constraints.deadline_s / 3600 * (1 + DEADLINE_SLACK) if constraints.deadline_s else None
+    on_time, late = [], []
+    for item in shortlist:
+        hours = _screen_hours(item, job, global_batch)
+        (late if deadline_h and hours is not None and hours > deadline_h else on_time).append(item)
+    value = {id(it): _screen_objective(it, job, constraints, global_batch) for it in on_time}
+    finite = [it for it in on_time if np.isfinite(value[id(it)])]
+    best = min((value[id(it)] for it in finite), default=float("inf"))
+    competitive = sorted((it for it in finite if value[id(it)] <= best * (1 + COMPETITIVE)),
+                         key=lambda it: (value[id(it)], it[0]))[:MAX_COMPETITIVE]
+    taken = {id(it) for it in competitive}
+    spread = [it for it in _exact_order(finite or on_time) if id(it) not in taken][:MAX_EXACT]
+    by_cell: dict[tuple[str, int], Shortlisted] = {}
+    for item in sorted(late, key=lambda it: it[0]):
+        by_cell.setdefault((item[1].id, int(item[2].gpus[item[3]])), item)
+    misses = sorted(by_cell.values(), key=lambda it: -int(it[2].gpus[it[3]]))[:MAX_LATE]
+    return competitive + spread + misses
+
+
 def _best_per_hardware(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One option per hardware configuration (GPU, count, node shape, network): its best layout."""
     kept: set[tuple[Any, ...]] = set()
@@ -355,15 +419,18 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     host_limit = planner["host_memory"]["gib_per_gpu"] * planner["host_memory"]["usable_fraction"] * 2**30
     evaluated = 0
     shortlist: list[Shortlisted] = []
+    # the screen steps through the whole global batch the options are held to (the default one when unstated)
+    screened_job = job if job.training.global_batch_size else job.model_copy(update={
+        "training": job.training.model_copy(update={"global_batch_size": global_batch})})
     for gpu in gpus:
         if not gpu.peak_tflops("bf16") and not gpu.peak_tflops("fp16"):
             continue
-        found, n = _screen_gpu(gpu, job, arch, constraints, cat, basis, mp, pp_, global_batch, host_limit)
+        found, n = _screen_gpu(gpu, screened_job, arch, constraints, cat, basis, mp, pp_, global_batch, host_limit)
         shortlist += found
         evaluated += n
     late: list[dict[str, Any]] = []
-    options = _best_per_hardware(_exact_options(_exact_order(shortlist)[:MAX_EXACT], job, constraints, cat, mp, pp_,
-                                                global_batch, late))
+    chosen = _choose_exact(shortlist, job, constraints, global_batch)
+    options = _best_per_hardware(_exact_options(chosen, job, constraints, cat, mp, pp_, global_batch, late))
     rankings = rank_options(options, constraints.top)
     suggestions = [] if options or not with_suggestions else suggest(job, arch, constraints, cat, mp, pp_)
     return PlanResult(options, suggestions, rankings, evaluated, notes, _best_per_hardware(late))

@@ -14,10 +14,14 @@ from trainsizer.report.sentences import say, say_all
 
 GOALS = {"cheapest": (N_("the lowest cost per run"), N_("the lowest cost per run that meets the deadline")),
          "fastest": (N_("the fastest run"), N_("the fastest run that meets the deadline")),
-         "fewest-gpus": (N_("the fewest GPUs"), N_("the fewest GPUs that meet the deadline"))}
+         "fewest-gpus": (N_("the fewest GPUs"), N_("the fewest GPUs that meet the deadline")),
+         # the default objective with the run's time valued (workflows.time_value)
+         "cheapest-timed": (N_("the lowest cost per run, time valued at {money} an hour"),
+                            N_("the lowest cost per run that meets the deadline, time valued at {money} an hour"))}
 BINDINGS = {"cost": N_("cost (nothing that fits costs less per run)"),
             "deadline": N_("the deadline (fewer GPUs would miss {days})"),
             "budget": N_("the budget (a cheaper run needs a longer contract than it allows)"),
+            "time": N_("the time to train (what costs less per run takes longer than the difference is worth)"),
             "memory": N_("memory (fewer GPUs do not hold the job: {used:.0f} of {capacity:.0f} GiB per GPU)"),
             "headroom": N_("memory headroom (cheaper options fill over {limit} of their GPUs' memory)")}
 
@@ -66,9 +70,13 @@ def why(rec: dict[str, Any], lang: str, time: str | None = None) -> str:
     what = _action(rec["acquisition"], rec["gpus"], rec["gpu"], rec.get("offer"), lang)
     cost = (tr("about {cost} a run", lang, cost=_cost(rec, lang)) if rec.get("per_run") is not None
             else _cost(rec, lang))
-    goal = GOALS.get(rec.get("objective"), GOALS["cheapest"])[1 if (rec.get("binding") or {}).get("deadline_days")
-                                                               else 0]
-    args = {"what": what, "cost": cost, "goal": tr(goal, lang), "binding": _binding(rec, lang)}
+    objective, timed = rec.get("objective"), rec.get("time_value") or {}
+    if objective == "cheapest" and (timed.get("per_hour") or 0) > 0:
+        objective = "cheapest-timed"
+    goal = GOALS.get(objective, GOALS["cheapest"])[1 if (rec.get("binding") or {}).get("deadline_days") else 0]
+    args = {"what": what, "cost": cost, "binding": _binding(rec, lang),
+            "goal": tr(goal, lang, money=w.money(timed.get("per_hour"), timed.get("currency") or rec["currency"],
+                                                  lang))}
     days = rec.get("time_to_train_days")
     time = time or (None if days is None else w.duration(days * 86400, lang))
     if time is None or time == w.MISSING:

@@ -119,6 +119,9 @@ TEMPLATES: tuple[S, ...] = (
     S("market {market}: {n} of {total} GPU types left out, they cannot be bought or rented there ({gpus_list})",
       N_("{market}: {n} of {total} GPU types left out, they cannot be bought or rented there ({gpus_list})")),
     S(N_("name one with --gpu or override its availability in a --catalog file")),
+    S(N_("time valued at {money} an hour of the run (one engineer's loaded pay, assumed): the answer weighs it "
+         "against the cost")),
+    S(N_("--time-value sets it, 0 ranks by cost alone")),
     S(N_("nothing can be had within the budget of {money}: raise it, or relax the GPU count / the model")),
     S("{n} option(s) left out: every way to get them commits more than the budget of {money}",
       NP_("{n} option left out: every way to get it commits more than the budget of {money}",
@@ -126,6 +129,9 @@ TEMPLATES: tuple[S, ...] = (
     S(N_("no per-run cost: the job states no training.tokens (the run's length)")),
     S(N_("no purchase price for this GPU in the price data (add one with --prices)")),
     S(N_("does not fit the site (see site fit); rent it instead")),
+    # ... the same read clause by clause, where it follows another reason (a verdict joins them with "; ")
+    S(N_("does not fit the site (see site fit)")),
+    S(N_("rent it instead")),
     S(N_("commitment {money} is over the budget of {money2}")),
     S(N_("this one run (say --runs-per-month or --utilisation if the hardware will stay busy)")),
     S("{n} run(s) a month", NP_("{n} run a month", "{n} runs a month")),

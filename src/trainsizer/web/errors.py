@@ -20,7 +20,7 @@ FLAG_FIELDS = {
     "--max-gpus": "constraints.max_gpus", "--gpus-per-node": "constraints.gpus_per_node",
     "--deadline": "constraints.deadline_days", "--site": "constraints.site", "--currency": "constraints.currency",
     "--gpu": "constraints.gpus", "--budget": "constraints.budget", "--utilisation": "constraints.utilisation",
-    "--horizon": "constraints.horizon_years",
+    "--horizon": "constraints.horizon_years", "--time-value": "constraints.time_value",
 }
 JOB_SECTIONS = ("model", "training", "parallel", "hardware")
 

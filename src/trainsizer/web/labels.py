@@ -42,6 +42,7 @@ WEB_LABELS: dict[str, str] = {
     "per_rack": N_("{kw} kW per rack"),
     "horizon": N_("Horizon (years)"),
     "utilisation": N_("Utilisation"),
+    "time_value": N_("Time value per hour (empty: one engineer's pay)"),
     "want_scale": N_("Also draw the scaling curve"),
     "submit": N_("Plan"),
     "planning": N_("Planning…"),

@@ -85,6 +85,9 @@ class PlanConstraintsIn(_Request):
     market: Literal["cn", "global"] | None = Field(None, description="Default: cn for CNY or a Chinese site")
     objective: Literal["cheapest", "fastest", "fewest-gpus"] = DEFAULT_OBJECTIVE
     top: int = Field(DEFAULT_TOP, ge=1, le=50, description="Options per ranking")
+    time_value: float | None = Field(None, ge=0, le=1e7, description="What an hour of the run is worth, in the "
+                                     "currency, added to its cost to rank options; none: one engineer's loaded "
+                                     "pay (assumed, workflows/time_value.yaml); 0: the cheapest run")
 
 
 class PlanIn(_Request):

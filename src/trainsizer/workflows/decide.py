@@ -1,9 +1,10 @@
 """The recommendation: one option a team can act on, with the acquisition, the offer, the cost of a run,
 the money to commit and one sentence on why — and the runner-ups with what each trades.
 
-Default objective: the lowest cost per run that meets the deadline and the budget (the planner has
-already dropped options that miss the deadline, do not fit in memory or cannot be had in the market).
-Among options within ``NEAR_TIE`` of the best, fewer GPUs and then the simpler layout win: no tensor,
+Default objective: the lowest cost per run plus the value of its time (``--time-value``, money per
+wall-clock hour; workflows.time_value) that meets the deadline and the budget (the planner has already
+dropped options that miss the deadline, do not fit in memory or cannot be had in the market). Among options
+within ``NEAR_TIE`` of the best, the faster wins, then fewer GPUs and the simpler layout: no tensor,
 pipeline or context parallelism the job does not need.
 """
 
@@ -13,6 +14,7 @@ from typing import Any
 
 from trainsizer.errors import InputError
 from trainsizer.workflows.defaults import TIGHT_FRACTION
+from trainsizer.workflows.time_value import TimeValue
 
 OBJECTIVES = ("cheapest", "fastest", "fewest-gpus")
 NEAR_TIE = 0.05  # within 5 % of the best the difference is below the model's own error (README: accuracy)
@@ -30,6 +32,11 @@ def parse_objective(value: str | None) -> str:
     return objective
 
 
+def _seconds(o: dict[str, Any]) -> float:
+    perf = o["performance"]
+    return float(perf.get("time_to_train_s") or perf["step_time_s"])
+
+
 def _value(o: dict[str, Any], objective: str) -> float:
     perf = o["performance"]
     if objective == "fastest":
@@ -37,7 +44,14 @@ def _value(o: dict[str, Any], objective: str) -> float:
     if objective == "fewest-gpus":
         return float(o["hardware"]["gpus"])
     pr = o["per_run"]
-    return float(pr["cost"] if pr.get("cost") is not None else pr["cost_per_million_tokens"])
+    if pr.get("cost") is not None:  # the run's cost plus the value of its time (workflows.recommend)
+        return float(pr.get("objective", pr["cost"]))
+    return float(pr["cost_per_million_tokens"])
+
+
+def objective_value(o: dict[str, Any], objective: str = "cheapest") -> float:
+    """What the recommendation minimises for this option: its value on the objective, a tight fit penalised."""
+    return _value(o, objective) * (1 + TIGHT_PENALTY if tight(o) else 1)
 
 
 def _layout_complexity(o: dict[str, Any]) -> tuple[int, int, int]:
@@ -60,11 +74,14 @@ def choose(options: list[dict[str, Any]], objective: str) -> list[int]:
     pool = [i for i, o in enumerate(options) if _eligible(o)]
     if not pool:
         return []
-    value = {i: _value(options[i], objective) * (1 + TIGHT_PENALTY if tight(options[i]) else 1) for i in pool}
+    value = {i: objective_value(options[i], objective) for i in pool}
     best = min(value.values())
     near = [i for i in pool if value[i] <= best * (1 + NEAR_TIE)]
-    pick = min(near, key=lambda i: (tight(options[i]), options[i]["hardware"]["gpus"], _layout_complexity(options[i]),
-                                    value[i]))
+    near = [i for i in near if not tight(options[i])] or near
+    # ties go to the faster, then to fewer GPUs and the simpler layout
+    quickest = min(_seconds(options[i]) for i in near)
+    near = [i for i in near if _seconds(options[i]) <= quickest * (1 + NEAR_TIE)]
+    pick = min(near, key=lambda i: (options[i]["hardware"]["gpus"], _layout_complexity(options[i]), value[i]))
     order = [pick]
     ranked = sorted((i for i in pool if value[i] <= RUNNER_UP_SPAN * value[pick]),
                     key=lambda i: (value[i], options[i]["hardware"]["gpus"]))
@@ -92,7 +109,7 @@ def _money(amount: float, cur: str) -> str:
 
 
 def _binding(pick: dict[str, Any], options: list[dict[str, Any]], late: list[dict[str, Any]],
-             deadline_s: float | None, budget_cheaper: float | None) -> dict[str, Any]:
+             deadline_s: float | None, budget_cheaper: float | None, timed: bool = False) -> dict[str, Any]:
     """The constraint that decided the pick: a code (deadline, budget, memory, cost) with its figures, and the
     deadline the plan was held to (None without one)."""
     hw = pick["hardware"]
@@ -109,6 +126,9 @@ def _binding(pick: dict[str, Any], options: list[dict[str, Any]], late: list[dic
     fewest = not any(o["hardware"]["gpu"] == hw["gpu"] and o["hardware"]["gpus"] < hw["gpus"] for o in options + late)
     if fewest and hw["gpus"] > 1 and mem["device_gib"] > 0.9 * mem["capacity_gib"]:
         return {"code": "memory", **base, "device_gib": mem["device_gib"], "capacity_gib": mem["capacity_gib"]}
+    if timed and cost is not None and any(_eligible(o) and o["per_run"].get("cost") is not None
+                                          and o["per_run"]["cost"] < cost for o in options):
+        return {"code": "time", **base}
     return {"code": "cost", **base}
 
 
@@ -123,11 +143,14 @@ def _binding_text(binding: dict[str, Any]) -> str:
     if code == "memory":
         return (f"memory (fewer GPUs do not hold the job: {binding['device_gib']:.0f} of "
                 f"{binding['capacity_gib']:.0f} GiB per GPU)")
+    if code == "time":
+        return "the time to train (what costs less per run takes longer than the difference is worth)"
     return "cost (nothing that fits costs less per run)"
 
 
 def recommendation(options: list[dict[str, Any]], order: list[int], objective: str, late: list[dict[str, Any]],
-                   deadline_s: float | None, budget_cheaper: float | None, currency: str) -> dict[str, Any] | None:
+                   deadline_s: float | None, budget_cheaper: float | None, currency: str,
+                   time: TimeValue | None = None) -> dict[str, Any] | None:
     """The plan's top-level ``recommendation`` object (None when no option can be had)."""
     if not order:
         return None
@@ -147,7 +170,10 @@ def recommendation(options: list[dict[str, Any]], order: list[int], objective: s
     goal = {"cheapest": "the lowest cost per run", "fastest": "the fastest run",
             "fewest-gpus": "the fewest GPUs"}[objective]
     met = " that meets the deadline" if deadline_s else ""
-    binding = _binding(pick, options, late, deadline_s, budget_cheaper)
+    if objective == "cheapest" and time and time.per_hour > 0:
+        met += f", time valued at {time.per_hour:,.0f} {time.currency} an hour"
+    binding = _binding(pick, options, late, deadline_s, budget_cheaper,
+                       objective == "cheapest" and bool(time and time.per_hour > 0))
     why = f"{how}: {cost_text}{when}; {goal}{met}; binding: {_binding_text(binding)}"
     runners = []
     for i in order[1:]:
@@ -163,7 +189,8 @@ def recommendation(options: list[dict[str, Any]], order: list[int], objective: s
             "cost_per_million_tokens": pr.get("cost_per_million_tokens"),
             "commitment": pr.get("commitment"), "currency": currency,
             "time_to_train_days": None if days is None else round(days, 2), "objective": objective,
-            "site_applies": acq == "buy", "binding": binding, "why": why + ".", "runner_ups": runners}
+            "site_applies": acq == "buy", "binding": binding, "why": why + ".", "runner_ups": runners,
+            "time_value": time.to_dict() if time else None}
 
 
 def _trade(pick: dict[str, Any], other: dict[str, Any], currency: str) -> str:

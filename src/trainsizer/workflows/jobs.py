@@ -8,6 +8,7 @@ from typing import Any
 
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
+from trainsizer.lookup import unknown_id
 from trainsizer.scenario import Scenario, scenario_from_dict
 
 EXAMPLE = "default.yaml"
@@ -33,14 +34,27 @@ def load_job(path: str | Path, gpu_ids: list[str] | tuple[str, ...] | None = Non
     return job_from_dict(user_yaml(path, field="job"), gpu_ids, str(path))
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_duration(text: str | None) -> float | None:
-    """'36h', '7d', '90m', '3600s' or plain seconds -> seconds."""
+    """'36h', '7d', '90m', '3600s' -> seconds; a number without a unit is refused (30 days or 30 seconds?)."""
     if text is None:
         return None
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
     t = str(text).strip().lower()
+    accepted = "accepted: a number with s, m, h, d or w (e.g. 30d, 36h)"
+    if _is_number(t):
+        raise InputError("--deadline", f"{text!r} has no unit (30 days or 30 seconds?); {accepted}")
     try:
-        value = float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float(t)
+        value = float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float("nan")
+        if value != value:
+            raise ValueError(t)
     except ValueError:
         raise InputError("--deadline", f"{text!r}; accepted: a number with s, m, h, d or w (e.g. 7d, 36h)") from None
     if not value > 0 or value == float("inf"):
@@ -68,6 +82,17 @@ FLAGS_ALONE_NEED = {
 }
 
 
+def _check_model_flag(model: Any) -> None:
+    """An unknown preset id given with ``--model`` as the error about ``--model``."""
+    if model is None or str(model).endswith(".json"):
+        return
+    from trainsizer.models.catalog import model_ids
+
+    known = model_ids()
+    if str(model) not in known:
+        raise unknown_id("--model", str(model), known, "trainsizer catalog models")
+
+
 def scenario_data(path: Path | None, flags: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The scenario mapping from a file (or the built-in example, or flags alone) with dotted flags over it,
     and a label of where it came from."""
@@ -81,6 +106,7 @@ def scenario_data(path: Path | None, flags: dict[str, Any]) -> tuple[dict[str, A
         data = json.loads(json.dumps(packaged_yaml("trainsizer.examples", EXAMPLE)))
         origin = f"built-in example ({EXAMPLE})"
     else:
+        _check_model_flag(given.get("model"))  # a misspelt --model first: it is the mistake, not the flags missing
         for dotted, (flag, accepted) in FLAGS_ALONE_NEED.items():
             if dotted not in given:
                 raise InputError(flag, f"is required when flags alone describe the job (give a scenario file instead, "

@@ -24,6 +24,7 @@ from trainsizer.workflows.decide import choose, parse_objective, recommendation
 from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
 from trainsizer.workflows.estimate_job import calibrated_params
 from trainsizer.workflows.jobs import load_job
+from trainsizer.workflows.objective import screen_rate
 from trainsizer.workflows.recommend import (
     MoneyTerms,
     merge_fabric_twins,
@@ -31,6 +32,7 @@ from trainsizer.workflows.recommend import (
     timeline,
     verification_steps,
 )
+from trainsizer.workflows.time_value import TimeValue, time_value
 
 __all__ = ["DEFAULT_MAX_GPUS", "PlanOutcome", "PlanRequest", "load_job", "plan_job", "price_hardware"]
 
@@ -58,6 +60,7 @@ class PlanRequest:
     runs_per_month: float | None = None
     electricity_price: float | None = None  # the user's own bill, per kWh in the site's currency
     voucher: str | None = None  # a subsidy id from prices.yaml (e.g. the Chengdu compute voucher) on rentals
+    time_value: float | None = None  # money per wall-clock hour of a run; None: the default (workflows.time_value)
 
 
 @dataclass
@@ -125,6 +128,14 @@ def _market_gpus(cat: Catalog, req: PlanRequest, market: str) -> tuple[tuple[str
     return tuple(kept), {"market": market, "excluded": excluded, "note": note}
 
 
+def _time_note(time: TimeValue) -> str | None:
+    """The assumed value of the run's time, said where it shapes the answer (the default, not the user's)."""
+    if not time.assumed or time.per_hour <= 0:
+        return None
+    return (f"time valued at {time.per_hour:,.0f} {time.currency} an hour of the run (one engineer's loaded pay, "
+            "assumed): the answer weighs it against the cost; --time-value sets it, 0 ranks by cost alone")
+
+
 def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> PlanOutcome:
     """Search, price and rank the layouts of ``job`` under ``req``; recommend one."""
     cat, site, money = _context(req)
@@ -144,14 +155,17 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     gpus, market_info = _market_gpus(cat, req, market)
     arch = resolve_model(job.model)
     memory_params, perf_params = calibrated_params(req.calibration)
-    result = plan(job, arch, Constraints(gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top), cat,
-                  memory_params, perf_params)
     terms = MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation),
-                       req.budget, _voucher(req, money))
+                       req.budget, _voucher(req, money), time_value(req.time_value, money.currency))
+    cited = len(money.used)  # the screen prices many layouts; only the options shown cite their prices
+    result = plan(job, arch, Constraints(gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top,
+                                         run_cost=screen_rate(terms, cat), time_value=terms.time.per_hour),
+                  cat, memory_params, perf_params)
+    del money.used[cited:]
     options, notes = recommend_options(result.options, job, arch, terms, cat)
     options = merge_fabric_twins(options)
     result.options = options
-    result.notes += [n for n in (market_info["note"], *notes) if n]
+    result.notes += [n for n in (market_info["note"], *notes, _time_note(terms.time)) if n]
     result.rankings = rank_options(options, req.top)
     order = choose(options, objective)
     result.rankings["recommended"] = order[:1]
@@ -160,7 +174,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
                                   "raise it, or relax the GPU count / the model")
     out = result.to_dict()
     out["recommendation"] = recommendation(options, order, objective, result.late, req.deadline_s, None,
-                                           money.currency)
+                                           money.currency, terms.time)
     out["recommended_because"] = out["recommendation"]["why"] if out["recommendation"] else None
     acquisition = out["recommendation"]["acquisition"] if out["recommendation"] else None
     out.update({"site": site.id, "currency": money.currency, "market": market_info,

@@ -24,6 +24,7 @@ from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
 from trainsizer.system.bom import size_system
 from trainsizer.system.sites import Site
+from trainsizer.workflows.time_value import TimeValue
 
 TIMELINE = [
     ("evaluation and quotes", 2, 3),
@@ -73,6 +74,7 @@ class MoneyTerms:
     workload: Workload = Workload()
     budget: float | None = None
     voucher: Subsidy | None = None  # claimed on eligible rentals (cost.subsidy)
+    time: TimeValue = TimeValue(0.0, "CNY", False)  # the value of the run's wall-clock time (the objective)
 
     @property
     def tco_utilisation(self) -> float:
@@ -107,7 +109,8 @@ def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, mo
     if hours is None:
         out["reason"] = "no per-run cost: the job states no training.tokens (the run's length)"
     if rent_ok.status in ("yes", "unknown"):
-        run, why = cheapest_rental(money.prices, gpu.id, gpus, hours or 1.0, money.market, opt["hardware"]["nodes"])
+        run, why = cheapest_rental(money.prices, gpu.id, gpus, hours or 1.0, money.market, opt["hardware"]["nodes"],
+                                   money.budget)
         out["rent"], out["rent_unavailable"] = (run.to_dict() if run else None), (why or None)
         if run and money.voucher:
             _claim(out["rent"], money.voucher)
@@ -135,6 +138,9 @@ def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, mo
     if choices:
         acq = min(choices, key=lambda k: (choices[k]["cost"], choices[k]["commitment"]))
         out.update({"acquisition": acq, "cost": choices[acq]["cost"], "commitment": choices[acq]["commitment"]})
+        # the objective: the run's cost plus its wall-clock time at the time value (--time-value)
+        out["time_cost"] = round(money.time.per_hour * hours)
+        out["objective"] = out["cost"] + out["time_cost"]
     else:
         out["reason"] = "; ".join(r for r in (out["rent_unavailable"], out["buy_unavailable"]) if r)
     return out

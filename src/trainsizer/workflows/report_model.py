@@ -51,6 +51,12 @@ def assumptions(out: dict[str, Any], pick: dict[str, Any] | None) -> list[dict[s
             if entry.get("source"):
                 rows.append({"what": f"availability to {acq}: {pick['hardware']['gpu']} in the {av['market']}",
                              "source": entry["source"], "as_of": entry.get("as_of", "")})
+    timed = (out.get("recommendation") or {}).get("time_value") or {}
+    if timed.get("assumed") and timed.get("per_hour"):
+        rows.append({"what": f"time valued at {timed['per_hour']:,.0f} {timed['currency']} an hour of the run (one "
+                             "engineer's loaded pay, assumed): the answer weighs it against the cost",
+                     "source": str(timed.get("source") or ""),
+                     "as_of": str(timed.get("as_of") or "")})
     for used in out.get("prices_used", []):
         item, source, as_of = split_cited(used)
         rows.append({"what": item, "source": source, "as_of": as_of})

@@ -60,6 +60,7 @@
     put(constraints, "site", val("site"));
     put(constraints, "horizon_years", num("horizon"));
     put(constraints, "utilisation", num("utilisation"));
+    put(constraints, "time_value", num("time-value"));
     return { job: { model: model, training: training }, constraints: constraints, scale: byId("want-scale").checked };
   }
 
