@@ -117,9 +117,10 @@ def _print_accuracy(summary: dict[str, Any], con: Console, lang: str) -> None:
             if not c["count"]:
                 cells.append("-")
                 continue
-            sources = "" if c["sources"] is None else tr(", {n} publications", lang, n=c["sources"])
-            cells.append(f"{c['median_abs_error']:.1%} / {c['p90_abs_error']:.1%} "
-                         f"({tr('{n} cases', lang, n=c['count'])}{sources})")
+            counts = tr("{n} cases", lang, n=c["count"])
+            if c["sources"] is not None:
+                counts = tr("{cases}, {n} publications", lang, cases=counts, n=c["sources"])
+            cells.append(f"{c['median_abs_error']:.1%} / {c['p90_abs_error']:.1%} ({counts})")
         table.add_row(tr(ACCURACY_ROWS[(row["cases"], row["method"])], lang, count=row["count"]), *cells)
     con.print(table)
     folders = dict.fromkeys(f"{f.rsplit('/', 1)[0]}/*.yaml" if "/" in f else f for f in summary.get("files", []))
