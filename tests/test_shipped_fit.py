@@ -112,6 +112,10 @@ def _readme_row(label: str) -> tuple[float, ...]:
     return tuple(float(n) for n in numbers)
 
 
+def _pct(cell: dict) -> str:
+    return f"{100 * cell['median_abs_error']:.1f} % / {100 * cell['p90_abs_error']:.1f} %"
+
+
 @pytest.fixture(scope="module")
 def shipped_validation():
     # from another folder, with this package: the cases are found from the package, not the working directory
@@ -133,7 +137,12 @@ def test_validate_alone_runs_the_shipped_cases_and_reproduces_the_readme_table(s
         computed = tuple(round(100 * row[k][m], 1) for k in ("memory", "throughput")
                          for m in ("median_abs_error", "p90_abs_error"))
         assert computed == _readme_row(label), (key, computed)
-    assert rows[("all", "leave-one-source-out")]["count"] == len(shipped_validation["cases"])
+    every = rows[("all", "leave-one-source-out")]
+    assert every["count"] == len(shipped_validation["cases"])
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert (f"| all {every['count']} ({every['memory']['sources']} memory, {every['throughput']['sources']} speed "
+            f"publications) | **{_pct(every['memory'])}** ({every['memory']['count']} cases) | "
+            f"**{_pct(every['throughput'])}** ({every['throughput']['count']} cases) |") in readme
     assert summary["holdout"]["memory"]["excluded"] == summary["holdout"]["throughput"]["excluded"] == 0
 
 
