@@ -1,11 +1,11 @@
-import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("TRAINSIZER_SHARED", REPO.parent / "shared"))
-VALIDATION = SHARED / "validation"
+# The measured cases the shipped parameters are fitted on, in the repository (validation/cases/README.md): every
+# test reads only files inside the repository.
+VALIDATION = REPO / "validation" / "cases"
 
 
 def base_scenario(**overrides):
@@ -30,6 +30,3 @@ def base_scenario(**overrides):
 def scenario_data():
     return base_scenario()
 
-
-def needs_shared():
-    return pytest.mark.skipif(not VALIDATION.is_dir(), reason=f"shared validation data not found at {VALIDATION}")

@@ -4,14 +4,12 @@ import copy
 
 import pytest
 import yaml
-from conftest import VALIDATION, needs_shared
+from conftest import VALIDATION
 
 from trainsizer.errors import InputError
 from trainsizer.estimate.calibration import FITTABLE_SECTIONS, load_calibration
 from trainsizer.workflows.calibrate import MEMORY_FREE, PERFORMANCE_FREE, calibrate, write_profile
 from trainsizer.workflows.validate import load_cases, summarize, validate_cases
-
-pytestmark = needs_shared()
 
 
 def test_a_team_whose_runs_use_more_memory_gets_a_profile_that_predicts_its_held_out_runs(tmp_path):

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import VALIDATION, needs_shared
+from conftest import VALIDATION
 
 
 def run(*args, check=True):
@@ -71,8 +71,7 @@ def test_bad_scenario_file_is_not_modified(tmp_path):
     assert path.read_text() == text
 
 
-@needs_shared()
-def test_validate_json_on_the_shared_memory_cases():
+def test_validate_json_on_the_fitted_memory_cases():
     data = json.loads(run("validate", str(VALIDATION / "memory.yaml"), "--json").stdout)
     assert data["summary"]["all"]["count"] == len(data["cases"])
 

@@ -7,7 +7,7 @@ import json
 import random
 
 import pytest
-from conftest import REPO, VALIDATION, needs_shared
+from conftest import REPO, VALIDATION
 from typer.testing import CliRunner
 
 from trainsizer.cli import app
@@ -30,7 +30,7 @@ PUBLISHED = sorted((REPO / "validation" / "published").glob("*.yaml"))
 
 
 def _cases() -> list[dict]:
-    files = PUBLISHED + (sorted(VALIDATION.glob("*.yaml")) if VALIDATION.is_dir() else [])
+    files = PUBLISHED + sorted(VALIDATION.glob("*.yaml"))
     return [c for f in files for c in load_cases(f)]
 
 
@@ -76,7 +76,6 @@ def test_each_source_is_predicted_with_parameters_fitted_without_it():
     assert out["count"] == len(cases) and out["excluded"] == 0
 
 
-@needs_shared()
 def test_validate_holdout_source_json_contract():
     files = [str(p) for p in sorted(VALIDATION.glob("*.yaml"))]
     result = CliRunner().invoke(app, ["validate", *files, "--holdout", "source", "--json"])

@@ -1,12 +1,10 @@
-"""`trainsizer validate` on the published measured cases in shared/validation/memory.yaml."""
+"""`trainsizer validate` on the measured cases the shipped parameters are fitted on (validation/cases/)."""
 
 import pytest
-from conftest import VALIDATION, needs_shared
+from conftest import VALIDATION
 
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.workflows.validate import load_cases, summarize, validate_cases
-
-pytestmark = needs_shared()
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Fit the memory estimator's free parameters to measured cases and write them to the data file.
 
-Usage: python tools/fit_memory.py [CASES.yaml ...] [--write]
+Usage: python tools/fit_memory.py [CASES.yaml ...] [--write]   (default: validation/cases/memory.yaml)
 
 Least squares in log space: minimises the mean of log(predicted / measured)^2 over the cases
 not listed under ``fit.exclude`` in src/trainsizer/estimate/memory_model.yaml, by coordinate
@@ -17,9 +17,11 @@ from fitting import run
 
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.workflows.calibrate import MEMORY_FREE
+from trainsizer.workflows.shipped_cases import FITTED
 
 DATA = Path(__file__).resolve().parents[1] / "src/trainsizer/estimate/memory_model.yaml"
-DEFAULT_CASES = Path(__file__).resolve().parents[2] / "shared/validation/memory.yaml"
+# the cases the shipped parameters are fitted on, in this repository (validation/cases/README.md)
+DEFAULT_CASES = Path(__file__).resolve().parents[1] / "validation" / FITTED["memory"]
 FREE = MEMORY_FREE  # the same grids as `trainsizer calibrate`
 
 

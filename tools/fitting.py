@@ -32,21 +32,29 @@ def write_values(path: Path, params: Any, free: Free) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def run(argv: list[str], data: Path, default_cases: Path, params: Any, free: Free,
-        memory_cases: bool) -> None:
-    """Command-line body of the fit scripts: load cases, fit, print, and with --write store."""
+def fit(paths: list[str | Path], params: Any, free: Free,
+        memory_cases: bool) -> tuple[Any, float, list[tuple[str, str]]]:
+    """The fitted parameters, the loss at them and the cases that could not be fitted, for the case files."""
     from trainsizer.estimate.memory import default_memory_model
     from trainsizer.estimate.step import default_performance_model
     from trainsizer.workflows.case_terms import build_case_terms, log_error_loss
     from trainsizer.workflows.cases import load_cases
 
-    paths = [a for a in argv if not a.startswith("--")] or [str(default_cases)]
     cases = [c for p in paths for c in load_cases(p)]
     terms, failed = build_case_terms(cases, "memory" if memory_cases else "performance", default_memory_model(),
                                      default_performance_model())
+    fitted, best = coordinate_descent(log_error_loss(terms, terms.fit_rows(range(len(terms)))), params, free)
+    return fitted, best, failed
+
+
+def run(argv: list[str], data: Path, default_cases: Path, params: Any, free: Free,
+        memory_cases: bool) -> None:
+    """Command-line body of the fit scripts: load cases (default: the repository's, ``default_cases``), fit,
+    print, and with --write store."""
+    paths = [a for a in argv if not a.startswith("--")] or [str(default_cases)]
+    fitted, best, failed = fit(paths, params, free, memory_cases)
     for cid, reason in failed:
         print(f"not fitted: {cid}: {reason}")
-    fitted, best = coordinate_descent(log_error_loss(terms, terms.fit_rows(range(len(terms)))), params, free)
     print(f"rms log error on fitted cases: {best ** 0.5:.4f}")
     for dotted, key, _ in free:
         print(f"{dotted}.{key} = {value_at(fitted, dotted, key):g}")

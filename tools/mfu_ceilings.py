@@ -1,6 +1,7 @@
 """Derive the evidence-bound MFU ceilings from measured throughput cases; write them as data.
 
 Usage: python tools/mfu_ceilings.py [CASES.yaml ...] [--margin 0.03] [--write]
+(default: validation/cases/throughput.yaml and validation/published/throughput.yaml of this repository)
 
 For every throughput case not listed under ``fit.exclude`` in performance_model.yaml, the measured MFU is the
 estimator's MFU scaled by measured / predicted (MFU as trainsizer defines it: model FLOPs without recomputation,
@@ -8,7 +9,8 @@ attention counted in full, over the dense peak of the training precision; PaLM a
 (GPU architecture, precision) is the highest measured MFU plus ``margin``, with the case ids it came from; any
 precision the data has no run of, on an architecture with runs at the same tensor-core rate, takes those runs'
 ceiling; anything else falls back to ``UNMEASURED_MFU``, marked ``assumed``.
-``--write`` replaces the ``mfu_ceiling:`` block of src/trainsizer/estimate/performance_model.yaml.
+``--write`` replaces the ``mfu_ceiling:`` block of src/trainsizer/estimate/performance_model.yaml; its date stays
+when the ceilings do not change, so a rerun on the same cases rewrites the file byte for byte.
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from trainsizer.estimate.step import default_performance_model
 from trainsizer.estimate.step_terms import COMPILED_KEY
 from trainsizer.scenario import scenario_from_dict
 from trainsizer.workflows.cases import METRICS_SPEED, load_cases, speed_metric
+from trainsizer.workflows.shipped_cases import CEILING_EVIDENCE
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "src/trainsizer/estimate/performance_model.yaml"
-DEFAULT_CASES = [ROOT.parent / "shared/validation/throughput.yaml", ROOT / "validation/published/throughput.yaml"]
+# the throughput cases in this repository: the fitted ones and the held-out publications (validation/cases/README.md)
+DEFAULT_CASES = [ROOT / "validation" / relative for relative in CEILING_EVIDENCE]
 DEFAULT_MARGIN = 0.03
 
 
@@ -132,12 +136,13 @@ def _same_rate_rows(table: dict[str, dict[str, Any]]) -> None:
                 rows[prec] = {**best, "basis": f"measured at the same tensor-core rate ({rate}): no run of {prec}"}
 
 
-def block(data: dict[str, Any], sources: list[str]) -> str:
+def block(data: dict[str, Any], sources: list[str], written: str | None = None) -> str:
+    """The ``mfu_ceiling:`` block of the data file, ``written`` on that date (default: today)."""
     head = ("mfu_ceiling:\n"
             "  # Evidence-bound planning: no step is priced faster than its model FLOPs at this MFU (model FLOPs over\n"
             "  # the dense peak of the precision) for its GPU architecture and precision: the highest measured in the\n"
             "  # validation cases plus the margin (fit.exclude cases left out). Written by tools/mfu_ceilings.py on\n"
-            f"  # {date.today().isoformat()} from {', '.join(sources)};\n"
+            f"  # {written or date.today().isoformat()} from {', '.join(sources)};\n"
             "  # rerun it after changing the model or the cases.\n")
     body = yaml.safe_dump(data, sort_keys=False, width=120)
     return head + "".join(f"  {line}\n" for line in body.splitlines())
@@ -153,9 +158,30 @@ def write(text: str, path: Path = DATA) -> None:
     path.write_text(current, encoding="utf-8")
 
 
+def written_date(data: dict[str, Any], path: Path = DATA) -> str | None:
+    """The date of the shipped block when it holds exactly ``data`` (a rerun changes nothing), else None."""
+    text = path.read_text(encoding="utf-8")
+    shipped = (yaml.safe_load(text) or {}).get("mfu_ceiling")
+    found = re.search(r"Written by tools/mfu_ceilings.py on\s*(?:#\s*)?(\d{4}-\d{2}-\d{2})", text)
+    same = shipped == yaml.safe_load(yaml.safe_dump(data, sort_keys=False))
+    return found.group(1) if same and found else None
+
+
 def _label(path: Path) -> str:
-    path = path.resolve()
-    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.relative_to(ROOT.parent))
+    """A case file as the data file names it: relative to the repository, or as given when outside it."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(ROOT)) if resolved.is_relative_to(ROOT) else str(path)
+
+
+def derive(paths: list[Path], margin: float = DEFAULT_MARGIN) -> tuple[dict[str, Any], str]:
+    """The ceilings from the case files (default: the repository's) and the block that stores them."""
+    files = paths or DEFAULT_CASES
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise SystemExit(f"case file not found: {', '.join(missing)}")
+    cases = [c for f in files for c in load_cases(f)]
+    data = ceilings(cases, default_performance_model(), margin)
+    return data, block(data, [_label(f) for f in files], written_date(data))
 
 
 def main(argv: list[str]) -> None:
@@ -163,17 +189,14 @@ def main(argv: list[str]) -> None:
     if "--margin" in argv:
         margin = float(argv[argv.index("--margin") + 1])
     paths = [a for i, a in enumerate(argv) if not a.startswith("--") and (i == 0 or argv[i - 1] != "--margin")]
-    files = [Path(p) for p in paths] or [p for p in DEFAULT_CASES if p.exists()]
-    cases = [c for f in files for c in load_cases(f)]
-    params = default_performance_model()
-    data = ceilings(cases, params, margin)
+    data, text = derive([Path(p) for p in paths], margin)
     for arch, row in data["table"].items():
         for dtype, entry in row.items():
             print(f"{arch:16s} {dtype:11s} ceiling {entry['mfu']:.3f} ({entry.get('basis', 'assumed')}, "
                   f"{entry['runs']} runs: {', '.join(entry.get('cases', []))})")
     print(f"fallback {data['fallback']['mfu']:.3f} ({data['fallback']['reason']})")
     if "--write" in argv:
-        write(block(data, [_label(f) for f in files]))
+        write(text)
         print(f"written to {DATA}")
 
 

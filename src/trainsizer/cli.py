@@ -35,7 +35,7 @@ CalibrationOpt = Annotated[Path | None, typer.Option("--calibration", help="A pr
 # long: one typer option per scenario field; the signature is the command's --help
 @app.command()
 def estimate(
-    scenario: Annotated[Path | None, typer.Argument(help="Scenario YAML (shared/validation/FORMAT.md). "
+    scenario: Annotated[Path | None, typer.Argument(help="Scenario YAML (validation/FORMAT.md). "
                                                     "Without it and without flags: the built-in example; flags "
                                                     "alone need --model, --method and --gpu.")] = None,
     model: Annotated[str | None, typer.Option(help="Model preset id, or a Hugging Face config.json path.")] = None,
@@ -119,17 +119,22 @@ def estimate(
 
 @app.command()
 def validate(
-    cases: Annotated[list[Path], typer.Argument(help="Case files (shared/validation/FORMAT.md, 'Case file').")],
+    cases: Annotated[list[Path] | None, typer.Argument(
+        help="Case files (validation/FORMAT.md, 'Case file'); none: the shipped cases of validation/ and the "
+             "accuracy table the README quotes.", show_default=False)] = None,
     calibration: CalibrationOpt = None,
-    holdout: Annotated[str, typer.Option("--holdout", help="source: leave-one-source-out cross-validation (refit "
-                                         "without each publication, predict it); none: in-sample only.")] = "none",
+    holdout: Annotated[str | None, typer.Option("--holdout", help="source: leave-one-source-out cross-validation "
+                                                "(refit without each publication, predict it); none: in-sample only. "
+                                                "Default: source without case files, else none.",
+                                                show_default=False)] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Replay measured cases: predicted vs measured, per-case error, median and p90; with --holdout source
-    the cross-validated error (the figure to quote)."""
+    the cross-validated error (the figure to quote). Without case files: the shipped cases, in-sample and
+    held out by source, as the README's accuracy table."""
     from trainsizer.workflows.validate import validate_files
 
-    results, summary = validate_files(cases, calibration, holdout)
+    results, summary = validate_files(cases or [], calibration, holdout)
     if as_json:
         from trainsizer.jsonout import dumps_strict
 
@@ -137,7 +142,7 @@ def validate(
         return
     from trainsizer.report.text import print_validation
 
-    print_validation(results, summary)
+    print_validation(results, summary, per_case=bool(cases))
 
 
 # The options plan and report share: one definition, one default (workflows/defaults.py).

@@ -1,4 +1,4 @@
-"""The scenario: one training job on one hardware layout (``shared/validation/FORMAT.md``).
+"""The scenario: one training job on one hardware layout (``validation/FORMAT.md``).
 
 Every key of FORMAT.md is accepted with exactly its spelling and meaning; unknown keys are
 rejected with the closest known key. Defaults of the optional keys are the ones documented in
@@ -287,13 +287,13 @@ def _accepted(field: str) -> str:
     parent, _, key = field.rpartition(".")
     info = _SECTION_MODELS.get(parent, Scenario).model_fields.get(key)
     if info is None:
-        return "see shared/validation/FORMAT.md"
+        return "see validation/FORMAT.md"
     types = _flat_types(info.annotation)
     literals = [str(v) for t in types if get_origin(t) is Literal for v in get_args(t)]
     if literals:
         return ", ".join(literals)
     kind = "true or false" if bool in types else "an integer" if int in types else "a number" if float in types \
-        else "a string" if str in types else "see shared/validation/FORMAT.md"
+        else "a string" if str in types else "see validation/FORMAT.md"
     low = high = None
     low_open = high_open = False
     for m in info.metadata:

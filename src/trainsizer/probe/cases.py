@@ -1,4 +1,4 @@
-"""Probe results as validation cases (``shared/validation/FORMAT.md``, "Case file"), with the machine they
+"""Probe results as validation cases (``validation/FORMAT.md``, "Case file"), with the machine they
 ran on, so that ``trainsizer validate`` and ``trainsizer calibrate`` read them like published cases."""
 
 from __future__ import annotations

@@ -71,23 +71,12 @@ def print_estimate(result: Any, origin: str, lang: str | None) -> None:
             con.print(f"  - {note}")
 
 
-def print_validation(results: list[Any], summary: dict[str, Any], lang: str | None = None) -> None:
+def print_validation(results: list[Any], summary: dict[str, Any], lang: str | None = None,
+                     per_case: bool = True) -> None:
     lang = resolve_lang(lang)
     con = _console()
-    table = Table(title=t("validation", lang), title_justify="left")
-    for col, just in (("case", "left"), ("metric", "left"), ("measured", "right"), ("predicted", "right"),
-                      ("error", "right"), ("excluded", "left")):
-        table.add_column(t(col, lang), justify=just, overflow="fold")
-    for r in results:
-        if r.error is None:
-            table.add_row(r.id, r.metric, f"{r.measured:g}", "-", "-", r.skipped or "")
-            continue
-        err = f"{r.error:+.1%}"
-        if abs(r.error) > 0.15:
-            err = f"[red]{err}[/red]"
-        table.add_row(r.id, r.metric, f"{r.measured:.2f}", f"{r.predicted:.2f}", err,
-                      "yes" if r.excluded_from_fit else "")
-    con.print(table)
+    if per_case:
+        _print_case_table(results, con, lang)
     for kind, h in (summary.get("holdout") or {}).items():
         if not h["count"]:
             continue
@@ -104,6 +93,55 @@ def print_validation(results: list[Any], summary: dict[str, Any], lang: str | No
                   f"within 15%: {s['within_15pct']}/{s['count']}")
     if summary.get("skipped"):
         con.print(f"skipped: {summary['skipped']} (no prediction for that metric yet)")
+    if summary.get("accuracy"):
+        _print_accuracy(summary, con, lang)
+
+
+ACCURACY_ROWS = {
+    ("all", "leave-one-source-out"): N_("all {count} shipped cases, each publication held out"),
+    ("fitted", "leave-one-source-out"): N_("the {count} cases the parameters are fitted on, each publication held out"),
+    ("fitted", "in-sample"): N_("the {count} cases the parameters are fitted on, in-sample (flatters the model: "
+                                "not its accuracy)"),
+}
+
+
+def _print_accuracy(summary: dict[str, Any], con: Console, lang: str) -> None:
+    """The README's accuracy table: median / p90 absolute error (cases, publications) per row."""
+    table = Table(title=tr("How accurate is it? (median / p90 absolute error)", lang), title_justify="left")
+    for col, just in ((N_("cases"), "left"), (N_("memory"), "right"), (N_("throughput"), "right")):
+        table.add_column(tr(col, lang), justify=just, overflow="fold")
+    for row in summary["accuracy"]:
+        cells = []
+        for kind in ("memory", "throughput"):
+            c = row[kind]
+            if not c["count"]:
+                cells.append("-")
+                continue
+            counts = tr("{n} cases", lang, n=c["count"])
+            if c["sources"] is not None:
+                counts = tr("{cases}, {n} publications", lang, cases=counts, n=c["sources"])
+            cells.append(f"{c['median_abs_error']:.1%} / {c['p90_abs_error']:.1%} ({counts})")
+        table.add_row(tr(ACCURACY_ROWS[(row["cases"], row["method"])], lang, count=row["count"]), *cells)
+    con.print(table)
+    folders = dict.fromkeys(f"{f.rsplit('/', 1)[0]}/*.yaml" if "/" in f else f for f in summary.get("files", []))
+    con.print(tr("Case by case: trainsizer validate {files} --holdout source", lang, files=" ".join(folders)))
+
+
+def _print_case_table(results: list[Any], con: Console, lang: str) -> None:
+    table = Table(title=t("validation", lang), title_justify="left")
+    for col, just in (("case", "left"), ("metric", "left"), ("measured", "right"), ("predicted", "right"),
+                      ("error", "right"), ("excluded", "left")):
+        table.add_column(t(col, lang), justify=just, overflow="fold")
+    for r in results:
+        if r.error is None:
+            table.add_row(r.id, r.metric, f"{r.measured:g}", "-", "-", r.skipped or "")
+            continue
+        err = f"{r.error:+.1%}"
+        if abs(r.error) > 0.15:
+            err = f"[red]{err}[/red]"
+        table.add_row(r.id, r.metric, f"{r.measured:.2f}", f"{r.predicted:.2f}", err,
+                      "yes" if r.excluded_from_fit else "")
+    con.print(table)
 
 
 def print_gpus(cat: Any) -> None:

@@ -145,7 +145,7 @@ def create_app(planner_slots: int = 2, busy_wait_s: float = 10.0, max_body_bytes
 def _api_routes(app: FastAPI, planner: Planner, job: dict[str, Callable[..., Any]]) -> None:
     @app.post("/api/estimate", responses=ERRORS, tags=["api"])
     def estimate(req: s.EstimateIn) -> dict[str, Any]:
-        """Per-GPU memory, fit limits and step time of one scenario (shared/validation/FORMAT.md)."""
+        """Per-GPU memory, fit limits and step time of one scenario (validation/FORMAT.md)."""
         return planner.run(job["estimate"], req)
 
     @app.post("/api/plan", responses=ERRORS, tags=["api"])

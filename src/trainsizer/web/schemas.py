@@ -61,7 +61,7 @@ class ModelIn(_Request):
 
 
 class JobIn(_Request):
-    """What to train: the model and the training block of a scenario (shared/validation/FORMAT.md)."""
+    """What to train: the model and the training block of a scenario (validation/FORMAT.md)."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [EXAMPLE_JOB]})
     model: ModelIn
@@ -158,7 +158,7 @@ class ParallelIn(ParallelSpec):
 
 
 class EstimateIn(_Request):
-    """A scenario as in shared/validation/FORMAT.md (a preset or inline architecture as the model)."""
+    """A scenario as in validation/FORMAT.md (a preset or inline architecture as the model)."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {**EXAMPLE_JOB, "parallel": {"gpus": 1}, "hardware": {"gpu": "rtx-4090-24gb"}}]})

@@ -21,7 +21,7 @@ METRICS_SPEED = ("tokens_per_s", "tokens_per_s_per_gpu", "step_time_s", "tflops_
 
 
 class Measured(BaseModel):
-    """A case's ``measured`` block (shared/validation/FORMAT.md): a memory figure with its metric, or a speed
+    """A case's ``measured`` block (validation/FORMAT.md): a memory figure with its metric, or a speed
     figure; each a finite number above 0, never true/false."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
@@ -97,7 +97,7 @@ class StatedSettings(BaseModel):
 
 
 def stated_settings() -> list[StatedSettings]:
-    """The settings the shared cases' sources state beyond FORMAT.md (``stated_settings.yaml``)."""
+    """The settings the validation cases' sources state beyond FORMAT.md (``stated_settings.yaml``)."""
     from trainsizer.datafiles import packaged_yaml
 
     data = packaged_yaml("trainsizer.workflows", "stated_settings.yaml")

@@ -72,23 +72,28 @@ def validate_cases(cases: list[dict[str, Any]], memory_params: MemoryModel | Non
 
 
 HOLDOUTS = ("none", "source")
-IN_SAMPLE_NOTE = ("in-sample: the shipped parameters were fitted on the shared cases, so these errors flatter "
-                  "the model; --holdout source gives the cross-validated figure")
+IN_SAMPLE_NOTE = ("in-sample: the shipped parameters were fitted on the cases of validation/cases/, so these errors "
+                  "flatter the model; --holdout source gives the cross-validated figure")
 
 
-def validate_files(paths: list[Path], calibration: Path | None = None,
-                   holdout: str = "none") -> tuple[list[CaseResult], dict[str, Any]]:
+def validate_files(paths: list[Path] | None = None, calibration: Path | None = None,
+                   holdout: str | None = None) -> tuple[list[CaseResult], dict[str, Any]]:
     """Every case of the files predicted (with a calibration profile's parameters, if given) and the
     summary: all cases, those the shipped fit used, those it left out, how many had no prediction, and
-    with ``holdout="source"`` the leave-one-source-out errors (:mod:`trainsizer.workflows.holdout`)."""
+    with ``holdout="source"`` the leave-one-source-out errors (:mod:`trainsizer.workflows.holdout`).
+    No files: the shipped cases (:mod:`trainsizer.workflows.shipped_cases`), held out by source unless told
+    otherwise, and ``summary["accuracy"]``, the table the README quotes."""
     from trainsizer.workflows.estimate_job import calibrated_params
+    from trainsizer.workflows.shipped_cases import fitted_files, shipped_files
 
+    shipped = not paths
+    holdout = holdout or ("source" if shipped else "none")
     if holdout not in HOLDOUTS:
         raise InputError("--holdout", f"{holdout!r}; accepted: {', '.join(HOLDOUTS)}")
+    files = shipped_files() if shipped else list(paths or [])
     memory_params, perf_params = calibrated_params(calibration)
-    results: list[CaseResult] = []
     cases: list[dict[str, Any]] = []
-    for path in paths:
+    for path in files:
         cases += load_cases(path)
     results = validate_cases(cases, memory_params, perf_params)
     predicted = [r for r in results if r.error is not None]
@@ -101,4 +106,47 @@ def validate_files(paths: list[Path], calibration: Path | None = None,
         from trainsizer.workflows.holdout import leave_one_source_out
 
         summary["holdout"] = leave_one_source_out(cases, memory_params, perf_params)
+    if shipped:
+        from trainsizer.workflows.shipped_cases import label
+
+        fit_files = fitted_files()
+        fit_cases = [c for path in fit_files for c in load_cases(path)]
+        summary["files"] = [label(f) for f in files]
+        summary["accuracy"] = accuracy_rows(cases, fit_cases, results, summary.get("holdout"),
+                                            memory_params, perf_params, [label(f) for f in fit_files])
     return results, summary
+
+
+def _kinds(cases: list[dict[str, Any]]) -> dict[str, str]:
+    """Case id -> memory | throughput."""
+    return {str(c.get("id", "?")): "memory" if "memory_gib" in c["measured"] else "throughput" for c in cases}
+
+
+def _cell(summary: dict[str, Any], sources: int | None = None) -> dict[str, Any]:
+    return {"count": summary["count"], "sources": sources, "median_abs_error": summary["median_abs_error"],
+            "p90_abs_error": summary["p90_abs_error"]}
+
+
+def accuracy_rows(cases: list[dict[str, Any]], fit_cases: list[dict[str, Any]], results: list[CaseResult],
+                  holdout: dict[str, Any] | None, memory_params: dict[str, Any], perf_params: dict[str, Any],
+                  fit_labels: list[str]) -> list[dict[str, Any]]:
+    """The README's accuracy table: leave-one-source-out over every shipped case and over the cases the shipped
+    parameters were fitted on alone (both only when ``holdout``, the first pass, was run), then those cases
+    in-sample (the figure that flatters the model)."""
+    from trainsizer.workflows.holdout import leave_one_source_out
+
+    rows: list[dict[str, Any]] = []
+    if holdout is not None:
+        for name, chosen in (("all", cases), ("fitted", fit_cases)):
+            held = holdout if name == "all" else leave_one_source_out(chosen, memory_params, perf_params)
+            rows.append({"cases": name, "count": len(chosen), "method": "leave-one-source-out",
+                         **{k: _cell(held[k], held[k]["sources"]) for k in ("memory", "throughput")}})
+    kind = _kinds(fit_cases)
+    fit_results = [r for r in results if r.id in kind and r.error is not None]
+    rows.append({"cases": "fitted", "count": len(fit_cases), "method": "in-sample",
+                 **{k: _cell(summarize([r for r in fit_results if kind[r.id] == k]).to_dict())
+                    for k in ("memory", "throughput")}})
+    for row in rows:
+        if row["cases"] == "fitted":
+            row["files"] = fit_labels
+    return rows

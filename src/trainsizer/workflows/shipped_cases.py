@@ -1,0 +1,49 @@
+"""The measured cases shipped with the project (``validation/`` of the repository, validation/FORMAT.md "Case file"):
+where they are and which of them the shipped parameters are fitted on.
+
+- ``validation/cases/``: the cases every ``fitted`` parameter of memory_model.yaml and performance_model.yaml was
+  fitted on (tools/fit_memory.py, tools/fit_performance.py read them by default);
+- ``validation/published/``: published cases the fits never saw (held out entirely); with the throughput cases above
+  they are the MFU ceilings' evidence (tools/mfu_ceilings.py).
+
+They live beside ``src/`` in a clone (or an editable install), not inside the installed package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trainsizer.errors import InputError
+
+# src/trainsizer/workflows/shipped_cases.py -> the repository root
+VALIDATION_DIR = Path(__file__).resolve().parents[3] / "validation"
+FITTED = {"memory": "cases/memory.yaml", "throughput": "cases/throughput.yaml"}
+HELD_OUT = {"memory": "published/memory.yaml", "throughput": "published/throughput.yaml"}
+CEILING_EVIDENCE = (FITTED["throughput"], HELD_OUT["throughput"])
+
+
+def shipped_path(relative: str, root: Path | None = None) -> Path:
+    """One shipped case file (``relative`` to ``validation/``); one error line when this is not a clone."""
+    path = (root or VALIDATION_DIR) / relative
+    if not path.is_file():
+        raise InputError("cases", f"the shipped case file {path} is not here: the measured cases live in validation/ "
+                         "of a clone of the repository (git clone, then pip install -e .); or name case files")
+    return path
+
+
+def fitted_files(root: Path | None = None) -> list[Path]:
+    """The case files the shipped parameters are fitted on (memory, then throughput)."""
+    return [shipped_path(r, root) for r in FITTED.values()]
+
+
+def shipped_files(root: Path | None = None) -> list[Path]:
+    """Every shipped case file: the fitted ones, then the held-out publications."""
+    return fitted_files(root) + [shipped_path(r, root) for r in HELD_OUT.values()]
+
+
+def label(path: Path) -> str:
+    """``path`` as the README names it: relative to the repository when it is a shipped file, else as given."""
+    path = Path(path)
+    root = VALIDATION_DIR.parent
+    resolved = path.resolve()
+    return str(resolved.relative_to(root)) if resolved.is_relative_to(root) else str(path)

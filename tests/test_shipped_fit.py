@@ -1,0 +1,158 @@
+"""The evidence behind the shipped parameters is in the repository: every measured case the fits and the MFU
+ceilings read lives under validation/ with a public source and its date, a refit from these cases rewrites the
+shipped parameter files byte for byte, and `trainsizer validate` alone prints the accuracy the README quotes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO
+
+import trainsizer
+from trainsizer.workflows import shipped_cases
+from trainsizer.workflows.cases import load_cases
+
+TOOLS = REPO / "tools"
+ESTIMATE = REPO / "src" / "trainsizer" / "estimate"
+# A reader finds the figure from its source: a URL, an arXiv id or a repository path read at a named commit.
+PUBLIC_ADDRESS = re.compile(r"https?://|arXiv \d{4}\.\d{4,5}|(?:commit|@|at)\s+[0-9a-f]{7,40}\b")
+
+
+@pytest.fixture(scope="module")
+def tools():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import fit_memory
+        import fit_performance
+        import fitting
+        import mfu_ceilings
+    finally:
+        sys.path.remove(str(TOOLS))
+    return fitting, fit_memory, fit_performance, mfu_ceilings
+
+
+def _all_shipped() -> list[tuple[str, dict]]:
+    return [(shipped_cases.label(p), case) for p in shipped_cases.shipped_files()
+            for case in yaml.safe_load(p.read_text(encoding="utf-8"))]
+
+
+def test_the_shipped_case_files_are_in_the_repository_and_the_tools_read_them():
+    files = shipped_cases.shipped_files()
+    assert all(f.is_relative_to(REPO / "validation") for f in files)
+    assert [shipped_cases.label(f) for f in files] == [
+        "validation/cases/memory.yaml", "validation/cases/throughput.yaml",
+        "validation/published/memory.yaml", "validation/published/throughput.yaml"]
+    assert (REPO / "validation" / "FORMAT.md").is_file()
+
+
+def test_every_shipped_case_names_a_public_source_and_the_date_of_its_figure():
+    cases = _all_shipped()
+    assert len(cases) >= 200
+    for where, case in cases:
+        cid, source = case["id"], str(case.get("source") or "")
+        assert PUBLIC_ADDRESS.search(source), f"{where} {cid}: no URL, arXiv id or commit in its source"
+        assert "shared/" not in source and "../" not in source, f"{where} {cid}: cites a local folder"
+        as_of = date.fromisoformat(str(case.get("as_of")))
+        assert date(2015, 1, 1) <= as_of <= date.today(), f"{where} {cid}: as_of {as_of}"
+        assert str(case.get("notes") or "").strip(), f"{where} {cid}: no notes"
+
+
+def test_ids_are_unique_across_the_shipped_files():
+    ids = [case["id"] for _, case in _all_shipped()]
+    assert len(ids) == len(set(ids))
+
+
+def test_the_fitted_cases_state_their_settings_themselves():
+    """Settings the sources state beyond FORMAT.md are in the cases' own scenarios: nothing is added at load."""
+    fitted = [c for p in shipped_cases.fitted_files() for c in load_cases(p)]
+    assert fitted and all(not c.get("stated_settings") for c in fitted)
+
+
+@pytest.mark.parametrize("kind", ["memory", "performance"])
+def test_a_refit_from_the_repository_cases_rewrites_the_shipped_parameters_byte_for_byte(tools, kind, tmp_path):
+    fitting, fit_memory, fit_performance, _ = tools
+    module = fit_memory if kind == "memory" else fit_performance
+    assert module.DEFAULT_CASES.is_relative_to(REPO / "validation")
+    shipped = module.DATA.read_bytes()
+    fitted, _, failed = fitting.fit([module.DEFAULT_CASES], module.default_memory_model() if kind == "memory"
+                                    else module.default_performance_model(), module.FREE, kind == "memory")
+    assert not failed
+    copy = tmp_path / module.DATA.name
+    shutil.copyfile(module.DATA, copy)
+    fitting.write_values(copy, fitted, module.FREE)
+    assert copy.read_bytes() == shipped, f"refit of {module.DATA.name} from {module.DEFAULT_CASES} differs"
+
+
+def test_the_mfu_ceilings_are_derived_from_the_repository_cases(tools):
+    """tools/mfu_ceilings.py on the repository's throughput cases gives the shipped mfu_ceiling block exactly."""
+    mfu_ceilings = tools[3]
+    assert all(p.is_relative_to(REPO / "validation") for p in mfu_ceilings.DEFAULT_CASES)
+    data, text = mfu_ceilings.derive([])
+    shipped = (ESTIMATE / "performance_model.yaml").read_text(encoding="utf-8")
+    assert text in shipped
+    assert yaml.safe_load(shipped)["mfu_ceiling"] == yaml.safe_load(text)["mfu_ceiling"]
+    assert "validation/cases/throughput.yaml, validation/published/throughput.yaml" in text
+
+
+def _readme_row(label: str) -> tuple[float, ...]:
+    """The four percentages of one row of the README's accuracy table."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith(f"| {label}"))
+    numbers = re.findall(r"(\d+\.\d) %", row)
+    assert len(numbers) == 4, row
+    return tuple(float(n) for n in numbers)
+
+
+def _pct(cell: dict) -> str:
+    return f"{100 * cell['median_abs_error']:.1f} % / {100 * cell['p90_abs_error']:.1f} %"
+
+
+@pytest.fixture(scope="module")
+def shipped_validation():
+    # from another folder, with this package: the cases are found from the package, not the working directory
+    env = {**os.environ, "PYTHONPATH": str(Path(trainsizer.__file__).resolve().parents[1])}
+    proc = subprocess.run([sys.executable, "-m", "trainsizer.cli", "validate", "--json"], capture_output=True,
+                          text=True, timeout=600, cwd=REPO.parent, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_validate_alone_runs_the_shipped_cases_and_reproduces_the_readme_table(shipped_validation):
+    summary = shipped_validation["summary"]
+    assert summary["files"] == [shipped_cases.label(f) for f in shipped_cases.shipped_files()]
+    rows = {(r["cases"], r["method"]): r for r in summary["accuracy"]}
+    for key, label in ((("all", "leave-one-source-out"), "all "),
+                       (("fitted", "leave-one-source-out"), "validation/cases only"),
+                       (("fitted", "in-sample"), "validation/cases in-sample")):
+        row = rows[key]
+        computed = tuple(round(100 * row[k][m], 1) for k in ("memory", "throughput")
+                         for m in ("median_abs_error", "p90_abs_error"))
+        assert computed == _readme_row(label), (key, computed)
+    every = rows[("all", "leave-one-source-out")]
+    assert every["count"] == len(shipped_validation["cases"])
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert (f"| all {every['count']} ({every['memory']['sources']} memory, {every['throughput']['sources']} speed "
+            f"publications) | **{_pct(every['memory'])}** ({every['memory']['count']} cases) | "
+            f"**{_pct(every['throughput'])}** ({every['throughput']['count']} cases) |") in readme
+    assert summary["holdout"]["memory"]["excluded"] == summary["holdout"]["throughput"]["excluded"] == 0
+
+
+def test_validate_without_the_cases_says_where_they_live_in_one_line(monkeypatch, tmp_path, capsys):
+    from trainsizer import cli
+
+    monkeypatch.setattr(shipped_cases, "VALIDATION_DIR", tmp_path / "validation")
+    monkeypatch.setattr(sys, "argv", ["trainsizer", "validate"])
+    with pytest.raises(SystemExit) as exit_:
+        cli.main()
+    assert exit_.value.code == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "validation/" in err[0] and "Traceback" not in err[0]
