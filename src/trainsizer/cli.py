@@ -220,9 +220,11 @@ def plan_cmd(
     planned = plan_job(load_job(job, gpu), req, str(job))
     result, out = planned.result, planned.out
     if as_json:
+        from trainsizer.i18n import resolve_lang
         from trainsizer.jsonout import dumps_strict
+        from trainsizer.report.message_text import as_json as messages_as_json
 
-        typer.echo(dumps_strict(out))
+        typer.echo(dumps_strict(messages_as_json(out, resolve_lang(lang))))
         return
     from trainsizer.report.text import print_plan
 
@@ -292,8 +294,9 @@ def quotes_cmd(
                           tuple(prices or ()), lang, source=str(quotes))
     if as_json:
         from trainsizer.jsonout import dumps_strict
+        from trainsizer.report.message_text import as_json as messages_as_json
 
-        typer.echo(dumps_strict(data))
+        typer.echo(dumps_strict(messages_as_json(data)))
         return
     from trainsizer.report.text import print_quotes
 
@@ -316,8 +319,9 @@ def scale_cmd(
     curves = scale_job(load_job(job, [gpu]), gpu, max_gpus, gpus_per_node, tuple(catalog or ()))
     if as_json:
         from trainsizer.jsonout import dumps_strict
+        from trainsizer.report.message_text import as_json as messages_as_json
 
-        typer.echo(dumps_strict({"gpu": gpu, "curves": [c.to_dict() for c in curves]}))
+        typer.echo(dumps_strict(messages_as_json({"gpu": gpu, "curves": [c.to_dict() for c in curves]})))
         return
     from trainsizer.report.text import print_scale
 

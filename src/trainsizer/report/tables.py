@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from trainsizer.messages import Message
+from trainsizer.report.message_text import text
 from trainsizer.report.specs import pick_index
 
 RANKINGS = ("recommended", "fastest", "fewest_gpus", "best_mfu", "cheapest_to_buy", "pareto_time_vs_gpus")
@@ -120,7 +122,7 @@ def bom_sheet(pick: dict[str, Any] | None) -> Sheet:
                f"{st['local_nvme_tb_per_node']:g} TB per server"),
         priced("network", 1, f"fabric {net['fabric'] or '-'}", "network",
                f"{net['nics_per_node']} NICs per server, {net['leaf_switches']} leaf + {net['spine_switches']} spine "
-               f"switches, {net.get('cables', 0)} cables; {net['reason']}"),
+               f"switches, {net.get('cables', 0)} cables; {text(net['reason'], 'en')}"),
         priced("racks and installation", sites.get("racks") or 1, "racks" if sites.get("racks") else "lot",
                "racks_and_installation", sites.get("verdict", "")),
         priced("power", pw["total_it_max_kw"], "kW IT (max)", None,
@@ -164,4 +166,8 @@ def export_sheets(report: dict[str, Any]) -> list[Sheet]:
     recommended = bool(plan["rankings"].get("recommended"))
     assumptions = Sheet("Assumptions", ["what", "source", "as of"],
                         [[a["what"], a["source"], a["as_of"]] for a in report.get("assumptions", [])])
-    return [recommendation_sheet(plan, pick, recommended), bom_sheet(pick), options_sheet(plan), assumptions]
+    sheets = [recommendation_sheet(plan, pick, recommended), bom_sheet(pick), options_sheet(plan), assumptions]
+    lang = report.get("lang", "en")
+    for sheet in sheets:
+        sheet.rows = [[text(c, lang) if isinstance(c, Message) else c for c in row] for row in sheet.rows]
+    return sheets

@@ -152,7 +152,7 @@ def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | Non
     from trainsizer.report import option_text as ot
     from trainsizer.report import words as w
     from trainsizer.report.answer import card
-    from trainsizer.report.sentences import say_all
+    from trainsizer.report.message_text import texts
 
     lang = resolve_lang(lang)
     con = _console()
@@ -161,7 +161,7 @@ def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | Non
     _print_answer(con, answer, lang)
     if not result.options:
         return
-    for note in say_all(result.notes, lang) if answer["ok"] else []:  # else the card lists them
+    for note in texts(result.notes, lang) if answer["ok"] else []:  # else the card lists them
         con.print(f"  - {escape(note)}")
     cur = out.get("currency", "")
     for key, title in RANKING_TITLES.items():
@@ -271,6 +271,8 @@ def print_sites(sites: dict[str, Any]) -> None:
 
 
 def print_scale(gpu: str, curves: list[Any]) -> None:
+    from trainsizer.report.message_text import text
+
     con = _console()
     counts = [p.gpus for p in curves[0].points] if curves else []
     table = Table(title=f"Scaling {gpu}: tokens/s (efficiency)", title_justify="left")
@@ -281,8 +283,8 @@ def print_scale(gpu: str, curves: list[Any]) -> None:
         cells = []
         for p in c.points:
             cells.append("-" if p.tokens_per_s is None else f"{p.tokens_per_s:,.0f} ({p.efficiency:.0%})")
-        table.add_row(c.label, *cells)
+        table.add_row(text(c.label, "en"), *cells)
     con.print(table)
     for c in curves:
         for v in c.verdicts():
-            con.print(f"  - {v}")
+            con.print(f"  - {text(v, 'en')}")

@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from trainsizer.messages import Message, clauses, msg
 from trainsizer.system.rules import sizing_rules
 
 TB = 1e12
@@ -34,7 +35,7 @@ class StorageSizing:
     checkpoint_write_gbps: float
     local_nvme_tb_per_node: float
     seed_rule_gbps: float
-    seed_rule_verdict: str
+    seed_rule_verdict: Message
     iops_needed: float = 0.0  # random I/O operations per second the job needs (see module docstring)
     iops_note: str = ""
     iops_breakdown: dict[str, float] = field(default_factory=dict)
@@ -65,10 +66,9 @@ def size_storage(params: int, trainable: int, vocab: int, tokens: float | None, 
     local_drive = next((d for d in r["local_nvme_drive_tb"] if d >= local * 2), None)
     local_tb = local_drive or math.ceil(local * 2 / r["local_nvme_drive_tb"][-1]) * r["local_nvme_drive_tb"][-1]
     seed = total_peak_tflops * r["seed_rule_gb_per_s_per_tflops"]
-    verdict = (f"seed rule: {total_peak_tflops:,.0f} TFLOPS x 32 GB/s per TFLOPS = {seed:,.0f} GB/s; "
-               f"dimensionally it ties bytes to FLOPs, and here it is {seed / max(read, 1e-12):.1e} times the "
-               f"{read * 1000:.2f} MB/s the GPUs actually read (tokens/s x {per_token} B/token x "
-               f"{r['read_safety_factor']:g}). Checkpoint bursts ({write:.1f} GB/s) size the storage, not the rule.")
+    verdict = clauses([msg("system.storage_seed_rule", tflops=total_peak_tflops, gbps=seed),
+                       msg("system.storage_seed_rule_off", x=seed / max(read, 1e-12), mbps=read * 1000, b=per_token,
+                           k=r["read_safety_factor"], write=write)])
     iops, note, parts = _iops(params, tokens_per_s, seq_len, write, gpus, r)
     return StorageSizing(dataset, checkpoint, capacity, read, write, local_tb, seed, verdict, iops, note, parts)
 

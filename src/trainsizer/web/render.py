@@ -14,7 +14,7 @@ from trainsizer.report import option_text, sections
 from trainsizer.report import words as w
 from trainsizer.report.answer import card
 from trainsizer.report.charts import fit_status, render_chart
-from trainsizer.report.sentences import say
+from trainsizer.report.message_text import text
 from trainsizer.report.specs import plan_chart_specs, scale_spec
 from trainsizer.web.labels import labels
 
@@ -91,10 +91,10 @@ def fmt_money(ctx: Any, value: Any, currency: str) -> str:
 
 
 @pass_context
-def say_filter(ctx: Any, text: Any) -> str:
-    """An engine sentence in the page's language, CLI flags as the form's fields."""
+def say_filter(ctx: Any, message: Any) -> str:
+    """An engine message in the page's language, CLI flags as the form's fields."""
     lang = ctx.get("lang", "en")
-    return page_text(say(None if _missing(text) else text, lang), lang)
+    return page_text(text(None if _missing(message) else message, lang), lang)
 
 
 @pass_context
@@ -146,7 +146,7 @@ def chart_svgs(out: dict[str, Any], lang: str, curves: list[Any] | None = None,
         series: dict[str, list[float | None]] = {}
         for c in curves:
             by_count = {pt.gpus: pt.tokens_per_s for pt in c.points}
-            series[say(c.label, lang)] = [by_count.get(n) for n in counts]
+            series[text(c.label, lang)] = [by_count.get(n) for n in counts]
         specs["scale"] = scale_spec(scale_gpu, [float(n) for n in counts], series, lang)
     return {key: render_chart(spec) for key, spec in specs.items()}
 

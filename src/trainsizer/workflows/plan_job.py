@@ -15,6 +15,8 @@ from trainsizer.estimate.estimator import check_precision
 from trainsizer.hardware.catalog import Catalog, load_catalog
 from trainsizer.hardware.market import availability, default_market, parse_market
 from trainsizer.i18n import resolve_lang
+from trainsizer.messages import clauses, msg
+from trainsizer.messages import money as to_money
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.catalog import resolve_model
 from trainsizer.plan.search import Constraints, PlanResult, plan, rank_options
@@ -118,10 +120,9 @@ def _market_gpus(cat: Catalog, req: PlanRequest, market: str) -> tuple[tuple[str
             excluded.append({"gpu": gid, "buy": buy.status, "rent": rent.status, "reason": buy.reason})
     note = None
     if excluded:
-        names = ", ".join(e["gpu"] for e in excluded[:6]) + (", ..." if len(excluded) > 6 else "")
-        note = (f"market {market}: {len(excluded)} of {len(cat.accelerators)} GPU types left out, they cannot be "
-                f"bought or rented there ({names}); name one with --gpu or override its availability in a --catalog "
-                "file")
+        names = [e["gpu"] for e in excluded[:6]] + (["..."] if len(excluded) > 6 else [])
+        note = clauses([msg("plan.market_excluded", market=market, n=len(excluded), total=len(cat.accelerators),
+                            gpus_list=names), msg("plan.market_override")])
     return tuple(kept), {"market": market, "excluded": excluded, "note": note}
 
 
@@ -156,8 +157,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     order = choose(options, objective)
     result.rankings["recommended"] = order[:1]
     if req.budget is not None and not order:
-        result.suggestions.append(f"nothing can be had within the budget of {req.budget:,.0f} {money.currency}: "
-                                  "raise it, or relax the GPU count / the model")
+        result.suggestions.append(msg("plan.nothing_within_budget", money=to_money(req.budget, money.currency)))
     out = result.to_dict()
     out["recommendation"] = recommendation(options, order, objective, result.late, req.deadline_s, None,
                                            money.currency)
