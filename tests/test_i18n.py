@@ -17,9 +17,9 @@ import yaml
 from conftest import REPO
 
 from trainsizer.i18n import LOCALE_DIR, tr, translations
+from trainsizer.messages import REGISTRY, Message, msg
 from trainsizer.report import words as w
 from trainsizer.report.answer import card
-from trainsizer.messages import REGISTRY, Message, msg
 from trainsizer.report.message_text import text
 from trainsizer.report.write import render_report
 from trainsizer.workflows import catalogs

@@ -65,7 +65,8 @@ def test_english_is_a_rendering_of_the_same_message():
 
 
 def test_as_json_carries_code_args_and_text():
-    m = msg("cost.over_budget", money={"amount": 5000.0, "currency": "USD"}, money2={"amount": 100.0, "currency": "USD"})
+    m = msg("cost.over_budget", money={"amount": 5000.0, "currency": "USD"},
+            money2={"amount": 100.0, "currency": "USD"})
     data = as_json({"notes": [clauses([m, msg("site.rented")])]}, "en")
     note = data["notes"][0]
     assert note["code"] == "clauses" and note["args"]["parts"][0]["code"] == "cost.over_budget"

@@ -108,11 +108,13 @@ def estimate(
     if as_json:
         out = result.to_dict()
         out["scenario_source"] = origin
+        from trainsizer.i18n import resolve_lang
         from trainsizer.jsonout import dumps_strict
+        from trainsizer.report.message_text import as_json as messages_as_json
 
-        typer.echo(dumps_strict(out))
+        typer.echo(dumps_strict(messages_as_json(out, resolve_lang(lang))))
         return
-    from trainsizer.report.text import print_estimate
+    from trainsizer.report.estimate_text import print_estimate
 
     print_estimate(result, origin, lang)
 

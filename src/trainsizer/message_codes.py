@@ -251,3 +251,59 @@ _c("decide.why", N_("{what}: {cost}; {goal}; binding: {binding}."), what="clause
 _c("decide.why_with_time", N_("{what}: {cost}, {time} to train; {goal}; binding: {binding}."), what="clause",
    cost="clause", time="duration", goal="clause", binding="clause")
 _c("decide.runner_up", N_("Runner-up: {hardware} ({trade})."), hardware="hardware", trade="clause")
+
+# estimate/: where each memory component comes from (estimate table's last column) and the estimate's notes
+_c("mem.weights", N_("{precision} weights, {b} B/param"), precision="text", b="g")
+_c("mem.weights_quantized", N_("{quantization} base linears {b} B/param incl. quantization constants"),
+   quantization="text", b="num3")
+_c("mem.weights_unquantized", N_("embeddings, norms, output head {b} B/param"), b="g")
+_c("mem.weights_frozen", N_("frozen weights {b} B/param"), b="g")
+_c("mem.weights_trainable", N_("trainable layers {b} B/param"), b="g")
+_c("mem.fp8_copies", N_("+ fp8 copies of linear weights (Transformer Engine)"))
+_c("mem.params_offloaded", N_("offloaded to CPU (ZeRO-3 param offload)"))
+_c("mem.sharded_zero3", N_("sharded over dp*cp={group} (ZeRO-3/FSDP)"), group="int")
+_c("mem.lora_adapters", N_("{m} M adapter params, {b} B each"), m="num2", b="g")
+_c("mem.on_cpu", N_("on CPU (offload)"))
+_c("mem.sharded", N_("sharded over dp*cp={group}"), group="int")
+_c("mem.master_weights", N_("fp32 master copy of trainable params"))
+_c("mem.optimizer_states", N_("{optimizer} states {b} B/trainable param"), optimizer="text", b="num2")
+_c("mem.paged_states", N_("paged (CUDA managed memory, outside the PyTorch allocator)"))
+_c("mem.gradients", N_("{m} M trainable params x {b} B"), m="num1", b="g")
+_c("mem.grads_sharded", N_("sharded over dp*cp={group} (ZeRO-2/3)"), group="int")
+_c("mem.grads_streamed", N_("streamed to CPU for the offloaded optimizer step"))
+_c("mem.grads_in_backward", N_("optimizer in backward: only the largest tensor group's gradients live at once"))
+_c("mem.ddp_buckets", N_("DDP gradient buckets (a copy of the gradients)"))
+_c("mem.zero_bucket", N_("ZeRO reduce bucket"))
+_c("mem.zero3_gathered", N_("ZeRO-3/FSDP: {n} gathered layers + one layer's unsharded gradients"), n="int")
+_c("mem.dequant_copy", N_("dequantized bf16 copy of the largest linear (forward and backward)"))
+_c("mem.activations", N_("{layers} layers x {tokens} tokens/micro-batch, checkpointing {ckpt}, attention {attention}"),
+   layers="int", tokens="num0", ckpt="text", attention="text")
+_c("mem.compiled", N_("torch.compile"))
+_c("mem.in_flight", N_("{n} micro-batches in flight (1F1B)"), n="int")
+_c("mem.interleaving", N_("x{x} interleaving"), x="num2")
+_c("mem.no_logits", N_("no output projection to the vocabulary on this stage"))
+_c("mem.logits", N_("{tokens} x {vocab} logits, {b} B each ({loss} cross-entropy)"), tokens="num0", vocab="num0",
+   b="g", loss="loss")
+_c("mem.backward_working_set", N_("activation gradients and recomputed tensors of the layer being back-propagated"))
+_c("mem.optimizer_temporaries", N_("foreach optimizer temporaries at step()"))
+_c("mem.paged_note", N_("paged optimizer states ({gib} GiB) live in CUDA managed memory: not counted by "
+                        "torch.cuda.max_memory_allocated, counted on the device"), gib="num2")
+_c("step.no_fp8", N_("{gpu} has no fp8 tensor cores: fp8-mixed runs at the bf16 rate"), gpu="gpu")
+_c("step.no_bf16", N_("{gpu} has no bf16 support: the fp16 rate is used"), gpu="gpu")
+_c("step.no_peak", N_("no {dtype} peak in the catalog for {gpu}"), dtype="text", gpu="gpu")
+_c("step.mfu_ceiling_held",
+   N_("step time held at the MFU ceiling of {architecture} {precision} ({pct}: the best measured in the validation "
+      "data plus a margin); the terms alone would claim more"), architecture="text", precision="text", pct="pct")
+_c("step.data_loading", N_("data loading is not modelled yet (storage sizing comes with the system model)"))
+# estimate/rule_of_thumb.py: the seed guide's rule beside the estimate, and why they differ
+_c("rule.full", N_("params x 2 B x 4 (weights 2 + gradients 2 + optimizer 4)"))
+_c("rule.lora", N_("params x 2 B (16-bit weights; LoRA states ignored)"))
+_c("rule.qlora", N_("params x 0.5 B (4-bit weights; the seed has no QLoRA rule)"))
+_c("rule.mixed_adamw", N_("mixed-precision AdamW keeps fp32 master weights and two fp32 moments: 16-18 B/param, "
+                          "not 8 (ZeRO paper, section 3.1)"))
+_c("rule.fp32_adamw", N_("fp32 training with AdamW needs 16 B/param (4 weights + 4 gradients + 8 moments)"))
+_c("rule.zero", N_("the rule divides evenly over GPUs; ZeRO shards only some states (stage {stage})"), stage="int")
+_c("rule.activations", N_("the rule leaves activations open: here {gib} GiB (micro-batch {mbs} x {seq} tokens)"),
+   gib="num1", mbs="int", seq="int")
+_c("rule.overheads", N_("allocator cache, CUDA context and buffers add {gib} GiB"), gib="num1")
+_c("rule.optimizer", N_("{optimizer} states differ from the rule's 4 B/param"), optimizer="text")

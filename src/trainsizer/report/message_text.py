@@ -23,6 +23,7 @@ STEP_TERMS = {
 }
 COOLING = {"air": N_("air"), "rear-door": N_("rear-door"), "liquid": N_("liquid")}
 BINDS = {"power": N_("power"), "cooling": N_("cooling")}
+LOSSES = {"standard": N_("standard"), "chunked": N_("chunked")}
 STORAGE = {"nas": N_("NAS"), "parallel fs": N_("parallel file system")}
 
 
@@ -45,6 +46,8 @@ FORMATS: dict[str, Callable[[Any, str], str]] = {
     "num0": lambda v, lang: f"{float(v):,.0f}",
     "num1": lambda v, lang: f"{float(v):,.1f}",
     "num2": lambda v, lang: f"{float(v):,.2f}",
+    "num3": lambda v, lang: f"{float(v):,.3f}",
+    "loss": lambda v, lang: w.word(LOSSES, v, lang),
     "g": lambda v, lang: f"{float(v):g}",
     "e1": lambda v, lang: f"{float(v):.1e}",
     "int": lambda v, lang: str(int(v)),

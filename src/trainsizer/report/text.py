@@ -15,62 +15,6 @@ def _console() -> Console:
     return Console(highlight=False, emoji=False, width=140)
 
 
-def print_estimate(result: Any, origin: str, lang: str | None) -> None:
-    lang = resolve_lang(lang)
-    con = _console()
-    sc, mem, arch = result.scenario, result.memory, result.architecture
-    tr, par = sc.training, sc.parallel
-    active = f" ({result.params.active / 1e9:.1f} B active)" if arch.moe else ""
-    layout = f"tp={par.tp} pp={par.pp} cp={par.cp} dp={par.dp} zero={par.zero}"
-    con.print(f"[bold]{t('scenario', lang)}[/bold]: {origin}")
-    con.print(f"  {arch.name or arch.model_type}: {result.params.total / 1e9:.2f} B params{active}; "
-              f"{tr.method} {tr.precision} {tr.optimizer}; micro-batch {tr.micro_batch_size} x {tr.seq_len} tokens, "
-              f"global batch {sc.global_batch_size}; checkpointing {tr.activation_checkpointing}, "
-              f"attention {tr.attention}")
-    con.print(f"  {par.gpus} x {result.gpu.name} ({result.gpu.memory_gib:.1f} GiB); {layout}")
-    table = Table(title=t("title", lang), title_justify="left")
-    table.add_column(t("component", lang))
-    table.add_column(t("gib", lang), justify="right")
-    table.add_column(t("why", lang), overflow="fold")
-    for c in mem.components:
-        if c.bytes > 0:
-            table.add_row(c.name, f"{c.gib:.2f}", c.why)
-    table.add_section()
-    table.add_row(t("allocated", lang), f"{mem.allocated_gib:.2f}", f"{t('peak_phase', lang)} {mem.peak_phase}")
-    table.add_row(t("reserved", lang), f"{mem.reserved_gib:.2f}", "")
-    verdict = (f"[green]{t('fits', lang)}[/green]" if mem.fits else f"[red]{t('no_fit', lang)}[/red]")
-    table.add_row(t("device", lang), f"{mem.device_gib:.2f}",
-                  f"{verdict}: {t('capacity', lang)} {mem.capacity_gib:.2f} GiB, "
-                  f"{t('headroom', lang)} {mem.capacity_gib - mem.device_gib:+.2f} GiB")
-    con.print(table)
-    if result.limits:
-        lim = result.limits
-        mbs = str(lim.max_micro_batch_size) if lim.max_micro_batch_size else t("nothing_fits", lang)
-        seq = f"{lim.max_seq_len:,}" if lim.max_seq_len else t("nothing_fits", lang)
-        con.print(f"[bold]{t('limits', lang)}[/bold]: {t('max_mbs', lang)} {mbs}; {t('max_seq', lang)} {seq}")
-    perf = result.performance
-    if perf:
-        zh = lang == "zh-CN"
-        con.print(f"[bold]{'速度' if zh else 'Speed'}[/bold]: step {perf.step_time_s:.3f} s, "
-                  f"{perf.tokens_per_s:,.0f} tokens/s ({perf.tokens_per_s_per_gpu:,.0f} per GPU), "
-                  f"{perf.tflops_per_gpu:.0f} TFLOPS/GPU, MFU {perf.mfu:.0%} of {perf.peak_tflops:g} dense")
-        top = sorted(((v, k) for k, v in perf.breakdown_s.items() if v > 0), reverse=True)[:5]
-        con.print("  " + ", ".join(f"{k} {v / perf.step_time_s:.0%}" for v, k in top))
-        if perf.time_to_train_s:
-            con.print(f"  {'训练时长' if zh else 'time to train'}: {perf.time_to_train_s / 86400:.2f} days, "
-                      f"{perf.gpu_hours:,.0f} GPU-hours")
-    rule = result.rule_of_thumb
-    con.print(f"[bold]{t('rule', lang)}[/bold]: {rule.formula} = {rule.total_gb:,.1f} GB total, "
-              f"{t('rule_value', lang)} {rule.per_gpu_gib:.1f} GiB vs {t('estimate', lang)} "
-              f"{rule.estimate_gib:.1f} GiB ({t('off_by', lang)} {rule.error:+.0%})")
-    for reason in rule.reasons:
-        con.print(f"  - {reason}")
-    if mem.notes:
-        con.print(f"[bold]{t('notes', lang)}[/bold]:")
-        for note in mem.notes:
-            con.print(f"  - {note}")
-
-
 def print_validation(results: list[Any], summary: dict[str, Any], lang: str | None = None) -> None:
     lang = resolve_lang(lang)
     con = _console()
