@@ -123,7 +123,7 @@ def test_scale_json_shows_throughput_per_count_and_link(tmp_path):
     proc = run_cli("scale", str(path), "--gpu", "rtx-4090-24gb", "--max-gpus", "8", "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    labels = {c["label"] for c in data["curves"]}
+    labels = {c["label"]["text"] for c in data["curves"]}
     assert any(label.startswith("pcie4") for label in labels)
     pts = data["curves"][0]["points"]
     assert [p["gpus"] for p in pts] == [1, 2, 4, 8]

@@ -327,7 +327,7 @@ def test_plan_deadline_and_budget(client):
     body = {"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb"], "max_gpus": 8, "deadline_days": 30,
                                         "currency": "CNY"}}
     out = client.post("/api/plan", json=body).json()
-    assert "deadline" in out["recommended_because"] and out["recommendation"]["acquisition"] == "rent"
+    assert "deadline" in out["recommended_because"]["text"] and out["recommendation"]["acquisition"] == "rent"
     body["constraints"]["budget"] = 0.01  # less than any run costs: nothing can be had
     out = client.post("/api/plan", json=body).json()
     assert out["options"] == [] and out["recommendation"] is None

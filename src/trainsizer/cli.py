@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from trainsizer.cli_groups import LazyGroup
+from trainsizer.cli_options import CalibrationOpt, CatalogOpt, JsonOpt, LangOpt
 from trainsizer.errors import InputError
 from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
 
@@ -20,16 +21,8 @@ app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, pre
                   help="Size AI training jobs: per-GPU memory, speed, a searched plan of GPUs and layout, "
                        "the servers, site fit and rent-or-buy cost. Bad input exits 2 with one line naming "
                        "the field.")
-catalog_app = typer.Typer(add_completion=False, no_args_is_help=True, help="List the catalogs.")
-app.add_typer(catalog_app, name="catalog")
-# `trainsizer burnin` and `trainsizer probe` are added lazily (cli_groups.LAZY_SUBAPPS)
+# `trainsizer burnin`, `trainsizer probe` and `trainsizer catalog` are added lazily (cli_groups.LAZY_SUBAPPS)
 
-CatalogOpt = Annotated[list[Path] | None, typer.Option("--catalog", help="Your own accelerators/links YAML "
-                                                       "(adds or overrides entries); repeatable.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
-LangOpt = Annotated[str | None, typer.Option("--lang", help="en | zh-CN (default: from the locale).")]
-CalibrationOpt = Annotated[Path | None, typer.Option("--calibration", help="A profile from `trainsizer calibrate`: "
-                                                     "its fitted parameters replace the shipped ones.")]
 
 
 # long: one typer option per scenario field; the signature is the command's --help
@@ -384,71 +377,6 @@ def calibrate_cmd(
                    f"{pct(s['held_out_median_before'])} -> {pct(s['held_out_median_after'])} "
                    f"({s['held_out_cases']} cases)")
     typer.echo(f"wrote {out}; use it with --calibration {out}")
-
-
-@catalog_app.command("gpus")
-def catalog_gpus(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
-    """Accelerators: memory, bandwidth, dense peaks, links, TDP."""
-    from trainsizer.workflows.catalogs import accelerators_and_links
-
-    cat = accelerators_and_links(tuple(catalog or ()))
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict([a.model_dump() for a in cat.accelerators.values()]))
-        return
-    from trainsizer.report.text import print_gpus
-
-    print_gpus(cat)
-
-
-@catalog_app.command("links")
-def catalog_links(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
-    """Links: scale-up, PCIe and network, with bandwidth and latency."""
-    from trainsizer.workflows.catalogs import accelerators_and_links
-
-    cat = accelerators_and_links(tuple(catalog or ()))
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict([link.model_dump() for link in cat.links.values()]))
-        return
-    from trainsizer.report.text import print_links
-
-    print_links(cat)
-
-
-@catalog_app.command("sites")
-def catalog_sites(sites: Annotated[list[Path] | None, typer.Option("--sites")] = None,
-                  as_json: JsonOpt = False) -> None:
-    """Sites: rack power, cooling, PUE, electricity price, rack rent."""
-    from trainsizer.workflows.catalogs import sites as load_sites
-
-    all_sites = load_sites(tuple(sites or ()))
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict([s.model_dump() for s in all_sites.values()]))
-        return
-    from trainsizer.report.text import print_sites
-
-    print_sites(all_sites)
-
-
-@catalog_app.command("models")
-def catalog_models(as_json: JsonOpt = False) -> None:
-    """Model presets with their exact parameter counts."""
-    from trainsizer.workflows.catalogs import model_rows
-
-    rows = model_rows()
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict(rows))
-        return
-    from trainsizer.report.text import print_models
-
-    print_models(rows)
 
 
 def main() -> None:

@@ -43,21 +43,11 @@ class Section:
     blocks: list[tuple[Any, ...]] = field(default_factory=list)  # ("p"|"verdict"|"list"|"table"|"answer"|"charts", ...)
 
 
-def big(n: Any, lang: str) -> str:
-    """A large count: 7.62 B / 76.2 亿, 200 M / 2 亿."""
-    if n is None:
-        return w.MISSING
-    x = float(n)
-    if lang == w.ZH:
-        return f"{x / 1e8:,.3g} 亿" if x >= 1e8 else f"{x / 1e4:,.4g} 万" if x >= 1e4 else f"{x:,.0f}"
-    return f"{x / 1e9:,.3g} B" if x >= 1e9 else f"{x / 1e6:,.3g} M" if x >= 1e6 else f"{x:,.0f}"
-
-
 def _summary(job: dict[str, Any], lang: str) -> Section:
     heads = [tr(h, lang) for h in (N_("Model"), N_("Parameters"), N_("Method"), N_("Precision"), N_("Optimizer"),
                                    N_("Sequence length"), N_("Training tokens"))]
-    row = [job["model"], big(job["params"], lang), Code(job["method"]), Code(job["precision"]),
-           Code(job["optimizer"]), f"{job['seq_len']:,}", big(job["tokens"], lang)]
+    row = [job["model"], w.big(job["params"], lang), Code(job["method"]), Code(job["precision"]),
+           Code(job["optimizer"]), f"{job['seq_len']:,}", w.big(job["tokens"], lang)]
     return Section("summary", tr(TITLES["summary"], lang), [("table", heads, [row])])
 
 

@@ -50,38 +50,6 @@ def print_validation(results: list[Any], summary: dict[str, Any], lang: str | No
         con.print(f"skipped: {summary['skipped']} (no prediction for that metric yet)")
 
 
-def print_gpus(cat: Any) -> None:
-    table = Table(title="Accelerators (dense TFLOPS)", title_justify="left")
-    for col in ("id", "GiB", "GB/s", "bf16", "fp8", "fp4", "scale-up", "TDP W", "source"):
-        table.add_column(col, overflow="fold")
-    for a in cat.accelerators.values():
-        d = a.dense_tflops
-        link = a.scale_up.link if a.scale_up and a.scale_up.link else "-"
-        table.add_row(a.id, f"{a.memory_gib:g}", f"{a.memory_bandwidth_gbps or 0:g}", f"{d.bf16 or '-'}",
-                      f"{d.fp8 or '-'}", f"{d.fp4 or '-'}", link, f"{a.tdp_w or '-'}", a.source[:60])
-    _console().print(table)
-
-
-def print_links(cat: Any) -> None:
-    table = Table(title="Links (GB/s per direction)", title_justify="left")
-    for col in ("id", "scope", "GB/s", "latency us", "name"):
-        table.add_column(col, overflow="fold")
-    for link in cat.links.values():
-        table.add_row(link.id, link.scope, f"{link.per_direction_gbps:g}", f"{link.latency_us or '-'}", link.name)
-    _console().print(table)
-
-
-def print_models(rows: list[dict[str, Any]]) -> None:
-    table = Table(title="Model presets", title_justify="left")
-    for col in ("id", "params (B)", "active (B)", "published (B)", "name"):
-        table.add_column(col)
-    for r in rows:
-        pub = r["published_params"]
-        table.add_row(r["id"], f"{r['params'] / 1e9:.3f}", f"{r['active_params'] / 1e9:.3f}",
-                      f"{float(pub) / 1e9:.3f}" if pub else "-", r["name"])
-    _console().print(table)
-
-
 RANKING_TITLES = {"cheapest_per_run": N_("Cheapest per run"), "fastest": N_("Fastest"),
                   "fewest_gpus": N_("Fewest GPUs"), "cheapest_to_buy": N_("Cheapest to own"),
                   "best_mfu": N_("Best MFU"),
@@ -200,18 +168,6 @@ def print_quotes(data: dict[str, Any]) -> None:
                       f"{q['cost_per_delivered_pflop_hour']:.1f}",
                       "-" if q["run_cost"] is None else _money(q["run_cost"], cur), split, "; ".join(q["flags"]))
     con.print(table)
-
-
-def print_sites(sites: dict[str, Any]) -> None:
-    table = Table(title="Sites", title_justify="left")
-    for col in ("id", "kW/rack", "cooling", "PUE", "power price", "rack rent", "name"):
-        table.add_column(col, overflow="fold")
-    for s in sites.values():
-        rent = (f"{s.rack_rent_per_month:,.0f}/rack-mo" if s.rack_rent_per_month is not None
-                else f"{s.rack_rent_per_kw_month or 0:,.0f}/kW-mo")
-        table.add_row(s.id, f"{s.rack_power_kw:g}", s.cooling, f"{s.pue:g}", f"{s.electricity_price:g} {s.currency}",
-                      rent, s.name)
-    _console().print(table)
 
 
 def print_scale(gpu: str, curves: list[Any]) -> None:
