@@ -118,7 +118,8 @@ def test_short_project_rents_steady_use_buys():
     assert en(short.verdict).startswith("rent")
     steady = compare(inv, site(30.0), prices, horizon_years=5, utilisation=0.9)
     assert en(steady.verdict).startswith("buy")  # break-even ~55 months < 5 years at 15 CNY/GPU-h
-    assert compare(inv, site(30.0), prices, horizon_years=3, utilisation=0.9).verdict.args["parts"][0].code.startswith("cost.rent")
+    three = compare(inv, site(30.0), prices, horizon_years=3, utilisation=0.9).verdict
+    assert three.args["parts"][0].code.startswith("cost.rent")
 
 
 def test_currency_conversion_uses_the_stated_rate():
