@@ -295,7 +295,7 @@ def quotes_cmd(
         return
     from trainsizer.report.text import print_quotes
 
-    print_quotes(data)
+    print_quotes(data, lang)
 
 
 @app.command("scale")

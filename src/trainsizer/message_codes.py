@@ -320,3 +320,20 @@ _c("progress.telemetry", N_("opening the GPU telemetry ({backend})"), backend="t
 _c("progress.load_command", N_("starting the load ({command})"), command="text")
 _c("progress.load_builtin", N_("starting the load (bf16 matmuls and copies)"))
 _c("progress.creating", N_("creating {path}"), path="text")
+
+# cost/quotes.py: the risk flags of a rental quote
+_c("quote.does_not_fit", N_("the job does not fit this offer's hardware"))
+_c("quote.hourly_rounding", N_("hourly billing on a {hours} h job: {pct} paid for rounding"), hours="num1",
+   pct="pct")
+_c("quote.minimum_term", N_("minimum term {months} months for a {days}-day job"), months="g", days="num1")
+_c("quote.wants_nvswitch", N_("{topology} topology: the job wants TP={tp}; full NVSwitch would deliver {pct} more"),
+   topology="text", tp="int", pct="pct")
+_c("quote.tp_slow", N_("{topology} topology: tensor parallelism beyond 2 GPUs is slow (seed: up to ~30 %)"),
+   topology="text")
+_c("quote.no_storage_bandwidth", N_("no storage bandwidth stated: data loading may bind (ask for GB/s per node)"))
+_c("quote.no_replacement_sla", N_("no replacement SLA: a failed GPU can stall the whole job"))
+_c("quote.downtime_charged", N_("downtime is charged"))
+_c("quote.rent_too_cheap",
+   N_("annual rent {rent} is below a third of the purchase price {price}: storage, service or hardware were likely "
+      "cut (the seed's one-third rule, read per year: per month it would flag every offer)"), rent="num0",
+   price="num0")

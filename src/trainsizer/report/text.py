@@ -156,7 +156,10 @@ def _money(x: float, cur: str) -> str:
     return f"{x / 1e6:,.2f} M {cur}" if abs(x) >= 1e6 else f"{x:,.0f} {cur}"
 
 
-def print_quotes(data: dict[str, Any]) -> None:
+def print_quotes(data: dict[str, Any], lang: str | None = None) -> None:
+    from trainsizer.report.message_text import texts
+
+    lang = resolve_lang(lang)
     con = _console()
     cur = data["currency"]
     table = Table(title=f"Rental quotes ({cur}; MFU basis: {data['mfu_basis']})", title_justify="left")
@@ -166,7 +169,8 @@ def print_quotes(data: dict[str, Any]) -> None:
         split = ", ".join(f"{k} {v:.0%}" for k, v in q["split"].items()) + (" (est.)" if q["split_estimated"] else "")
         table.add_row(q["name"], str(q["gpus"]), f"{q['price_per_gpu_hour']:.2f}", f"{q['delivered_pflops']:.2f}",
                       f"{q['cost_per_delivered_pflop_hour']:.1f}",
-                      "-" if q["run_cost"] is None else _money(q["run_cost"], cur), split, "; ".join(q["flags"]))
+                      "-" if q["run_cost"] is None else _money(q["run_cost"], cur), split,
+                      "; ".join(texts(q["flags"], lang)))
     con.print(table)
 
 
