@@ -337,3 +337,4 @@ _c("quote.rent_too_cheap",
    N_("annual rent {rent} is below a third of the purchase price {price}: storage, service or hardware were likely "
       "cut (the seed's one-third rule, read per year: per month it would flag every offer)"), rent="num0",
    price="num0")
+_c("progress.comparing", N_("comparing with the estimate"))
