@@ -45,6 +45,11 @@ def test_estimate_table_in_chinese():
     assert not english(out), english(out)
 
 
+def test_scale_table_in_chinese():
+    out = cli("scale", JOB, "--gpu", "rtx-4090-24gb", "--max-gpus", "4", "--lang", "zh-CN")
+    assert "扩展" in out and "best layout" not in out and not english(out), english(out)
+
+
 def test_plan_table_in_chinese():
     out = cli("plan", JOB, *PLAN_ARGS)
     assert out.lstrip().startswith("结论") and not english(out), english(out)

@@ -306,6 +306,7 @@ def scale_cmd(
     gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node")] = None,
     catalog: CatalogOpt = None,
     as_json: JsonOpt = False,
+    lang: LangOpt = None,
 ) -> None:
     """Throughput and scaling efficiency vs GPU count for each link option."""
     from trainsizer.workflows.jobs import load_job
@@ -313,14 +314,16 @@ def scale_cmd(
 
     curves = scale_job(load_job(job, [gpu]), gpu, max_gpus, gpus_per_node, tuple(catalog or ()))
     if as_json:
+        from trainsizer.i18n import resolve_lang
         from trainsizer.jsonout import dumps_strict
         from trainsizer.report.message_text import as_json as messages_as_json
 
-        typer.echo(dumps_strict(messages_as_json({"gpu": gpu, "curves": [c.to_dict() for c in curves]})))
+        data = {"gpu": gpu, "curves": [c.to_dict() for c in curves]}
+        typer.echo(dumps_strict(messages_as_json(data, resolve_lang(lang))))
         return
     from trainsizer.report.text import print_scale
 
-    print_scale(gpu, curves)
+    print_scale(gpu, curves, lang)
 
 
 @app.command("serve")

@@ -174,21 +174,24 @@ def print_quotes(data: dict[str, Any], lang: str | None = None) -> None:
     con.print(table)
 
 
-def print_scale(gpu: str, curves: list[Any]) -> None:
+def print_scale(gpu: str, curves: list[Any], lang: str | None = None) -> None:
+    """Throughput (and scaling efficiency) per GPU count for each link option, then the curves' verdicts."""
+    from trainsizer.report import words as w
     from trainsizer.report.message_text import text
 
+    lang = resolve_lang(lang)
     con = _console()
     counts = [p.gpus for p in curves[0].points] if curves else []
-    table = Table(title=f"Scaling {gpu}: tokens/s (efficiency)", title_justify="left")
-    table.add_column("links")
+    table = Table(title=tr("Scaling {gpu}: tokens/s (efficiency)", lang, gpu=w.gpu_name(gpu)), title_justify="left")
+    table.add_column(tr("links", lang))
     for n in counts:
         table.add_column(str(n), justify="right")
     for c in curves:
         cells = []
         for p in c.points:
             cells.append("-" if p.tokens_per_s is None else f"{p.tokens_per_s:,.0f} ({p.efficiency:.0%})")
-        table.add_row(text(c.label, "en"), *cells)
+        table.add_row(escape(text(c.label, lang)), *cells)
     con.print(table)
     for c in curves:
         for v in c.verdicts():
-            con.print(f"  - {text(v, 'en')}")
+            con.print(f"  - {escape(text(v, lang))}")
