@@ -90,7 +90,7 @@ def _messages(node, path="$"):
 
 PROSE_KEYS = {"why", "verdict", "reason", "notes", "suggestions", "remedies", "seed_rule", "seed_rule_verdict",
               "seed_checks", "workload", "rent_unavailable", "buy_unavailable", "trade", "note", "step", "check",
-              "recommended_because"}
+              "recommended_because", "iops_note", "label", "verdicts", "what", "flags"}
 
 
 def _prose_strings(node, path="$"):

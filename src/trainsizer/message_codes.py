@@ -338,3 +338,17 @@ _c("quote.rent_too_cheap",
       "cut (the seed's one-third rule, read per year: per month it would flag every offer)"), rent="num0",
    price="num0")
 _c("progress.comparing", N_("comparing with the estimate"))
+
+# system/storage.py: the random I/O a job needs, beside the seed's rule
+_c("system.iops_need",
+   N_("~{need} IOPS: small-file reads {data} ({samples} samples/s x {per_file} requests x {k}), checkpoint bursts "
+      "{ckpt} ({gbps} GB/s in 1 MiB requests + {ranks} ranks x {files} files); packed token shards need far fewer"),
+   need="num0", data="num0", samples="num1", per_file="int", k="g", ckpt="num0", gbps="num1", ranks="int", files="int")
+_c("system.iops_drive",
+   N_("one enterprise NVMe drive is rated ~{drive} random-read IOPS (Micron 7400/7450, M); the minimum shared "
+      "configuration ({drives} drives at an assumed {pct} through the file system) gives ~{delivered}"),
+   drive="num0", drives="int", pct="pct", delivered="num0")
+_c("system.iops_seed_applies", N_("seed: 'SSD clusters of a million IOPS or more' at the 100B scale ({iops}; "
+                                  "applies: {b}B parameters)"), iops="num0", b="num0")
+_c("system.iops_seed_not_this_job", N_("seed: 'SSD clusters of a million IOPS or more' at the 100B scale ({iops}; "
+                                       "not this job: {b}B parameters)"), iops="num0", b="num0")
