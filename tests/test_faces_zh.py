@@ -50,6 +50,13 @@ def test_scale_table_in_chinese():
     assert "扩展" in out and "best layout" not in out and not english(out), english(out)
 
 
+def test_quotes_table_in_chinese():
+    out = cli("quotes", "examples/quotes.yaml", "--currency", "CNY", "--lang", "zh-CN")
+    data = json.loads(cli("quotes", "examples/quotes.yaml", "--currency", "CNY", "--json"))
+    names = [q["name"] for q in data["quotes"]]  # the user's own offer names: quoted data
+    assert "租用报价" in out and not english(out, names), english(out, names)
+
+
 def test_plan_table_in_chinese():
     out = cli("plan", JOB, *PLAN_ARGS)
     assert out.lstrip().startswith("结论") and not english(out), english(out)

@@ -395,11 +395,11 @@ def test_quotes(client):
     resp = client.post("/api/quotes", json={"quotes": [QUOTE, second], "currency": "CNY"})
     assert resp.status_code == 200, resp.text
     out = resp.json()
-    assert out["currency"] == "CNY" and len(out["quotes"]) == 2 and "0.35" in out["mfu_basis"]
+    assert out["currency"] == "CNY" and len(out["quotes"]) == 2 and "0.35" in out["mfu_basis"]["text"]
     assert {"name", "price_per_gpu_hour", "delivered_pflops", "cost_per_delivered_pflop_hour", "flags"} <= set(
         out["quotes"][0])
     with_job = client.post("/api/quotes", json={"quotes": [QUOTE], "job": JOB}).json()
-    assert with_job["quotes"][0]["run_cost"] is not None and "best layout" in with_job["mfu_basis"]
+    assert with_job["quotes"][0]["run_cost"] is not None and "best layout" in with_job["mfu_basis"]["text"]
 
 
 @pytest.mark.parametrize(("quotes", "field"), [

@@ -352,3 +352,5 @@ _c("system.iops_seed_applies", N_("seed: 'SSD clusters of a million IOPS or more
                                   "applies: {b}B parameters)"), iops="num0", b="num0")
 _c("system.iops_seed_not_this_job", N_("seed: 'SSD clusters of a million IOPS or more' at the 100B scale ({iops}; "
                                        "not this job: {b}B parameters)"), iops="num0", b="num0")
+_c("quote.basis_job", N_("the job's best layout on each offer"))
+_c("quote.basis_assumed", N_("an assumed MFU of {mfu} (no job given)"), mfu="g")

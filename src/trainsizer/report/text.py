@@ -156,21 +156,30 @@ def _money(x: float, cur: str) -> str:
     return f"{x / 1e6:,.2f} M {cur}" if abs(x) >= 1e6 else f"{x:,.0f} {cur}"
 
 
+SPLIT = {"compute": N_("compute"), "storage": N_("storage"), "network": N_("network"), "service": N_("service")}
+
+
 def print_quotes(data: dict[str, Any], lang: str | None = None) -> None:
-    from trainsizer.report.message_text import texts
+    """Rental quotes side by side: price, delivered compute, the run's cost, the cost split and the risk flags."""
+    from trainsizer.report import words as w
+    from trainsizer.report.message_text import text, texts
 
     lang = resolve_lang(lang)
     con = _console()
     cur = data["currency"]
-    table = Table(title=f"Rental quotes ({cur}; MFU basis: {data['mfu_basis']})", title_justify="left")
-    for col in ("offer", "GPUs", f"{cur}/GPU-h", "delivered PFLOPS", f"{cur}/PFLOP-h", "run cost", "split", "flags"):
+    title = tr("Rental quotes ({currency}; MFU basis: {basis})", lang, currency=cur,
+               basis=text(data["mfu_basis"], lang))
+    table = Table(title=title, title_justify="left")
+    for col in (tr("offer", lang), tr("GPUs", lang), f"{cur}/GPU-h", tr("delivered PFLOPS", lang), f"{cur}/PFLOP-h",
+                tr("run cost", lang), tr("split", lang), tr("flags", lang)):
         table.add_column(col, overflow="fold")
     for q in data["quotes"]:
-        split = ", ".join(f"{k} {v:.0%}" for k, v in q["split"].items()) + (" (est.)" if q["split_estimated"] else "")
-        table.add_row(q["name"], str(q["gpus"]), f"{q['price_per_gpu_hour']:.2f}", f"{q['delivered_pflops']:.2f}",
-                      f"{q['cost_per_delivered_pflop_hour']:.1f}",
+        split = w.listing([f"{w.word(SPLIT, k, lang)} {v:.0%}" for k, v in q["split"].items()], lang) + (
+            tr(" (estimated)", lang) if q["split_estimated"] else "")
+        table.add_row(escape(q["name"]), str(q["gpus"]), f"{q['price_per_gpu_hour']:.2f}",
+                      f"{q['delivered_pflops']:.2f}", f"{q['cost_per_delivered_pflop_hour']:.1f}",
                       "-" if q["run_cost"] is None else _money(q["run_cost"], cur), split,
-                      "; ".join(texts(q["flags"], lang)))
+                      escape(w.join(texts(q["flags"], lang), lang)))
     con.print(table)
 
 
