@@ -130,6 +130,20 @@ def test_plan_json_carries_every_sentence_as_a_message(lang):
     assert rec["code"] == "sentences" and (CJK.search(rec["text"]) if lang == "zh-CN" else "binding" in rec["text"])
 
 
+def test_the_page_names_form_fields_where_the_terminal_names_flags():
+    from trainsizer.messages import PAGE
+    from trainsizer.report.message_text import face
+
+    m = msg("plan.try_more_gpus", n=32)
+    assert text(m, "en") == "more GPUs (--max-gpus 32)"
+    with face("page"):
+        assert text(clauses([m]), "en") == "more GPUs (“Max GPUs”: 32)" and "--" not in text(m, "zh-CN")
+        for code in PAGE:
+            rendered = text(msg(code, **sample_args(code)), "zh-CN")
+            assert "--" not in rendered and CJK.search(rendered), (code, rendered)
+    assert all("--" in _ids(code)[0] for code in PAGE)  # a page wording only where the message names a flag
+
+
 def test_a_message_is_data_not_text():
     m = msg("plan.mfu", pct=0.4)
     assert isinstance(m, Message) and m.to_dict() == {"code": "plan.mfu", "args": {"pct": 0.4}}

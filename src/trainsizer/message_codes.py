@@ -354,3 +354,18 @@ _c("system.iops_seed_not_this_job", N_("seed: 'SSD clusters of a million IOPS or
                                        "not this job: {b}B parameters)"), iops="num0", b="num0")
 _c("quote.basis_job", N_("the job's best layout on each offer"))
 _c("quote.basis_assumed", N_("an assumed MFU of {mfu} (no job given)"), mfu="g")
+
+# The web page's wording of the messages that name a CLI flag: the page has form fields instead (their labels in
+# web/labels.py) and only the built-in price data. A face renders these inside message_text.face("page").
+PAGE: dict[str, str] = {
+    "plan.try_more_gpus": N_("more GPUs (“Max GPUs”: {n})"),
+    "plan.deadline_binds": N_("the deadline may be what binds: try with “Deadline (days)” left empty to see the "
+                              "fastest option's time"),
+    "plan.market_override": N_("name one under “GPUs allowed (none selected = all)”"),
+    "cost.no_purchase_price": N_("no purchase price for this GPU: the built-in price data has none"),
+    "cost.no_rental_offer": N_("no rental offer for {gpu} in the {market}: the built-in price data has none"),
+    "cost.no_cluster_lease": N_("no offer for {gpu} in the {market} rents {n_gpus} across {n_servers}: the per-card "
+                                "clouds rent single machines (the built-in price data has no cluster lease)"),
+    "cost.buy_no_rental": N_("buy: no rental offer for this GPU: the built-in price data has none"),
+    "cost.workload_once": N_("this one run (fill in “Utilisation” if the hardware will stay busy)"),
+}

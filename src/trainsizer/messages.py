@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainsizer.message_codes import CODES
+from trainsizer.message_codes import CODES, PAGE
 
 # The kinds of argument and how each is shown (the renderer implements them; a sample value for tests).
 KINDS: dict[str, tuple[str, Any]] = {
@@ -66,6 +66,7 @@ class Spec:
     msgid: str | tuple[str, str]
     kinds: Mapping[str, str]
     count: str = "n"
+    page: str | None = None  # the web page's wording, where the message names a CLI flag
 
 
 def _registry() -> dict[str, Spec]:
@@ -74,7 +75,10 @@ def _registry() -> dict[str, Spec]:
         unknown = [k for k in kinds.values() if k not in KINDS]
         if unknown:
             raise ValueError(f"message {code!r}: unknown kinds {unknown}")
-        out[code] = Spec(msgid, kinds, count)
+        out[code] = Spec(msgid, kinds, count, PAGE.get(code))
+    unknown_page = set(PAGE) - set(out)
+    if unknown_page:
+        raise ValueError(f"page wordings of unknown codes: {sorted(unknown_page)}")
     return out
 
 

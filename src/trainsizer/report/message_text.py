@@ -6,7 +6,9 @@ English is a rendering like any other. ``as_json`` turns every message in a plan
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from trainsizer.i18n import N_, ntr, tr
@@ -99,6 +101,20 @@ SPECIAL: dict[str, Callable[[Message, str], str | None]] = {"cost.not_rentable":
                                                             "cost.not_buyable": _unavailable}
 
 
+_FACE: ContextVar[str] = ContextVar("message_face", default="")
+
+
+@contextmanager
+def face(name: str) -> Iterator[None]:
+    """Messages rendered inside take the wording of face ``name`` where a code has one (``"page"``: the web
+    page's, which names form fields instead of CLI flags; message_codes.PAGE)."""
+    token = _FACE.set(name)
+    try:
+        yield
+    finally:
+        _FACE.reset(token)
+
+
 def text(m: Any, lang: str) -> str:
     """A message in ``lang`` (a plain string, e.g. a line of data, as it is; None as "")."""
     if m is None or m == "":
@@ -112,6 +128,8 @@ def text(m: Any, lang: str) -> str:
     values = {name: FORMATS[spec.kinds[name]](value, lang) for name, value in m.args.items()}
     if m.code in ("clauses", "items", "sentences"):
         return values["parts"]
+    if spec.page and _FACE.get() == "page":
+        return tr(spec.page, lang, **values)
     if isinstance(spec.msgid, tuple):
         return ntr(spec.msgid, float(m.args[spec.count]), lang, **values)
     return tr(spec.msgid, lang, **values)
