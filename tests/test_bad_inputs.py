@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from trainsizer.cli import main
+from trainsizer.report.message_text import text as _text
 
 TORCH = importlib.util.find_spec("torch") is not None and importlib.util.find_spec("transformers") is not None
 
@@ -765,7 +766,7 @@ def test_the_planner_keeps_gpus_without_fp8_for_an_fp8_job_it_was_not_told_to_us
 
     sc = scenario_from_dict(job("training.precision", "fp8-mixed", job("hardware.gpu", "rtx-3090-24gb")))
     result = estimate(sc, with_limits=False)  # a Scenario without a source: a candidate the program built
-    assert any("fp8" in n for n in result.performance.notes)
+    assert any(n.code == "step.no_fp8" for n in result.performance.notes)
 
 
 def test_dumps_strict_turns_non_finite_into_null_with_a_reason_or_raises():
@@ -806,3 +807,8 @@ def test_the_edge_cases_say_what_is_accepted(args, job, says, tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     code, output = run_cli([a.format(tmp=tmp_path) for a in args], monkeypatch, capsys)
     assert code == 2 and says in output, output
+
+
+def en(message):
+    """An engine message in English."""
+    return _text(message, "en")

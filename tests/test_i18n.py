@@ -1,5 +1,5 @@
 """zh-CN is complete: one message catalog (Babel extracts it, the standard library reads its compiled .mo),
-every message translated, the engine's sentences rendered through templates of that catalog, the answer
+every message translated, the engine's messages rendered through that catalog, the answer
 card first in every face, and the Chinese report and page really Chinese: Chinese characters at least three
 times the English words (ids, units, numbers, code and quoted data such as sources left out)."""
 
@@ -17,9 +17,10 @@ import yaml
 from conftest import REPO
 
 from trainsizer.i18n import LOCALE_DIR, tr, translations
+from trainsizer.messages import REGISTRY, Message, msg
 from trainsizer.report import words as w
-from trainsizer.report.answer import BINDINGS, card
-from trainsizer.report.sentences import clauses, untranslated
+from trainsizer.report.answer import card
+from trainsizer.report.message_text import text
 from trainsizer.report.write import render_report
 from trainsizer.workflows import catalogs
 from trainsizer.workflows.jobs import load_job
@@ -145,7 +146,7 @@ def test_plurals_units_and_names():
     assert w.site_name("chengdu-legacy-colo", "zh-CN").startswith("老式城区托管机房")
 
 
-def test_engine_sentences_of_the_examples_all_have_templates(reports):
+def test_engine_sentences_of_the_examples_are_messages_rendered_in_chinese(reports):
     for report in reports.values():
         plan = report["plan"]
         texts = list(plan["notes"]) + list(plan["suggestions"]) + [plan["timeline"]["note"]]
@@ -154,18 +155,17 @@ def test_engine_sentences_of_the_examples_all_have_templates(reports):
         texts += [a["what"] for a in report["assumptions"]]
         for o in plan["options"]:
             sysd, cost = o["system"], o.get("cost") or {}
-            texts += [o["why"], sysd["host"]["seed_rule"], sysd["storage"]["seed_rule_verdict"],
+            texts += [o["why"], o["verdict"], sysd["host"]["seed_rule"], sysd["storage"]["seed_rule_verdict"],
                       sysd["network"]["reason"], o["per_run"]["workload"], cost.get("verdict")]
             texts += list(cost.get("seed_checks", [])) + list(cost.get("buy", {}).get("notes", []))
             if sysd.get("site_fit"):
                 texts += [sysd["site_fit"]["verdict"], *sysd["site_fit"]["remedies"]]
-        texts += [part for r in plan["recommendation"]["runner_ups"] for part in r["trade"].split(", ")]
-        missing = {c for t in texts if t for c in untranslated(t)}
-        assert not missing, missing
-
-
-def test_clauses_split_outside_parentheses():
-    assert clauses("a (b; c); d") == ["a (b; c)", "d"]
+        texts += [plan["recommendation"]["why"]] + [r["trade"] for r in plan["recommendation"]["runner_ups"]]
+        texts = [t for t in texts if t is not None]
+        assert all(isinstance(t, Message) and t.code in REGISTRY for t in texts), [t for t in texts
+                                                                                  if not isinstance(t, Message)]
+        no_chinese = {text(t, "en") for t in texts if not re.search(r"[\u4e00-\u9fff]", text(t, "zh-CN"))}
+        assert not no_chinese, no_chinese
 
 
 # --- the answer first ----------------------------------------------------------------------------------------
@@ -173,7 +173,7 @@ def test_clauses_split_outside_parentheses():
 def test_recommendation_carries_its_binding_constraint(reports):
     for report in reports.values():
         binding = report["plan"]["recommendation"]["binding"]
-        assert binding["code"] in BINDINGS and "deadline_days" in binding  # a code the faces word
+        assert f"binding.{binding['code']}" in REGISTRY and "deadline_days" in binding  # a code the faces word
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
@@ -196,7 +196,7 @@ def test_the_report_opens_with_the_answer_card(reports, lang):
 
 def test_no_recommendation_says_why():
     out = {"options": [], "recommendation": None, "notes": [], "site": "x",
-           "suggestions": ["the deadline may be what binds: try without --deadline to see the fastest option's time"]}
+           "suggestions": [msg("plan.deadline_binds")]}
     answer = card(out, "zh-CN")
     assert not answer["ok"] and answer["reason"] and answer["advice"][0].startswith("卡住的可能是工期")
 

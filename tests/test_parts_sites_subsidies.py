@@ -12,6 +12,7 @@ from trainsizer.cost.tco import HOURS_PER_YEAR, buy_cost
 from trainsizer.errors import InputError
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
+from trainsizer.report.message_text import text as _text
 from trainsizer.scenario import scenario_from_dict
 from trainsizer.system.bom import size_system
 from trainsizer.system.inventory import Inventory
@@ -55,9 +56,9 @@ def consulted(prices: Prices) -> set[str]:
 def test_a_roce_part_gets_its_own_fabric_and_never_infiniband():
     assert size_network(4, 8, 32, None, True, "roce-200").fabric == "roce-200"  # none given: the part's own
     forced = size_network(4, 8, 32, "ib-hdr-200", True, "roce-200")
-    assert forced.fabric == "roce-200" and "replaced by roce-200" in forced.reason
+    assert forced.fabric == "roce-200" and "replaced by roce-200" in en(forced.reason)
     big = size_network(32, 8, 256, "roce-200", True, "roce-200")  # above the seed's ~100-GPU line
-    assert big.fabric == "roce-200" and "no InfiniBand" in big.reason
+    assert big.fabric == "roce-200" and "no InfiniBand" in en(big.reason)
     # a part without a vendor fabric still moves to InfiniBand at that size (unchanged rule)
     assert size_network(32, 8, 256, "roce-400", True).fabric == "ib-ndr-400"
 
@@ -108,8 +109,8 @@ def test_gb200_fails_an_air_cooled_10kw_room_with_the_liquid_cooling_reason():
     assert power.total_it_kw == pytest.approx(rack["rack_kw"])  # the whole rack, at its published power
     fit = fit_site(default_sites()["chengdu-legacy-colo"], gb200, 8, 9, power.node_kw)
     assert not fit.fits
-    assert "liquid cooling" in fit.verdict and "air-cooled" in fit.verdict and "72 GPUs" in fit.verdict
-    assert any("liquid-cooled site" in r for r in fit.remedies)
+    assert "liquid cooling" in en(fit.verdict) and "air-cooled" in en(fit.verdict) and "72 GPUs" in en(fit.verdict)
+    assert any("liquid-cooled site" in en(r) for r in fit.remedies)
     assert fit.power_cap_w is None  # no power cap brings 120 kW under 8 kW
 
 
@@ -117,7 +118,8 @@ def test_gb200_needs_the_rack_power_too_and_fits_a_big_liquid_rack():
     gb200 = CAT.accelerator("gb200-186gb")
     node_kw = size_power(gb200, 8, 9, 1.2).node_kw
     sixty = fit_site(site(60.0, "liquid"), gb200, 8, 9, node_kw)
-    assert not sixty.fits and "exceeds the 48 kW usable" in sixty.verdict and "liquid cooling" not in sixty.verdict
+    verdict = en(sixty.verdict)
+    assert not sixty.fits and "exceeds the 48 kW usable" in verdict and "liquid cooling" not in verdict
     big = fit_site(site(160.0, "liquid"), gb200, 8, 18, node_kw)  # 144 GPUs = 2 racks
     assert big.fits and big.racks == 2 + 2  # + one network/storage rack per 128 GPUs, as for 16 8-GPU servers
 
@@ -134,9 +136,10 @@ def test_iops_need_is_reported_beside_the_seed_rule():
     assert st.iops_breakdown["checkpoint_bursts"] == pytest.approx(ckpt)
     assert st.iops_needed == pytest.approx(max(reads, ckpt))
     d = st.to_dict()
-    assert d["iops_needed"] == round(st.iops_needed) and "Seed" in d["iops_note"] and "not this job" in d["iops_note"]
+    note = en(d["iops_note"])
+    assert d["iops_needed"] == round(st.iops_needed) and "seed" in note and "not this job" in note
     big = size_storage(405_000_000_000, 405_000_000_000, 128256, 1e12, 1e6, 12.0, 1e6, 128, seq_len=8192, gpus=1024)
-    assert "applies" in big.iops_note and "1,000,000" in big.iops_note
+    assert "applies" in en(big.iops_note) and "1,000,000" in en(big.iops_note)
 
 
 def test_shared_storage_is_never_priced_below_the_floor():
@@ -145,7 +148,8 @@ def test_shared_storage_is_never_priced_below_the_floor():
                          6.0 * nodes, "roce-200" if nodes > 1 else None)
     prices = Prices(PRICES, "CNY")
     small = buy_cost(inv(4.0, 4), site(30.0), prices, 3.0, 0.7)
-    assert small.capex["shared_storage"] == 300_000 and any("parallel fs minimum" in n for n in small.notes)
+    assert small.capex["shared_storage"] == 300_000
+    assert any("below the smallest parallel file system minimum" in en(n) for n in small.notes)
     assert buy_cost(inv(400.0, 4), site(30.0), prices, 3.0, 0.7).capex["shared_storage"] == 400_000
     assert buy_cost(inv(4.0, 1), site(30.0), prices, 3.0, 0.7).capex["shared_storage"] == 100_000
     shipped = load_prices("CNY")
@@ -229,3 +233,8 @@ def test_a_bad_subsidy_row_names_the_field():
     with pytest.raises(InputError, match=r"prices\.subsidies\[0\]\.fraction"):
         load_subsidies({"subsidies": [{"id": "x", "region": "chengdu", "fraction": 1.5, "source": "s",
                                        "as_of": "2025-01-01", "confidence": "M"}]})
+
+
+def en(message):
+    """An engine message in English."""
+    return _text(message, "en")

@@ -212,7 +212,7 @@ def test_catalog_prices_lists_the_rows_with_source_and_date_and_filters_market_a
 def test_reports_name_the_item_each_source_backs_and_cite_no_internal_path():
     from pathlib import Path
 
-    from trainsizer.report.sentences import say
+    from trainsizer.report.message_text import text
     from trainsizer.workflows.jobs import load_job
     from trainsizer.workflows.plan_job import PlanRequest
     from trainsizer.workflows.report_model import build_report
@@ -222,16 +222,16 @@ def test_reports_name_the_item_each_source_backs_and_cite_no_internal_path():
         req = PlanRequest(currency="CNY", lang="en", top=5, gpus=gpus)
         report = build_report(load_job(path, list(gpus) or None), req, path.name)
         rows = report["assumptions"]
-        assert rows and all(a["what"] != "price" for a in rows)
+        assert rows and all(a["what"].code != "assume.price" for a in rows)  # each names the item it backs
         assert not [a for a in rows if unnamed_parts(a["source"])]
-        assert not [u for u in report["plan"]["prices_used"] if unnamed_parts(u)]
+        assert not [u for u in report["plan"]["prices_used"] if unnamed_parts(u["source"])]
         if gpus:  # a domestic accelerator gets a per-run cost in market cn, from a public offer
             assert report["recommended"]["per_run"]["cost"] > 0
-            assert any(a["what"].startswith(f"rental offer: {gpus[0]} from AutoDL") for a in rows)
+            assert any(a["what"].code == "price.rental_offer" and a["what"].args["gpu"] == gpus[0]
+                       and a["what"].args["provider"] == "AutoDL" for a in rows)
         for a in rows:
-            zh = say(a["what"], "zh-CN")
-            if a["what"].startswith(("rental offer:", "server price:", "card price:", "availability to")):
-                assert zh != a["what"], a["what"]  # shown in the reader's language
+            if a["what"].code.startswith("price."):  # shown in the reader's language
+                assert text(a["what"], "zh-CN") != text(a["what"], "en"), a["what"]
 
 
 def test_a_stale_offer_is_flagged_in_the_answer_card_in_both_languages():

@@ -19,6 +19,7 @@ with warnings.catch_warnings():  # starlette's TestClient nudges towards httpx2;
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 
+from trainsizer.report.message_text import text as _text
 from trainsizer.web.app import create_app  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -166,14 +167,15 @@ def test_result_page_has_no_cli_flags(client, lang):
     from trainsizer.i18n import tr
 
     raw = client.post("/api/plan", json=NOTHING_FITS).json()
-    assert any("--max-gpus" in s for s in raw["suggestions"]) and any("--deadline" in s for s in raw["suggestions"])
+    assert any("--max-gpus" in s["text"] for s in raw["suggestions"]) and any("--deadline" in s["text"]
+                                                                           for s in raw["suggestions"])
     fragment = client.post(f"/ui/plan?lang={lang}", json=NOTHING_FITS).text
     text = re.sub(r"<code>.*?</code>", "", fragment)  # commands to run on the machine itself
     assert not re.search(r"(?<![\w-])--[a-z]", text), re.findall(r".{40}--[a-z].{20}", text)
     assert "“" in fragment  # the suggestions name the form's fields instead
     for gpu in ("l40s-48gb",):  # no purchase price and no rental offer: "add one with --prices"
         body = {"job": JOB, "constraints": {"gpus": [gpu], "max_gpus": 2}}
-        assert "--prices" in client.post("/api/plan", json=body).json()["options"][0]["verdict"]
+        assert "--prices" in client.post("/api/plan", json=body).json()["options"][0]["verdict"]["text"]
         page = client.post(f"/ui/plan?lang={lang}", json=body).text
         assert not re.search(r"(?<![\w-])--[a-z]", re.sub(r"<code>.*?</code>", "", page))
         assert tr("the built-in price data has none", lang) in page
@@ -325,10 +327,11 @@ def test_plan_deadline_and_budget(client):
     body = {"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb"], "max_gpus": 8, "deadline_days": 30,
                                         "currency": "CNY"}}
     out = client.post("/api/plan", json=body).json()
-    assert "deadline" in out["recommended_because"] and out["recommendation"]["acquisition"] == "rent"
+    assert "deadline" in out["recommended_because"]["text"] and out["recommendation"]["acquisition"] == "rent"
     body["constraints"]["budget"] = 0.01  # less than any run costs: nothing can be had
     out = client.post("/api/plan", json=body).json()
-    assert out["options"] == [] and out["recommendation"] is None and any("budget" in s for s in out["suggestions"])
+    assert out["options"] == [] and out["recommendation"] is None
+    assert any("budget" in s["text"] for s in out["suggestions"])
 
 
 def test_plan_time_value_has_the_clis_default(client):
@@ -404,11 +407,11 @@ def test_quotes(client):
     resp = client.post("/api/quotes", json={"quotes": [QUOTE, second], "currency": "CNY"})
     assert resp.status_code == 200, resp.text
     out = resp.json()
-    assert out["currency"] == "CNY" and len(out["quotes"]) == 2 and "0.35" in out["mfu_basis"]
+    assert out["currency"] == "CNY" and len(out["quotes"]) == 2 and "0.35" in out["mfu_basis"]["text"]
     assert {"name", "price_per_gpu_hour", "delivered_pflops", "cost_per_delivered_pflop_hour", "flags"} <= set(
         out["quotes"][0])
     with_job = client.post("/api/quotes", json={"quotes": [QUOTE], "job": JOB}).json()
-    assert with_job["quotes"][0]["run_cost"] is not None and "best layout" in with_job["mfu_basis"]
+    assert with_job["quotes"][0]["run_cost"] is not None and "best layout" in with_job["mfu_basis"]["text"]
 
 
 @pytest.mark.parametrize(("quotes", "field"), [
@@ -556,3 +559,8 @@ else:
     @pytest.mark.skip(reason="schemathesis >= 4 not installed (pip install -e '.[test]')")
     def test_no_server_errors():
         pass
+
+
+def en(message):
+    """An engine message in English."""
+    return _text(message, "en")

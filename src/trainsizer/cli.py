@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from trainsizer.cli_groups import LazyGroup
+from trainsizer.cli_options import CalibrationOpt, CatalogOpt, JsonOpt, LangOpt, PricesOpt
 from trainsizer.errors import InputError
 from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
 
@@ -20,16 +21,8 @@ app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, pre
                   help="Size AI training jobs: per-GPU memory, speed, a searched plan of GPUs and layout, "
                        "the servers, site fit and rent-or-buy cost. Bad input exits 2 with one line naming "
                        "the field.")
-catalog_app = typer.Typer(add_completion=False, no_args_is_help=True, help="List the catalogs.")
-app.add_typer(catalog_app, name="catalog")
-# `trainsizer burnin` and `trainsizer probe` are added lazily (cli_groups.LAZY_SUBAPPS)
+# `trainsizer burnin`, `trainsizer probe` and `trainsizer catalog` are added lazily (cli_groups.LAZY_SUBAPPS)
 
-CatalogOpt = Annotated[list[Path] | None, typer.Option("--catalog", help="Your own accelerators/links YAML "
-                                                       "(adds or overrides entries); repeatable.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
-LangOpt = Annotated[str | None, typer.Option("--lang", help="en | zh-CN (default: from the locale).")]
-CalibrationOpt = Annotated[Path | None, typer.Option("--calibration", help="A profile from `trainsizer calibrate`: "
-                                                     "its fitted parameters replace the shipped ones.")]
 
 
 # long: one typer option per scenario field; the signature is the command's --help
@@ -108,11 +101,13 @@ def estimate(
     if as_json:
         out = result.to_dict()
         out["scenario_source"] = origin
+        from trainsizer.i18n import resolve_lang
         from trainsizer.jsonout import dumps_strict
+        from trainsizer.report.message_text import as_json as messages_as_json
 
-        typer.echo(dumps_strict(out))
+        typer.echo(dumps_strict(messages_as_json(out, resolve_lang(lang))))
         return
-    from trainsizer.report.text import print_estimate
+    from trainsizer.report.estimate_text import print_estimate
 
     print_estimate(result, origin, lang)
 
@@ -170,7 +165,6 @@ VoucherOpt = Annotated[str | None, typer.Option(help="Claim a compute voucher on
 TimeValueOpt = Annotated[float | None, typer.Option(
     "--time-value", help="What an hour of waiting for the run is worth, in --currency; added to each run's cost "
     "to rank options (default: one engineer's loaded pay per hour, assumed; 0: the cheapest run).")]
-PricesOpt = Annotated[list[Path] | None, typer.Option("--prices", help="Your own quotes/prices YAML.")]
 SitesOpt = Annotated[list[Path] | None, typer.Option("--sites", help="Your own sites YAML.")]
 
 
@@ -232,9 +226,11 @@ def plan_cmd(
     planned = plan_job(load_job(job, gpu), req, str(job))
     result, out = planned.result, planned.out
     if as_json:
+        from trainsizer.i18n import resolve_lang
         from trainsizer.jsonout import dumps_strict
+        from trainsizer.report.message_text import as_json as messages_as_json
 
-        typer.echo(dumps_strict(out))
+        typer.echo(dumps_strict(messages_as_json(out, resolve_lang(lang))))
         return
     from trainsizer.report.text import print_plan
 
@@ -305,12 +301,13 @@ def quotes_cmd(
                           tuple(prices or ()), lang, source=str(quotes))
     if as_json:
         from trainsizer.jsonout import dumps_strict
+        from trainsizer.report.message_text import as_json as messages_as_json
 
-        typer.echo(dumps_strict(data))
+        typer.echo(dumps_strict(messages_as_json(data)))
         return
     from trainsizer.report.text import print_quotes
 
-    print_quotes(data)
+    print_quotes(data, lang)
 
 
 @app.command("scale")
@@ -321,6 +318,7 @@ def scale_cmd(
     gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node")] = None,
     catalog: CatalogOpt = None,
     as_json: JsonOpt = False,
+    lang: LangOpt = None,
 ) -> None:
     """Throughput and scaling efficiency vs GPU count for each link option."""
     from trainsizer.workflows.jobs import load_job
@@ -328,13 +326,16 @@ def scale_cmd(
 
     curves = scale_job(load_job(job, [gpu]), gpu, max_gpus, gpus_per_node, tuple(catalog or ()))
     if as_json:
+        from trainsizer.i18n import resolve_lang
         from trainsizer.jsonout import dumps_strict
+        from trainsizer.report.message_text import as_json as messages_as_json
 
-        typer.echo(dumps_strict({"gpu": gpu, "curves": [c.to_dict() for c in curves]}))
+        data = {"gpu": gpu, "curves": [c.to_dict() for c in curves]}
+        typer.echo(dumps_strict(messages_as_json(data, resolve_lang(lang))))
         return
     from trainsizer.report.text import print_scale
 
-    print_scale(gpu, curves)
+    print_scale(gpu, curves, lang)
 
 
 @app.command("serve")
@@ -391,82 +392,6 @@ def calibrate_cmd(
                    f"{pct(s['held_out_median_before'])} -> {pct(s['held_out_median_after'])} "
                    f"({s['held_out_cases']} cases)")
     typer.echo(f"wrote {out}; use it with --calibration {out}")
-
-
-@catalog_app.command("gpus")
-def catalog_gpus(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
-    """Accelerators: memory, bandwidth, dense peaks, links, TDP."""
-    from trainsizer.workflows.catalogs import accelerators_and_links
-
-    cat = accelerators_and_links(tuple(catalog or ()))
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict([a.model_dump() for a in cat.accelerators.values()]))
-        return
-    from trainsizer.report.text import print_gpus
-
-    print_gpus(cat)
-
-
-@catalog_app.command("links")
-def catalog_links(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
-    """Links: scale-up, PCIe and network, with bandwidth and latency."""
-    from trainsizer.workflows.catalogs import accelerators_and_links
-
-    cat = accelerators_and_links(tuple(catalog or ()))
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict([link.model_dump() for link in cat.links.values()]))
-        return
-    from trainsizer.report.text import print_links
-
-    print_links(cat)
-
-
-@catalog_app.command("prices")
-def catalog_prices(market: Annotated[str | None, typer.Option(help="cn or global: that market's rows.")] = None,
-                   stale: Annotated[bool, typer.Option("--stale", help="Only figures over 18 months old.")] = False,
-                   prices: PricesOpt = None, as_json: JsonOpt = False) -> None:
-    """Prices a plan relies on (offers, servers, cards, vouchers, components), with source and date."""
-    from trainsizer.report.text import print_prices
-    from trainsizer.workflows.catalogs import price_rows
-
-    print_prices(price_rows(market, stale, tuple(prices or ())), as_json)
-
-
-@catalog_app.command("sites")
-def catalog_sites(sites: Annotated[list[Path] | None, typer.Option("--sites")] = None,
-                  as_json: JsonOpt = False) -> None:
-    """Sites: rack power, cooling, PUE, electricity price, rack rent."""
-    from trainsizer.workflows.catalogs import sites as load_sites
-
-    all_sites = load_sites(tuple(sites or ()))
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict([s.model_dump() for s in all_sites.values()]))
-        return
-    from trainsizer.report.text import print_sites
-
-    print_sites(all_sites)
-
-
-@catalog_app.command("models")
-def catalog_models(as_json: JsonOpt = False) -> None:
-    """Model presets with their exact parameter counts."""
-    from trainsizer.workflows.catalogs import model_rows
-
-    rows = model_rows()
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict(rows))
-        return
-    from trainsizer.report.text import print_models
-
-    print_models(rows)
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """A command group whose sub-apps load on first use: ``trainsizer estimate`` never imports the probe and
-burn-in command modules (about 10 ms of a 0.3 s budget), while ``trainsizer --help`` and
+burn-in (and catalog) command modules (about 10 ms of a 0.3 s budget), while ``trainsizer --help`` and
 ``trainsizer probe ...`` see them as if they had been added with ``add_typer``.
 
 This is Click's documented lazy-loading pattern ("Lazily Loading Subcommands", Click 8 docs:
@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 # name -> "module:attribute" of a typer.Typer app, in the order --help lists them
 LAZY_SUBAPPS: dict[str, str] = {
     "burnin": "trainsizer.probe.burnin.cli:burnin_app",  # `trainsizer burnin [opts] [-- cmd...]`; `burnin report`
+    "catalog": "trainsizer.cli_catalog:catalog_app",  # `trainsizer catalog gpus|links|sites|models [--lang]`
     "probe": "trainsizer.probe.cli:probe_app",  # `trainsizer probe memory|profile|comm`
 }
 

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from numbers import Integral, Real
 from typing import Any
 
+from trainsizer.messages import Message
+
 STRICT_ENV = "TRAINSIZER_STRICT_JSON"
 
 
@@ -38,6 +40,8 @@ def finite(obj: Any, strict: bool | None = None, path: str = "$") -> Any:
     strict = _strict_default() if strict is None else strict
     if isinstance(obj, bool) or obj is None or isinstance(obj, str):
         return obj
+    if isinstance(obj, Message):  # faces add the text (report.message_text.as_json); here the code and args
+        return finite(obj.to_dict(), strict, path)
     if isinstance(obj, Integral):
         return int(obj)
     if isinstance(obj, Real):

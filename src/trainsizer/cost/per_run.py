@@ -21,6 +21,7 @@ from typing import Any
 
 from trainsizer.cost.prices import Prices, RentalOffer, cite
 from trainsizer.cost.tco import HOURS_PER_MONTH, HOURS_PER_YEAR, BuyCost
+from trainsizer.messages import Message, clauses, msg
 
 # Hours a contract of each term binds when the offer states no minimum (assumed: the term's own length).
 TERM_HOURS = {"on-demand": 0.0, "preemptible": 0.0, "daily": 24.0, "monthly": HOURS_PER_MONTH,
@@ -44,12 +45,12 @@ class Workload:
             return max(1.0, self.utilisation * HOURS_PER_YEAR * horizon_years / max(run_hours, 1e-9))
         return 1.0
 
-    def describe(self) -> str:
+    def describe(self) -> Message:
         if self.runs_per_month:
-            return f"{self.runs_per_month:g} run(s) a month"
+            return msg("cost.workload_runs", n=self.runs_per_month)
         if self.utilisation:
-            return f"{self.utilisation:.0%} utilisation"
-        return "this one run (say --runs-per-month or --utilisation if the hardware will stay busy)"
+            return msg("cost.workload_utilisation", pct=self.utilisation)
+        return msg("cost.workload_once")
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class RentalRun:
     billed_hours: float
     cost: float
     commitment: float
-    notes: tuple[str, ...] = ()
+    notes: tuple[Message, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         t = self.offer.terms
@@ -87,17 +88,17 @@ def price_offer(offer: RentalOffer, gpus: int, run_hours: float) -> RentalRun:
     step = GRANULARITY_HOURS.get(terms.billing_granularity if terms and terms.billing_granularity else "per-hour",
                                  1.0)
     minimum = terms.min_term_hours if terms and terms.min_term_hours is not None else TERM_HOURS.get(term, 0.0)
-    notes = []
+    notes: list[Message] = []
     billed = math.ceil(run_hours / step - 1e-9) * step
     if minimum > billed:
-        notes.append(f"{term} contract: bills at least {minimum:,.0f} h for a {run_hours:,.1f} h run")
+        notes.append(msg("cost.contract_minimum", term=term, hours=minimum, run=run_hours))
         billed = minimum
     elif minimum and term not in ("on-demand", "preemptible"):
         billed = math.ceil(run_hours / minimum - 1e-9) * minimum  # whole contract periods
     if term == "preemptible":
-        notes.append("preemptible: the run may be interrupted; checkpoint often")
+        notes.append(clauses([msg("cost.preemptible"), msg("cost.checkpoint_often")]))
     if offer.stale:
-        notes.append(f"price from {offer.as_of[:4]}: check before you sign")
+        notes.append(msg("cost.stale_price", year=str(offer.as_of)[:4]))
     cost = offer.price_per_gpu_hour * gpus * billed
     return RentalRun(offer, term, billed, cost, cost, tuple(notes))
 
@@ -113,25 +114,24 @@ def covers(offer: RentalOffer, gpus: int, nodes: int) -> bool:
 
 
 def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, market: str,
-                    nodes: int = 1, budget: float | None = None) -> tuple[RentalRun | None, str]:
+                    nodes: int = 1, budget: float | None = None) -> tuple[RentalRun | None, Message | None]:
     """The cheapest way to rent ``gpus`` x ``gpu`` on ``nodes`` servers for this run in ``market``, or None
     with the reason. With a ``budget``, offers whose commitment exceeds it are passed over while one within
     it exists (a yearly lease does not hide the on-demand offer that fits the budget)."""
     offers = [o for o in prices.rental_offers(gpu) if OFFER_MARKET.get(o.quoted_currency, "global") == market]
     if not offers:
-        return None, f"no rental offer for {gpu} in market {market} in the price data (add one with --prices)"
+        return None, msg("cost.no_rental_offer", gpu=gpu, market=market)
     offers = [o for o in offers if covers(o, gpus, nodes)]
     if not offers:
-        return None, (f"no offer for {gpu} in market {market} rents {gpus} GPUs on {nodes} networked server(s): "
-                      "the per-card clouds rent single machines (add a cluster lease with --prices)")
+        return None, msg("cost.no_cluster_lease", gpu=gpu, market=market, n_gpus=gpus, n_servers=nodes)
     runs = [price_offer(o, gpus, run_hours) for o in offers]
     if budget is not None:
         runs = [r for r in runs if r.commitment <= budget] or runs
     firm = [r for r in runs if r.term != "preemptible"]
     best = min(firm or runs, key=lambda r: (r.cost, r.commitment))
     prices.used.append(cite({"source": best.offer.source, "relay": best.offer.relay, "as_of": best.offer.as_of},
-                            f"rental offer: {gpu} from {best.offer.provider} ({best.term})"))
-    return best, ""
+                            msg("price.rental_offer", gpu=gpu, provider=best.offer.provider, term=best.term)))
+    return best, None
 
 
 def buy_share(buy: BuyCost, run_hours: float, workload: Workload) -> float:

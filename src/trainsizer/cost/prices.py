@@ -7,7 +7,6 @@ Rental offers also carry typed contract terms (``contract:``), read by :meth:`Pr
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cache
@@ -20,6 +19,7 @@ from trainsizer.currency import CURRENCIES
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
 from trainsizer.lookup import unknown_id
+from trainsizer.messages import Message, msg
 from trainsizer.provenance import is_stale
 from trainsizer.validation import Flag, Int, IsoDate, Number, parse_model
 
@@ -213,7 +213,7 @@ class Prices:
     data: dict[str, Any]
     currency: str = "CNY"
     fx_override: float | None = None  # USD/CNY rate to use instead of the data's
-    used: list[str] = field(default_factory=list, compare=False)  # sources consulted, for the report
+    used: list[Cited] = field(default_factory=list, compare=False)  # rows consulted, for the report
 
     @property
     def usd_cny(self) -> float:
@@ -233,7 +233,7 @@ class Prices:
             return amount / self.usd_cny
         raise InputError("currency", f"{currency!r}; accepted: {', '.join(CURRENCIES)}")
 
-    def _cite(self, entry: dict[str, Any], item: str = "price") -> None:
+    def _cite(self, entry: dict[str, Any], item: Message) -> None:
         self.used.append(cite(entry, item))
 
     def server(self, gpu: str, gpus: int) -> tuple[float, dict[str, Any]] | None:
@@ -244,13 +244,13 @@ class Prices:
         if entry is None:
             return None
         price = self.convert(float(entry["price"]), entry.get("currency", "CNY")) * gpus / int(entry["gpus"])
-        self._cite(entry, f"server price: {entry['gpus']} x {gpu}")
+        self._cite(entry, msg("price.server", n=int(entry["gpus"]), gpu=gpu))
         return price, entry
 
     def card(self, gpu: str) -> float | None:
         for entry in self.data.get("gpu_cards", []):
             if entry["gpu"] == gpu:
-                self._cite(entry, f"card price: {gpu}")
+                self._cite(entry, msg("price.card", gpu=gpu))
                 return self.convert(float(entry["price"]), entry.get("currency", "CNY"))
         return None
 
@@ -258,14 +258,14 @@ class Prices:
         entry = self.data.get("components", {}).get(key)
         if not entry:
             raise InputError(f"prices.components.{key}", "missing from the price data")
-        self._cite(entry, f"component price: {key}")
+        self._cite(entry, msg("price.component", component=key))
         return self.convert(float(entry["price"]), entry.get("currency", "CNY"))
 
     def opex(self, key: str) -> float:
         entry = self.data.get("opex", {}).get(key)
         if not entry:
             raise InputError(f"prices.opex.{key}", "missing from the price data")
-        self._cite(entry, f"operating cost: {key}")
+        self._cite(entry, msg("price.opex", opex=key))
         value = float(entry["value"])
         return self.convert(value, entry["currency"]) if entry.get("currency") else value
 
@@ -301,23 +301,25 @@ class Prices:
         return [offer for *_, offer in sorted(offers, key=lambda x: _rental_rank((x[0], x[1])))]
 
 
-def cite(entry: dict[str, Any], item: str) -> str:
-    """One "prices used" line: the item the row backs, its source (and relay) and the figure's date."""
-    relay = f"; relayed by {entry['relay']}" if entry.get("relay") else ""
-    return f"{item}: {entry.get('source', '?')}{relay} (as of {entry.get('as_of', '?')})"
+@dataclass(frozen=True)
+class Cited:
+    """One row a figure rests on: the item it backs (a message), its source, the relay and the figure's date."""
+
+    item: Message
+    source: str
+    relay: str | None
+    as_of: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"item": self.item, "source": self.source, "relay": self.relay, "as_of": self.as_of}
+
+    def sort_key(self) -> tuple[str, str, str]:
+        return self.source, self.as_of, repr(self.item)
 
 
-_CITED = re.compile(r"(rental offer: .+? \([a-z-]+\)|server price: \d+ x \S+|card price: \S+|component price: \S+"
-                    r"|operating cost: \S+): (.*) \(as of ([^()]*)\)", re.S)
-
-
-def split_cited(text: str) -> tuple[str, str, str]:
-    """(item, source, as_of) of a "prices used" line written by :func:`cite`; item "price" for any other."""
-    m = _CITED.fullmatch(text)
-    if m:
-        return m.group(1), m.group(2), m.group(3)
-    source, _, as_of = text.rpartition(" (as of ")
-    return "price", source or text, as_of.rstrip(")")
+def cite(entry: dict[str, Any], item: Message) -> Cited:
+    """The row ``entry`` cited for ``item``."""
+    return Cited(item, str(entry.get("source", "?")), entry.get("relay") or None, str(entry.get("as_of", "?")))
 
 
 def _weak_offer(entry: dict[str, Any]) -> bool:

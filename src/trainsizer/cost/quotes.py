@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from trainsizer.cost.prices import Prices
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import InputError
+from trainsizer.messages import Message, msg
 from trainsizer.validation import Flag, Int, Number, known_keys, parse_model
 
 HOURS_PER_MONTH = 730.0
@@ -95,7 +96,7 @@ class QuoteResult:
     run_cost: float | None
     split: dict[str, float]
     split_estimated: bool
-    flags: list[str] = field(default_factory=list)
+    flags: list[Message] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "gpus": self.gpus, "price_per_gpu_hour": round(self.price_per_gpu_hour, 3),
@@ -137,20 +138,20 @@ def compare_quotes(quotes: list[Quote], prices: Prices, job: Any = None, arch: A
         monthly = per_gpu_hour * gpus * HOURS_PER_MONTH
         precision = job.training.precision if job is not None else "bf16-mixed"
         peak, _, _ = peak_for(gpu, precision)
-        flags: list[str] = []
+        flags: list[Message] = []
         run_cost = None
         tp = None
         if job is not None:
             mfu, hours, tp = _job_mfu(q, job, arch, cat)
             if mfu == 0.0:
-                flags.append("the job does not fit this offer's hardware")
+                flags.append(msg("quote.does_not_fit"))
             if hours is not None:
                 run_cost = _billed(per_gpu_hour, gpus, hours, q)
                 if q.billing == "per-hour" and hours < 24:
                     rounded = math.ceil(hours) / hours - 1
-                    flags.append(f"hourly billing on a {hours:.1f} h job: {rounded:.0%} paid for rounding")
+                    flags.append(msg("quote.hourly_rounding", hours=hours, pct=rounded))
                 if q.min_term_months * HOURS_PER_MONTH > hours * 1.5:
-                    flags.append(f"minimum term {q.min_term_months:g} months for a {hours / 24:.1f}-day job")
+                    flags.append(msg("quote.minimum_term", months=q.min_term_months, days=hours / 24))
         else:
             mfu = DEFAULT_MFU
         delivered = gpus * peak * mfu / 1000  # PFLOPS
@@ -159,23 +160,21 @@ def compare_quotes(quotes: list[Quote], prices: Prices, job: Any = None, arch: A
         if q.topology != "nvswitch" and job is not None:
             nv_mfu, _, nv_tp = _job_mfu(q.model_copy(update={"topology": "nvswitch"}), job, arch, cat)
             if nv_tp and nv_tp > 2 and nv_mfu > mfu * 1.05:
-                flags.append(f"{q.topology} topology: the job wants TP={nv_tp}; full NVSwitch would deliver "
-                             f"{nv_mfu / max(mfu, 1e-9) - 1:.0%} more")
+                flags.append(msg("quote.wants_nvswitch", topology=q.topology, tp=nv_tp,
+                                 pct=nv_mfu / max(mfu, 1e-9) - 1))
         elif q.topology != "nvswitch":
-            flags.append(f"{q.topology} topology: tensor parallelism beyond 2 GPUs is slow (seed: up to ~30 %)")
+            flags.append(msg("quote.tp_slow", topology=q.topology))
         if q.storage.bandwidth_gbps is None:
-            flags.append("no storage bandwidth stated: data loading may bind (ask for GB/s per node)")
+            flags.append(msg("quote.no_storage_bandwidth"))
         if q.replacement_sla_hours is None:
-            flags.append("no replacement SLA: a failed GPU can stall the whole job")
+            flags.append(msg("quote.no_replacement_sla"))
         if q.downtime_charged:
-            flags.append("downtime is charged")
+            flags.append(msg("quote.downtime_charged"))
         purchase = prices.server(q.gpu, q.gpus_per_server)
         if purchase:
             server_month = per_gpu_hour * q.gpus_per_server * HOURS_PER_MONTH
             if server_month * 12 < purchase[0] / 3:
-                flags.append(f"annual rent {server_month * 12:,.0f} is below a third of the purchase price "
-                             f"{purchase[0]:,.0f}: storage, service or hardware were likely cut (the seed's "
-                             "one-third rule, read per year: per month it would flag every offer)")
+                flags.append(msg("quote.rent_too_cheap", rent=server_month * 12, price=purchase[0]))
         split, estimated = _split(q, prices, monthly)
         results.append(QuoteResult(q.name, gpus, per_gpu_hour, monthly, delivered, mfu, per_pflop_hour, run_cost,
                                    split, estimated, flags))

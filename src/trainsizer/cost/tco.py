@@ -17,6 +17,7 @@ from typing import Any
 
 from trainsizer.cost.prices import Prices, cite
 from trainsizer.errors import InputError
+from trainsizer.messages import Message, clauses, msg
 from trainsizer.system.inventory import Inventory
 from trainsizer.system.sites import Site
 
@@ -30,7 +31,7 @@ class BuyCost:
     opex_per_year: dict[str, float]
     residual: float
     horizon_years: float
-    notes: list[str] = field(default_factory=list)
+    notes: list[Message] = field(default_factory=list)
 
     @property
     def capex_total(self) -> float:
@@ -61,12 +62,12 @@ def buy_cost(inv: Inventory, site: Site, prices: Prices, horizon_years: float, u
         raise InputError("--utilisation", f"{utilisation}; accepted: a fraction in (0, 1]")
     if not 0 < horizon_years <= 15:
         raise InputError("--horizon", f"{horizon_years} years; accepted: 0 to 15")
-    notes: list[str] = []
+    notes: list[Message] = []
     server = prices.server(inv.gpu, inv.gpus_per_node)
     if server:
         server_price, entry = server
         if int(entry["gpus"]) != inv.gpus_per_node:
-            notes.append(f"server price scaled from a {entry['gpus']}-GPU {inv.gpu} server")
+            notes.append(msg("cost.server_price_scaled", n=int(entry["gpus"]), gpu=inv.gpu))
     else:
         card = prices.card(inv.gpu)
         if card is None:
@@ -74,7 +75,7 @@ def buy_cost(inv: Inventory, site: Site, prices: Prices, horizon_years: float, u
         share = prices.rule("gpu_share_of_server_cost")
         mid = (float(share.get("low", 0.4)) + float(share.get("high", 0.6))) / 2
         server_price = card * inv.gpus_per_node / mid
-        notes.append(f"no server price for {inv.gpu}: GPU cards at {mid:.0%} of the server (seed rule)")
+        notes.append(msg("cost.no_server_price", gpu=inv.gpu, pct=mid))
     capex = {
         "servers": server_price * inv.nodes,
         "shared_storage": _shared_storage(inv, prices, notes),
@@ -124,15 +125,15 @@ def _fabric_parts(fabric: str | None) -> tuple[str, str]:
     return ("nic_400gbe", "roce_400g_switch_64port") if fast else ("nic_200gbe", "roce_200g_switch_64port")
 
 
-def _component(prices: Prices, key: str, notes: list[str]) -> float:
+def _component(prices: Prices, key: str, notes: list[Message]) -> float:
     """A component price; a user price list without the Ethernet rows falls back to the nearest older row."""
     if key not in prices.data.get("components", {}) and key in _FALLBACK:
-        notes.append(f"no {key} price: priced as {_FALLBACK[key]}")
+        notes.append(msg("cost.component_fallback", component=key, fallback=_FALLBACK[key]))
         key = _FALLBACK[key]
     return prices.component(key)
 
 
-def _shared_storage(inv: Inventory, prices: Prices, notes: list[str]) -> float:
+def _shared_storage(inv: Inventory, prices: Prices, notes: list[Message]) -> float:
     """Shared storage: capacity x per-TB price, never below the smallest system that can be bought
     (components.parallel_fs_minimum for multi-server plans, nas_minimum for one server), where the data has it."""
     per_tb = inv.storage_tb * prices.component("parallel_fs_per_tb")
@@ -141,8 +142,8 @@ def _shared_storage(inv: Inventory, prices: Prices, notes: list[str]) -> float:
         return per_tb
     floor = prices.component(key)
     if floor > per_tb:
-        notes.append(f"shared storage: {inv.storage_tb:.1f} TB is below the smallest {key.replace('_', ' ')} "
-                     f"configuration; priced at that configuration")
+        notes.append(clauses([msg("cost.storage_minimum", tb=inv.storage_tb, storage=key.removesuffix("_minimum")
+                                  .replace("_", " ")), msg("cost.storage_priced_at_minimum")]))
         return floor
     return per_tb
 
@@ -190,7 +191,7 @@ def rent_cost(gpu: str, gpus: int, prices: Prices, horizon_years: float, utilisa
     term = entry.get("term", "on-demand") != "on-demand" or entry.get("billing") in ("monthly", "yearly",
                                                                                          "multi-year")
     contract_term = (entry.get("contract") or {}).get("term") or "on-demand"
-    item = f"rental offer: {gpu} from {entry.get('provider', '?')} ({contract_term})"
+    item = msg("price.rental_offer", gpu=gpu, provider=str(entry.get("provider", "?")), term=contract_term)
     prices.used.append(cite(entry, item))
     return RentCost(price, entry.get("provider", "?"), entry.get("billing", "per-hour"), gpus, horizon_years,
                     utilisation, term)
@@ -203,12 +204,12 @@ class Comparison:
     run_hours: float | None
     currency: str
     seed_first_year: tuple[float, float]
-    verdict: str
+    verdict: Message
     break_even_months: float | None
     break_even_utilisation: float | None
     series: list[dict[str, float]]
     fx_sensitivity: dict[str, float] = field(default_factory=dict)  # USD/CNY rate -> buy total
-    seed_checks: list[str] = field(default_factory=list)
+    seed_checks: list[Message] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -259,33 +260,30 @@ def compare(inv: Inventory, site: Site, prices: Prices, horizon_years: float = 3
     hardware_all = sum(buy.capex[k] for k in ("servers", "shared_storage", "local_nvme", "network"))
     storage = buy.capex["shared_storage"] + buy.capex["local_nvme"]
     share = prices.rule("storage_share_of_hardware")
-    comparison.seed_checks.append(
-        f"storage is {storage / hardware_all:.1%} of hardware spend here; the seed's rule of thumb is "
-        f"~{float(share.get('value', 0.2)):.0%} (teams that also buy a parallel file system for many jobs)")
+    comparison.seed_checks.append(clauses([msg("cost.seed_storage_share", pct=storage / hardware_all),
+                                           msg("cost.seed_storage_rule", pct=float(share.get("value", 0.2)))]))
     card = prices.card(inv.gpu)
     if card:
         gpu_share = card * inv.gpus / buy.capex["servers"] if buy.capex["servers"] else 0
-        comparison.seed_checks.append(f"GPUs are {gpu_share:.0%} of the server price here; the seed says 40-60 %")
-    comparison.seed_checks.append(
-        f"first-year cost {buy.first_year / max(hardware, 1):.2f}x the server price; the seed budgets 1.6-1.8x")
+        comparison.seed_checks.append(clauses([msg("cost.seed_gpu_share", pct=gpu_share), msg("cost.seed_gpu_rule")]))
+    comparison.seed_checks.append(clauses([msg("cost.seed_first_year", x=buy.first_year / max(hardware, 1)),
+                                           msg("cost.seed_first_year_rule")]))
     return comparison
 
 
 def _verdict(buy: BuyCost, rent: RentCost | None, months: float | None, util: float | None, horizon: float,
-             utilisation: float, run_hours: float | None) -> str:
+             utilisation: float, run_hours: float | None) -> Message:
     if rent is None:
-        return "buy: no rental offer for this GPU in the price data (add one with --prices)"
+        return msg("cost.buy_no_rental")
     if months is None:
-        return "rent: renting costs less per month than owning would (power, space, maintenance)"
+        return msg("cost.rent_cheaper_monthly")
     years = months / 12
     if run_hours is not None and run_hours < 0.25 * HOURS_PER_YEAR and horizon * 12 < months:
-        return (f"rent: the job needs {run_hours / 24:.0f} days; buying pays back only after {months:.0f} months "
-                f"at {utilisation:.0%} utilisation, beyond the {horizon:g}-year horizon")
+        return clauses([msg("cost.rent_job_days", n_days=round(run_hours / 24)),
+                        msg("cost.payback_beyond", n_months=round(months), pct=utilisation, years=horizon)])
     if util is not None and utilisation < util:
-        return (f"rent: at {utilisation:.0%} utilisation owning costs more than renting "
-                f"(break-even utilisation {util:.0%})")
+        return msg("cost.rent_low_utilisation", pct=utilisation, pct2=util)
     if years <= horizon:
-        return (f"buy: pays back in {months:.0f} months at {utilisation:.0%} utilisation, within the "
-                f"{horizon:g}-year horizon (seed: buy for more than two years of steady use)")
-    return (f"rent: buying pays back only after {months:.0f} months ({years:.1f} years), beyond the "
-            f"{horizon:g}-year horizon; break-even utilisation {util:.0%}")
+        return msg("cost.buy_pays_back", n_months=round(months), pct=utilisation, years=horizon)
+    return clauses([msg("cost.rent_payback_beyond", n_months=round(months), years=years, horizon=horizon),
+                    msg("cost.break_even", pct=util or 0.0)])

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from trainsizer.estimate.flops import recomputed_layer
 from trainsizer.estimate.model_params import MemoryModel
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, RESIDUAL_BYTES, LayerState, TrainingState
+from trainsizer.messages import Message, listing, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.params import Linear
 from trainsizer.scenario import Scenario
@@ -36,8 +37,8 @@ class StageActivations:
     saved: float  # bytes kept for backward at the end of the forward pass (all in-flight micro-batches)
     logits: float  # logits and loss buffers on top of ``saved`` at the loss
     backward_working: float  # one layer's gradients / recomputed activations during backward
-    why: str
-    logits_why: str
+    why: Message
+    logits_why: Message
     # how the fitted activation parameters act (a fit re-prices a case from these without re-running):
     scaled_saved: float = 0.0  # the part of ``saved`` proportional to implementation_factor
     largest_layer: float = 0.0  # the largest layer's activations without recomputation (scaled too)
@@ -235,12 +236,10 @@ def stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Trai
     interleave = 1 + (pp - 1) / (pp * par.virtual_pp) if (pp > 1 and par.virtual_pp > 1 and stage == 0) else 1
     saved = (scaled_layers + exact_layers) * in_flight * interleave
     scaled_saved = scaled_layers * in_flight * interleave
-    why = (f"{len(layers)} layers x {tokens:,.0f} tokens/micro-batch, checkpointing "
-           f"{tr.activation_checkpointing}, attention {tr.attention}" + (", torch.compile" if tr.compile else ""))
-    if in_flight > 1:
-        why += f", {in_flight} micro-batches in flight (1F1B)"
-    if interleave > 1:
-        why += f", x{interleave:.2f} interleaving"
+    why = listing([msg("mem.activations", layers=len(layers), tokens=tokens, ckpt=tr.activation_checkpointing,
+                       attention=tr.attention), msg("mem.compiled") if tr.compile else None,
+                   msg("mem.in_flight", n=in_flight) if in_flight > 1 else None,
+                   msg("mem.interleaving", x=interleave) if interleave > 1 else None])
 
     # embedding-side tensors on the first stage (dropout masks, embedding norm input)
     if stage == 0 and layers:
@@ -251,12 +250,11 @@ def stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Trai
 
     # logits and loss on the last stage
     logits = 0.0
-    logits_why = "no output projection to the vocabulary on this stage"
+    logits_why = msg("mem.no_logits")
     if stage == pp - 1 and arch.lm_head:
         extra = (p.logits.chunked_extra_bytes if tr.loss == "chunked" else p.logits.standard_extra_bytes)
         logits = tokens * arch.vocab_size / tp * (e + extra) + tokens * arch.hidden_size * 4  # + final-norm input
-        logits_why = (f"{tokens:,.0f} x {arch.vocab_size:,} logits, {e + extra:g} B each "
-                      f"({tr.loss} cross-entropy)")
+        logits_why = msg("mem.logits", tokens=tokens, vocab=arch.vocab_size, b=e + extra, loss=tr.loss)
 
     largest = max(per_layer_full, default=0.0)
     frac = p.activations.backward_working_fraction

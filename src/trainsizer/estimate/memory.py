@@ -27,6 +27,7 @@ from trainsizer.estimate.model_params import MemoryModel, memory_model
 from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.training_state import TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator
+from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
 
@@ -43,8 +44,10 @@ class MemoryEstimate:
     reserved_bytes: float
     device_bytes: float
     capacity_bytes: float
-    peak_phase: str
-    notes: list[str] = field(default_factory=list)
+    peak_phase: str  # "backward", or "backward (pipeline stage 0)"
+    notes: list[Message] = field(default_factory=list)
+    phase: str = ""  # the peak's phase alone, and the pipeline stage it is on (None without pipelining)
+    stage: int | None = None
 
     @property
     def allocated_gib(self) -> float:
@@ -157,10 +160,10 @@ def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p:
         comps.append(Component("logits_and_loss", acts.logits, "activations", acts.logits_why))
     elif phase == "backward":
         comps.append(Component("backward_working_set", acts.backward_working, "activations",
-                               "activation gradients and recomputed tensors of the layer being back-propagated"))
+                               msg("mem.backward_working_set")))
     else:
         comps.append(Component("optimizer_step_temporaries", states.step_temporaries, "optimizer",
-                               "foreach optimizer temporaries at step()"))
+                               msg("mem.optimizer_temporaries")))
     allocated = static + grads.bytes + sum(peak_extra)
     dynamic = sum(peak_extra) if phase != "optimizer step" else 0.0
     reserved = reserved_bytes(allocated, dynamic, p)
@@ -168,7 +171,7 @@ def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p:
     notes = list(st.notes)
     if states.managed_bytes:
         device += states.managed_bytes
-        notes.append(f"paged optimizer states ({states.managed_bytes / GIB:.2f} GiB) live in CUDA managed "
-                     "memory: not counted by torch.cuda.max_memory_allocated, counted on the device")
+        notes.append(msg("mem.paged_note", gib=states.managed_bytes / GIB))
     return MemoryEstimate(comps, allocated, reserved, device, gpu.memory_gib * GIB,
-                          f"{phase} (pipeline stage {stage})" if par.pp > 1 else phase, notes)
+                          f"{phase} (pipeline stage {stage})" if par.pp > 1 else phase, notes, phase,
+                          stage if par.pp > 1 else None)

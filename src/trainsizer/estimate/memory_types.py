@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trainsizer.messages import Message
+
 GIB = 2**30
 
 
@@ -12,7 +14,7 @@ class Component:
     name: str
     bytes: float
     group: str  # weights | gradients | optimizer | activations | other
-    why: str
+    why: Message
 
     @property
     def gib(self) -> float:

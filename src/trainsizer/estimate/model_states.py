@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from trainsizer.estimate.memory_types import Component
 from trainsizer.estimate.model_params import QuantFormat
 from trainsizer.estimate.training_state import PRECISION_BYTES, LayerState, TrainingState, adapter_params, lora_targets
+from trainsizer.messages import Message, clauses, listing, msg
 
 
 @dataclass
@@ -151,30 +152,30 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
     expert_w = sum(layer.expert_linear_params for layer in layers) / tp
     if tr.method == "full":
         weight_bytes = (linear_params + norm_params + embed_params + head_params) * w_b
-        why_w = f"{tr.precision} weights, {w_b:g} B/param"
+        why_w = msg("mem.weights", precision=tr.precision, b=w_b)
     elif quant:
         code = quant.code_bytes + quant.constant_bytes
         weight_bytes = linear_params * code + (norm_params + embed_params + head_params) * frozen_w_b
-        why_w = (f"{tr.quantization} base linears {code:.3f} B/param incl. quantization constants; "
-                 f"embeddings, norms, output head {frozen_w_b} B/param")
+        why_w = clauses([msg("mem.weights_quantized", quantization=tr.quantization, b=code),
+                         msg("mem.weights_unquantized", b=frozen_w_b)])
     else:
         trainable_lin = sum(layer.base_linear_params + layer.norm_params for layer in layers
                             if layer.trainable_base) / tp
         frozen = linear_params + norm_params + embed_params + head_params - trainable_lin
         weight_bytes = frozen * frozen_w_b + trainable_lin * w_b
-        why_w = f"frozen weights {frozen_w_b} B/param" + (
-            f", trainable layers {w_b:g} B/param" if trainable_lin else "")
+        why_w = listing([msg("mem.weights_frozen", b=frozen_w_b),
+                         msg("mem.weights_trainable", b=w_b) if trainable_lin else None])
     if tr.precision == "fp8-mixed" and tr.method in ("full", "freeze"):
         weight_bytes += linear_params * 1.0
-        why_w += "; + fp8 copies of linear weights (Transformer Engine)"
+        why_w = clauses([why_w, msg("mem.fp8_copies")])
     total_w_params = linear_params + norm_params + embed_params + head_params
     weight_share_expert = expert_w / total_w_params if total_w_params else 0.0
     if par.offload == "optimizer+params":
         weights_gpu = 0.0
-        why_w += "; offloaded to CPU (ZeRO-3 param offload)"
+        why_w = clauses([why_w, msg("mem.params_offloaded")])
     elif par.zero == 3 and group > 1:
         weights_gpu = _sharded(weight_bytes, weight_share_expert, group, expert_group)
-        why_w += f"; sharded over dp*cp={group} (ZeRO-3/FSDP)"
+        why_w = clauses([why_w, msg("mem.sharded_zero3", group=group)])
     else:
         weights_gpu = weight_bytes
     return Component("weights", weights_gpu, "weights", why_w)
@@ -218,33 +219,32 @@ def _stage_trainable_states(st: TrainingState, layers: list[LayerState],
     static: list[Component] = []
     if adapters:
         static.append(Component("lora_adapters", adapters, "weights",
-                                f"{t.lora_elems / 1e6:.2f} M adapter params, {adapter_w_b:g} B each"))
+                                msg("mem.lora_adapters", m=t.lora_elems / 1e6, b=adapter_w_b)))
     managed = 0.0
-    where = "on CPU (offload)" if t.offload_opt else (f"sharded over dp*cp={group}" if t.opt_shards > 1 else "")
+    where = msg("mem.on_cpu") if t.offload_opt else (msg("mem.sharded", group=group) if t.opt_shards > 1 else None)
     if masters:
         static.append(Component("master_weights", 0 if t.offload_opt else masters * t.opt_div, "weights",
-                                f"fp32 master copy of trainable params {where}".strip()))
+                                listing([msg("mem.master_weights"), where])))
     opt_gpu = 0 if t.offload_opt else optimizer * t.opt_div
-    opt_why = f"{tr.optimizer} states {optimizer / max(t.trainable, 1):.2f} B/trainable param {where}".strip()
+    opt_why = listing([msg("mem.optimizer_states", optimizer=tr.optimizer, b=optimizer / max(t.trainable, 1)), where])
     if tr.optimizer == "paged-adamw-8bit" and not t.offload_opt:
         managed, opt_gpu = opt_gpu, 0.0
-        opt_why += "; paged (CUDA managed memory, outside the PyTorch allocator)"
+        opt_why = clauses([opt_why, msg("mem.paged_states")])
     static.append(Component("optimizer_states", opt_gpu, "optimizer", opt_why))
 
     grads_gpu = grads * t.grad_div
-    grad_why = f"{t.trainable / 1e6:,.1f} M trainable params x {grad_b if not t.lora_mixed else 4:g} B"
-    if t.grad_shards > 1:
-        grad_why += f", sharded over dp*cp={group} (ZeRO-2/3)"
+    grad_why = listing([msg("mem.gradients", m=t.trainable / 1e6, b=grad_b if not t.lora_mixed else 4),
+                        msg("mem.grads_sharded", group=group) if t.grad_shards > 1 else None])
     if t.offload_opt:
         grads_gpu = 0.0
-        grad_why += "; streamed to CPU for the offloaded optimizer step"
+        grad_why = clauses([grad_why, msg("mem.grads_streamed")])
     elif tr.optimizer_in_backward:
         per_layer = max((layer.lora_params + (layer.base_linear_params + layer.norm_params
                                               if layer.trainable_base else 0) for layer in layers), default=0)
         largest = max(per_layer / par.tp, (arch.vocab_size * arch.hidden_size / par.tp) if tr.method == "full" else 0)
         per_tensor_b = adapter_grad_b if tr.method in ("lora", "qlora") else grad_b
         grads_gpu = min(grads * t.grad_div, largest * per_tensor_b * t.grad_div)
-        grad_why += "; optimizer in backward: only the largest tensor group's gradients live at once"
+        grad_why = clauses([grad_why, msg("mem.grads_in_backward")])
     return static, Component("gradients", grads_gpu, "gradients", grad_why), managed
 
 
@@ -257,15 +257,15 @@ def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainab
     comm = st.params.communication
     grads = (t.trainable - t.lora_elems) * grad_b + t.lora_elems * t.adapter_bytes[2]
     other = 0.0
-    why_other: list[str] = []
+    why_other: list[Message] = []
     megatron_style = tp > 1 or par.pp > 1  # contiguous gradient buffer, buckets are views (no copy)
     if par.dp > 1 and par.zero == 0 and not par.distributed_optimizer and not t.offload_opt and not megatron_style:
         # torch DDP copies gradients into its buckets (gradient_as_bucket_view=False by default)
         other += grads
-        why_other.append("DDP gradient buckets (a copy of the gradients)")
+        why_other.append(msg("mem.ddp_buckets"))
     elif par.dp > 1 and par.zero in (1, 2) and not megatron_style:
         other += min(comm.zero_reduce_bucket_elements, t.trainable) * grad_b
-        why_other.append("ZeRO reduce bucket")
+        why_other.append(msg("mem.zero_bucket"))
     if (par.zero == 3 and par.dp * par.cp > 1 or par.offload == "optimizer+params") and not tr.optimizer_in_backward:
         biggest = max((layer.base_linear_params + layer.norm_params for layer in layers), default=0) / tp
         biggest_w = biggest * (quant.code_bytes + quant.constant_bytes if quant else w_b)
@@ -273,14 +273,13 @@ def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainab
                           for layer in layers), default=0) / tp  # each tensor-parallel rank's share
         unit_grads *= t.adapter_bytes[2] if tr.method != "full" else grad_b
         other += comm.zero3_gathered_units * biggest_w + unit_grads
-        why_other.append(f"ZeRO-3/FSDP: {comm.zero3_gathered_units} gathered layers + one layer's "
-                         "unsharded gradients")
+        why_other.append(msg("mem.zero3_gathered", n=comm.zero3_gathered_units))
     if quant:
         biggest_linear = max((lin.in_features * lin.out_features for layer in layers for lin in layer.linears
                               if lin.group != "router"), default=0) / tp
         other += 2 * biggest_linear * 2
-        why_other.append("dequantized bf16 copy of the largest linear (forward and backward)")
-    return Component("buffers", other, "other", "; ".join(why_other)) if other else None
+        why_other.append(msg("mem.dequant_copy"))
+    return Component("buffers", other, "other", clauses(why_other)) if other else None
 
 
 def _sharded(value: float, expert_share: float, group: int, expert_group: int) -> float:

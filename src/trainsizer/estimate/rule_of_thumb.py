@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainsizer.estimate.memory import MemoryEstimate
+from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.params import count_params
 from trainsizer.scenario import Scenario
@@ -20,12 +21,12 @@ GB = 1e9
 
 @dataclass(frozen=True)
 class RuleOfThumb:
-    formula: str
+    formula: Message
     total_gb: float  # decimal GB for the whole job, as the seed writes it
     per_gpu_gib: float
     estimate_gib: float  # trainsizer's device-level per-GPU figure
     error: float  # (rule - estimate) / estimate
-    reasons: list[str]
+    reasons: list[Message]
 
     def to_dict(self) -> dict[str, Any]:
         return {"formula": self.formula, "total_gb": round(self.total_gb, 1),
@@ -37,32 +38,29 @@ def seed_rule_of_thumb(scenario: Scenario, arch: Architecture, memory: MemoryEst
     tr = scenario.training
     n = count_params(arch).total
     if tr.method in ("full", "freeze"):
-        bytes_per_param, formula = 8.0, "params x 2 B x 4 (weights 2 + gradients 2 + optimizer 4)"
+        bytes_per_param, formula = 8.0, msg("rule.full")
     elif tr.method == "lora":
-        bytes_per_param, formula = 2.0, "params x 2 B (16-bit weights; LoRA states ignored)"
+        bytes_per_param, formula = 2.0, msg("rule.lora")
     else:
-        bytes_per_param, formula = 0.5, "params x 0.5 B (4-bit weights; the seed has no QLoRA rule)"
+        bytes_per_param, formula = 0.5, msg("rule.qlora")
     total = n * bytes_per_param
     per_gpu = total / scenario.parallel.gpus / 2**30
     est = memory.device_gib
     groups = memory.groups_gib()
-    reasons: list[str] = []
+    reasons: list[Message] = []
     mixed = tr.precision in ("fp16-mixed", "bf16-mixed", "fp8-mixed")
     if tr.method in ("full", "freeze") and mixed and tr.optimizer == "adamw":
-        reasons.append("mixed-precision AdamW keeps fp32 master weights and two fp32 moments: "
-                       "16-18 B/param, not 8 (ZeRO paper, section 3.1)")
+        reasons.append(msg("rule.mixed_adamw"))
     if tr.method == "full" and tr.precision == "fp32":
-        reasons.append("fp32 training with AdamW needs 16 B/param (4 weights + 4 gradients + 8 moments)")
+        reasons.append(msg("rule.fp32_adamw"))
     if scenario.parallel.zero or scenario.parallel.distributed_optimizer:
-        reasons.append("the rule divides evenly over GPUs; ZeRO shards only some states "
-                       f"(stage {scenario.parallel.zero})")
+        reasons.append(msg("rule.zero", stage=scenario.parallel.zero))
     if groups["activations"] > 0.05 * est:
-        reasons.append(f"the rule leaves activations open: here {groups['activations']:.1f} GiB "
-                       f"(micro-batch {tr.micro_batch_size} x {tr.seq_len} tokens)")
+        reasons.append(msg("rule.activations", gib=groups["activations"], mbs=tr.micro_batch_size, seq=tr.seq_len))
     other = memory.device_gib - memory.allocated_gib + groups["other"]
     if other > 0.3:
-        reasons.append(f"allocator cache, CUDA context and buffers add {other:.1f} GiB")
+        reasons.append(msg("rule.overheads", gib=other))
     if tr.optimizer != "adamw" and tr.method in ("full", "freeze"):
-        reasons.append(f"{tr.optimizer} states differ from the rule's 4 B/param")
+        reasons.append(msg("rule.optimizer", optimizer=tr.optimizer))
     error = (per_gpu - est) / est if est else 0.0
     return RuleOfThumb(formula, total / GB, per_gpu, est, error, reasons)

@@ -28,6 +28,7 @@ from trainsizer.estimate.step_terms import (
 )
 from trainsizer.estimate.training_state import TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
+from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
 
@@ -54,7 +55,7 @@ class Performance:
     breakdown_s: dict[str, float]
     time_to_train_s: float | None = None
     gpu_hours: float | None = None
-    notes: list[str] = field(default_factory=list)
+    notes: list[Message] = field(default_factory=list)
     # the TFLOPS/GPU figures with attention counted in full (PaLM, Narayanan et al. 2021): the convention of
     # published figures before 2025, to compare with them
     tflops_per_gpu_full_attention: float = 0.0
@@ -89,20 +90,20 @@ class Performance:
         return out
 
 
-def peak_for(gpu: Accelerator, precision: str) -> tuple[float, str, list[str]]:
+def peak_for(gpu: Accelerator, precision: str) -> tuple[float, str, list[Message]]:
     """Dense peak TFLOPS used for the training precision, with a note when it falls back."""
     dtype = PRECISION_DTYPE[precision]
-    notes: list[str] = []
+    notes: list[Message] = []
     peak = gpu.peak_tflops(dtype)
     if not peak and dtype == "fp8":
-        notes.append(f"{gpu.id} has no fp8 tensor cores: fp8-mixed runs at the bf16 rate")
+        notes.append(msg("step.no_fp8", gpu=gpu.id))
         dtype, peak = "bf16", gpu.peak_tflops("bf16")
     if not peak and dtype == "bf16":
-        notes.append(f"{gpu.id} has no bf16 support: the fp16 rate is used")
+        notes.append(msg("step.no_bf16", gpu=gpu.id))
         dtype, peak = "fp16", gpu.peak_tflops("fp16")
     if not peak:
         peak = gpu.peak_tflops("fp16") or gpu.peak_tflops("fp32") or 0.0
-        notes.append(f"no {dtype} peak in the catalog for {gpu.id}")
+        notes.append(msg("step.no_peak", dtype=dtype, gpu=gpu.id))
     return float(peak or 0.0), dtype, notes
 
 
@@ -169,8 +170,7 @@ def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerato
         perf.gpu_hours = (perf.time_to_train_s or 0.0) * par.gpus / 3600
     if breakdown.get("mfu_ceiling", 0.0) > 0:
         ceiling = mfu_ceiling(gpu.architecture or '', tr.precision, p, tr.compile)
-        perf.notes.append(f"step time held at the MFU ceiling of {gpu.architecture or 'this GPU'} {tr.precision} "
-                          f"({ceiling:.0%}: the best measured in the "
-                          "validation data plus a margin); the terms alone would claim more")
-    perf.notes.append("data loading is not modelled yet (storage sizing comes with the system model)")
+        perf.notes.append(msg("step.mfu_ceiling_held", architecture=gpu.architecture or gpu.id, precision=tr.precision,
+                              pct=ceiling))
+    perf.notes.append(msg("step.data_loading"))
     return perf

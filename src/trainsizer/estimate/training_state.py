@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainsizer.estimate.model_params import MemoryModel
+from trainsizer.messages import Message
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.params import Linear, count_params, layer_linears, layer_norm_params
 from trainsizer.scenario import Scenario
@@ -60,7 +61,7 @@ class TrainingState:
     final_params: int
     lm_head_params: int
     lm_head_lora_params: int
-    notes: list[str] = field(default_factory=list)
+    notes: list[Message] = field(default_factory=list)
     # per-stage results that depend only on this state (model states do not change with micro-batch or
     # sequence length: the fit-limit searches ask for them again and again)
     stage_cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)

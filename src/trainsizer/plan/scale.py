@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainsizer.hardware.catalog import Catalog, default_catalog
+from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan.search import Constraints, _counts, _inter_links, plan
 from trainsizer.scenario import Scenario
@@ -33,21 +34,21 @@ class ScaleCurve:
     data_parallel_only: bool = False
 
     @property
-    def label(self) -> str:
-        label = self.intra_node + (f" + {self.inter_node}" if self.inter_node else "")
-        return label + (" (data parallel only)" if self.data_parallel_only else " (best layout)")
+    def label(self) -> Message:
+        links = self.intra_node + (f" + {self.inter_node}" if self.inter_node else "")
+        return msg("scale.data_parallel_only" if self.data_parallel_only else "scale.best_layout", links=links)
 
-    def verdicts(self) -> list[str]:
+    def verdicts(self) -> list[Message]:
         out, prev = [], None
         for pt in self.points:
             if pt.tokens_per_s is None:
                 continue
             if prev and pt.tokens_per_s < prev.tokens_per_s:
-                out.append(f"{self.label}: {pt.gpus} GPUs are SLOWER than {prev.gpus} "
-                           f"({pt.tokens_per_s:,.0f} vs {prev.tokens_per_s:,.0f} tokens/s; {pt.dominant} dominates)")
+                out.append(msg("scale.slower", clause=self.label, n=pt.gpus, m=prev.gpus, a=pt.tokens_per_s,
+                               b=prev.tokens_per_s, step=pt.dominant))
             elif pt.efficiency is not None and pt.efficiency < 0.5 and (prev is None or (prev.efficiency or 1) >= 0.5):
-                out.append(f"{self.label}: from {pt.gpus} GPUs scaling efficiency falls below 50% "
-                           f"({pt.efficiency:.0%}; {pt.dominant} dominates)")
+                out.append(msg("scale.efficiency_drop", clause=self.label, n=pt.gpus, pct=pt.efficiency,
+                               step=pt.dominant))
             prev = pt
         return out
 

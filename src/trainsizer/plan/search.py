@@ -21,6 +21,7 @@ from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
+from trainsizer.messages import Message, clauses, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory, screen_step_time
 from trainsizer.scenario import Scenario
@@ -70,10 +71,10 @@ class Constraints:
 @dataclass
 class PlanResult:
     options: list[dict[str, Any]]
-    suggestions: list[str]
+    suggestions: list[Message]
     rankings: dict[str, list[int]] = field(default_factory=dict)  # index lists into options
     evaluated: int = 0
-    notes: list[str] = field(default_factory=list)
+    notes: list[Message] = field(default_factory=list)
     late: list[dict[str, Any]] = field(default_factory=list)  # options that fit but miss the deadline
 
     def to_dict(self) -> dict[str, Any]:
@@ -184,11 +185,11 @@ def _option(result: Any, scenario: Scenario) -> dict[str, Any]:
     perf = result.performance
     mem = result.memory
     headroom = mem.capacity_gib - mem.device_gib
-    binding = (f"memory: {mem.device_gib:.1f} of {mem.capacity_gib:.1f} GiB used"
-               if headroom < 0.1 * mem.capacity_gib else f"memory has {headroom:.1f} GiB headroom")
+    binding = (msg("plan.memory_used", used=mem.device_gib, cap=mem.capacity_gib)
+               if headroom < 0.1 * mem.capacity_gib else msg("plan.memory_headroom", gib=headroom))
     dominant = perf.dominant
-    why = (f"{binding}; step time dominated by {dominant} ({perf.share(dominant):.0%}); "
-           f"MFU {perf.mfu:.0%}")
+    why = clauses([binding, msg("plan.dominant_step", step=dominant, pct=perf.share(dominant)),
+                   msg("plan.mfu", pct=perf.mfu)])
     return {
         "hardware": {"gpu": hw.gpu, "gpus": par.gpus, "gpus_per_node": per_node,
                      "nodes": max(1, par.gpus // per_node), "intra_node": hw.intra_node,
@@ -413,7 +414,7 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     global_batch = job.training.global_batch_size or DEFAULT_GLOBAL_BATCH[job.training.method]
     notes = []
     if not job.training.global_batch_size:
-        notes.append(f"global batch not given: {global_batch} sequences per step assumed for every option")
+        notes.append(msg("plan.global_batch_assumed", n=global_batch))
     basis = job_basis(job, arch, mp)
     planner = packaged_yaml("trainsizer.plan", "planner.yaml")
     host_limit = planner["host_memory"]["gib_per_gpu"] * planner["host_memory"]["usable_fraction"] * 2**30
@@ -437,30 +438,30 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
 
 
 def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog, mp: MemoryModel,
-            pp_: PerformanceModel) -> list[str]:
+            pp_: PerformanceModel) -> list[Message]:
     """What would make something fit: each relaxation tried with the same search."""
-    tries: list[tuple[str, Scenario, Constraints]] = []
+    tries: list[tuple[Message, Scenario, Constraints]] = []
     tr = job.training
     if tr.optimizer in ("adamw", "adafactor", "lion", "sgd-momentum"):
-        tries.append(("an 8-bit optimizer (optimizer: adamw-8bit)",
+        tries.append((msg("plan.try_8bit_optimizer"),
                       job.model_copy(update={"training": tr.model_copy(update={"optimizer": "adamw-8bit"})}),
                       constraints))
     if tr.method == "full":
-        tries.append(("LoRA instead of full fine-tuning (method: lora)",
+        tries.append((msg("plan.try_lora"),
                       job.model_copy(update={"training": tr.model_copy(update={"method": "lora"})}), constraints))
     if tr.method in ("full", "lora"):
-        tries.append(("QLoRA with NF4 base weights (method: qlora, quantization: nf4)",
+        tries.append((msg("plan.try_qlora"),
                       job.model_copy(update={"training": tr.model_copy(update={"method": "qlora",
                                                                                "quantization": "nf4"})}),
                       constraints))
     if constraints.max_gpus < 4096:
-        tries.append((f"more GPUs (--max-gpus {constraints.max_gpus * 8})", job,
+        tries.append((msg("plan.try_more_gpus", n=constraints.max_gpus * 8), job,
                       Constraints(constraints.gpus, constraints.max_gpus * 8, constraints.gpus_per_node, None, 1)))
     if constraints.gpus:
-        tries.append(("larger GPUs (the whole catalog)", job,
+        tries.append((msg("plan.try_larger_gpus"), job,
                       Constraints((), constraints.max_gpus, constraints.gpus_per_node, None, 1)))
     if tr.seq_len > 1024:
-        tries.append((f"a shorter sequence (seq_len {tr.seq_len // 2})",
+        tries.append((msg("plan.try_shorter_sequence", n=tr.seq_len // 2),
                       job.model_copy(update={"training": tr.model_copy(update={"seq_len": tr.seq_len // 2})}),
                       constraints))
     out = []
@@ -470,13 +471,12 @@ def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Ca
         if res and res.options:
             best = res.options[0]
             hw = best["hardware"]
-            out.append(f"{label}: fits on {hw['gpus']} x {hw['gpu']} (tp={best['parallel']['tp']}, "
-                       f"pp={best['parallel']['pp']}, zero={best['parallel']['zero']}, "
-                       f"checkpointing {best['training']['activation_checkpointing']}), "
-                       f"{best['performance']['tokens_per_s']:,.0f} tokens/s")
+            par = best["parallel"]
+            out.append(msg("plan.relaxation_fits", clause=label, gpus=hw["gpus"], gpu=hw["gpu"], tp=par["tp"],
+                           pp=par["pp"], zero=par["zero"], ckpt=best["training"]["activation_checkpointing"],
+                           tps=best["performance"]["tokens_per_s"]))
     if not out:
-        out.append("nothing in the searched space fits, even with an 8-bit optimizer, LoRA/QLoRA or 8x more "
-                   "GPUs: a larger-memory GPU, CPU offload of parameters, or a smaller model is needed")
+        out.append(msg("plan.nothing_fits"))
     if constraints.deadline_s:
-        out.append("the deadline may be what binds: try without --deadline to see the fastest option's time")
+        out.append(msg("plan.deadline_binds"))
     return out

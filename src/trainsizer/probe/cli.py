@@ -11,6 +11,7 @@ import typer
 
 from trainsizer.errors import InputError
 from trainsizer.jsonout import dumps_strict
+from trainsizer.messages import msg
 from trainsizer.outputs import check_output_path
 from trainsizer.probe import require_packages
 from trainsizer.probe.command_group import TrailingCommandGroup
@@ -97,7 +98,7 @@ def _simulate(scenario: Any, layers: int | None, progress: Any = None) -> dict[s
 
     sim = simulate(scenario, layers, progress=progress)
     if progress is not None:
-        progress("comparing with the estimate")
+        progress(msg("progress.comparing"))
     compared = scaled_scenario(scenario, sim.layers) if sim.layers < sim.layers_full else scenario
     predicted = estimate(compared, with_limits=False, with_performance=False).memory
     data = {"simulation": sim.to_dict(), "predicted": {"allocated_gib": round(predicted.allocated_gib, 4),

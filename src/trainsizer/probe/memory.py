@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainsizer.estimate.memory_types import GIB
+from trainsizer.messages import msg
 from trainsizer.scenario import Scenario
 
 
@@ -236,7 +237,7 @@ def run_at_depth(scenario: Scenario, device: Any, layers: int | None, steps: int
     from trainsizer.probe.workload import build_workload
 
     say = progress or (lambda text: None)
-    say(f"building the model{f' ({layers} layers)' if layers else ''}")
+    say(msg("progress.building_model_layers", layers=layers) if layers else msg("progress.building_model"))
     workload = build_workload(scenario, device, layers, wrap=wrap, multi_process=multi_process)
     meter = make_meter(device)
     meter.start(workload.model, workload.optimizer)
@@ -244,7 +245,7 @@ def run_at_depth(scenario: Scenario, device: Any, layers: int | None, steps: int
     times = []
     with meter.context():
         for i in range(steps):
-            say(f"step {i + 1}/{steps} ({workload.layers_built} layers)")
+            say(msg("progress.step", i=i + 1, n=steps, layers=workload.layers_built))
             begin = time.perf_counter()
             workload.run_step()
             meter.synchronize()

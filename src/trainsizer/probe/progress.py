@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from rich.live import Live
     from rich.spinner import Spinner
 
+    from trainsizer.messages import Message
+
 
 def make_console() -> Console | None:
     """Where progress goes: stderr, when stdout is a terminal (someone is watching); else nowhere."""
@@ -29,21 +31,25 @@ def progress_console(as_json: bool = False, quiet: bool = False) -> Console | No
 
 
 class StatusLine:
-    """``say(text)`` shows or updates a spinner with ``text`` (each stage drawn at once, however short);
-    ``say(None)`` or leaving the ``with`` block removes it. Without a console every call does nothing."""
+    """``say(message)`` shows or updates a spinner with the engine's message (``trainsizer.messages``) in the
+    reader's language (``lang``, else the locale's); ``say(None)`` or leaving the ``with`` block removes it.
+    Without a console every call does nothing."""
 
-    def __init__(self, console: Console | None, prefix: str = ""):
-        self.console, self.prefix = console, prefix
+    def __init__(self, console: Console | None, prefix: str = "", lang: str | None = None):
+        self.console, self.prefix, self.lang = console, prefix, lang
         self._live: Live | None = None
         self._spinner: Spinner | None = None
 
-    def __call__(self, text: str | None) -> None:
+    def __call__(self, said: Message | str | None) -> None:
         if self.console is None:
             return
-        if text is None:
+        if said is None:
             self.stop()
             return
-        message = f"{self.prefix}{text}"
+        from trainsizer.i18n import resolve_lang
+        from trainsizer.report.message_text import text
+
+        message = f"{self.prefix}{text(said, resolve_lang(self.lang))}"
         if self._live is None or self._spinner is None:
             from rich.live import Live
             from rich.spinner import Spinner

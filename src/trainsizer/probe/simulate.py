@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainsizer.estimate.memory_types import GIB
+from trainsizer.messages import Message, msg
 from trainsizer.scenario import Scenario
 
 # MemTracker's reference types -> the estimator's component groups (FORMAT.md components_gib)
@@ -59,7 +60,7 @@ class Simulation:
 
 
 def simulate(scenario: Scenario, layers: int | None = None, steps: int = 2,
-             progress: Callable[[str], None] | None = None) -> Simulation:
+             progress: Callable[[Message], None] | None = None) -> Simulation:
     """Run ``steps`` training steps of the scenario on fake tensors and return the tracked peak.
 
     Two steps are the default: optimizer states appear at the first step, so the second one holds
@@ -76,7 +77,7 @@ def simulate(scenario: Scenario, layers: int | None = None, steps: int = 2,
         raise InputError("parallel.gpus", f"{scenario.parallel.gpus}: the simulation runs one process; "
                          "accepted: 1 (shard by hand with --layers, or run probe memory under torchrun on GPUs)")
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
-    say(f"building the model{f' ({layers} layers)' if layers else ''} on fake tensors")
+    say(msg("progress.building_fake_layers", layers=layers) if layers else msg("progress.building_fake"))
     workload = build_workload(scenario, "cpu", layers, fake_mode=fake_mode)
     meter = TrackerMeter()
     with fake_mode:
@@ -84,7 +85,7 @@ def simulate(scenario: Scenario, layers: int | None = None, steps: int = 2,
         workload.before_micro_batch = meter.before_micro_batch
         with meter.context():
             for i in range(steps):
-                say(f"simulated step {i + 1}/{steps} ({workload.layers_built} layers)")
+                say(msg("progress.simulated_step", i=i + 1, n=steps, layers=workload.layers_built))
                 workload.run_step()
         by_kind = meter.peak_by_kind()
         modules = {stats.mod_fqn: float(max(stats.local_peak.values()))

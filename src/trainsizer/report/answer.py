@@ -10,20 +10,7 @@ from typing import Any
 
 from trainsizer.i18n import N_, tr
 from trainsizer.report import words as w
-from trainsizer.report.sentences import say, say_all
-
-GOALS = {"cheapest": (N_("the lowest cost per run"), N_("the lowest cost per run that meets the deadline")),
-         "fastest": (N_("the fastest run"), N_("the fastest run that meets the deadline")),
-         "fewest-gpus": (N_("the fewest GPUs"), N_("the fewest GPUs that meet the deadline")),
-         # the default objective with the run's time valued (workflows.time_value)
-         "cheapest-timed": (N_("the lowest cost per run, time valued at {money} an hour"),
-                            N_("the lowest cost per run that meets the deadline, time valued at {money} an hour"))}
-BINDINGS = {"cost": N_("cost (nothing that fits costs less per run)"),
-            "deadline": N_("the deadline (fewer GPUs would miss {days})"),
-            "budget": N_("the budget (a cheaper run needs a longer contract than it allows)"),
-            "time": N_("the time to train (what costs less per run takes longer than the difference is worth)"),
-            "memory": N_("memory (fewer GPUs do not hold the job: {used:.0f} of {capacity:.0f} GiB per GPU)"),
-            "headroom": N_("memory headroom (cheaper options fill over {limit} of their GPUs' memory)")}
+from trainsizer.report.message_text import text, texts
 
 
 def _action(acquisition: str, gpus: int, gpu: str, offer: dict[str, Any] | None, lang: str) -> str:
@@ -52,43 +39,15 @@ def _time(out: dict[str, Any], index: int, days: float | None, lang: str) -> str
     return w.duration(seconds, lang)
 
 
-def _binding(rec: dict[str, Any], lang: str) -> str:
-    b = rec.get("binding") or {"code": "cost"}
-    days = b.get("deadline_days")
-    return tr(BINDINGS.get(b["code"], BINDINGS["cost"]), lang, days=w.days(days, lang) if days else "-",
-              used=b.get("device_gib", 0), capacity=b.get("capacity_gib", 0),
-              limit=f"{b.get('tight_fraction', 0.9):.0%}")
+def trade(message: Any, lang: str) -> str:
+    """What a runner-up trades ("+3% per run, 1.1 days slower, commits 38 CNY")."""
+    return text(message, lang)
 
 
-def trade(text: str | None, lang: str) -> str:
-    """What a runner-up trades ("+3% per run, 1.1 days slower, commits 38 CNY"), part by part."""
-    return w.listing([say(part, lang) for part in (text or "").split(", ")], lang)
-
-
-def why(rec: dict[str, Any], lang: str, time: str | None = None) -> str:
-    """The one sentence: what, for how much, how long, the objective and what bound the choice."""
-    what = _action(rec["acquisition"], rec["gpus"], rec["gpu"], rec.get("offer"), lang)
-    cost = (tr("about {cost} a run", lang, cost=_cost(rec, lang)) if rec.get("per_run") is not None
-            else _cost(rec, lang))
-    objective, timed = rec.get("objective"), rec.get("time_value") or {}
-    if objective == "cheapest" and (timed.get("per_hour") or 0) > 0:
-        objective = "cheapest-timed"
-    goal = GOALS.get(objective, GOALS["cheapest"])[1 if (rec.get("binding") or {}).get("deadline_days") else 0]
-    args = {"what": what, "cost": cost, "binding": _binding(rec, lang),
-            "goal": tr(goal, lang, money=w.money(timed.get("per_hour"), timed.get("currency") or rec["currency"],
-                                                  lang))}
-    days = rec.get("time_to_train_days")
-    time = time or (None if days is None else w.duration(days * 86400, lang))
-    if time is None or time == w.MISSING:
-        sentence = tr("{what}: {cost}; {goal}; binding: {binding}.", lang, **args)
-    else:
-        sentence = tr("{what}: {cost}, {time} to train; {goal}; binding: {binding}.", lang, time=time, **args)
-    if rec.get("runner_ups"):
-        r = rec["runner_ups"][0]
-        sentence = w.sentences(sentence, tr("Runner-up: {hardware} ({trade}).", lang,
-                                            hardware=w.hardware(r["gpus"], r["gpu"]), trade=trade(r["trade"], lang)),
-                               lang)
-    return sentence
+def why(rec: dict[str, Any], lang: str) -> str:
+    """The one sentence: what, for how much, how long, the objective and what bound the choice (the plan's
+    ``why`` message)."""
+    return text(rec.get("why"), lang)
 
 
 def _where(rec: dict[str, Any], site: str, lang: str) -> tuple[str, str]:
@@ -111,7 +70,7 @@ def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
         reason = (N_("Nothing fits in memory within these limits.") if not out.get("options") else
                   N_("No option can be had within the deadline, the budget and this market."))
         return {"ok": False, "title": tr("No recommendation", lang), "reason": tr(reason, lang),
-                "advice": say_all(out.get("suggestions"), lang) + say_all(out.get("notes"), lang)}
+                "advice": texts(out.get("suggestions"), lang) + texts(out.get("notes"), lang)}
     cur = rec["currency"]
     time = _time(out, rec["option"], rec.get("time_to_train_days"), lang)
     facts = [(tr("What", lang), _action(rec["acquisition"], rec["gpus"], rec["gpu"], None, lang)),
@@ -131,7 +90,7 @@ def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
             "trade": trade(r.get("trade"), lang),
             "data": {"option": r["option"], "gpu": r["gpu"], "gpus": r["gpus"], "acquisition": r["acquisition"],
                      "per_run": r.get("per_run")}})
-    return {"ok": True, "title": tr("Answer", lang), "facts": facts, "why": why(rec, lang, time), "runner_ups": runners,
+    return {"ok": True, "title": tr("Answer", lang), "facts": facts, "why": why(rec, lang), "runner_ups": runners,
             "runner_ups_title": tr("Runner-ups and what each trades", lang),
             "data": {"option": rec["option"], "gpu": rec["gpu"], "gpus": rec["gpus"], "servers": rec["servers"],
                      "acquisition": rec["acquisition"], "per_run": rec.get("per_run"), "currency": cur}}

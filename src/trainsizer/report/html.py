@@ -8,8 +8,8 @@ from pathlib import PurePath
 from typing import Any
 
 from trainsizer.report.charts import render_chart
+from trainsizer.report.message_text import text
 from trainsizer.report.sections import Code, Section, document, meta_line, title
-from trainsizer.report.sentences import say
 from trainsizer.report.specs import plan_chart_specs, scale_spec
 
 CSS = """
@@ -46,7 +46,7 @@ def chart_specs(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     if "scaling" in specs:  # the report model's curve, titled and labelled in the report's language
         old = specs["scaling"]
         gpu = (report.get("recommended") or {}).get("hardware", {}).get("gpu", "")
-        series = {say(name, lang): values for name, values in old["series"].items()}
+        series = {text(name, lang): values for name, values in old["series"].items()}
         specs["scaling"] = {**old, **scale_spec(gpu, old["x"], series, lang), "log_x": old.get("log_x", True)}
     return {key: specs[key] for key in ("memory", "scaling", "cost", "pareto") if key in specs}
 

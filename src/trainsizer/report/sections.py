@@ -2,7 +2,7 @@
 terminal: the answer card first, then the job, the recommended option in detail, the alternatives, the
 bill of materials, site fit, cost, notes, timeline, verification and the sources. Renderers only lay
 these out; every word and number is formatted here (through :mod:`trainsizer.report.words`, the
-sentence templates and the message catalog)."""
+engine's messages through :mod:`trainsizer.report.message_text` and the message catalog)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainsizer.i18n import N_, tr
+from trainsizer.messages import msg
+from trainsizer.report import message_text as mt
 from trainsizer.report import option_text as ot
 from trainsizer.report import words as w
 from trainsizer.report.answer import card
-from trainsizer.report.sentences import say, say_all
 
 CAPEX = {"servers": N_("servers"), "shared_storage": N_("shared storage"), "local_nvme": N_("local NVMe"),
          "network": N_("network"), "racks_and_installation": N_("racks and installation")}
@@ -42,21 +43,11 @@ class Section:
     blocks: list[tuple[Any, ...]] = field(default_factory=list)  # ("p"|"verdict"|"list"|"table"|"answer"|"charts", ...)
 
 
-def big(n: Any, lang: str) -> str:
-    """A large count: 7.62 B / 76.2 亿, 200 M / 2 亿."""
-    if n is None:
-        return w.MISSING
-    x = float(n)
-    if lang == w.ZH:
-        return f"{x / 1e8:,.3g} 亿" if x >= 1e8 else f"{x / 1e4:,.4g} 万" if x >= 1e4 else f"{x:,.0f}"
-    return f"{x / 1e9:,.3g} B" if x >= 1e9 else f"{x / 1e6:,.3g} M" if x >= 1e6 else f"{x:,.0f}"
-
-
 def _summary(job: dict[str, Any], lang: str) -> Section:
     heads = [tr(h, lang) for h in (N_("Model"), N_("Parameters"), N_("Method"), N_("Precision"), N_("Optimizer"),
                                    N_("Sequence length"), N_("Training tokens"))]
-    row = [job["model"], big(job["params"], lang), Code(job["method"]), Code(job["precision"]),
-           Code(job["optimizer"]), f"{job['seq_len']:,}", big(job["tokens"], lang)]
+    row = [job["model"], w.big(job["params"], lang), Code(job["method"]), Code(job["precision"]),
+           Code(job["optimizer"]), f"{job['seq_len']:,}", w.big(job["tokens"], lang)]
     return Section("summary", tr(TITLES["summary"], lang), [("table", heads, [row])])
 
 
@@ -106,7 +97,7 @@ def bom(pick: dict[str, Any], lang: str) -> Section:
          ot.why(pick, lang)],
         [tr("Host RAM per server", lang), f"{host['ram_gib_per_node']:,.0f} GiB",
          tr("{needed} GiB needed: {parts} (GiB); {seed_rule}: {seed} GiB", lang,
-            needed=f"{host['ram_needed_gib']:,.0f}", parts=ram_parts, seed_rule=say(host["seed_rule"], lang),
+            needed=f"{host['ram_needed_gib']:,.0f}", parts=ram_parts, seed_rule=mt.text(host["seed_rule"], lang),
             seed=f"{host['seed_rule_ram_gib']:,.0f}")],
         [tr("CPU cores per server", lang), str(host["cpu_cores_per_node"]),
          tr("{n} needed for data loaders and ranks", lang, n=host["cpu_cores_needed"])],
@@ -116,12 +107,12 @@ def bom(pick: dict[str, Any], lang: str) -> Section:
         [tr("Storage throughput", lang), tr("read {read} MB/s, checkpoint writes {write} GB/s", lang,
                                              read=f"{st['read_gbps'] * 1000:.1f}",
                                              write=f"{st['checkpoint_write_gbps']:.1f}"),
-         say(st["seed_rule_verdict"], lang)],
+         mt.text(st["seed_rule_verdict"], lang)],
         [tr("Local NVMe per server", lang), f"{st['local_nvme_tb_per_node']:g} TB",
          tr("checkpoint staging, dataset cache", lang)],
         [tr("Network", lang), tr("{fabric}; {nics} NICs per server; {leaf} leaf + {spine} spine switches", lang,
                                   fabric=net["fabric"] or "-", nics=net["nics_per_node"], leaf=net["leaf_switches"],
-                                  spine=net["spine_switches"]), say(net["reason"], lang)],
+                                  spine=net["spine_switches"]), mt.text(net["reason"], lang)],
         [tr("Power", lang), tr("{server} kW per server, {it} kW IT, {facility} kW at the site", lang,
                                 server=f"{pw['server_max_kw']:.1f}", it=f"{pw['total_it_max_kw']:.1f}",
                                 facility=f"{pw['facility_kw']:.1f}"),
@@ -135,12 +126,11 @@ def site_fit(pick: dict[str, Any], lang: str) -> Section | None:
     fit = pick["system"].get("site_fit")
     if not fit:
         return None
-    blocks: list[tuple[Any, ...]] = [("p", say(fit["verdict"], lang))]
+    blocks: list[tuple[Any, ...]] = [("p", mt.text(fit["verdict"], lang))]
     if not pick.get("site_applies", True):
-        blocks.insert(0, ("p", say("rented: runs in the provider's data centre, your site's racks do not apply",
-                                   lang)))
+        blocks.insert(0, ("p", mt.text(msg("site.rented"), lang)))
     if fit["remedies"]:
-        blocks.append(("list", say_all(fit["remedies"], lang)))
+        blocks.append(("list", mt.texts(fit["remedies"], lang)))
     return Section("site", tr(TITLES["site"], lang), blocks)
 
 
@@ -164,10 +154,10 @@ def cost(pick: dict[str, Any], cur: str, lang: str) -> Section | None:
         run = c["per_run"]
         rows.append([tr("One run: buy share / rent", lang), f"{m(run.get('buy'))} / {m(run.get('rent'))}"])
     rows += [[tr("Buy total at USD/CNY {rate}", lang, rate=r), m(v)] for r, v in c["fx_sensitivity"].items()]
-    blocks: list[tuple[Any, ...]] = [("table", [tr("Item", lang), cur], rows),
-                                     ("p", tr("Over the horizon: {verdict}", lang, verdict=say(c["verdict"], lang)))]
+    horizon = tr("Over the horizon: {verdict}", lang, verdict=mt.text(c["verdict"], lang))
+    blocks: list[tuple[Any, ...]] = [("table", [tr("Item", lang), cur], rows), ("p", horizon)]
     if c["seed_checks"]:
-        blocks.append(("list", [tr("seed guide: {check}", lang, check=say(s, lang)) for s in c["seed_checks"]]))
+        blocks.append(("list", [tr("seed guide: {check}", lang, check=mt.text(s, lang)) for s in c["seed_checks"]]))
     return Section("cost", tr(TITLES["cost"], lang), blocks)
 
 
@@ -177,20 +167,20 @@ def timeline(plan: dict[str, Any], lang: str) -> Section:
     def span(lo: int, hi: int) -> str:
         return tr("{lo}-{hi} days", lang, lo=lo, hi=hi)
 
-    rows = [[say(s["step"], lang), span(*s["days"])] for s in tl["steps"]]
-    total = tr("{days} ({note})", lang, days=span(*tl["total_days"]), note=say(tl["note"], lang))
+    rows = [[mt.text(s["step"], lang), span(*s["days"])] for s in tl["steps"]]
+    total = tr("{days} ({note})", lang, days=span(*tl["total_days"]), note=mt.text(tl["note"], lang))
     rows.append([tr("Total", lang), total])
     return Section("timeline", tr(TITLES["timeline"], lang), [("table", [tr("Step", lang), tr("Days", lang)], rows)])
 
 
 def verification(plan: dict[str, Any], lang: str) -> Section:
-    rows = [[say(v["step"], lang), Code(v["command"]), say(v["check"], lang)] for v in plan["verification"]]
+    rows = [[mt.text(v["step"], lang), Code(v["command"]), mt.text(v["check"], lang)] for v in plan["verification"]]
     heads = [tr("Step", lang), tr("Command", lang), tr("What to check", lang)]
     return Section("verify", tr(TITLES["verify"], lang), [("table", heads, rows)])
 
 
 def sources(assumptions: list[dict[str, str]], lang: str) -> Section:
-    rows = [[say(a["what"], lang), a["source"], a["as_of"]] for a in assumptions]
+    rows = [[mt.text(a["what"], lang), a["source"], a["as_of"]] for a in assumptions]
     heads = [tr("Assumption", lang), tr("Source", lang), tr("As of", lang)]
     return Section("assumptions", tr(TITLES["assumptions"], lang), [("table", heads, rows)])
 
@@ -216,7 +206,7 @@ def document(report: dict[str, Any], charts: bool = True) -> list[Section]:
             out.append(Section("charts", tr(TITLES["charts"], lang), [("charts",)]))
         out += [alternatives(plan, lang), bom(pick, lang), site_fit(pick, lang), cost(pick, plan["currency"], lang)]
     if plan.get("notes") and pick and answer["ok"]:  # without a recommendation the card lists them
-        out.append(Section("notes", tr(TITLES["notes"], lang), [("list", say_all(plan["notes"], lang))]))
+        out.append(Section("notes", tr(TITLES["notes"], lang), [("list", mt.texts(plan["notes"], lang))]))
     if pick:
         out += [timeline(plan, lang), verification(plan, lang)]
     out.append(sources(report["assumptions"], lang))

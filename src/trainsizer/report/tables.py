@@ -1,16 +1,33 @@
 """The plan's bill of materials and cost as tables (sheets of rows), for the .xlsx and .csv exports:
 "Recommendation", "Bill of materials", "Options" and "Assumptions". Cells are numbers where the plan
-has numbers; an amount of money is a :class:`Money` (a float the spreadsheet formats as currency)."""
+has numbers; an amount of money is a :class:`Money` (a float the spreadsheet formats as currency). Sheet names,
+headers, labels and the engine's messages are in the report's language (``lang``); ids and numbers are as the
+plan has them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+from trainsizer.i18n import N_, tr
+from trainsizer.messages import Message
+from trainsizer.report import words as w
+from trainsizer.report.message_text import text
 from trainsizer.report.specs import pick_index
 
 RANKINGS = ("recommended", "fastest", "fewest_gpus", "best_mfu", "cheapest_to_buy", "pareto_time_vs_gpus")
-BOM_HEADERS = ["item", "quantity", "unit", "unit price", "total price", "note"]
+BOM_HEADERS = [N_("item"), N_("quantity"), N_("unit"), N_("unit price"), N_("total price"), N_("note")]
+SHEETS = {"recommendation": N_("Recommendation"), "bom": N_("Bill of materials"), "options": N_("Options"),
+          "assumptions": N_("Assumptions")}
+CAPEX = {"servers": N_("servers"), "shared_storage": N_("shared storage"), "local_nvme": N_("local NVMe"),
+         "network": N_("network"), "racks_and_installation": N_("racks and installation")}
+OPEX = {"colocation": N_("colocation"), "electricity": N_("electricity"), "maintenance": N_("maintenance"),
+        "staff": N_("staff")}
+OPTION_HEADERS = [N_("option"), N_("ranked"), N_("GPU"), N_("GPUs"), N_("servers"), N_("GPUs per server"),
+                  N_("interconnect"), N_("layout"), N_("step time (s)"), N_("tokens/s"), N_("MFU"),
+                  N_("time to train (days)"), N_("memory per GPU (GiB)"), N_("GPU memory (GiB)"), N_("fits site"),
+                  N_("capex"), N_("opex per year"), N_("buy total"), N_("rent per year"), N_("rent total"),
+                  N_("one run: buy share"), N_("one run: rent"), N_("verdict")]
 
 
 class Money(float):
@@ -39,60 +56,67 @@ def layout(option: dict[str, Any]) -> str:
             + f" mbs {t['micro_batch_size']} ckpt {t['activation_checkpointing']}")
 
 
-def _cost_rows(cost: dict[str, Any], cur: str) -> list[list[Any]]:
+def _cost_rows(cost: dict[str, Any], cur: str, lang: str) -> list[list[Any]]:
     buy, rent, per_run = cost["buy"], cost.get("rent") or {}, cost.get("per_run") or {}
     rows: list[list[Any]] = []
     if per_run:
-        rows += [["one training run: buy share", _money(per_run.get("buy")), cur],
-                 ["one training run: rent", _money(per_run.get("rent")), cur],
-                 ["one training run: hours", per_run.get("hours"), "h"]]
-    rows += [[f"buy capex: {k.replace('_', ' ')}", Money(v), cur] for k, v in buy["capex"].items()]
-    rows += [["buy capex total", Money(buy["capex_total"]), cur]]
-    rows += [[f"buy opex per year: {k}", Money(v), cur] for k, v in buy["opex_per_year"].items()]
-    rows += [["buy opex total per year", Money(buy["opex_total_per_year"]), cur],
-             ["buy residual value", _money(buy.get("residual")), cur],
-             ["buy total over the horizon", Money(buy["total"]), cur],
-             ["horizon", buy["horizon_years"], "years"],
-             ["rent offer", rent.get("offer"), ""],
-             ["rent price per GPU-hour", _money(rent.get("price_per_gpu_hour")), cur],
-             ["rent per year", _money(rent.get("per_year")), cur],
-             ["rent total over the horizon", _money(rent.get("total")), cur],
-             ["break-even", cost.get("break_even_months"), "months"],
-             ["rent vs buy", cost.get("verdict"), ""]]
+        rows += [[tr("one training run: buy share", lang), _money(per_run.get("buy")), cur],
+                 [tr("one training run: rent", lang), _money(per_run.get("rent")), cur],
+                 [tr("one training run: hours", lang), per_run.get("hours"), "h"]]
+    rows += [[tr("buy capex: {item}", lang, item=w.word(CAPEX, k, lang)), Money(v), cur]
+             for k, v in buy["capex"].items()]
+    rows += [[tr("buy capex total", lang), Money(buy["capex_total"]), cur]]
+    rows += [[tr("buy opex per year: {item}", lang, item=w.word(OPEX, k, lang)), Money(v), cur]
+             for k, v in buy["opex_per_year"].items()]
+    rows += [[tr("buy opex total per year", lang), Money(buy["opex_total_per_year"]), cur],
+             [tr("buy residual value", lang), _money(buy.get("residual")), cur],
+             [tr("buy total over the horizon", lang), Money(buy["total"]), cur],
+             [tr("horizon", lang), buy["horizon_years"], tr("years", lang)],
+             [tr("rent offer", lang), rent.get("offer"), ""],
+             [tr("rent price per GPU-hour", lang), _money(rent.get("price_per_gpu_hour")), cur],
+             [tr("rent per year", lang), _money(rent.get("per_year")), cur],
+             [tr("rent total over the horizon", lang), _money(rent.get("total")), cur],
+             [tr("break-even", lang), cost.get("break_even_months"), tr("months", lang)],
+             [tr("rent vs buy", lang), cost.get("verdict"), ""]]
     return rows
 
 
-def recommendation_sheet(plan: dict[str, Any], pick: dict[str, Any] | None, recommended: bool) -> Sheet:
+def recommendation_sheet(plan: dict[str, Any], pick: dict[str, Any] | None, recommended: bool,
+                         lang: str = "en") -> Sheet:
     cur = plan["currency"]
-    sheet = Sheet("Recommendation", ["item", "value", "unit"])
+    sheet = Sheet(tr(SHEETS["recommendation"], lang), [tr("item", lang), tr("value", lang), tr("unit", lang)])
     if pick is None:
-        sheet.rows = [["nothing fits", "", ""]] + [["suggestion", s, ""] for s in plan.get("suggestions", [])]
+        sheet.rows = [[tr("nothing fits", lang), "", ""]] + [[tr("suggestion", lang), s, ""]
+                                                             for s in plan.get("suggestions", [])]
         return sheet
     hw, perf, mem, sysd = pick["hardware"], pick["performance"], pick["memory"], pick["system"]
     fit = sysd.get("site_fit") or {}
     sheet.rows = [
-        ["option", "recommended" if recommended else "fastest (no option fits the site with prices)", ""],
-        ["because", plan.get("recommended_because", "") if recommended else "", ""],
-        ["GPU", hw["gpu"], ""], ["GPU count", hw["gpus"], "GPUs"],
-        ["servers", hw["nodes"], f"servers of {hw['gpus_per_node']} GPUs"],
-        ["interconnect", " + ".join(x for x in (hw.get("intra_node"), hw.get("inter_node")) if x), ""],
-        ["layout", layout(pick), ""], ["tokens/s", perf["tokens_per_s"], "tokens/s"],
-        ["step time", perf["step_time_s"], "s"], ["MFU", perf["mfu"], "fraction"],
-        ["time to train", _days(perf.get("time_to_train_s")), "days"],
-        ["memory per GPU", mem["device_gib"], "GiB"], ["GPU memory", mem["capacity_gib"], "GiB"],
-        ["site", plan["site"], ""], ["site fit", fit.get("verdict"), ""], ["currency", cur, ""],
+        [tr("option", lang), tr("recommended", lang) if recommended
+         else tr("fastest (no option fits the site with prices)", lang), ""],
+        [tr("because", lang), plan.get("recommended_because", "") if recommended else "", ""],
+        ["GPU", hw["gpu"], ""], [tr("GPU count", lang), hw["gpus"], tr("GPUs", lang)],
+        [tr("servers", lang), hw["nodes"], tr("servers of {n} GPUs", lang, n=hw["gpus_per_node"])],
+        [tr("interconnect", lang), " + ".join(x for x in (hw.get("intra_node"), hw.get("inter_node")) if x), ""],
+        [tr("layout", lang), layout(pick), ""], [tr("tokens/s", lang), perf["tokens_per_s"], tr("tokens/s", lang)],
+        [tr("step time", lang), perf["step_time_s"], "s"], ["MFU", perf["mfu"], tr("fraction", lang)],
+        [tr("time to train", lang), _days(perf.get("time_to_train_s")), tr("days", lang)],
+        [tr("memory per GPU", lang), mem["device_gib"], "GiB"], [tr("GPU memory", lang), mem["capacity_gib"], "GiB"],
+        [tr("site", lang), plan["site"], ""], [tr("site fit", lang), fit.get("verdict"), ""],
+        [tr("currency", lang), cur, ""],
     ]
     if pick.get("cost"):
-        sheet.rows += _cost_rows(pick["cost"], cur)
+        sheet.rows += _cost_rows(pick["cost"], cur, lang)
     else:
-        sheet.rows.append(["cost", "no price data for this GPU", ""])
-    sheet.rows.append(["verdict", pick.get("verdict"), ""])
+        sheet.rows.append([tr("cost", lang), tr("no price data for this GPU", lang), ""])
+    sheet.rows.append([tr("verdict", lang), pick.get("verdict"), ""])
     return sheet
 
 
-def bom_sheet(pick: dict[str, Any] | None) -> Sheet:
+# long: one row per item of the bill of materials, each with its own unit and note
+def bom_sheet(pick: dict[str, Any] | None, lang: str = "en") -> Sheet:
     """One row per item; the priced ones carry the capex lines, so the price column adds up to the capex."""
-    sheet = Sheet("Bill of materials", BOM_HEADERS)
+    sheet = Sheet(tr(SHEETS["bom"], lang), [tr(h, lang) for h in BOM_HEADERS])
     if pick is None:
         return sheet
     sysd = pick["system"]
@@ -100,45 +124,49 @@ def bom_sheet(pick: dict[str, Any] | None) -> Sheet:
     n = srv["count"]
     capex = dict((pick.get("cost") or {}).get("buy", {}).get("capex", {}))
 
-    def priced(item: str, qty: float, unit: str, key: str | None, note: str) -> list[Any]:
+    def priced(item: str, qty: float, unit: str, key: str | None, note: Any) -> list[Any]:
         total = capex.pop(key, None) if key else None
         unit_price = Money(total / qty) if total is not None and qty else None
         return [item, qty, unit, unit_price, _money(total), note]
 
     sites = sysd.get("site_fit") or {}
+    network_note = tr("{nics} NICs per server, {leaf} leaf + {spine} spine switches, {cables} cables", lang,
+                     nics=net["nics_per_node"], leaf=net["leaf_switches"], spine=net["spine_switches"],
+                     cables=net.get("cables", 0))
     sheet.rows = [
-        priced("GPU servers", n, f"server ({srv['gpus_per_server']} x {srv['gpu']})", "servers",
-               "GPUs, host RAM and CPUs are in the server price"),
-        priced("GPUs", n * srv["gpus_per_server"], srv["gpu"], None, "in the server price"),
-        priced("host RAM", n * host["ram_gib_per_node"], "GiB", None,
-               f"{host['ram_gib_per_node']:g} GiB per server; {host['ram_needed_gib']:g} GiB needed"),
-        priced("CPU cores", n * host["cpu_cores_per_node"], "cores", None,
-               f"{host['cpu_cores_per_node']} per server; {host['cpu_cores_needed']} needed"),
-        priced("shared storage", st["shared_capacity_tb"], "TB", "shared_storage",
-               f"checkpoints {st['checkpoint_tb']:g} TB each, dataset {st['dataset_tb']:g} TB"),
-        priced("local NVMe", n * st["local_nvme_tb_per_node"], "TB", "local_nvme",
-               f"{st['local_nvme_tb_per_node']:g} TB per server"),
-        priced("network", 1, f"fabric {net['fabric'] or '-'}", "network",
-               f"{net['nics_per_node']} NICs per server, {net['leaf_switches']} leaf + {net['spine_switches']} spine "
-               f"switches, {net.get('cables', 0)} cables; {net['reason']}"),
-        priced("racks and installation", sites.get("racks") or 1, "racks" if sites.get("racks") else "lot",
+        priced(tr("GPU servers", lang), n, tr("server ({n} x {gpu})", lang, n=srv["gpus_per_server"], gpu=srv["gpu"]),
+               "servers",
+               tr("GPUs, host RAM and CPUs are in the server price", lang)),
+        priced(tr("GPUs", lang), n * srv["gpus_per_server"], srv["gpu"], None, tr("in the server price", lang)),
+        priced(tr("host RAM", lang), n * host["ram_gib_per_node"], "GiB", None,
+               tr("{per} GiB per server; {needed} GiB needed", lang, per=f"{host['ram_gib_per_node']:g}",
+                 needed=f"{host['ram_needed_gib']:g}")),
+        priced(tr("CPU cores", lang), n * host["cpu_cores_per_node"], tr("cores", lang), None,
+               tr("{per} per server; {needed} needed", lang, per=host["cpu_cores_per_node"],
+                  needed=host["cpu_cores_needed"])),
+        priced(tr("shared storage", lang), st["shared_capacity_tb"], "TB", "shared_storage",
+               tr("checkpoints {ckpt} TB each, dataset {data} TB", lang, ckpt=f"{st['checkpoint_tb']:g}",
+                 data=f"{st['dataset_tb']:g}")),
+        priced(tr("local NVMe", lang), n * st["local_nvme_tb_per_node"], "TB", "local_nvme",
+               tr("{tb} TB per server", lang, tb=f"{st['local_nvme_tb_per_node']:g}")),
+        priced(tr("network", lang), 1, tr("fabric {fabric}", lang, fabric=net["fabric"] or "-"), "network",
+               w.join([network_note, text(net["reason"], lang)], lang)),
+        priced(tr("racks and installation", lang), sites.get("racks") or 1,
+               tr("racks", lang) if sites.get("racks") else tr("lot", lang),
                "racks_and_installation", sites.get("verdict", "")),
-        priced("power", pw["total_it_max_kw"], "kW IT (max)", None,
-               f"{pw['server_max_kw']:g} kW per server, {pw['facility_kw']:g} kW facility; electricity is opex"),
+        priced(tr("power", lang), pw["total_it_max_kw"], tr("kW IT (max)", lang), None,
+               tr("{server} kW per server, {facility} kW facility; electricity is opex", lang,
+                 server=f"{pw['server_max_kw']:g}", facility=f"{pw['facility_kw']:g}")),
     ]
-    sheet.rows += [priced(f"other: {k.replace('_', ' ')}", 1, "lot", k, "") for k in list(capex)]
+    sheet.rows += [priced(tr("other: {item}", lang, item=w.word(CAPEX, k, lang)), 1, tr("lot", lang), k, "")
+                   for k in list(capex)]
     return sheet
 
 
-def options_sheet(plan: dict[str, Any]) -> Sheet:
-    headers = ["option", "ranked", "GPU", "GPUs", "servers", "GPUs per server", "interconnect", "layout",
-               "step time (s)",
-               "tokens/s", "MFU", "time to train (days)", "memory per GPU (GiB)", "GPU memory (GiB)", "fits site",
-               "capex", "opex per year", "buy total", "rent per year", "rent total", "one run: buy share",
-               "one run: rent", "verdict"]
+def options_sheet(plan: dict[str, Any], lang: str = "en") -> Sheet:
     ranked = sorted({i for key in RANKINGS for i in plan["rankings"].get(key, [])},
                     key=lambda i: plan["options"][i]["performance"]["step_time_s"])
-    sheet = Sheet("Options", headers)
+    sheet = Sheet(tr(SHEETS["options"], lang), [tr(h, lang) for h in OPTION_HEADERS])
     for i in ranked:
         o = plan["options"][i]
         hw, perf, mem = o["hardware"], o["performance"], o["memory"]
@@ -150,18 +178,23 @@ def options_sheet(plan: dict[str, Any]) -> Sheet:
             hw["nodes"], hw["gpus_per_node"], " + ".join(x for x in (hw.get("intra_node"), hw.get("inter_node")) if x),
             layout(o), perf["step_time_s"], perf["tokens_per_s"], perf["mfu"],
             _days(perf.get("time_to_train_s")), mem["device_gib"], mem["capacity_gib"],
-            {True: "yes", False: "no", None: ""}[fit], _money(buy.get("capex_total")),
+            "" if fit is None else w.yes_no(fit, lang), _money(buy.get("capex_total")),
             _money(buy.get("opex_total_per_year")), _money(buy.get("total")), _money(rent.get("per_year")),
             _money(rent.get("total")), _money(run.get("buy")), _money(run.get("rent")), o.get("verdict")])
     return sheet
 
 
 def export_sheets(report: dict[str, Any]) -> list[Sheet]:
-    """The four sheets of a report model (``plan``, ``recommended`` and ``assumptions`` are read)."""
+    """The four sheets of a report model (``plan``, ``recommended``, ``assumptions`` and ``lang`` are read)."""
     plan = report["plan"]
+    lang = report.get("lang", "en")
     idx = pick_index(plan)
     pick = plan["options"][idx] if idx is not None else None
     recommended = bool(plan["rankings"].get("recommended"))
-    assumptions = Sheet("Assumptions", ["what", "source", "as of"],
+    assumptions = Sheet(tr(SHEETS["assumptions"], lang), [tr("what", lang), tr("source", lang), tr("as of", lang)],
                         [[a["what"], a["source"], a["as_of"]] for a in report.get("assumptions", [])])
-    return [recommendation_sheet(plan, pick, recommended), bom_sheet(pick), options_sheet(plan), assumptions]
+    sheets = [recommendation_sheet(plan, pick, recommended, lang), bom_sheet(pick, lang), options_sheet(plan, lang),
+              assumptions]
+    for sheet in sheets:  # the engine's messages in the report's language
+        sheet.rows = [[text(c, lang) if isinstance(c, Message) else c for c in row] for row in sheet.rows]
+    return sheets

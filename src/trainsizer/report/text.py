@@ -15,62 +15,6 @@ def _console() -> Console:
     return Console(highlight=False, emoji=False, width=140)
 
 
-def print_estimate(result: Any, origin: str, lang: str | None) -> None:
-    lang = resolve_lang(lang)
-    con = _console()
-    sc, mem, arch = result.scenario, result.memory, result.architecture
-    tr, par = sc.training, sc.parallel
-    active = f" ({result.params.active / 1e9:.1f} B active)" if arch.moe else ""
-    layout = f"tp={par.tp} pp={par.pp} cp={par.cp} dp={par.dp} zero={par.zero}"
-    con.print(f"[bold]{t('scenario', lang)}[/bold]: {origin}")
-    con.print(f"  {arch.name or arch.model_type}: {result.params.total / 1e9:.2f} B params{active}; "
-              f"{tr.method} {tr.precision} {tr.optimizer}; micro-batch {tr.micro_batch_size} x {tr.seq_len} tokens, "
-              f"global batch {sc.global_batch_size}; checkpointing {tr.activation_checkpointing}, "
-              f"attention {tr.attention}")
-    con.print(f"  {par.gpus} x {result.gpu.name} ({result.gpu.memory_gib:.1f} GiB); {layout}")
-    table = Table(title=t("title", lang), title_justify="left")
-    table.add_column(t("component", lang))
-    table.add_column(t("gib", lang), justify="right")
-    table.add_column(t("why", lang), overflow="fold")
-    for c in mem.components:
-        if c.bytes > 0:
-            table.add_row(c.name, f"{c.gib:.2f}", c.why)
-    table.add_section()
-    table.add_row(t("allocated", lang), f"{mem.allocated_gib:.2f}", f"{t('peak_phase', lang)} {mem.peak_phase}")
-    table.add_row(t("reserved", lang), f"{mem.reserved_gib:.2f}", "")
-    verdict = (f"[green]{t('fits', lang)}[/green]" if mem.fits else f"[red]{t('no_fit', lang)}[/red]")
-    table.add_row(t("device", lang), f"{mem.device_gib:.2f}",
-                  f"{verdict}: {t('capacity', lang)} {mem.capacity_gib:.2f} GiB, "
-                  f"{t('headroom', lang)} {mem.capacity_gib - mem.device_gib:+.2f} GiB")
-    con.print(table)
-    if result.limits:
-        lim = result.limits
-        mbs = str(lim.max_micro_batch_size) if lim.max_micro_batch_size else t("nothing_fits", lang)
-        seq = f"{lim.max_seq_len:,}" if lim.max_seq_len else t("nothing_fits", lang)
-        con.print(f"[bold]{t('limits', lang)}[/bold]: {t('max_mbs', lang)} {mbs}; {t('max_seq', lang)} {seq}")
-    perf = result.performance
-    if perf:
-        zh = lang == "zh-CN"
-        con.print(f"[bold]{'速度' if zh else 'Speed'}[/bold]: step {perf.step_time_s:.3f} s, "
-                  f"{perf.tokens_per_s:,.0f} tokens/s ({perf.tokens_per_s_per_gpu:,.0f} per GPU), "
-                  f"{perf.tflops_per_gpu:.0f} TFLOPS/GPU, MFU {perf.mfu:.0%} of {perf.peak_tflops:g} dense")
-        top = sorted(((v, k) for k, v in perf.breakdown_s.items() if v > 0), reverse=True)[:5]
-        con.print("  " + ", ".join(f"{k} {v / perf.step_time_s:.0%}" for v, k in top))
-        if perf.time_to_train_s:
-            con.print(f"  {'训练时长' if zh else 'time to train'}: {perf.time_to_train_s / 86400:.2f} days, "
-                      f"{perf.gpu_hours:,.0f} GPU-hours")
-    rule = result.rule_of_thumb
-    con.print(f"[bold]{t('rule', lang)}[/bold]: {rule.formula} = {rule.total_gb:,.1f} GB total, "
-              f"{t('rule_value', lang)} {rule.per_gpu_gib:.1f} GiB vs {t('estimate', lang)} "
-              f"{rule.estimate_gib:.1f} GiB ({t('off_by', lang)} {rule.error:+.0%})")
-    for reason in rule.reasons:
-        con.print(f"  - {reason}")
-    if mem.notes:
-        con.print(f"[bold]{t('notes', lang)}[/bold]:")
-        for note in mem.notes:
-            con.print(f"  - {note}")
-
-
 def print_validation(results: list[Any], summary: dict[str, Any], lang: str | None = None,
                      per_case: bool = True) -> None:
     lang = resolve_lang(lang)
@@ -144,38 +88,6 @@ def _print_case_table(results: list[Any], con: Console, lang: str) -> None:
     con.print(table)
 
 
-def print_gpus(cat: Any) -> None:
-    table = Table(title="Accelerators (dense TFLOPS)", title_justify="left")
-    for col in ("id", "GiB", "GB/s", "bf16", "fp8", "fp4", "scale-up", "TDP W", "source"):
-        table.add_column(col, overflow="fold")
-    for a in cat.accelerators.values():
-        d = a.dense_tflops
-        link = a.scale_up.link if a.scale_up and a.scale_up.link else "-"
-        table.add_row(a.id, f"{a.memory_gib:g}", f"{a.memory_bandwidth_gbps or 0:g}", f"{d.bf16 or '-'}",
-                      f"{d.fp8 or '-'}", f"{d.fp4 or '-'}", link, f"{a.tdp_w or '-'}", a.source[:60])
-    _console().print(table)
-
-
-def print_links(cat: Any) -> None:
-    table = Table(title="Links (GB/s per direction)", title_justify="left")
-    for col in ("id", "scope", "GB/s", "latency us", "name"):
-        table.add_column(col, overflow="fold")
-    for link in cat.links.values():
-        table.add_row(link.id, link.scope, f"{link.per_direction_gbps:g}", f"{link.latency_us or '-'}", link.name)
-    _console().print(table)
-
-
-def print_models(rows: list[dict[str, Any]]) -> None:
-    table = Table(title="Model presets", title_justify="left")
-    for col in ("id", "params (B)", "active (B)", "published (B)", "name"):
-        table.add_column(col)
-    for r in rows:
-        pub = r["published_params"]
-        table.add_row(r["id"], f"{r['params'] / 1e9:.3f}", f"{r['active_params'] / 1e9:.3f}",
-                      f"{float(pub) / 1e9:.3f}" if pub else "-", r["name"])
-    _console().print(table)
-
-
 RANKING_TITLES = {"cheapest_per_run": N_("Cheapest per run"), "fastest": N_("Fastest"),
                   "fewest_gpus": N_("Fewest GPUs"), "cheapest_to_buy": N_("Cheapest to own"),
                   "best_mfu": N_("Best MFU"),
@@ -190,7 +102,7 @@ def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | Non
     from trainsizer.report import option_text as ot
     from trainsizer.report import words as w
     from trainsizer.report.answer import card
-    from trainsizer.report.sentences import say_all
+    from trainsizer.report.message_text import texts
 
     lang = resolve_lang(lang)
     con = _console()
@@ -199,7 +111,7 @@ def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | Non
     _print_answer(con, answer, lang)
     if not result.options:
         return
-    for note in say_all(result.notes, lang) if answer["ok"] else []:  # else the card lists them
+    for note in texts(result.notes, lang) if answer["ok"] else []:  # else the card lists them
         con.print(f"  - {escape(note)}")
     cur = out.get("currency", "")
     for key, title in RANKING_TITLES.items():
@@ -282,66 +194,51 @@ def _money(x: float, cur: str) -> str:
     return f"{x / 1e6:,.2f} M {cur}" if abs(x) >= 1e6 else f"{x:,.0f} {cur}"
 
 
-def print_quotes(data: dict[str, Any]) -> None:
+SPLIT = {"compute": N_("compute"), "storage": N_("storage"), "network": N_("network"), "service": N_("service")}
+
+
+def print_quotes(data: dict[str, Any], lang: str | None = None) -> None:
+    """Rental quotes side by side: price, delivered compute, the run's cost, the cost split and the risk flags."""
+    from trainsizer.report import words as w
+    from trainsizer.report.message_text import text, texts
+
+    lang = resolve_lang(lang)
     con = _console()
     cur = data["currency"]
-    table = Table(title=f"Rental quotes ({cur}; MFU basis: {data['mfu_basis']})", title_justify="left")
-    for col in ("offer", "GPUs", f"{cur}/GPU-h", "delivered PFLOPS", f"{cur}/PFLOP-h", "run cost", "split", "flags"):
+    title = tr("Rental quotes ({currency}; MFU basis: {basis})", lang, currency=cur,
+               basis=text(data["mfu_basis"], lang))
+    table = Table(title=title, title_justify="left")
+    for col in (tr("offer", lang), tr("GPUs", lang), f"{cur}/GPU-h", tr("delivered PFLOPS", lang), f"{cur}/PFLOP-h",
+                tr("run cost", lang), tr("split", lang), tr("flags", lang)):
         table.add_column(col, overflow="fold")
     for q in data["quotes"]:
-        split = ", ".join(f"{k} {v:.0%}" for k, v in q["split"].items()) + (" (est.)" if q["split_estimated"] else "")
-        table.add_row(q["name"], str(q["gpus"]), f"{q['price_per_gpu_hour']:.2f}", f"{q['delivered_pflops']:.2f}",
-                      f"{q['cost_per_delivered_pflop_hour']:.1f}",
-                      "-" if q["run_cost"] is None else _money(q["run_cost"], cur), split, "; ".join(q["flags"]))
+        split = w.listing([f"{w.word(SPLIT, k, lang)} {v:.0%}" for k, v in q["split"].items()], lang) + (
+            tr(" (estimated)", lang) if q["split_estimated"] else "")
+        table.add_row(escape(q["name"]), str(q["gpus"]), f"{q['price_per_gpu_hour']:.2f}",
+                      f"{q['delivered_pflops']:.2f}", f"{q['cost_per_delivered_pflop_hour']:.1f}",
+                      "-" if q["run_cost"] is None else _money(q["run_cost"], cur), split,
+                      escape(w.join(texts(q["flags"], lang), lang)))
     con.print(table)
 
 
-def print_sites(sites: dict[str, Any]) -> None:
-    table = Table(title="Sites", title_justify="left")
-    for col in ("id", "kW/rack", "cooling", "PUE", "power price", "rack rent", "name"):
-        table.add_column(col, overflow="fold")
-    for s in sites.values():
-        rent = (f"{s.rack_rent_per_month:,.0f}/rack-mo" if s.rack_rent_per_month is not None
-                else f"{s.rack_rent_per_kw_month or 0:,.0f}/kW-mo")
-        table.add_row(s.id, f"{s.rack_power_kw:g}", s.cooling, f"{s.pue:g}", f"{s.electricity_price:g} {s.currency}",
-                      rent, s.name)
-    _console().print(table)
+def print_scale(gpu: str, curves: list[Any], lang: str | None = None) -> None:
+    """Throughput (and scaling efficiency) per GPU count for each link option, then the curves' verdicts."""
+    from trainsizer.report import words as w
+    from trainsizer.report.message_text import text
 
-
-def print_prices(rows: list[dict[str, Any]], as_json: bool = False) -> None:
-    """The price rows with their source and the figure's date; stale ones flagged (check before you sign)."""
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        print(dumps_strict(rows))
-        return
-    table = Table(title="Prices and their sources", title_justify="left")
-    for col in ("section", "item", "price", "kind", "as of", "source"):
-        table.add_column(col, overflow="fold")
-    for r in rows:
-        value = r["price"] if r["price"] is not None else 0
-        amount = f"{value:,.0f}" if value >= 1000 else f"{value:g}"
-        price = f"{amount} {r['currency'] or ''} /{r['unit']}" if r["unit"] else amount
-        when = str(r["as_of"]) + (" STALE" if r["stale"] else "") + (f" (read {r['read_on']})" if r["read_on"] else "")
-        source = str(r["source"]) + (f" [relayed by {r['relay']}]" if r["relay"] else "")
-        source += f" [derived: {r['derived_from']}]" if r["derived_from"] else ""
-        table.add_row(r["section"], r["item"], price, f"{r['kind'] or '-'} {r['confidence'] or ''}", when, source)
-    _console().print(table)
-
-
-def print_scale(gpu: str, curves: list[Any]) -> None:
+    lang = resolve_lang(lang)
     con = _console()
     counts = [p.gpus for p in curves[0].points] if curves else []
-    table = Table(title=f"Scaling {gpu}: tokens/s (efficiency)", title_justify="left")
-    table.add_column("links")
+    table = Table(title=tr("Scaling {gpu}: tokens/s (efficiency)", lang, gpu=w.gpu_name(gpu)), title_justify="left")
+    table.add_column(tr("links", lang))
     for n in counts:
         table.add_column(str(n), justify="right")
     for c in curves:
         cells = []
         for p in c.points:
             cells.append("-" if p.tokens_per_s is None else f"{p.tokens_per_s:,.0f} ({p.efficiency:.0%})")
-        table.add_row(c.label, *cells)
+        table.add_row(escape(text(c.label, lang)), *cells)
     con.print(table)
     for c in curves:
         for v in c.verdicts():
-            con.print(f"  - {v}")
+            con.print(f"  - {escape(text(v, lang))}")

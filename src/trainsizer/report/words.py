@@ -55,6 +55,27 @@ def money(amount: Any, currency: str, lang: str) -> str:
     return f"{x / 1e6:,.2f} M {currency}" if abs(x) >= 1e6 else f"{x:,.0f} {currency}"
 
 
+def _significant(x: float, digits: int = 3) -> str:
+    """``x`` to ``digits`` significant figures, never in exponent form: 7.62, 76.2, 762, 1,000."""
+    whole = len(str(int(abs(x)))) if abs(x) >= 1 else 1
+    return _num(x, max(0, digits - whole))
+
+
+def big(n: Any, lang: str) -> str:
+    """A large count: 7.62 B / 76.2 亿, 200 M / 2 亿, 1 T / 1 万亿 (no exponents)."""
+    if n is None:
+        return MISSING
+    x = float(n)
+    if lang == ZH:
+        units = ((1e12, "万亿"), (1e8, "亿"), (1e4, "万"))
+    else:
+        units = ((1e12, "T"), (1e9, "B"), (1e6, "M"))
+    for scale, unit in units:
+        if abs(x) >= scale:
+            return f"{_significant(x / scale)} {unit}"
+    return f"{x:,.0f}"
+
+
 def rate(amount: Any, currency: str, lang: str) -> str:
     """A price per GPU-hour: 10.50 元/卡时, 2.49 USD/GPU-hour."""
     if amount is None:

@@ -15,12 +15,14 @@ def render_report(report: dict[str, Any], suffix: str) -> str | bytes:
     from trainsizer.report.export import csv_text, xlsx_bytes
     from trainsizer.report.html import render_html
     from trainsizer.report.markdown import render_markdown
+    from trainsizer.report.message_text import as_json
     from trainsizer.report.tables import export_sheets
 
     suffix = suffix.lower()
     if suffix == ".json":
         data = {k: v for k, v in report.items() if k != "charts"}
-        return dumps_strict(data)  # never NaN or Infinity: every JSON parser reads it
+        # messages as {code, args, text}; never NaN or Infinity: every JSON parser reads it
+        return dumps_strict(as_json(data, report["lang"]))
     if suffix == ".md":
         return render_markdown(report)
     if suffix == ".xlsx":

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from trainsizer.messages import Message, clauses, msg
 from trainsizer.system.rules import round_up, sizing_rules
 
 GIB = 2**30
@@ -24,7 +25,7 @@ class HostSizing:
     cores: int
     cores_needed: int
     seed_rule_ram_gib: float
-    seed_rule_text: str
+    seed_rule_text: Message
 
     def to_dict(self) -> dict[str, Any]:
         return {"ram_gib_per_node": self.ram_gib, "ram_needed_gib": round(self.ram_needed_gib, 1),
@@ -47,10 +48,10 @@ def size_host(params: int, gpus_per_node: int, nodes: int, offloaded_bytes_per_g
     # seed: 参数规模×2以上的内存 (7B -> >=64 GB, 70B -> >=512 GB; multi-node ~1 TB per node):
     # read as twice the fp32 parameter bytes, rounded up to a standard size; 1 TB per node when multi-node.
     seed = round_up(2 * params * 4 / GIB, r["standard_sizes_gib"])
-    text = "seed: host RAM >= 2x the parameter bytes (7B -> 64 GB, 70B -> 512 GB)"
+    text = msg("system.host_seed_rule")
     if nodes > 1:
         seed = max(seed, 1024)
-        text += "; ~1 TB per node for multi-node"
+        text = clauses([text, msg("system.host_multi_node")])
     cores_needed = gpus_per_node * (r["loader_workers_per_gpu"] + r["cores_per_gpu_extra"]) + r["cores_os"]
     cores = int(round_up(cores_needed, r["standard_core_counts"]))
     return HostSizing(ram, needed, breakdown, cores, cores_needed, seed, text)

@@ -11,13 +11,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from trainsizer.messages import Message, clauses, msg
 from trainsizer.system.rules import sizing_rules
 
 
 @dataclass(frozen=True)
 class NetworkSizing:
     fabric: str | None  # link id, None for one server
-    reason: str
+    reason: Message
     nics_per_node: int
     leaf_switches: int
     spine_switches: int
@@ -36,32 +37,28 @@ def size_network(nodes: int, gpus_per_node: int, gpus: int, chosen: str | None, 
     china-market.md section 2b)."""
     r = sizing_rules()["network"]
     if nodes <= 1:
-        return NetworkSizing(None, "one server: no scale-out fabric (front-end network only)", 0, 0, 0, 0)
+        return NetworkSizing(None, msg("system.net_one_server"), 0, 0, 0, 0)
     nics = gpus_per_node if (sxm_class and gpus_per_node >= r["rail_optimised_min_gpus_per_node"]) \
         else r["pcie_server_nics"]
     roce_only = bool(default_fabric and default_fabric.startswith("roce"))
     fabric = chosen or default_fabric or "ib-ndr-400"
-    replaced = ""
+    replaced = None
     if roce_only and not fabric.startswith("roce"):
-        replaced = f"; {chosen} replaced by {default_fabric}: this part's servers ship RoCE, not InfiniBand"
+        replaced = msg("system.net_replaced_by", fabric=str(chosen), fabric2=str(default_fabric))
         fabric = str(default_fabric)
     if roce_only and gpus >= r["ib_above_gpus"]:
-        reason = (f"{gpus} GPUs: {fabric}, the part's own fabric (no InfiniBand for it); the seed guide finds RoCE "
-                  "strained beyond ~100 GPUs, so plan lossless Ethernet tuning (PFC/ECN, adaptive routing) as "
-                  "large RoCE clusters do (Meta, Llama 3 on 24K-GPU RoCE)")
+        parts = [msg("system.net_own_fabric", n_gpus=gpus, fabric=fabric), msg("system.net_roce_tuning")]
     elif gpus >= r["ib_above_gpus"]:
-        reason = (f"{gpus} GPUs: InfiniBand (adaptive routing, SHARP); the seed guide finds RoCE strained "
-                  f"beyond ~100 GPUs")
+        parts = [msg("system.net_ib", n_gpus=gpus), msg("system.net_roce_strained")]
         if fabric.startswith("roce"):
             fabric = fabric.replace("roce", "ib-ndr") if "400" in fabric else "ib-hdr-200"
-            reason += f"; {chosen} replaced"
+            parts.append(msg("system.net_replaced", fabric=str(chosen)))
     elif fabric.startswith("roce"):
-        reason = f"{gpus} GPUs: RoCE is adequate below ~100 GPUs and cheaper than InfiniBand"
-        if roce_only:
-            reason += f" ({fabric} is this part's own fabric)"
+        parts = [msg("system.net_roce_own_fabric", n_gpus=gpus, fabric=fabric) if roce_only
+                 else msg("system.net_roce_adequate", n_gpus=gpus)]
     else:
-        reason = f"{gpus} GPUs: {fabric} (RoCE would also do at this size)"
-    reason += replaced
+        parts = [msg("system.net_either", n_gpus=gpus, fabric=fabric)]
+    reason = clauses([*parts, replaced])
     radix = r["leaf_radix"].get(fabric, 64)
     ports = nodes * nics
     if ports <= radix:

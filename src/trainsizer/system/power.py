@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainsizer.hardware.catalog import Accelerator
+from trainsizer.messages import Message, clauses, msg
 from trainsizer.system.rules import baseboard_class, rack_scale_system, sizing_rules
 from trainsizer.system.sites import Site
 
@@ -41,8 +42,8 @@ class SiteFit:
     fits: bool
     servers_per_rack: int
     racks: int
-    verdict: str
-    remedies: list[str] = field(default_factory=list)
+    verdict: Message
+    remedies: list[Message] = field(default_factory=list)
     power_cap_w: float | None = None
     power_cap_throughput: float | None = None
 
@@ -88,32 +89,29 @@ def fit_site(site: Site, gpu: Accelerator, gpus_per_node: int, nodes: int, node_
         racks = math.ceil(nodes / per_rack) + extra_racks
         binding = "power" if site.rack_power_kw * r["rack_continuous_load_fraction"] <= site.cooling_kw_per_rack \
             else "cooling"
-        verdict = (f"fits: {per_rack} server(s) of {node_kw:.1f} kW per rack ({usable:g} kW usable of "
-                   f"{site.rack_power_kw:g} kW; {binding} binds), "
-                   f"{racks} racks incl. {extra_racks} for network/storage")
+        verdict = msg("system.fits_racks", n_servers=per_rack, kw=node_kw, usable=usable, rack=site.rack_power_kw,
+                      binds=binding, n_racks=racks, extra=extra_racks)
         return SiteFit(site.id, True, per_rack, racks, verdict)
     # one server does not fit one rack
     gpus_kw = gpus_per_node * (gpu.tdp_w or 300) / 1000
     host_kw = node_kw - gpus_kw
     cap_fraction = (usable - host_kw) / gpus_kw if gpus_kw else 0.0
-    remedies = []
+    remedies: list[Message] = []
     cap_w = throughput = None
     if cap_fraction >= r["min_cap_fraction"]:
         cap_w = round(cap_fraction * (gpu.tdp_w or 300))
         throughput = cap_fraction ** r["cap_throughput_exponent"]
-        remedies.append(f"cap each GPU at {cap_w} W (nvidia-smi -pl {cap_w}): one server per rack, "
-                        f"about {throughput:.0%} of full throughput")
+        remedies.append(msg("system.remedy_power_cap", w=cap_w, w2=cap_w, pct=throughput))
     else:
-        remedies.append(f"power capping cannot bring a {node_kw:.1f} kW server under {usable:g} kW "
-                        f"(it would need {max(cap_fraction, 0):.0%} of TDP)")
+        remedies.append(msg("system.remedy_power_cap_impossible", kw=node_kw, usable=usable,
+                            pct=max(cap_fraction, 0)))
     if gpus_per_node > 4:
-        remedies.append(f"use {gpus_per_node // 2}-GPU servers (about {node_kw / 2 + host_kw / 4:.1f} kW each) "
-                        "- loses the 8-GPU NVLink domain")
-    remedies.append("host in a higher-density or liquid-cooled site (30-60+ kW per rack)")
+        remedies.append(msg("system.remedy_smaller_servers", n=gpus_per_node // 2, kw=node_kw / 2 + host_kw / 4))
+    remedies.append(msg("system.remedy_denser_site"))
     why = ("cooling" if site.cooling_kw_per_rack < site.rack_power_kw * r["rack_continuous_load_fraction"]
            else "power")
-    verdict = (f"does NOT fit: one {node_kw:.1f} kW server exceeds the {usable:g} kW usable of a "
-               f"{site.rack_power_kw:g} kW rack ({why} limit, 80 % continuous load, {site.cooling} cooling)")
+    verdict = msg("system.server_too_hot", kw=node_kw, usable=usable, rack=site.rack_power_kw, binds=why,
+                  cooling=site.cooling)
     racks = nodes + extra_racks
     return SiteFit(site.id, False, 0, racks, verdict, remedies, cap_w, throughput)
 
@@ -126,21 +124,19 @@ def _fit_rack_scale(site: Site, gpu: Accelerator, rack: dict[str, Any], gpus_per
     # network/storage racks as for servers: one per network_rack_per_nodes 8-GPU servers' worth of GPUs
     extra_racks = math.ceil(systems * per_rack / (8 * r["network_rack_per_nodes"])) if systems > 1 else 0
     usable = min(site.rack_power_kw * r["rack_continuous_load_fraction"], site.cooling_kw_per_rack)
-    what = f"{gpu.id} ({gpu.server_form}) comes as one {cooling}-cooled rack of {per_rack} GPUs drawing ~{rack_kw:g} kW"
+    what = msg("system.rack_system", gpu=gpu.id, form=str(gpu.server_form), cooling=cooling, n=per_rack, kw=rack_kw)
     reasons = []
     if cooling == "liquid" and site.cooling != "liquid":
-        reasons.append(f"it needs liquid cooling and {site.id} is {site.cooling}-cooled")
+        reasons.append(msg("system.needs_liquid", site=site.id, cooling=site.cooling))
     if rack_kw > usable:
-        reasons.append(f"{rack_kw:g} kW exceeds the {usable:g} kW usable of a {site.rack_power_kw:g} kW rack "
-                       f"(80 % continuous load)")
+        reasons.append(msg("system.rack_too_hot", kw=rack_kw, usable=usable, rack=site.rack_power_kw))
     racks = systems + extra_racks
     if not reasons:
-        verdict = (f"fits: {what}; {systems} such rack(s) within {usable:g} kW usable, "
-                   f"{racks} racks incl. {extra_racks} for network/storage")
+        verdict = clauses([msg("system.fits", clause=what),
+                           msg("system.rack_systems_fit", n_racks=systems, usable=usable, n_racks2=racks,
+                               extra=extra_racks)])
         return SiteFit(site.id, True, per_rack // max(1, gpus_per_node), racks, verdict)
     need_kw = rack_kw / r["rack_continuous_load_fraction"]
-    remedies = [f"host it in a liquid-cooled site with >= {need_kw:.0f} kW per rack (direct liquid cooling, CDU "
-                "and facility water)",
-                "or choose 8-GPU baseboard servers (HGX B200/H200) that a 30-60 kW site can take"]
-    verdict = f"does NOT fit: {what}; " + "; ".join(reasons)
+    remedies = [msg("system.remedy_liquid_site", kw=need_kw), msg("system.remedy_baseboard")]
+    verdict = clauses([msg("system.does_not_fit", clause=what), *reasons])
     return SiteFit(site.id, False, 0, racks, verdict, remedies)

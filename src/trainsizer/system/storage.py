@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from trainsizer.messages import Message, clauses, msg
 from trainsizer.system.rules import sizing_rules
 
 TB = 1e12
@@ -34,9 +35,9 @@ class StorageSizing:
     checkpoint_write_gbps: float
     local_nvme_tb_per_node: float
     seed_rule_gbps: float
-    seed_rule_verdict: str
+    seed_rule_verdict: Message
     iops_needed: float = 0.0  # random I/O operations per second the job needs (see module docstring)
-    iops_note: str = ""
+    iops_note: Message | None = None
     iops_breakdown: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,16 +66,15 @@ def size_storage(params: int, trainable: int, vocab: int, tokens: float | None, 
     local_drive = next((d for d in r["local_nvme_drive_tb"] if d >= local * 2), None)
     local_tb = local_drive or math.ceil(local * 2 / r["local_nvme_drive_tb"][-1]) * r["local_nvme_drive_tb"][-1]
     seed = total_peak_tflops * r["seed_rule_gb_per_s_per_tflops"]
-    verdict = (f"seed rule: {total_peak_tflops:,.0f} TFLOPS x 32 GB/s per TFLOPS = {seed:,.0f} GB/s; "
-               f"dimensionally it ties bytes to FLOPs, and here it is {seed / max(read, 1e-12):.1e} times the "
-               f"{read * 1000:.2f} MB/s the GPUs actually read (tokens/s x {per_token} B/token x "
-               f"{r['read_safety_factor']:g}). Checkpoint bursts ({write:.1f} GB/s) size the storage, not the rule.")
+    verdict = clauses([msg("system.storage_seed_rule", tflops=total_peak_tflops, gbps=seed),
+                       msg("system.storage_seed_rule_off", x=seed / max(read, 1e-12), mbps=read * 1000, b=per_token,
+                           k=r["read_safety_factor"], write=write)])
     iops, note, parts = _iops(params, tokens_per_s, seq_len, write, gpus, r)
     return StorageSizing(dataset, checkpoint, capacity, read, write, local_tb, seed, verdict, iops, note, parts)
 
 
 def _iops(params: int, tokens_per_s: float, seq_len: int | None, write_gbps: float, gpus: int,
-          r: dict[str, Any]) -> tuple[float, str, dict[str, float]]:
+          r: dict[str, Any]) -> tuple[float, Message, dict[str, float]]:
     """Random I/O need: small-file data reads vs checkpoint bursts (module docstring), and the seed's rule beside."""
     q = r["iops"]
     sample_bytes = (seq_len or 0) * r["raw_text_bytes_per_token"]
@@ -88,13 +88,11 @@ def _iops(params: int, tokens_per_s: float, seq_len: int | None, write_gbps: flo
     drive = q["nvme_random_read_iops_per_drive"]
     delivered = q["minimum_config_drives"] * drive * q["shared_fs_delivered_fraction"]
     seed_applies = params >= q["seed_rule_min_params"]
-    note = (f"~{need:,.0f} IOPS: small-file reads {data:,.0f} ({samples_per_s:,.1f} samples/s x {per_file} requests "
-            f"x {r['read_safety_factor']:g}), checkpoint bursts {ckpt:,.0f} ({write_gbps:.1f} GB/s in 1 MiB requests "
-            f"+ {gpus} ranks x {q['checkpoint_files_per_rank']} files); packed token shards need far fewer. One "
-            f"enterprise NVMe drive is rated ~{drive:,.0f} random-read IOPS (Micron 7400/7450, M); the minimum "
-            f"shared configuration ({q['minimum_config_drives']} drives at an assumed "
-            f"{q['shared_fs_delivered_fraction']:.0%} through the file system) gives ~{delivered:,.0f}. Seed: "
-            f"'SSD clusters of a million IOPS or more' at the 100B scale ({q['seed_rule_iops']:,.0f}; "
-            + (f"applies: {params / 1e9:,.0f}B parameters)" if seed_applies
-               else f"not this job: {params / 1e9:,.0f}B parameters)"))
+    seed = msg("system.iops_seed_applies" if seed_applies else "system.iops_seed_not_this_job",
+               iops=q["seed_rule_iops"], b=params / 1e9)
+    note = clauses([msg("system.iops_need", need=need, data=data, samples=samples_per_s, per_file=per_file,
+                        k=r["read_safety_factor"], ckpt=ckpt, gbps=write_gbps, ranks=gpus,
+                        files=q["checkpoint_files_per_rank"]),
+                    msg("system.iops_drive", drive=drive, drives=q["minimum_config_drives"],
+                        pct=q["shared_fs_delivered_fraction"], delivered=delivered), seed])
     return need, note, {"small_file_reads": data, "checkpoint_bursts": ckpt}

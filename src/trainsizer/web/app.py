@@ -83,9 +83,10 @@ def _install_handlers(app: FastAPI) -> None:
         return _error(422, field, message)
 
     @app.exception_handler(RequestValidationError)
-    async def validation_error(_: Request, exc: RequestValidationError) -> SafeJSONResponse:
+    async def validation_error(request: Request, exc: RequestValidationError) -> SafeJSONResponse:
         errors = list(exc.errors())
-        body = validation_error_body(errors)
+        lang = resolve(request.query_params.get("lang")) if request.url.path.startswith("/ui/") else "en"
+        body = validation_error_body(errors, lang)  # the page's language on the page, English in the API
         detail = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in errors[:20]]
         return _error(422, body["field"], body["message"], detail=detail)
 

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from trainsizer.errors import InputError
+from trainsizer.i18n import N_, tr
 
 # the library names some fields by their CLI flag; the web request names them by their body key
 FLAG_FIELDS = {
@@ -23,6 +24,33 @@ FLAG_FIELDS = {
     "--horizon": "constraints.horizon_years", "--time-value": "constraints.time_value",
 }
 JOB_SECTIONS = ("model", "training", "parallel", "hardware")
+# pydantic's error types in words the catalog translates (the English is pydantic's own, so an English reader
+# sees what pydantic says); the fields are the error's ``ctx``. A type not listed keeps pydantic's English
+# message in English and says "invalid value" in other languages.
+PYDANTIC_MESSAGES = {
+    "greater_than": N_("Input should be greater than {gt}"),
+    "greater_than_equal": N_("Input should be greater than or equal to {ge}"),
+    "less_than": N_("Input should be less than {lt}"),
+    "less_than_equal": N_("Input should be less than or equal to {le}"),
+    "int_parsing": N_("Input should be a valid integer, unable to parse string as an integer"),
+    "int_type": N_("Input should be a valid integer"),
+    "int_from_float": N_("Input should be a valid integer, got a number with a fractional part"),
+    "float_parsing": N_("Input should be a valid number, unable to parse string as a number"),
+    "float_type": N_("Input should be a valid number"),
+    "finite_number": N_("Input should be a finite number"),
+    "string_type": N_("Input should be a valid string"),
+    "bool_parsing": N_("Input should be a valid boolean, unable to interpret input"),
+    "bool_type": N_("Input should be a valid boolean"),
+    "literal_error": N_("Input should be {expected}"),
+    "enum": N_("Input should be {expected}"),
+    "list_type": N_("Input should be a valid list"),
+    "dict_type": N_("Input should be a valid dictionary"),
+    "model_type": N_("Input should be a valid dictionary or object"),
+    "string_too_long": N_("String should have at most {max_length} characters"),
+    "string_too_short": N_("String should have at least {min_length} characters"),
+    "too_long": N_("Should have at most {max_length} items"),
+    "too_short": N_("Should have at least {min_length} items"),
+}
 
 
 class Busy(Exception):
@@ -90,22 +118,38 @@ def _most_specific(errors: list[dict[str, Any]]) -> dict[str, Any]:
     return first
 
 
-def validation_error_body(errors: list[dict[str, Any]]) -> dict[str, str]:
-    """``field`` and ``message`` of the first pydantic error, in the same words as the CLI's."""
+def _pydantic_message(err: dict[str, Any], lang: str) -> str:
+    """A pydantic error's message in ``lang`` from the catalog (pydantic's own words for a type not listed)."""
+    kind, ctx = str(err.get("type", "")), err.get("ctx") or {}
+    msgid = PYDANTIC_MESSAGES.get(kind)
+    if msgid is None:
+        return str(err.get("msg", "invalid")) if lang == "en" else tr("invalid value", lang)
+    if kind in ("string_too_long", "string_too_short", "too_long", "too_short") and lang == "en":
+        return str(err.get("msg", "invalid"))  # pydantic's English handles the singular
+    try:
+        return tr(msgid, lang, **{k: v for k, v in ctx.items() if isinstance(v, int | float | str)})
+    except (KeyError, IndexError):
+        return str(err.get("msg", "invalid")) if lang == "en" else tr("invalid value", lang)
+
+
+# long: one branch per kind of pydantic error, each worded as the CLI words it
+def validation_error_body(errors: list[dict[str, Any]], lang: str = "en") -> dict[str, str]:
+    """``field`` and ``message`` of the first pydantic error, in the same words as the CLI's, in ``lang``."""
     if not errors:
-        return {"field": "body", "message": "invalid request"}
+        return {"field": "body", "message": tr("invalid request", lang)}
     err = _most_specific(errors)
     field = _loc_to_field(err.get("loc", ()))
     kind = err.get("type", "")
     msg = str(err.get("msg", "invalid"))
     if kind == "extra_forbidden":
         key = field.rsplit(".", 1)[-1]
-        return {"field": field, "message": f"unknown key {key!r}"}
+        return {"field": field, "message": tr("unknown key {key}", lang, key=repr(key))}
     if kind == "missing":
-        return {"field": field, "message": "is required"}
+        return {"field": field, "message": tr("is required", lang)}
     if kind == "json_invalid":
-        return {"field": "body", "message": f"malformed JSON: {err.get('ctx', {}).get('error', msg)}"}
-    if kind == "value_error":
+        return {"field": "body", "message": tr("malformed JSON: {error}", lang,
+                                               error=err.get("ctx", {}).get("error", msg))}
+    if kind == "value_error":  # the schemas' own checks: English sentences of the validators
         text = msg.removeprefix("Value error, ")
         head = text.split(" ", 1)[0]
         if head.endswith(":") and head[:-1].replace("_", "").replace(".", "").isalnum():
@@ -114,7 +158,9 @@ def validation_error_body(errors: list[dict[str, Any]]) -> dict[str, str]:
         return {"field": field or "body", "message": text}
     given = err.get("input")
     shown = repr(given) if isinstance(given, int | float | str | bool) and len(repr(given)) < 60 else None
-    return {"field": field or "body", "message": msg + (f" (got {shown})" if shown else "")}
+    message = _pydantic_message(err, lang)
+    return {"field": field or "body", "message": tr("{message} (got {value})", lang, message=message, value=shown)
+            if shown else message}
 
 
 class Limiter:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from trainsizer.report.message_text import as_json
 from trainsizer.web import schemas as s
 from trainsizer.web import service
 
@@ -17,23 +18,23 @@ NAMES = ("estimate", "plan", "ui_plan", "scale", "cost", "quotes", "export")
 
 
 def estimate(req: s.EstimateIn) -> dict[str, Any]:
-    return service.estimate(req)
+    return as_json(service.estimate(req))
 
 
 def plan(req: s.PlanIn) -> dict[str, Any]:
-    return service.plan(req).out
+    return as_json(service.plan(req).out)  # every message as {code, args, text}
 
 
 def scale(req: s.ScaleIn) -> dict[str, Any]:
-    return service.scale(req)
+    return as_json(service.scale(req))
 
 
 def cost(req: s.CostIn) -> dict[str, Any]:
-    return service.cost(req)
+    return as_json(service.cost(req))
 
 
 def quotes(req: s.QuotesIn) -> dict[str, Any]:
-    return service.quotes(req)
+    return as_json(service.quotes(req))
 
 
 def ui_plan(req: s.UiPlanIn, lang: str) -> str:

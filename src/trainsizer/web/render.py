@@ -14,7 +14,7 @@ from trainsizer.report import option_text, sections
 from trainsizer.report import words as w
 from trainsizer.report.answer import card
 from trainsizer.report.charts import fit_status, render_chart
-from trainsizer.report.sentences import say
+from trainsizer.report.message_text import face, text
 from trainsizer.report.specs import plan_chart_specs, scale_spec
 from trainsizer.web.labels import labels
 
@@ -50,9 +50,9 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def page_text(text: Any, lang: str = "en") -> str:
-    """A message of the engine as the page shows it: CLI flags (``--max-gpus 32``, ``without --deadline``,
-    ``add one with --prices``) become the form's field names or plain words, in the language the message is
-    written in (the engine's error messages are English); other text is unchanged."""
+    """An input error (``InputError``, English) as the page shows it: CLI flags (``--max-gpus 32``, ``without
+    --deadline``, ``add one with --prices``) become the form's field names or plain words; other text is unchanged.
+    The engine's messages need none of this: the page renders them in face("page") (message_codes.PAGE)."""
     if _missing(text):
         return ""
     lab = labels(lang)
@@ -91,22 +91,19 @@ def fmt_money(ctx: Any, value: Any, currency: str) -> str:
 
 
 @pass_context
-def say_filter(ctx: Any, text: Any) -> str:
-    """An engine sentence in the page's language, CLI flags as the form's fields."""
-    lang = ctx.get("lang", "en")
-    return page_text(say(None if _missing(text) else text, lang), lang)
+def say_filter(ctx: Any, message: Any) -> str:
+    """An engine message in the page's language and wording (plan_fragment renders in face("page"))."""
+    return text(None if _missing(message) else message, ctx.get("lang", "en"))
 
 
 @pass_context
 def verdict_filter(ctx: Any, option: dict[str, Any]) -> str:
-    lang = ctx.get("lang", "en")
-    return page_text(option_text.verdict(option, lang), lang)
+    return option_text.verdict(option, ctx.get("lang", "en"))
 
 
 @pass_context
 def why_filter(ctx: Any, option: dict[str, Any]) -> str:
-    lang = ctx.get("lang", "en")
-    return page_text(option_text.why(option, lang), lang)
+    return option_text.why(option, ctx.get("lang", "en"))
 
 
 @pass_context
@@ -130,7 +127,7 @@ def layout_text(option: dict[str, Any]) -> str:
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]),
                       auto_reload=False, trim_blocks=True, lstrip_blocks=True)  # templates ship with the package
-    env.filters.update(num=fmt_num, duration=fmt_duration, money=fmt_money, layout=layout_text, page=page_text,
+    env.filters.update(num=fmt_num, duration=fmt_duration, money=fmt_money, layout=layout_text,
                        say=say_filter, verdict=verdict_filter, why=why_filter, hw_title=hw_title, gpu_name=w.gpu_name,
                        site_name=site_name)
     env.globals.update(fit_status=fit_status)
@@ -146,7 +143,7 @@ def chart_svgs(out: dict[str, Any], lang: str, curves: list[Any] | None = None,
         series: dict[str, list[float | None]] = {}
         for c in curves:
             by_count = {pt.gpus: pt.tokens_per_s for pt in c.points}
-            series[say(c.label, lang)] = [by_count.get(n) for n in counts]
+            series[text(c.label, lang)] = [by_count.get(n) for n in counts]
         specs["scale"] = scale_spec(scale_gpu, [float(n) for n in counts], series, lang)
     return {key: render_chart(spec) for key, spec in specs.items()}
 
@@ -159,6 +156,13 @@ def _rows(out: dict[str, Any]) -> list[int]:
 
 def plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None = None,
                   scale_gpu: str | None = None) -> str:
+    """The plan as the page's result: every engine message in the page's wording (form fields, not CLI flags)."""
+    with face("page"):
+        return _plan_fragment(out, lang, curves, scale_gpu)
+
+
+def _plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None,
+                   scale_gpu: str | None) -> str:
     lab = labels(lang)
     options = out["options"]
     rec_idx = out["rankings"].get("recommended", [])

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainsizer.errors import InputError
+from trainsizer.messages import Message, listing, money, msg
 from trainsizer.workflows.defaults import TIGHT_FRACTION
 from trainsizer.workflows.time_value import TimeValue
 
@@ -104,10 +105,6 @@ def _days(o: dict[str, Any]) -> float | None:
     return None if t is None else t / 86400
 
 
-def _money(amount: float, cur: str) -> str:
-    return f"{amount:,.0f} {cur}"
-
-
 def _binding(pick: dict[str, Any], options: list[dict[str, Any]], late: list[dict[str, Any]],
              deadline_s: float | None, budget_cheaper: float | None, timed: bool = False) -> dict[str, Any]:
     """The constraint that decided the pick: a code (deadline, budget, memory, cost) with its figures, and the
@@ -132,20 +129,35 @@ def _binding(pick: dict[str, Any], options: list[dict[str, Any]], late: list[dic
     return {"code": "cost", **base}
 
 
-def _binding_text(binding: dict[str, Any]) -> str:
+def _binding_message(binding: dict[str, Any]) -> Message:
     code = binding["code"]
     if code == "deadline":
-        return f"the deadline (fewer GPUs would miss {binding['deadline_days']:g} days)"
-    if code == "budget":
-        return "the budget (a cheaper run needs a longer contract than it allows)"
+        return msg("binding.deadline", days=binding["deadline_days"])
     if code == "headroom":
-        return f"memory headroom (cheaper options fill over {binding['tight_fraction']:.0%} of their GPUs' memory)"
+        return msg("binding.headroom", limit=binding["tight_fraction"])
     if code == "memory":
-        return (f"memory (fewer GPUs do not hold the job: {binding['device_gib']:.0f} of "
-                f"{binding['capacity_gib']:.0f} GiB per GPU)")
-    if code == "time":
-        return "the time to train (what costs less per run takes longer than the difference is worth)"
-    return "cost (nothing that fits costs less per run)"
+        return msg("binding.memory", used=binding["device_gib"], capacity=binding["capacity_gib"])
+    return msg(f"binding.{code}")
+
+
+def _why(pick: dict[str, Any], objective: str, binding: dict[str, Any], deadline_s: float | None,
+         currency: str, time: Any = None) -> Message:
+    """What to do, for how much, how long, the goal and what bound the choice, in one sentence."""
+    pr, hw = pick["per_run"], pick["hardware"]
+    acq, offer = pr["acquisition"], pr.get("rent") or pr.get("rent_offer") or {}
+    hardware = {"gpus": hw["gpus"], "gpu": hw["gpu"]}
+    what = (msg("decide.rent_from", hardware=hardware, provider=offer["provider"], term=offer["term"])
+            if acq == "rent" and offer else msg(f"decide.{acq}", hardware=hardware))
+    cost = (msg("decide.cost_per_run", cost=money(pr["cost"], currency)) if pr.get("cost") is not None
+            else msg("decide.cost_per_token", price=money(pr["cost_per_million_tokens"], currency)))
+    suffix = "_deadline" if deadline_s else ""
+    goal = (msg(f"goal.cheapest-timed{suffix}", money=money(time.per_hour, time.currency))
+            if objective == "cheapest" and time and time.per_hour > 0 else msg(f"goal.{objective}{suffix}"))
+    seconds = pick["performance"].get("time_to_train_s")
+    if seconds is None:
+        return msg("decide.why", what=what, cost=cost, goal=goal, binding=_binding_message(binding))
+    return msg("decide.why_with_time", what=what, cost=cost, time=seconds, goal=goal,
+               binding=_binding_message(binding))
 
 
 def recommendation(options: list[dict[str, Any]], order: list[int], objective: str, late: list[dict[str, Any]],
@@ -161,20 +173,9 @@ def recommendation(options: list[dict[str, Any]], order: list[int], objective: s
     offer = ({k: rent.get(k) for k in ("provider", "term", "billing", "price_per_gpu_hour", "as_of", "stale")}
              if acq == "rent" else None)
     days = _days(pick)
-    how = f"{'Rent' if acq == 'rent' else 'Buy'} {hw['gpus']} x {hw['gpu']}"
-    if offer:
-        how += f" from {offer['provider']} ({offer['term']})"
-    cost_text = (f"about {_money(pr['cost'], currency)} a run" if pr.get("cost") is not None
-                 else f"{pr['cost_per_million_tokens']:.2f} {currency} per million tokens")
-    when = f", {days:.1f} days to train" if days is not None else ""
-    goal = {"cheapest": "the lowest cost per run", "fastest": "the fastest run",
-            "fewest-gpus": "the fewest GPUs"}[objective]
-    met = " that meets the deadline" if deadline_s else ""
-    if objective == "cheapest" and time and time.per_hour > 0:
-        met += f", time valued at {time.per_hour:,.0f} {time.currency} an hour"
     binding = _binding(pick, options, late, deadline_s, budget_cheaper,
                        objective == "cheapest" and bool(time and time.per_hour > 0))
-    why = f"{how}: {cost_text}{when}; {goal}{met}; binding: {_binding_text(binding)}"
+    why = _why(pick, objective, binding, deadline_s, currency, time)
     runners = []
     for i in order[1:]:
         o = options[i]
@@ -183,27 +184,29 @@ def recommendation(options: list[dict[str, Any]], order: list[int], objective: s
                         "acquisition": o["per_run"]["acquisition"], "per_run": o["per_run"].get("cost"),
                         "days": None if _days(o) is None else round(_days(o), 2), "trade": trade})
     if runners:
-        why += f". Runner-up: {runners[0]['gpus']} x {runners[0]['gpu']} ({runners[0]['trade']})"
+        first = runners[0]
+        runner_up = msg("decide.runner_up", hardware={"gpus": first["gpus"], "gpu": first["gpu"]}, trade=first["trade"])
+        why = msg("sentences", parts=[why, runner_up])
     return {"option": order[0], "acquisition": acq, "offer": offer, "gpu": hw["gpu"], "gpus": hw["gpus"],
             "servers": hw["nodes"], "per_run": pr.get("cost"),
             "cost_per_million_tokens": pr.get("cost_per_million_tokens"),
             "commitment": pr.get("commitment"), "currency": currency,
             "time_to_train_days": None if days is None else round(days, 2), "objective": objective,
-            "site_applies": acq == "buy", "binding": binding, "why": why + ".", "runner_ups": runners,
+            "site_applies": acq == "buy", "binding": binding, "why": why, "runner_ups": runners,
             "time_value": time.to_dict() if time else None}
 
 
-def _trade(pick: dict[str, Any], other: dict[str, Any], currency: str) -> str:
+def _trade(pick: dict[str, Any], other: dict[str, Any], currency: str) -> Message:
     a, b = pick["per_run"], other["per_run"]
     parts = []
     if a.get("cost") and b.get("cost") is not None:
-        parts.append(f"{b['cost'] / a['cost'] - 1:+.0%} per run")
+        parts.append(msg("trade.per_run", pct=b["cost"] / a["cost"] - 1))
     da, db = _days(pick), _days(other)
     if da is not None and db is not None and abs(db - da) > 0.05 * da:
-        parts.append(f"{abs(db - da):.1f} days {'faster' if db < da else 'slower'}")
+        parts.append(msg("trade.faster" if db < da else "trade.slower", span=round(abs(db - da), 1)))
     if b.get("commitment") is not None:
-        parts.append(f"commits {_money(b['commitment'], currency)}")
+        parts.append(msg("trade.commits", money=money(b["commitment"], currency)))
     if tight(other):
         mem = other["memory"]
-        parts.append(f"tight fit ({mem['device_gib'] / mem['capacity_gib']:.0%} of memory)")
-    return ", ".join(parts) or "similar"
+        parts.append(msg("trade.tight_fit", pct=mem["device_gib"] / mem["capacity_gib"]))
+    return listing(parts) if parts else msg("trade.similar")

@@ -15,6 +15,8 @@ from trainsizer.estimate.estimator import check_precision
 from trainsizer.hardware.catalog import Catalog, load_catalog
 from trainsizer.hardware.market import availability, default_market, parse_market
 from trainsizer.i18n import resolve_lang
+from trainsizer.messages import Message, clauses, msg
+from trainsizer.messages import money as to_money
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.catalog import resolve_model
 from trainsizer.plan.search import Constraints, PlanResult, plan, rank_options
@@ -121,19 +123,18 @@ def _market_gpus(cat: Catalog, req: PlanRequest, market: str) -> tuple[tuple[str
             excluded.append({"gpu": gid, "buy": buy.status, "rent": rent.status, "reason": buy.reason})
     note = None
     if excluded:
-        names = ", ".join(e["gpu"] for e in excluded[:6]) + (", ..." if len(excluded) > 6 else "")
-        note = (f"market {market}: {len(excluded)} of {len(cat.accelerators)} GPU types left out, they cannot be "
-                f"bought or rented there ({names}); name one with --gpu or override its availability in a --catalog "
-                "file")
+        names = [e["gpu"] for e in excluded[:6]] + (["..."] if len(excluded) > 6 else [])
+        note = clauses([msg("plan.market_excluded", market=market, n=len(excluded), total=len(cat.accelerators),
+                            gpus_list=names), msg("plan.market_override")])
     return tuple(kept), {"market": market, "excluded": excluded, "note": note}
 
 
-def _time_note(time: TimeValue) -> str | None:
+def _time_note(time: TimeValue) -> Message | None:
     """The assumed value of the run's time, said where it shapes the answer (the default, not the user's)."""
     if not time.assumed or time.per_hour <= 0:
         return None
-    return (f"time valued at {time.per_hour:,.0f} {time.currency} an hour of the run (one engineer's loaded pay, "
-            "assumed): the answer weighs it against the cost; --time-value sets it, 0 ranks by cost alone")
+    return clauses([msg("plan.time_value_assumed", money=to_money(time.per_hour, time.currency)),
+                    msg("plan.time_value_flag")])
 
 
 def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> PlanOutcome:
@@ -170,8 +171,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     order = choose(options, objective)
     result.rankings["recommended"] = order[:1]
     if req.budget is not None and not order:
-        result.suggestions.append(f"nothing can be had within the budget of {req.budget:,.0f} {money.currency}: "
-                                  "raise it, or relax the GPU count / the model")
+        result.suggestions.append(msg("plan.nothing_within_budget", money=to_money(req.budget, money.currency)))
     out = result.to_dict()
     out["recommendation"] = recommendation(options, order, objective, result.late, req.deadline_s, None,
                                            money.currency, terms.time)
@@ -179,7 +179,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     acquisition = out["recommendation"]["acquisition"] if out["recommendation"] else None
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
                 "timeline": timeline(acquisition), "verification": verification_steps(job_label),
-                "prices_used": sorted(set(money.used))})
+                "prices_used": [c.to_dict() for c in sorted(set(money.used), key=lambda c: c.sort_key())]})
     return PlanOutcome(result, out, job, arch, site, money, cat)
 
 
@@ -198,4 +198,4 @@ def price_hardware(job: Scenario, gpu: str, gpus: int, req: PlanRequest) -> dict
     terms = MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation))
     options, _ = recommend_options(found.options[:1], job, arch, terms, cat)
     return {"option": options[0], "site": site.id, "currency": money.currency,
-            "prices_used": sorted(set(money.used))}
+            "prices_used": [c.to_dict() for c in sorted(set(money.used), key=lambda c: c.sort_key())]}

@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from trainsizer.cost.prices import load_prices
-from trainsizer.cost.quotes import Quote, compare_quotes, load_quotes
+from trainsizer.cost.quotes import DEFAULT_MFU, Quote, compare_quotes, load_quotes
 from trainsizer.errors import InputError, in_file
 from trainsizer.hardware.catalog import INTER_NODE_SCOPES, Catalog, default_catalog
 from trainsizer.i18n import resolve_lang
+from trainsizer.messages import msg
 from trainsizer.models.catalog import resolve_model
 from trainsizer.scenario import Scenario
 
@@ -33,4 +34,4 @@ def compare_offers(offers: list[Quote], currency: str | None = None, job: Scenar
     arch = resolve_model(job.model) if job is not None else None
     results = compare_quotes(offers, money, job, arch, cat)
     return {"currency": money.currency, "quotes": [r.to_dict() for r in results],
-            "mfu_basis": "the job's best layout on each offer" if job else "an assumed MFU of 0.35 (no job given)"}
+            "mfu_basis": msg("quote.basis_job") if job else msg("quote.basis_assumed", mfu=DEFAULT_MFU)}

@@ -20,6 +20,8 @@ from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import InputError
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.hardware.market import availability
+from trainsizer.messages import Message, clauses, msg
+from trainsizer.messages import money as to_money
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
 from trainsizer.system.bom import size_system
@@ -27,39 +29,36 @@ from trainsizer.system.sites import Site
 from trainsizer.workflows.time_value import TimeValue
 
 TIMELINE = [
-    ("evaluation and quotes", 2, 3),
-    ("server preparation (delivery, racking, cabling)", 1, 2),
-    ("environment (drivers, NCCL, containers, storage mounts)", 2, 3),
-    ("data preparation and acceptance tests", 2, 3),
+    ("timeline.evaluation", 2, 3),
+    ("timeline.preparation", 1, 2),
+    ("timeline.environment", 2, 3),
+    ("timeline.data", 2, 3),
 ]
 
 
 def timeline(acquisition: str | None = "rent") -> dict[str, Any]:
     """The seed's deployment steps; bought hardware adds the vendor's delivery lead time (planner.yaml)."""
-    steps = [{"step": name, "days": [lo, hi]} for name, lo, hi in TIMELINE]
-    note = "machines rented or in stock"
+    steps = [{"step": msg(code), "days": [lo, hi]} for code, lo, hi in TIMELINE]
+    note = msg("timeline.in_stock")
     source = ("Chinese guide '成都AI训练服务器选型' (undated): 三天之内能完成整个选型评估; "
               "deployment steps 2-3/1-2/2-3/2-3 days")
     if acquisition == "buy":
         lead = packaged_yaml("trainsizer.plan", "planner.yaml")["delivery_lead_time"]
-        steps.insert(1, {"step": "vendor delivery of bought servers", "days": list(lead["days"])})
-        note = "bought servers: delivery lead time included"
+        steps.insert(1, {"step": msg("timeline.delivery"), "days": list(lead["days"])})
+        note = msg("timeline.with_delivery")
         source += f"; delivery: {lead['source']} ({lead['status']})"
     lo, hi = sum(s["days"][0] for s in steps), sum(s["days"][1] for s in steps)
     return {"steps": steps, "total_days": [lo, hi], "note": note, "source": source}
 
 
-def verification_steps(job_path: str = "JOB.yaml") -> list[dict[str, str]]:
+def verification_steps(job_path: str = "JOB.yaml") -> list[dict[str, Any]]:
     return [
-        {"step": "1. measure real peak memory on one GPU",
-         "command": f"trainsizer probe memory {job_path}",
-         "check": "torch.cuda.max_memory_allocated and nvidia-smi against the estimate"},
-        {"step": "2. profile a training step",
-         "command": f"trainsizer probe profile {job_path}",
-         "check": "data loading plus gradient sync above 20 % of the step means storage or network binds"},
-        {"step": "3. run a 3-5 day small-scale training on the target machine",
-         "command": "trainsizer burnin --duration 72h",
-         "check": "throttling, ECC / XID errors, throughput drift, thermals"},
+        {"step": msg("verify.memory"), "command": f"trainsizer probe memory {job_path}",
+         "check": msg("verify.memory_check")},
+        {"step": msg("verify.profile"), "command": f"trainsizer probe profile {job_path}",
+         "check": msg("verify.profile_check")},
+        {"step": msg("verify.burnin"), "command": "trainsizer burnin --duration 72h",
+         "check": msg("verify.burnin_check")},
     ]
 
 
@@ -107,21 +106,23 @@ def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, mo
                            "rent_unavailable": None, "buy_unavailable": None}
     rent_ok, buy_ok = (availability(gpu, money.market, acq) for acq in ("rent", "buy"))
     if hours is None:
-        out["reason"] = "no per-run cost: the job states no training.tokens (the run's length)"
+        out["reason"] = msg("cost.no_run_length")
     if rent_ok.status in ("yes", "unknown"):
         run, why = cheapest_rental(money.prices, gpu.id, gpus, hours or 1.0, money.market, opt["hardware"]["nodes"],
                                    money.budget)
-        out["rent"], out["rent_unavailable"] = (run.to_dict() if run else None), (why or None)
+        out["rent"], out["rent_unavailable"] = (run.to_dict() if run else None), why
         if run and money.voucher:
             _claim(out["rent"], money.voucher)
     else:
-        out["rent_unavailable"] = f"not rentable in market {money.market}: {rent_ok.reason}"
+        out["rent_unavailable"] = msg("cost.not_rentable", market=money.market, status=rent_ok.status,
+                                      reason=str(rent_ok.reason))
     if not cost:
-        out["buy_unavailable"] = "no purchase price for this GPU in the price data (add one with --prices)"
+        out["buy_unavailable"] = msg("cost.no_purchase_price")
     elif buy_ok.status not in ("yes", "unknown"):
-        out["buy_unavailable"] = f"cannot be bought new in market {money.market}: {buy_ok.reason}"
+        out["buy_unavailable"] = msg("cost.not_buyable", market=money.market, status=buy_ok.status,
+                                     reason=str(buy_ok.reason))
     elif not site_ok:
-        out["buy_unavailable"] = "does not fit the site (see site fit); rent it instead"
+        out["buy_unavailable"] = msg("cost.rent_instead")
     else:
         out["buy"] = {"cost": round(buy_share(cost.buy, hours or 1.0, money.workload)),
                       "commitment": round(cost.buy.capex_total)}
@@ -131,8 +132,8 @@ def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, mo
     if money.budget is not None:
         over = {k: v for k, v in choices.items() if v["commitment"] > money.budget}
         for k, v in over.items():
-            out[f"{k}_unavailable"] = (f"commitment {v['commitment']:,} {cur} is over the budget of "
-                                       f"{money.budget:,.0f} {cur}")
+            out[f"{k}_unavailable"] = msg("cost.over_budget", money=to_money(v["commitment"], cur),
+                                          money2=to_money(money.budget, cur))
         out["over_budget"] = len(over) == len(choices)  # nothing within the budget (unpriced: nothing at all)
         choices = {k: v for k, v in choices.items() if k not in over}
     if choices:
@@ -142,18 +143,18 @@ def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, mo
         out["time_cost"] = round(money.time.per_hour * hours)
         out["objective"] = out["cost"] + out["time_cost"]
     else:
-        out["reason"] = "; ".join(r for r in (out["rent_unavailable"], out["buy_unavailable"]) if r)
+        out["reason"] = clauses([r for r in (out["rent_unavailable"], out["buy_unavailable"]) if r])
     return out
 
 
 def _claim(rent: dict[str, Any], voucher: Subsidy) -> None:
     """A compute voucher on an eligible rental: the run's cost and commitment net of it."""
     if voucher.eligible == "purchase" or (voucher.centres and rent["provider"] not in voucher.centres):
-        rent["notes"].append(f"{voucher.id}: this provider is not one of its centres")
+        rent["notes"].append(msg("cost.voucher_not_here", voucher=voucher.id))
         return
     net, saved = apply_subsidy(rent["cost"], voucher)
     if voucher.eligibility == "unknown":
-        rent["notes"].append(f"{voucher.id}: eligible providers unknown, check that this provider is in the scheme")
+        rent["notes"].append(msg("cost.voucher_eligibility_unknown", voucher=voucher.id))
     rent.update({"cost_before_voucher": rent["cost"], "cost": round(net), "commitment": round(net),
                  "voucher": {"id": voucher.id, "saved": round(saved), "fraction": voucher.fraction,
                              "confidence": voucher.confidence, "eligibility": voucher.eligibility}})
@@ -180,26 +181,28 @@ def _per_token(out: dict[str, Any], opt: dict[str, Any], cost: Any, money: Money
     return out
 
 
-def _verdict(pr: dict[str, Any], horizon_verdict: str) -> str:
+def _verdict(pr: dict[str, Any], horizon_verdict: Message) -> Message:
     cur = pr["currency"]
     if pr.get("cost") is None and pr.get("cost_per_million_tokens"):
-        return (f"{pr['acquisition']}: {pr['cost_per_million_tokens']:.2f} {cur} per million tokens "
-                f"({pr['reason']})")
+        return clauses([msg("verdict.per_token", acquisition=pr["acquisition"],
+                            price=to_money(pr["cost_per_million_tokens"], cur)), pr.get("reason")])
     if pr.get("acquisition") == "rent":
         r = pr["rent"]
-        other = (f"; buying would cost {pr['buy']['cost']:,} {cur} a run at {pr['workload']}" if pr["buy"]
-                 else f"; buying: {pr['buy_unavailable']}" if pr["buy_unavailable"] else "")
-        return (f"rent: {r['cost']:,} {cur} a run from {r['provider']} ({r['term']}, {r['billed_hours']:g} h billed)"
-                f"{other}")
+        other = (msg("verdict.buying_would_cost", cost=to_money(pr["buy"]["cost"], cur), workload=pr["workload"])
+                 if pr["buy"] else msg("verdict.buying_not", reason=pr["buy_unavailable"]) if pr["buy_unavailable"]
+                 else None)
+        return clauses([msg("verdict.rent", cost=to_money(r["cost"], cur), provider=r["provider"], term=r["term"],
+                            hours=r["billed_hours"]), other])
     if pr.get("acquisition") == "buy":
-        other = f"; renting would cost {pr['rent']['cost']:,} {cur} a run" if pr["rent"] else ""
-        return (f"buy: {pr['buy']['cost']:,} {cur} a run at {pr['workload']}, {pr['buy']['commitment']:,} {cur} "
-                f"up front{other}")
-    return f"no per-run cost: {pr.get('reason', '')}. Over the horizon: {horizon_verdict}"
+        other = msg("verdict.renting_would_cost", cost=to_money(pr["rent"]["cost"], cur)) if pr["rent"] else None
+        return clauses([msg("verdict.buy", cost=to_money(pr["buy"]["cost"], cur), workload=pr["workload"],
+                            commitment=to_money(pr["buy"]["commitment"], cur)), other])
+    reasons = [r for r in (pr.get("rent_unavailable"), pr.get("buy_unavailable")) if r] or [pr.get("reason")]
+    return msg("verdict.no_cost", reasons=[r for r in reasons if r], verdict=horizon_verdict)
 
 
 def recommend_options(options: list[dict[str, Any]], job: Scenario, arch: Architecture, money: MoneyTerms,
-                      catalog: Catalog | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+                      catalog: Catalog | None = None) -> tuple[list[dict[str, Any]], list[Message]]:
     """Attach system sizing, site fit, availability and cost (horizon and per run) to each option; drop the
     options the budget rules out (their commitment); notes say how many and why."""
     cat = catalog or default_catalog()
@@ -227,17 +230,18 @@ def recommend_options(options: list[dict[str, Any]], job: Scenario, arch: Archit
         site_ok = not system.site_fit or system.site_fit.fits
         rec["per_run"] = _per_run(opt, gpu, cost, site_ok, money)
         rec["site_applies"] = rec["per_run"].get("acquisition") != "rent"
-        rec["verdict"] = _verdict(rec["per_run"], cost.verdict if cost else "no purchase price")
+        verdict = _verdict(rec["per_run"], cost.verdict if cost else msg("cost.no_purchase_price_short"))
         if rec["per_run"].get("acquisition") == "rent" and not site_ok:
-            rec["verdict"] += "; rented: runs in the provider's data centre, your site's racks do not apply"
+            verdict = clauses([verdict, msg("site.rented")])
         elif system.site_fit and not site_ok:
-            rec["verdict"] += f"; site: {system.site_fit.verdict}"
+            verdict = clauses([verdict, msg("site.verdict", verdict=system.site_fit.verdict)])
+        rec["verdict"] = verdict
         if rec["per_run"].get("over_budget"):
             over_budget += 1
             continue
         out.append(rec)
-    notes = [f"{over_budget} option(s) left out: every way to get them commits more than the budget of "
-             f"{money.budget:,.0f} {money.prices.currency}"] if over_budget else []
+    notes = [msg("plan.over_budget", n=over_budget, money=to_money(money.budget or 0, money.prices.currency))
+             ] if over_budget else []
     return out, notes
 
 
@@ -262,7 +266,7 @@ def merge_fabric_twins(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
             kept[k] = o
             continue
         keep, drop = sorted((kept[k], o), key=price)
-        keep = {**keep, "notes": [*keep.get("notes", []), f"same layout over {drop['hardware']['inter_node']} "
-                                  f"costs more; {keep['hardware']['inter_node']} shown"]}
+        keep = {**keep, "notes": [*keep.get("notes", []), msg("plan.fabric_twin", fabric=drop["hardware"]["inter_node"],
+                                                              fabric2=keep["hardware"]["inter_node"])]}
         kept[k] = keep
     return [o for o in kept.values()]

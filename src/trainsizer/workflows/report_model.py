@@ -7,59 +7,58 @@ import datetime
 from typing import Any
 
 from trainsizer.i18n import resolve_lang
+from trainsizer.messages import money, msg
 from trainsizer.scenario import Scenario
 from trainsizer.workflows.plan_job import PlanRequest, plan_job
 
 
-def assumptions(out: dict[str, Any], pick: dict[str, Any] | None) -> list[dict[str, str]]:
-    from trainsizer.cost.prices import split_cited
+def assumptions(out: dict[str, Any], pick: dict[str, Any] | None) -> list[dict[str, Any]]:
     from trainsizer.datafiles import packaged_yaml
     from trainsizer.hardware.catalog import default_catalog
     from trainsizer.system.sites import default_sites
 
-    rows: list[dict[str, str]] = []
+    rows: list[dict[str, Any]] = []
     cat = default_catalog()
     if pick:
         gpu = cat.accelerator(pick["hardware"]["gpu"])
-        rows.append({"what": f"GPU {gpu.id}: {gpu.memory_gib:g} GiB, {gpu.dense_tflops.bf16} TFLOPS bf16 dense, "
-                             f"{gpu.memory_bandwidth_gbps:g} GB/s, {gpu.tdp_w:g} W",
+        rows.append({"what": msg("assume.gpu", gpu=gpu.id, gib=gpu.memory_gib, tflops=gpu.dense_tflops.bf16 or 0,
+                                 gbps=gpu.memory_bandwidth_gbps, watts=gpu.tdp_w),
                      "source": gpu.source, "as_of": gpu.as_of})
         for key in ("intra_node", "inter_node"):
             link_id = pick["hardware"].get(key)
             if link_id:
                 link = cat.link(link_id)
-                rows.append({"what": f"link {link.id}: {link.per_direction_gbps:g} GB/s per direction",
+                rows.append({"what": msg("assume.link", link=link.id, gbps=link.per_direction_gbps),
                              "source": link.source, "as_of": link.as_of})
     site = default_sites().get(out["site"])
     if site:
-        rows.append({"what": f"site {site.id}: {site.rack_power_kw:g} kW/rack, {site.cooling}, PUE {site.pue:g}, "
-                             f"{site.electricity_price:g} {site.currency}/kWh", "source": site.source,
+        rows.append({"what": msg("assume.site", site=site.id, kw=site.rack_power_kw, cooling=site.cooling, pue=site.pue,
+                                 price=money(site.electricity_price, site.currency)), "source": site.source,
                      "as_of": site.as_of})
-    for package, name, label in (("trainsizer.estimate", "memory_model.yaml", "memory model"),
-                                 ("trainsizer.estimate", "performance_model.yaml", "step-time model"),
-                                 ("trainsizer.system", "sizing.yaml", "system sizing"),
-                                 ("trainsizer.plan", "planner.yaml", "planner")):
+    for package, name, code in (("trainsizer.estimate", "memory_model.yaml", "assume.memory_model"),
+                                ("trainsizer.estimate", "performance_model.yaml", "assume.step_model"),
+                                ("trainsizer.system", "sizing.yaml", "assume.system_sizing"),
+                                ("trainsizer.plan", "planner.yaml", "assume.planner")):
         data = packaged_yaml(package, name)
         for section, body in data.items():
             if isinstance(body, dict) and body.get("source"):
-                rows.append({"what": f"{label}: {section}", "source": str(body["source"]),
+                rows.append({"what": msg(code, section=section), "source": str(body["source"]),
                              "as_of": str(data.get("as_of", ""))})
     if pick and pick.get("availability"):
         av = pick["availability"]
         for acq in ("rent", "buy"):
             entry = av.get(acq) or {}
             if entry.get("source"):
-                rows.append({"what": f"availability to {acq}: {pick['hardware']['gpu']} in the {av['market']}",
+                rows.append({"what": msg(f"price.availability_{acq}", gpu=pick["hardware"]["gpu"], market=av["market"]),
                              "source": entry["source"], "as_of": entry.get("as_of", "")})
     timed = (out.get("recommendation") or {}).get("time_value") or {}
     if timed.get("assumed") and timed.get("per_hour"):
-        rows.append({"what": f"time valued at {timed['per_hour']:,.0f} {timed['currency']} an hour of the run (one "
-                             "engineer's loaded pay, assumed): the answer weighs it against the cost",
+        rows.append({"what": msg("plan.time_value_assumed", money=money(timed["per_hour"], timed["currency"])),
                      "source": str(timed.get("source") or ""),
                      "as_of": str(timed.get("as_of") or "")})
     for used in out.get("prices_used", []):
-        item, source, as_of = split_cited(used)
-        rows.append({"what": item, "source": source, "as_of": as_of})
+        rows.append({"what": used["item"], "source": used["source"]
+                     + (f"; relayed by {used['relay']}" if used.get("relay") else ""), "as_of": used["as_of"]})
     return rows
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from trainsizer.errors import InputError
+from trainsizer.messages import Message, msg
 from trainsizer.outputs import check_output_path
 from trainsizer.probe.burnin.backend import Backend, GpuSample, XidEvent
 from trainsizer.probe.burnin.fake import FakeBackend, FakeConfig, parse_fake_event
@@ -147,9 +148,9 @@ class _Start:
 
 
 def _resume_start(resume: str | Path, duration: str | float | None, kernel_log: bool, matmul_size: int,
-                  copy_mib: int, say: Callable[[str | None], None]) -> _Start:
+                  copy_mib: int, say: Callable[[Message | None], None]) -> _Start:
     """Open RUN.db and check it can continue here: time left, the same GPUs."""
-    say(f"reopening {resume}")
+    say(msg("progress.reopening", path=str(resume)))
     store = Store.open(resume, field="--resume")
     run = store.run()
     assert run is not None
@@ -163,7 +164,7 @@ def _resume_start(resume: str | Path, duration: str | float | None, kernel_log: 
         raise InputError("--resume", f"{resume}: the run already has {offset:.1f} s of {total:.1f} s; "
                                      f"pass a longer --duration to extend it")
     fake = FakeConfig.from_dict(cfg["fake"]) if cfg.get("fake") else FakeConfig()
-    say(f"opening the GPU telemetry ({run['backend']})")
+    say(msg("progress.telemetry", backend=run["backend"]))
     try:
         be = make_backend(run["backend"], fake, kernel_log=kernel_log, start_elapsed=offset)
     except BaseException:
@@ -182,7 +183,7 @@ def _resume_start(resume: str | Path, duration: str | float | None, kernel_log: 
 def _new_start(duration: str | float | None, interval: float, backend: str, db: str | Path | None,
                metrics_port: int | None, metrics_host: str, fake_args: tuple[Any, ...], kernel_log: bool,
                command: list[str] | None, matmul_size: int, copy_mib: int, overwrite: bool,
-               say: Callable[[str | None], None]) -> _Start:
+               say: Callable[[Message | None], None]) -> _Start:
     """Check every option and the database path, then open the telemetry backend."""
     total = parse_duration(duration if duration is not None else "2m")
     interval_s = _check_interval(interval)
@@ -196,7 +197,7 @@ def _new_start(duration: str | float | None, interval: float, backend: str, db: 
         from trainsizer.probe.burnin.exporter import check_port
 
         check_port(metrics_port, metrics_host)
-    say(f"opening the GPU telemetry ({backend})")
+    say(msg("progress.telemetry", backend=backend))
     be = make_backend(backend, fake, kernel_log=kernel_log)
     if overwrite:  # only now: every option was accepted
         for old in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
@@ -205,11 +206,12 @@ def _new_start(duration: str | float | None, interval: float, backend: str, db: 
 
 
 def _open_run(start: _Start, backend_requested: str, metrics_port: int | None, metrics_host: str,
-              say: Callable[[str | None], None]) -> tuple[Store, int, Load, Any, list[Any]]:
+              say: Callable[[Message | None], None]) -> tuple[Store, int, Load, Any, list[Any]]:
     """The load, the exporter and (for a new run) the database; everything opened is closed if one fails."""
     be, exporter = start.backend, None
     try:
-        say(f"starting the load ({' '.join(start.command) if start.command else 'bf16 matmuls and copies'})")
+        say(msg("progress.load_command", command=" ".join(start.command)) if start.command
+            else msg("progress.load_builtin"))
         load = make_load(be, start.command, start.matmul_size, start.copy_mib)
         gpus = be.devices()
         if metrics_port is not None:
@@ -223,7 +225,7 @@ def _open_run(start: _Start, backend_requested: str, metrics_port: int | None, m
                   "command": start.command, "matmul_size": start.matmul_size, "copy_mib": start.copy_mib,
                   "load": load.describe(), "fake": start.fake.to_dict() if be.name == "fake" else None,
                   "gpus": [g.to_dict() for g in gpus]}
-        say(f"creating {start.path}")
+        say(msg("progress.creating", path=str(start.path)))
         store, run_id = Store.create(start.path, duration_s=start.total, interval_s=start.interval_s,
                                      backend=be.name, load=load.name, config=config, gpus=gpus)
         return store, run_id, load, exporter, gpus
@@ -243,7 +245,7 @@ def run_burnin(duration: str | float | None = None, interval: float = 1.0, backe
                fake_config: FakeConfig | dict | None = None, matmul_size: int = 8192, copy_mib: int = 1024,
                kernel_log: bool = True, quiet: bool = False,
                on_sample: Callable[[dict[str, Any]], None] | None = None, overwrite: bool = False,
-               progress: Callable[[str | None], None] | None = None) -> Verdict:
+               progress: Callable[[Message | None], None] | None = None) -> Verdict:
     """Run a burn-in (or continue one with ``resume=RUN.db``) and return its verdict.
 
     duration: total load time (``2m``, ``72h``, ``3d``; default 2m). With ``resume`` the stored duration is

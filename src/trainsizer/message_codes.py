@@ -1,0 +1,393 @@
+"""Every message the engine can say: its code, its catalog message id (English; the Chinese is in the .po) and
+the kind of each argument (``trainsizer.messages.KINDS``). A new message: one line here, then ``python
+tools/i18n.py`` and its Chinese in ``locale/zh_CN/LC_MESSAGES/trainsizer.po``; tests/test_messages.py renders
+every code in every language."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainsizer.i18n import N_, NP_
+
+CODES: dict[str, tuple[str | tuple[str, str], str, dict[str, str]]] = {}
+
+
+def _c(code: str, msgid: str | tuple[str, str], count: str = "n", **kinds: Any) -> None:
+    CODES[code] = (msgid, count, kinds)
+
+
+# compounds: messages read as clauses ("a; b") or as a list ("a, b")
+_c("clauses", "{parts}", parts="clauses")
+_c("items", "{parts}", parts="items")
+
+# plan/search.py: why an option, what would make the job fit, notes
+_c("plan.memory_headroom", N_("memory has {gib} GiB headroom"), gib="num1")
+_c("plan.memory_used", N_("memory: {used} of {cap} GiB used"), used="num1", cap="num1")
+_c("plan.dominant_step", N_("step time dominated by {step} ({pct})"), step="step", pct="pct")
+_c("plan.mfu", N_("MFU {pct}"), pct="pct")
+_c("plan.relaxation_fits",
+   N_("{clause}: fits on {gpus} x {gpu} (tp={tp}, pp={pp}, zero={zero}, checkpointing {ckpt}), {tps} tokens/s"),
+   clause="clause", gpus="int", gpu="gpu", tp="int", pp="int", zero="int", ckpt="text", tps="num0")
+_c("plan.try_8bit_optimizer", N_("an 8-bit optimizer (optimizer: adamw-8bit)"))
+_c("plan.try_lora", N_("LoRA instead of full fine-tuning (method: lora)"))
+_c("plan.try_qlora", N_("QLoRA with NF4 base weights (method: qlora, quantization: nf4)"))
+_c("plan.try_more_gpus", N_("more GPUs (--max-gpus {n})"), n="int")
+_c("plan.try_larger_gpus", N_("larger GPUs (the whole catalog)"))
+_c("plan.try_shorter_sequence", N_("a shorter sequence (seq_len {n})"), n="int")
+_c("plan.nothing_fits", N_("nothing in the searched space fits, even with an 8-bit optimizer, LoRA/QLoRA or 8x more "
+                           "GPUs: a larger-memory GPU, CPU offload of parameters, or a smaller model is needed"))
+_c("plan.deadline_binds", N_("the deadline may be what binds: try without --deadline to see the fastest option's time"))
+_c("plan.global_batch_assumed", N_("global batch not given: {n} sequences per step assumed for every option"), n="int")
+
+# workflows/plan_job.py and recommend.py: market, budget, workload, notes of an option
+_c("plan.market_excluded",
+   N_("{market}: {n} of {total} GPU types left out, they cannot be bought or rented there ({gpus_list})"),
+   market="market", n="int", total="int", gpus_list="gpus_list")
+_c("plan.market_override", N_("name one with --gpu or override its availability in a --catalog file"))
+_c("plan.nothing_within_budget",
+   N_("nothing can be had within the budget of {money}: raise it, or relax the GPU count / the model"), money="money")
+_c("plan.over_budget", NP_("{n} option left out: every way to get it commits more than the budget of {money}",
+                           "{n} options left out: every way to get them commits more than the budget of {money}"),
+   n="int", money="money")
+_c("plan.fabric_twin", N_("same layout over {fabric} costs more; {fabric2} shown"), fabric="text", fabric2="text")
+_c("cost.voucher_not_here", N_("{voucher}: this provider is not one of its centres"), voucher="text")
+_c("cost.no_run_length", N_("no per-run cost: the job states no training.tokens (the run's length)"))
+_c("cost.no_purchase_price", N_("no purchase price for this GPU in the price data (add one with --prices)"))
+_c("cost.no_purchase_price_short", N_("no purchase price"))
+_c("cost.not_rentable", N_("not rentable in the {market}: {reason}"), market="market", status="text", reason="text")
+_c("cost.not_buyable", N_("cannot be bought new in the {market}: {reason}"), market="market", status="text",
+   reason="text")
+_c("cost.rent_instead", N_("does not fit the site (see site fit); rent it instead"))
+_c("cost.over_budget", N_("commitment {money} is over the budget of {money2}"), money="money", money2="money")
+_c("cost.workload_once", N_("this one run (say --runs-per-month or --utilisation if the hardware will stay busy)"))
+_c("cost.workload_runs", NP_("{n} run a month", "{n} runs a month"), n="g")
+_c("cost.workload_utilisation", N_("{pct} utilisation"), pct="pct")
+_c("site.rented", N_("rented: runs in the provider's data centre, your site's racks do not apply"))
+_c("site.verdict", N_("site: {verdict}"), verdict="clause")
+# an option's verdict (workflows/recommend.py)
+_c("verdict.per_token", N_("{acquisition}: {price} per million tokens"), acquisition="acquisition",
+   price="small_money")
+_c("verdict.rent", N_("rent: {cost} a run from {provider} ({term}, {hours} billed)"), cost="money",
+   provider="text", term="term", hours="hours")
+_c("verdict.buying_would_cost", N_("buying would cost {cost} a run at {workload}"), cost="money",
+   workload="clause")
+_c("verdict.buying_not", N_("buying: {reason}"), reason="clause")
+_c("verdict.buy", N_("buy: {cost} a run at {workload}, {commitment} up front"), cost="money", workload="clause",
+   commitment="money")
+_c("verdict.renting_would_cost", N_("renting would cost {cost} a run"), cost="money")
+_c("verdict.no_cost", N_("no per-run cost: {reasons}. Over the horizon: {verdict}"), reasons="clauses",
+   verdict="clause")
+
+# cost/per_run.py
+_c("cost.no_rental_offer", N_("no rental offer for {gpu} in the {market} in the price data (add one with --prices)"),
+   gpu="gpu", market="market")
+_c("cost.no_cluster_lease",
+   N_("no offer for {gpu} in the {market} rents {n_gpus} across {n_servers}: the per-card clouds rent single "
+      "machines (add a cluster lease with --prices)"), gpu="gpu", market="market", n_gpus="n_gpus",
+   n_servers="n_servers")
+_c("cost.contract_minimum", N_("{term} contract: bills at least {hours} h for a {run} h run"), term="term",
+   hours="num0", run="num1")
+_c("cost.preemptible", N_("preemptible: the run may be interrupted"))
+_c("cost.checkpoint_often", N_("checkpoint often"))
+_c("cost.stale_price", N_("price from {year}: check before you sign"), year="text")
+_c("cost.voucher_eligibility_unknown",
+   N_("{voucher}: eligible providers unknown, check that this provider is in the scheme"), voucher="text")
+
+# cost/prices.py, cost/tco.py, workflows/report_model.py: what each cited price or availability row backs
+_c("price.rental_offer", N_("rental offer: {gpu} from {provider} ({term})"), gpu="gpu", provider="text", term="term")
+_c("price.server", N_("server price: {n} x {gpu}"), n="int", gpu="gpu")
+_c("price.card", N_("card price: {gpu}"), gpu="gpu")
+_c("price.component", N_("component price: {component}"), component="text")
+_c("price.opex", N_("operating cost: {opex}"), opex="text")
+_c("price.availability_rent", N_("availability to rent: {gpu} in the {market}"), gpu="gpu", market="market")
+_c("price.availability_buy", N_("availability to buy: {gpu} in the {market}"), gpu="gpu", market="market")
+
+# workflows/decide.py: the value of the time to train
+_c("plan.time_value_assumed",
+   N_("time valued at {money} an hour of the run (one engineer's loaded pay, assumed): the answer weighs it "
+      "against the cost"), money="money")
+_c("plan.time_value_flag", N_("--time-value sets it, 0 ranks by cost alone"))
+
+# cost/tco.py: the horizon view, seed checks, notes
+_c("cost.buy_no_rental", N_("buy: no rental offer for this GPU in the price data (add one with --prices)"))
+_c("cost.rent_cheaper_monthly", N_("rent: renting costs less per month than owning would (power, space, "
+                                   "maintenance)"))
+_c("cost.rent_job_days", N_("rent: the job needs {n_days}"), n_days="n_days")
+_c("cost.payback_beyond",
+   N_("buying pays back only after {n_months} at {pct} utilisation, beyond the {years}-year horizon"),
+   n_months="n_months", pct="pct", years="g")
+_c("cost.rent_low_utilisation",
+   N_("rent: at {pct} utilisation owning costs more than renting (break-even utilisation {pct2})"),
+   pct="pct", pct2="pct")
+_c("cost.buy_pays_back",
+   N_("buy: pays back in {n_months} at {pct} utilisation, within the {years}-year horizon (seed: buy for more "
+      "than two years of steady use)"), n_months="n_months", pct="pct", years="g")
+_c("cost.rent_payback_beyond",
+   N_("rent: buying pays back only after {n_months} ({years} years), beyond the {horizon}-year horizon"),
+   n_months="n_months", years="num1", horizon="g")
+_c("cost.break_even", N_("break-even utilisation {pct}"), pct="pct")
+_c("cost.seed_storage_share", N_("storage is {pct} of hardware spend here"), pct="pct1")
+_c("cost.seed_storage_rule",
+   N_("the seed's rule of thumb is ~{pct} (teams that also buy a parallel file system for many jobs)"), pct="pct")
+_c("cost.seed_gpu_share", N_("GPUs are {pct} of the server price here"), pct="pct")
+_c("cost.seed_gpu_rule", N_("the seed says 40-60 %"))
+_c("cost.seed_first_year", N_("first-year cost {x}x the server price"), x="num2")
+_c("cost.seed_first_year_rule", N_("the seed budgets 1.6-1.8x"))
+_c("cost.server_price_scaled", N_("server price scaled from a {n}-GPU {gpu} server"), n="int", gpu="gpu")
+_c("cost.no_server_price", N_("no server price for {gpu}: GPU cards at {pct} of the server (seed rule)"), gpu="gpu",
+   pct="pct")
+_c("cost.storage_minimum", N_("shared storage: {tb} TB is below the smallest {storage} minimum configuration"),
+   tb="num1", storage="storage")
+_c("cost.storage_priced_at_minimum", N_("priced at that configuration"))
+_c("cost.component_fallback", N_("no {component} price: priced as {fallback}"), component="text", fallback="text")
+
+# system/: host, storage, network, power and site fit
+_c("system.host_seed_rule", N_("seed: host RAM >= 2x the parameter bytes (7B -> 64 GB, 70B -> 512 GB)"))
+_c("system.host_multi_node", N_("~1 TB per node for multi-node"))
+_c("system.storage_seed_rule", N_("seed rule: {tflops} TFLOPS x 32 GB/s per TFLOPS = {gbps} GB/s"), tflops="num0",
+   gbps="num0")
+_c("system.storage_seed_rule_off",
+   N_("dimensionally it ties bytes to FLOPs, and here it is {x} times the {mbps} MB/s the GPUs actually read "
+      "(tokens/s x {b} B/token x {k}). Checkpoint bursts ({write} GB/s) size the storage, not the rule."),
+   x="e1", mbps="num2", b="g", k="g", write="num1")
+_c("system.net_one_server", N_("one server: no scale-out fabric (front-end network only)"))
+_c("system.net_roce_adequate", N_("{n_gpus}: RoCE is adequate below ~100 GPUs and cheaper than InfiniBand"),
+   n_gpus="n_gpus")
+_c("system.net_roce_own_fabric",
+   N_("{n_gpus}: RoCE is adequate below ~100 GPUs and cheaper than InfiniBand ({fabric} is this part's own fabric)"),
+   n_gpus="n_gpus", fabric="text")
+_c("system.net_ib", N_("{n_gpus}: InfiniBand (adaptive routing, SHARP)"), n_gpus="n_gpus")
+_c("system.net_roce_strained", N_("the seed guide finds RoCE strained beyond ~100 GPUs"))
+_c("system.net_either", N_("{n_gpus}: {fabric} (RoCE would also do at this size)"), n_gpus="n_gpus", fabric="text")
+_c("system.net_own_fabric", N_("{n_gpus}: {fabric}, the part's own fabric (no InfiniBand for it)"),
+   n_gpus="n_gpus", fabric="text")
+_c("system.net_roce_tuning",
+   N_("the seed guide finds RoCE strained beyond ~100 GPUs, so plan lossless Ethernet tuning (PFC/ECN, adaptive "
+      "routing) as large RoCE clusters do (Meta, Llama 3 on 24K-GPU RoCE)"))
+_c("system.net_replaced", N_("{fabric} replaced"), fabric="text")
+_c("system.net_replaced_by", N_("{fabric} replaced by {fabric2}: this part's servers ship RoCE, not InfiniBand"),
+   fabric="text", fabric2="text")
+_c("system.fits_racks",
+   N_("fits: {n_servers} of {kw} kW per rack ({usable} kW usable of {rack} kW; {binds} binds), {n_racks} incl. "
+      "{extra} for network/storage"),
+   n_servers="n_servers", kw="num1", usable="g", rack="g", binds="binds", n_racks="n_racks", extra="int")
+_c("system.server_too_hot",
+   N_("does NOT fit: one {kw} kW server exceeds the {usable} kW usable of a {rack} kW rack ({binds} limit, "
+      "continuous load at most 80%, {cooling} cooling)"),
+   kw="num1", usable="g", rack="g", binds="binds", cooling="cooling")
+_c("system.remedy_power_cap",
+   N_("cap each GPU at {w} W (nvidia-smi -pl {w2}): one server per rack, about {pct} of full throughput"),
+   w="int", w2="int", pct="pct")
+_c("system.remedy_power_cap_impossible",
+   N_("power capping cannot bring a {kw} kW server under {usable} kW (it would need {pct} of TDP)"),
+   kw="num1", usable="g", pct="pct")
+_c("system.remedy_smaller_servers", N_("use {n}-GPU servers (about {kw} kW each) - loses the 8-GPU NVLink domain"),
+   n="int", kw="num1")
+_c("system.remedy_denser_site", N_("host in a higher-density or liquid-cooled site (30-60+ kW per rack)"))
+_c("system.rack_system", N_("{gpu} ({form}) comes as one {cooling}-cooled rack of {n} GPUs drawing ~{kw} kW"),
+   gpu="gpu", form="text", cooling="cooling", n="int", kw="g")
+_c("system.fits", N_("fits: {clause}"), clause="clause")
+_c("system.does_not_fit", N_("does NOT fit: {clause}"), clause="clause")
+_c("system.rack_systems_fit",
+   N_("{n_racks} within {usable} kW usable, {n_racks2} incl. {extra} for network/storage"),
+   n_racks="n_racks", usable="g", n_racks2="n_racks", extra="int")
+_c("system.needs_liquid", N_("it needs liquid cooling and {site} is {cooling}-cooled"), site="site",
+   cooling="cooling")
+_c("system.rack_too_hot", N_("{kw} kW exceeds the {usable} kW usable of a {rack} kW rack (continuous load at most "
+                             "80%)"), kw="g", usable="g", rack="g")
+_c("system.remedy_liquid_site", N_("host it in a liquid-cooled site with >= {kw} kW per rack (direct liquid cooling, "
+                                   "CDU and facility water)"), kw="num0")
+_c("system.remedy_baseboard", N_("or choose 8-GPU baseboard servers (HGX B200/H200) that a 30-60 kW site can take"))
+
+# workflows/recommend.py: deployment timeline and verification on hardware
+_c("timeline.evaluation", N_("evaluation and quotes"))
+_c("timeline.delivery", N_("vendor delivery of bought servers"))
+_c("timeline.preparation", N_("server preparation (delivery, racking, cabling)"))
+_c("timeline.environment", N_("environment (drivers, NCCL, containers, storage mounts)"))
+_c("timeline.data", N_("data preparation and acceptance tests"))
+_c("timeline.in_stock", N_("machines rented or in stock"))
+_c("timeline.with_delivery", N_("bought servers: delivery lead time included"))
+_c("verify.memory", N_("1. measure real peak memory on one GPU"))
+_c("verify.profile", N_("2. profile a training step"))
+_c("verify.burnin", N_("3. run a 3-5 day small-scale training on the target machine"))
+_c("verify.memory_check", N_("torch.cuda.max_memory_allocated and nvidia-smi against the estimate"))
+_c("verify.profile_check", N_("when data loading plus gradient sync exceed 20%, storage or network binds"))
+_c("verify.burnin_check", N_("throttling, ECC / XID errors, throughput drift, thermals"))
+
+# workflows/decide.py: what a runner-up trades
+_c("trade.per_run", N_("{pct} per run"), pct="signed_pct")
+_c("trade.faster", N_("{span} faster"), span="span")
+_c("trade.slower", N_("{span} slower"), span="span")
+_c("trade.commits", N_("commits {money}"), money="money")
+_c("trade.tight_fit", N_("tight fit ({pct} of memory)"), pct="pct")
+_c("trade.similar", N_("similar"))
+
+# plan/scale.py: the scaling curve's labels and verdicts
+_c("scale.slower", N_("{clause}: {n} GPUs are SLOWER than {m} ({a} vs {b} tokens/s; {step} dominates)"),
+   clause="clause", n="int", m="int", a="num0", b="num0", step="step")
+_c("scale.efficiency_drop",
+   N_("{clause}: from {n} GPUs scaling efficiency falls below 50% ({pct}; {step} dominates)"),
+   clause="clause", n="int", pct="pct", step="step")
+_c("scale.data_parallel_only", N_("{links} (data parallel only)"), links="text")
+_c("scale.best_layout", N_("{links} (best layout)"), links="text")
+
+# workflows/report_model.py: what each assumption is
+_c("assume.gpu", N_("GPU {gpu}: {gib} GiB, {tflops} TFLOPS bf16 dense, {gbps} GB/s, {watts} W"), gpu="gpu",
+   gib="g", tflops="g", gbps="g", watts="g")
+_c("assume.link", N_("link {link}: {gbps} GB/s per direction"), link="text", gbps="g")
+_c("assume.site", N_("site {site}: {kw} kW/rack, {cooling}, PUE {pue}, {price}/kWh"), site="site", kw="g",
+   cooling="cooling", pue="g", price="small_money")
+_c("assume.memory_model", N_("memory model: {section}"), section="text")
+_c("assume.step_model", N_("step-time model: {section}"), section="text")
+_c("assume.system_sizing", N_("system sizing: {section}"), section="text")
+_c("assume.planner", N_("planner: {section}"), section="text")
+_c("assume.price", N_("price"))
+
+# workflows/decide.py: the recommendation in one sentence (what, for how much, how long, the goal, what bound it)
+_c("sentences", "{parts}", parts="sentences")
+_c("decide.rent_from", N_("Rent {hardware} from {provider} ({term})"), hardware="hardware", provider="text",
+   term="term")
+_c("decide.rent", N_("Rent {hardware}"), hardware="hardware")
+_c("decide.buy", N_("Buy {hardware}"), hardware="hardware")
+_c("decide.cost_per_run", N_("about {cost} a run"), cost="money")
+_c("decide.cost_per_token", N_("{price} per million tokens"), price="small_money")
+_c("goal.cheapest", N_("the lowest cost per run"))
+_c("goal.cheapest_deadline", N_("the lowest cost per run that meets the deadline"))
+_c("goal.fastest", N_("the fastest run"))
+_c("goal.fastest_deadline", N_("the fastest run that meets the deadline"))
+_c("goal.fewest-gpus", N_("the fewest GPUs"))
+_c("goal.fewest-gpus_deadline", N_("the fewest GPUs that meet the deadline"))
+# the default objective with the run's time valued (workflows.time_value)
+_c("goal.cheapest-timed", N_("the lowest cost per run, time valued at {money} an hour"), money="money")
+_c("goal.cheapest-timed_deadline",
+   N_("the lowest cost per run that meets the deadline, time valued at {money} an hour"), money="money")
+_c("binding.time", N_("the time to train (what costs less per run takes longer than the difference is worth)"))
+_c("binding.cost", N_("cost (nothing that fits costs less per run)"))
+_c("binding.deadline", N_("the deadline (fewer GPUs would miss {days})"), days="n_days")
+_c("binding.budget", N_("the budget (a cheaper run needs a longer contract than it allows)"))
+_c("binding.memory", N_("memory (fewer GPUs do not hold the job: {used} of {capacity} GiB per GPU)"), used="num0",
+   capacity="num0")
+_c("binding.headroom", N_("memory headroom (cheaper options fill over {limit} of their GPUs' memory)"), limit="pct")
+_c("decide.why", N_("{what}: {cost}; {goal}; binding: {binding}."), what="clause", cost="clause", goal="clause",
+   binding="clause")
+_c("decide.why_with_time", N_("{what}: {cost}, {time} to train; {goal}; binding: {binding}."), what="clause",
+   cost="clause", time="duration", goal="clause", binding="clause")
+_c("decide.runner_up", N_("Runner-up: {hardware} ({trade})."), hardware="hardware", trade="clause")
+
+# estimate/: where each memory component comes from (estimate table's last column) and the estimate's notes
+_c("mem.weights", N_("{precision} weights, {b} B/param"), precision="text", b="g")
+_c("mem.weights_quantized", N_("{quantization} base linears {b} B/param incl. quantization constants"),
+   quantization="text", b="num3")
+_c("mem.weights_unquantized", N_("embeddings, norms, output head {b} B/param"), b="g")
+_c("mem.weights_frozen", N_("frozen weights {b} B/param"), b="g")
+_c("mem.weights_trainable", N_("trainable layers {b} B/param"), b="g")
+_c("mem.fp8_copies", N_("+ fp8 copies of linear weights (Transformer Engine)"))
+_c("mem.params_offloaded", N_("offloaded to CPU (ZeRO-3 param offload)"))
+_c("mem.sharded_zero3", N_("sharded over dp*cp={group} (ZeRO-3/FSDP)"), group="int")
+_c("mem.lora_adapters", N_("{m} M adapter params, {b} B each"), m="num2", b="g")
+_c("mem.on_cpu", N_("on CPU (offload)"))
+_c("mem.sharded", N_("sharded over dp*cp={group}"), group="int")
+_c("mem.master_weights", N_("fp32 master copy of trainable params"))
+_c("mem.optimizer_states", N_("{optimizer} states {b} B/trainable param"), optimizer="text", b="num2")
+_c("mem.paged_states", N_("paged (CUDA managed memory, outside the PyTorch allocator)"))
+_c("mem.gradients", N_("{m} M trainable params x {b} B"), m="num1", b="g")
+_c("mem.grads_sharded", N_("sharded over dp*cp={group} (ZeRO-2/3)"), group="int")
+_c("mem.grads_streamed", N_("streamed to CPU for the offloaded optimizer step"))
+_c("mem.grads_in_backward", N_("optimizer in backward: only the largest tensor group's gradients live at once"))
+_c("mem.ddp_buckets", N_("DDP gradient buckets (a copy of the gradients)"))
+_c("mem.zero_bucket", N_("ZeRO reduce bucket"))
+_c("mem.zero3_gathered", N_("ZeRO-3/FSDP: {n} gathered layers + one layer's unsharded gradients"), n="int")
+_c("mem.dequant_copy", N_("dequantized bf16 copy of the largest linear (forward and backward)"))
+_c("mem.activations", N_("{layers} layers x {tokens} tokens/micro-batch, checkpointing {ckpt}, attention {attention}"),
+   layers="int", tokens="num0", ckpt="text", attention="text")
+_c("mem.compiled", N_("torch.compile"))
+_c("mem.in_flight", N_("{n} micro-batches in flight (1F1B)"), n="int")
+_c("mem.interleaving", N_("x{x} interleaving"), x="num2")
+_c("mem.no_logits", N_("no output projection to the vocabulary on this stage"))
+_c("mem.logits", N_("{tokens} x {vocab} logits, {b} B each ({loss} cross-entropy)"), tokens="num0", vocab="num0",
+   b="g", loss="loss")
+_c("mem.backward_working_set", N_("activation gradients and recomputed tensors of the layer being back-propagated"))
+_c("mem.optimizer_temporaries", N_("foreach optimizer temporaries at step()"))
+_c("mem.paged_note", N_("paged optimizer states ({gib} GiB) live in CUDA managed memory: not counted by "
+                        "torch.cuda.max_memory_allocated, counted on the device"), gib="num2")
+_c("step.no_fp8", N_("{gpu} has no fp8 tensor cores: fp8-mixed runs at the bf16 rate"), gpu="gpu")
+_c("step.no_bf16", N_("{gpu} has no bf16 support: the fp16 rate is used"), gpu="gpu")
+_c("step.no_peak", N_("no {dtype} peak in the catalog for {gpu}"), dtype="text", gpu="gpu")
+_c("step.mfu_ceiling_held",
+   N_("step time held at the MFU ceiling of {architecture} {precision} ({pct}: the best measured in the validation "
+      "data plus a margin); the terms alone would claim more"), architecture="text", precision="text", pct="pct")
+_c("step.data_loading", N_("data loading is not modelled yet (storage sizing comes with the system model)"))
+# estimate/rule_of_thumb.py: the seed guide's rule beside the estimate, and why they differ
+_c("rule.full", N_("params x 2 B x 4 (weights 2 + gradients 2 + optimizer 4)"))
+_c("rule.lora", N_("params x 2 B (16-bit weights; LoRA states ignored)"))
+_c("rule.qlora", N_("params x 0.5 B (4-bit weights; the seed has no QLoRA rule)"))
+_c("rule.mixed_adamw", N_("mixed-precision AdamW keeps fp32 master weights and two fp32 moments: 16-18 B/param, "
+                          "not 8 (ZeRO paper, section 3.1)"))
+_c("rule.fp32_adamw", N_("fp32 training with AdamW needs 16 B/param (4 weights + 4 gradients + 8 moments)"))
+_c("rule.zero", N_("the rule divides evenly over GPUs; ZeRO shards only some states (stage {stage})"), stage="int")
+_c("rule.activations", N_("the rule leaves activations open: here {gib} GiB (micro-batch {mbs} x {seq} tokens)"),
+   gib="num1", mbs="int", seq="int")
+_c("rule.overheads", N_("allocator cache, CUDA context and buffers add {gib} GiB"), gib="num1")
+_c("rule.optimizer", N_("{optimizer} states differ from the rule's 4 B/param"), optimizer="text")
+
+# probe/: what a long probe is doing (the spinner of probe memory and burnin)
+_c("progress.building_model", N_("building the model"))
+_c("progress.building_model_layers", N_("building the model ({layers} layers)"), layers="int")
+_c("progress.building_fake", N_("building the model on fake tensors"))
+_c("progress.building_fake_layers", N_("building the model ({layers} layers) on fake tensors"), layers="int")
+_c("progress.step", N_("step {i}/{n} ({layers} layers)"), i="int", n="int", layers="int")
+_c("progress.simulated_step", N_("simulated step {i}/{n} ({layers} layers)"), i="int", n="int", layers="int")
+_c("progress.reopening", N_("reopening {path}"), path="text")
+_c("progress.telemetry", N_("opening the GPU telemetry ({backend})"), backend="text")
+_c("progress.load_command", N_("starting the load ({command})"), command="text")
+_c("progress.load_builtin", N_("starting the load (bf16 matmuls and copies)"))
+_c("progress.creating", N_("creating {path}"), path="text")
+
+# cost/quotes.py: the risk flags of a rental quote
+_c("quote.does_not_fit", N_("the job does not fit this offer's hardware"))
+_c("quote.hourly_rounding", N_("hourly billing on a {hours} h job: {pct} paid for rounding"), hours="num1",
+   pct="pct")
+_c("quote.minimum_term", N_("minimum term {months} months for a {days}-day job"), months="g", days="num1")
+_c("quote.wants_nvswitch", N_("{topology} topology: the job wants TP={tp}; full NVSwitch would deliver {pct} more"),
+   topology="text", tp="int", pct="pct")
+_c("quote.tp_slow", N_("{topology} topology: tensor parallelism beyond 2 GPUs is slow (seed: up to ~30 %)"),
+   topology="text")
+_c("quote.no_storage_bandwidth", N_("no storage bandwidth stated: data loading may bind (ask for GB/s per node)"))
+_c("quote.no_replacement_sla", N_("no replacement SLA: a failed GPU can stall the whole job"))
+_c("quote.downtime_charged", N_("downtime is charged"))
+_c("quote.rent_too_cheap",
+   N_("annual rent {rent} is below a third of the purchase price {price}: storage, service or hardware were likely "
+      "cut (the seed's one-third rule, read per year: per month it would flag every offer)"), rent="num0",
+   price="num0")
+_c("progress.comparing", N_("comparing with the estimate"))
+
+# system/storage.py: the random I/O a job needs, beside the seed's rule
+_c("system.iops_need",
+   N_("~{need} IOPS: small-file reads {data} ({samples} samples/s x {per_file} requests x {k}), checkpoint bursts "
+      "{ckpt} ({gbps} GB/s in 1 MiB requests + {ranks} ranks x {files} files); packed token shards need far fewer"),
+   need="num0", data="num0", samples="num1", per_file="int", k="g", ckpt="num0", gbps="num1", ranks="int", files="int")
+_c("system.iops_drive",
+   N_("one enterprise NVMe drive is rated ~{drive} random-read IOPS (Micron 7400/7450, M); the minimum shared "
+      "configuration ({drives} drives at an assumed {pct} through the file system) gives ~{delivered}"),
+   drive="num0", drives="int", pct="pct", delivered="num0")
+_c("system.iops_seed_applies", N_("seed: 'SSD clusters of a million IOPS or more' at the 100B scale ({iops}; "
+                                  "applies: {b}B parameters)"), iops="num0", b="num0")
+_c("system.iops_seed_not_this_job", N_("seed: 'SSD clusters of a million IOPS or more' at the 100B scale ({iops}; "
+                                       "not this job: {b}B parameters)"), iops="num0", b="num0")
+_c("quote.basis_job", N_("the job's best layout on each offer"))
+_c("quote.basis_assumed", N_("an assumed MFU of {mfu} (no job given)"), mfu="g")
+
+# The web page's wording of the messages that name a CLI flag: the page has form fields instead (their labels in
+# web/labels.py) and only the built-in price data. A face renders these inside message_text.face("page").
+PAGE: dict[str, str] = {
+    "plan.try_more_gpus": N_("more GPUs (“Max GPUs”: {n})"),
+    "plan.deadline_binds": N_("the deadline may be what binds: try with “Deadline (days)” left empty to see the "
+                              "fastest option's time"),
+    "plan.market_override": N_("name one under “GPUs allowed (none selected = all)”"),
+    "cost.no_purchase_price": N_("no purchase price for this GPU: the built-in price data has none"),
+    "cost.no_rental_offer": N_("no rental offer for {gpu} in the {market}: the built-in price data has none"),
+    "cost.no_cluster_lease": N_("no offer for {gpu} in the {market} rents {n_gpus} across {n_servers}: the per-card "
+                                "clouds rent single machines (the built-in price data has no cluster lease)"),
+    "cost.buy_no_rental": N_("buy: no rental offer for this GPU: the built-in price data has none"),
+    "cost.workload_once": N_("this one run (fill in “Utilisation” if the hardware will stay busy)"),
+}

@@ -1,0 +1,151 @@
+"""The engine's messages (``trainsizer.messages``) in the reader's language: each code's catalog message
+filled with its arguments, each argument shown as its kind says (money in 万元 for CNY in Chinese, a GPU
+as its product name, "2 servers", a nested message as a clause), through :mod:`trainsizer.report.words`.
+English is a rendering like any other. ``as_json`` turns every message in a plan's data into
+``{"code", "args", "text"}`` for ``--json``, the web API and the report's JSON file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from trainsizer.i18n import N_, ntr, tr
+from trainsizer.messages import KINDS, REGISTRY, Message
+from trainsizer.report import words as w
+
+STEP_TERMS = {
+    "compute": N_("compute"), "elementwise": N_("element-wise kernels"), "tp_comm": N_("tensor-parallel traffic"),
+    "pp_p2p": N_("pipeline sends"), "pp_bubble": N_("the pipeline bubble"), "cp_comm": N_("context-parallel traffic"),
+    "zero3_gather": N_("ZeRO-3 parameter gathers"), "dp_grad_sync": N_("the gradient all-reduce"),
+    "optimizer": N_("the optimizer step"), "offload": N_("CPU offload"), "moe_all_to_all": N_("MoE all-to-all"),
+    "data_loading": N_("data loading"), "launch_overhead": N_("kernel launches"),
+    "dequantization": N_("dequantization"),
+}
+COOLING = {"air": N_("air"), "rear-door": N_("rear-door"), "liquid": N_("liquid")}
+BINDS = {"power": N_("power"), "cooling": N_("cooling")}
+LOSSES = {"standard": N_("standard"), "chunked": N_("chunked")}
+STORAGE = {"nas": N_("NAS"), "parallel fs": N_("parallel file system")}
+
+
+def _gpu_list(ids: list[str], lang: str) -> str:
+    return w.listing([tr("…", lang) if i == "..." else w.gpu_name(i) for i in ids], lang)
+
+
+def _sentences(parts: list[str], lang: str) -> str:
+    out = ""
+    for p in parts:
+        out = w.sentences(out, p, lang) if out else p
+    return out
+
+
+def _span(days: float, lang: str) -> str:
+    return w.days(days, lang) if days < 0.1 else w.duration(days * 86400, lang)
+
+
+FORMATS: dict[str, Callable[[Any, str], str]] = {
+    "num0": lambda v, lang: f"{float(v):,.0f}",
+    "num1": lambda v, lang: f"{float(v):,.1f}",
+    "num2": lambda v, lang: f"{float(v):,.2f}",
+    "num3": lambda v, lang: f"{float(v):,.3f}",
+    "loss": lambda v, lang: w.word(LOSSES, v, lang),
+    "g": lambda v, lang: f"{float(v):g}",
+    "e1": lambda v, lang: f"{float(v):.1e}",
+    "int": lambda v, lang: str(int(v)),
+    "pct": lambda v, lang: f"{float(v):.0%}",
+    "pct1": lambda v, lang: f"{float(v):.1%}",
+    "signed_pct": lambda v, lang: f"{float(v):+.0%}",
+    "text": lambda v, lang: str(v),
+    "money": lambda v, lang: w.money(v["amount"], v["currency"], lang),
+    "small_money": lambda v, lang: w.small_money(v["amount"], v["currency"], lang),
+    "acquisition": lambda v, lang: w.word(w.ACQUISITIONS, v, lang),
+    "hours": lambda v, lang: w.count(w.HOURS, v, lang, 2),
+    "gpu": lambda v, lang: w.gpu_name(v),
+    "gpus_list": _gpu_list,
+    "site": lambda v, lang: w.site_name(v, lang),
+    "market": lambda v, lang: w.word(w.MARKETS, v, lang),
+    "term": lambda v, lang: w.word(w.TERMS, v, lang),
+    "cooling": lambda v, lang: w.word(COOLING, v, lang),
+    "binds": lambda v, lang: w.word(BINDS, v, lang),
+    "step": lambda v, lang: w.word(STEP_TERMS, v, lang),
+    "storage": lambda v, lang: w.word(STORAGE, v, lang),
+    "span": lambda v, lang: _span(float(v), lang),
+    "duration": lambda v, lang: w.duration(v, lang),
+    "hardware": lambda v, lang: w.hardware(v["gpus"], v["gpu"]),
+    "n_gpus": lambda v, lang: w.gpus(v, lang),
+    "n_servers": lambda v, lang: w.servers(v, lang),
+    "n_racks": lambda v, lang: w.racks(v, lang),
+    "n_days": lambda v, lang: w.days(v, lang),
+    "n_months": lambda v, lang: w.months(v, lang),
+    "clause": lambda v, lang: text(v, lang),
+    "clauses": lambda v, lang: w.join([text(p, lang) for p in v], lang),
+    "items": lambda v, lang: w.listing([text(p, lang) for p in v], lang),
+    "sentences": lambda v, lang: _sentences([text(p, lang) for p in v], lang),
+}
+assert set(FORMATS) == set(KINDS), set(FORMATS) ^ set(KINDS)
+
+
+def _unavailable(m: Message, lang: str) -> str | None:
+    """Why a part cannot be had in a market: the reason is a line of the catalog's data in English, so a
+    Chinese reader gets what its status means instead."""
+    if lang != w.ZH:
+        return None
+    head = N_("cannot be bought new in the {market}") if m.code == "cost.not_buyable" else \
+        N_("not rentable in the {market}")
+    status = w.word(w.STATUSES, m.args.get("status"), lang)
+    return f"{tr(head, lang, market=w.word(w.MARKETS, m.args['market'], lang))}（{status}）"
+
+
+SPECIAL: dict[str, Callable[[Message, str], str | None]] = {"cost.not_rentable": _unavailable,
+                                                            "cost.not_buyable": _unavailable}
+
+
+_FACE: ContextVar[str] = ContextVar("message_face", default="")
+
+
+@contextmanager
+def face(name: str) -> Iterator[None]:
+    """Messages rendered inside take the wording of face ``name`` where a code has one (``"page"``: the web
+    page's, which names form fields instead of CLI flags; message_codes.PAGE)."""
+    token = _FACE.set(name)
+    try:
+        yield
+    finally:
+        _FACE.reset(token)
+
+
+def text(m: Any, lang: str) -> str:
+    """A message in ``lang`` (a plain string, e.g. a line of data, as it is; None as "")."""
+    if m is None or m == "":
+        return ""
+    if not isinstance(m, Message):
+        return str(m)
+    spec = REGISTRY[m.code]
+    special = SPECIAL.get(m.code)
+    if special and (done := special(m, lang)) is not None:
+        return done
+    values = {name: FORMATS[spec.kinds[name]](value, lang) for name, value in m.args.items()}
+    if m.code in ("clauses", "items", "sentences"):
+        return values["parts"]
+    if spec.page and _FACE.get() == "page":
+        return tr(spec.page, lang, **values)
+    if isinstance(spec.msgid, tuple):
+        return ntr(spec.msgid, float(m.args[spec.count]), lang, **values)
+    return tr(spec.msgid, lang, **values)
+
+
+def texts(messages: Any, lang: str) -> list[str]:
+    return [text(m, lang) for m in messages or []]
+
+
+def as_json(obj: Any, lang: str = "en") -> Any:
+    """``obj`` with every message as ``{"code", "args", "text"}`` (nested messages too), in ``lang``."""
+    if isinstance(obj, Message):
+        return {"code": obj.code, "args": {k: as_json(v, lang) for k, v in obj.args.items()},
+                "text": text(obj, lang)}
+    if isinstance(obj, Mapping):
+        return {(text(k, lang) if isinstance(k, Message) else k): as_json(v, lang) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [as_json(v, lang) for v in obj]
+    return obj
