@@ -54,7 +54,8 @@ def in_lang(report: dict, lang: str) -> dict:
 def quoted_data(plan: dict, assumptions: list[dict]) -> list[str]:
     """Text the faces quote as it is in the data files: sources, price notes, offer and provider names, the
     catalog's product names."""
-    data = [a["source"] for a in assumptions] + list(plan.get("prices_used", []))
+    data = [a["source"] for a in assumptions]
+    data += [u[k] or "" for u in plan.get("prices_used", []) for k in ("source", "relay")]
     for o in plan["options"]:
         rent = (o.get("cost") or {}).get("rent") or {}
         data += [rent.get("offer") or "", ((o.get("per_run") or {}).get("rent") or {}).get("provider") or ""]

@@ -6,7 +6,7 @@ import datetime
 import pytest
 from conftest import base_scenario
 
-from trainsizer.cost.prices import Prices, load_prices, split_cited
+from trainsizer.cost.prices import Prices, load_prices
 from trainsizer.cost.subsidy import Subsidy, apply_subsidy, in_currency, load_subsidies, subsidy_for
 from trainsizer.cost.tco import HOURS_PER_YEAR, buy_cost
 from trainsizer.errors import InputError
@@ -48,7 +48,7 @@ def site(kw=10.0, cooling="air", pue=1.5, price=0.8, tou=None):
 
 
 def consulted(prices: Prices) -> set[str]:
-    return {split_cited(u)[1] for u in prices.used}  # "item: source (as of date)" -> source
+    return {u.source for u in prices.used}
 
 
 # --- Ascend: RoCE, one NIC per NPU ------------------------------------------------------------------------------

@@ -389,5 +389,6 @@ PAGE: dict[str, str] = {
     "cost.no_cluster_lease": N_("no offer for {gpu} in the {market} rents {n_gpus} across {n_servers}: the per-card "
                                 "clouds rent single machines (the built-in price data has no cluster lease)"),
     "cost.buy_no_rental": N_("buy: no rental offer for this GPU: the built-in price data has none"),
+    "plan.time_value_flag": N_("“Time value per hour” sets it, 0 ranks by cost alone"),
     "cost.workload_once": N_("this one run (fill in “Utilisation” if the hardware will stay busy)"),
 }

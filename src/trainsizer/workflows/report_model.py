@@ -58,7 +58,7 @@ def assumptions(out: dict[str, Any], pick: dict[str, Any] | None) -> list[dict[s
                      "as_of": str(timed.get("as_of") or "")})
     for used in out.get("prices_used", []):
         rows.append({"what": used["item"], "source": used["source"]
-                     + (f"; relayed by {used['relay']}" if used.get("relay") else ""), "as_of": used["as_of"]})
+                     + (f" · {used['relay']}" if used.get("relay") else ""), "as_of": used["as_of"]})
     return rows
 
 
