@@ -27,8 +27,8 @@ from trainsizer.estimate.typed_data import DERIVED, REST, Table, build
 PACKAGE = "trainsizer.estimate"
 MEMORY_FILE = "memory_model.yaml"
 PERFORMANCE_FILE = "performance_model.yaml"
-FIT_TOOLS = {MEMORY_FILE: "tools/fit_memory.py on shared/validation/memory.yaml",
-             PERFORMANCE_FILE: "tools/fit_performance.py on shared/validation/throughput.yaml"}
+FIT_TOOLS = {MEMORY_FILE: "tools/fit_memory.py on validation/cases/memory.yaml",
+             PERFORMANCE_FILE: "tools/fit_performance.py on validation/cases/throughput.yaml"}
 
 
 @dataclass(frozen=True)
