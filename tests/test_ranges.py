@@ -1,0 +1,87 @@
+"""The 80 % ranges: refit from the repository's cases byte for byte, calibrated on held-out publications, wide
+where no case shows the regime."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from conftest import REPO
+
+from trainsizer.estimate.ranges import band, shipped_ranges
+from trainsizer.estimate.regimes import gpu_family, regime
+from trainsizer.workflows.ranges_fit import conformal, coverage, fit_ranges
+
+
+@pytest.fixture(scope="module")
+def refit():
+    sys.path.insert(0, str(REPO / "tools"))
+    try:
+        import fit_ranges as tool
+    finally:
+        sys.path.remove(str(REPO / "tools"))
+    return tool
+
+
+def test_a_refit_from_the_repository_cases_rewrites_ranges_yaml_byte_for_byte(refit):
+    data, text = refit.refit()
+    assert refit.DATA.read_text(encoding="utf-8") == text, "run tools/fit_ranges.py"
+    assert data["fitted_on"]["memory"] >= 100 and data["fitted_on"]["speed"] >= 100
+    assert "validation/published/throughput.yaml" in data["source"]
+
+
+def test_gpu_families_group_the_catalog_ids():
+    assert gpu_family("a100-sxm4-40gb") == gpu_family("a100-sxm4-80gb") == "a100"
+    assert gpu_family("h100-sxm5-96gb-500w") == "h100"
+    assert gpu_family("rtx-4090-24gb") == "rtx-4090" and gpu_family("ascend-910b-64gb") == "ascend-910b"
+
+
+def test_the_conformal_ranks_widen_with_few_cases():
+    assert conformal(list(range(1, 10)), 0.8) == (1.0, 9.0)  # n = 9: ranks 1 and 9
+    assert conformal(list(range(1, 101)), 0.8) == (10.0, 91.0)
+
+
+def _rows(us, family="a100", source="s"):
+    return [{"id": f"{source}{i}", "source": f"{source}{i % 3}", "u": u,
+             "regime": {"gpu_family": family, "method": "full", "scale": "1-gpu"}} for i, u in enumerate(us)]
+
+
+def test_a_regime_of_few_publications_is_pulled_to_the_pooled_range_and_an_unseen_one_is_wide():
+    rows = _rows([0.01 * i for i in range(-20, 21)]) + _rows([0.5 + 0.01 * i for i in range(5)], "v100", "t")
+    data = fit_ranges({"memory": rows, "speed": rows})
+    seen = band("memory", {"gpu_family": "v100", "method": "full", "scale": "1-gpu"}, data)
+    fam = data["memory"]["gpu_family"]["v100"]
+    assert data["memory"]["pooled"]["lo"] < seen.lo < fam["lo"]  # shrunk: between its own and the pooled range
+    assert not seen.no_evidence
+    unseen = band("memory", {"gpu_family": "mi300x", "method": "full", "scale": "1-gpu"}, data)
+    assert unseen.no_evidence == ("gpu_family=mi300x",)
+    assert unseen.hi - unseen.lo > seen.hi - seen.lo
+
+
+def test_the_shipped_ranges_cover_the_speed_and_memory_estimates_both_ways():
+    b = band("speed", regime("h100-sxm5-80gb", "full", 64, 8))
+    lo, hi = b.scale(1000.0)
+    assert lo < 1000.0 < hi
+    t_lo, t_hi = b.scale_inverse(10.0)
+    assert t_lo < 10.0 < t_hi and t_lo == pytest.approx(10.0 * 1000.0 / hi)
+    m = band("memory", regime("rtx-4090-24gb", "qlora", 1, 1))
+    assert 0.0 < m.p_above(20.0, 24.0) < 0.5 < m.p_above(30.0, 24.0) < 1.0
+    assert shipped_ranges()["level"] == 0.8
+
+
+def test_nested_leave_one_source_out_coverage_is_near_80_percent_overall():
+    """Each publication's cases against ranges fitted without it (the residuals are already held out)."""
+    import json
+
+    tool_data = shipped_ranges()
+    assert tool_data["level"] == 0.8
+    from trainsizer.workflows.cases import load_cases
+    from trainsizer.workflows.holdout import leave_one_source_out
+    from trainsizer.workflows.ranges_fit import residuals
+    from trainsizer.workflows.shipped_cases import shipped_files
+
+    cases = [c for p in shipped_files() for c in load_cases(p)]
+    cov = coverage(residuals(cases, leave_one_source_out(cases)))
+    for kind in ("memory", "speed"):
+        assert 0.75 <= cov[kind]["coverage"] <= 0.85, json.dumps(cov[kind])[:300]
+        assert 0 < cov[kind]["median_half_width"] < 0.5
