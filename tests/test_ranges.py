@@ -85,3 +85,40 @@ def test_nested_leave_one_source_out_coverage_is_near_80_percent_overall():
     for kind in ("memory", "speed"):
         assert 0.75 <= cov[kind]["coverage"] <= 0.85, json.dumps(cov[kind])[:300]
         assert 0 < cov[kind]["median_half_width"] < 0.5
+
+
+def test_estimate_json_carries_the_80_percent_ranges_of_memory_speed_and_time(tmp_path):
+    import json
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.run([sys.executable, "-m", "trainsizer.cli", "estimate",
+                           str(REPO / "examples" / "llama-3.1-8b-full-8xa100-fsdp.yaml"), "--tokens", "1e9", "--json"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    mem, perf = out["memory"], out["performance"]
+    mi, pi = mem["interval"], perf["interval"]
+    assert mi["level"] == pi["level"] == 0.8
+    for key in ("allocated_gib", "reserved_gib", "device_gib"):
+        lo, hi = mi[key]
+        assert lo < mem[key] < hi, key
+    for key in ("step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu",
+                "time_to_train_s", "gpu_hours"):
+        lo, hi = pi[key]
+        assert lo < perf[key] < hi, key
+    # step time and tokens per second are one range read two ways
+    assert pi["step_time_s"][0] * pi["tokens_per_s"][1] == pytest.approx(perf["step_time_s"] * perf["tokens_per_s"],
+                                                                          rel=2e-3)
+    assert 0.0 <= mi["p_exceeds_capacity"] <= 1.0
+    assert mi["fits_unless_above"] == pytest.approx(mem["capacity_gib"] / mem["device_gib"] - 1, abs=1e-3)
+
+
+def test_an_unmeasured_gpu_family_gets_the_wide_range_and_says_so():
+    from trainsizer.estimate.intervals import scenario_bands
+
+    mem, speed = scenario_bands("mi300x-192gb", "full", 8, 8)
+    known_mem, known_speed = scenario_bands("a100-sxm4-80gb", "full", 8, 8)
+    assert mem.no_evidence == speed.no_evidence == ("gpu_family=mi300x",)
+    assert speed.hi - speed.lo > known_speed.hi - known_speed.lo
