@@ -80,7 +80,8 @@ def confidence(options: list[dict[str, Any]], order: list[int], values: list[flo
                budget: float | None, scales: bool = True, n: int = SAMPLES, seed: int = SEED) -> dict[str, Any] | None:
     """``recommendation.confidence``: the share of sampled outcomes in which the pick (``order[0]``) is the best
     on the objective among ``order`` (``values``: each option's objective value, one that scales with the run's
-    time, unless ``scales`` is False), meets the deadline and stays within the budget (its commitment); each share alone, and the runner-up's share."""
+    time, unless ``scales`` is False), meets the deadline and stays within the budget (its commitment); each share
+    alone, and the contender: the other option best most often."""
     if not order:
         return None
     chosen = [options[i] for i in order]
