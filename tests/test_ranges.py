@@ -122,3 +122,21 @@ def test_an_unmeasured_gpu_family_gets_the_wide_range_and_says_so():
     known_mem, known_speed = scenario_bands("a100-sxm4-80gb", "full", 8, 8)
     assert mem.no_evidence == speed.no_evidence == ("gpu_family=mi300x",)
     assert speed.hi - speed.lo > known_speed.hi - known_speed.lo
+
+
+def test_validate_reports_the_ranges_coverage_and_the_readme_quotes_it():
+    import re
+
+    from trainsizer.workflows.validate import validate_files
+
+    _, summary = validate_files()
+    cov = summary["range_coverage"]
+    assert cov["level"] == 0.8
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| held-out cases inside their range"))
+    assert re.findall(r"\*\*(\d+\.\d) %\*\* \((\d+) cases\)", row) == [
+        (f"{100 * cov[k]['coverage']:.1f}", str(cov[k]["count"])) for k in ("memory", "speed")]
+    widths = next(line for line in readme.splitlines() if line.startswith("| median half-width"))
+    assert re.findall(r"\| (\d\.\d\d)", widths) == [f"{cov[k]['median_half_width']:.2f}" for k in ("memory", "speed")]
+    for kind in ("memory", "speed"):
+        assert cov[kind]["by_regime"]["gpu_family"]["a100"]["count"] >= 10

@@ -39,6 +39,10 @@ def print_validation(results: list[Any], summary: dict[str, Any], lang: str | No
         con.print(f"skipped: {summary['skipped']} (no prediction for that metric yet)")
     if summary.get("accuracy"):
         _print_accuracy(summary, con, lang)
+    if summary.get("range_coverage"):
+        from trainsizer.report.coverage_text import print_coverage
+
+        print_coverage(summary["range_coverage"], con, lang)
 
 
 ACCURACY_ROWS = {
