@@ -24,9 +24,12 @@ def test_a_clear_call_is_confident_and_a_close_one_says_what_settles_it():
     c = confidence(close, [0, 1], [1000.0, 1040.0], None, None)
     assert 0.3 < c["share"] < 0.75 and c["close"]
     assert c["contender"]["option"] == 1 and c["contender"]["best_on_objective"] == 1 - c["best_on_objective"]
-    message = close_call({"confidence": c}, close, "job.yaml")
-    assert message.code == "range.close_call" and "trainsizer probe profile job.yaml" in message.args["probe"]
-    assert confidence(close, [0, 1], [1000.0, 1040.0], None, None) == c  # seeded: the same answer every run
+    rec = {"confidence": c}
+    message = close_call(rec, close, "job.yaml")
+    assert message.code == "range.close_call" and message.args["hardware"]["gpu"] == "a100-sxm4-80gb"
+    assert rec["confidence"]["settle_with"] == "trainsizer probe profile job.yaml"
+    assert confidence(close, [0, 1], [1000.0, 1040.0], None, None) == {
+        k: v for k, v in c.items() if k != "settle_with"}  # seeded: the same answer every run
 
 
 def test_options_on_one_gpu_family_share_their_error():

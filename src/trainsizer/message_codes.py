@@ -27,8 +27,9 @@ _c("range.no_evidence_speed", N_("no measured case backs the speed range here ({
                                 "cases"), what="text")
 _c("range.oom_risk", N_("a {pct} chance that memory exceeds the GPU (fits unless memory is {above} above the "
                         "estimate)"), pct="pct", above="pct")
-_c("range.close_call", N_("a close call: {other} comes out ahead in {pct} of the plausible outcomes; a one-hour "
-                          "trial on both settles it ({probe})"), other="text", pct="pct", probe="text")
+_c("range.close_call", N_("a close call: {hardware} comes out ahead in {pct} of the plausible outcomes; a one-hour "
+                          "trial on both settles it (the profile probe of the verification steps, on each)"),
+   hardware="hardware", pct="pct")
 
 # plan/search.py: why an option, what would make the job fit, notes
 _c("plan.memory_headroom", N_("memory has {gib} GiB headroom"), gib="num1")

@@ -87,16 +87,18 @@ def _range_lines(result: Any, lang: str) -> list[str]:
     fit = (tr("fits unless memory is {pct} above the estimate", lang, pct=f"{above:.0%}") if above is not None
            and above >= 0 else tr("does not fit unless memory is {pct} below the estimate", lang,
                                   pct=f"{-above:.0%}" if above is not None else "?"))
-    lines = [f"[bold]{tr('80 % range', lang)}[/bold]: " + escape(tr(
+    title = tr("80 % range", lang)
+    lines = [w.labelled(f"[bold]{title}[/bold]", escape(tr(
         "device memory {lo}–{hi} GiB; {fit}; chance of running out of memory {p}", lang, lo=f"{lo:.1f}",
-        hi=f"{hi:.1f}", fit=fit, p=f"{mem['p_exceeds_capacity']:.0%}"))]
+        hi=f"{hi:.1f}", fit=fit, p=f"{mem['p_exceeds_capacity']:.0%}")), lang)]
     if perf:
         speed = tr("step {lo}–{hi} s, {tlo}–{thi} tokens/s", lang, lo=f"{perf['step_time_s'][0]:.3g}",
                    hi=f"{perf['step_time_s'][1]:.3g}", tlo=f"{perf['tokens_per_s'][0]:,.0f}",
                    thi=f"{perf['tokens_per_s'][1]:,.0f}")
         if "time_to_train_s" in perf:
-            speed += "; " + tr("time to train {lo}–{hi} hours", lang, lo=f"{perf['time_to_train_s'][0] / 3600:,.0f}",
-                               hi=f"{perf['time_to_train_s'][1] / 3600:,.0f}")
+            speed = w.join([speed, tr("time to train {lo}–{hi} hours", lang,
+                                      lo=f"{perf['time_to_train_s'][0] / 3600:,.0f}",
+                                      hi=f"{perf['time_to_train_s'][1] / 3600:,.0f}")], lang)
         lines.append("  " + escape(speed))
     lines += ["  " + escape(text(n, lang)) for n in [*mem["notes"], *(perf["notes"] if perf else [])]]
     return lines

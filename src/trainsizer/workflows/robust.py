@@ -117,5 +117,6 @@ def close_call(rec: dict[str, Any], options: list[dict[str, Any]], job_path: str
     if not conf.get("close"):
         return None
     hw = options[conf["contender"]["option"]]["hardware"]
-    return msg("range.close_call", other=f"{hw['gpus']} x {hw['gpu']}", pct=conf["contender"]["best_on_objective"],
-               probe=f"trainsizer probe profile {job_path}")
+    conf["settle_with"] = f"trainsizer probe profile {job_path}"  # an hour on each of the two, then compare
+    return msg("range.close_call", hardware={"gpus": hw["gpus"], "gpu": hw["gpu"]},
+               pct=conf["contender"]["best_on_objective"])
