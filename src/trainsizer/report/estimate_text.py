@@ -87,7 +87,7 @@ def _range_lines(result: Any, lang: str) -> list[str]:
     fit = (tr("fits unless memory is {pct} above the estimate", lang, pct=f"{above:.0%}") if above is not None
            and above >= 0 else tr("does not fit unless memory is {pct} below the estimate", lang,
                                   pct=f"{-above:.0%}" if above is not None else "?"))
-    title = tr("80 % range", lang)
+    title = tr("Range (80 %)", lang)
     lines = [w.labelled(f"[bold]{title}[/bold]", escape(tr(
         "device memory {lo}–{hi} GiB; {fit}; chance of running out of memory {p}", lang, lo=f"{lo:.1f}",
         hi=f"{hi:.1f}", fit=fit, p=f"{mem['p_exceeds_capacity']:.0%}")), lang)]
