@@ -82,3 +82,19 @@ def test_plan_json_carries_the_confidence_and_each_option_its_ranges():
         if (o.get("per_run") or {}).get("cost"):
             lo, hi = r["per_run_cost"]
             assert lo <= o["per_run"]["cost"] <= hi
+
+
+def test_the_planner_prefers_a_safe_layout_within_a_few_percent_of_a_risky_one():
+    from trainsizer.workflows.decide import choose, tight
+    from trainsizer.workflows.robust import with_ranges
+
+    def layout(o: dict) -> dict:
+        return {**o, "parallel": {"tp": 1, "pp": 1, "cp": 1, "virtual_pp": 1, "offload": "none"}}
+
+    risky = layout(_option("a100-sxm4-80gb", 8, 970.0, 10.0, device_gib=70.0))  # 87 % of memory: under TIGHT_FRACTION
+    safe = layout(_option("a100-sxm4-80gb", 8, 1000.0, 10.0, device_gib=40.0))
+    options = with_ranges([risky, safe])
+    assert options[0]["range"]["at_risk"] and not options[1]["range"]["at_risk"]
+    assert tight(options[0]) and not tight(risky)  # the range, not the fraction, makes it tight
+    assert choose(options, "cheapest")[0] == 1
+    assert any(n.code == "range.oom_risk" for n in options[0]["notes"])
