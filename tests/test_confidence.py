@@ -98,3 +98,16 @@ def test_the_planner_prefers_a_safe_layout_within_a_few_percent_of_a_risky_one()
     assert tight(options[0]) and not tight(risky)  # the range, not the fraction, makes it tight
     assert choose(options, "cheapest")[0] == 1
     assert any(n.code == "range.oom_risk" for n in options[0]["notes"])
+
+
+def test_the_time_chart_draws_the_recommended_options_range_as_an_error_bar():
+    from trainsizer.report.charts import render_chart
+    from trainsizer.report.specs import pareto_spec
+
+    option = {**_option("h100-sxm5-80gb", 8, 1000.0, 10.0), "range": {"time_to_train_s": [8 * 3600.0, 13 * 3600.0]}}
+    out = {"options": [option], "rankings": {"recommended": [0], "pareto_time_vs_gpus": [0]}}
+    spec = pareto_spec(out)
+    assert spec["recommended_range"] == [8.0, 13.0]
+    assert "data-testid='recommended-range'" in render_chart(spec)
+    del option["range"]
+    assert "recommended-range" not in render_chart(pareto_spec(out))
