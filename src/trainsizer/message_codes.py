@@ -20,6 +20,17 @@ def _c(code: str, msgid: str | tuple[str, str], count: str = "n", **kinds: Any) 
 _c("clauses", "{parts}", parts="clauses")
 _c("items", "{parts}", parts="items")
 
+# estimate/intervals.py: the 80 % ranges
+_c("range.no_evidence_memory", N_("no measured case backs the memory range here ({what}): it is the wide range of all "
+                                 "cases"), what="text")
+_c("range.no_evidence_speed", N_("no measured case backs the speed range here ({what}): it is the wide range of all "
+                                "cases"), what="text")
+_c("range.oom_risk", N_("a {pct} chance that memory exceeds the GPU (fits unless memory is {above} above the "
+                        "estimate)"), pct="pct", above="pct")
+_c("range.close_call", N_("a close call: {hardware} comes out ahead in {pct} of the plausible outcomes; a one-hour "
+                          "trial on both settles it (the profile probe of the verification steps, on each)"),
+   hardware="hardware", pct="pct")
+
 # plan/search.py: why an option, what would make the job fit, notes
 _c("plan.memory_headroom", N_("memory has {gib} GiB headroom"), gib="num1")
 _c("plan.memory_used", N_("memory: {used} of {cap} GiB used"), used="num1", cap="num1")

@@ -62,7 +62,24 @@ class Estimate:
         }
         if self.limits:
             out["limits"] = self.limits.to_dict()
+        self._add_intervals(out)
         return out
+
+    def intervals(self) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The 80 % ranges of the memory and speed figures (``estimate/intervals.py``): (memory, performance)."""
+        from trainsizer.estimate.intervals import memory_interval, performance_interval, scenario_bands
+
+        gpu = self.scenario.hardware.gpu
+        mem, speed = scenario_bands(gpu if isinstance(gpu, str) else None, self.scenario.training.method,
+                                    self.scenario.parallel.gpus, self.scenario.gpus_per_node)
+        return memory_interval(self.memory, mem), (performance_interval(self.performance, speed)
+                                                   if self.performance else None)
+
+    def _add_intervals(self, out: dict[str, Any]) -> None:
+        memory, performance = self.intervals()
+        out["memory"]["interval"] = memory
+        if performance and out.get("performance"):
+            out["performance"]["interval"] = performance
 
 
 # a precision that needs a number format in the GPU's tensor cores: the dense rate the catalog must state for it

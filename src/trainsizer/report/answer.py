@@ -11,6 +11,7 @@ from typing import Any
 from trainsizer.i18n import N_, tr
 from trainsizer.report import words as w
 from trainsizer.report.message_text import text, texts
+from trainsizer.report.option_text import confidence_text, range_text
 
 
 def _action(acquisition: str, gpus: int, gpu: str, offer: dict[str, Any] | None, lang: str) -> str:
@@ -61,6 +62,15 @@ def _where(rec: dict[str, Any], site: str, lang: str) -> tuple[str, str]:
     return tr("Where", lang), tr("bought and hosted at {site}", lang, site=w.site_name(site, lang))
 
 
+def _ranges(out: dict[str, Any], rec: dict[str, Any], lang: str) -> list[tuple[str, str]]:
+    """The pick's 80 % ranges and how often the choice holds across them (``workflows/robust.py``)."""
+    options = out.get("options") or []
+    if rec["option"] >= len(options) or not options[rec["option"]].get("range"):
+        return []
+    return [(tr("Range (80 %)", lang), range_text(options[rec["option"]], rec["currency"], lang)),
+            (tr("Confidence", lang), confidence_text(rec, lang))]
+
+
 def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
     """The answer card of a plan's output: ``ok``, ``title``, ``facts`` [(label, text)], ``why``,
     ``runner_ups`` [{title, facts, trade, data}], ``data`` (the raw figures, for tests and scripts); without a
@@ -80,6 +90,7 @@ def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
              (tr("Per run", lang), _cost(rec, lang)),
              (tr("Commitment", lang), w.money(rec.get("commitment"), cur, lang)),
              (tr("Time to train", lang), time)]
+    facts += _ranges(out, rec, lang)
     runners = []
     for r in rec.get("runner_ups") or []:
         r_facts = [(tr("Per run", lang), w.money(r.get("per_run"), cur, lang)),

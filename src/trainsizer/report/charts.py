@@ -146,7 +146,8 @@ def line_chart(title: str, x: list[float], series: dict[str, list[float | None]]
         return f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} 60' class='chart'><text x='10' y='30' " \
                f"{FONT}>{escape(title)}: no data</text></svg>"
     ax = choose_axis(x, log=log_x)
-    ay = choose_axis(ys + [m["y"] for m in marks or []], from_zero=True, pad=0.1, log=log_y)
+    ay = choose_axis(ys + [v for m in marks or [] for v in (m["y"], *m.get("y_range", ()))], from_zero=True, pad=0.1,
+                     log=log_y)
     if ax.hi == ax.lo:
         ax = Axis(ax.lo - 1, ax.hi + 1)
 
@@ -182,6 +183,12 @@ def line_chart(title: str, x: list[float], series: dict[str, list[float | None]]
                      f"stroke-dasharray='{dash}'/>")
         parts.append(_text(lx + 30, ly, name, 11))
     for m in marks or []:
+        if m.get("y_range"):  # the 80 % range as an error bar with caps
+            x0, (y0, y1) = px(m["x"]), (py(v) for v in m["y_range"])
+            parts.append(f"<g class='range' data-testid='recommended-range'><line x1='{x0:.1f}' x2='{x0:.1f}' "
+                         f"y1='{y0:.1f}' y2='{y1:.1f}' stroke='#000' stroke-width='1.5'/>"
+                         + "".join(f"<line x1='{x0 - 6:.1f}' x2='{x0 + 6:.1f}' y1='{y:.1f}' y2='{y:.1f}' stroke='#000' "
+                                   f"stroke-width='1.5'/>" for y in (y0, y1)) + "</g>")
         parts += _mark(px(m["x"]), py(m["y"]), m["label"], right_edge=left + plot_w)
     parts.append("</svg>")
     return "".join(parts)
@@ -190,9 +197,10 @@ def line_chart(title: str, x: list[float], series: dict[str, list[float | None]]
 def pareto_chart(title: str, points: list[tuple[float, float, str]], front: list[int], x_label: str,
                  y_label: str, width: int = 640, height: int = 380, max_types: int = 6,
                  recommended: int | None = None, recommended_label: str = "recommended",
-                 front_label: str = "Pareto front", log_note: str = " (log scale)") -> str:
+                 front_label: str = "Pareto front", log_note: str = " (log scale)",
+                 recommended_range: list[float] | None = None) -> str:
     """Best time per GPU count for each GPU type, the Pareto front across all of them, and the recommended
-    option (``points[recommended]``) ringed and labelled."""
+    option (``points[recommended]``) ringed and labelled, with its 80 % range as an error bar."""
     if not points:
         return line_chart(title, [], {}, x_label, y_label)
     xs = sorted({p[0] for p in points})
@@ -217,7 +225,8 @@ def pareto_chart(title: str, points: list[tuple[float, float, str]], front: list
     marks = []
     if recommended is not None and 0 <= recommended < len(points):
         gx, gy, lab = points[recommended]
-        marks.append({"x": gx, "y": gy, "label": recommended_label})
+        marks.append({"x": gx, "y": gy, "label": recommended_label,
+                      **({"y_range": recommended_range} if recommended_range else {})})
     return line_chart(title, xs, series, x_label, y_label, width=width, height=height, marks=marks,
                       log_note=log_note)
 
@@ -236,6 +245,7 @@ def render_chart(spec: dict[str, Any]) -> str:
                             args["y_label"], recommended=args.get("recommended"),
                             recommended_label=args.get("recommended_label", "recommended"),
                             front_label=args.get("front_label", "Pareto front"),
-                            log_note=args.get("log_note", " (log scale)"))
+                            log_note=args.get("log_note", " (log scale)"),
+                            recommended_range=args.get("recommended_range"))
     return line_chart(args["title"], args["x"], args["series"], args["x_label"], args["y_label"],
                       log_note=args.get("log_note", " (log scale)"))

@@ -79,6 +79,31 @@ def _speed_lines(perf: Any, lang: str) -> list[str]:
     return lines
 
 
+def _range_lines(result: Any, lang: str) -> list[str]:
+    """The 80 % ranges as people read them: "35.1–69.3 GiB", "fits unless memory is 12 % above the estimate"."""
+    mem, perf = result.intervals()
+    lo, hi = mem["device_gib"]
+    above = mem["fits_unless_above"]
+    fit = (tr("fits unless memory is {pct} above the estimate", lang, pct=f"{above:.0%}") if above is not None
+           and above >= 0 else tr("does not fit unless memory is {pct} below the estimate", lang,
+                                  pct=f"{-above:.0%}" if above is not None else "?"))
+    title = tr("Range (80 %)", lang)
+    lines = [w.labelled(f"[bold]{title}[/bold]", escape(tr(
+        "device memory {lo}–{hi} GiB; {fit}; chance of running out of memory {p}", lang, lo=f"{lo:.1f}",
+        hi=f"{hi:.1f}", fit=fit, p=f"{mem['p_exceeds_capacity']:.0%}")), lang)]
+    if perf:
+        speed = tr("step {lo}–{hi} s, {tlo}–{thi} tokens/s", lang, lo=f"{perf['step_time_s'][0]:.3g}",
+                   hi=f"{perf['step_time_s'][1]:.3g}", tlo=f"{perf['tokens_per_s'][0]:,.0f}",
+                   thi=f"{perf['tokens_per_s'][1]:,.0f}")
+        if "time_to_train_s" in perf:
+            speed = w.join([speed, tr("time to train {lo}–{hi} hours", lang,
+                                      lo=f"{perf['time_to_train_s'][0] / 3600:,.0f}",
+                                      hi=f"{perf['time_to_train_s'][1] / 3600:,.0f}")], lang)
+        lines.append("  " + escape(speed))
+    lines += ["  " + escape(text(n, lang)) for n in [*mem["notes"], *(perf["notes"] if perf else [])]]
+    return lines
+
+
 def print_estimate(result: Any, origin: str, lang: str | None) -> None:
     from trainsizer.report.text import _console
 
@@ -96,6 +121,8 @@ def print_estimate(result: Any, origin: str, lang: str | None) -> None:
     if result.performance:
         for line in _speed_lines(result.performance, lang):
             con.print(line)
+    for line in _range_lines(result, lang):
+        con.print(line)
     rule = result.rule_of_thumb
     con.print(f"[bold]{t('rule', lang)}[/bold]: " + escape(tr(
         "{formula} = {total} GB total, {rule_value} {per_gpu} GiB vs {estimate} {estimate_gib} GiB ({off_by} {error})",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.i18n import tr
+from trainsizer.i18n import ntr, tr
 from trainsizer.report import words as w
 from trainsizer.report.message_text import text
 
@@ -43,3 +43,49 @@ def servers_text(option: dict[str, Any], lang: str) -> str:
     """ "2 servers of 8 GPUs" """
     hw = option["hardware"]
     return tr("{servers} of {gpus}", lang, servers=w.servers(hw["nodes"], lang), gpus=w.gpus(hw["gpus_per_node"], lang))
+
+
+def _unit(seconds: float) -> tuple[tuple[str, str], float]:
+    """The unit ``words.duration`` would choose for ``seconds`` and its size in seconds."""
+    if seconds < 3600:
+        return w._MINUTES, 60.0
+    if seconds < 172800:
+        return w.HOURS, 3600.0
+    return w._DAYS, 86400.0
+
+
+def duration_range(span: list[float] | None, lang: str) -> str:
+    """ "26–34 hours": both ends in the unit of the longer one."""
+    if not span:
+        return w.MISSING
+    forms, size = _unit(float(span[1]))
+    digits = 0 if span[1] / size >= 10 else 1
+    return ntr(forms, 2, lang, n=f"{w._num(span[0] / size, digits)}–{w._num(span[1] / size, digits)}")
+
+
+def range_text(option: dict[str, Any], currency: str, lang: str) -> str:
+    """An option's 80 % ranges as people read them: time to train, cost per run, the chance of running out of
+    memory ("26–34 hours; 1,100–1,900 CNY a run; fits unless memory is 12 % above the estimate")."""
+    r = option.get("range") or {}
+    if not r:
+        return w.MISSING
+    parts = []
+    if r.get("time_to_train_s"):
+        parts.append(duration_range(r["time_to_train_s"], lang))
+    if r.get("per_run_cost"):
+        lo, hi = r["per_run_cost"]
+        parts.append(tr("{lo}–{hi} a run", lang, lo=w.money(lo, currency, lang), hi=w.money(hi, currency, lang)))
+    above = r.get("fits_unless_above")
+    if above is not None and above >= 0:
+        parts.append(tr("fits unless memory is {pct} above the estimate", lang, pct=f"{above:.0%}"))
+    parts.append(tr("chance of running out of memory {p}", lang, p=f"{r['p_exceeds_capacity']:.0%}"))
+    return w.join(parts, lang)
+
+
+def confidence_text(rec: dict[str, Any], lang: str) -> str:
+    """ "holds in 72 % of the plausible outcomes" (the pick is best, meets the deadline and the budget)."""
+    conf = rec.get("confidence")
+    if not conf:
+        return w.MISSING
+    return tr("the choice holds in {pct} of the plausible outcomes (the ranges sampled)", lang,
+              pct=f"{conf['share']:.0%}")

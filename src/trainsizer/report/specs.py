@@ -129,7 +129,14 @@ def pareto_spec(out: dict[str, Any], lang: str = "en") -> dict[str, Any] | None:
             "front": out["rankings"].get("pareto_time_vs_gpus", []), "x_label": _t("gpus", lang),
             "y_label": _t(y_key, lang), "recommended": idx, "front_label": _t("front", lang),
             "log_note": _t("log", lang),
-            "recommended_label": _t(label_key, lang, n=hw["gpus"], gpu=gpu_name(hw["gpu"]) if hw["gpu"] else "")}
+            "recommended_label": _t(label_key, lang, n=hw["gpus"], gpu=gpu_name(hw["gpu"]) if hw["gpu"] else ""),
+            "recommended_range": _range(options[idx], field, div) if idx is not None else None}
+
+
+def _range(option: dict[str, Any], field: str, div: float) -> list[float] | None:
+    """The option's 80 % range of the charted time, in the chart's unit (``workflows/robust.py``)."""
+    span = (option.get("range") or {}).get(field)
+    return [span[0] / div, span[1] / div] if span else None
 
 
 def scale_spec(gpu: str, counts: list[float], series: dict[str, list[float | None]],

@@ -81,6 +81,25 @@ def _cost_rows(cost: dict[str, Any], cur: str, lang: str) -> list[list[Any]]:
     return rows
 
 
+def _range_rows(plan: dict[str, Any], pick: dict[str, Any], recommended: bool, lang: str) -> list[list[Any]]:
+    """The pick's 80 % ranges (low and high in one cell each) and how often the choice holds."""
+    r = pick.get("range") or {}
+    rows: list[list[Any]] = []
+    span = r.get("time_to_train_s")
+    if span:
+        rows += [[tr("time to train, low end of its range", lang), _days(span[0]), tr("days", lang)],
+                 [tr("time to train, high end of its range", lang), _days(span[1]), tr("days", lang)]]
+    if r.get("per_run_cost"):
+        rows += [[tr("one training run, low end of its range", lang), r["per_run_cost"][0], plan["currency"]],
+                 [tr("one training run, high end of its range", lang), r["per_run_cost"][1], plan["currency"]]]
+    if "p_exceeds_capacity" in r:
+        rows.append([tr("chance of running out of memory", lang), r["p_exceeds_capacity"], tr("fraction", lang)])
+    conf = (plan.get("recommendation") or {}).get("confidence") if recommended else None
+    if conf:
+        rows.append([tr("the choice holds in", lang), conf["share"], tr("fraction", lang)])
+    return rows
+
+
 def recommendation_sheet(plan: dict[str, Any], pick: dict[str, Any] | None, recommended: bool,
                          lang: str = "en") -> Sheet:
     cur = plan["currency"]
@@ -105,6 +124,7 @@ def recommendation_sheet(plan: dict[str, Any], pick: dict[str, Any] | None, reco
         [tr("site", lang), plan["site"], ""], [tr("site fit", lang), fit.get("verdict"), ""],
         [tr("currency", lang), cur, ""],
     ]
+    sheet.rows += _range_rows(plan, pick, recommended, lang)
     if pick.get("cost"):
         sheet.rows += _cost_rows(pick["cost"], cur, lang)
     else:

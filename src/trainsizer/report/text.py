@@ -39,6 +39,10 @@ def print_validation(results: list[Any], summary: dict[str, Any], lang: str | No
         con.print(f"skipped: {summary['skipped']} (no prediction for that metric yet)")
     if summary.get("accuracy"):
         _print_accuracy(summary, con, lang)
+    if summary.get("range_coverage"):
+        from trainsizer.report.coverage_text import print_coverage
+
+        print_coverage(summary["range_coverage"], con, lang)
 
 
 ACCURACY_ROWS = {
@@ -130,13 +134,23 @@ def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | Non
             table.add_row(str(hw["gpus"]), w.gpu_name(hw["gpu"]), ot.servers_text(o, lang),
                           ot.layout(o),
                           f"{mem['device_gib']:.1f}/{mem['capacity_gib']:.0f}", f"{perf['tokens_per_s']:,.0f}",
-                          f"{perf['mfu']:.0%}", w.duration(perf.get("time_to_train_s"), lang), run,
+                          f"{perf['mfu']:.0%}", _time_cell(o, lang), run,
                           escape(ot.why(o, lang)))
         con.print(table)
     con.print(tr("{candidates} candidate layouts screened; {options} hardware options re-checked with the reference "
                  "estimators.", lang, candidates=f"{result.evaluated:,}", options=len(result.options)))
     if extra:
         _print_detail(con, extra, lang)
+
+
+def _time_cell(o: dict[str, Any], lang: str) -> str:
+    """The time to train with its 80 % range: "9 hours (8–12 hours)"."""
+    from trainsizer.report import option_text as ot
+    from trainsizer.report import words as w
+
+    time = w.duration(o["performance"].get("time_to_train_s"), lang)
+    span = (o.get("range") or {}).get("time_to_train_s")
+    return f"{time} ({ot.duration_range(span, lang)})" if span else time
 
 
 def _print_answer(con: Console, answer: dict[str, Any], lang: str) -> None:

@@ -61,8 +61,10 @@ def _layout_complexity(o: dict[str, Any]) -> tuple[int, int, int]:
 
 
 def tight(o: dict[str, Any]) -> bool:
+    """A tight fit: above TIGHT_FRACTION of the GPU's memory, or a real chance of running out of it (its 80 %
+    range, ``workflows/robust.py``): recommended only when nothing safe is within TIGHT_PENALTY of its cost."""
     mem = o["memory"]
-    return mem["device_gib"] > TIGHT_FRACTION * mem["capacity_gib"]
+    return mem["device_gib"] > TIGHT_FRACTION * mem["capacity_gib"] or bool((o.get("range") or {}).get("at_risk"))
 
 
 def _eligible(o: dict[str, Any]) -> bool:

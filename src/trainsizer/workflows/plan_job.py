@@ -22,7 +22,7 @@ from trainsizer.models.catalog import resolve_model
 from trainsizer.plan.search import Constraints, PlanResult, plan, rank_options
 from trainsizer.scenario import Scenario
 from trainsizer.system.sites import Site, default_site_id, get_site, load_sites, with_electricity_price
-from trainsizer.workflows.decide import choose, parse_objective, recommendation
+from trainsizer.workflows.decide import choose, objective_value, parse_objective, recommendation
 from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
 from trainsizer.workflows.estimate_job import calibrated_params
 from trainsizer.workflows.jobs import load_job
@@ -34,6 +34,7 @@ from trainsizer.workflows.recommend import (
     timeline,
     verification_steps,
 )
+from trainsizer.workflows.robust import close_call, confidence, with_ranges
 from trainsizer.workflows.time_value import TimeValue, time_value
 
 __all__ = ["DEFAULT_MAX_GPUS", "PlanOutcome", "PlanRequest", "load_job", "plan_job", "price_hardware"]
@@ -164,7 +165,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
                   cat, memory_params, perf_params)
     del money.used[cited:]
     options, notes = recommend_options(result.options, job, arch, terms, cat)
-    options = merge_fabric_twins(options)
+    options = with_ranges(merge_fabric_twins(options))
     result.options = options
     result.notes += [n for n in (market_info["note"], *notes, _time_note(terms.time)) if n]
     result.rankings = rank_options(options, req.top)
@@ -175,12 +176,26 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     out = result.to_dict()
     out["recommendation"] = recommendation(options, order, objective, result.late, req.deadline_s, None,
                                            money.currency, terms.time)
+    _add_confidence(out["recommendation"], options, order, objective, req, job_label)
     out["recommended_because"] = out["recommendation"]["why"] if out["recommendation"] else None
     acquisition = out["recommendation"]["acquisition"] if out["recommendation"] else None
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
                 "timeline": timeline(acquisition), "verification": verification_steps(job_label),
                 "prices_used": [c.to_dict() for c in sorted(set(money.used), key=lambda c: c.sort_key())]})
     return PlanOutcome(result, out, job, arch, site, money, cat)
+
+
+def _add_confidence(rec: dict[str, Any] | None, options: list[dict[str, Any]], order: list[int], objective: str,
+                    req: PlanRequest, job_label: str) -> None:
+    """``recommendation.confidence`` across the model's error (``robust.py``); a close call says what settles it."""
+    if not rec:
+        return
+    values = [objective_value(o, objective) if i in order else 0.0 for i, o in enumerate(options)]
+    rec["confidence"] = confidence(options, order, values, req.deadline_s, req.budget,
+                                   scales=objective != "fewest-gpus")
+    close = close_call(rec, options, job_label)
+    if close is not None:
+        rec["why"] = msg("sentences", parts=[rec["why"], close])
 
 
 def price_hardware(job: Scenario, gpu: str, gpus: int, req: PlanRequest) -> dict[str, Any]:

@@ -106,6 +106,7 @@ def validate_files(paths: list[Path] | None = None, calibration: Path | None = N
         from trainsizer.workflows.holdout import leave_one_source_out
 
         summary["holdout"] = leave_one_source_out(cases, memory_params, perf_params)
+        summary["range_coverage"] = range_coverage(cases, summary["holdout"])
     if shipped:
         from trainsizer.workflows.shipped_cases import label
 
@@ -115,6 +116,14 @@ def validate_files(paths: list[Path] | None = None, calibration: Path | None = N
         summary["accuracy"] = accuracy_rows(cases, fit_cases, results, summary.get("holdout"),
                                             memory_params, perf_params, [label(f) for f in fit_files])
     return results, summary
+
+
+def range_coverage(cases: list[dict[str, Any]], holdout: dict[str, Any]) -> dict[str, Any]:
+    """How often the held-out cases fall inside their 80 % range, the ranges fitted without their publication
+    (``ranges_fit.coverage``), with the median half-width."""
+    from trainsizer.workflows.ranges_fit import LEVEL, coverage, residuals
+
+    return {"level": LEVEL, **coverage(residuals(cases, holdout))}
 
 
 def _kinds(cases: list[dict[str, Any]]) -> dict[str, str]:

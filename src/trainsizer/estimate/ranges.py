@@ -1,0 +1,103 @@
+"""80 % ranges around the point estimates, from the model's cross-validated errors (``ranges.yaml``).
+
+``tools/fit_ranges.py`` writes ``ranges.yaml`` from the leave-one-source-out errors of every shipped case
+(``workflows/ranges_fit.py``): for memory and for speed, the conformal 10 % and 90 % quantiles of
+``u = log(measured / predicted)`` over all cases (``pooled``) and per value of each regime dimension
+(``regimes.py``: GPU family, method, scale). A scenario's range combines its dimensions: each dimension's quantiles
+shrunk toward the pooled ones by ``s / (s + shrinkage_sources)`` over the s publications that show it (errors
+within one publication move together, so its publications, not its cases, are the evidence), then averaged over the
+dimensions. A dimension whose value no case shows (a GPU family never measured) gives the wide range
+(``no_evidence``: the pooled 2.5 % / 97.5 % quantiles), and the range says so.
+
+Split conformal prediction: Vovk, Gammerman & Shafer, "Algorithmic Learning in a Random World" (2005); Lei et al.,
+"Distribution-Free Predictive Inference for Regression", JASA 2018 (the ceil((n+1)(1-a)) rank). Shrinkage toward the
+pooled estimate: James & Stein 1961; Efron & Morris, "Stein's Paradox in Statistics", Sci. Am. 1977.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from trainsizer.datafiles import packaged_yaml
+from trainsizer.estimate.regimes import DIMENSIONS
+
+PACKAGE = "trainsizer.estimate"
+RANGES_FILE = "ranges.yaml"
+KINDS = ("memory", "speed")
+
+
+@dataclass(frozen=True)
+class Band:
+    """The 80 % range of ``measured / predicted`` as log factors: the truth lies in
+    [estimate x e^lo, estimate x e^hi] in 80 % of runs like this one (speed: tokens per second)."""
+
+    kind: str
+    lo: float
+    hi: float
+    level: float
+    cases: int  # cases behind the regime (the fewest over its dimensions)
+    no_evidence: tuple[str, ...] = ()  # dimension=value pairs no case shows
+
+    def scale(self, value: float) -> tuple[float, float]:
+        """[lo, hi] of a quantity that grows with the measured one (memory; speed: tokens per second)."""
+        return value * math.exp(self.lo), value * math.exp(self.hi)
+
+    def scale_inverse(self, value: float) -> tuple[float, float]:
+        """[lo, hi] of a quantity inverse to speed (step time, time to train, GPU-hours, cost per run)."""
+        return value * math.exp(-self.hi), value * math.exp(-self.lo)
+
+    @property
+    def sigma(self) -> float:
+        """The spread of ``u`` as a normal's standard deviation (the 10-90 % span is 2 x 1.2816 sigma)."""
+        return max((self.hi - self.lo) / (2 * 1.2815516), 1e-6)
+
+    @property
+    def center(self) -> float:
+        return (self.lo + self.hi) / 2
+
+    def p_above(self, predicted: float, limit: float) -> float:
+        """The chance the measured value exceeds ``limit`` given the estimate ``predicted`` (u normal, fitted to
+        the range)."""
+        if predicted <= 0:
+            return 0.0
+        if limit <= 0:
+            return 1.0
+        z = (math.log(limit / predicted) - self.center) / self.sigma
+        return 0.5 * math.erfc(z / math.sqrt(2))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"level": self.level, "cases": self.cases, "no_evidence": list(self.no_evidence)}
+
+
+@cache
+def shipped_ranges() -> dict[str, Any]:
+    """The fitted ranges shipped with the package (``ranges.yaml``)."""
+    return packaged_yaml(PACKAGE, RANGES_FILE)
+
+
+def band(kind: str, regime: dict[str, str], data: dict[str, Any] | None = None) -> Band:
+    """The range of ``kind`` (memory | speed) for a scenario in ``regime`` (``regimes.regime``)."""
+    data = data if data is not None else shipped_ranges()
+    fit = data[kind]
+    pooled = fit["pooled"]
+    k = float(data["shrinkage_sources"])
+    los, his, counts, missing = [], [], [], []
+    for dim in DIMENSIONS:
+        row = (fit.get(dim) or {}).get(regime.get(dim, ""))
+        n = int(row["sources"]) if row else 0
+        counts.append(int(row["cases"]) if row else 0)
+        if not n:
+            missing.append(f"{dim}={regime.get(dim, '?')}")
+            continue
+        w = n / (n + k)
+        los.append(w * row["lo"] + (1 - w) * pooled["lo"])
+        his.append(w * row["hi"] + (1 - w) * pooled["hi"])
+    lo = sum(los) / len(los) if los else pooled["lo"]
+    hi = sum(his) / len(his) if his else pooled["hi"]
+    if missing:
+        wide = fit["no_evidence"]
+        lo, hi = min(lo, wide["lo"]), max(hi, wide["hi"])
+    return Band(kind, lo, hi, float(data["level"]), min(counts), tuple(missing))

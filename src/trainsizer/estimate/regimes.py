@@ -1,0 +1,46 @@
+"""The regime of a scenario for the error ranges (``ranges.py``): the things the model's error depends on that a
+scenario states before it runs: the GPU family, the training method and the scale (one GPU, one node, many nodes).
+
+The framework a run uses also moves the error (the published cases come from Megatron, DeepSpeed, FSDP, LitGPT,
+Hugging Face ...), but a scenario does not state its framework, so a range cannot be conditioned on it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+DIMENSIONS = ("gpu_family", "method", "scale")
+# a catalog id's tokens after the product name: form factor, memory size, power cap (a100-sxm4-80gb -> a100)
+_SUFFIX = re.compile(r"^(sxm\d*|pcie\d*|nvl\d*|oam|\d+gb|\d+w)$")
+
+
+def gpu_family(gpu_id: str) -> str:
+    """The product line of a catalog GPU id: a100-sxm4-40gb and a100-sxm4-80gb are both ``a100``."""
+    tokens = str(gpu_id).lower().split("-")
+    for i, token in enumerate(tokens):
+        if i and _SUFFIX.match(token):
+            return "-".join(tokens[:i])
+    return "-".join(tokens)
+
+
+def scale(gpus: int, gpus_per_node: int) -> str:
+    """``1-gpu``, ``1-node`` (all GPUs in one server) or ``multi-node``."""
+    if gpus <= 1:
+        return "1-gpu"
+    return "1-node" if gpus <= max(gpus_per_node, 1) else "multi-node"
+
+
+def regime(gpu_id: str | None, method: str, gpus: int, gpus_per_node: int) -> dict[str, str]:
+    """The regime's value in each dimension (an inline GPU spec, ``gpu_id`` None, has family ``inline``)."""
+    return {"gpu_family": gpu_family(gpu_id) if gpu_id else "inline", "method": str(method),
+            "scale": scale(int(gpus), int(gpus_per_node))}
+
+
+def scenario_regime(scenario: dict[str, Any]) -> dict[str, str]:
+    """The regime of a scenario as a case file writes it (validation/FORMAT.md)."""
+    hardware = scenario.get("hardware") or {}
+    gpu = hardware.get("gpu")
+    par = scenario.get("parallel") or {}
+    gpus = int(par.get("gpus", 1) or 1)
+    return regime(gpu if isinstance(gpu, str) else None, str((scenario.get("training") or {}).get("method", "full")),
+                  gpus, int(hardware.get("gpus_per_node") or gpus))

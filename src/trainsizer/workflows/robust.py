@@ -1,0 +1,122 @@
+"""The plan under the model's error: each option's 80 % ranges (time to train, cost per run), its chance of running
+out of memory, and how often the recommendation stays the right one across the plausible outcomes.
+
+The ranges are the estimate's (``estimate/ranges.py``, fitted on held-out publications). An option's cost per run
+scales with its hours (rented by the hour; a bought server's share by the hours the run uses it), so the cost's
+range is the time's. :func:`confidence` samples the speed errors of all options at once (numpy, seeded): options on
+one GPU family share most of their error (``FAMILY_CORRELATION``, assumed: the family's residuals move together
+across the validation cases, ``ranges.yaml``), other families draw theirs independently."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from trainsizer.estimate.intervals import RISK
+from trainsizer.estimate.ranges import Band, band
+from trainsizer.estimate.regimes import gpu_family, regime
+from trainsizer.messages import Message, msg
+
+SAMPLES = 4000
+SEED = 20240601
+FAMILY_CORRELATION = 0.9  # assumed: within a GPU family most of the error is the family's, not the layout's
+CLOSE = 0.25  # the runner-up is the better choice in at least this share of outcomes: a close call
+
+
+def _bands(o: dict[str, Any]) -> tuple[Band, Band]:
+    hw = o["hardware"]
+    reg = regime(hw["gpu"], o["training"]["method"], hw["gpus"], hw["gpus_per_node"])
+    return band("memory", reg), band("speed", reg)
+
+
+def option_range(o: dict[str, Any]) -> dict[str, Any]:
+    """``option["range"]``: the 80 % ranges of the option's time to train and cost per run, the chance its peak
+    memory exceeds the GPU, and whether that is a real risk (a message where it is)."""
+    mem_b, speed_b = _bands(o)
+    mem, perf, pr = o["memory"], o["performance"], o.get("per_run") or {}
+    p = mem_b.p_above(mem["device_gib"], mem["capacity_gib"])
+    out: dict[str, Any] = {"level": speed_b.level, "p_exceeds_capacity": round(p, 4), "at_risk": p > RISK,
+                           "fits_unless_above": round(mem["capacity_gib"] / mem["device_gib"] - 1, 4)
+                           if mem["device_gib"] else None,
+                           "device_gib": [round(v, 2) for v in mem_b.scale(mem["device_gib"])],
+                           "step_time_s": [round(v, 4) for v in speed_b.scale_inverse(perf["step_time_s"])]}
+    if perf.get("time_to_train_s"):
+        out["time_to_train_s"] = [round(v, 1) for v in speed_b.scale_inverse(perf["time_to_train_s"])]
+    if pr.get("cost") is not None:
+        out["per_run_cost"] = [round(v) for v in speed_b.scale_inverse(float(pr["cost"]))]
+    out["notes"] = ([msg("range.oom_risk", pct=p, above=max(out["fits_unless_above"] or 0.0, 0.0))]
+                    if p > RISK else [])
+    return out
+
+
+def with_ranges(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each option with its ``range`` (and a risk of running out of memory among its notes)."""
+    out = []
+    for o in options:
+        r = option_range(o)
+        out.append({**o, "range": r, "notes": [*o.get("notes", []), *r["notes"]]})
+    return out
+
+
+def _samples(options: list[dict[str, Any]], n: int, seed: int) -> np.ndarray:
+    """``u`` (log of measured / predicted speed) per sample and option: a family draw shared by the options on
+    one GPU family plus an option's own draw, each option's marginal normal fitted to its range."""
+    rng = np.random.default_rng(seed)
+    families = sorted({gpu_family(o["hardware"]["gpu"]) for o in options})
+    fam_z = rng.standard_normal((n, len(families)))
+    own_z = rng.standard_normal((n, len(options)))
+    rho = FAMILY_CORRELATION
+    cols = []
+    for j, o in enumerate(options):
+        b = _bands(o)[1]
+        z = rho * fam_z[:, families.index(gpu_family(o["hardware"]["gpu"]))] + math.sqrt(1 - rho * rho) * own_z[:, j]
+        cols.append(b.center + b.sigma * z)
+    return np.stack(cols, axis=1)
+
+
+def confidence(options: list[dict[str, Any]], order: list[int], values: list[float], deadline_s: float | None,
+               budget: float | None, scales: bool = True, n: int = SAMPLES, seed: int = SEED) -> dict[str, Any] | None:
+    """``recommendation.confidence``: the share of sampled outcomes in which the pick (``order[0]``) is the best
+    on the objective among ``order`` (``values``: each option's objective value, one that scales with the run's
+    time, unless ``scales`` is False), meets the deadline and stays within the budget (its commitment); each share
+    alone, and the contender: the other option best most often."""
+    if not order:
+        return None
+    chosen = [options[i] for i in order]
+    u = _samples(chosen, n, seed)
+    factor = np.exp(-u)  # time (and cost) per run scale with 1 / speed
+    scaled = np.asarray([values[i] for i in order])[None, :] * (factor if scales else 1.0)
+    best = scaled.argmin(axis=1)
+    pick = chosen[0]
+    ok = np.ones(n, dtype=bool)
+    out: dict[str, Any] = {"samples": n, "seed": seed, "best_on_objective": round(float((best == 0).mean()), 4)}
+    seconds = pick["performance"].get("time_to_train_s")
+    if deadline_s and seconds:
+        meets = seconds * factor[:, 0] <= deadline_s
+        out["meets_deadline"] = round(float(meets.mean()), 4)
+        ok &= meets
+    pr = pick.get("per_run") or {}
+    commitment = pr.get("commitment")
+    if budget is not None and commitment is not None:  # renting commits the run's hours; buying, the price
+        within = commitment * (factor[:, 0] if pr.get("acquisition") == "rent" else 1.0) <= budget
+        out["within_budget"] = round(float(within.mean()), 4)
+        ok &= within
+    out["share"] = round(float((ok & (best == 0)).mean()), 4)
+    wins = [float((best == j).mean()) for j in range(1, len(order))]
+    j = int(np.argmax(wins)) + 1 if wins else 0
+    out["contender"] = {"option": order[j], "best_on_objective": round(wins[j - 1], 4)} if wins else None
+    out["close"] = bool(wins) and wins[j - 1] >= CLOSE
+    return out
+
+
+def close_call(rec: dict[str, Any], options: list[dict[str, Any]], job_path: str) -> Message | None:
+    """When the runner-up wins in a large share of outcomes: what would settle it."""
+    conf = rec.get("confidence") or {}
+    if not conf.get("close"):
+        return None
+    hw = options[conf["contender"]["option"]]["hardware"]
+    conf["settle_with"] = f"trainsizer probe profile {job_path}"  # an hour on each of the two, then compare
+    return msg("range.close_call", hardware={"gpus": hw["gpus"], "gpu": hw["gpu"]},
+               pct=conf["contender"]["best_on_objective"])

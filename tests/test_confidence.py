@@ -1,0 +1,113 @@
+"""recommendation.confidence: the share of plausible outcomes (the per-option speed errors sampled, correlated within
+a GPU family) in which the pick stays the best, meets the deadline and stays within the budget."""
+
+from __future__ import annotations
+
+from trainsizer.workflows.robust import close_call, confidence, option_range
+
+
+def _option(gpu: str, gpus: int, cost: float, hours: float, device_gib: float = 40.0) -> dict:
+    return {"hardware": {"gpu": gpu, "gpus": gpus, "gpus_per_node": 8},
+            "training": {"method": "full"},
+            "memory": {"device_gib": device_gib, "capacity_gib": 80.0},
+            "performance": {"step_time_s": 1.0, "time_to_train_s": hours * 3600},
+            "per_run": {"cost": cost, "commitment": cost, "acquisition": "rent"}}
+
+
+def test_a_clear_call_is_confident_and_a_close_one_says_what_settles_it():
+    clear = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("a100-sxm4-80gb", 8, 3000.0, 30.0)]
+    c = confidence(clear, [0, 1], [1000.0, 3000.0], None, None)
+    assert c["share"] > 0.95 and not c["close"]
+    assert close_call({"confidence": c}, clear, "job.yaml") is None
+
+    close = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("a100-sxm4-80gb", 8, 1040.0, 10.4)]
+    c = confidence(close, [0, 1], [1000.0, 1040.0], None, None)
+    assert 0.3 < c["share"] < 0.75 and c["close"]
+    assert c["contender"]["option"] == 1 and c["contender"]["best_on_objective"] == 1 - c["best_on_objective"]
+    rec = {"confidence": c}
+    message = close_call(rec, close, "job.yaml")
+    assert message.code == "range.close_call" and message.args["hardware"]["gpu"] == "a100-sxm4-80gb"
+    assert rec["confidence"]["settle_with"] == "trainsizer probe profile job.yaml"
+    assert confidence(close, [0, 1], [1000.0, 1040.0], None, None) == {
+        k: v for k, v in c.items() if k != "settle_with"}  # seeded: the same answer every run
+
+
+def test_options_on_one_gpu_family_share_their_error():
+    """Two H100 layouts 4 % apart: the family's error moves both, so the cheaper stays cheaper more often than
+    against another family at the same gap."""
+    same = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("h100-sxm5-80gb", 16, 1040.0, 5.2)]
+    other = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("a100-sxm4-80gb", 16, 1040.0, 5.2)]
+    assert (confidence(same, [0, 1], [1000.0, 1040.0], None, None)["best_on_objective"]
+            > confidence(other, [0, 1], [1000.0, 1040.0], None, None)["best_on_objective"])
+
+
+def test_the_deadline_and_the_budget_count_in_the_share():
+    opts = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("a100-sxm4-80gb", 8, 3000.0, 30.0)]
+    c = confidence(opts, [0, 1], [1000.0, 3000.0], deadline_s=10.0 * 3600, budget=1000.0)
+    assert 0.2 < c["meets_deadline"] < 0.8 and 0.2 < c["within_budget"] < 0.8
+    assert c["share"] <= min(c["meets_deadline"], c["within_budget"])
+
+
+def test_an_option_near_its_gpu_capacity_states_its_chance_of_running_out_of_memory():
+    safe, risky = option_range(_option("a100-sxm4-80gb", 8, 1000.0, 10.0, 30.0)), \
+        option_range(_option("a100-sxm4-80gb", 8, 1000.0, 10.0, 76.0))
+    assert safe["p_exceeds_capacity"] < 0.05 < risky["p_exceeds_capacity"] and risky["at_risk"]
+    assert risky["notes"][0].code == "range.oom_risk"
+    lo, hi = risky["per_run_cost"]
+    assert lo < 1000.0 < hi and risky["time_to_train_s"][0] < 36000.0 < risky["time_to_train_s"][1]
+
+
+def test_plan_json_carries_the_confidence_and_each_option_its_ranges():
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.run([sys.executable, "-m", "trainsizer.cli", "plan",
+                           str(REPO / "examples" / "jobs" / "llama-3.1-8b-qlora.yaml"), "--json"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    conf = out["recommendation"]["confidence"]
+    assert 0.0 <= conf["share"] <= conf["best_on_objective"] <= 1.0 and conf["samples"] == 4000
+    for o in out["options"]:
+        r = o["range"]
+        assert r["level"] == 0.8 and 0.0 <= r["p_exceeds_capacity"] <= 1.0
+        if o["performance"].get("time_to_train_s"):
+            lo, hi = r["time_to_train_s"]
+            assert lo < o["performance"]["time_to_train_s"] < hi
+        if (o.get("per_run") or {}).get("cost"):
+            lo, hi = r["per_run_cost"]
+            assert lo <= o["per_run"]["cost"] <= hi
+
+
+def test_the_planner_prefers_a_safe_layout_within_a_few_percent_of_a_risky_one():
+    from trainsizer.workflows.decide import choose, tight
+    from trainsizer.workflows.robust import with_ranges
+
+    def layout(o: dict) -> dict:
+        return {**o, "parallel": {"tp": 1, "pp": 1, "cp": 1, "virtual_pp": 1, "offload": "none"}}
+
+    risky = layout(_option("a100-sxm4-80gb", 8, 970.0, 10.0, device_gib=70.0))  # 87 % of memory: under TIGHT_FRACTION
+    safe = layout(_option("a100-sxm4-80gb", 8, 1000.0, 10.0, device_gib=40.0))
+    options = with_ranges([risky, safe])
+    assert options[0]["range"]["at_risk"] and not options[1]["range"]["at_risk"]
+    assert tight(options[0]) and not tight(risky)  # the range, not the fraction, makes it tight
+    assert choose(options, "cheapest")[0] == 1
+    assert any(n.code == "range.oom_risk" for n in options[0]["notes"])
+
+
+def test_the_time_chart_draws_the_recommended_options_range_as_an_error_bar():
+    from trainsizer.report.charts import render_chart
+    from trainsizer.report.specs import pareto_spec
+
+    option = {**_option("h100-sxm5-80gb", 8, 1000.0, 10.0), "range": {"time_to_train_s": [8 * 3600.0, 13 * 3600.0]}}
+    out = {"options": [option], "rankings": {"recommended": [0], "pareto_time_vs_gpus": [0]}}
+    spec = pareto_spec(out)
+    assert spec["recommended_range"] == [8.0, 13.0]
+    assert "data-testid='recommended-range'" in render_chart(spec)
+    del option["range"]
+    assert "recommended-range" not in render_chart(pareto_spec(out))

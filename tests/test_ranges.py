@@ -1,0 +1,142 @@
+"""The 80 % ranges: refit from the repository's cases byte for byte, calibrated on held-out publications, wide
+where no case shows the regime."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from conftest import REPO
+
+from trainsizer.estimate.ranges import band, shipped_ranges
+from trainsizer.estimate.regimes import gpu_family, regime
+from trainsizer.workflows.ranges_fit import conformal, coverage, fit_ranges
+
+
+@pytest.fixture(scope="module")
+def refit():
+    sys.path.insert(0, str(REPO / "tools"))
+    try:
+        import fit_ranges as tool
+    finally:
+        sys.path.remove(str(REPO / "tools"))
+    return tool
+
+
+def test_a_refit_from_the_repository_cases_rewrites_ranges_yaml_byte_for_byte(refit):
+    data, text = refit.refit()
+    assert refit.DATA.read_text(encoding="utf-8") == text, "run tools/fit_ranges.py"
+    assert data["fitted_on"]["memory"] >= 100 and data["fitted_on"]["speed"] >= 100
+    assert "validation/published/throughput.yaml" in data["source"]
+
+
+def test_gpu_families_group_the_catalog_ids():
+    assert gpu_family("a100-sxm4-40gb") == gpu_family("a100-sxm4-80gb") == "a100"
+    assert gpu_family("h100-sxm5-96gb-500w") == "h100"
+    assert gpu_family("rtx-4090-24gb") == "rtx-4090" and gpu_family("ascend-910b-64gb") == "ascend-910b"
+
+
+def test_the_conformal_ranks_widen_with_few_cases():
+    assert conformal(list(range(1, 10)), 0.8) == (1.0, 9.0)  # n = 9: ranks 1 and 9
+    assert conformal(list(range(1, 101)), 0.8) == (10.0, 91.0)
+
+
+def _rows(us, family="a100", source="s"):
+    return [{"id": f"{source}{i}", "source": f"{source}{i % 3}", "u": u,
+             "regime": {"gpu_family": family, "method": "full", "scale": "1-gpu"}} for i, u in enumerate(us)]
+
+
+def test_a_regime_of_few_publications_is_pulled_to_the_pooled_range_and_an_unseen_one_is_wide():
+    rows = _rows([0.01 * i for i in range(-20, 21)]) + _rows([0.5 + 0.01 * i for i in range(5)], "v100", "t")
+    data = fit_ranges({"memory": rows, "speed": rows})
+    seen = band("memory", {"gpu_family": "v100", "method": "full", "scale": "1-gpu"}, data)
+    fam = data["memory"]["gpu_family"]["v100"]
+    assert data["memory"]["pooled"]["lo"] < seen.lo < fam["lo"]  # shrunk: between its own and the pooled range
+    assert not seen.no_evidence
+    unseen = band("memory", {"gpu_family": "mi300x", "method": "full", "scale": "1-gpu"}, data)
+    assert unseen.no_evidence == ("gpu_family=mi300x",)
+    assert unseen.hi - unseen.lo > seen.hi - seen.lo
+
+
+def test_the_shipped_ranges_cover_the_speed_and_memory_estimates_both_ways():
+    b = band("speed", regime("h100-sxm5-80gb", "full", 64, 8))
+    lo, hi = b.scale(1000.0)
+    assert lo < 1000.0 < hi
+    t_lo, t_hi = b.scale_inverse(10.0)
+    assert t_lo < 10.0 < t_hi and t_lo == pytest.approx(10.0 * 1000.0 / hi)
+    m = band("memory", regime("rtx-4090-24gb", "qlora", 1, 1))
+    assert 0.0 < m.p_above(20.0, 24.0) < 0.5 < m.p_above(30.0, 24.0) < 1.0
+    assert shipped_ranges()["level"] == 0.8
+
+
+def test_nested_leave_one_source_out_coverage_is_near_80_percent_overall():
+    """Each publication's cases against ranges fitted without it (the residuals are already held out)."""
+    import json
+
+    tool_data = shipped_ranges()
+    assert tool_data["level"] == 0.8
+    from trainsizer.workflows.cases import load_cases
+    from trainsizer.workflows.holdout import leave_one_source_out
+    from trainsizer.workflows.ranges_fit import residuals
+    from trainsizer.workflows.shipped_cases import shipped_files
+
+    cases = [c for p in shipped_files() for c in load_cases(p)]
+    cov = coverage(residuals(cases, leave_one_source_out(cases)))
+    for kind in ("memory", "speed"):
+        assert 0.75 <= cov[kind]["coverage"] <= 0.85, json.dumps(cov[kind])[:300]
+        assert 0 < cov[kind]["median_half_width"] < 0.5
+
+
+def test_estimate_json_carries_the_80_percent_ranges_of_memory_speed_and_time(tmp_path):
+    import json
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.run([sys.executable, "-m", "trainsizer.cli", "estimate",
+                           str(REPO / "examples" / "llama-3.1-8b-full-8xa100-fsdp.yaml"), "--tokens", "1e9", "--json"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    mem, perf = out["memory"], out["performance"]
+    mi, pi = mem["interval"], perf["interval"]
+    assert mi["level"] == pi["level"] == 0.8
+    for key in ("allocated_gib", "reserved_gib", "device_gib"):
+        lo, hi = mi[key]
+        assert lo < mem[key] < hi, key
+    for key in ("step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu",
+                "time_to_train_s", "gpu_hours"):
+        lo, hi = pi[key]
+        assert lo < perf[key] < hi, key
+    # step time and tokens per second are one range read two ways
+    assert pi["step_time_s"][0] * pi["tokens_per_s"][1] == pytest.approx(perf["step_time_s"] * perf["tokens_per_s"],
+                                                                          rel=2e-3)
+    assert 0.0 <= mi["p_exceeds_capacity"] <= 1.0
+    assert mi["fits_unless_above"] == pytest.approx(mem["capacity_gib"] / mem["device_gib"] - 1, abs=1e-3)
+
+
+def test_an_unmeasured_gpu_family_gets_the_wide_range_and_says_so():
+    from trainsizer.estimate.intervals import scenario_bands
+
+    mem, speed = scenario_bands("mi300x-192gb", "full", 8, 8)
+    known_mem, known_speed = scenario_bands("a100-sxm4-80gb", "full", 8, 8)
+    assert mem.no_evidence == speed.no_evidence == ("gpu_family=mi300x",)
+    assert speed.hi - speed.lo > known_speed.hi - known_speed.lo
+
+
+def test_validate_reports_the_ranges_coverage_and_the_readme_quotes_it():
+    import re
+
+    from trainsizer.workflows.validate import validate_files
+
+    _, summary = validate_files()
+    cov = summary["range_coverage"]
+    assert cov["level"] == 0.8
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| held-out cases inside their range"))
+    assert re.findall(r"\*\*(\d+\.\d) %\*\* \((\d+) cases\)", row) == [
+        (f"{100 * cov[k]['coverage']:.1f}", str(cov[k]["count"])) for k in ("memory", "speed")]
+    widths = next(line for line in readme.splitlines() if line.startswith("| median half-width"))
+    assert re.findall(r"\| (\d\.\d\d)", widths) == [f"{cov[k]['median_half_width']:.2f}" for k in ("memory", "speed")]
+    for kind in ("memory", "speed"):
+        assert cov[kind]["by_regime"]["gpu_family"]["a100"]["count"] >= 10

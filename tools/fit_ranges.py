@@ -1,0 +1,62 @@
+"""Fit the 80 % ranges around every estimate from the model's cross-validated errors; write them as data.
+
+Usage: python tools/fit_ranges.py [--check]
+(reads every shipped case: validation/cases/ and validation/published/ of this repository)
+
+Each case is predicted by parameters fitted without its publication (workflows/holdout.py); the errors
+u = log(measured / predicted) give, for memory and speed, the conformal 10 % / 90 % quantiles pooled and per regime
+value (workflows/ranges_fit.py). The file states the cases it was fitted on and the date of the newest one (no
+clock date), so a rerun on the same cases rewrites src/trainsizer/estimate/ranges.yaml byte for byte; rerun it
+after the cases or the model change. ``--check`` exits 1 when the shipped file differs from a refit.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trainsizer.workflows.cases import load_cases
+from trainsizer.workflows.holdout import leave_one_source_out
+from trainsizer.workflows.ranges_fit import fit_ranges, residuals
+from trainsizer.workflows.shipped_cases import label, shipped_files
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "src/trainsizer/estimate/ranges.yaml"
+HEADER = """\
+# 80 % ranges around trainsizer's estimates: WRITTEN BY tools/fit_ranges.py, do not edit by hand.
+# u = log(measured / predicted) of each shipped case predicted leave-one-source-out (memory: the metric the case
+# measured; speed: tokens per second). lo / hi: the conformal 10 % / 90 % quantiles of u; cases / sources: how many
+# back the row. A scenario's range: each regime dimension's row shrunk toward pooled by s / (s + shrinkage_sources),
+# averaged over the dimensions; a value no case shows takes no_evidence (2.5 % / 97.5 %). See estimate/ranges.py.
+"""
+
+
+def refit() -> tuple[dict[str, Any], str]:
+    """The fitted data and the file's text."""
+    files = shipped_files()
+    cases = [c for path in files for c in load_cases(path)]
+    held = leave_one_source_out(cases)
+    res = residuals(cases, held)
+    data = {"source": "tools/fit_ranges.py on the leave-one-source-out errors of " + ", ".join(label(f) for f in files),
+            "as_of": max(str(c["as_of"]) for c in cases),
+            "fitted_on": {k: len(v) for k, v in res.items()},
+            **fit_ranges(res)}
+    return data, HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)
+
+
+def main(argv: list[str]) -> int:
+    _, text = refit()
+    if "--check" in argv:
+        same = DATA.is_file() and DATA.read_text(encoding="utf-8") == text
+        print("ranges.yaml is up to date" if same else "ranges.yaml differs from a refit: run tools/fit_ranges.py")
+        return 0 if same else 1
+    DATA.write_text(text, encoding="utf-8")
+    print(f"wrote {DATA.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
