@@ -92,7 +92,7 @@ class Quantization:
 class OptimizerMemory:
     bnb_block: int
     bnb_min_8bit_size: int
-    foreach_temp_states: float = fitted()
+    foreach_temp_states: float
     source: str
 
 
@@ -169,8 +169,8 @@ class MemoryBound:
 
 @dataclass(frozen=True, kw_only=True)
 class Overlap:
-    dp: float = fitted()
-    zero3: float = fitted()
+    dp: float
+    zero3: float
     tp: float = fitted()
     cp: float
     pp_p2p: float
