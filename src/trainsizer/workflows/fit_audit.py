@@ -30,9 +30,10 @@ SINGLE_PUBLICATION: dict[tuple[str, str, str], str] = {
         "held-out p90 rises from 33 % to 41 %: they are overhead-bound in a way the model does not price",
     ("performance", "compute.max_efficiency", "ada"):
         "one torchtune run in validation/cases (Answer.AI's RTX 4090 runs, held out, are the second publication); "
-        "assumed at 0.80 (the median NVIDIA MAMF, stas00/ml-engineering) the held-out p90 rises to 35 %",
+        "assumed at 0.80 (the median NVIDIA MAMF, stas00/ml-engineering) the held-out p90 rises to 36 %",
     ("performance", "compute", "max_efficiency_fp32"):
-        "fp32 runs only in the transformers docs; assumed 0.9 (SGEMM near the CUDA-core peak) the held-out p90 rises to 34 %",
+        "fp32 runs only in the transformers docs; assumed 0.9 (SGEMM near the CUDA-core peak) the held-out p90 "
+        "rises to 34 %",
     ("memory", "activations", "compiled_factor"):
         "torch.compile's memory only in torchtune's README (torchtitan's compiled runs, held out, are the second); a "
         "cross-validation fold starts it at its no-effect value (calibrate.NEUTRAL)",
