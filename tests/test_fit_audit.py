@@ -4,6 +4,7 @@ shipped fitted cases of two or more publications, or its reason to stay free is 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from conftest import VALIDATION
 
 from trainsizer.estimate.memory import default_memory_model
@@ -36,3 +37,17 @@ def test_a_parameter_counts_only_the_publications_whose_cases_it_moves():
     assert pubs[("communication.overlap", "cp")] == {}
     assert pubs[("compute.max_efficiency", "hopper")] and hopper
     assert {s.split(" ")[0] for s in pubs[("compute.max_efficiency", "hopper")]} <= hopper
+
+
+def test_a_family_without_cases_takes_its_ceiling_from_its_measured_matmul_efficiency():
+    from trainsizer.workflows.calibrate import family_prior
+
+    pp = default_performance_model()
+    c = pp.compute
+    prior = family_prior(pp, {"ampere"})  # only A100-class cases in the fit: Hopper from its matmul efficiency
+    ratio = c.max_efficiency["ampere"] / c.matmul_efficiency_measured["ampere"]
+    assert prior.compute.max_efficiency["hopper"] == pytest.approx(ratio * c.matmul_efficiency_measured["hopper"],
+                                                                   abs=1e-4)
+    assert prior.compute.max_efficiency["ampere"] == c.max_efficiency["ampere"]  # seen families keep the fit
+    assert prior.compute.max_efficiency["ada"] == c.max_efficiency["ada"]  # no measured table: unchanged
+    assert family_prior(pp, {"ada"}) == pp  # no seen family with a measured matmul efficiency: nothing to scale

@@ -72,6 +72,25 @@ def neutral_start(params: P) -> P:
     return out
 
 
+def family_prior(params: Any, seen: set[str]) -> Any:
+    """``params`` (a PerformanceModel) with the GEMM ceiling of every architecture *not* in ``seen`` (the families
+    the fit has cases of) taken from physics instead of from the shipped fit: its measured matmul efficiency
+    (``compute.matmul_efficiency_measured``) times the median ratio of fitted ceiling to matmul efficiency over the
+    seen families. A leave-one-family-out fold (or a new part) then does not keep a value fitted on the very
+    family it predicts. Unchanged when no seen family has a measured matmul efficiency."""
+    c = params.compute
+    measured = c.matmul_efficiency_measured
+    ratios = [c.max_efficiency[a] / measured[a] for a in sorted(seen) if a in measured and a in c.max_efficiency]
+    if not ratios:
+        return params
+    shared = float(np.median(ratios))
+    out = params
+    for arch, efficiency in measured.items():
+        if arch not in seen and arch in c.max_efficiency:
+            out = with_value(out, "compute.max_efficiency", arch, round(min(1.0, shared * efficiency), 4))
+    return out
+
+
 def coordinate_descent(loss: Callable[[P], float], params: P, free: Free, rounds: int = 3) -> tuple[P, float]:
     """Minimise ``loss`` one parameter at a time over its grid, repeating until nothing improves. Each trial is
     a copy with one value replaced (:func:`~trainsizer.estimate.typed_data.with_value`); ``params`` is unchanged."""
