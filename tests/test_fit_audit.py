@@ -45,8 +45,8 @@ def test_a_family_without_cases_takes_its_ceiling_from_its_measured_matmul_effic
     pp = default_performance_model()
     c = pp.compute
     prior = family_prior(pp, {"ampere"})  # only A100-class cases in the fit: Hopper from its matmul efficiency
-    ratio = c.max_efficiency["ampere"] / c.matmul_efficiency_measured["ampere"]
-    assert prior.compute.max_efficiency["hopper"] == pytest.approx(ratio * c.matmul_efficiency_measured["hopper"],
+    ratio = c.max_efficiency["ampere"] / c.mamf_fraction["ampere"]
+    assert prior.compute.max_efficiency["hopper"] == pytest.approx(ratio * c.mamf_fraction["hopper"],
                                                                    abs=1e-4)
     assert prior.compute.max_efficiency["ampere"] == c.max_efficiency["ampere"]  # seen families keep the fit
     assert prior.compute.max_efficiency["ada"] == c.max_efficiency["ada"]  # no measured table: unchanged

@@ -152,8 +152,8 @@ class Compute:
     attention_relative_efficiency_sdpa: Table[float] = cited("attention_source", Table())
     attention_source: str
     # measured maximum achievable matmul efficiency per architecture: the prior of a family with no training case
-    matmul_efficiency_measured: Table[float] = cited("matmul_source", Table())
-    matmul_source: str = ""
+    mamf_fraction: Table[float] = cited("mamf_source", Table())
+    mamf_source: str = ""
     max_efficiency_fp32: float = fitted()
     half_tokens: float = fitted()
     half_width: float = fitted()

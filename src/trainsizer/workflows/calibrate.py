@@ -75,11 +75,11 @@ def neutral_start(params: P) -> P:
 def family_prior(params: Any, seen: set[str]) -> Any:
     """``params`` (a PerformanceModel) with the GEMM ceiling of every architecture *not* in ``seen`` (the families
     the fit has cases of) taken from physics instead of from the shipped fit: its measured matmul efficiency
-    (``compute.matmul_efficiency_measured``) times the median ratio of fitted ceiling to matmul efficiency over the
+    (``compute.mamf_fraction``) times the median ratio of fitted ceiling to matmul efficiency over the
     seen families. A leave-one-family-out fold (or a new part) then does not keep a value fitted on the very
     family it predicts. Unchanged when no seen family has a measured matmul efficiency."""
     c = params.compute
-    measured = c.matmul_efficiency_measured
+    measured = c.mamf_fraction
     ratios = [c.max_efficiency[a] / measured[a] for a in sorted(seen) if a in measured and a in c.max_efficiency]
     if not ratios:
         return params
