@@ -321,6 +321,8 @@ _c("mem.backward_working_set", N_("activation gradients and recomputed tensors o
 _c("mem.optimizer_temporaries", N_("foreach optimizer temporaries at step()"))
 _c("mem.paged_note", N_("paged optimizer states ({gib} GiB) live in CUDA managed memory: not counted by "
                         "torch.cuda.max_memory_allocated, counted on the device"), gib="num2")
+_c("mem.allocator_pressure", N_("near the GPU's memory the allocator flushes its cache and retries instead of "
+                                "reserving more: reserved held at the device's free memory, at some cost in speed"))
 _c("step.no_fp8", N_("{gpu} has no fp8 tensor cores: fp8-mixed runs at the bf16 rate"), gpu="gpu")
 _c("step.no_bf16", N_("{gpu} has no bf16 support: the fp16 rate is used"), gpu="gpu")
 _c("step.no_peak", N_("no {dtype} peak in the catalog for {gpu}"), dtype="text", gpu="gpu")

@@ -29,7 +29,7 @@ from trainsizer.validation import known_keys
 # The sections of memory_model.yaml / performance_model.yaml whose values a profile may replace: those the
 # fitter (trainsizer.workflows.calibrate) has free parameters in.
 FITTABLE_SECTIONS = {
-    "memory": {"activations", "allocator", "optimizer"},
+    "memory": {"activations", "allocator"},
     "performance": {"compute", "memory_bound", "communication", "overhead"},
 }
 # the keys a profile file has (calibrate writes the provenance beside the two blocks)
@@ -41,7 +41,6 @@ FITTED_RANGES: dict[str, tuple[float, float]] = {
     "memory.activations.compiled_factor": (0.1, 1.5),
     "memory.allocator.reserved_fraction_dynamic": (0.0, 1.0),
     "memory.allocator.reserved_fraction_static": (0.0, 1.0),
-    "memory.optimizer.foreach_temp_states": (0.0, 4.0),
     "performance.compute.max_efficiency.*": (0.01, 1.0),
     "performance.compute.max_efficiency_fp32": (0.01, 1.0),
     "performance.compute.half_tokens": (0.0, 1e6),

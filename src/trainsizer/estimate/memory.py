@@ -125,12 +125,28 @@ def peak_phase(gradients: float, saved: float, logits: float, working: float,
     return phase, phases[phase]
 
 
-def reserved_bytes(allocated: float, dynamic: float, p: MemoryModel) -> float:
+def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = None) -> Any:
     """The caching allocator's overhead grows with the churn of transient blocks (activations, logits,
-    working sets), much less with model states allocated once and kept."""
+    working sets), much less with model states allocated once and kept. Under memory pressure it does not grow
+    past the device: when cudaMalloc fails, the allocator frees its cached unused blocks and retries (PyTorch
+    ``torch.cuda.memory_stats``: ``num_alloc_retries``, "failed cudaMalloc calls that result in a cache flush and
+    retry"), so while the allocated bytes fit, the reserved ones stay within ``usable`` (the device's memory less
+    what lies outside the allocator). Floats, or arrays of many layouts (plan/fast.py)."""
     a = p.allocator
-    return (allocated + a.reserved_fraction_dynamic * dynamic + a.reserved_fraction_static * (allocated - dynamic)
-            + a.reserved_floor_gib * GIB)
+    free_running = (allocated + a.reserved_fraction_dynamic * dynamic
+                    + a.reserved_fraction_static * (allocated - dynamic) + a.reserved_floor_gib * GIB)
+    if usable is None:
+        return free_running
+    if isinstance(free_running, float | int) and isinstance(usable, float | int):
+        return min(free_running, max(allocated, usable))
+    import numpy as np
+
+    return np.minimum(free_running, np.maximum(allocated, usable))
+
+
+def under_pressure(allocated: float, dynamic: float, p: MemoryModel, usable: float) -> bool:
+    """Whether the allocator's cache would outgrow the device (:func:`reserved_bytes` caps it there)."""
+    return bool(reserved_bytes(allocated, dynamic, p) > max(allocated, usable))
 
 
 def device_overhead_bytes(gpu: Accelerator, gpus: int, p: MemoryModel) -> float:
@@ -166,12 +182,15 @@ def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p:
                                msg("mem.optimizer_temporaries")))
     allocated = static + grads.bytes + sum(peak_extra)
     dynamic = sum(peak_extra) if phase != "optimizer step" else 0.0
-    reserved = reserved_bytes(allocated, dynamic, p)
-    device = reserved + device_overhead_bytes(gpu, par.gpus, p)
+    outside = device_overhead_bytes(gpu, par.gpus, p) + states.managed_bytes
+    usable = gpu.memory_gib * GIB - outside
+    reserved = reserved_bytes(allocated, dynamic, p, usable)
+    device = reserved + outside
     notes = list(st.notes)
     if states.managed_bytes:
-        device += states.managed_bytes
         notes.append(msg("mem.paged_note", gib=states.managed_bytes / GIB))
+    if under_pressure(allocated, dynamic, p, usable):
+        notes.append(msg("mem.allocator_pressure"))
     return MemoryEstimate(comps, allocated, reserved, device, gpu.memory_gib * GIB,
                           f"{phase} (pipeline stage {stage})" if par.pp > 1 else phase, notes, phase,
                           stage if par.pp > 1 else None)

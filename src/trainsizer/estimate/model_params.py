@@ -92,7 +92,7 @@ class Quantization:
 class OptimizerMemory:
     bnb_block: int
     bnb_min_8bit_size: int
-    foreach_temp_states: float = fitted()
+    foreach_temp_states: float
     source: str
 
 
@@ -151,6 +151,9 @@ class Compute:
     attention_relative_efficiency: Table[float] = cited("attention_source")
     attention_relative_efficiency_sdpa: Table[float] = cited("attention_source", Table())
     attention_source: str
+    # measured maximum achievable matmul efficiency per architecture: the prior of a family with no training case
+    mamf_fraction: Table[float] = cited("mamf_source", Table())
+    mamf_source: str = ""
     max_efficiency_fp32: float = fitted()
     half_tokens: float = fitted()
     half_width: float = fitted()
@@ -169,8 +172,8 @@ class MemoryBound:
 
 @dataclass(frozen=True, kw_only=True)
 class Overlap:
-    dp: float = fitted()
-    zero3: float = fitted()
+    dp: float
+    zero3: float
     tp: float = fitted()
     cp: float
     pp_p2p: float

@@ -47,6 +47,7 @@ class MemoryTerms:
     compiled: bool  # torch.compile (``compiled_factor`` scales its activations too)
     device_overhead: float  # CUDA context and NCCL
     metric: str  # allocated | reserved | device
+    capacity: float = float("inf")  # bytes of the GPU's memory (the allocator's cache stays within it)
 
 
 def memory_terms(scenario: Scenario, metric: str, memory_params: MemoryModel | None = None) -> MemoryTerms:
@@ -62,7 +63,7 @@ def memory_terms(scenario: Scenario, metric: str, memory_params: MemoryModel | N
                                        stage_activations(scenario, arch, mp, st, stage),
                                        states.step_temporaries_per_unit, states.managed_bytes))
     return MemoryTerms(tuple(stages), activation_factor(scenario.training.compile, mp), scenario.training.compile,
-                       device_overhead_bytes(gpu, scenario.parallel.gpus, mp), metric)
+                       device_overhead_bytes(gpu, scenario.parallel.gpus, mp), metric, gpu.memory_gib * GIB)
 
 
 def memory_prediction(t: MemoryTerms, mp: MemoryModel) -> float:
@@ -75,7 +76,8 @@ def memory_prediction(t: MemoryTerms, mp: MemoryModel) -> float:
         phase, extra = peak_phase(s.gradients, saved, s.activations.logits, working,
                                   mp.optimizer.foreach_temp_states * s.step_temporaries_per_unit)
         allocated = s.static + s.gradients + sum(extra)
-        reserved = reserved_bytes(allocated, sum(extra) if phase != "optimizer step" else 0.0, mp)
+        usable = t.capacity - t.device_overhead - s.managed
+        reserved = reserved_bytes(allocated, sum(extra) if phase != "optimizer step" else 0.0, mp, usable)
         device = reserved + t.device_overhead + s.managed
         if best is None or device > best[2]:
             best = (allocated, reserved, device)

@@ -19,6 +19,7 @@ import numpy as np
 from trainsizer.estimate.activations import compiled_activation_factor, layer_activations, stage_activations
 from trainsizer.estimate.flops import step_flops
 from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, reserved_bytes
+from trainsizer.estimate.memory_types import GIB
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.step import default_performance_model, peak_for
@@ -228,9 +229,12 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     frac = mp.activations.backward_working_fraction
     working = np.where(lay.ckpt == 2, full_layer * (1 + frac), full_layer * frac)
 
+    overhead = np.where(lay.gpus > 1, device_overhead_bytes(gpu, 2, mp), device_overhead_bytes(gpu, 1, mp))
+    usable = gpu.memory_gib * GIB - overhead  # the allocator's cache stays within the device (memory.reserved_bytes)
+
     def peak(static, grads, saved, lg):
         act_peak = np.maximum(saved + lg, saved + working)
-        return reserved_bytes(static + grads + buffers + act_peak, act_peak, mp)
+        return reserved_bytes(static + grads + buffers + act_peak, act_peak, mp, usable)
 
     first = peak(first_static, first_grads, saved_first, 0.0)
     last = peak(last_static, last_grads, saved_last, logits)
@@ -238,7 +242,7 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     whole_static, whole_grads = stage_states({k: b.first_extra[k] + b.last_extra[k] for k in b.first_extra})
     whole = peak(whole_static, whole_grads, saved_first, logits)
     reserved = np.where(lay.pp == 1, whole, np.maximum(first, last))
-    return reserved + np.where(lay.gpus > 1, device_overhead_bytes(gpu, 2, mp), device_overhead_bytes(gpu, 1, mp)), host
+    return reserved + overhead, host
 
 
 def _nic_share(inter_busbw: float, group: np.ndarray, stride: np.ndarray, per_node: np.ndarray) -> np.ndarray:

@@ -1,0 +1,53 @@
+"""No fitted parameter rests on a single publication (issue 23): each grid the fitter frees is constrained by the
+shipped fitted cases of two or more publications, or its reason to stay free is written down."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import VALIDATION
+
+from trainsizer.estimate.memory import default_memory_model
+from trainsizer.estimate.step import default_performance_model
+from trainsizer.workflows.cases import load_cases
+from trainsizer.workflows.fit_audit import SINGLE_PUBLICATION, audit, publications_by_parameter
+
+
+def _fitted_cases() -> list[dict]:
+    return [c for f in sorted(VALIDATION.glob("*.yaml")) for c in load_cases(f)]
+
+
+def test_every_fitted_parameter_rests_on_two_publications_or_says_why_not():
+    rows = audit(_fitted_cases(), default_memory_model(), default_performance_model())
+    bad = [(r["kind"], r["parameter"], r["publications"]) for r in rows if not r["ok"]]
+    assert not bad, bad
+    # the written exceptions are exactly the parameters one publication constrains: the list cannot go stale
+    single = {(r["kind"], r["parameter"]) for r in rows if len(r["publications"]) == 1}
+    assert single == {(k, f"{d}.{key}") for k, d, key in SINGLE_PUBLICATION}
+
+
+def test_a_parameter_counts_only_the_publications_whose_cases_it_moves():
+    cases = _fitted_cases()
+    mp, pp = default_memory_model(), default_performance_model()
+    free = [("compute.max_efficiency", "hopper", np.array([0.5, 0.7])),
+            ("communication.overlap", "cp", np.array([0.0, 0.5]))]  # no fitted case runs context parallelism
+    pubs = publications_by_parameter(cases, "performance", free, mp, pp)
+    hopper = {c["source"].split(" ")[0] for c in cases if c["scenario"]["hardware"]["gpu"].startswith("h100")
+              and "measured" in c and "memory_gib" not in c["measured"]}
+    assert pubs[("communication.overlap", "cp")] == {}
+    assert pubs[("compute.max_efficiency", "hopper")] and hopper
+    assert {s.split(" ")[0] for s in pubs[("compute.max_efficiency", "hopper")]} <= hopper
+
+
+def test_a_family_without_cases_takes_its_ceiling_from_its_measured_matmul_efficiency():
+    from trainsizer.workflows.calibrate import family_prior
+
+    pp = default_performance_model()
+    c = pp.compute
+    prior = family_prior(pp, {"ampere"})  # only A100-class cases in the fit: Hopper from its matmul efficiency
+    ratio = c.max_efficiency["ampere"] / c.mamf_fraction["ampere"]
+    assert prior.compute.max_efficiency["hopper"] == pytest.approx(ratio * c.mamf_fraction["hopper"],
+                                                                   abs=1e-4)
+    assert prior.compute.max_efficiency["ampere"] == c.max_efficiency["ampere"]  # seen families keep the fit
+    assert prior.compute.max_efficiency["ada"] == c.max_efficiency["ada"]  # no measured table: unchanged
+    assert family_prior(pp, {"ada"}) == pp  # no seen family with a measured matmul efficiency: nothing to scale
