@@ -81,6 +81,20 @@ _c("verdict.no_cost", N_("no per-run cost: {reasons}. Over the horizon: {verdict
 # cost/per_run.py
 _c("cost.no_rental_offer", N_("no rental offer for {gpu} in the {market} in the price data (add one with --prices)"),
    gpu="gpu", market="market")
+# cost/machine.py: a rental offer's machine against what a layout needs on it
+_c("machine.does_not_hold", N_("{provider}'s machine does not hold this layout: {parts}"), provider="text",
+   parts="clause")
+_c("machine.short_ram", N_("it needs {need} GiB of host RAM per server, {n} cards there have {have} GiB"),
+   need="num0", have="num0", n="int")
+_c("machine.short_cores", N_("it needs {need} CPU cores per server, {n} cards there have {have}"), need="int",
+   have="num0", n="int")
+_c("machine.short_disk", N_("it needs {need} GB of local disk, the instance has at most {have} GB"), need="num0",
+   have="num0")
+_c("machine.ram_unknown_offload",
+   N_("the offer does not state its host RAM, and this layout offloads to CPU ({need} GiB of host RAM per server)"),
+   need="num0")
+_c("cost.no_offer_holds", N_("no offer for {gpu} in the {market} has a machine that holds this layout: {reason}"),
+   gpu="gpu", market="market", reason="clause")
 _c("cost.no_cluster_lease",
    N_("no offer for {gpu} in the {market} rents {n_gpus} across {n_servers}: the per-card clouds rent single "
       "machines (add a cluster lease with --prices)"), gpu="gpu", market="market", n_gpus="n_gpus",

@@ -19,6 +19,7 @@ from trainsizer.messages import Message, clauses, msg
 from trainsizer.messages import money as to_money
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.catalog import resolve_model
+from trainsizer.models.params import count_params
 from trainsizer.plan.search import Constraints, PlanResult, plan, rank_options
 from trainsizer.scenario import Scenario
 from trainsizer.system.sites import Site, default_site_id, get_site, load_sites, with_electricity_price
@@ -26,7 +27,7 @@ from trainsizer.workflows.decide import choose, parse_objective, recommendation
 from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
 from trainsizer.workflows.estimate_job import calibrated_params
 from trainsizer.workflows.jobs import load_job
-from trainsizer.workflows.objective import screen_rate
+from trainsizer.workflows.objective import host_fits, screen_rate
 from trainsizer.workflows.recommend import (
     MoneyTerms,
     merge_fabric_twins,
@@ -159,8 +160,10 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     terms = MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation),
                        req.budget, _voucher(req, money), time_value(req.time_value, money.currency))
     cited = len(money.used)  # the screen prices many layouts; only the options shown cite their prices
+    params = count_params(arch).total
     result = plan(job, arch, Constraints(gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top,
-                                         run_cost=screen_rate(terms, cat), time_value=terms.time.per_hour),
+                                         run_cost=screen_rate(terms, cat, params), time_value=terms.time.per_hour,
+                                         host_fits=host_fits(terms, cat, params)),
                   cat, memory_params, perf_params)
     del money.used[cited:]
     options, notes = recommend_options(result.options, job, arch, terms, cat)
