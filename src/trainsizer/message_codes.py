@@ -49,6 +49,10 @@ _c("plan.nothing_within_budget",
 _c("plan.over_budget", NP_("{n} option left out: every way to get it commits more than the budget of {money}",
                            "{n} options left out: every way to get them commits more than the budget of {money}"),
    n="int", money="money")
+_c("plan.sized_to_job", NP_("{n} option left out: over {cost} times the answer's cost and {gpus} times its GPUs "
+                              "(--all shows every option)",
+                              "{n} options left out: over {cost} times the answer's cost and {gpus} times its GPUs "
+                              "(--all shows every option)"), n="int", cost="g", gpus="int")
 _c("plan.fabric_twin", N_("same layout over {fabric} costs more; {fabric2} shown"), fabric="text", fabric2="text")
 _c("cost.voucher_not_here", N_("{voucher}: this provider is not one of its centres"), voucher="text")
 _c("cost.no_run_length", N_("no per-run cost: the job states no training.tokens (the run's length)"))
@@ -221,6 +225,12 @@ _c("timeline.environment", N_("environment (drivers, NCCL, containers, storage m
 _c("timeline.data", N_("data preparation and acceptance tests"))
 _c("timeline.in_stock", N_("machines rented or in stock"))
 _c("timeline.with_delivery", N_("bought servers: delivery lead time included"))
+_c("timeline.rent_instance", N_("rent the instance and check it against the offer"))
+_c("timeline.environment_rented", N_("environment on the rented image (framework, data upload)"))
+_c("timeline.rented", N_("a rented instance: no server preparation, delivery or burn-in"))
+_c("verify.first_hour", N_("3. in the first hour, check the rented instance against the offer"))
+_c("verify.first_hour_check", N_("GPUs, host RAM, CPU cores and disk as the offer states; the first steps' tokens/s "
+                                 "against the estimate; the bill's rate against the offer's price"))
 _c("verify.memory", N_("1. measure real peak memory on one GPU"))
 _c("verify.profile", N_("2. profile a training step"))
 _c("verify.burnin", N_("3. run a 3-5 day small-scale training on the target machine"))

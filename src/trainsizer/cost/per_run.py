@@ -73,7 +73,8 @@ class RentalRun:
                 "billed_hours": round(self.billed_hours, 2),
                 "cost": round(self.cost), "commitment": round(self.commitment), "confidence": self.offer.confidence,
                 "source": self.offer.source, "as_of": self.offer.as_of, "stale": self.offer.stale,
-                "notes": list(self.notes)}
+                "notes": list(self.notes),
+                "machine": self.offer.machine.model_dump(exclude_none=True) if self.offer.machine else None}
 
 
 def offer_term(offer: RentalOffer) -> str:

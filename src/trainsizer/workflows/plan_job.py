@@ -23,7 +23,15 @@ from trainsizer.models.params import count_params
 from trainsizer.plan.search import Constraints, PlanResult, plan, rank_options
 from trainsizer.scenario import Scenario
 from trainsizer.system.sites import Site, default_site_id, get_site, load_sites, with_electricity_price
-from trainsizer.workflows.decide import choose, parse_objective, recommendation
+from trainsizer.workflows.decide import (
+    SPAN_COST,
+    SPAN_GPUS,
+    choose,
+    distinct,
+    parse_objective,
+    recommendation,
+    sized_to_job,
+)
 from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
 from trainsizer.workflows.estimate_job import calibrated_params
 from trainsizer.workflows.jobs import load_job
@@ -64,6 +72,7 @@ class PlanRequest:
     electricity_price: float | None = None  # the user's own bill, per kWh in the site's currency
     voucher: str | None = None  # a subsidy id from prices.yaml (e.g. the Chengdu compute voucher) on rentals
     time_value: float | None = None  # money per wall-clock hour of a run; None: the default (workflows.time_value)
+    all_options: bool = False  # every option searched (--all), not only those sized to the job (decide.sized_to_job)
 
 
 @dataclass
@@ -167,11 +176,15 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
                   cat, memory_params, perf_params)
     del money.used[cited:]
     options, notes = recommend_options(result.options, job, arch, terms, cat)
-    options = merge_fabric_twins(options)
+    options = distinct(merge_fabric_twins(options), objective)
+    order = choose(options, objective)
+    if not req.all_options:
+        options, order, hidden = sized_to_job(options, order, objective)
+        if hidden:
+            notes.append(msg("plan.sized_to_job", n=hidden, cost=SPAN_COST, gpus=SPAN_GPUS))
     result.options = options
     result.notes += [n for n in (market_info["note"], *notes, _time_note(terms.time)) if n]
     result.rankings = rank_options(options, req.top)
-    order = choose(options, objective)
     result.rankings["recommended"] = order[:1]
     if req.budget is not None and not order:
         result.suggestions.append(msg("plan.nothing_within_budget", money=to_money(req.budget, money.currency)))
@@ -181,7 +194,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     out["recommended_because"] = out["recommendation"]["why"] if out["recommendation"] else None
     acquisition = out["recommendation"]["acquisition"] if out["recommendation"] else None
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
-                "timeline": timeline(acquisition), "verification": verification_steps(job_label),
+                "timeline": timeline(acquisition), "verification": verification_steps(job_label, acquisition),
                 "prices_used": [c.to_dict() for c in sorted(set(money.used), key=lambda c: c.sort_key())]})
     return PlanOutcome(result, out, job, arch, site, money, cat)
 

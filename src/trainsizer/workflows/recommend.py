@@ -37,8 +37,24 @@ TIMELINE = [
 ]
 
 
+# A rented instance (assumed: per-card clouds start an instance from a ready image within minutes; the data
+# preparation is the job's own, as the seed's): no server preparation, delivery or burn-in.
+RENTAL_TIMELINE = [
+    ("timeline.rent_instance", 0, 1),
+    ("timeline.environment_rented", 0, 1),
+    ("timeline.data", 2, 3),
+]
+
+
 def timeline(acquisition: str | None = "rent") -> dict[str, Any]:
-    """The seed's deployment steps; bought hardware adds the vendor's delivery lead time (planner.yaml)."""
+    """The deployment steps: for bought hardware the seed's (evaluation, server preparation, environment, data)
+    with the vendor's delivery lead time (planner.yaml); for a rental the instance, its environment and the data."""
+    if acquisition == "rent":
+        steps = [{"step": msg(code), "days": [lo, hi]} for code, lo, hi in RENTAL_TIMELINE]
+        lo, hi = sum(s["days"][0] for s in steps), sum(s["days"][1] for s in steps)
+        return {"steps": steps, "total_days": [lo, hi], "note": msg("timeline.rented"),
+                "source": "assumed: a rented instance starts from a ready image within minutes; data preparation "
+                          "2-3 days from the Chinese guide '成都AI训练服务器选型' (undated)"}
     steps = [{"step": msg(code), "days": [lo, hi]} for code, lo, hi in TIMELINE]
     note = msg("timeline.in_stock")
     source = ("Chinese guide '成都AI训练服务器选型' (undated): 三天之内能完成整个选型评估; "
@@ -52,15 +68,22 @@ def timeline(acquisition: str | None = "rent") -> dict[str, Any]:
     return {"steps": steps, "total_days": [lo, hi], "note": note, "source": source}
 
 
-def verification_steps(job_path: str = "JOB.yaml") -> list[dict[str, Any]]:
-    return [
+def verification_steps(job_path: str = "JOB.yaml", acquisition: str | None = None) -> list[dict[str, Any]]:
+    """Measure memory, profile a step, then: on a rented instance, check it against the offer in the first hour;
+    on bought servers, the seed's 3-5 day burn-in."""
+    steps = [
         {"step": msg("verify.memory"), "command": f"trainsizer probe memory {job_path}",
          "check": msg("verify.memory_check")},
         {"step": msg("verify.profile"), "command": f"trainsizer probe profile {job_path}",
          "check": msg("verify.profile_check")},
-        {"step": msg("verify.burnin"), "command": "trainsizer burnin --duration 72h",
-         "check": msg("verify.burnin_check")},
     ]
+    if acquisition == "rent":
+        steps.append({"step": msg("verify.first_hour"), "command": "nvidia-smi; free -g; nproc; df -h",
+                      "check": msg("verify.first_hour_check")})
+    else:
+        steps.append({"step": msg("verify.burnin"), "command": "trainsizer burnin --duration 72h",
+                      "check": msg("verify.burnin_check")})
+    return steps
 
 
 @dataclass(frozen=True)
