@@ -105,15 +105,15 @@ def choose(options: list[dict[str, Any]], objective: str) -> list[int]:
 
 
 def distinct(options: list[dict[str, Any]], objective: str) -> list[dict[str, Any]]:
-    """One option per GPU type, count and server shape: the best on the objective (then the faster), so no two
-    rows show the same hardware."""
+    """One option per GPU type and count: the best on the objective (then the faster), so no two rows show the
+    same hardware (4- and 8-card servers of the same cards read alike in every table)."""
     def rank(o: dict[str, Any]) -> tuple[bool, float, float]:
         return (not _eligible(o), objective_value(o, objective) if _eligible(o) else 0.0, _seconds(o))
 
     best: dict[tuple[Any, ...], dict[str, Any]] = {}
     for o in options:
         hw = o["hardware"]
-        key = (hw["gpu"], hw["gpus"], hw["gpus_per_node"])
+        key = (hw["gpu"], hw["gpus"])
         if key not in best or rank(o) < rank(best[key]):
             best[key] = o
     kept = {id(o) for o in best.values()}
