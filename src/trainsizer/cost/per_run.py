@@ -74,7 +74,8 @@ class RentalRun:
                 "cost": round(self.cost), "commitment": round(self.commitment), "confidence": self.offer.confidence,
                 "source": self.offer.source, "as_of": self.offer.as_of, "stale": self.offer.stale,
                 "notes": list(self.notes),
-                "machine": self.offer.machine.model_dump(exclude_none=True, exclude={"notes"}) if self.offer.machine else None}
+                "machine": (self.offer.machine.model_dump(exclude_none=True, exclude={"notes"})
+                            if self.offer.machine else None)}
 
 
 def offer_term(offer: RentalOffer) -> str:
