@@ -51,6 +51,9 @@ _c("plan.over_budget", NP_("{n} option left out: every way to get it commits mor
    n="int", money="money")
 _c("plan.sized_to_job", N_("options over {cost} times the answer's cost and {gpus} times its GPUs left out: {n} "
                            "(--all shows every option)"), n="int", cost="g", gpus="int")
+_c("plan.offload_ram_unstated",
+   N_("layouts that offload to CPU were not priced on rental offers that state no host RAM ({gpus_list}): add your "
+      "offer's machine (machine: ram_gb_per_gpu) with --prices"), gpus_list="gpus_list")
 _c("plan.fabric_twin", N_("same layout over {fabric} costs more; {fabric2} shown"), fabric="text", fabric2="text")
 _c("cost.voucher_not_here", N_("{voucher}: this provider is not one of its centres"), voucher="text")
 _c("cost.no_run_length", N_("no per-run cost: the job states no training.tokens (the run's length)"))
@@ -412,6 +415,8 @@ PAGE: dict[str, str] = {
                                 "clouds rent single machines (the built-in price data has no cluster lease)"),
     "cost.buy_no_rental": N_("buy: no rental offer for this GPU: the built-in price data has none"),
     "plan.time_value_flag": N_("“Time value per hour” sets it, 0 ranks by cost alone"),
+    "plan.offload_ram_unstated": N_("layouts that offload to CPU were not priced on rental offers that state no "
+                                    "host RAM ({gpus_list})"),
     "plan.sized_to_job": N_("options over {cost} times the answer's cost and {gpus} times its GPUs left out: {n}"),
     "cost.workload_once": N_("this one run (fill in “Utilisation” if the hardware will stay busy)"),
 }

@@ -28,27 +28,41 @@ def _bought_host_gib_per_gpu() -> float:
     return float(h["gib_per_gpu"] * h["usable_fraction"])
 
 
-def host_fits(money: MoneyTerms, cat: Catalog, params: int) -> HostFits:
-    """``fits(gpu, gpus_per_server, offloaded_bytes_per_gpu)`` over arrays of layouts: True where some way to
-    have the GPU in the market holds the layout's host memory: a bought server (sized to it, up to the planner's
-    host limit per GPU) or a rental offer whose machine has the RAM (cost.machine; an offer that does not state
-    it holds only layouts without CPU offload)."""
-    def fits(gpu: str, per_node: np.ndarray, host_bytes: np.ndarray) -> np.ndarray:
-        acc = cat.accelerator(gpu)
+class HostFit:
+    """``fit(gpu, gpus_per_server, offloaded_bytes_per_gpu)`` over arrays of layouts: True where some way to have
+    the GPU in the market holds the layout's host memory: a bought server (sized to it, up to the planner's host
+    limit per GPU) or a rental offer whose machine has the RAM (cost.machine; an offer that does not state it
+    holds only layouts without CPU offload). ``unstated`` collects the GPUs whose offload layouts were held by no
+    way to have them while an offer for them states no host RAM (the plan says so)."""
+
+    def __init__(self, money: MoneyTerms, cat: Catalog, params: int) -> None:
+        self.money, self.cat, self.params = money, cat, params
+        self.unstated: set[str] = set()
+
+    def __call__(self, gpu: str, per_node: np.ndarray, host_bytes: np.ndarray) -> np.ndarray:
+        money, acc = self.money, self.cat.accelerator(gpu)
         out = np.zeros(len(host_bytes), dtype=bool)
         if availability(acc, money.market, "buy").status in ("yes", "unknown"):
             out |= host_bytes <= _bought_host_gib_per_gpu() * 2**30
+        silent = False
         if availability(acc, money.market, "rent").status in ("yes", "unknown"):
-            need = instance_ram_gib(params, per_node, host_bytes / 2**30)
+            need = instance_ram_gib(self.params, per_node, host_bytes / 2**30)
+            shapes = np.unique(per_node)
             for offer in money.prices.rental_offers(gpu):
                 if OFFER_MARKET.get(offer.quoted_currency, "global") != money.market:
                     continue
-                ram = np.array([ram_gib(offer.machine, int(n)) or -1.0 for n in np.unique(per_node)])
-                have = ram[np.searchsorted(np.unique(per_node), per_node)]
+                ram = np.array([ram_gib(offer.machine, int(n)) or -1.0 for n in shapes])
+                have = ram[np.searchsorted(shapes, per_node)]
+                silent |= bool((have < 0).any())
                 out |= np.where(have < 0, host_bytes == 0, need <= have)
+        if silent and bool((~out & (host_bytes > 0)).any()):
+            self.unstated.add(gpu)
         return out
 
-    return fits
+
+def host_fits(money: MoneyTerms, cat: Catalog, params: int) -> HostFit:
+    """The screen's host-memory check on the machines to be had (:class:`HostFit`)."""
+    return HostFit(money, cat, params)
 
 
 def screen_rate(money: MoneyTerms, cat: Catalog, params: int = 0) -> Rate:

@@ -170,9 +170,10 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
                        req.budget, _voucher(req, money), time_value(req.time_value, money.currency))
     cited = len(money.used)  # the screen prices many layouts; only the options shown cite their prices
     params = count_params(arch).total
+    held = host_fits(terms, cat, params)
     result = plan(job, arch, Constraints(gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top,
                                          run_cost=screen_rate(terms, cat, params), time_value=terms.time.per_hour,
-                                         host_fits=host_fits(terms, cat, params)),
+                                         host_fits=held),
                   cat, memory_params, perf_params)
     del money.used[cited:]
     options, notes = recommend_options(result.options, job, arch, terms, cat)
@@ -186,6 +187,8 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     result.notes += [n for n in (market_info["note"], *notes, _time_note(terms.time)) if n]
     result.rankings = rank_options(options, req.top)
     result.rankings["recommended"] = order[:1]
+    if held.unstated and (not order or options[order[0]]["per_run"].get("acquisition") != "rent"):
+        result.notes.append(msg("plan.offload_ram_unstated", gpus_list=sorted(held.unstated)[:6]))
     if req.budget is not None and not order:
         result.suggestions.append(msg("plan.nothing_within_budget", money=to_money(req.budget, money.currency)))
     out = result.to_dict()
