@@ -123,7 +123,8 @@ def test_plan_json_carries_every_sentence_as_a_message(lang):
     assert not list(_prose_strings(out)), list(_prose_strings(out))[:5]
     found = list(_messages(out))
     codes = {m["code"] for _, m in found}
-    assert {"plan.memory_headroom", "verdict.rent", "timeline.evaluation", "verify.memory"} <= codes | {
+    # a rented answer: the rental's timeline and its first-hour check (workflows.recommend)
+    assert {"plan.memory_headroom", "verdict.rent", "timeline.rent_instance", "verify.first_hour"} <= codes | {
         p["code"] for _, m in found for p in m["args"].get("parts", []) if isinstance(p, dict)}
     assert all(m["code"] in REGISTRY and m["text"] for _, m in found)
     rec = out["recommendation"]["why"]

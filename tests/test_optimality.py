@@ -42,7 +42,8 @@ CASES = [
     ("7b-cpt-cny-30d", CPT_7B, replace(CNY, deadline_s=30 * DAY)),
     ("7b-cpt-cny-30d-no-time-value", CPT_7B, replace(CNY, deadline_s=30 * DAY, time_value=0.0)),
     ("7b-cpt-cny", CPT_7B, CNY),
-    ("7b-cpt-default-10d-budget", CPT_7B, replace(DEFAULT, deadline_s=10 * DAY, budget=200_000.0)),
+    # no global offer states a multi-node cluster (the H100 index row does not say): one 8-GPU server, ~2 weeks
+    ("7b-cpt-default-20d-budget", CPT_7B, replace(DEFAULT, deadline_s=20 * DAY, budget=200_000.0)),
     ("14b-full-cny-7d", _job("qwen2.5-14b", "full", 2e9, global_batch_size=128), replace(CNY, deadline_s=7 * DAY)),
     ("32b-full-cny", _job("qwen2.5-32b", "full", 1e9, global_batch_size=64), CNY),
     ("70b-full-cny-30d", LLAMA_70B, replace(CNY, deadline_s=30 * DAY)),

@@ -155,11 +155,19 @@ def test_plan_recommendation_carries_bom_site_fit_cost_timeline_and_verification
     assert pick["performance"]["time_to_train_s"] <= 7 * 86400
     assert {"capex", "opex_per_year", "total"} <= set(pick["cost"]["buy"])
     assert pick["verdict"]["text"].startswith(("rent", "buy"))
-    assert len(data["timeline"]["steps"]) == (5 if pick["site_applies"] else 4) and len(data["verification"]) == 3
+    assert len(data["verification"]) == 3
+    steps = [s["step"]["code"] for s in data["timeline"]["steps"]]
+    if pick["site_applies"]:  # bought: the seed's steps with the vendor's delivery, and the burn-in
+        assert len(steps) == 5 and "timeline.delivery" in steps
+        assert data["verification"][2]["command"].startswith("trainsizer burnin")
+    else:  # rented: the instance, no server preparation or burn-in; the first hour checks it against the offer
+        assert "timeline.rent_instance" in steps and "timeline.preparation" not in steps
+        assert data["verification"][2]["step"]["code"] == "verify.first_hour"
     assert data["prices_used"]
-    # an 8-GPU H100 server (10.2 kW) does not fit that room; the option says what to do
-    h100 = [o for o in data["options"] if o["hardware"]["gpu"] == "h100-sxm5-80gb"]
-    assert h100 and not h100[0]["system"]["site_fit"]["fits"] and h100[0]["system"]["site_fit"]["remedies"]
+    # an 8-GPU H800 SXM server (~10 kW, as the H100's) does not fit that room; the option says what to do (the
+    # H100 itself is rented in China only as single servers, and 32 of them are not offered: no option)
+    h800 = [o for o in data["options"] if o["hardware"]["gpu"] == "h800-sxm5-80gb"]
+    assert h800 and not h800[0]["system"]["site_fit"]["fits"] and h800[0]["system"]["site_fit"]["remedies"]
 
 
 def test_quotes_cli_and_bad_site(tmp_path):

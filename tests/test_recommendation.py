@@ -45,7 +45,11 @@ def test_a_multi_year_lease_binds_its_whole_term_when_no_minimum_is_stated():
 def test_single_machine_clouds_do_not_cover_a_multi_node_cluster():
     card_cloud = offer("on-demand", max_gpus=8, multi_node=False)
     assert covers(card_cloud, 8, 1) and not covers(card_cloud, 16, 2) and not covers(card_cloud, 8, 2)
-    assert covers(offer("monthly", multi_node=True), 64, 8)
+    # several servers only where the offer says it rents them networked and states how many GPUs one order gets
+    assert covers(offer("monthly", max_gpus=64, multi_node=True), 64, 8)
+    assert not covers(offer("monthly", max_gpus=64, multi_node=True), 128, 16)
+    assert not covers(offer("monthly", multi_node=True), 64, 8)  # no cluster size stated: one server
+    assert not covers(offer("on-demand"), 16, 2)  # silent on multi-node (an index row): never a cluster
 
 
 def test_the_cheapest_firm_offer_wins_and_preemptible_only_without_one():

@@ -166,6 +166,8 @@ TimeValueOpt = Annotated[float | None, typer.Option(
     "--time-value", help="What an hour of waiting for the run is worth, in --currency; added to each run's cost "
     "to rank options (default: one engineer's loaded pay per hour, assumed; 0: the cheapest run).")]
 SitesOpt = Annotated[list[Path] | None, typer.Option("--sites", help="Your own sites YAML.")]
+AllOpt = Annotated[bool, typer.Option("--all", help="Show every option searched, not only those sized to the job "
+                                      "(within a few times the answer's cost or GPU count).")]
 
 
 def _plan_request(**kw: Any) -> Any:
@@ -187,7 +189,8 @@ def _plan_request(**kw: Any) -> Any:
                        kw.get("gpus_per_node"), kw.get("top", DEFAULT_TOP), kw["site"], kw["budget"], kw["currency"],
                        kw["horizon"], kw["utilisation"], tuple(kw["prices"] or ()), tuple(kw["sites"] or ()),
                        tuple(kw.get("catalog") or ()), kw["lang"], kw["calibration"], kw["market"], kw["objective"],
-                       kw["runs_per_month"], kw["electricity_price"], kw["voucher"], kw["time_value"])
+                       kw["runs_per_month"], kw["electricity_price"], kw["voucher"], kw["time_value"],
+                       all_options=bool(kw.get("all_options", False)))
 
 
 # long: one typer option per planning constraint; the signature is the command's --help
@@ -210,6 +213,7 @@ def plan_cmd(
     electricity_price: ElectricityOpt = None,
     voucher: VoucherOpt = None,
     time_value: TimeValueOpt = None,
+    all_options: AllOpt = False,
     prices: PricesOpt = None,
     sites: SitesOpt = None,
     catalog: CatalogOpt = None,
@@ -257,6 +261,7 @@ def report_cmd(
     electricity_price: ElectricityOpt = None,
     voucher: VoucherOpt = None,
     time_value: TimeValueOpt = None,
+    all_options: AllOpt = False,
     prices: PricesOpt = None,
     sites: SitesOpt = None,
     lang: LangOpt = None,

@@ -60,6 +60,11 @@ _c("plan.nothing_within_budget",
 _c("plan.over_budget", NP_("{n} option left out: every way to get it commits more than the budget of {money}",
                            "{n} options left out: every way to get them commits more than the budget of {money}"),
    n="int", money="money")
+_c("plan.sized_to_job", N_("options over {cost} times the answer's cost and {gpus} times its GPUs left out: {n} "
+                           "(--all shows every option)"), n="int", cost="g", gpus="int")
+_c("plan.offload_ram_unstated",
+   N_("layouts that offload to CPU were not priced on rental offers that state no host RAM ({gpus_list}): add your "
+      "offer's machine (machine: ram_gb_per_gpu) with --prices"), gpus_list="gpus_list")
 _c("plan.fabric_twin", N_("same layout over {fabric} costs more; {fabric2} shown"), fabric="text", fabric2="text")
 _c("cost.voucher_not_here", N_("{voucher}: this provider is not one of its centres"), voucher="text")
 _c("cost.no_run_length", N_("no per-run cost: the job states no training.tokens (the run's length)"))
@@ -92,6 +97,20 @@ _c("verdict.no_cost", N_("no per-run cost: {reasons}. Over the horizon: {verdict
 # cost/per_run.py
 _c("cost.no_rental_offer", N_("no rental offer for {gpu} in the {market} in the price data (add one with --prices)"),
    gpu="gpu", market="market")
+# cost/machine.py: a rental offer's machine against what a layout needs on it
+_c("machine.does_not_hold", N_("{provider}'s machine does not hold this layout: {parts}"), provider="text",
+   parts="clause")
+_c("machine.short_ram", N_("it needs {need} GiB of host RAM per server, {n} cards there have {have} GiB"),
+   need="num0", have="num0", n="int")
+_c("machine.short_cores", N_("it needs {need} CPU cores per server, {n} cards there have {have}"), need="int",
+   have="num0", n="int")
+_c("machine.short_disk", N_("it needs {need} GB of local disk, the instance has at most {have} GB"), need="num0",
+   have="num0")
+_c("machine.ram_unknown_offload",
+   N_("the offer does not state its host RAM, and this layout offloads to CPU ({need} GiB of host RAM per server)"),
+   need="num0")
+_c("cost.no_offer_holds", N_("no offer for {gpu} in the {market} has a machine that holds this layout: {reason}"),
+   gpu="gpu", market="market", reason="clause")
 _c("cost.no_cluster_lease",
    N_("no offer for {gpu} in the {market} rents {n_gpus} across {n_servers}: the per-card clouds rent single "
       "machines (add a cluster lease with --prices)"), gpu="gpu", market="market", n_gpus="n_gpus",
@@ -218,6 +237,12 @@ _c("timeline.environment", N_("environment (drivers, NCCL, containers, storage m
 _c("timeline.data", N_("data preparation and acceptance tests"))
 _c("timeline.in_stock", N_("machines rented or in stock"))
 _c("timeline.with_delivery", N_("bought servers: delivery lead time included"))
+_c("timeline.rent_instance", N_("rent the instance and check it against the offer"))
+_c("timeline.environment_rented", N_("environment on the rented image (framework, data upload)"))
+_c("timeline.rented", N_("a rented instance: no server preparation, delivery or burn-in"))
+_c("verify.first_hour", N_("3. in the first hour, check the rented instance against the offer"))
+_c("verify.first_hour_check", N_("GPUs, host RAM, CPU cores and disk as the offer states; the first steps' tokens/s "
+                                 "against the estimate; the bill's rate against the offer's price"))
 _c("verify.memory", N_("1. measure real peak memory on one GPU"))
 _c("verify.profile", N_("2. profile a training step"))
 _c("verify.burnin", N_("3. run a 3-5 day small-scale training on the target machine"))
@@ -403,5 +428,8 @@ PAGE: dict[str, str] = {
                                 "clouds rent single machines (the built-in price data has no cluster lease)"),
     "cost.buy_no_rental": N_("buy: no rental offer for this GPU: the built-in price data has none"),
     "plan.time_value_flag": N_("“Time value per hour” sets it, 0 ranks by cost alone"),
+    "plan.offload_ram_unstated": N_("layouts that offload to CPU were not priced on rental offers that state no "
+                                    "host RAM ({gpus_list})"),
+    "plan.sized_to_job": N_("options over {cost} times the answer's cost and {gpus} times its GPUs left out: {n}"),
     "cost.workload_once": N_("this one run (fill in “Utilisation” if the hardware will stay busy)"),
 }

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from trainsizer.cost.machine import MachineNeed, shortfall
 from trainsizer.cost.prices import Prices, RentalOffer, cite
 from trainsizer.cost.tco import HOURS_PER_MONTH, HOURS_PER_YEAR, BuyCost
 from trainsizer.messages import Message, clauses, msg
@@ -72,7 +73,9 @@ class RentalRun:
                 "billed_hours": round(self.billed_hours, 2),
                 "cost": round(self.cost), "commitment": round(self.commitment), "confidence": self.offer.confidence,
                 "source": self.offer.source, "as_of": self.offer.as_of, "stale": self.offer.stale,
-                "notes": list(self.notes)}
+                "notes": list(self.notes),
+                "machine": (self.offer.machine.model_dump(exclude_none=True, exclude={"notes"})
+                            if self.offer.machine else None)}
 
 
 def offer_term(offer: RentalOffer) -> str:
@@ -104,19 +107,21 @@ def price_offer(offer: RentalOffer, gpus: int, run_hours: float) -> RentalRun:
 
 
 def covers(offer: RentalOffer, gpus: int, nodes: int) -> bool:
-    """Whether one order of the offer gives ``gpus`` GPUs on ``nodes`` networked servers."""
+    """Whether one order of the offer gives ``gpus`` GPUs on ``nodes`` networked servers. Several servers only
+    where the offer says it rents them networked (``multi_node: true``) and states how many GPUs one order gets
+    (``max_gpus``): an offer silent on either is one server, never an assumed cluster of any size."""
     t = offer.terms
-    if t is None:
-        return True
-    if t.max_gpus is not None and gpus > t.max_gpus:
-        return False
-    return nodes <= 1 or t.multi_node is not False
+    if nodes > 1:
+        return t is not None and t.multi_node is True and t.max_gpus is not None and gpus <= t.max_gpus
+    return t is None or t.max_gpus is None or gpus <= t.max_gpus
 
 
 def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, market: str,
-                    nodes: int = 1, budget: float | None = None) -> tuple[RentalRun | None, Message | None]:
+                    nodes: int = 1, budget: float | None = None,
+                    need: MachineNeed | None = None) -> tuple[RentalRun | None, Message | None]:
     """The cheapest way to rent ``gpus`` x ``gpu`` on ``nodes`` servers for this run in ``market``, or None
-    with the reason. With a ``budget``, offers whose commitment exceeds it are passed over while one within
+    with the reason. With a ``need`` (host RAM, cores, disk per server), only offers whose machine holds it
+    (cost.machine). With a ``budget``, offers whose commitment exceeds it are passed over while one within
     it exists (a yearly lease does not hide the on-demand offer that fits the budget)."""
     offers = [o for o in prices.rental_offers(gpu) if OFFER_MARKET.get(o.quoted_currency, "global") == market]
     if not offers:
@@ -124,6 +129,12 @@ def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, marke
     offers = [o for o in offers if covers(o, gpus, nodes)]
     if not offers:
         return None, msg("cost.no_cluster_lease", gpu=gpu, market=market, n_gpus=gpus, n_servers=nodes)
+    if need is not None:
+        short = {id(o): shortfall(o, need) for o in offers}
+        held = [o for o in offers if short[id(o)] is None]
+        if not held:
+            return None, msg("cost.no_offer_holds", gpu=gpu, market=market, reason=short[id(offers[0])])
+        offers = held
     runs = [price_offer(o, gpus, run_hours) for o in offers]
     if budget is not None:
         runs = [r for r in runs if r.commitment <= budget] or runs

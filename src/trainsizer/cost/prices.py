@@ -47,6 +47,23 @@ class RentalTerms(_Row):
     source: str | None = None
 
 
+class OfferMachine(_Row):
+    """The machine a rental offer rents (``machine:`` of a ``rental`` row): what one instance can have beside its
+    GPUs. Every figure is what the source states; None = not stated (the planner then treats it conservatively:
+    cost/machine.py). Per-card clouds allocate host RAM and vCPU per card; whole servers per instance."""
+
+    ram_gb_per_gpu: Number | None = Field(None, gt=0, le=4096)  # host RAM (GB) that comes with each card
+    ram_gb_per_instance: Number | None = Field(None, gt=0, le=65536)  # or per whole instance (server)
+    vcpus_per_gpu: Number | None = Field(None, gt=0, le=512)
+    vcpus_per_instance: Number | None = Field(None, gt=0, le=4096)
+    disk_gb: Number | None = Field(None, gt=0, le=1e6)  # most local / data disk one instance can have
+    intra_node: Literal["nvlink", "pcie"] | None = None  # how the cards inside an instance are linked
+    fabric: str | None = None  # the network between instances, where multi-node (e.g. "ib-ndr-400")
+    source: str
+    as_of: IsoDate
+    notes: str | None = None
+
+
 # --- the rows of a price list (prices.yaml, or a user's --prices file of the same shape) --------------------------
 Currency = Literal["CNY", "USD"]
 Confidence = Literal["H", "M", "L"]
@@ -127,6 +144,7 @@ class RentalRow(_Sourced):
     term: str | None = None
     contract: RentalTerms | None = None
     quoted: Quoted | None = None  # the figure as the source states it (checked against price_per_gpu_hour)
+    machine: OfferMachine | None = None  # the machine it rents (None: nothing stated)
 
 
 class ComponentRow(_Sourced):
@@ -206,6 +224,7 @@ class RentalOffer:
     kind: str | None = None
     read_on: str | None = None
     relay: str | None = None
+    machine: OfferMachine | None = None  # what one instance has beside its GPUs (None: not stated)
 
 
 @dataclass(frozen=True)
@@ -288,16 +307,18 @@ class Prices:
                 if e.get("gpu") == gpu and e.get("kind") != "internal"]  # an internal charge is never an offer
         offers = []
         for i, entry in rows:
-            terms = None
+            terms = machine = None
             if entry.get("contract") is not None:
                 terms = parse_model(RentalTerms, entry["contract"], f"prices.rental[{i}].contract")
+            if entry.get("machine") is not None:
+                machine = parse_model(OfferMachine, entry["machine"], f"prices.rental[{i}].machine")
             quoted_currency = entry.get("currency", "CNY")
             quoted = float(entry["price_per_gpu_hour"])
             offers.append((self.convert(quoted, quoted_currency), entry, RentalOffer(
                 str(entry.get("provider", "?")), entry.get("gpu"), self.convert(quoted, quoted_currency), self.currency,
                 terms, quoted, quoted_currency, entry.get("confidence"), str(entry.get("source", "?")),
                 str(entry.get("as_of", "?")), is_stale(entry), entry.get("notes"), entry.get("kind"),
-                entry.get("read_on"), entry.get("relay"))))
+                entry.get("read_on"), entry.get("relay"), machine)))
         return [offer for *_, offer in sorted(offers, key=lambda x: _rental_rank((x[0], x[1])))]
 
 

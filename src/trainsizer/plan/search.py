@@ -42,7 +42,11 @@ MAX_LATE = 12
 
 # The objective of one run for the screen: (gpu id, gpus, servers, gpus per server, hours) -> its cost in the
 # plan's currency, or None when it cannot be had (market, offers, budget); workflows.objective builds it.
-RunCost = Callable[[str, int, int, int, float], "float | None"]
+RunCost = Callable[[str, int, int, int, float, float], "float | None"]
+# Whether some way to have the GPU (an offer's machine, a bought server) holds each layout's host memory:
+# (gpu id, GPUs per server, host bytes offloaded per GPU) as arrays -> a boolean array; workflows.objective builds
+# it from the offers' machines. None: the planner's one host limit per GPU (planner.yaml host_memory).
+HostFits = Callable[[str, np.ndarray, np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,7 @@ class Constraints:
     inter_node: str | None = None  # force the network between nodes
     data_parallel_only: bool = False  # tp = pp = cp = 1: how teams usually add cards
     run_cost: RunCost | None = field(default=None, compare=False)  # prices the screen's shortlist
+    host_fits: HostFits | None = field(default=None, compare=False)  # host memory on the machines to be had
     time_value: float = 0.0  # money per wall-clock hour of the run, added to its cost (the objective)
 
     def __post_init__(self) -> None:
@@ -242,7 +247,8 @@ def _pareto(options: list[dict[str, Any]]) -> list[int]:
     return front
 
 
-Shortlisted = tuple[float, Accelerator, Layouts, int, str | None]  # screened step time, GPU, layouts, index, network
+# screened step time, GPU, layouts, index, network, host bytes offloaded per GPU
+Shortlisted = tuple[float, Accelerator, Layouts, int, str | None, float]
 
 
 def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
@@ -257,7 +263,9 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
             continue
         evaluated += len(lay)
         device, host = screen_memory(basis, lay, job, gpu, mp)
-        fits = (device <= gpu.memory_gib * 2**30) & (host <= host_limit)
+        held = (host <= host_limit) if constraints.host_fits is None else constraints.host_fits(
+            gpu.id, np.minimum(lay.gpus, per_node), host)
+        fits = (device <= gpu.memory_gib * 2**30) & held
         intra = constraints.intra_node or gpu.default_intra_node
         for inter in _inter_links(gpu, constraints):
             fab = fabric(cat, gpu, intra, inter, None, per_node, pp_)
@@ -277,7 +285,8 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
                 if not len(idx):
                     continue
                 for i in idx[np.argsort(time[idx])[:SHORTLIST_PER_CELL]]:
-                    shortlist.append((float(time[i]), gpu, lay, int(i), inter if count > per_node else None))
+                    shortlist.append((float(time[i]), gpu, lay, int(i), inter if count > per_node else None,
+                                      float(host[i])))
     return shortlist, evaluated
 
 
@@ -290,7 +299,7 @@ def _exact_options(chosen: list[Shortlisted], job: Scenario, constraints: Constr
 
     options: list[dict[str, Any]] = []
     done: set[str] = set()
-    for _, gpu, lay, i, inter in chosen:
+    for _, gpu, lay, i, inter, _host in chosen:
         sc = _scenario_for(job, gpu, lay, i, inter, global_batch, constraints.intra_node)
         signature = sc.model_dump_json(include={"parallel", "hardware", "training"})
         if signature in done:
@@ -359,7 +368,7 @@ def _screen_objective(item: Shortlisted, job: Scenario, constraints: Constraints
     per_mtok = hours is None
     if per_mtok:
         hours = 1e6 * item[0] / (global_batch * job.training.seq_len) / 3600
-    cost = constraints.run_cost(gpu.id, count, max(1, count // per_node), per_node, hours)
+    cost = constraints.run_cost(gpu.id, count, max(1, count // per_node), per_node, hours, item[5] / 2**30)
     if cost is None:
         return float("inf")
     return cost if per_mtok else cost + constraints.time_value * hours

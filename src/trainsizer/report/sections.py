@@ -87,7 +87,42 @@ def alternatives(plan: dict[str, Any], lang: str, limit: int = 15) -> Section:
     return Section("alternatives", tr(TITLES["alternatives"], lang), [("table", heads, rows)])
 
 
+def _stated(value: Any, unit: str, lang: str) -> str:
+    return tr("not stated", lang) if value is None else f"{value:,.0f} {unit}"
+
+
+def rented_bom(pick: dict[str, Any], rent: dict[str, Any], lang: str) -> Section:
+    """A rental's bill of materials: the instance, its price, and what the job needs of its machine beside
+    what the offer states (no servers, storage system, network or staff to buy)."""
+    sysd, hw = pick["system"], pick["hardware"]
+    host, st = sysd["host"], sysd["storage"]
+    m = rent.get("machine") or {}
+    per_node = hw["gpus_per_node"] if hw["gpus"] > hw["gpus_per_node"] else hw["gpus"]
+
+    def have(per_gpu: str, per_instance: str, unit: str) -> str:
+        value = m[per_gpu] * per_node if m.get(per_gpu) is not None else m.get(per_instance)
+        return _stated(value, unit, lang)
+
+    rows = [
+        [tr("Rented instance", lang), w.listing([ot.servers_text(pick, lang), w.gpu_name(hw["gpu"])], lang),
+         tr("{provider}, {term}, {price} per GPU-hour", lang, provider=rent["provider"],
+            term=w.word(w.TERMS, rent["term"], lang),
+            price=w.small_money(rent["price_per_gpu_hour"], pick["per_run"]["currency"], lang))],
+        [tr("Host RAM per instance", lang), tr("{need} GiB needed", lang, need=f"{host['instance_ram_gib']:,.0f}"),
+         tr("the offer: {have}", lang, have=have("ram_gb_per_gpu", "ram_gb_per_instance", "GB"))],
+        [tr("CPU cores per instance", lang), tr("{need} needed", lang, need=host["instance_cores"]),
+         tr("the offer: {have}", lang, have=have("vcpus_per_gpu", "vcpus_per_instance", "vCPU"))],
+        [tr("Disk for checkpoints and data", lang), f"{st['shared_capacity_tb'] * 1000:,.0f} GB",
+         tr("the offer: {have}", lang, have=_stated(m.get("disk_gb"), "GB", lang))],
+    ]
+    heads = [tr("Item", lang), tr("Quantity or size", lang), tr("Why", lang)]
+    return Section("bom", tr(TITLES["bom"], lang), [("table", heads, rows)])
+
+
 def bom(pick: dict[str, Any], lang: str) -> Section:
+    rent = (pick.get("per_run") or {}).get("rent")
+    if pick.get("per_run", {}).get("acquisition") == "rent" and rent:
+        return rented_bom(pick, rent, lang)
     sysd = pick["system"]
     host, st, net, pw = sysd["host"], sysd["storage"], sysd["network"], sysd["power"]
     ram_parts = w.listing([f"{w.word(RAM_PARTS, k, lang)} {v:,.0f}" for k, v in host["ram_breakdown_gib"].items()],

@@ -26,12 +26,33 @@ class HostSizing:
     cores_needed: int
     seed_rule_ram_gib: float
     seed_rule_text: Message
+    # what a rented instance (a container on the provider's host) must have: the training's own processes,
+    # without the server's OS and runtime (the provider's)
+    instance_ram_gib: float = 0.0
+    instance_cores: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"ram_gib_per_node": self.ram_gib, "ram_needed_gib": round(self.ram_needed_gib, 1),
+                "instance_ram_gib": round(self.instance_ram_gib, 1), "instance_cores": self.instance_cores,
                 "ram_breakdown_gib": {k: round(v, 1) for k, v in self.ram_breakdown_gib.items()},
                 "cpu_cores_per_node": self.cores, "cpu_cores_needed": self.cores_needed,
                 "seed_rule_ram_gib": round(self.seed_rule_ram_gib, 1), "seed_rule": self.seed_rule_text}
+
+
+def instance_ram_gib(params: int, gpus_per_node: Any, offloaded_gib_per_gpu: Any) -> Any:
+    """Host RAM (GiB) the training needs inside a rented instance of ``gpus_per_node`` cards (numbers or numpy
+    arrays): each rank's process and loader workers, what CPU offload keeps there, one bf16 copy of the
+    weights for loading or saving a checkpoint, with the same headroom as a server (size_host); the server's
+    OS and runtime are the provider's."""
+    r = sizing_rules()["host"]
+    per_gpu = r["per_gpu_process_gib"] + r["loader_workers_per_gpu"] * r["per_worker_gib"]
+    return ((per_gpu + offloaded_gib_per_gpu) * gpus_per_node + params * 2 / GIB) * r["headroom"]
+
+
+def instance_cores(gpus_per_node: int) -> int:
+    """CPU cores the training needs inside a rented instance: loader workers, main and NCCL proxy threads."""
+    r = sizing_rules()["host"]
+    return int(gpus_per_node * (r["loader_workers_per_gpu"] + r["cores_per_gpu_extra"]))
 
 
 def size_host(params: int, gpus_per_node: int, nodes: int, offloaded_bytes_per_gpu: float) -> HostSizing:
@@ -54,4 +75,6 @@ def size_host(params: int, gpus_per_node: int, nodes: int, offloaded_bytes_per_g
         text = clauses([text, msg("system.host_multi_node")])
     cores_needed = gpus_per_node * (r["loader_workers_per_gpu"] + r["cores_per_gpu_extra"]) + r["cores_os"]
     cores = int(round_up(cores_needed, r["standard_core_counts"]))
-    return HostSizing(ram, needed, breakdown, cores, cores_needed, seed, text)
+    return HostSizing(ram, needed, breakdown, cores, cores_needed, seed, text,
+                      float(instance_ram_gib(params, gpus_per_node, offloaded_bytes_per_gpu / GIB)),
+                      instance_cores(gpus_per_node))

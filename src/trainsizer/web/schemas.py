@@ -88,6 +88,8 @@ class PlanConstraintsIn(_Request):
     time_value: float | None = Field(None, ge=0, le=1e7, description="What an hour of the run is worth, in the "
                                      "currency, added to its cost to rank options; none: one engineer's loaded "
                                      "pay (assumed, workflows/time_value.yaml); 0: the cheapest run")
+    all_options: bool = Field(False, description="Every option searched, not only those within a few times the "
+                                                 "answer's cost or GPU count")
 
 
 class PlanIn(_Request):

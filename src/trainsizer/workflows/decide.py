@@ -24,6 +24,10 @@ NEAR_TIE = 0.05  # within 5 % of the best the difference is below the model's ow
 TIGHT_PENALTY = 0.10
 RUNNER_UPS = 3
 RUNNER_UP_SPAN = 3.0  # a runner-up costs (or takes) at most this many times the pick: beyond, it is no alternative
+# The options shown (without --all): those within SPAN_COST times the pick's objective or SPAN_GPUS times its GPU
+# count (assumed: a team weighs alternatives of a similar size; 1,024-GPU rows beside a 28-minute job are noise).
+SPAN_COST = 3.0
+SPAN_GPUS = 4
 
 
 def parse_objective(value: str | None) -> str:
@@ -100,6 +104,36 @@ def choose(options: list[dict[str, Any]], objective: str) -> list[int]:
             seen.add(key)
             order.append(i)
     return order
+
+
+def distinct(options: list[dict[str, Any]], objective: str) -> list[dict[str, Any]]:
+    """One option per GPU type and count: the best on the objective (then the faster), so no two rows show the
+    same hardware (4- and 8-card servers of the same cards read alike in every table)."""
+    def rank(o: dict[str, Any]) -> tuple[bool, float, float]:
+        return (not _eligible(o), objective_value(o, objective) if _eligible(o) else 0.0, _seconds(o))
+
+    best: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for o in options:
+        hw = o["hardware"]
+        key = (hw["gpu"], hw["gpus"])
+        if key not in best or rank(o) < rank(best[key]):
+            best[key] = o
+    kept = {id(o) for o in best.values()}
+    return [o for o in options if id(o) in kept]
+
+
+def sized_to_job(options: list[dict[str, Any]], order: list[int],
+                 objective: str) -> tuple[list[dict[str, Any]], list[int], int]:
+    """The options within SPAN_COST times the pick's objective or SPAN_GPUS times its GPU count (all when nothing
+    is picked), the order re-indexed, and how many were left out."""
+    if not order:
+        return options, order, 0
+    pick = options[order[0]]
+    limit, gpus = objective_value(pick, objective) * SPAN_COST, pick["hardware"]["gpus"] * SPAN_GPUS
+    keep = [i for i, o in enumerate(options) if i in order or o["hardware"]["gpus"] <= gpus
+            or (_eligible(o) and objective_value(o, objective) <= limit)]
+    index = {old: new for new, old in enumerate(keep)}
+    return [options[i] for i in keep], [index[i] for i in order], len(options) - len(keep)
 
 
 def _days(o: dict[str, Any]) -> float | None:

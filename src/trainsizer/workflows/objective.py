@@ -8,19 +8,69 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from trainsizer.cost.per_run import cheapest_rental
+import numpy as np
+
+from trainsizer.cost.machine import MachineNeed, ram_gib
+from trainsizer.cost.per_run import OFFER_MARKET, cheapest_rental
+from trainsizer.datafiles import packaged_yaml
 from trainsizer.hardware.catalog import Catalog
 from trainsizer.hardware.market import availability
+from trainsizer.system.host import instance_cores, instance_ram_gib
 from trainsizer.workflows.recommend import MoneyTerms
 
-Rate = Callable[[str, int, int, int, float], float | None]
+Rate = Callable[[str, int, int, int, float, float], float | None]
+HostFits = Callable[[str, np.ndarray, np.ndarray], np.ndarray]
 
 
-def screen_rate(money: MoneyTerms, cat: Catalog) -> Rate:
-    """``rate(gpu, gpus, nodes, gpus_per_node, hours)``: the run's approximate cost on that hardware, or
-    None when it cannot be had in the market within the budget. Renting is priced as the plan prices it
-    (the cheapest offer on its own terms); buying by the servers' price over the runs at the stated workload
-    (a lower estimate: storage, network and running costs come on top in the full price)."""
+def _bought_host_gib_per_gpu() -> float:
+    """Host RAM per GPU a bought server can carry for CPU offload (plan/planner.yaml host_memory: DGX-class)."""
+    h = packaged_yaml("trainsizer.plan", "planner.yaml")["host_memory"]
+    return float(h["gib_per_gpu"] * h["usable_fraction"])
+
+
+class HostFit:
+    """``fit(gpu, gpus_per_server, offloaded_bytes_per_gpu)`` over arrays of layouts: True where some way to have
+    the GPU in the market holds the layout's host memory: a bought server (sized to it, up to the planner's host
+    limit per GPU) or a rental offer whose machine has the RAM (cost.machine; an offer that does not state it
+    holds only layouts without CPU offload). ``unstated`` collects the GPUs whose offload layouts were held by no
+    way to have them while an offer for them states no host RAM (the plan says so)."""
+
+    def __init__(self, money: MoneyTerms, cat: Catalog, params: int) -> None:
+        self.money, self.cat, self.params = money, cat, params
+        self.unstated: set[str] = set()
+
+    def __call__(self, gpu: str, per_node: np.ndarray, host_bytes: np.ndarray) -> np.ndarray:
+        money, acc = self.money, self.cat.accelerator(gpu)
+        out = np.zeros(len(host_bytes), dtype=bool)
+        if availability(acc, money.market, "buy").status in ("yes", "unknown"):
+            out |= host_bytes <= _bought_host_gib_per_gpu() * 2**30
+        silent = False
+        if availability(acc, money.market, "rent").status in ("yes", "unknown"):
+            need = instance_ram_gib(self.params, per_node, host_bytes / 2**30)
+            shapes = np.unique(per_node)
+            for offer in money.prices.rental_offers(gpu):
+                if OFFER_MARKET.get(offer.quoted_currency, "global") != money.market:
+                    continue
+                ram = np.array([ram_gib(offer.machine, int(n)) or -1.0 for n in shapes])
+                have = ram[np.searchsorted(shapes, per_node)]
+                silent |= bool((have < 0).any())
+                out |= np.where(have < 0, host_bytes == 0, need <= have)
+        if silent and bool((~out & (host_bytes > 0)).any()):
+            self.unstated.add(gpu)
+        return out
+
+
+def host_fits(money: MoneyTerms, cat: Catalog, params: int) -> HostFit:
+    """The screen's host-memory check on the machines to be had (:class:`HostFit`)."""
+    return HostFit(money, cat, params)
+
+
+def screen_rate(money: MoneyTerms, cat: Catalog, params: int = 0) -> Rate:
+    """``rate(gpu, gpus, nodes, gpus_per_node, hours, offloaded_gib_per_gpu)``: the run's approximate cost on that
+    hardware, or None when it cannot be had in the market within the budget. Renting is priced as the plan prices
+    it (the cheapest offer on its own terms whose machine holds the layout's host memory); buying by the servers'
+    price over the runs at the stated workload (a lower estimate: storage, network and running costs come on top
+    in the full price)."""
     can: dict[tuple[str, str], bool] = {}
 
     def available(gpu: str, acquisition: str) -> bool:
@@ -29,14 +79,16 @@ def screen_rate(money: MoneyTerms, cat: Catalog) -> Rate:
             can[(gpu, acquisition)] = status in ("yes", "unknown")
         return can[(gpu, acquisition)]
 
-    def rate(gpu: str, gpus: int, nodes: int, per_node: int, hours: float) -> float | None:
+    def rate(gpu: str, gpus: int, nodes: int, per_node: int, hours: float, offload_gib: float = 0.0) -> float | None:
         costs = []
+        in_server = min(per_node, gpus)
         if available(gpu, "rent"):
-            run, _ = cheapest_rental(money.prices, gpu, gpus, hours, money.market, nodes, money.budget)
+            need = MachineNeed(in_server, float(instance_ram_gib(params, in_server, offload_gib)),
+                               instance_cores(in_server), None, offload_gib > 0)
+            run, _ = cheapest_rental(money.prices, gpu, gpus, hours, money.market, nodes, money.budget, need)
             if run and (money.budget is None or run.commitment <= money.budget):
                 costs.append(run.cost * (1 - (money.voucher.fraction if money.voucher else 0.0)))
-        if available(gpu, "buy"):
-            in_server = min(per_node, gpus)
+        if available(gpu, "buy") and offload_gib <= _bought_host_gib_per_gpu():
             server = money.prices.server(gpu, in_server)
             if server is None and (card := money.prices.card(gpu)) is not None:
                 server = (card * in_server, {})

@@ -19,14 +19,24 @@ from trainsizer.messages import Message, clauses, msg
 from trainsizer.messages import money as to_money
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.catalog import resolve_model
+from trainsizer.models.params import count_params
 from trainsizer.plan.search import Constraints, PlanResult, plan, rank_options
 from trainsizer.scenario import Scenario
 from trainsizer.system.sites import Site, default_site_id, get_site, load_sites, with_electricity_price
-from trainsizer.workflows.decide import choose, objective_value, parse_objective, recommendation
+from trainsizer.workflows.decide import (
+    SPAN_COST,
+    SPAN_GPUS,
+    choose,
+    distinct,
+    objective_value,
+    parse_objective,
+    recommendation,
+    sized_to_job,
+)
 from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
 from trainsizer.workflows.estimate_job import calibrated_params
 from trainsizer.workflows.jobs import load_job
-from trainsizer.workflows.objective import screen_rate
+from trainsizer.workflows.objective import host_fits, screen_rate
 from trainsizer.workflows.recommend import (
     MoneyTerms,
     merge_fabric_twins,
@@ -64,6 +74,7 @@ class PlanRequest:
     electricity_price: float | None = None  # the user's own bill, per kWh in the site's currency
     voucher: str | None = None  # a subsidy id from prices.yaml (e.g. the Chengdu compute voucher) on rentals
     time_value: float | None = None  # money per wall-clock hour of a run; None: the default (workflows.time_value)
+    all_options: bool = False  # every option searched (--all), not only those sized to the job (decide.sized_to_job)
 
 
 @dataclass
@@ -160,17 +171,26 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     terms = MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation),
                        req.budget, _voucher(req, money), time_value(req.time_value, money.currency))
     cited = len(money.used)  # the screen prices many layouts; only the options shown cite their prices
+    params = count_params(arch).total
+    held = host_fits(terms, cat, params)
     result = plan(job, arch, Constraints(gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top,
-                                         run_cost=screen_rate(terms, cat), time_value=terms.time.per_hour),
+                                         run_cost=screen_rate(terms, cat, params), time_value=terms.time.per_hour,
+                                         host_fits=held),
                   cat, memory_params, perf_params)
     del money.used[cited:]
     options, notes = recommend_options(result.options, job, arch, terms, cat)
-    options = with_ranges(merge_fabric_twins(options))
+    options = with_ranges(distinct(merge_fabric_twins(options), objective))
+    order = choose(options, objective)
+    if not req.all_options:
+        options, order, hidden = sized_to_job(options, order, objective)
+        if hidden:
+            notes.append(msg("plan.sized_to_job", n=hidden, cost=SPAN_COST, gpus=SPAN_GPUS))
     result.options = options
     result.notes += [n for n in (market_info["note"], *notes, _time_note(terms.time)) if n]
     result.rankings = rank_options(options, req.top)
-    order = choose(options, objective)
     result.rankings["recommended"] = order[:1]
+    if held.unstated and (not order or options[order[0]]["per_run"].get("acquisition") != "rent"):
+        result.notes.append(msg("plan.offload_ram_unstated", gpus_list=sorted(held.unstated)[:6]))
     if req.budget is not None and not order:
         result.suggestions.append(msg("plan.nothing_within_budget", money=to_money(req.budget, money.currency)))
     out = result.to_dict()
@@ -180,7 +200,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     out["recommended_because"] = out["recommendation"]["why"] if out["recommendation"] else None
     acquisition = out["recommendation"]["acquisition"] if out["recommendation"] else None
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
-                "timeline": timeline(acquisition), "verification": verification_steps(job_label),
+                "timeline": timeline(acquisition), "verification": verification_steps(job_label, acquisition),
                 "prices_used": [c.to_dict() for c in sorted(set(money.used), key=lambda c: c.sort_key())]})
     return PlanOutcome(result, out, job, arch, site, money, cat)
 

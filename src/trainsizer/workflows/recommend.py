@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from trainsizer.cost.machine import MachineNeed
 from trainsizer.cost.per_run import Workload, buy_share, cheapest_rental
 from trainsizer.cost.prices import Prices
 from trainsizer.cost.subsidy import Subsidy, apply_subsidy
@@ -24,7 +25,7 @@ from trainsizer.messages import Message, clauses, msg
 from trainsizer.messages import money as to_money
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
-from trainsizer.system.bom import size_system
+from trainsizer.system.bom import SystemPlan, size_system
 from trainsizer.system.sites import Site
 from trainsizer.workflows.time_value import TimeValue
 
@@ -36,8 +37,24 @@ TIMELINE = [
 ]
 
 
+# A rented instance (assumed: per-card clouds start an instance from a ready image within minutes; the data
+# preparation is the job's own, as the seed's): no server preparation, delivery or burn-in.
+RENTAL_TIMELINE = [
+    ("timeline.rent_instance", 0, 1),
+    ("timeline.environment_rented", 0, 1),
+    ("timeline.data", 2, 3),
+]
+
+
 def timeline(acquisition: str | None = "rent") -> dict[str, Any]:
-    """The seed's deployment steps; bought hardware adds the vendor's delivery lead time (planner.yaml)."""
+    """The deployment steps: for bought hardware the seed's (evaluation, server preparation, environment, data)
+    with the vendor's delivery lead time (planner.yaml); for a rental the instance, its environment and the data."""
+    if acquisition == "rent":
+        steps = [{"step": msg(code), "days": [lo, hi]} for code, lo, hi in RENTAL_TIMELINE]
+        lo, hi = sum(s["days"][0] for s in steps), sum(s["days"][1] for s in steps)
+        return {"steps": steps, "total_days": [lo, hi], "note": msg("timeline.rented"),
+                "source": "assumed: a rented instance starts from a ready image within minutes; data preparation "
+                          "2-3 days from the Chinese guide '成都AI训练服务器选型' (undated)"}
     steps = [{"step": msg(code), "days": [lo, hi]} for code, lo, hi in TIMELINE]
     note = msg("timeline.in_stock")
     source = ("Chinese guide '成都AI训练服务器选型' (undated): 三天之内能完成整个选型评估; "
@@ -51,15 +68,22 @@ def timeline(acquisition: str | None = "rent") -> dict[str, Any]:
     return {"steps": steps, "total_days": [lo, hi], "note": note, "source": source}
 
 
-def verification_steps(job_path: str = "JOB.yaml") -> list[dict[str, Any]]:
-    return [
+def verification_steps(job_path: str = "JOB.yaml", acquisition: str | None = None) -> list[dict[str, Any]]:
+    """Measure memory, profile a step, then: on a rented instance, check it against the offer in the first hour;
+    on bought servers, the seed's 3-5 day burn-in."""
+    steps = [
         {"step": msg("verify.memory"), "command": f"trainsizer probe memory {job_path}",
          "check": msg("verify.memory_check")},
         {"step": msg("verify.profile"), "command": f"trainsizer probe profile {job_path}",
          "check": msg("verify.profile_check")},
-        {"step": msg("verify.burnin"), "command": "trainsizer burnin --duration 72h",
-         "check": msg("verify.burnin_check")},
     ]
+    if acquisition == "rent":
+        steps.append({"step": msg("verify.first_hour"), "command": "nvidia-smi; free -g; nproc; df -h",
+                      "check": msg("verify.first_hour_check")})
+    else:
+        steps.append({"step": msg("verify.burnin"), "command": "trainsizer burnin --duration 72h",
+                      "check": msg("verify.burnin_check")})
+    return steps
 
 
 @dataclass(frozen=True)
@@ -94,7 +118,16 @@ def _scenario_of(opt: dict[str, Any], job: Scenario) -> Scenario:
                                                     "intra_node": hw["intra_node"], "inter_node": hw["inter_node"]})})
 
 
-def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, money: MoneyTerms) -> dict[str, Any]:
+def machine_need(opt: dict[str, Any], system: SystemPlan) -> MachineNeed:
+    """What one rented instance of the option must hold beside its GPUs (system.host, system.storage)."""
+    nodes = max(1, system.nodes)
+    return MachineNeed(system.gpus_per_node if system.gpus > system.gpus_per_node else system.gpus,
+                       system.host.instance_ram_gib, system.host.instance_cores,
+                       system.storage.capacity_tb * 1000 / nodes, opt["parallel"]["offload"] != "none")
+
+
+def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, money: MoneyTerms,
+             need: MachineNeed | None = None) -> dict[str, Any]:
     """The run rented on its cheapest terms and bought at the stated workload, each with its commitment,
     or the reason it cannot be had; the acquisition that costs less per run within the budget."""
     run_s = opt["performance"].get("time_to_train_s")
@@ -109,7 +142,7 @@ def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, mo
         out["reason"] = msg("cost.no_run_length")
     if rent_ok.status in ("yes", "unknown"):
         run, why = cheapest_rental(money.prices, gpu.id, gpus, hours or 1.0, money.market, opt["hardware"]["nodes"],
-                                   money.budget)
+                                   money.budget, need)
         out["rent"], out["rent_unavailable"] = (run.to_dict() if run else None), why
         if run and money.voucher:
             _claim(out["rent"], money.voucher)
@@ -228,7 +261,7 @@ def recommend_options(options: list[dict[str, Any]], job: Scenario, arch: Archit
             cost = None
         rec["cost"] = cost.to_dict() if cost else None
         site_ok = not system.site_fit or system.site_fit.fits
-        rec["per_run"] = _per_run(opt, gpu, cost, site_ok, money)
+        rec["per_run"] = _per_run(opt, gpu, cost, site_ok, money, machine_need(opt, system))
         rec["site_applies"] = rec["per_run"].get("acquisition") != "rent"
         verdict = _verdict(rec["per_run"], cost.verdict if cost else msg("cost.no_purchase_price_short"))
         if rec["per_run"].get("acquisition") == "rent" and not site_ok:
