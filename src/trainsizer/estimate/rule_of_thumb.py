@@ -1,6 +1,7 @@
 """The seed guide's rule of thumb, shown beside the estimate with how far off it is and why.
 
-The Chinese guide '成都AI训练服务器选型' (undated; section "第一步"): 显存 ≈ 参数量(B)×2GB + 梯度×2 + 优化器状态×4 + 激活值, and
+The Chinese guide '成都AI训练服务器选型' (undated; section "第一步"):
+显存 ≈ 参数量(B)×2GB + 梯度×2 + 优化器状态×4 + 激活值, and
 "70B 全量微调至少需要 560GB 显存 (70B×2字节×4倍)", i.e. 8 bytes per parameter for full training,
 activations left unspecified; LoRA "一张24GB的消费级卡就能跑" (weights at 2 bytes per parameter).
 """
