@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from trainsizer.cost.per_run import cheapest_rental
+from trainsizer.cost.subsidy import applies_to
 from trainsizer.hardware.catalog import Catalog
 from trainsizer.hardware.market import availability
 from trainsizer.workflows.recommend import MoneyTerms
@@ -34,14 +35,15 @@ def screen_rate(money: MoneyTerms, cat: Catalog) -> Rate:
         if available(gpu, "rent"):
             run, _ = cheapest_rental(money.prices, gpu, gpus, hours, money.market, nodes, money.budget)
             if run and (money.budget is None or run.commitment <= money.budget):
-                costs.append(run.cost * (1 - (money.voucher.fraction if money.voucher else 0.0)))
+                voucher = money.voucher if money.voucher and applies_to(money.voucher, run.offer.provider) else None
+                costs.append(run.cost * (1 - (voucher.fraction if voucher else 0.0)))
         if available(gpu, "buy"):
             in_server = min(per_node, gpus)
             server = money.prices.server(gpu, in_server)
             if server is None and (card := money.prices.card(gpu)) is not None:
                 server = (card * in_server, {})
             if server is not None:
-                capex = server[0] * max(1, nodes)
+                capex = server[0] * max(1, nodes) * money.workload.sets(hours)
                 if money.budget is None or capex <= money.budget:
                     costs.append(capex / money.workload.runs_over(money.horizon_years, hours))
         return min(costs) if costs else None
