@@ -88,6 +88,8 @@ class PlanConstraintsIn(_Request):
     time_value: float | None = Field(None, ge=0, le=1e7, description="What an hour of the run is worth, in the "
                                      "currency, added to its cost to rank options; none: one engineer's loaded "
                                      "pay (assumed, workflows/time_value.yaml); 0: the cheapest run")
+    voucher: str | None = Field(None, min_length=1, max_length=80, description="A compute voucher claimed on "
+                                "rentals (`trainsizer catalog vouchers`); none: no voucher")
 
 
 class PlanIn(_Request):

@@ -51,7 +51,8 @@ def plan(req: s.PlanIn) -> PlanOutcome:
     scenario = build_job(req.job, gpus[0] if gpus else None)
     request = PlanRequest(gpus, c.max_gpus, c.deadline_days * 86400 if c.deadline_days else None, c.gpus_per_node,
                           c.top, c.site, c.budget, c.currency, c.horizon_years, c.utilisation, market=c.market,
-                          objective=c.objective, runs_per_month=c.runs_per_month, time_value=c.time_value)
+                          objective=c.objective, runs_per_month=c.runs_per_month, time_value=c.time_value,
+                          voucher=c.voucher)
     with fields(FLAG_FIELDS | {"--deadline": "constraints.deadline_days"}, job_prefix="job"):
         if request.deadline_s and not scenario.training.tokens:
             raise InputError("--deadline", "needs job.training.tokens to compute the time to train")
