@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from trainsizer.cli import app
+from trainsizer.i18n import tr
 from trainsizer.report import words as w
 from trainsizer.report.answer import card
 from trainsizer.report.message_text import text
@@ -164,7 +165,7 @@ def test_the_voucher_its_cap_and_caveats_are_on_the_card(lang):
     rec = out["recommendation"]
     rent = out["options"][rec["option"]]["per_run"]["rent"]
     facts = dict(card(out, lang)["facts"])
-    adjusted = facts["Adjusted for" if lang == "en" else "调整项"]
+    adjusted = facts[tr("Adjusted for", lang)]
     saved = w.money(rent["voucher"]["saved"], "CNY", lang)
     assert saved in adjusted and w.money(5_000_000, "CNY", lang) in adjusted  # what it took off, its cap
     voucher = next(a for a in rec["adjustments"] if "voucher" in text(a, "en"))
