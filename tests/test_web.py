@@ -5,6 +5,7 @@ body over 64 KB is 413, a busy planner is 503, and no generated input gets a 5xx
 from __future__ import annotations
 
 import copy
+import re
 import warnings
 
 import pytest
@@ -77,6 +78,33 @@ def test_page_has_the_form_and_offline_assets(client):
     assert "http://" not in html and "https://" not in html  # nothing from a CDN
     for asset in ("/static/app.js", "/static/style.css"):
         assert client.get(asset).status_code == 200
+
+
+def test_the_form_offers_the_clis_choices_with_its_defaults(client):
+    """Objective, runs per month, voucher and time value, as `trainsizer plan` has them: the objective the CLI
+    defaults to selected; no workload, voucher or time value assumed by the form (empty = the CLI's default)."""
+    from trainsizer.workflows.catalogs import voucher_rows
+    from trainsizer.workflows.decide import OBJECTIVES
+    from trainsizer.workflows.defaults import DEFAULT_OBJECTIVE
+
+    html = client.get("/").text
+    objective = re.search(r'<select id="objective".*?</select>', html, re.S).group(0)
+    assert re.findall(r'value="([^"]*)"', objective) == list(OBJECTIVES)
+    assert re.search(r'value="([^"]*)" selected', objective).group(1) == DEFAULT_OBJECTIVE
+    for field in ("runs-per-month", "utilisation", "time-value"):
+        assert re.search(rf'<input id="{field}"[^>]* value=""', html), field
+    voucher = re.search(r'<select id="voucher".*?</select>', html, re.S).group(0)
+    assert re.findall(r'value="([^"]*)"', voucher) == ["", *[v["id"] for v in voucher_rows()]]
+    assert " selected" not in voucher  # no voucher unless the user picks one
+
+
+def test_a_voucher_from_the_form_is_on_the_card_and_a_wrong_one_names_the_field(client):
+    body = {"job": JOB, "constraints": {"gpus": ["rtx-4090d-24gb"], "max_gpus": 4, "currency": "CNY",
+                                        "voucher": "chengdu-compute-voucher-2025"}}
+    html = client.post("/ui/plan", json=body).text
+    assert "voucher chengdu-compute-voucher-2025" in html and "upper bound" in html
+    bad = {**body, "constraints": {**body["constraints"], "voucher": "no-such-voucher"}}
+    assert_field(client.post("/api/plan", json=bad), "constraints.voucher")
 
 
 def test_page_in_chinese(client):
