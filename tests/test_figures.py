@@ -183,3 +183,27 @@ def test_a_tight_pick_says_so_on_its_card():
     assert [a.code for a in tight] == ["adjust.tight_fit"] and "96%" in text(tight[0], "en")
     assert "96%" in text(tight[0], "zh-CN")
     assert adjustments(_option(20.0, 24.0), "CNY") == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_minimum_term_voucher_workload_and_time_value_each_say_themselves(lang):
+    from trainsizer.messages import msg
+    from trainsizer.workflows.time_value import TimeValue
+
+    rent = {"notes": [msg("cost.contract_minimum", term="monthly", hours=720.0, run=50.0)],
+            "voucher": {"id": "v", "saved": 300, "fraction": 0.3, "cap": 3_000_000, "cap_period": "total",
+                        "upper_bound": False, "eligibility": "listed"}}
+    pick = {"memory": {"device_gib": 10.0, "capacity_gib": 80.0},
+            "per_run": {"acquisition": "rent", "rent": rent, "cost": 700, "commitment": 700}}
+    said = [text(a, lang) for a in adjustments(pick, "CNY", TimeValue(50.0, "CNY", False))]
+    assert len(said) == 3  # the voucher, the minimum term, the stated time value
+    assert w.money(300, "CNY", lang) in said[0] and w.money(3_000_000, "CNY", lang) in said[0]
+    assert "720" in said[1] and w.money(50, "CNY", lang) in said[2]
+    assert "upper bound" not in said[0] and "上限" not in said[0]  # a fixed share is not a ceiling
+    bought = {"memory": {"device_gib": 10.0, "capacity_gib": 80.0},
+              "per_run": {"acquisition": "buy", "workload": msg("cost.workload_runs", n=4.0), "cost": 1,
+                          "commitment": 9,
+                          "buy": {"cost": 1, "commitment": 9, "sets": 2, "utilisation": 0.9,
+                                  "note": msg("cost.buy_sets", sets=2, n=4.0, run=400 * 3600.0)}}}
+    said = [text(a, lang) for a in adjustments(bought, "CNY", TimeValue(0.0, "CNY", False))]
+    assert len(said) == 2 and "90%" in said[0] and "2" in said[1]
