@@ -108,7 +108,12 @@ def test_buy_capex_opex_and_break_even_by_hand():
     lo, hi = cmp.seed_first_year
     assert (lo, hi) == (4_000_000 * 1.6, 4_000_000 * 1.8)
     assert cmp.series[0]["buy"] == round(buy.capex_total) and cmp.series[0]["rent"] == 0
-    assert cmp.to_dict()["per_run"]["rent"] == round(15.0 * 16 * 240)
+    # one run's cost is cost.per_run's alone (every face reads the option's per_run): the horizon view has none
+    assert "per_run" not in cmp.to_dict()
+    # two sets of the servers (a workload one set's month cannot hold) cost twice, rent twice the GPUs
+    two = compare(inv, s, prices, 3.0, 0.7, run_hours=24 * 10, sets=2)
+    assert two.buy.capex_total == pytest.approx(2 * buy.capex_total) and two.buy.total == pytest.approx(2 * buy.total)
+    assert two.rent.per_year == pytest.approx(2 * rent_year)
 
 
 def test_short_project_rents_steady_use_buys():

@@ -5,6 +5,7 @@ body over 64 KB is 413, a busy planner is 503, and no generated input gets a 5xx
 from __future__ import annotations
 
 import copy
+import re
 import warnings
 
 import pytest
@@ -79,6 +80,33 @@ def test_page_has_the_form_and_offline_assets(client):
         assert client.get(asset).status_code == 200
 
 
+def test_the_form_offers_the_clis_choices_with_its_defaults(client):
+    """Objective, runs per month, voucher and time value, as `trainsizer plan` has them: the objective the CLI
+    defaults to selected; no workload, voucher or time value assumed by the form (empty = the CLI's default)."""
+    from trainsizer.workflows.catalogs import voucher_rows
+    from trainsizer.workflows.decide import OBJECTIVES
+    from trainsizer.workflows.defaults import DEFAULT_OBJECTIVE
+
+    html = client.get("/").text
+    objective = re.search(r'<select id="objective".*?</select>', html, re.S).group(0)
+    assert re.findall(r'value="([^"]*)"', objective) == list(OBJECTIVES)
+    assert re.search(r'value="([^"]*)" selected', objective).group(1) == DEFAULT_OBJECTIVE
+    for field in ("runs-per-month", "utilisation", "time-value"):
+        assert re.search(rf'<input id="{field}"[^>]* value=""', html), field
+    voucher = re.search(r'<select id="voucher".*?</select>', html, re.S).group(0)
+    assert re.findall(r'value="([^"]*)"', voucher) == ["", *[v["id"] for v in voucher_rows()]]
+    assert " selected" not in voucher  # no voucher unless the user picks one
+
+
+def test_a_voucher_from_the_form_is_on_the_card_and_a_wrong_one_names_the_field(client):
+    body = {"job": JOB, "constraints": {"gpus": ["rtx-4090d-24gb"], "max_gpus": 4, "currency": "CNY",
+                                        "voucher": "chengdu-compute-voucher-2025"}}
+    html = client.post("/ui/plan", json=body).text
+    assert "voucher chengdu-compute-voucher-2025" in html and "upper bound" in html
+    bad = {**body, "constraints": {**body["constraints"], "voucher": "no-such-voucher"}}
+    assert_field(client.post("/api/plan", json=bad), "constraints.voucher")
+
+
 def test_page_in_chinese(client):
     html = client.get("/?lang=zh-CN").text
     assert 'lang="zh-CN"' in html and "微批大小" in html and "开始规划" in html
@@ -87,7 +115,8 @@ def test_page_in_chinese(client):
 
 
 def test_ui_plan_fragment_has_charts_and_rankings(client):
-    body = {"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb"], "max_gpus": 4, "currency": "CNY"}, "scale": True}
+    # the China SKU: the cost chart needs a buy price, shown only where the market sells the part
+    body = {"job": JOB, "constraints": {"gpus": ["rtx-4090d-24gb"], "max_gpus": 4, "currency": "CNY"}, "scale": True}
     resp = client.post("/ui/plan?lang=zh-CN", json=body)
     assert resp.status_code == 200, resp.text
     html = resp.text
@@ -205,8 +234,9 @@ def test_memory_fact_says_tight_or_fits(client):
 
 # --- export: the plan as .xlsx and .csv -------------------------------------------------------------------
 
+# the global market: these parts cannot be bought new in China, and the buy rows need a buy price
 EXPORT_BODY = {"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb", "h100-sxm5-80gb"], "max_gpus": 8,
-                                          "currency": "CNY", "site": "chengdu-legacy-colo"}}
+                                          "currency": "CNY", "site": "chengdu-legacy-colo", "market": "global"}}
 
 
 def test_export_xlsx_totals_equal_the_plan(client):
@@ -309,7 +339,8 @@ def test_estimate_bad_input_names_the_field(client, dotted, value, field):
 
 
 def test_plan(client):
-    body = {"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb"], "max_gpus": 8, "currency": "CNY"}}
+    # the China SKU: a plan in CNY (the China market) carries a cost over time only for a part sold there
+    body = {"job": JOB, "constraints": {"gpus": ["rtx-4090d-24gb"], "max_gpus": 8, "currency": "CNY"}}
     resp = client.post("/api/plan", json=body)
     assert resp.status_code == 200, resp.text
     out = resp.json()
@@ -318,7 +349,7 @@ def test_plan(client):
     assert out["currency"] == "CNY" and out["options"]
     rec = out["options"][out["rankings"]["recommended"][0]]
     assert {"hardware", "parallel", "memory", "performance", "system", "cost", "verdict"} <= set(rec)
-    assert rec["hardware"]["gpu"] == "rtx-4090-24gb" and rec["hardware"]["gpus"] <= 8
+    assert rec["hardware"]["gpu"] == "rtx-4090d-24gb" and rec["hardware"]["gpus"] <= 8
     assert rec["cost"]["series"] and rec["memory"]["detail_gib"]
     assert {"fastest", "fewest_gpus", "best_mfu", "pareto_time_vs_gpus"} <= set(out["rankings"])
 
@@ -380,7 +411,8 @@ def test_scale(client):
 
 
 def test_cost(client):
-    body = {"job": JOB, "gpu": "rtx-4090-24gb", "gpus": 4, "gpus_per_node": 4, "currency": "CNY",
+    # the China SKU: a buy price only where the market (here the China market) sells the part
+    body = {"job": JOB, "gpu": "rtx-4090d-24gb", "gpus": 4, "gpus_per_node": 4, "currency": "CNY",
             "site": "chengdu-legacy-colo"}
     resp = client.post("/api/cost", json=body)
     assert resp.status_code == 200, resp.text
@@ -388,7 +420,7 @@ def test_cost(client):
     assert out["currency"] == "CNY" and out["site"] == "chengdu-legacy-colo"
     option = out["option"]
     assert option["hardware"]["gpus"] == 4 and option["system"]["site_fit"]["site"] == "chengdu-legacy-colo"
-    assert {"buy", "rent", "series", "verdict"} <= set(option["cost"]) and option["cost"]["per_run"]["hours"] > 0
+    assert {"buy", "rent", "series", "verdict"} <= set(option["cost"]) and option["per_run"]["hours"] > 0
 
 
 def test_cost_bad_input(client):

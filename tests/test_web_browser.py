@@ -100,7 +100,7 @@ def fill_job(page, *, micro_batch: str = "1", scale: bool = True) -> None:
     page.fill("#tokens", "100000000")
     page.select_option("#checkpointing", "full")
     page.fill("#lora-rank", "16")
-    page.select_option("#gpus", ["rtx-4090-24gb"])
+    page.select_option("#gpus", ["rtx-4090d-24gb"])  # the China SKU: sold where the page's default site is
     page.fill("#max-gpus", "4")
     page.set_checked("#want-scale", scale)
 
@@ -122,9 +122,11 @@ def cli_recommendation(page, tmp_path) -> dict:
 
     from trainsizer.cli import app
 
-    flags = ("--gpu", page.input_value("#gpus"), "--max-gpus", page.input_value("#max-gpus"),
-             "--currency", page.input_value("#currency"), "--site", page.input_value("#site"),
-             "--horizon", page.input_value("#horizon"), "--utilisation", page.input_value("#utilisation"))
+    fields = {"--gpu": "#gpus", "--max-gpus": "#max-gpus", "--currency": "#currency", "--site": "#site",
+              "--horizon": "#horizon", "--utilisation": "#utilisation", "--runs-per-month": "#runs-per-month",
+              "--objective": "#objective", "--voucher": "#voucher", "--time-value": "#time-value"}
+    # the form's fields as the CLI's flags; an empty field is a flag left out (the same default on both)
+    flags = tuple(x for flag, sel in fields.items() if (value := page.input_value(sel)) for x in (flag, value))
     if flags not in _CLI_PLANS:
         job = {"model": {"preset": page.input_value("#model-preset")},
                "training": {"method": page.input_value("#method"), "precision": page.input_value("#precision"),
@@ -351,7 +353,7 @@ def test_download_the_plan_as_xlsx_and_csv(phone, base_url, tmp_path):
     wb = openpyxl.load_workbook(path)
     assert wb.sheetnames == ["Recommendation", "Bill of materials", "Options", "Assumptions"]
     rec = {r[0]: r[1] for r in wb["Recommendation"].iter_rows(min_row=2, values_only=True)}
-    assert rec["GPU"] == "rtx-4090-24gb"
+    assert rec["GPU"] == "rtx-4090d-24gb"
     with phone.expect_download(timeout=PLAN_TIMEOUT_MS) as info:
         phone.click("[data-testid=export-csv]")
     assert info.value.suggested_filename == "trainsizer-plan.csv"

@@ -1,5 +1,5 @@
-"""``trainsizer catalog gpus | links | sites | models | prices``: the catalogs, as tables in the reader's language
-(``--lang``) or as JSON. Loaded on first use (cli_groups.LAZY_SUBAPPS)."""
+"""``trainsizer catalog gpus | links | sites | models | prices | vouchers``: the catalogs, as tables in the
+reader's language (``--lang``) or as JSON. Loaded on first use (cli_groups.LAZY_SUBAPPS)."""
 
 from __future__ import annotations
 
@@ -95,3 +95,20 @@ def catalog_prices(market: Annotated[str | None, typer.Option(help="cn or global
     from trainsizer.report.catalog_text import print_prices
 
     print_prices(rows, resolve_lang(lang))
+
+
+@catalog_app.command("vouchers")
+def catalog_vouchers(prices: PricesOpt = None, as_json: JsonOpt = False, lang: LangOpt = None) -> None:
+    """Compute vouchers --voucher can claim: the share of the spend (a ceiling or a fixed share), the cap, what
+    spend and which providers it covers, with source and date."""
+    from trainsizer.workflows.catalogs import voucher_rows
+
+    rows = voucher_rows(tuple(prices or ()))
+    if as_json:
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict(rows))
+        return
+    from trainsizer.report.catalog_text import print_vouchers
+
+    print_vouchers(rows, resolve_lang(lang))

@@ -123,6 +123,23 @@ _c("cost.stale_price", N_("price from {year}: check before you sign"), year="tex
 _c("cost.voucher_eligibility_unknown",
    N_("{voucher}: eligible providers unknown, check that this provider is in the scheme"), voucher="text")
 
+_c("cost.buy_sets",
+   N_("bought as {sets} sets of these servers: {n} runs a month of {run} each do not fit in one set's month"),
+   sets="int", n="g", run="duration")
+
+# workflows/decide.py: the adjustments behind the answer's figures, each on the answer card
+_c("adjust.voucher", N_("voucher {voucher}: {saved} off this run, at most {pct} of the rental"), voucher="text",
+   saved="money", pct="pct")
+_c("adjust.voucher_cap_year", N_("capped at {cap} a year per user"), cap="money")
+_c("adjust.voucher_cap_total", N_("capped at {cap} for the whole grant"), cap="money")
+_c("adjust.voucher_upper_bound", N_("the fraction is a ceiling: treat the saving as an upper bound"))
+_c("adjust.voucher_not_applied", N_("voucher {voucher} not applied: {reason}"), voucher="text", reason="clause")
+_c("adjust.tight_fit", N_("tight fit: {pct} of GPU memory used, above {limit}; measure the peak before the run"),
+   pct="pct", limit="pct")
+_c("adjust.time_value", N_("time valued at {money} an hour of the run (your --time-value)"), money="money")
+_c("adjust.bought_at", N_("bought at {workload}: the servers busy {pct} of their month"), workload="clause",
+   pct="pct")
+
 # cost/prices.py, cost/tco.py, workflows/report_model.py: what each cited price or availability row backs
 _c("price.rental_offer", N_("rental offer: {gpu} from {provider} ({term})"), gpu="gpu", provider="text", term="term")
 _c("price.server", N_("server price: {n} x {gpu}"), n="int", gpu="gpu")
@@ -431,5 +448,7 @@ PAGE: dict[str, str] = {
     "plan.offload_ram_unstated": N_("layouts that offload to CPU were not priced on rental offers that state no "
                                     "host RAM ({gpus_list})"),
     "plan.sized_to_job": N_("options over {cost} times the answer's cost and {gpus} times its GPUs left out: {n}"),
-    "cost.workload_once": N_("this one run (fill in “Utilisation” if the hardware will stay busy)"),
+    "adjust.time_value": N_("time valued at {money} an hour of the run (your “Time value per hour”)"),
+    "cost.workload_once": N_("this one run (fill in “Runs per month” or “Utilisation” if the hardware will stay "
+                             "busy)"),
 }

@@ -46,6 +46,21 @@ class Workload:
             return max(1.0, self.utilisation * HOURS_PER_YEAR * horizon_years / max(run_hours, 1e-9))
         return 1.0
 
+    def sets(self, run_hours: float | None) -> int:
+        """How many sets of the servers the stated runs need: ``runs_per_month`` runs of ``run_hours`` must fit
+        in a set's month (HOURS_PER_MONTH of wall-clock time); a stated utilisation is one set's."""
+        if not self.runs_per_month or not run_hours:
+            return 1
+        return max(1, math.ceil(self.runs_per_month * run_hours / HOURS_PER_MONTH - 1e-9))
+
+    def busy(self, run_hours: float | None) -> float | None:
+        """The fraction of the time the bought servers are busy at this workload (None when not stated)."""
+        if self.utilisation:
+            return self.utilisation
+        if self.runs_per_month and run_hours:
+            return min(1.0, self.runs_per_month * run_hours / (HOURS_PER_MONTH * self.sets(run_hours)))
+        return None
+
     def describe(self) -> Message:
         if self.runs_per_month:
             return msg("cost.workload_runs", n=self.runs_per_month)

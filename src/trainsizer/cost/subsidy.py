@@ -42,6 +42,8 @@ class Subsidy(BaseModel):
     # listed: the scheme names its providers (``centres``); unknown: it names none that could be found, so the
     # voucher stays out of every default answer and a claim carries a note to check the provider
     eligibility: Literal["listed", "unknown"] = "unknown"
+    # the policy words the fraction as a ceiling ('最高…不超过'): the saving is an upper bound, said on the answer
+    upper_bound: Flag = False
     source: str = Field(min_length=1)
     as_of: IsoDate
     read_on: IsoDate | None = None
@@ -68,6 +70,12 @@ def subsidy_for(region_or_site: str | Site | None, subsidies: list[Subsidy]) -> 
         return []
     key = region.strip().lower()
     return [s for s in subsidies if s.region.strip().lower() == key]
+
+
+def applies_to(subsidy: Subsidy, provider: str) -> bool:
+    """Whether the subsidy can be claimed on a rental from ``provider``: a rental scheme whose named centres
+    (if it names any) include the provider."""
+    return subsidy.eligible != "purchase" and (not subsidy.centres or provider in subsidy.centres)
 
 
 def apply_subsidy(amount: float, subsidy: Subsidy, already_used: float = 0.0) -> tuple[float, float]:

@@ -11,7 +11,6 @@ than two years of steady use) are reported beside.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +47,14 @@ class BuyCost:
     @property
     def first_year(self) -> float:
         return self.capex_total + self.opex_total_per_year
+
+    def times(self, sets: int) -> BuyCost:
+        """The cost of ``sets`` identical sets of these servers (a workload one set cannot run in its month)."""
+        if sets == 1:
+            return self
+        return BuyCost({k: v * sets for k, v in self.capex.items()},
+                       {k: v * sets for k, v in self.opex_per_year.items()}, self.residual * sets, self.horizon_years,
+                       list(self.notes))
 
     def to_dict(self) -> dict[str, Any]:
         return {"capex": {k: round(v) for k, v in self.capex.items()}, "capex_total": round(self.capex_total),
@@ -170,14 +177,6 @@ class RentCost:
     def total(self) -> float:
         return self.per_year * self.horizon_years
 
-    def run_cost(self, run_hours: float) -> float:
-        """One training run; billing rounds the run up to its granularity."""
-        step = {"per-second": 1 / 3600, "per-minute": 1 / 60, "per-hour": 1.0}.get(self.billing, 1.0)
-        if self.term_contract:
-            months = math.ceil(run_hours / HOURS_PER_MONTH)
-            return self.price_per_gpu_hour * self.gpus * months * HOURS_PER_MONTH
-        return self.price_per_gpu_hour * self.gpus * math.ceil(run_hours / step) * step
-
     def to_dict(self) -> dict[str, Any]:
         return {"offer": self.offer, "price_per_gpu_hour": round(self.price_per_gpu_hour, 3), "billing": self.billing,
                 "term_contract": self.term_contract, "per_year": round(self.per_year), "total": round(self.total)}
@@ -222,18 +221,17 @@ class Comparison:
             "seed_first_year_range": [round(x) for x in self.seed_first_year],
             "verdict": self.verdict, "series": self.series,
         }
-        if self.run_hours is not None:
-            buy_hourly = self.buy.total / (self.buy.horizon_years * HOURS_PER_YEAR * max(self.rent.utilisation
-                                                                                      if self.rent else 1, 1e-6))
-            out["per_run"] = {"hours": round(self.run_hours, 1), "buy": round(buy_hourly * self.run_hours),
-                              "rent": round(self.rent.run_cost(self.run_hours)) if self.rent else None}
+        # one run's cost is not here: the per-run figures (rented on the offer's terms, bought at the stated
+        # workload) are cost.per_run's, read by every face from the option's ``per_run`` (one figure per quantity)
         return out
 
 
 def compare(inv: Inventory, site: Site, prices: Prices, horizon_years: float = 3.0, utilisation: float = 0.7,
-            run_hours: float | None = None) -> Comparison:
-    buy = buy_cost(inv, site, prices, horizon_years, utilisation)
-    rent = rent_cost(inv.gpu, inv.gpus, prices, horizon_years, utilisation)
+            run_hours: float | None = None, sets: int = 1) -> Comparison:
+    """Buy vs rent over the horizon at ``utilisation``; ``sets`` identical sets of the servers when the stated
+    workload needs more than one set's month (cost.per_run.Workload.sets)."""
+    buy = buy_cost(inv, site, prices, horizon_years, utilisation).times(sets)
+    rent = rent_cost(inv.gpu, inv.gpus * sets, prices, horizon_years, utilisation)
     rule = prices.rule("first_year_tco_factor")
     hardware = buy.capex["servers"]
     seed = (hardware * float(rule.get("low", 1.6)), hardware * float(rule.get("high", 1.8)))
@@ -248,7 +246,7 @@ def compare(inv: Inventory, site: Site, prices: Prices, horizon_years: float = 3
         monthly_gap = rent.per_year / 12 - buy.opex_total_per_year / 12
         months = buy.capex_total / monthly_gap if monthly_gap > 0 else None
         buy_per_year = (buy.capex_total - buy.residual) / horizon_years + buy.opex_total_per_year
-        util = buy_per_year / (rent.price_per_gpu_hour * inv.gpus * HOURS_PER_YEAR)
+        util = buy_per_year / (rent.price_per_gpu_hour * inv.gpus * sets * HOURS_PER_YEAR)
     verdict = _verdict(buy, rent, months, util, horizon_years, utilisation, run_hours)
     comparison = Comparison(buy, rent, run_hours, prices.currency, seed, verdict, months, util, series)
     # FX sensitivity: prices quoted in the other currency move with the rate (the seed: lock prices early)
@@ -256,7 +254,7 @@ def compare(inv: Inventory, site: Site, prices: Prices, horizon_years: float = 3
     for factor in (0.9, 1.1):
         shifted = Prices(prices.data, prices.currency, rate * factor)
         comparison.fx_sensitivity[f"{rate * factor:.3f}"] = round(
-            buy_cost(inv, site, shifted, horizon_years, utilisation).total)
+            buy_cost(inv, site, shifted, horizon_years, utilisation).times(sets).total)
     hardware_all = sum(buy.capex[k] for k in ("servers", "shared_storage", "local_nvme", "network"))
     storage = buy.capex["shared_storage"] + buy.capex["local_nvme"]
     share = prices.rule("storage_share_of_hardware")
@@ -264,7 +262,7 @@ def compare(inv: Inventory, site: Site, prices: Prices, horizon_years: float = 3
                                            msg("cost.seed_storage_rule", pct=float(share.get("value", 0.2)))]))
     card = prices.card(inv.gpu)
     if card:
-        gpu_share = card * inv.gpus / buy.capex["servers"] if buy.capex["servers"] else 0
+        gpu_share = card * inv.gpus * sets / buy.capex["servers"] if buy.capex["servers"] else 0
         comparison.seed_checks.append(clauses([msg("cost.seed_gpu_share", pct=gpu_share), msg("cost.seed_gpu_rule")]))
     comparison.seed_checks.append(clauses([msg("cost.seed_first_year", x=buy.first_year / max(hardware, 1)),
                                            msg("cost.seed_first_year_rule")]))

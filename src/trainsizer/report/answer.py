@@ -91,6 +91,9 @@ def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
              (tr("Commitment", lang), w.money(rec.get("commitment"), cur, lang)),
              (tr("Time to train", lang), time)]
     facts += _ranges(out, rec, lang)
+    adjusted = texts(rec.get("adjustments"), lang)  # voucher, minimum term, workload, tight fit, time value
+    if adjusted:
+        facts.append((tr("Adjusted for", lang), w.join(adjusted, lang)))
     runners = []
     for r in rec.get("runner_ups") or []:
         r_facts = [(tr("Per run", lang), w.money(r.get("per_run"), cur, lang)),

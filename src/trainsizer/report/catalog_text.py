@@ -1,5 +1,5 @@
-"""``trainsizer catalog gpus | links | sites | models | prices`` in the terminal, headings and words in the reader's
-language; ids, product names, units and sources as the data files have them."""
+"""``trainsizer catalog gpus | links | sites | models | prices | vouchers`` in the terminal, headings and words in
+the reader's language; ids, product names, units and sources as the data files have them."""
 
 from __future__ import annotations
 
@@ -92,4 +92,31 @@ def print_prices(rows: list[dict[str, Any]], lang: str = "en") -> None:
         source += " " + tr("[derived: {rule}]", lang, rule=r["derived_from"]) if r["derived_from"] else ""
         table.add_row(escape(r["section"]), escape(str(r["item"])), price,
                       f"{r['kind'] or '-'} {r['confidence'] or ''}", when, escape(source))
+    _console().print(table)
+
+
+VOUCHER_COLUMNS = (N_("id"), N_("region"), N_("share of the spend"), N_("cap"), N_("covers"), N_("providers"),
+                   N_("as of"), N_("source"))
+SPEND = {"rental": N_("rentals"), "purchase": N_("purchases"), "any": N_("rentals and purchases")}
+
+
+def print_vouchers(rows: list[dict[str, Any]], lang: str = "en") -> None:
+    """The compute vouchers ``--voucher`` can claim: a ceiling said as one ("up to 60%: an upper bound"), the cap
+    and its period, the spend and providers covered (unknown: check the provider), source and date."""
+    from trainsizer.report.text import _console
+
+    table = _table(N_("Compute vouchers (--voucher)"), VOUCHER_COLUMNS, lang)
+    for r in rows:
+        share = (tr("up to {pct}: an upper bound", lang, pct=w.percent(r["fraction"])) if r["upper_bound"]
+                 else w.percent(r["fraction"]))
+        cap = (w.MISSING if r["cap_per_year"] is None else
+               tr("{money} a year", lang, money=w.money(r["cap_per_year"], r["currency"], lang))
+               if r["cap_period"] == "year" else
+               tr("{money} in total", lang, money=w.money(r["cap_per_year"], r["currency"], lang)))
+        providers = (w.listing(list(r["centres"]), lang) if r["centres"] else
+                     tr("unknown: check that the provider is in the scheme", lang) if r["eligibility"] == "unknown"
+                     else tr("any in the scheme", lang))
+        when = str(r["as_of"]) + (" " + tr("STALE", lang) if r["stale"] else "")
+        table.add_row(escape(r["id"]), escape(r["region"]), share, cap, w.word(SPEND, r["eligible"], lang),
+                      escape(providers), when, escape(str(r["source"])))
     _console().print(table)

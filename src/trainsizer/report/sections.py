@@ -169,10 +169,22 @@ def site_fit(pick: dict[str, Any], lang: str) -> Section | None:
     return Section("site", tr(TITLES["site"], lang), blocks)
 
 
+def _run_rows(pick: dict[str, Any], cur: str, lang: str) -> list[list[str]]:
+    """One run's figures as the answer card reads them: the option's ``per_run`` (one figure per quantity)."""
+    pr = pick.get("per_run") or {}
+    m = lambda x: w.money(x, cur, lang)  # noqa: E731
+    rent, buy = pr.get("rent") or {}, pr.get("buy") or {}
+    if pr.get("cost") is None:
+        return []
+    return [[tr("One run: buy share / rent", lang), f"{m(buy.get('cost'))} / {m(rent.get('cost'))}"],
+            [tr("One run: commitment", lang), m(pr.get("commitment"))]]
+
+
 def cost(pick: dict[str, Any], cur: str, lang: str) -> Section | None:
     c = pick.get("cost")
+    runs = _run_rows(pick, cur, lang)
     if not c:
-        return None
+        return Section("cost", tr(TITLES["cost"], lang), [("table", [tr("Item", lang), cur], runs)]) if runs else None
     buy, rent = c["buy"], c.get("rent") or {}
     m = lambda x: w.money(x, cur, lang)  # noqa: E731
     years = f"{buy['horizon_years']:g}"
@@ -185,9 +197,7 @@ def cost(pick: dict[str, Any], cur: str, lang: str) -> Section | None:
         rows.append([tr("Rent offer", lang), f"{rent['offer']}, {w.rate(rent['price_per_gpu_hour'], cur, lang)}"])
     months = c.get("break_even_months")
     rows.append([tr("Break-even", lang), w.months(months, lang) if months is not None else tr("never", lang)])
-    if c.get("per_run"):
-        run = c["per_run"]
-        rows.append([tr("One run: buy share / rent", lang), f"{m(run.get('buy'))} / {m(run.get('rent'))}"])
+    rows += runs
     rows += [[tr("Buy total at USD/CNY {rate}", lang, rate=r), m(v)] for r, v in c["fx_sensitivity"].items()]
     horizon = tr("Over the horizon: {verdict}", lang, verdict=mt.text(c["verdict"], lang))
     blocks: list[tuple[Any, ...]] = [("table", [tr("Item", lang), cur], rows), ("p", horizon)]

@@ -56,13 +56,21 @@ def layout(option: dict[str, Any]) -> str:
             + f" mbs {t['micro_batch_size']} ckpt {t['activation_checkpointing']}")
 
 
+def _run_rows(pick: dict[str, Any], cur: str, lang: str) -> list[list[Any]]:
+    """One run's figures from the option's ``per_run``, the figures the answer card reads."""
+    pr = pick.get("per_run") or {}
+    if pr.get("cost") is None:
+        return []
+    return [[tr("one training run: buy share", lang), _money((pr.get("buy") or {}).get("cost")), cur],
+            [tr("one training run: rent", lang), _money((pr.get("rent") or {}).get("cost")), cur],
+            [tr("one training run: cost", lang), _money(pr.get("cost")), cur],
+            [tr("one training run: commitment", lang), _money(pr.get("commitment")), cur],
+            [tr("one training run: hours", lang), pr.get("hours"), "h"]]
+
+
 def _cost_rows(cost: dict[str, Any], cur: str, lang: str) -> list[list[Any]]:
-    buy, rent, per_run = cost["buy"], cost.get("rent") or {}, cost.get("per_run") or {}
+    buy, rent = cost["buy"], cost.get("rent") or {}
     rows: list[list[Any]] = []
-    if per_run:
-        rows += [[tr("one training run: buy share", lang), _money(per_run.get("buy")), cur],
-                 [tr("one training run: rent", lang), _money(per_run.get("rent")), cur],
-                 [tr("one training run: hours", lang), per_run.get("hours"), "h"]]
     rows += [[tr("buy capex: {item}", lang, item=w.word(CAPEX, k, lang)), Money(v), cur]
              for k, v in buy["capex"].items()]
     rows += [[tr("buy capex total", lang), Money(buy["capex_total"]), cur]]
@@ -124,6 +132,7 @@ def recommendation_sheet(plan: dict[str, Any], pick: dict[str, Any] | None, reco
         [tr("site", lang), plan["site"], ""], [tr("site fit", lang), fit.get("verdict"), ""],
         [tr("currency", lang), cur, ""],
     ]
+    sheet.rows += _run_rows(pick, cur, lang)
     sheet.rows += _range_rows(plan, pick, recommended, lang)
     if pick.get("cost"):
         sheet.rows += _cost_rows(pick["cost"], cur, lang)
@@ -191,7 +200,7 @@ def options_sheet(plan: dict[str, Any], lang: str = "en") -> Sheet:
         o = plan["options"][i]
         hw, perf, mem = o["hardware"], o["performance"], o["memory"]
         cost = o.get("cost") or {}
-        buy, rent, run = cost.get("buy") or {}, cost.get("rent") or {}, cost.get("per_run") or {}
+        buy, rent, pr = cost.get("buy") or {}, cost.get("rent") or {}, o.get("per_run") or {}
         fit = (o["system"].get("site_fit") or {}).get("fits")
         sheet.rows.append([
             i, ", ".join(k for k in RANKINGS if i in plan["rankings"].get(k, [])), hw["gpu"], hw["gpus"],
@@ -200,7 +209,8 @@ def options_sheet(plan: dict[str, Any], lang: str = "en") -> Sheet:
             _days(perf.get("time_to_train_s")), mem["device_gib"], mem["capacity_gib"],
             "" if fit is None else w.yes_no(fit, lang), _money(buy.get("capex_total")),
             _money(buy.get("opex_total_per_year")), _money(buy.get("total")), _money(rent.get("per_year")),
-            _money(rent.get("total")), _money(run.get("buy")), _money(run.get("rent")), o.get("verdict")])
+            _money(rent.get("total")), _money((pr.get("buy") or {}).get("cost")),
+            _money((pr.get("rent") or {}).get("cost")), o.get("verdict")])
     return sheet
 
 

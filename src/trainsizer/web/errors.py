@@ -22,6 +22,8 @@ FLAG_FIELDS = {
     "--deadline": "constraints.deadline_days", "--site": "constraints.site", "--currency": "constraints.currency",
     "--gpu": "constraints.gpus", "--budget": "constraints.budget", "--utilisation": "constraints.utilisation",
     "--horizon": "constraints.horizon_years", "--time-value": "constraints.time_value",
+    "--voucher": "constraints.voucher", "--runs-per-month": "constraints.runs_per_month",
+    "--objective": "constraints.objective",
 }
 JOB_SECTIONS = ("model", "training", "parallel", "hardware")
 # pydantic's error types in words the catalog translates (the English is pydantic's own, so an English reader

@@ -17,6 +17,8 @@ from trainsizer.report.charts import fit_status, render_chart
 from trainsizer.report.message_text import face, text
 from trainsizer.report.specs import plan_chart_specs, scale_spec
 from trainsizer.web.labels import labels
+from trainsizer.workflows.decide import OBJECTIVES
+from trainsizer.workflows.defaults import DEFAULT_OBJECTIVE
 
 HERE = Path(__file__).parent
 RANKING_ORDER = ("recommended", "fastest", "fewest_gpus", "best_mfu", "cheapest_to_buy", "pareto_time_vs_gpus")
@@ -181,7 +183,11 @@ def _plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None,
 
 
 def index_page(lang: str, model_ids: list[str], gpus: list[dict[str, Any]], sites: list[dict[str, Any]],
-               default_site: str) -> str:
+               default_site: str, vouchers: list[dict[str, Any]] | None = None) -> str:
+    """The form: the CLI's plan choices with its defaults (objective, runs per month, voucher, time value)."""
+    lab = labels(lang)
+    objectives = [(o, lab[f"objective_{o}"]) for o in OBJECTIVES]
     return environment().get_template("index.html").render(
-        L=labels(lang), lang=lang, model_ids=model_ids, gpus=gpus, sites=sites, default_site=default_site,
-        choices=FORM_CHOICES, default_currency="CNY" if lang == "zh-CN" else "USD")
+        L=lab, lang=lang, model_ids=model_ids, gpus=gpus, sites=sites, default_site=default_site,
+        choices=FORM_CHOICES, default_currency="CNY" if lang == "zh-CN" else "USD", objectives=objectives,
+        default_objective=DEFAULT_OBJECTIVE, vouchers=[(v["id"], v["id"]) for v in vouchers or []])

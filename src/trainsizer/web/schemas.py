@@ -90,6 +90,8 @@ class PlanConstraintsIn(_Request):
                                      "pay (assumed, workflows/time_value.yaml); 0: the cheapest run")
     all_options: bool = Field(False, description="Every option searched, not only those within a few times the "
                                                  "answer's cost or GPU count")
+    voucher: str | None = Field(None, min_length=1, max_length=80, description="A compute voucher claimed on "
+                                "rentals (`trainsizer catalog vouchers`); none: no voucher")
 
 
 class PlanIn(_Request):

@@ -48,8 +48,19 @@ def default_site(sites: list[Path] | tuple[Path, ...] = ()) -> str:
     return default_site_id(load_sites(list(sites)))
 
 
+def voucher_rows(paths: list[Path] | tuple[Path, ...] = ()) -> list[dict[str, Any]]:
+    """The compute vouchers (``subsidies:`` of the price data) a plan can claim with ``--voucher``: fraction
+    (``upper_bound``: the policy's ceiling), cap, what spend and which providers it covers (``eligibility``
+    ``unknown``: none named, never applied unless claimed), source and date."""
+    from trainsizer.cost.prices import load_prices
+    from trainsizer.cost.subsidy import load_subsidies
+
+    return [v.model_dump() for v in load_subsidies(load_prices("CNY", list(paths) or None))]
+
+
 def rows(kind: str) -> list[dict[str, Any]]:
-    return {"models": model_rows, "gpus": gpu_rows, "links": link_rows, "sites": site_rows}[kind]()
+    return {"models": model_rows, "gpus": gpu_rows, "links": link_rows, "sites": site_rows,
+            "vouchers": voucher_rows}[kind]()
 
 
 def accelerators_and_links(catalogs: list[Path] | tuple[Path, ...] = ()) -> Any:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainsizer.errors import InputError
-from trainsizer.messages import Message, listing, money, msg
+from trainsizer.messages import Message, clauses, listing, money, msg
 from trainsizer.workflows.defaults import TIGHT_FRACTION
 from trainsizer.workflows.time_value import TimeValue
 
@@ -229,7 +229,51 @@ def recommendation(options: list[dict[str, Any]], order: list[int], objective: s
             "commitment": pr.get("commitment"), "currency": currency,
             "time_to_train_days": None if days is None else round(days, 2), "objective": objective,
             "site_applies": acq == "buy", "binding": binding, "why": why, "runner_ups": runners,
-            "time_value": time.to_dict() if time else None}
+            "time_value": time.to_dict() if time else None, "adjustments": adjustments(pick, currency, time)}
+
+
+def _voucher(rent: dict[str, Any], currency: str) -> Message | None:
+    """The voucher claimed on the pick's rental: what it took off, its ceiling, its cap and caveats; or why it was
+    not applied."""
+    if rent.get("voucher_not_applied"):
+        refused = rent["voucher_not_applied"]
+        return msg("adjust.voucher_not_applied", voucher=refused["id"], reason=refused["reason"])
+    v = rent.get("voucher")
+    if not v:
+        return None
+    parts = [msg("adjust.voucher", voucher=v["id"], saved=money(v["saved"], currency), pct=v["fraction"])]
+    if v.get("cap") is not None:
+        parts.append(msg(f"adjust.voucher_cap_{v.get('cap_period') or 'year'}", cap=money(v["cap"], currency)))
+    if v.get("upper_bound"):
+        parts.append(msg("adjust.voucher_upper_bound"))
+    if v.get("eligibility") == "unknown":
+        parts.append(msg("cost.voucher_eligibility_unknown", voucher=v["id"]))
+    return clauses(parts)
+
+
+def adjustments(pick: dict[str, Any], currency: str, time: TimeValue | None = None) -> list[Message]:
+    """What adjusted the answer's figures, each said on the answer card: a voucher (with its cap and caveats),
+    a contract's minimum term, the workload bought hardware is priced at (and the sets of servers it needs), a
+    tight fit, and the value of the time (assumed or stated). A stale price is on the card's offer line."""
+    pr = pick["per_run"]
+    out: list[Message | None] = []
+    if pr.get("acquisition") == "rent" and pr.get("rent"):
+        rent = pr["rent"]
+        out.append(_voucher(rent, currency))
+        out += [n for n in rent.get("notes") or [] if isinstance(n, Message) and n.code == "cost.contract_minimum"]
+    if pr.get("acquisition") == "buy" and pr.get("buy"):
+        buy = pr["buy"]
+        if buy.get("utilisation") is not None:
+            out.append(msg("adjust.bought_at", workload=pr["workload"], pct=buy["utilisation"]))
+        out.append(buy.get("note"))
+    if tight(pick):
+        mem = pick["memory"]
+        out.append(msg("adjust.tight_fit", pct=mem["device_gib"] / mem["capacity_gib"], limit=TIGHT_FRACTION))
+    if time is not None and time.per_hour > 0:
+        amount = money(time.per_hour, time.currency)
+        out.append(clauses([msg("plan.time_value_assumed", money=amount), msg("plan.time_value_flag")])
+                   if time.assumed else msg("adjust.time_value", money=amount))
+    return [m for m in out if m is not None]
 
 
 def _trade(pick: dict[str, Any], other: dict[str, Any], currency: str) -> Message:

@@ -12,6 +12,7 @@ import numpy as np
 
 from trainsizer.cost.machine import MachineNeed, ram_gib
 from trainsizer.cost.per_run import OFFER_MARKET, cheapest_rental
+from trainsizer.cost.subsidy import applies_to
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.hardware.catalog import Catalog
 from trainsizer.hardware.market import availability
@@ -87,13 +88,14 @@ def screen_rate(money: MoneyTerms, cat: Catalog, params: int = 0) -> Rate:
                                instance_cores(in_server), None, offload_gib > 0)
             run, _ = cheapest_rental(money.prices, gpu, gpus, hours, money.market, nodes, money.budget, need)
             if run and (money.budget is None or run.commitment <= money.budget):
-                costs.append(run.cost * (1 - (money.voucher.fraction if money.voucher else 0.0)))
+                voucher = money.voucher if money.voucher and applies_to(money.voucher, run.offer.provider) else None
+                costs.append(run.cost * (1 - (voucher.fraction if voucher else 0.0)))
         if available(gpu, "buy") and offload_gib <= _bought_host_gib_per_gpu():
             server = money.prices.server(gpu, in_server)
             if server is None and (card := money.prices.card(gpu)) is not None:
                 server = (card * in_server, {})
             if server is not None:
-                capex = server[0] * max(1, nodes)
+                capex = server[0] * max(1, nodes) * money.workload.sets(hours)
                 if money.budget is None or capex <= money.budget:
                     costs.append(capex / money.workload.runs_over(money.horizon_years, hours))
         return min(costs) if costs else None

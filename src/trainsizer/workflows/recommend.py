@@ -15,7 +15,7 @@ from typing import Any
 from trainsizer.cost.machine import MachineNeed
 from trainsizer.cost.per_run import Workload, buy_share, cheapest_rental
 from trainsizer.cost.prices import Prices
-from trainsizer.cost.subsidy import Subsidy, apply_subsidy
+from trainsizer.cost.subsidy import Subsidy, applies_to, apply_subsidy
 from trainsizer.cost.tco import HOURS_PER_YEAR, compare
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import InputError
@@ -99,11 +99,11 @@ class MoneyTerms:
     voucher: Subsidy | None = None  # claimed on eligible rentals (cost.subsidy)
     time: TimeValue = TimeValue(0.0, "CNY", False)  # the value of the run's wall-clock time (the objective)
 
-    @property
-    def tco_utilisation(self) -> float:
-        """Utilisation for the horizon view of owning (power drawn, break-even): the stated one, else the
-        runs stated, else 0.7 (assumed: a team's shared cluster, the former default)."""
-        return self.workload.utilisation or 0.7
+    def utilisation_at(self, run_hours: float | None) -> float:
+        """Utilisation for the horizon view of owning (power drawn, break-even, payback): the stated one, else
+        the stated runs a month x the run's hours over the servers' month, else 0.7 (assumed: a team's shared
+        cluster, the former default)."""
+        return self.workload.busy(run_hours) or 0.7
 
 
 def _scenario_of(opt: dict[str, Any], job: Scenario) -> Scenario:
@@ -156,9 +156,14 @@ def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, mo
                                      reason=str(buy_ok.reason))
     elif not site_ok:
         out["buy_unavailable"] = msg("cost.rent_instead")
-    else:
+    else:  # cost.buy is already priced for the sets of servers the stated workload needs (cost.tco.compare)
+        sets = money.workload.sets(hours)
         out["buy"] = {"cost": round(buy_share(cost.buy, hours or 1.0, money.workload)),
-                      "commitment": round(cost.buy.capex_total)}
+                      "commitment": round(cost.buy.capex_total), "sets": sets,
+                      "utilisation": money.workload.busy(hours)}
+        if sets > 1 and hours:
+            out["buy"]["note"] = msg("cost.buy_sets", n=money.workload.runs_per_month or 0.0, run=hours * 3600,
+                                     sets=sets)
     if hours is None:
         return _per_token(out, opt, cost, money)
     choices = {k: v for k, v in (("rent", out["rent"]), ("buy", out["buy"])) if v}
@@ -181,16 +186,21 @@ def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, mo
 
 
 def _claim(rent: dict[str, Any], voucher: Subsidy) -> None:
-    """A compute voucher on an eligible rental: the run's cost and commitment net of it."""
-    if voucher.eligible == "purchase" or (voucher.centres and rent["provider"] not in voucher.centres):
-        rent["notes"].append(msg("cost.voucher_not_here", voucher=voucher.id))
+    """A compute voucher on an eligible rental: the run's cost and commitment net of it; on a provider it does
+    not cover, the reason (the answer card says both: workflows.decide.adjustments)."""
+    if not applies_to(voucher, rent["provider"]):
+        why = msg("cost.voucher_not_here", voucher=voucher.id)
+        rent["notes"].append(why)
+        rent["voucher_not_applied"] = {"id": voucher.id, "reason": why}
         return
     net, saved = apply_subsidy(rent["cost"], voucher)
     if voucher.eligibility == "unknown":
         rent["notes"].append(msg("cost.voucher_eligibility_unknown", voucher=voucher.id))
     rent.update({"cost_before_voucher": rent["cost"], "cost": round(net), "commitment": round(net),
                  "voucher": {"id": voucher.id, "saved": round(saved), "fraction": voucher.fraction,
-                             "confidence": voucher.confidence, "eligibility": voucher.eligibility}})
+                             "confidence": voucher.confidence, "eligibility": voucher.eligibility,
+                             "cap": voucher.cap_per_year, "cap_period": voucher.cap_period,
+                             "upper_bound": voucher.upper_bound}})
 
 
 def _per_token(out: dict[str, Any], opt: dict[str, Any], cost: Any, money: MoneyTerms) -> dict[str, Any]:
@@ -201,7 +211,7 @@ def _per_token(out: dict[str, Any], opt: dict[str, Any], cost: Any, money: Money
     if out["rent"]:
         per_mtok["rent"] = out["rent"]["price_per_gpu_hour"] * opt["hardware"]["gpus"] / tokens_per_hour * 1e6
     if out["buy"]:
-        hours = cost.buy.horizon_years * HOURS_PER_YEAR * money.tco_utilisation
+        hours = cost.buy.horizon_years * HOURS_PER_YEAR * money.utilisation_at(None)
         per_mtok["buy"] = cost.buy.total / hours / tokens_per_hour * 1e6
     if out["rent"]:
         r = out["rent"]
@@ -248,22 +258,26 @@ def recommend_options(options: list[dict[str, Any]], job: Scenario, arch: Archit
         system = size_system(_scenario_of(opt, job), arch, gpu, opt["performance"]["tokens_per_s"], money.site,
                              published_kw)
         run_s = opt["performance"].get("time_to_train_s")
+        hours = run_s / 3600 if run_s else None
         rec = dict(opt)
         rec["system"] = system.to_dict()
         rec["availability"] = {"market": money.market, **{acq: availability(gpu, money.market, acq).to_dict()
                                                           for acq in ("buy", "rent")}}
         try:
-            cost = compare(system.inventory(), money.site, money.prices, money.horizon_years, money.tco_utilisation,
-                           run_s / 3600 if run_s else None)
+            cost = compare(system.inventory(), money.site, money.prices, money.horizon_years,
+                           money.utilisation_at(hours), hours, money.workload.sets(hours))
         except InputError as exc:
             if exc.field != "hardware.gpu":
                 raise
             cost = None
-        rec["cost"] = cost.to_dict() if cost else None
+        # buy prices only where the market sells the part (hardware.market): else no horizon view of owning
+        sold = availability(gpu, money.market, "buy").status in ("yes", "unknown")
+        rec["cost"] = cost.to_dict() if cost and sold else None
         site_ok = not system.site_fit or system.site_fit.fits
         rec["per_run"] = _per_run(opt, gpu, cost, site_ok, money, machine_need(opt, system))
         rec["site_applies"] = rec["per_run"].get("acquisition") != "rent"
-        verdict = _verdict(rec["per_run"], cost.verdict if cost else msg("cost.no_purchase_price_short"))
+        verdict = _verdict(rec["per_run"], cost.verdict if cost and sold else
+                           rec["per_run"].get("buy_unavailable") or msg("cost.no_purchase_price_short"))
         if rec["per_run"].get("acquisition") == "rent" and not site_ok:
             verdict = clauses([verdict, msg("site.rented")])
         elif system.site_fit and not site_ok:

@@ -59,8 +59,11 @@
     put(constraints, "deadline_days", num("deadline-days"));
     put(constraints, "site", val("site"));
     put(constraints, "horizon_years", num("horizon"));
+    put(constraints, "objective", val("objective"));
+    put(constraints, "runs_per_month", num("runs-per-month"));
     put(constraints, "utilisation", num("utilisation"));
     put(constraints, "time_value", num("time-value"));
+    put(constraints, "voucher", val("voucher"));
     return { job: { model: model, training: training }, constraints: constraints, scale: byId("want-scale").checked };
   }
 
