@@ -29,9 +29,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from trainsizer.models.architecture import Architecture
-from trainsizer.models.params import Linear, layer_linears
+from trainsizer.models.params import Linear, layer_linears, moe_layer_linears
 from trainsizer.scenario import Scenario
 
 
@@ -66,8 +67,14 @@ def _mats(arch: Architecture, lin: Linear) -> float:
 
 def _layer_matmul_params(arch: Architecture, index: int) -> tuple[float, float]:
     """(non-expert, routed-expert) matmul parameters one token uses in layer ``index``."""
+    return _matmul_params(arch, arch.is_moe_layer(index))
+
+
+@lru_cache(maxsize=512)
+def _matmul_params(arch: Architecture, moe_layer: bool) -> tuple[float, float]:
+    """(non-expert, routed-expert) matmul parameters one token uses in a dense or MoE layer (once per model)."""
     dense = expert = 0.0
-    for lin in layer_linears(arch, index):
+    for lin in moe_layer_linears(arch, moe_layer):
         if lin.group == "expert":
             expert += _mats(arch, lin)
         else:

@@ -135,27 +135,34 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
     adapter_frameworks = packaged_yaml("trainsizer.plan", "planner.yaml")["adapter_methods"]
     if constraints.data_parallel_only or job.training.method in adapter_frameworks["methods"]:
         tps, pps, cps = [1], [1], [1]
-    grids = np.meshgrid(np.array(counts), np.array(tps), np.array(pps), np.array(cps), np.array([1, 2]),
-                        np.arange(4), np.arange(3), np.array([1, 2, 4, 8]), np.arange(3), indexing="ij")
-    g, tp, pp, cp, vpp, zero, offload, mbs, ckpt = (a.ravel() for a in grids)
+    # the axes of the model split first (few), each legal one then crossed with the per-GPU choices; the
+    # candidates come out in the same order as one meshgrid over all nine axes
+    outer = np.meshgrid(np.array(counts), np.array(tps), np.array(pps), np.array(cps), np.array([1, 2]),
+                        indexing="ij")
+    g, tp, pp, cp, vpp = (a.ravel() for a in outer)
     model_par = tp * pp * cp
-    ok = (g % model_par == 0)
-    dp = np.where(ok, g // np.maximum(model_par, 1), 0)
     # what the frameworks accept (Megatron-LM arguments.py / schedules, DeepSpeed, torchtitan):
     # pipeline stages (and interleaved chunks) split the layers evenly; interleaving needs pp > 1 and a number of
     # micro-batches divisible by pp; ZeRO-2/3 do not combine with pipeline parallelism (DeepSpeed; FSDP + PP is
     # not modelled); tensor parallelism stays inside a node (tps above) and divides the heads
+    ok = (g % model_par == 0)
     ok &= arch.num_layers % (pp * vpp) == 0
     ok &= (vpp == 1) | (pp > 1)
+    # context parallelism splits the sequence into 2*cp chunks (load-balanced causal ring, Megatron-Core)
+    ok &= (cp == 1) | (job.training.seq_len % (2 * cp) == 0)
+    ok &= (tp * cp <= gpus_per_node) | (g <= gpus_per_node)
+    keep = np.nonzero(ok)[0]
+    inner = np.meshgrid(np.arange(4), np.arange(3), np.array([1, 2, 4, 8]), np.arange(3), indexing="ij")
+    n_inner = inner[0].size
+    g, tp, pp, cp, vpp = (np.repeat(a[keep], n_inner) for a in (g, tp, pp, cp, vpp))
+    zero, offload, mbs, ckpt = (np.tile(a.ravel(), len(keep)) for a in inner)
+    dp = g // (tp * pp * cp)
     gas = global_batch // np.maximum(mbs * dp, 1)
-    ok &= (vpp == 1) | (gas % np.maximum(pp, 1) == 0)
+    ok = (vpp == 1) | (gas % np.maximum(pp, 1) == 0)
     ok &= (zero <= 1) | (pp == 1)
     ok &= (offload == 0) | ((offload == 1) & (zero >= 1)) | ((offload == 2) & (zero == 3))
     ok &= (zero == 0) | (dp > 1) | (offload > 0)  # sharding over one rank is the same layout as zero 0
-    # context parallelism splits the sequence into 2*cp chunks (load-balanced causal ring, Megatron-Core)
-    ok &= (cp == 1) | (job.training.seq_len % (2 * cp) == 0)
     ok &= global_batch % np.maximum(mbs * dp, 1) == 0
-    ok &= (tp * cp <= gpus_per_node) | (g <= gpus_per_node)
     sel = np.nonzero(ok)[0]
     dist = (zero[sel] == 0) & ((tp[sel] > 1) | (pp[sel] > 1)) & (dp[sel] > 1)
     return Layouts(g[sel], tp[sel], pp[sel], cp[sel], vpp[sel], zero[sel], dist, tp[sel] > 1, offload[sel],
@@ -247,12 +254,15 @@ Shortlisted = tuple[float, Accelerator, Layouts, int, str | None]  # screened st
 
 def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
                 basis: Any, mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
-                host_limit: float) -> tuple[list[Shortlisted], int]:
-    """Every layout of one GPU type through the numpy screen; the fastest few of each (count, network)."""
+                host_limit: float, layouts: dict[int, Layouts]) -> tuple[list[Shortlisted], int]:
+    """Every layout of one GPU type through the numpy screen; the fastest few of each (count, network).
+    ``layouts``: the layouts of each node shape, enumerated once per plan (they do not depend on the GPU)."""
     shortlist: list[Shortlisted] = []
     evaluated = 0
     for per_node in _node_shapes(gpu, constraints):
-        lay = enumerate_layouts(job, arch, gpu, constraints, per_node, global_batch)
+        if per_node not in layouts:
+            layouts[per_node] = enumerate_layouts(job, arch, gpu, constraints, per_node, global_batch)
+        lay = layouts[per_node]
         if not len(lay):
             continue
         evaluated += len(lay)
@@ -423,10 +433,12 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     # the screen steps through the whole global batch the options are held to (the default one when unstated)
     screened_job = job if job.training.global_batch_size else job.model_copy(update={
         "training": job.training.model_copy(update={"global_batch_size": global_batch})})
+    layouts: dict[int, Layouts] = {}
     for gpu in gpus:
         if not gpu.peak_tflops("bf16") and not gpu.peak_tflops("fp16"):
             continue
-        found, n = _screen_gpu(gpu, screened_job, arch, constraints, cat, basis, mp, pp_, global_batch, host_limit)
+        found, n = _screen_gpu(gpu, screened_job, arch, constraints, cat, basis, mp, pp_, global_batch, host_limit,
+                               layouts)
         shortlist += found
         evaluated += n
     late: list[dict[str, Any]] = []
