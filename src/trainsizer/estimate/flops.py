@@ -130,8 +130,28 @@ def recomputed_layer(scenario: Scenario, index: int) -> bool:
     return tr.activation_checkpointing == "every-n-layers" and index % tr.checkpoint_every_n_layers == 0
 
 
-# long: one layer's forward, backward and recomputation per checkpointing policy, then adapters and the head
+_FLOPS: dict[tuple[Architecture, str], StepFlops] = {}
+FLOPS_CACHED = 512
+
+
+def clear_caches() -> None:
+    _FLOPS.clear()
+    _matmul_params.cache_clear()
+
+
 def step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
+    """The FLOPs per token of ``scenario`` on ``arch``. They read the model and the training block only (not the
+    layout or the GPU: ``tests/test_plan.py`` checks it), so every layout of a job shares one count."""
+    key = (arch, scenario.training.model_dump_json())
+    if key not in _FLOPS:
+        if len(_FLOPS) >= FLOPS_CACHED:
+            _FLOPS.pop(next(iter(_FLOPS)))
+        _FLOPS[key] = count_step_flops(scenario, arch)
+    return _FLOPS[key]
+
+
+# long: one layer's forward, backward and recomputation per checkpointing policy, then adapters and the head
+def count_step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
     tr = scenario.training
     attn = _attention_forward_per_token(arch, tr.seq_len)
     causal = causal_fraction(scenario, arch)

@@ -195,6 +195,11 @@ def _shared_stage_cache(built: _Layers, scenario: Scenario, params: MemoryModel)
     return cache
 
 
+def clear_caches() -> None:
+    _STAGE_CACHES.clear()
+    _layer_states.cache_clear()
+
+
 def training_state(scenario: Scenario, arch: Architecture, params: MemoryModel) -> TrainingState:
     """The training state of ``scenario``; its layers are built once per model, method, adapters, expert
     parallelism and trainable layers (:func:`_layer_states`) and shared by every layout."""

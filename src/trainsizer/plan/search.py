@@ -9,7 +9,7 @@ re-evaluated by the reference estimators, so every reported number is the same a
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -252,6 +252,11 @@ def _pareto(options: list[dict[str, Any]]) -> list[int]:
 Shortlisted = tuple[float, Accelerator, Layouts, int, str | None]  # screened step time, GPU, layouts, index, network
 
 
+def _take(lay: Layouts, idx: np.ndarray) -> Layouts:
+    """The layouts at ``idx``, in their order."""
+    return Layouts(*(getattr(lay, f.name)[idx] for f in fields(Layouts)))
+
+
 def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
                 basis: Any, mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
                 host_limit: float, layouts: dict[int, Layouts]) -> tuple[list[Shortlisted], int]:
@@ -269,25 +274,29 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
         device, host = screen_memory(basis, lay, job, gpu, mp)
         fits = (device <= gpu.memory_gib * 2**30) & (host <= host_limit)
         intra = constraints.intra_node or gpu.default_intra_node
-        for inter in _inter_links(gpu, constraints):
+        networks = _inter_links(gpu, constraints)
+        for inter in networks:
+            # step time only of the layouts that fit (and, past the first network, span nodes: single-node
+            # layouts do not depend on the NIC); the screen is element-wise, so a subset gives the same times
+            sub = np.nonzero(fits if inter == networks[0] else fits & (lay.gpus > per_node))[0]
+            if not len(sub):
+                continue
+            part = _take(lay, sub)
             fab = fabric(cat, gpu, intra, inter, None, per_node, pp_)
             inter_bw = fab.inter_busbw_gbps
-            time = screen_step_time(basis, lay, job, gpu, fab.intra_busbw_gbps, inter_bw, pp_, fab.shared_host_gbps)
-            if inter.startswith("roce"):  # the same derating the reference applies at scale
-                slow = screen_step_time(basis, lay, job, gpu, fab.intra_busbw_gbps,
-                                        inter_bw * roce_derate(inter, 1 << 30, pp_), pp_, fab.shared_host_gbps)
-                threshold = pp_.communication.roce_at_scale.gpus_threshold
-                time = np.where(lay.gpus > threshold, slow, time)
-            time = np.where(fits, time, np.inf)
-            multi = lay.gpus > per_node
-            if inter != _inter_links(gpu, constraints)[0]:
-                time = np.where(multi, time, np.inf)  # single-node layouts do not depend on the NIC
-            for count in np.unique(lay.gpus):
-                idx = np.nonzero((lay.gpus == count) & np.isfinite(time))[0]
+            time = screen_step_time(basis, part, job, gpu, fab.intra_busbw_gbps, inter_bw, pp_, fab.shared_host_gbps)
+            threshold = pp_.communication.roce_at_scale.gpus_threshold
+            large = np.nonzero(part.gpus > threshold)[0]
+            if inter.startswith("roce") and len(large):  # the same derating the reference applies at scale
+                time[large] = screen_step_time(basis, _take(part, large), job, gpu, fab.intra_busbw_gbps,
+                                               inter_bw * roce_derate(inter, 1 << 30, pp_), pp_,
+                                               fab.shared_host_gbps)
+            for count in np.unique(part.gpus):
+                idx = np.nonzero((part.gpus == count) & np.isfinite(time))[0]
                 if not len(idx):
                     continue
                 for i in idx[np.argsort(time[idx])[:SHORTLIST_PER_CELL]]:
-                    shortlist.append((float(time[i]), gpu, lay, int(i), inter if count > per_node else None))
+                    shortlist.append((float(time[i]), gpu, lay, int(sub[i]), inter if count > per_node else None))
     return shortlist, evaluated
 
 
