@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -132,10 +133,12 @@ def recomputed_layer(scenario: Scenario, index: int) -> bool:
 
 _FLOPS: dict[tuple[Architecture, str], StepFlops] = {}
 FLOPS_CACHED = 512
+_FLOPS_LOCK = threading.Lock()
 
 
 def clear_caches() -> None:
-    _FLOPS.clear()
+    with _FLOPS_LOCK:
+        _FLOPS.clear()
     _matmul_params.cache_clear()
 
 
@@ -143,11 +146,14 @@ def step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
     """The FLOPs per token of ``scenario`` on ``arch``. They read the model and the training block only (not the
     layout or the GPU: ``tests/test_plan.py`` checks it), so every layout of a job shares one count."""
     key = (arch, scenario.training.model_dump_json())
-    if key not in _FLOPS:
-        if len(_FLOPS) >= FLOPS_CACHED:
-            _FLOPS.pop(next(iter(_FLOPS)))
-        _FLOPS[key] = count_step_flops(scenario, arch)
-    return _FLOPS[key]
+    found = _FLOPS.get(key)
+    if found is None:
+        found = count_step_flops(scenario, arch)
+        with _FLOPS_LOCK:  # the web server's threads may plan at once
+            if len(_FLOPS) >= FLOPS_CACHED:
+                _FLOPS.pop(next(iter(_FLOPS)))
+            _FLOPS[key] = found
+    return found
 
 
 # long: one layer's forward, backward and recomputation per checkpointing policy, then adapters and the head

@@ -17,6 +17,7 @@ optimizer shards like stage 1.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -177,6 +178,7 @@ def _layer_states(arch: Architecture, method: str, targets: frozenset[str] | Non
 PER_LAYOUT_ONLY = frozenset({"micro_batch_size", "activation_checkpointing"})
 _STAGE_CACHES: OrderedDict[tuple[Any, ...], tuple[MemoryModel, dict[Any, Any]]] = OrderedDict()
 STAGE_CACHES = 1024
+_STAGE_LOCK = threading.Lock()
 
 
 def _shared_stage_cache(built: _Layers, scenario: Scenario, params: MemoryModel) -> dict[Any, Any]:
@@ -184,19 +186,21 @@ def _shared_stage_cache(built: _Layers, scenario: Scenario, params: MemoryModel)
     PER_LAYOUT_ONLY) and parallel layout."""
     key = (built, id(params), scenario.training.model_dump_json(exclude=PER_LAYOUT_ONLY),
            scenario.parallel.model_dump_json())
-    hit = _STAGE_CACHES.get(key)
-    if hit is not None and hit[0] is params:
-        _STAGE_CACHES.move_to_end(key)
-        return hit[1]
-    cache: dict[Any, Any] = {}
-    _STAGE_CACHES[key] = (params, cache)  # the parameters held with it: their id is not reused while it lives
-    if len(_STAGE_CACHES) > STAGE_CACHES:
-        _STAGE_CACHES.popitem(last=False)
-    return cache
+    with _STAGE_LOCK:  # the web server's threads may plan at once
+        hit = _STAGE_CACHES.get(key)
+        if hit is not None and hit[0] is params:
+            _STAGE_CACHES.move_to_end(key)
+            return hit[1]
+        cache: dict[Any, Any] = {}
+        _STAGE_CACHES[key] = (params, cache)  # the parameters held with it: their id is not reused while it lives
+        if len(_STAGE_CACHES) > STAGE_CACHES:
+            _STAGE_CACHES.popitem(last=False)
+        return cache
 
 
 def clear_caches() -> None:
-    _STAGE_CACHES.clear()
+    with _STAGE_LOCK:
+        _STAGE_CACHES.clear()
     _layer_states.cache_clear()
 
 
