@@ -5,7 +5,6 @@ screen is element-wise (a subset of layouts screens the same), and the enumerati
 from __future__ import annotations
 
 import itertools
-from dataclasses import fields
 
 import numpy as np
 
@@ -14,7 +13,7 @@ from trainsizer.estimate.estimator import clear_caches
 from trainsizer.estimate.flops import count_step_flops, step_flops
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
-from trainsizer.plan.fast import Layouts, job_basis, screen_memory, screen_step_time
+from trainsizer.plan.fast import job_basis, screen_memory, screen_step_time
 from trainsizer.plan.search import Constraints, _scenario_for, enumerate_layouts
 from trainsizer.scenario import scenario_from_dict
 
@@ -63,7 +62,7 @@ def test_the_screen_of_a_subset_is_the_subset_of_the_screen():
     lay = enumerate_layouts(sc, arch, gpu, Constraints(max_gpus=64), 8, 256)
     basis = job_basis(sc, arch)
     idx = np.arange(0, len(lay), 7)
-    part = Layouts(*(getattr(lay, f.name)[idx] for f in fields(Layouts)))
+    part = lay.take(idx)
     whole = screen_step_time(basis, lay, sc, gpu, 300.0, 50.0)
     assert np.array_equal(screen_step_time(basis, part, sc, gpu, 300.0, 50.0), whole[idx])
     assert np.array_equal(screen_memory(basis, part, sc, gpu)[0], screen_memory(basis, lay, sc, gpu)[0][idx])

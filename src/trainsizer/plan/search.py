@@ -9,7 +9,7 @@ re-evaluated by the reference estimators, so every reported number is the same a
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -135,8 +135,7 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
     adapter_frameworks = packaged_yaml("trainsizer.plan", "planner.yaml")["adapter_methods"]
     if constraints.data_parallel_only or job.training.method in adapter_frameworks["methods"]:
         tps, pps, cps = [1], [1], [1]
-    # the axes of the model split first (few), each legal one then crossed with the per-GPU choices; the
-    # candidates come out in the same order as one meshgrid over all nine axes
+    # the model-split axes first, each legal one crossed with the per-GPU choices (same order as one 9-axis grid)
     outer = np.meshgrid(np.array(counts), np.array(tps), np.array(pps), np.array(cps), np.array([1, 2]),
                         indexing="ij")
     g, tp, pp, cp, vpp = (a.ravel() for a in outer)
@@ -153,8 +152,7 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
     ok &= (tp * cp <= gpus_per_node) | (g <= gpus_per_node)
     keep = np.nonzero(ok)[0]
     inner = np.meshgrid(np.arange(4), np.arange(3), np.array([1, 2, 4, 8]), np.arange(3), indexing="ij")
-    n_inner = inner[0].size
-    g, tp, pp, cp, vpp = (np.repeat(a[keep], n_inner) for a in (g, tp, pp, cp, vpp))
+    g, tp, pp, cp, vpp = (np.repeat(a[keep], inner[0].size) for a in (g, tp, pp, cp, vpp))
     zero, offload, mbs, ckpt = (np.tile(a.ravel(), len(keep)) for a in inner)
     dp = g // (tp * pp * cp)
     gas = global_batch // np.maximum(mbs * dp, 1)
@@ -252,11 +250,6 @@ def _pareto(options: list[dict[str, Any]]) -> list[int]:
 Shortlisted = tuple[float, Accelerator, Layouts, int, str | None]  # screened step time, GPU, layouts, index, network
 
 
-def _take(lay: Layouts, idx: np.ndarray) -> Layouts:
-    """The layouts at ``idx``, in their order."""
-    return Layouts(*(getattr(lay, f.name)[idx] for f in fields(Layouts)))
-
-
 def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
                 basis: Any, mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
                 host_limit: float, layouts: dict[int, Layouts]) -> tuple[list[Shortlisted], int]:
@@ -276,19 +269,18 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
         intra = constraints.intra_node or gpu.default_intra_node
         networks = _inter_links(gpu, constraints)
         for inter in networks:
-            # step time only of the layouts that fit (and, past the first network, span nodes: single-node
-            # layouts do not depend on the NIC); the screen is element-wise, so a subset gives the same times
+            # only layouts that fit (past the first network, that span nodes): the screen is element-wise
             sub = np.nonzero(fits if inter == networks[0] else fits & (lay.gpus > per_node))[0]
             if not len(sub):
                 continue
-            part = _take(lay, sub)
+            part = lay.take(sub)
             fab = fabric(cat, gpu, intra, inter, None, per_node, pp_)
             inter_bw = fab.inter_busbw_gbps
             time = screen_step_time(basis, part, job, gpu, fab.intra_busbw_gbps, inter_bw, pp_, fab.shared_host_gbps)
             threshold = pp_.communication.roce_at_scale.gpus_threshold
             large = np.nonzero(part.gpus > threshold)[0]
             if inter.startswith("roce") and len(large):  # the same derating the reference applies at scale
-                time[large] = screen_step_time(basis, _take(part, large), job, gpu, fab.intra_busbw_gbps,
+                time[large] = screen_step_time(basis, part.take(large), job, gpu, fab.intra_busbw_gbps,
                                                inter_bw * roce_derate(inter, 1 << 30, pp_), pp_,
                                                fab.shared_host_gbps)
             for count in np.unique(part.gpus):
