@@ -22,7 +22,12 @@ try:
 except SystemExit:
     pass
 names = ("trainsizer.probe.cli", "trainsizer.probe.burnin.cli", "yaml", "numpy", "rich")
-print(json.dumps({n: n in sys.modules for n in names}), file=sys.stderr)
+found = {n: n in sys.modules for n in names}
+# what estimate never uses: the planner, prices, servers and sites, the web app, the report's pages and charts
+unused = ("trainsizer.plan", "trainsizer.cost", "trainsizer.system", "trainsizer.web", "trainsizer.workflows.plan_job",
+          "trainsizer.report.html", "trainsizer.report.charts", "jinja2", "fastapi")
+found["unused"] = sorted(m for m in sys.modules if m.startswith(unused))
+print(json.dumps(found), file=sys.stderr)
 """
 
 
@@ -37,9 +42,14 @@ def test_estimate_imports_neither_the_probes_nor_pyyaml_once_the_data_cache_is_w
     assert cold["yaml"] and not cold["trainsizer.probe.cli"]
     warm = _modules_after(["estimate", "--json"], str(tmp_path))
     assert warm == {"trainsizer.probe.cli": False, "trainsizer.probe.burnin.cli": False, "yaml": False,
-                    "numpy": False, "rich": False}
+                    "numpy": False, "rich": False, "unused": []}
     table = _modules_after(["estimate"], str(tmp_path))
-    assert table["rich"] and not table["yaml"] and not table["trainsizer.probe.cli"]
+    assert table["rich"] and not table["yaml"] and not table["trainsizer.probe.cli"] and table["unused"] == []
+    assert _modules_after(["plan", "--help"], str(tmp_path))["unused"] == []  # the plan command loads on use
+    job = tmp_path / "job.yaml"
+    job.write_text("model: {preset: qwen2.5-0.5b}\ntraining: {method: lora, micro_batch_size: 1, seq_len: 512}\n")
+    planned = _modules_after(["plan", str(job), "--gpu", "rtx-4090-24gb", "--max-gpus", "1", "--json"], str(tmp_path))
+    assert "trainsizer.plan.search" in planned["unused"] and planned["numpy"]  # the probe sees what a command uses
 
 
 def test_lazy_sub_apps_are_listed_resolved_and_suggested():

@@ -314,6 +314,53 @@ def assert_no_horizontal_overflow(page) -> None:
         "e.id + '.' + e.className)"))
 
 
+def open_folds(page) -> None:
+    """Tap each folded section of the result open."""
+    closed = page.locator("[data-testid=result] details.fold:not([open]) > summary")
+    for _ in range(closed.count()):
+        closed.first.click()
+    assert closed.count() == 0
+
+
+PHONE_PAGE_MAX_PX = 5000
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_the_default_plan_is_short_on_a_phone_and_open_on_a_wide_screen(browser, base_url, lang):
+    """The form's default job planned as it comes: on a 390 px phone the answer card, its runner-ups and reasons
+    are on the first screens and every detail (bill of materials, cost, charts, rankings, timeline, sources) is
+    folded, the page under 5,000 px; on a wide screen the same sections are open."""
+    heights = {}
+    for name, viewport in (("phone", PHONE), ("wide", DESKTOP)):
+        context = browser.new_context(viewport=viewport, locale="en-US")
+        pg, outside, errors = offline_page(context, base_url, ("data:",))
+        pg.goto(f"{base_url}?lang={lang}")
+        pg.click("#submit")
+        wait_for_plan(pg)
+        folds = pg.locator("[data-testid=result] details.fold")
+        assert folds.count() >= 7
+        for part in ("bom", "cost", "charts", "rankings", "timeline", "sources"):
+            assert pg.locator(f"[data-testid=fold-{part}]").count() == 1, part
+        opened = pg.locator("[data-testid=result] details.fold[open]").count()
+        card = pg.locator("[data-testid=answer-card]")
+        assert card.is_visible() and pg.locator("[data-testid=answer-why]").is_visible()
+        assert card.locator("[data-testid=runner-up]").count() >= 1
+        heights[name] = pg.evaluate("document.documentElement.scrollHeight")
+        if name == "phone":
+            assert opened == 0
+            assert heights[name] < PHONE_PAGE_MAX_PX, heights[name]
+            assert_no_horizontal_overflow(pg)
+            assert not pg.locator("[data-testid=bom]").is_visible()
+            pg.locator("[data-testid=fold-bom] > summary").click()  # a tap opens a section
+            assert pg.locator("[data-testid=bom]").is_visible()
+            open_folds(pg)
+            assert pg.evaluate("document.documentElement.scrollHeight") > 2 * heights[name]  # what was folded
+        else:
+            assert opened == folds.count() and pg.locator("[data-testid=bom]").is_visible()
+        context.close()
+        assert not outside and not errors, (outside, errors)
+
+
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
 def test_plan_page_fits_a_phone(phone, base_url, lang):
     phone.goto(f"{base_url}?lang={lang}")
@@ -321,6 +368,7 @@ def test_plan_page_fits_a_phone(phone, base_url, lang):
     fill_job(phone, scale=True)
     phone.click("#submit")
     wait_for_plan(phone)
+    open_folds(phone)  # a phone shows the details folded: open them as a reader would
     for chart in ("memory", "cost", "pareto", "scale"):
         assert_chart(phone, chart)
     assert_no_horizontal_overflow(phone)

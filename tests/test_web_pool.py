@@ -54,13 +54,14 @@ def test_full_queue_and_long_wait_are_503_with_retry_after():
                      job_functions={"plan": web_stubs.slow_plan, **STUB_START})
     limiter, answers = app.state.limiter, {}
     with TestClient(app) as client:
-        def post(name: str) -> None:
-            answers[name] = client.post("/api/plan", json=PLAN)
+        def post(name: str, max_gpus: int) -> None:  # distinct jobs: identical ones would be computed once
+            answers[name] = client.post("/api/plan", json={**PLAN, "constraints": {**PLAN["constraints"],
+                                                                                   "max_gpus": max_gpus}})
 
-        running = threading.Thread(target=post, args=("running",))
+        running = threading.Thread(target=post, args=("running", 1))
         running.start()
         until(lambda: limiter.running == 1)
-        queued = threading.Thread(target=post, args=("queued",))
+        queued = threading.Thread(target=post, args=("queued", 2))
         queued.start()
         until(lambda: limiter.queued == 1)
         t0 = time.monotonic()

@@ -25,3 +25,13 @@ def dying_estimate(req: Any) -> dict[str, Any]:
 
 def no_warm() -> None:
     """A worker's start without the real warm-up (a small plan): the stubs need no catalogs."""
+
+
+def counted_plan(req: Any) -> dict[str, Any]:
+    """A plan that takes a while (identical requests arrive while it runs); in the server's threads."""
+    from trainsizer.errors import InputError
+
+    time.sleep(0.3)
+    if "nope" in req.constraints.gpus:
+        raise InputError("constraints.gpus[0]", "'nope' is not a GPU id")
+    return {"pid": os.getpid(), "options": [], "max_gpus": req.constraints.max_gpus}

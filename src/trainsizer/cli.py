@@ -350,7 +350,7 @@ def serve_cmd(
     workers: Annotated[int | None, typer.Option(help="Worker processes computing plans (default: one per "
                                                 "core; 0: in the server process).")] = None,
     queue_limit: Annotated[int | None, typer.Option("--queue-limit", help="Requests that may wait for a worker "
-                                                    "(default: 4 per worker); more are answered 503.")] = None,
+                                                    "(default: 64, 8 per worker past 8); more are 503.")] = None,
 ) -> None:
     r"""The local web planner (pip install -e '.\[web]'): forms, plan, charts, JSON API with OpenAPI."""
     if not 1 <= port <= 65535:

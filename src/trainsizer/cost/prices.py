@@ -233,6 +233,8 @@ class Prices:
     currency: str = "CNY"
     fx_override: float | None = None  # USD/CNY rate to use instead of the data's
     used: list[Cited] = field(default_factory=list, compare=False)  # rows consulted, for the report
+    # each GPU's parsed offers (the planner's screen asks for them once per screened layout)
+    _offers: dict[str, list[RentalOffer]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def usd_cny(self) -> float:
@@ -303,6 +305,11 @@ class Prices:
     def rental_offers(self, gpu: str) -> list[RentalOffer]:
         """Every rental offer for ``gpu`` with its contract terms, in the order of :meth:`rentals`
         (well-sourced commercial offers first, then cheapest). Bad ``contract`` data is an InputError."""
+        if gpu not in self._offers:
+            self._offers[gpu] = self._rental_offers(gpu)
+        return list(self._offers[gpu])
+
+    def _rental_offers(self, gpu: str) -> list[RentalOffer]:
         rows = [(i, e) for i, e in enumerate(self.data.get("rental", []))
                 if e.get("gpu") == gpu and e.get("kind") != "internal"]  # an internal charge is never an offer
         offers = []

@@ -203,9 +203,23 @@ def _layer_saved(sc: Scenario, arch: Architecture, layer: LayerState, la: LayerA
     return full, 0.0
 
 
-# long: per-layer saved bytes, the pipeline schedule's in-flight micro-batches, embedding and loss ends
 def stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: TrainingState,
                       stage: int) -> StageActivations:
+    """What one GPU of pipeline stage ``stage`` keeps for backward, the logits and the backward working set.
+    They read the model, the memory parameters, the state's layers and the scenario's training and layout (never
+    the GPU): computed once per layout and stage in the state's shared cache (the planner re-checks the same
+    layout on many GPU types)."""
+    if p is not st.params or arch is not st.arch:
+        return _stage_activations(sc, arch, p, st, stage)
+    key = ("activations", stage, sc.training.model_dump_json(), sc.parallel.model_dump_json())
+    if key not in st.stage_cache:
+        st.stage_cache[key] = _stage_activations(sc, arch, p, st, stage)
+    return st.stage_cache[key]
+
+
+# long: per-layer saved bytes, the pipeline schedule's in-flight micro-batches, embedding and loss ends
+def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: TrainingState,
+                       stage: int) -> StageActivations:
     tr, par = sc.training, sc.parallel
     tp, pp = par.tp, par.pp
     tokens = tr.micro_batch_size * tr.seq_len / par.cp  # tokens of one micro-batch on this GPU

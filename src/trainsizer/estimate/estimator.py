@@ -151,6 +151,20 @@ def check_layout(scenario: Scenario, arch: Architecture, catalog: Catalog | None
         _check_links(scenario, catalog or default_catalog())
 
 
+def clear_caches() -> None:
+    """Forget what the estimators keep between calls (per-model layer states and parameter counts, per-layout
+    model states and activations, FLOPs per training block): a benchmark's cold start, not needed for
+    correctness (every cache is keyed by all that its result reads)."""
+    from trainsizer.estimate import flops
+    from trainsizer.estimate import training_state as ts
+    from trainsizer.models import params
+
+    ts.clear_caches()
+    flops.clear_caches()
+    for cached in (params.count_params, params._layer_linears, params._layer_params):
+        cached.cache_clear()
+
+
 def estimate(scenario: Scenario | dict[str, Any] | str | Path, catalog: Catalog | None = None,
              memory_params: MemoryModel | None = None, with_limits: bool = True,
              performance_params: PerformanceModel | None = None, with_performance: bool = True,

@@ -28,10 +28,12 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+from functools import lru_cache
 
 from trainsizer.models.architecture import Architecture
-from trainsizer.models.params import Linear, layer_linears
+from trainsizer.models.params import Linear, layer_linears, moe_layer_linears
 from trainsizer.scenario import Scenario
 
 
@@ -66,8 +68,14 @@ def _mats(arch: Architecture, lin: Linear) -> float:
 
 def _layer_matmul_params(arch: Architecture, index: int) -> tuple[float, float]:
     """(non-expert, routed-expert) matmul parameters one token uses in layer ``index``."""
+    return _matmul_params(arch, arch.is_moe_layer(index))
+
+
+@lru_cache(maxsize=512)
+def _matmul_params(arch: Architecture, moe_layer: bool) -> tuple[float, float]:
+    """(non-expert, routed-expert) matmul parameters one token uses in a dense or MoE layer (once per model)."""
     dense = expert = 0.0
-    for lin in layer_linears(arch, index):
+    for lin in moe_layer_linears(arch, moe_layer):
         if lin.group == "expert":
             expert += _mats(arch, lin)
         else:
@@ -123,8 +131,33 @@ def recomputed_layer(scenario: Scenario, index: int) -> bool:
     return tr.activation_checkpointing == "every-n-layers" and index % tr.checkpoint_every_n_layers == 0
 
 
-# long: one layer's forward, backward and recomputation per checkpointing policy, then adapters and the head
+_FLOPS: dict[tuple[Architecture, str], StepFlops] = {}
+FLOPS_CACHED = 512
+_FLOPS_LOCK = threading.Lock()
+
+
+def clear_caches() -> None:
+    with _FLOPS_LOCK:
+        _FLOPS.clear()
+    _matmul_params.cache_clear()
+
+
 def step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
+    """The FLOPs per token of ``scenario`` on ``arch``. They read the model and the training block only (not the
+    layout or the GPU: ``tests/test_plan.py`` checks it), so every layout of a job shares one count."""
+    key = (arch, scenario.training.model_dump_json())
+    found = _FLOPS.get(key)
+    if found is None:
+        found = count_step_flops(scenario, arch)
+        with _FLOPS_LOCK:  # the web server's threads may plan at once
+            if len(_FLOPS) >= FLOPS_CACHED:
+                _FLOPS.pop(next(iter(_FLOPS)))
+            _FLOPS[key] = found
+    return found
+
+
+# long: one layer's forward, backward and recomputation per checkpointing policy, then adapters and the head
+def count_step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
     tr = scenario.training
     attn = _attention_forward_per_token(arch, tr.seq_len)
     causal = causal_fraction(scenario, arch)

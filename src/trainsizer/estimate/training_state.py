@@ -17,7 +17,10 @@ optimizer shards like stage 1.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from trainsizer.estimate.model_params import MemoryModel
@@ -118,49 +121,108 @@ def adapter_params(linear: Linear, rank: int, targets: set[str] | None) -> int:
     return linear.count * rank * (linear.in_features + linear.out_features)
 
 
+@dataclass(frozen=True, eq=False)  # hashed by identity: a cache key that costs nothing to hash
+class _Layers:
+    """The per-layer part of a training state: it depends only on the model, the method, the adapters, the
+    expert-parallel degree and the trainable layers, so every layout of a job shares it."""
+
+    layers: tuple[LayerState, ...]
+    lm_head_lora: int
+    missing: tuple[str, ...]  # adapter targets no linear module matches
+    known: tuple[str, ...]  # the module names a target may use
+
+
+@lru_cache(maxsize=256)
+def _layer_states(arch: Architecture, method: str, targets: frozenset[str] | None, rank: int, ep: int,
+                  trainable_top: int) -> _Layers:
+    adapted = method in ("lora", "qlora")
+    n_layers = arch.num_layers
+    layers: list[LayerState] = []
+    matched: set[str] = set()
+    target_set = None if targets is None else set(targets)
+    for i in range(n_layers):
+        linears = tuple(layer_linears(arch, i))
+        lora = tuple(lin for lin in linears if adapted and _is_target(lin, target_set))
+        for lin in lora:
+            matched.add(lin.name)
+            if target_set is not None:
+                matched.update(target_set & set(lin.aliases))
+        trainable_base = method == "full" or (method == "freeze" and i >= n_layers - trainable_top)
+        layers.append(LayerState(
+            index=i, linears=linears, trainable_base=trainable_base, lora=lora,
+            lora_params=sum(adapter_params(lin, rank, target_set) // (ep if lin.group == "expert" else 1)
+                            for lin in lora),
+            base_linear_params=sum(lin.params // (ep if lin.group == "expert" else 1) for lin in linears),
+            norm_params=layer_norm_params(arch, arch.is_moe_layer(i)),
+            expert_linear_params=sum(lin.params // ep for lin in linears if lin.group == "expert"),
+            expert_lora_params=sum(adapter_params(lin, rank, target_set) // ep for lin in lora
+                                   if lin.group == "expert"),
+        ))
+    lm_head_lora = 0
+    # peft's "all-linear" leaves the output layer out; lm_head is adapted only when named
+    if adapted and arch.lm_head and target_set and "lm_head" in target_set:
+        lm_head_lora = rank * (arch.hidden_size + arch.vocab_size)
+        matched.add("lm_head")
+    missing: tuple[str, ...] = ()
+    known: tuple[str, ...] = ()
+    if adapted and target_set is not None:
+        missing = tuple(sorted(target_set - matched))
+        known = tuple(sorted({lin.name for layer in layers for lin in layer.linears if lin.group != "router"}
+                             | {a for layer in layers for lin in layer.linears for a in lin.aliases}
+                             | ({"lm_head"} if arch.lm_head else set())))
+    return _Layers(tuple(layers), lm_head_lora, missing, known)
+
+
+# What a layout varies that the model states of a stage never read: the planner's layouts that differ only in
+# these (and in the GPU) share their per-stage results (``TrainingState.stage_cache``).
+PER_LAYOUT_ONLY = frozenset({"micro_batch_size", "activation_checkpointing"})
+_STAGE_CACHES: OrderedDict[tuple[Any, ...], tuple[MemoryModel, dict[Any, Any]]] = OrderedDict()
+STAGE_CACHES = 1024
+_STAGE_LOCK = threading.Lock()
+
+
+def _shared_stage_cache(built: _Layers, scenario: Scenario, params: MemoryModel) -> dict[Any, Any]:
+    """The per-stage cache of every state with these layers, memory parameters, training (but for
+    PER_LAYOUT_ONLY) and parallel layout."""
+    key = (built, id(params), scenario.training.model_dump_json(exclude=PER_LAYOUT_ONLY),
+           scenario.parallel.model_dump_json())
+    with _STAGE_LOCK:  # the web server's threads may plan at once
+        hit = _STAGE_CACHES.get(key)
+        if hit is not None and hit[0] is params:
+            _STAGE_CACHES.move_to_end(key)
+            return hit[1]
+        cache: dict[Any, Any] = {}
+        _STAGE_CACHES[key] = (params, cache)  # the parameters held with it: their id is not reused while it lives
+        if len(_STAGE_CACHES) > STAGE_CACHES:
+            _STAGE_CACHES.popitem(last=False)
+        return cache
+
+
+def clear_caches() -> None:
+    with _STAGE_LOCK:
+        _STAGE_CACHES.clear()
+    _layer_states.cache_clear()
+
+
 def training_state(scenario: Scenario, arch: Architecture, params: MemoryModel) -> TrainingState:
+    """The training state of ``scenario``; its layers are built once per model, method, adapters, expert
+    parallelism and trainable layers (:func:`_layer_states`) and shared by every layout."""
     tr = scenario.training
     counts = count_params(arch)
     mla_q = arch.mla.q_lora_rank if arch.mla else None
     targets = lora_targets(scenario, arch.model_type, mla_q) if tr.method in ("lora", "qlora") else set()
     rank = tr.lora.rank if tr.lora else 8
     n_layers = arch.num_layers
-    ep = scenario.parallel.ep
-    layers: list[LayerState] = []
-    matched: set[str] = set()
-    for i in range(n_layers):
-        linears = tuple(layer_linears(arch, i))
-        lora = tuple(lin for lin in linears if tr.method in ("lora", "qlora") and _is_target(lin, targets))
-        for lin in lora:
-            matched.add(lin.name)
-            if targets is not None:
-                matched.update(targets & set(lin.aliases))
-        trainable_base = tr.method == "full" or (tr.method == "freeze" and i >= n_layers - tr.freeze_trainable_layers)
-        layers.append(LayerState(
-            index=i, linears=linears, trainable_base=trainable_base, lora=lora,
-            lora_params=sum(adapter_params(lin, rank, targets) // (ep if lin.group == "expert" else 1) for lin in lora),
-            base_linear_params=sum(lin.params // (ep if lin.group == "expert" else 1) for lin in linears),
-            norm_params=layer_norm_params(arch, arch.is_moe_layer(i)),
-            expert_linear_params=sum(lin.params // ep for lin in linears if lin.group == "expert"),
-            expert_lora_params=sum(adapter_params(lin, rank, targets) // ep for lin in lora if lin.group == "expert"),
-        ))
-    lm_head_lora = 0
-    # peft's "all-linear" leaves the output layer out; lm_head is adapted only when named
-    if tr.method in ("lora", "qlora") and arch.lm_head and targets and "lm_head" in targets:
-        lm_head_lora = rank * (arch.hidden_size + arch.vocab_size)
-        matched.add("lm_head")
-    st = TrainingState(scenario, arch, params, layers, counts.embedding, counts.final, counts.lm_head, lm_head_lora)
-    if tr.method in ("lora", "qlora") and targets is not None:
+    built = _layer_states(arch, tr.method, None if targets is None else frozenset(targets), rank,
+                          scenario.parallel.ep, tr.freeze_trainable_layers if tr.method == "freeze" else 0)
+    st = TrainingState(scenario, arch, params, list(built.layers), counts.embedding, counts.final, counts.lm_head,
+                       built.lm_head_lora, stage_cache=_shared_stage_cache(built, scenario, params))
+    if built.missing:
         from trainsizer.errors import InputError
 
-        known = sorted({lin.name for layer in layers for lin in layer.linears if lin.group != "router"}
-                       | {a for layer in layers for lin in layer.linears for a in lin.aliases}
-                       | ({"lm_head"} if arch.lm_head else set()))
-        missing = sorted(targets - matched)
-        if missing:
-            raise InputError("training.lora.targets",
-                             f"{', '.join(missing)} not a linear module of {arch.model_type}; "
-                             f"accepted: {', '.join(known)}, or all-linear")
+        raise InputError("training.lora.targets",
+                         f"{', '.join(built.missing)} not a linear module of {arch.model_type}; "
+                         f"accepted: {', '.join(built.known)}, or all-linear")
     if tr.method == "freeze" and tr.freeze_trainable_layers > n_layers:
         from trainsizer.errors import InputError
 

@@ -95,6 +95,11 @@ def layer_linears(arch: Architecture, index: int) -> list[Linear]:
     return list(_layer_linears(arch, arch.is_moe_layer(index)))
 
 
+def moe_layer_linears(arch: Architecture, moe_layer: bool) -> tuple[Linear, ...]:
+    """The linear modules of a dense (``moe_layer`` False) or MoE layer, built once per model."""
+    return _layer_linears(arch, moe_layer)
+
+
 @lru_cache(maxsize=512)
 def _layer_linears(arch: Architecture, moe_layer: bool) -> tuple[Linear, ...]:
     return tuple(attention_linears(arch) + mlp_linears(arch, moe_layer))

@@ -11,7 +11,7 @@ reference agree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -162,6 +162,10 @@ class Layouts:
 
     def __len__(self) -> int:
         return len(self.gpus)
+
+    def take(self, idx: np.ndarray) -> Layouts:
+        """The layouts at ``idx``, in their order."""
+        return Layouts(*(getattr(self, f.name)[idx] for f in fields(Layouts)))
 
     @property
     def dp(self) -> np.ndarray:

@@ -140,27 +140,32 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
     adapter_frameworks = packaged_yaml("trainsizer.plan", "planner.yaml")["adapter_methods"]
     if constraints.data_parallel_only or job.training.method in adapter_frameworks["methods"]:
         tps, pps, cps = [1], [1], [1]
-    grids = np.meshgrid(np.array(counts), np.array(tps), np.array(pps), np.array(cps), np.array([1, 2]),
-                        np.arange(4), np.arange(3), np.array([1, 2, 4, 8]), np.arange(3), indexing="ij")
-    g, tp, pp, cp, vpp, zero, offload, mbs, ckpt = (a.ravel() for a in grids)
+    # the model-split axes first, each legal one crossed with the per-GPU choices (same order as one 9-axis grid)
+    outer = np.meshgrid(np.array(counts), np.array(tps), np.array(pps), np.array(cps), np.array([1, 2]),
+                        indexing="ij")
+    g, tp, pp, cp, vpp = (a.ravel() for a in outer)
     model_par = tp * pp * cp
-    ok = (g % model_par == 0)
-    dp = np.where(ok, g // np.maximum(model_par, 1), 0)
     # what the frameworks accept (Megatron-LM arguments.py / schedules, DeepSpeed, torchtitan):
     # pipeline stages (and interleaved chunks) split the layers evenly; interleaving needs pp > 1 and a number of
     # micro-batches divisible by pp; ZeRO-2/3 do not combine with pipeline parallelism (DeepSpeed; FSDP + PP is
     # not modelled); tensor parallelism stays inside a node (tps above) and divides the heads
+    ok = (g % model_par == 0)
     ok &= arch.num_layers % (pp * vpp) == 0
     ok &= (vpp == 1) | (pp > 1)
+    # context parallelism splits the sequence into 2*cp chunks (load-balanced causal ring, Megatron-Core)
+    ok &= (cp == 1) | (job.training.seq_len % (2 * cp) == 0)
+    ok &= (tp * cp <= gpus_per_node) | (g <= gpus_per_node)
+    keep = np.nonzero(ok)[0]
+    inner = np.meshgrid(np.arange(4), np.arange(3), np.array([1, 2, 4, 8]), np.arange(3), indexing="ij")
+    g, tp, pp, cp, vpp = (np.repeat(a[keep], inner[0].size) for a in (g, tp, pp, cp, vpp))
+    zero, offload, mbs, ckpt = (np.tile(a.ravel(), len(keep)) for a in inner)
+    dp = g // (tp * pp * cp)
     gas = global_batch // np.maximum(mbs * dp, 1)
-    ok &= (vpp == 1) | (gas % np.maximum(pp, 1) == 0)
+    ok = (vpp == 1) | (gas % np.maximum(pp, 1) == 0)
     ok &= (zero <= 1) | (pp == 1)
     ok &= (offload == 0) | ((offload == 1) & (zero >= 1)) | ((offload == 2) & (zero == 3))
     ok &= (zero == 0) | (dp > 1) | (offload > 0)  # sharding over one rank is the same layout as zero 0
-    # context parallelism splits the sequence into 2*cp chunks (load-balanced causal ring, Megatron-Core)
-    ok &= (cp == 1) | (job.training.seq_len % (2 * cp) == 0)
     ok &= global_batch % np.maximum(mbs * dp, 1) == 0
-    ok &= (tp * cp <= gpus_per_node) | (g <= gpus_per_node)
     sel = np.nonzero(ok)[0]
     dist = (zero[sel] == 0) & ((tp[sel] > 1) | (pp[sel] > 1)) & (dp[sel] > 1)
     return Layouts(g[sel], tp[sel], pp[sel], cp[sel], vpp[sel], zero[sel], dist, tp[sel] > 1, offload[sel],
@@ -253,12 +258,15 @@ Shortlisted = tuple[float, Accelerator, Layouts, int, str | None, float]
 
 def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
                 basis: Any, mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
-                host_limit: float) -> tuple[list[Shortlisted], int]:
-    """Every layout of one GPU type through the numpy screen; the fastest few of each (count, network)."""
+                host_limit: float, layouts: dict[int, Layouts]) -> tuple[list[Shortlisted], int]:
+    """Every layout of one GPU type through the numpy screen; the fastest few of each (count, network).
+    ``layouts``: the layouts of each node shape, enumerated once per plan (they do not depend on the GPU)."""
     shortlist: list[Shortlisted] = []
     evaluated = 0
     for per_node in _node_shapes(gpu, constraints):
-        lay = enumerate_layouts(job, arch, gpu, constraints, per_node, global_batch)
+        if per_node not in layouts:
+            layouts[per_node] = enumerate_layouts(job, arch, gpu, constraints, per_node, global_batch)
+        lay = layouts[per_node]
         if not len(lay):
             continue
         evaluated += len(lay)
@@ -267,26 +275,29 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
             gpu.id, np.minimum(lay.gpus, per_node), host)
         fits = (device <= gpu.memory_gib * 2**30) & held
         intra = constraints.intra_node or gpu.default_intra_node
-        for inter in _inter_links(gpu, constraints):
+        networks = _inter_links(gpu, constraints)
+        for inter in networks:
+            # only layouts that fit (past the first network, that span nodes): the screen is element-wise
+            sub = np.nonzero(fits if inter == networks[0] else fits & (lay.gpus > per_node))[0]
+            if not len(sub):
+                continue
+            part = lay.take(sub)
             fab = fabric(cat, gpu, intra, inter, None, per_node, pp_)
             inter_bw = fab.inter_busbw_gbps
-            time = screen_step_time(basis, lay, job, gpu, fab.intra_busbw_gbps, inter_bw, pp_, fab.shared_host_gbps)
-            if inter.startswith("roce"):  # the same derating the reference applies at scale
-                slow = screen_step_time(basis, lay, job, gpu, fab.intra_busbw_gbps,
-                                        inter_bw * roce_derate(inter, 1 << 30, pp_), pp_, fab.shared_host_gbps)
-                threshold = pp_.communication.roce_at_scale.gpus_threshold
-                time = np.where(lay.gpus > threshold, slow, time)
-            time = np.where(fits, time, np.inf)
-            multi = lay.gpus > per_node
-            if inter != _inter_links(gpu, constraints)[0]:
-                time = np.where(multi, time, np.inf)  # single-node layouts do not depend on the NIC
-            for count in np.unique(lay.gpus):
-                idx = np.nonzero((lay.gpus == count) & np.isfinite(time))[0]
+            time = screen_step_time(basis, part, job, gpu, fab.intra_busbw_gbps, inter_bw, pp_, fab.shared_host_gbps)
+            threshold = pp_.communication.roce_at_scale.gpus_threshold
+            large = np.nonzero(part.gpus > threshold)[0]
+            if inter.startswith("roce") and len(large):  # the same derating the reference applies at scale
+                time[large] = screen_step_time(basis, part.take(large), job, gpu, fab.intra_busbw_gbps,
+                                               inter_bw * roce_derate(inter, 1 << 30, pp_), pp_,
+                                               fab.shared_host_gbps)
+            for count in np.unique(part.gpus):
+                idx = np.nonzero((part.gpus == count) & np.isfinite(time))[0]
                 if not len(idx):
                     continue
                 for i in idx[np.argsort(time[idx])[:SHORTLIST_PER_CELL]]:
-                    shortlist.append((float(time[i]), gpu, lay, int(i), inter if count > per_node else None,
-                                      float(host[i])))
+                    shortlist.append((float(time[i]), gpu, lay, int(sub[i]), inter if count > per_node else None,
+                                      float(host[sub[i]])))
     return shortlist, evaluated
 
 
@@ -432,10 +443,12 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     # the screen steps through the whole global batch the options are held to (the default one when unstated)
     screened_job = job if job.training.global_batch_size else job.model_copy(update={
         "training": job.training.model_copy(update={"global_batch_size": global_batch})})
+    layouts: dict[int, Layouts] = {}
     for gpu in gpus:
         if not gpu.peak_tflops("bf16") and not gpu.peak_tflops("fp16"):
             continue
-        found, n = _screen_gpu(gpu, screened_job, arch, constraints, cat, basis, mp, pp_, global_batch, host_limit)
+        found, n = _screen_gpu(gpu, screened_job, arch, constraints, cat, basis, mp, pp_, global_batch, host_limit,
+                               layouts)
         shortlist += found
         evaluated += n
     late: list[dict[str, Any]] = []

@@ -4,7 +4,8 @@ JSON API (OpenAPI schema at ``/openapi.json``): ``POST /api/estimate | plan | sc
 quotes``, ``GET /api/catalog/{models|gpus|links|sites}``; ``POST /api/export?format=xlsx|csv`` answers the
 plan of ``/api/plan`` as a spreadsheet. A user mistake is HTTP 422
 ``{"field", "message"}`` (pydantic's ``detail`` list is kept beside them), a body over 64 KB is 413,
-a planner whose queue is full, or busy for longer than the wait limit, is 503 with ``Retry-After``. The page
+a planner whose queue is full (a team's burst waits in it), or busy for longer than the wait limit, is 503 with
+``Retry-After``; identical requests are computed once (``web/shared.py``). The page
 at ``/`` posts to ``/ui/plan``, which answers the same computation as an HTML fragment with its charts.
 
 The computations run in a pool of worker processes started with the app (``web/pool.py``); each endpoint
@@ -34,7 +35,8 @@ from trainsizer.web import schemas as s
 from trainsizer.web.errors import Busy, validation_error_body
 from trainsizer.web.labels import resolve
 from trainsizer.web.middleware import MAX_BODY_BYTES, BodyGuard
-from trainsizer.web.pool import Planner
+from trainsizer.web.pool import WAIT_S, Planner
+from trainsizer.web.shared import CACHED_ANSWERS
 
 STATIC = Path(__file__).parent / "static"
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -105,16 +107,20 @@ def _install_handlers(app: FastAPI) -> None:
         return _error(500, "", f"internal error ({type(exc).__name__}); please report the request")
 
 
-def create_app(planner_slots: int = 2, busy_wait_s: float = 10.0, max_body_bytes: int = MAX_BODY_BYTES,
+def create_app(planner_slots: int = 2, busy_wait_s: float = WAIT_S, max_body_bytes: int = MAX_BODY_BYTES,
                workers: int | None = None, queue_limit: int | None = None,
-               job_functions: Mapping[str, Callable[..., Any]] | None = None) -> FastAPI:
+               job_functions: Mapping[str, Callable[..., Any]] | None = None,
+               cached_answers: int = CACHED_ANSWERS) -> FastAPI:
     """The app. Its computations run in ``workers`` processes (default: one per core; 0: in the server's
-    threads, ``planner_slots`` at once), one per worker at a time; ``queue_limit`` more wait (default: 4 per
-    worker) for at most ``busy_wait_s``; beyond either, 503. ``job_functions`` replaces functions of
+    threads, ``planner_slots`` at once), one per worker at a time; ``queue_limit`` more wait (default: a team's
+    burst, ``pool.default_queue``) for at most ``busy_wait_s``; beyond either, 503. Identical requests are
+    computed once, and the last ``cached_answers`` answers are served again (``web/shared.py``; 0: none kept).
+    ``job_functions`` replaces functions of
     ``web/jobs.py`` by name, ``warm`` (a worker's start) included (tests: a slow stub; a worker must be able
     to import it)."""
     run_job = {name: getattr(jobs, name) for name in (*jobs.NAMES, "warm")} | dict(job_functions or {})
-    planner = Planner(workers, queue_limit, busy_wait_s, planner_slots, warm=run_job["warm"])
+    planner = Planner(workers, queue_limit, busy_wait_s, planner_slots, warm=run_job["warm"],
+                      cached_answers=cached_answers)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -147,27 +153,27 @@ def _api_routes(app: FastAPI, planner: Planner, job: dict[str, Callable[..., Any
     @app.post("/api/estimate", responses=ERRORS, tags=["api"])
     def estimate(req: s.EstimateIn) -> dict[str, Any]:
         """Per-GPU memory, fit limits and step time of one scenario (validation/FORMAT.md)."""
-        return planner.run(job["estimate"], req)
+        return planner.answer("estimate", job["estimate"], req)
 
     @app.post("/api/plan", responses=ERRORS, tags=["api"])
     def plan(req: s.PlanIn) -> dict[str, Any]:
         """Search GPU type x count x node shape x layout; rank with servers, site fit and cost."""
-        return planner.run(job["plan"], req)
+        return planner.answer("plan", job["plan"], req)
 
     @app.post("/api/scale", responses=ERRORS, tags=["api"])
     def scale(req: s.ScaleIn) -> dict[str, Any]:
         """Tokens/s and scaling efficiency vs GPU count, per link option."""
-        return planner.run(job["scale"], req)
+        return planner.answer("scale", job["scale"], req)
 
     @app.post("/api/cost", responses=ERRORS, tags=["api"])
     def cost(req: s.CostIn) -> dict[str, Any]:
         """Servers, site fit and rent vs buy of one hardware option (the job's fastest layout on it)."""
-        return planner.run(job["cost"], req)
+        return planner.answer("cost", job["cost"], req)
 
     @app.post("/api/quotes", responses=ERRORS, tags=["api"])
     def quotes(req: s.QuotesIn) -> dict[str, Any]:
         """Rental offers compared on delivered compute and per training run, with risk flags."""
-        return planner.run(job["quotes"], req)
+        return planner.answer("quotes", job["quotes"], req)
 
     @app.post("/api/export", responses={**ERRORS, 200: {"description": "The plan's bill of materials and cost",
                                                          "content": {XLSX_MEDIA_TYPE: {}, "text/csv": {}}}},
@@ -175,7 +181,7 @@ def _api_routes(app: FastAPI, planner: Planner, job: dict[str, Callable[..., Any
     def export(req: s.PlanIn, format: Literal["xlsx", "csv"] = Query("xlsx")) -> Response:
         """The plan of ``/api/plan`` (same body) as a spreadsheet: sheets Recommendation, Bill of materials,
         Options and Assumptions; ``format=csv`` gives the same tables in one CSV file."""
-        body, media = planner.run(job["export"], req, format)
+        body, media = planner.answer("export", job["export"], req, format)
         return Response(body, media_type=media,
                         headers={"Content-Disposition": f'attachment; filename="trainsizer-plan.{format}"'})
 
@@ -189,7 +195,7 @@ def _page_routes(app: FastAPI, planner: Planner, job: dict[str, Callable[..., An
     @app.post("/ui/plan", response_class=HTMLResponse, responses=ERRORS, tags=["page"])
     def ui_plan(req: s.UiPlanIn, lang: str | None = Query(None, max_length=10)) -> HTMLResponse:
         """The page's result: the plan as an HTML fragment with its charts."""
-        return HTMLResponse(planner.run(job["ui_plan"], req, resolve(lang)))
+        return HTMLResponse(planner.answer("ui_plan", job["ui_plan"], req, resolve(lang)))
 
     @app.get("/favicon.ico", include_in_schema=False)
     async def favicon() -> FileResponse:
@@ -213,7 +219,7 @@ def _index_html(lang: str) -> str:
 def serve(host: str = "127.0.0.1", port: int = 8000, workers: int | None = None, queue_limit: int | None = None,
           access_log: bool = True) -> None:
     """Run the planner with uvicorn (loopback by default: it has no authentication); ``workers`` processes
-    compute the plans (default: one per core), ``queue_limit`` requests wait (default: 4 per worker)."""
+    compute the plans (default: one per core), ``queue_limit`` requests wait (default: ``pool.default_queue``)."""
     import uvicorn
 
     uvicorn.run(create_app(workers=workers, queue_limit=queue_limit), host=host, port=port, log_level="info",

@@ -4,9 +4,11 @@ core (a plan is CPU-bound numpy and Python; threads would share one interpreter 
 ``Planner(workers, queue_limit, wait_s)`` starts ``workers`` processes (spawned, never forked from the
 server's threads), each warmed once by ``warm`` (the app passes ``jobs.warm``). The ``Limiter`` of
 ``web/errors.py`` lets one computation per worker run; up to ``queue_limit`` more wait their turn for at
-most ``wait_s``; any other request is answered 503 at once (``Busy``). ``workers=0`` runs the computations
-in the server's own threads (tests; ``planner_slots`` at once). An error raised in a worker
-(``InputError``, …) is raised again in the server, so it gets the same HTTP answer as in-process.
+most ``wait_s`` (by default a team's burst: TEAM_BURST requests, or 8 per worker, waiting up to 30 s); any other
+request is answered 503 at once (``Busy``): ``Retry-After`` only when the machine is truly saturated.
+``answer(name, fn, *args)`` runs an endpoint's job once per identical request (``web/shared.py``).
+``workers=0`` runs the computations in the server's own threads (tests; ``planner_slots`` at once). An error
+raised in a worker (``InputError``, …) is raised again in the server, so it gets the same HTTP answer as in-process.
 
 Spawned workers import the main module of the server process: a script that runs the app itself must do it
 under ``if __name__ == "__main__":`` (``trainsizer serve`` and ``uvicorn --factory`` need nothing).
@@ -25,9 +27,12 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from trainsizer.web.errors import Busy, Limiter
+from trainsizer.web.shared import CACHED_ANSWERS, SharedResults
 
 T = TypeVar("T")
-QUEUE_PER_WORKER = 4
+QUEUE_PER_WORKER = 8
+TEAM_BURST = 64  # a team submitting at once (50 people) waits in the queue rather than being refused
+WAIT_S = 30.0  # a request queued this long means the machine is saturated: 503 with Retry-After
 
 
 def default_workers() -> int:
@@ -36,6 +41,11 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def default_queue(slots: int) -> int:
+    """Requests that may wait for a slot: a team's burst, more on a machine with many cores."""
+    return max(TEAM_BURST, QUEUE_PER_WORKER * slots)
 
 
 def _worker_start(warm: Callable[[], None] | None) -> None:
@@ -54,11 +64,13 @@ def _started() -> int:
 class Planner:
     """Runs the endpoints' jobs: ``run(fn, *args)`` waits for a slot, then runs ``fn(*args)`` in a worker."""
 
-    def __init__(self, workers: int | None = None, queue_limit: int | None = None, wait_s: float = 10.0,
-                 planner_slots: int = 2, warm: Callable[[], None] | None = None):
+    def __init__(self, workers: int | None = None, queue_limit: int | None = None, wait_s: float = WAIT_S,
+                 planner_slots: int = 2, warm: Callable[[], None] | None = None,
+                 cached_answers: int = CACHED_ANSWERS):
         self.workers = default_workers() if workers is None else max(0, workers)
         slots = self.workers or max(1, planner_slots)
-        self.limiter = Limiter(slots, wait_s, QUEUE_PER_WORKER * slots if queue_limit is None else queue_limit)
+        self.limiter = Limiter(slots, wait_s, default_queue(slots) if queue_limit is None else queue_limit)
+        self.shared = SharedResults(cached_answers)
         self._warm = warm
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
@@ -91,6 +103,12 @@ class Planner:
     def pids(self) -> list[int]:
         pool = self._pool
         return [p.pid for p in (pool._processes or {}).values()] if pool is not None else []  # noqa: SLF001
+
+    def answer(self, name: str, fn: Callable[..., T], *args: Any) -> T:
+        """``run(fn, *args)``, once for identical requests: those that come while it runs wait for its answer,
+        those that come soon after get it again. ``name``: the endpoint (a request model's JSON is the key)."""
+        key = (name, *(a.model_dump_json() if hasattr(a, "model_dump_json") else a for a in args))
+        return self.shared.run(key, lambda: self.run(fn, *args))
 
     def run(self, fn: Callable[..., T], *args: Any) -> T:
         with self.limiter.slot():

@@ -10,6 +10,7 @@
   var ui = JSON.parse(document.getElementById("ui-labels").textContent);
   var STATE_KEY = "trainsizer-planner-state";
   var picked = [];
+  var WIDE = "(min-width: 900px)";  /* a screen this wide shows the folded details open */
   var lastBody = null;  /* the request of the plan on screen: the downloads export the same plan */
 
   function byId(id) { return document.getElementById(id); }
@@ -148,6 +149,11 @@
     Array.prototype.slice.call(tmp.querySelectorAll("[data-slot]")).forEach(function (section) {
       (targets[section.getAttribute("data-slot")] || targets.details).appendChild(section);
     });
+    /* the details (bill of materials, cost, charts, rankings, timeline, sources) come folded: on a phone the
+       answer card, runner-ups and reasons stay on the first screen; a wide screen shows them open */
+    if (window.matchMedia && window.matchMedia(WIDE).matches) {
+      Array.prototype.forEach.call(result.querySelectorAll("details.fold"), function (d) { d.open = true; });
+    }
   }
 
   function fileName(disposition, format) {

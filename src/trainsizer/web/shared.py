@@ -1,0 +1,63 @@
+"""Identical requests answered once: a request whose normalised body (the validated request model as JSON, with
+its defaults filled in) is being computed waits for that computation instead of queueing its own (request
+coalescing), and a recent answer is served again from a small cache. A team that submits the same job from
+several browsers, or reloads the page, costs the planner one computation.
+
+Errors are shared with the requests that waited for them but never cached: the next identical request computes
+again. Answers expire after ``ttl_s`` (prices and the staleness of their dates are read when a plan is made)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+CACHED_ANSWERS = 64  # a plan's answer is some 100-300 KB of JSON: a few tens of MB at most
+ANSWER_TTL_S = 600.0
+
+
+class SharedResults:
+    """``run(key, compute)``: ``compute()`` once per key at a time, its answer kept for ``ttl_s``."""
+
+    def __init__(self, size: int = CACHED_ANSWERS, ttl_s: float = ANSWER_TTL_S):
+        self.size, self.ttl_s = size, ttl_s
+        self._done: OrderedDict[Hashable, tuple[float, Any]] = OrderedDict()
+        self._running: dict[Hashable, Future[Any]] = {}
+        self._lock = threading.Lock()
+        self.computed = 0  # computations started (the rest were answered from another's)
+
+    def run(self, key: Hashable, compute: Callable[[], T]) -> T:
+        with self._lock:
+            hit = self._done.get(key)
+            if hit is not None and time.monotonic() - hit[0] < self.ttl_s:
+                self._done.move_to_end(key)
+                return hit[1]
+            running = self._running.get(key)
+            if running is None:
+                running = self._running[key] = Future()
+                owner = True
+                self.computed += 1
+            else:
+                owner = False
+        if not owner:
+            return running.result()
+        try:
+            value = compute()
+        except BaseException as exc:
+            with self._lock:
+                del self._running[key]
+            running.set_exception(exc)
+            raise
+        with self._lock:
+            del self._running[key]
+            if self.size:
+                self._done[key] = (time.monotonic(), value)
+                self._done.move_to_end(key)
+                while len(self._done) > self.size:
+                    self._done.popitem(last=False)
+        running.set_result(value)
+        return value

@@ -1,0 +1,93 @@
+"""What the faster exact re-check relies on, checked against a recomputation without its caches: the FLOPs read
+only the model and the training block, layouts that share a parallel layout share their model states, the
+screen is element-wise (a subset of layouts screens the same), and the enumeration keeps the frameworks' rules."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from trainsizer.api import estimate
+from trainsizer.estimate.estimator import clear_caches
+from trainsizer.estimate.flops import count_step_flops, step_flops
+from trainsizer.hardware.catalog import default_catalog
+from trainsizer.models.catalog import resolve_model
+from trainsizer.plan.fast import job_basis, screen_memory, screen_step_time
+from trainsizer.plan.search import Constraints, _scenario_for, enumerate_layouts
+from trainsizer.scenario import scenario_from_dict
+
+
+def _job(preset="llama-3.1-8b", method="full", seq=4096, gbs=64, **parallel):
+    training = {"method": method, "micro_batch_size": 1, "seq_len": seq, "global_batch_size": gbs}
+    if method == "lora":
+        training |= {"precision": "bf16-true", "lora": {"rank": 16, "targets": "all-linear"}}
+    sc = scenario_from_dict({"model": {"preset": preset}, "training": training,
+                             "parallel": {"gpus": 8, **parallel}, "hardware": {"gpu": "h100-sxm5-80gb"}})
+    return sc, resolve_model(sc.model)
+
+
+def test_step_flops_read_the_model_and_training_only():
+    sc, arch = _job(tp=2, pp=2)
+    other = sc.model_copy(update={"parallel": sc.parallel.model_copy(update={"tp": 8, "pp": 1}),
+                                  "hardware": sc.hardware.model_copy(update={"gpu": "rtx-4090-24gb"})})
+    assert count_step_flops(sc, arch) == count_step_flops(other, arch) == step_flops(other, arch)
+    longer = sc.model_copy(update={"training": sc.training.model_copy(update={"seq_len": 8192})})
+    assert step_flops(longer, arch) != step_flops(sc, arch)  # the cache is keyed by the training block
+
+
+def test_cached_estimates_equal_cold_ones_across_layouts_and_gpus():
+    """The planner's pattern (one parallel layout at several micro-batches, checkpointing policies and GPUs)
+    gives, with the caches warm, what each layout gives alone from cold caches."""
+    base, _ = _job("qwen2.5-7b", "lora", zero=0)
+    layouts = [(gpu, mbs, ckpt, par) for gpu in ("h100-sxm5-80gb", "rtx-4090-24gb") for mbs in (1, 2)
+               for ckpt in ("none", "full") for par in ({"tp": 1, "pp": 1}, {"tp": 2, "pp": 2, "zero": 1})]
+
+    def scenario(gpu, mbs, ckpt, par):
+        return base.model_copy(update={
+            "training": base.training.model_copy(update={"micro_batch_size": mbs, "activation_checkpointing": ckpt}),
+            "parallel": base.parallel.model_copy(update=par),
+            "hardware": base.hardware.model_copy(update={"gpu": gpu})})
+
+    clear_caches()
+    warm = [estimate(scenario(*lay), with_limits=False).to_dict() for lay in layouts]
+    for lay, got in zip(layouts, warm, strict=True):
+        clear_caches()
+        assert estimate(scenario(*lay), with_limits=False).to_dict() == got, lay
+
+
+def test_the_screen_of_a_subset_is_the_subset_of_the_screen():
+    sc, arch = _job("llama-3.1-70b", gbs=256)
+    gpu = default_catalog().accelerator("a100-sxm4-80gb")
+    lay = enumerate_layouts(sc, arch, gpu, Constraints(max_gpus=64), 8, 256)
+    basis = job_basis(sc, arch)
+    idx = np.arange(0, len(lay), 7)
+    part = lay.take(idx)
+    whole = screen_step_time(basis, lay, sc, gpu, 300.0, 50.0)
+    assert np.array_equal(screen_step_time(basis, part, sc, gpu, 300.0, 50.0), whole[idx])
+    assert np.array_equal(screen_memory(basis, part, sc, gpu)[0], screen_memory(basis, lay, sc, gpu)[0][idx])
+
+
+def test_enumeration_is_every_legal_layout_in_order():
+    """The two-stage enumeration against a plain loop over all nine axes with the frameworks' rules."""
+    sc, arch = _job("llama-3.1-70b", gbs=256)
+    gpu = default_catalog().accelerator("h100-sxm5-80gb")
+    lay = enumerate_layouts(sc, arch, gpu, Constraints(max_gpus=64), 8, 256)
+    got = list(zip(*(getattr(lay, name).tolist() for name in ("gpus", "tp", "pp", "cp", "vpp", "zero", "offload",
+                                                                "mbs", "ckpt")), strict=True))
+    expected = []
+    for g, tp, pp, cp, vpp, zero, off, mbs, ckpt in itertools.product(
+            (1, 2, 4, 8, 16, 32, 64), (1, 2, 4, 8), (1, 2, 4, 8, 16, 32, 64), (1,), (1, 2), range(4), range(3),
+            (1, 2, 4, 8), range(3)):
+        if g % (tp * pp * cp):
+            continue
+        dp = g // (tp * pp * cp)
+        legal = (arch.num_layers % (pp * vpp) == 0 and (vpp == 1 or pp > 1)
+                 and (vpp == 1 or (256 // (mbs * dp)) % pp == 0) and (zero <= 1 or pp == 1)
+                 and (off == 0 or (off == 1 and zero >= 1) or (off == 2 and zero == 3))
+                 and (zero == 0 or dp > 1 or off > 0) and 256 % (mbs * dp) == 0 and (tp * cp <= 8 or g <= 8))
+        if legal:
+            expected.append((g, tp, pp, cp, vpp, zero, off, mbs, ckpt))
+    assert got == expected
+    sc0 = _scenario_for(sc, gpu, lay, 0, None, 256)
+    assert sc0.parallel.gpus == got[0][0]
