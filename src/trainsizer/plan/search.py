@@ -24,6 +24,7 @@ from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory, screen_step_time
+from trainsizer.plan.ranking import rank_options
 from trainsizer.scenario import Scenario
 
 OFFLOAD = ("none", "optimizer", "optimizer+params")
@@ -214,42 +215,6 @@ def _option(result: Any, scenario: Scenario) -> dict[str, Any]:
         "performance": perf.to_dict(),
         "why": why,
     }
-
-
-def rank_options(options: list[dict[str, Any]], top: int | None = None) -> dict[str, list[int]]:
-    """Indices into ``options`` per ranking: fastest, fewest GPUs, best MFU, cheapest per run and cheapest to
-    own (when the options carry costs) and the Pareto front of step time vs GPU count."""
-    if not options:
-        return {}
-    idx = list(range(len(options)))
-    rankings = {
-        "fastest": sorted(idx, key=lambda i: options[i]["performance"]["step_time_s"]),
-        "fewest_gpus": sorted(idx, key=lambda i: (options[i]["hardware"]["gpus"],
-                                                  options[i]["performance"]["step_time_s"])),
-        "best_mfu": sorted(idx, key=lambda i: -options[i]["performance"]["mfu"]),
-    }
-    priced = [i for i in idx if (options[i].get("per_run") or {}).get("cost") is not None]
-    if priced:  # what one run costs on its cheapest terms (workflows.recommend)
-        rankings["cheapest_per_run"] = sorted(priced, key=lambda i: options[i]["per_run"]["cost"])
-    if any(o.get("cost") for o in options):
-        rankings["cheapest_to_buy"] = sorted((i for i in idx if options[i].get("cost")),
-                                             key=lambda i: options[i]["cost"]["buy"]["total"])
-    rankings = {k: v[:top] for k, v in rankings.items()} if top else rankings
-    rankings["pareto_time_vs_gpus"] = _pareto(options)
-    return rankings
-
-
-def _pareto(options: list[dict[str, Any]]) -> list[int]:
-    """Indices of options not beaten on both step time and GPU count (time-to-train vs GPUs)."""
-    order = sorted(range(len(options)), key=lambda i: (options[i]["hardware"]["gpus"],
-                                                       options[i]["performance"]["step_time_s"]))
-    front, best = [], float("inf")
-    for i in order:
-        t = options[i]["performance"]["step_time_s"]
-        if t < best - 1e-12:
-            front.append(i)
-            best = t
-    return front
 
 
 # screened step time, GPU, layouts, index, network, host bytes offloaded per GPU

@@ -20,7 +20,8 @@ from trainsizer.messages import money as to_money
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.catalog import resolve_model
 from trainsizer.models.params import count_params
-from trainsizer.plan.search import Constraints, PlanResult, plan, rank_options
+from trainsizer.plan.ranking import rank_options
+from trainsizer.plan.search import Constraints, PlanResult, plan
 from trainsizer.scenario import Scenario
 from trainsizer.system.sites import Site, default_site_id, get_site, load_sites, with_electricity_price
 from trainsizer.workflows.decide import (

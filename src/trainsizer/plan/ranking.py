@@ -1,0 +1,42 @@
+"""The rankings of a plan's options: fastest, fewest GPUs, best MFU, cheapest per run, cheapest to own and the
+Pareto front of step time vs GPU count."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def rank_options(options: list[dict[str, Any]], top: int | None = None) -> dict[str, list[int]]:
+    """Indices into ``options`` per ranking: fastest, fewest GPUs, best MFU, cheapest per run and cheapest to
+    own (when the options carry costs) and the Pareto front of step time vs GPU count."""
+    if not options:
+        return {}
+    idx = list(range(len(options)))
+    rankings = {
+        "fastest": sorted(idx, key=lambda i: options[i]["performance"]["step_time_s"]),
+        "fewest_gpus": sorted(idx, key=lambda i: (options[i]["hardware"]["gpus"],
+                                                  options[i]["performance"]["step_time_s"])),
+        "best_mfu": sorted(idx, key=lambda i: -options[i]["performance"]["mfu"]),
+    }
+    priced = [i for i in idx if (options[i].get("per_run") or {}).get("cost") is not None]
+    if priced:  # what one run costs on its cheapest terms (workflows.recommend)
+        rankings["cheapest_per_run"] = sorted(priced, key=lambda i: options[i]["per_run"]["cost"])
+    if any(o.get("cost") for o in options):
+        rankings["cheapest_to_buy"] = sorted((i for i in idx if options[i].get("cost")),
+                                             key=lambda i: options[i]["cost"]["buy"]["total"])
+    rankings = {k: v[:top] for k, v in rankings.items()} if top else rankings
+    rankings["pareto_time_vs_gpus"] = _pareto(options)
+    return rankings
+
+
+def _pareto(options: list[dict[str, Any]]) -> list[int]:
+    """Indices of options not beaten on both step time and GPU count (time-to-train vs GPUs)."""
+    order = sorted(range(len(options)), key=lambda i: (options[i]["hardware"]["gpus"],
+                                                       options[i]["performance"]["step_time_s"]))
+    front, best = [], float("inf")
+    for i in order:
+        t = options[i]["performance"]["step_time_s"]
+        if t < best - 1e-12:
+            front.append(i)
+            best = t
+    return front
