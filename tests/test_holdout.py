@@ -22,11 +22,19 @@ from trainsizer.workflows.calibrate import (
     neutral_start,
 )
 from trainsizer.workflows.case_terms import build_case_terms, log_error_loss, source_key
-from trainsizer.workflows.cases import load_cases
-from trainsizer.workflows.holdout import leave_one_source_out
+from trainsizer.workflows.cases import CaseResult, load_cases
+from trainsizer.workflows.holdout import (
+    EFFICIENCY,
+    leave_one_family_out,
+    leave_one_source_out,
+    oriented_error,
+    signed_summary,
+)
+from trainsizer.workflows.holdout import _without_family as without_family
 from trainsizer.workflows.validate import validate_cases
 
 PUBLISHED = sorted((REPO / "validation" / "published").glob("*.yaml"))
+PUBLISHED_MEMORY = REPO / "validation" / "published" / "memory.yaml"  # several memory sources, compiled runs among them
 
 
 def _cases() -> list[dict]:
@@ -60,7 +68,7 @@ def test_terms_reprice_every_case_as_a_full_estimate_does(kind):
 
 
 def test_each_source_is_predicted_with_parameters_fitted_without_it():
-    cases = [c for c in load_cases(PUBLISHED[0]) if "memory_gib" in c["measured"]]
+    cases = [c for c in load_cases(PUBLISHED_MEMORY) if "memory_gib" in c["measured"]]
     sources = sorted({source_key(c) for c in cases})
     assert len(sources) >= 2
     held = sources[0]
@@ -110,7 +118,7 @@ def test_a_fold_starts_each_mechanism_at_no_effect():
                 assert value_at(start, dotted, key) == value
             except KeyError:  # the other model's mechanism
                 continue
-    compiled = [c for c in load_cases(PUBLISHED[0]) if "memory_gib" in c["measured"]
+    compiled = [c for c in load_cases(PUBLISHED_MEMORY) if "memory_gib" in c["measured"]
                 and c["scenario"]["training"].get("compile")]
     one_source = [c for c in compiled if source_key(c) == source_key(compiled[0])]
     out = leave_one_source_out(one_source)["memory"]  # its only fold has nothing to train on
@@ -119,3 +127,67 @@ def test_a_fold_starts_each_mechanism_at_no_effect():
     assert got == pytest.approx(list(terms.predict(neutral_start(mp))))
     assert mp.activations.compiled_factor < 1.0  # the shipped fit learned an effect ...
     assert got != pytest.approx(list(terms.predict(mp)))  # ... that the fold does not borrow
+
+
+def test_signed_error_reads_positive_when_predicted_too_fast_or_too_large():
+    faster = CaseResult("a", "tokens_per_s_per_gpu", 120.0, 100.0)
+    slower_step = CaseResult("b", "step_time_s", 12.0, 10.0)  # a longer step than measured: predicted too slow
+    larger = CaseResult("c", "memory", 30.0, 20.0)
+    compared = CaseResult("d", "tflops_per_gpu (as step_time_s)", 8.0, 10.0)  # a shorter step: too fast
+    assert oriented_error(faster) == pytest.approx(0.2)
+    assert oriented_error(slower_step) == pytest.approx(-0.2)
+    assert oriented_error(larger) == pytest.approx(0.5)
+    assert oriented_error(compared) == pytest.approx(0.2)
+    s = signed_summary([faster, slower_step, larger])
+    assert s["count"] == 3 and s["signed_median_error"] == pytest.approx(0.2)
+    assert s["median_abs_error"] == pytest.approx(0.2)
+
+
+def test_a_held_out_family_gets_the_default_efficiency_and_no_ceiling_of_its_own():
+    pp = default_performance_model()
+    default = value_at(pp, EFFICIENCY, "default")
+    assert "hopper" in pp.mfu_ceiling.table and value_at(pp, EFFICIENCY, "hopper") != default
+    held = without_family(pp, "hopper", PERFORMANCE_FREE)
+    assert value_at(held, EFFICIENCY, "hopper") == default
+    assert set(held.mfu_ceiling.table) == set(pp.mfu_ceiling.table) - {"hopper"}
+    # a value the data assumes from a source (not fitted) stays: davinci is not among the fitted efficiencies
+    davinci = without_family(pp, "davinci", PERFORMANCE_FREE)
+    assert value_at(davinci, EFFICIENCY, "davinci") == value_at(pp, EFFICIENCY, "davinci")
+    assert without_family(default_memory_model(), "hopper", MEMORY_FREE) == default_memory_model()
+
+
+def test_each_family_is_predicted_with_none_of_its_cases_in_the_fit():
+    cases = load_cases(VALIDATION / "throughput.yaml")
+    mp, pp = default_memory_model(), default_performance_model()
+    terms, _ = build_case_terms(cases, "performance", mp, pp)
+    assert {"ampere", "hopper"} <= set(terms.families)
+    out = leave_one_family_out(cases, mp, pp)["throughput"]
+    held = "hopper"
+    train = terms.fit_rows([i for i, f in enumerate(terms.families) if f != held])
+    free = [f for f in PERFORMANCE_FREE if (f[0], f[1]) != (EFFICIENCY, held)]
+    start = without_family(neutral_start(pp), held, PERFORMANCE_FREE)
+    fitted, _ = coordinate_descent(log_error_loss(terms, train), start, free, rounds=2)
+    test = [i for i, f in enumerate(terms.families) if f == held]
+    expected = dict(zip([terms.ids[i] for i in test], terms.predict(fitted, test), strict=True))
+    got = {c["id"]: c["predicted"] for c in out["cases"] if c["id"] in expected}
+    assert got and all(got[k] == pytest.approx(v) for k, v in expected.items())
+    assert out["holdout"] == "family" and out["families"] == len(set(terms.families)) and out["excluded"] == 0
+    assert set(out["by_family"]) == set(terms.families)
+    assert out["by_family"][held]["count"] == len(test)
+    signed = out["signed"]
+    assert set(signed["family"]) == set(terms.families) and set(signed["method"]) == set(terms.methods)
+    assert sum(g["count"] for g in signed["method"].values()) == out["count"]
+
+
+def test_validate_holdout_family_prints_signed_medians_per_family_and_method():
+    files = [str(VALIDATION / "throughput.yaml")]
+    result = CliRunner().invoke(app, ["validate", *files, "--holdout", "family", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)["summary"]
+    assert "holdout" not in summary
+    h = summary["holdout_family"]["throughput"]
+    assert {"ampere", "hopper"} <= set(h["signed"]["family"]) and "full" in h["signed"]["method"]
+    assert all("signed_median_error" in g for g in h["signed"]["family"].values())
+    text = CliRunner().invoke(app, ["validate", *files, "--holdout", "family"])
+    assert text.exit_code == 0 and "Leave-one-family-out" in text.output and "Hopper" in text.output
+    assert "signed median" in text.output

@@ -48,9 +48,10 @@ def _all_shipped() -> list[tuple[str, dict]]:
 def test_the_shipped_case_files_are_in_the_repository_and_the_tools_read_them():
     files = shipped_cases.shipped_files()
     assert all(f.is_relative_to(REPO / "validation") for f in files)
-    assert [shipped_cases.label(f) for f in files] == [
+    assert [shipped_cases.label(f) for f in files][:4] == [
         "validation/cases/memory.yaml", "validation/cases/throughput.yaml",
         "validation/published/memory.yaml", "validation/published/throughput.yaml"]
+    assert set(files[4:]) == set((REPO / "validation" / "published").glob("*.yaml")) - set(files[2:4])
     assert (REPO / "validation" / "FORMAT.md").is_file()
 
 
@@ -131,6 +132,7 @@ def test_validate_alone_runs_the_shipped_cases_and_reproduces_the_readme_table(s
     assert summary["files"] == [shipped_cases.label(f) for f in shipped_cases.shipped_files()]
     rows = {(r["cases"], r["method"]): r for r in summary["accuracy"]}
     for key, label in ((("all", "leave-one-source-out"), "all "),
+                       (("all", "leave-one-family-out"), "leave-one-family-out, all "),
                        (("fitted", "leave-one-source-out"), "validation/cases only"),
                        (("fitted", "in-sample"), "validation/cases in-sample")):
         row = rows[key]
@@ -144,6 +146,38 @@ def test_validate_alone_runs_the_shipped_cases_and_reproduces_the_readme_table(s
             f"publications) | **{_pct(every['memory'])}** ({every['memory']['count']} cases) | "
             f"**{_pct(every['throughput'])}** ({every['throughput']['count']} cases) |") in readme
     assert summary["holdout"]["memory"]["excluded"] == summary["holdout"]["throughput"]["excluded"] == 0
+    family = rows[("all", "leave-one-family-out")]
+    assert family["count"] == every["count"]
+    assert (f"| leave-one-family-out, all {family['count']} ({family['memory']['sources']} memory, "
+            f"{family['throughput']['sources']} speed GPU families) |") in readme
+    held = summary["holdout_family"]
+    assert held["memory"]["excluded"] == held["throughput"]["excluded"] == 0
+    _check_readme_signed_table(readme, summary["holdout"], held)
+
+
+def _signed_cell(cell: dict | None) -> str:
+    if not cell:
+        return "-"
+    sign = f"{100 * cell['signed_median_error']:+.1f} %".replace("-", "\u2212")
+    return f"{100 * cell['median_abs_error']:.1f} % / {100 * cell['p90_abs_error']:.1f} %, {sign}"
+
+
+def _check_readme_signed_table(readme: str, source: dict, family: dict) -> None:
+    """Each family's and method's row of the README's signed table holds the figures both holdouts compute."""
+    from trainsizer.report.text import FAMILY_NAMES
+
+    lines = readme.splitlines()
+    for group, label in (("family", lambda n: FAMILY_NAMES.get(n, n.title())), ("method", lambda n: f"method {n}")):
+        names = set(source["memory"]["signed"][group]) | set(source["throughput"]["signed"][group])
+        for name in names:
+            row = next(line for line in lines if line.startswith(f"| {label(name)} |"))
+            cells = [c.strip() for c in row.strip("|").split("|")][1:]
+            expected = []
+            for kind in ("memory", "throughput"):
+                cell = source[kind]["signed"][group].get(name)
+                expected += [str(cell["count"]) if cell else "-", _signed_cell(cell),
+                             _signed_cell(family[kind]["signed"][group].get(name))]
+            assert cells == expected, (row, expected)
 
 
 def test_validate_without_the_cases_says_where_they_live_in_one_line(monkeypatch, tmp_path, capsys):

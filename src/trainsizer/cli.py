@@ -119,14 +119,17 @@ def validate(
              "accuracy table the README quotes.", show_default=False)] = None,
     calibration: CalibrationOpt = None,
     holdout: Annotated[str | None, typer.Option("--holdout", help="source: leave-one-source-out cross-validation "
-                                                "(refit without each publication, predict it); none: in-sample only. "
-                                                "Default: source without case files, else none.",
+                                                "(refit without each publication, predict it); family: "
+                                                "leave-one-family-out (each GPU family predicted with none of its "
+                                                "cases in the fit); both; none: in-sample only. Default: both "
+                                                "without case files, else none.",
                                                 show_default=False)] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Replay measured cases: predicted vs measured, per-case error, median and p90; with --holdout source
-    the cross-validated error (the figure to quote). Without case files: the shipped cases, in-sample and
-    held out by source, as the README's accuracy table."""
+    (or family) the cross-validated error (the figure to quote) and the signed median per GPU family and per
+    method. Without case files: the shipped cases, in-sample and held out by source and by family, as the
+    README's accuracy tables."""
     from trainsizer.workflows.validate import validate_files
 
     results, summary = validate_files(cases or [], calibration, holdout)

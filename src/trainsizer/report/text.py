@@ -21,12 +21,9 @@ def print_validation(results: list[Any], summary: dict[str, Any], lang: str | No
     con = _console()
     if per_case:
         _print_case_table(results, con, lang)
-    for kind, h in (summary.get("holdout") or {}).items():
-        if not h["count"]:
-            continue
-        con.print(f"[bold]leave-one-source-out {kind}[/bold]: {h['count']} cases from {h['sources']} sources, "
-                  f"median |error| {h['median_abs_error']:.1%}, p90 {h['p90_abs_error']:.1%}, "
-                  f"excluded {h['excluded']}")
+    for key in ("holdout", "holdout_family"):
+        if summary.get(key):
+            _print_holdout(summary[key], con, lang)
     con.print(summary.get("in_sample_note", ""))
     for name in ("all", "fitted", "excluded"):
         s = summary[name]
@@ -45,8 +42,54 @@ def print_validation(results: list[Any], summary: dict[str, Any], lang: str | No
         print_coverage(summary["range_coverage"], con, lang)
 
 
+HOLDOUT_TITLES = {"source": N_("Leave-one-source-out: each publication held out"),
+                  "family": N_("Leave-one-family-out: each GPU family held out")}
+# GPU families as the catalog's architecture ids; product names, shown as they are in every language
+FAMILY_NAMES = {"davinci": "Ascend (Da Vinci)", "cdna3": "AMD CDNA 3", "cdna4": "AMD CDNA 4",
+                "musa-quyuan": "Moore Threads (MUSA)", "dcu-gfx926": "Hygon DCU", "dcu-gfx936": "Hygon DCU",
+                "blackwell-ultra": "Blackwell Ultra"}
+
+
+def _pct(x: float | None, signed: bool = False) -> str:
+    return "-" if x is None else f"{x:+.1%}" if signed else f"{x:.1%}"
+
+
+def _print_holdout(held: dict[str, Any], con: Console, lang: str) -> None:
+    """One cross-validation pass: its overall line per kind, then per GPU family and per training method the cases,
+    median / p90 of |error| and the signed median (positive = predicted too fast / too large)."""
+    kinds = [k for k in ("memory", "throughput") if held.get(k, {}).get("count")]
+    if not kinds:
+        return
+    by = held[kinds[0]]["holdout"]
+    table = Table(title=tr(HOLDOUT_TITLES[by], lang), title_justify="left")
+    table.add_column(tr("group", lang), justify="left")
+    for kind in kinds:
+        table.add_column(tr("{kind}: cases", lang, kind=tr(kind, lang)), justify="right")
+        table.add_column(tr("median / p90 |error|", lang), justify="right")
+        table.add_column(tr("signed median", lang), justify="right")
+
+    def row(label: str, cells: list[dict[str, Any] | None]) -> None:
+        out = [label]
+        for c in cells:
+            out += ["-", "-", "-"] if not c else [str(c["count"]), f"{_pct(c['median_abs_error'])} / "
+                                                  f"{_pct(c['p90_abs_error'])}", _pct(c["signed_median_error"], True)]
+        table.add_row(*out)
+
+    row(tr("all", lang), [held[k] for k in kinds])
+    for group, title in (("family", N_("GPU family")), ("method", N_("method"))):
+        names = dict.fromkeys(n for k in kinds for n in held[k]["signed"][group])
+        for name in names:
+            shown = FAMILY_NAMES.get(name, name.title()) if group == "family" else name
+            row(f"{tr(title, lang)}: {shown}", [held[k]["signed"][group].get(name) for k in kinds])
+    con.print(table)
+    excluded = sum(held[k]["excluded"] for k in kinds)
+    con.print(tr("Signed median: positive = predicted too fast (speed) or too large (memory); cases that could not be "
+                 "predicted: {n}", lang, n=excluded))
+
+
 ACCURACY_ROWS = {
     ("all", "leave-one-source-out"): N_("all {count} shipped cases, each publication held out"),
+    ("all", "leave-one-family-out"): N_("all {count} shipped cases, each GPU family held out"),
     ("fitted", "leave-one-source-out"): N_("the {count} cases the parameters are fitted on, each publication held out"),
     ("fitted", "in-sample"): N_("the {count} cases the parameters are fitted on, in-sample (flatters the model: "
                                 "not its accuracy)"),
@@ -66,13 +109,16 @@ def _print_accuracy(summary: dict[str, Any], con: Console, lang: str) -> None:
                 cells.append("-")
                 continue
             counts = tr("{n} cases", lang, n=c["count"])
-            if c["sources"] is not None:
+            if c["sources"] is not None and row["method"] == "leave-one-family-out":
+                counts = tr("{cases}, {n} GPU families", lang, cases=counts, n=c["sources"])
+            elif c["sources"] is not None:
                 counts = tr("{cases}, {n} publications", lang, cases=counts, n=c["sources"])
             cells.append(f"{c['median_abs_error']:.1%} / {c['p90_abs_error']:.1%} ({counts})")
         table.add_row(tr(ACCURACY_ROWS[(row["cases"], row["method"])], lang, count=row["count"]), *cells)
     con.print(table)
     folders = dict.fromkeys(f"{f.rsplit('/', 1)[0]}/*.yaml" if "/" in f else f for f in summary.get("files", []))
-    con.print(tr("Case by case: trainsizer validate {files} --holdout source", lang, files=" ".join(folders)))
+    con.print(tr("Case by case: trainsizer validate {files} --holdout source (or family)", lang,
+                 files=" ".join(folders)))
 
 
 def _print_case_table(results: list[Any], con: Console, lang: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,14 @@ def is_memory_case(case: dict[str, Any]) -> bool:
     return "memory_gib" in case["measured"]
 
 
+def gpu_family(scenario: Any) -> str:
+    """The GPU family of a case: its accelerator's ``architecture`` in the catalog (hopper, ampere, ada, davinci =
+    Ascend, ...); an inline spec without one is ``other``."""
+    from trainsizer.estimate.estimator import resolve_gpu
+
+    return resolve_gpu(scenario).architecture or "other"
+
+
 @dataclass
 class CaseTerms:
     """One kind of case (memory or speed), ready to be priced under any parameters of that kind."""
@@ -48,6 +56,8 @@ class CaseTerms:
     excluded_from_fit: list[str | None]  # the data's reason to leave a case out of fits (it stays in errors)
     memory: list[MemoryTerms] | None = None
     speed: SpeedTerms | None = None
+    families: list[str] = field(default_factory=list)  # each case's GPU family (:func:`gpu_family`)
+    methods: list[str] = field(default_factory=list)  # each case's training method (full, lora, qlora, freeze)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -71,6 +81,8 @@ def build_case_terms(cases: list[dict[str, Any]], kind: str, memory_params: Memo
     """The cases of ``kind`` as terms, and (id, reason) for each one that could not be built."""
     exclusions = {**memory_params.fit.exclude, **perf_params.fit.exclude}
     ids, sources, measured, memory, speed, metrics, failed = [], [], [], [], [], [], []
+    families: list[str] = []
+    methods: list[str] = []
     for case in cases:
         if is_memory_case(case) != (kind == "memory"):
             continue
@@ -95,9 +107,11 @@ def build_case_terms(cases: list[dict[str, Any]], kind: str, memory_params: Memo
         ids.append(cid)
         sources.append(source_key(case))
         measured.append(float(value))
+        families.append(gpu_family(scenario))
+        methods.append(str(scenario.training.method))
     return CaseTerms(kind, ids, sources, np.array(measured, dtype=float),
                       [exclusions.get(i) for i in ids], memory if kind == "memory" else None,
-                      stack_speed(speed, metrics) if speed else None), failed
+                      stack_speed(speed, metrics) if speed else None, families, methods), failed
 
 
 def log_error_loss(terms: CaseTerms, rows: Sequence[int]) -> Callable[[Any], float]:

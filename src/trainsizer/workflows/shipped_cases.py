@@ -3,8 +3,9 @@ where they are and which of them the shipped parameters are fitted on.
 
 - ``validation/cases/``: the cases every ``fitted`` parameter of memory_model.yaml and performance_model.yaml was
   fitted on (tools/fit_memory.py, tools/fit_performance.py read them by default);
-- ``validation/published/``: published cases the fits never saw (held out entirely); with the throughput cases above
-  they are the MFU ceilings' evidence (tools/mfu_ceilings.py).
+- ``validation/published/``: published cases the fits never saw (held out entirely): ``memory.yaml`` and
+  ``throughput.yaml`` (with the throughput cases above, the MFU ceilings' evidence, tools/mfu_ceilings.py), then every
+  other ``*.yaml`` there in name order (later publications, issue 23: checked, not yet part of the ceilings).
 
 They live beside ``src/`` in a clone (or an editable install), not inside the installed package.
 """
@@ -37,8 +38,11 @@ def fitted_files(root: Path | None = None) -> list[Path]:
 
 
 def shipped_files(root: Path | None = None) -> list[Path]:
-    """Every shipped case file: the fitted ones, then the held-out publications."""
-    return fitted_files(root) + [shipped_path(r, root) for r in HELD_OUT.values()]
+    """Every shipped case file: the fitted ones, then the held-out publications (``HELD_OUT``, then the other files of
+    ``validation/published/`` in name order)."""
+    held = [shipped_path(r, root) for r in HELD_OUT.values()]
+    folder = (root or VALIDATION_DIR) / "published"
+    return fitted_files(root) + held + sorted(p for p in folder.glob("*.yaml") if p not in held)
 
 
 def label(path: Path) -> str:

@@ -71,23 +71,24 @@ def validate_cases(cases: list[dict[str, Any]], memory_params: MemoryModel | Non
     return [run_case(c, exclusions, mparams, pparams) for c in cases]
 
 
-HOLDOUTS = ("none", "source")
+HOLDOUTS = ("none", "source", "family", "both")
 IN_SAMPLE_NOTE = ("in-sample: the shipped parameters were fitted on the cases of validation/cases/, so these errors "
-                  "flatter the model; --holdout source gives the cross-validated figure")
+                  "flatter the model; --holdout source (or family) gives the cross-validated figure")
 
 
 def validate_files(paths: list[Path] | None = None, calibration: Path | None = None,
                    holdout: str | None = None) -> tuple[list[CaseResult], dict[str, Any]]:
     """Every case of the files predicted (with a calibration profile's parameters, if given) and the
     summary: all cases, those the shipped fit used, those it left out, how many had no prediction, and
-    with ``holdout="source"`` the leave-one-source-out errors (:mod:`trainsizer.workflows.holdout`).
-    No files: the shipped cases (:mod:`trainsizer.workflows.shipped_cases`), held out by source unless told
+    with ``holdout="source"`` the leave-one-source-out errors (``summary["holdout"]``), with ``"family"`` the
+    leave-one-family-out ones (``summary["holdout_family"]``), ``"both"`` both (:mod:`trainsizer.workflows.holdout`).
+    No files: the shipped cases (:mod:`trainsizer.workflows.shipped_cases`), held out both ways unless told
     otherwise, and ``summary["accuracy"]``, the table the README quotes."""
     from trainsizer.workflows.estimate_job import calibrated_params
     from trainsizer.workflows.shipped_cases import fitted_files, shipped_files
 
     shipped = not paths
-    holdout = holdout or ("source" if shipped else "none")
+    holdout = holdout or ("both" if shipped else "none")
     if holdout not in HOLDOUTS:
         raise InputError("--holdout", f"{holdout!r}; accepted: {', '.join(HOLDOUTS)}")
     files = shipped_files() if shipped else list(paths or [])
@@ -102,11 +103,15 @@ def validate_files(paths: list[Path] | None = None, calibration: Path | None = N
         "all": summarize(predicted).to_dict(), "fitted": summarize(fitted).to_dict(),
         "excluded": summarize([r for r in predicted if r.excluded_from_fit]).to_dict(),
         "skipped": len(results) - len(predicted), "in_sample": True, "in_sample_note": IN_SAMPLE_NOTE}
-    if holdout == "source":
+    if holdout in ("source", "both"):
         from trainsizer.workflows.holdout import leave_one_source_out
 
         summary["holdout"] = leave_one_source_out(cases, memory_params, perf_params)
         summary["range_coverage"] = range_coverage(cases, summary["holdout"])
+    if holdout in ("family", "both"):
+        from trainsizer.workflows.holdout import leave_one_family_out
+
+        summary["holdout_family"] = leave_one_family_out(cases, memory_params, perf_params)
     if shipped:
         from trainsizer.workflows.shipped_cases import label
 
@@ -114,7 +119,8 @@ def validate_files(paths: list[Path] | None = None, calibration: Path | None = N
         fit_cases = [c for path in fit_files for c in load_cases(path)]
         summary["files"] = [label(f) for f in files]
         summary["accuracy"] = accuracy_rows(cases, fit_cases, results, summary.get("holdout"),
-                                            memory_params, perf_params, [label(f) for f in fit_files])
+                                            memory_params, perf_params, [label(f) for f in fit_files],
+                                            summary.get("holdout_family"))
     return results, summary
 
 
@@ -133,15 +139,16 @@ def _kinds(cases: list[dict[str, Any]]) -> dict[str, str]:
 
 def _cell(summary: dict[str, Any], sources: int | None = None) -> dict[str, Any]:
     return {"count": summary["count"], "sources": sources, "median_abs_error": summary["median_abs_error"],
-            "p90_abs_error": summary["p90_abs_error"]}
+            "p90_abs_error": summary["p90_abs_error"], "signed_median_error": summary.get("signed_median_error")}
 
 
 def accuracy_rows(cases: list[dict[str, Any]], fit_cases: list[dict[str, Any]], results: list[CaseResult],
                   holdout: dict[str, Any] | None, memory_params: dict[str, Any], perf_params: dict[str, Any],
-                  fit_labels: list[str]) -> list[dict[str, Any]]:
+                  fit_labels: list[str], family: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The README's accuracy table: leave-one-source-out over every shipped case and over the cases the shipped
-    parameters were fitted on alone (both only when ``holdout``, the first pass, was run), then those cases
-    in-sample (the figure that flatters the model)."""
+    parameters were fitted on alone (both only when ``holdout``, the first pass, was run), leave-one-family-out over
+    every shipped case (when ``family`` was run), then the fitted cases in-sample (the figure that flatters the
+    model)."""
     from trainsizer.workflows.holdout import leave_one_source_out
 
     rows: list[dict[str, Any]] = []
@@ -150,6 +157,9 @@ def accuracy_rows(cases: list[dict[str, Any]], fit_cases: list[dict[str, Any]], 
             held = holdout if name == "all" else leave_one_source_out(chosen, memory_params, perf_params)
             rows.append({"cases": name, "count": len(chosen), "method": "leave-one-source-out",
                          **{k: _cell(held[k], held[k]["sources"]) for k in ("memory", "throughput")}})
+    if family is not None:
+        rows.append({"cases": "all", "count": len(cases), "method": "leave-one-family-out",
+                     **{k: _cell(family[k], family[k]["families"]) for k in ("memory", "throughput")}})
     kind = _kinds(fit_cases)
     fit_results = [r for r in results if r.id in kind and r.error is not None]
     rows.append({"cases": "fitted", "count": len(fit_cases), "method": "in-sample",
