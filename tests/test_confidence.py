@@ -3,6 +3,8 @@ a GPU family) in which the pick stays the best, meets the deadline and stays wit
 
 from __future__ import annotations
 
+import pytest
+
 from trainsizer.workflows.robust import close_call, confidence, option_range
 
 
@@ -23,7 +25,8 @@ def test_a_clear_call_is_confident_and_a_close_one_says_what_settles_it():
     close = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("a100-sxm4-80gb", 8, 1040.0, 10.4)]
     c = confidence(close, [0, 1], [1000.0, 1040.0], None, None)
     assert 0.3 < c["share"] < 0.75 and c["close"]
-    assert c["contender"]["option"] == 1 and c["contender"]["best_on_objective"] == 1 - c["best_on_objective"]
+    assert c["contender"]["option"] == 1
+    assert c["contender"]["best_on_objective"] == pytest.approx(1 - c["best_on_objective"], abs=2e-4)
     rec = {"confidence": c}
     message = close_call(rec, close, "job.yaml")
     assert message.code == "range.close_call" and message.args["hardware"]["gpu"] == "a100-sxm4-80gb"
@@ -92,7 +95,7 @@ def test_the_planner_prefers_a_safe_layout_within_a_few_percent_of_a_risky_one()
         return {**o, "parallel": {"tp": 1, "pp": 1, "cp": 1, "virtual_pp": 1, "offload": "none"}}
 
     risky = layout(_option("a100-sxm4-80gb", 8, 970.0, 10.0, device_gib=70.0))  # 87 % of memory: under TIGHT_FRACTION
-    safe = layout(_option("a100-sxm4-80gb", 8, 1000.0, 10.0, device_gib=40.0))
+    safe = layout(_option("a100-sxm4-80gb", 8, 1000.0, 10.0, device_gib=30.0))
     options = with_ranges([risky, safe])
     assert options[0]["range"]["at_risk"] and not options[1]["range"]["at_risk"]
     assert tight(options[0]) and not tight(risky)  # the range, not the fraction, makes it tight

@@ -19,6 +19,7 @@ from trainsizer.workflows.calibrate import (
     NEUTRAL,
     PERFORMANCE_FREE,
     coordinate_descent,
+    family_prior,
     neutral_start,
 )
 from trainsizer.workflows.case_terms import build_case_terms, log_error_loss, source_key
@@ -166,6 +167,7 @@ def test_each_family_is_predicted_with_none_of_its_cases_in_the_fit():
     train = terms.fit_rows([i for i, f in enumerate(terms.families) if f != held])
     free = [f for f in PERFORMANCE_FREE if (f[0], f[1]) != (EFFICIENCY, held)]
     start = without_family(neutral_start(pp), held, PERFORMANCE_FREE)
+    start = family_prior(start, {f for f in terms.families if f != held})  # the held-out family from physics
     fitted, _ = coordinate_descent(log_error_loss(terms, train), start, free, rounds=2)
     test = [i for i, f in enumerate(terms.families) if f == held]
     expected = dict(zip([terms.ids[i] for i in test], terms.predict(fitted, test), strict=True))

@@ -65,7 +65,7 @@ def test_the_shipped_ranges_cover_the_speed_and_memory_estimates_both_ways():
     t_lo, t_hi = b.scale_inverse(10.0)
     assert t_lo < 10.0 < t_hi and t_lo == pytest.approx(10.0 * 1000.0 / hi)
     m = band("memory", regime("rtx-4090-24gb", "qlora", 1, 1))
-    assert 0.0 < m.p_above(20.0, 24.0) < 0.5 < m.p_above(30.0, 24.0) < 1.0
+    assert 0.0 < m.p_above(16.0, 24.0) < 0.5 < m.p_above(30.0, 24.0) < 1.0
     assert shipped_ranges()["level"] == 0.8
 
 

@@ -6,6 +6,8 @@ publication's cases, and that publication's cases are predicted with them. Leave
 GPU family (the catalog's ``architecture``: hopper, ampere, ada, davinci = Ascend, ...) held out, as a new part
 arrives without data: the held-out family's own fitted efficiency is set to the model's ``default`` and its MFU
 ceiling rows are removed (it gets the ceiling of a GPU with no measured run), so nothing of it comes from its cases.
+In every fold a family that no training case shows takes its efficiency from its measured matmul efficiency
+(``calibrate.family_prior``), so a publication that alone shows a family does not lend it its own fitted value.
 Every case is predicted once and counted: cases the data flags as implausible stay out of the fits but not out of
 the error. Beside the absolute errors, each summary gives the signed median per GPU family and per training method
 (positive = predicted too fast / too large).
@@ -21,7 +23,13 @@ import numpy as np
 
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.typed_data import Table, value_at, with_value
-from trainsizer.workflows.calibrate import MEMORY_FREE, PERFORMANCE_FREE, coordinate_descent, neutral_start
+from trainsizer.workflows.calibrate import (
+    MEMORY_FREE,
+    PERFORMANCE_FREE,
+    coordinate_descent,
+    family_prior,
+    neutral_start,
+)
 from trainsizer.workflows.case_terms import CaseTerms, build_case_terms, log_error_loss
 from trainsizer.workflows.cases import CaseResult, summarize
 
@@ -82,6 +90,8 @@ def _fold(terms: CaseTerms, groups: list[str], group: str, base: Any, free: Any,
     test = [i for i, g in enumerate(groups) if g == group]
     train = terms.fit_rows([i for i, g in enumerate(groups) if g != group])
     start = _without_family(base, held_family, free) if held_family else base
+    if isinstance(start, PerformanceModel):  # a family no training case shows: its efficiency from physics
+        start = family_prior(start, {f for i, f in enumerate(terms.families) if groups[i] != group})
     free_here = [f for f in free if not (held_family and (f[0], f[1]) == (EFFICIENCY, held_family))]
     params = coordinate_descent(log_error_loss(terms, train), start, free_here, rounds)[0] if train else start
     return test, terms.predict(params, test)
