@@ -136,6 +136,8 @@ _c("adjust.voucher_upper_bound", N_("the fraction is a ceiling: treat the saving
 _c("adjust.voucher_not_applied", N_("voucher {voucher} not applied: {reason}"), voucher="text", reason="clause")
 _c("adjust.tight_fit", N_("tight fit: {pct} of GPU memory used, above {limit}; measure the peak before the run"),
    pct="pct", limit="pct")
+_c("adjust.oom_risk", N_("a {pct} chance of running out of memory at {used} of GPU memory (the memory model's "
+                         "errors on published runs); measure the peak before the run"), pct="pct", used="pct")
 _c("adjust.time_value", N_("time valued at {money} an hour of the run (your --time-value)"), money="money")
 _c("adjust.bought_at", N_("bought at {workload}: the servers busy {pct} of their month"), workload="clause",
    pct="pct")

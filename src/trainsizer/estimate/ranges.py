@@ -40,6 +40,7 @@ class Band:
     level: float
     cases: int  # cases behind the regime (the fewest over its dimensions)
     no_evidence: tuple[str, ...] = ()  # dimension=value pairs no case shows
+    mid: float | None = None  # the median log factor (None: the middle of the range)
 
     def scale(self, value: float) -> tuple[float, float]:
         """[lo, hi] of a quantity that grows with the measured one (memory; speed: tokens per second)."""
@@ -50,23 +51,29 @@ class Band:
         return value * math.exp(-self.hi), value * math.exp(-self.lo)
 
     @property
+    def center(self) -> float:
+        """The median log factor: the residuals' median where fitted, else the middle of the range."""
+        return (self.lo + self.hi) / 2 if self.mid is None else min(max(self.mid, self.lo), self.hi)
+
+    @property
     def sigma(self) -> float:
         """The spread of ``u`` as a normal's standard deviation (the 10-90 % span is 2 x 1.2816 sigma)."""
         return max((self.hi - self.lo) / (2 * 1.2815516), 1e-6)
 
-    @property
-    def center(self) -> float:
-        return (self.lo + self.hi) / 2
-
     def p_above(self, predicted: float, limit: float) -> float:
-        """The chance the measured value exceeds ``limit`` given the estimate ``predicted`` (u normal, fitted to
-        the range)."""
+        """The chance the measured value exceeds ``limit`` given the estimate ``predicted``: ``u`` a split normal
+        with its median at :attr:`center` and each side's spread from that side of the range (the errors are
+        skewed: memory's upper tail is longer; John 1982, "The three-parameter two-piece normal family")."""
         if predicted <= 0:
             return 0.0
         if limit <= 0:
             return 1.0
-        z = (math.log(limit / predicted) - self.center) / self.sigma
-        return 0.5 * math.erfc(z / math.sqrt(2))
+        x, z80 = math.log(limit / predicted), 1.2815516
+        if x >= self.center:
+            side = max((self.hi - self.center) / z80, 1e-6)
+            return 0.5 * math.erfc((x - self.center) / side / math.sqrt(2))
+        side = max((self.center - self.lo) / z80, 1e-6)
+        return 1.0 - 0.5 * math.erfc((self.center - x) / side / math.sqrt(2))
 
     def to_dict(self) -> dict[str, Any]:
         return {"level": self.level, "cases": self.cases, "no_evidence": list(self.no_evidence)}
@@ -84,7 +91,7 @@ def band(kind: str, regime: dict[str, str], data: dict[str, Any] | None = None) 
     fit = data[kind]
     pooled = fit["pooled"]
     k = float(data["shrinkage_sources"])
-    los, his, counts, missing = [], [], [], []
+    los, mids, his, counts, missing = [], [], [], [], []
     for dim in DIMENSIONS:
         row = (fit.get(dim) or {}).get(regime.get(dim, ""))
         n = int(row["sources"]) if row else 0
@@ -94,10 +101,12 @@ def band(kind: str, regime: dict[str, str], data: dict[str, Any] | None = None) 
             continue
         w = n / (n + k)
         los.append(w * row["lo"] + (1 - w) * pooled["lo"])
+        mids.append(w * row.get("mid", 0.0) + (1 - w) * pooled.get("mid", 0.0))
         his.append(w * row["hi"] + (1 - w) * pooled["hi"])
     lo = sum(los) / len(los) if los else pooled["lo"]
     hi = sum(his) / len(his) if his else pooled["hi"]
+    mid = sum(mids) / len(mids) if mids else pooled.get("mid")
     if missing:
         wide = fit["no_evidence"]
         lo, hi = min(lo, wide["lo"]), max(hi, wide["hi"])
-    return Band(kind, lo, hi, float(data["level"]), min(counts), tuple(missing))
+    return Band(kind, lo, hi, float(data["level"]), min(counts), tuple(missing), mid)

@@ -1,5 +1,6 @@
 """The regime of a scenario for the error ranges (``ranges.py``): the things the model's error depends on that a
-scenario states before it runs: the GPU family, the training method and the scale (one GPU, one node, many nodes).
+scenario states before it runs: the GPU family (its architecture), the training method and the scale (one GPU, one
+node, many nodes).
 
 The framework a run uses also moves the error (the published cases come from Megatron, DeepSpeed, FSDP, LitGPT,
 Hugging Face ...), but a scenario does not state its framework, so a range cannot be conditioned on it."""
@@ -15,7 +16,15 @@ _SUFFIX = re.compile(r"^(sxm\d*|pcie\d*|nvl\d*|oam|\d+gb|\d+w)$")
 
 
 def gpu_family(gpu_id: str) -> str:
-    """The product line of a catalog GPU id: a100-sxm4-40gb and a100-sxm4-80gb are both ``a100``."""
+    """The GPU family of a catalog id: its architecture in the accelerator catalog (h800-sxm5-80gb and
+    h100-sxm5-80gb are both ``hopper``; the model's error follows the kernels and allocator an architecture runs,
+    so the evidence of one Hopper part speaks for a new one), else the product line the id names
+    (a100-sxm4-40gb -> ``a100``) for a GPU the catalog does not hold."""
+    from trainsizer.hardware.catalog import default_catalog
+
+    acc = default_catalog().accelerators.get(str(gpu_id))
+    if acc is not None and acc.architecture:
+        return str(acc.architecture)
     tokens = str(gpu_id).lower().split("-")
     for i, token in enumerate(tokens):
         if i and _SUFFIX.match(token):

@@ -268,7 +268,10 @@ def adjustments(pick: dict[str, Any], currency: str, time: TimeValue | None = No
         out.append(buy.get("note"))
     if tight(pick):
         mem = pick["memory"]
-        out.append(msg("adjust.tight_fit", pct=mem["device_gib"] / mem["capacity_gib"], limit=TIGHT_FRACTION))
+        used = mem["device_gib"] / mem["capacity_gib"]
+        risk = (pick.get("range") or {}).get("p_exceeds_capacity")
+        out.append(msg("adjust.tight_fit", pct=used, limit=TIGHT_FRACTION) if used > TIGHT_FRACTION or risk is None
+                   else msg("adjust.oom_risk", pct=risk, used=used))
     if time is not None and time.per_hour > 0:
         amount = money(time.per_hour, time.currency)
         out.append(clauses([msg("plan.time_value_assumed", money=amount), msg("plan.time_value_flag")])
