@@ -109,6 +109,9 @@ _c("machine.short_disk", N_("it needs {need} GB of local disk, the instance has 
 _c("machine.ram_unknown_offload",
    N_("the offer does not state its host RAM, and this layout offloads to CPU ({need} GiB of host RAM per server)"),
    need="num0")
+_c("machine.ram_unstated",
+   N_("{provider} does not state the host RAM of its instances: this layout needs about {need} GiB on {n} cards; "
+      "check it on the instance (free -g) before the run"), provider="text", need="num0", n="int")
 _c("cost.no_offer_holds", N_("no offer for {gpu} in the {market} has a machine that holds this layout: {reason}"),
    gpu="gpu", market="market", reason="clause")
 _c("cost.no_cluster_lease",

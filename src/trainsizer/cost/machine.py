@@ -57,3 +57,12 @@ def shortfall(offer: RentalOffer, need: MachineNeed) -> Message | None:
     if not parts:
         return None
     return msg("machine.does_not_hold", provider=offer.provider, parts=listing(parts))
+
+
+def unchecked(offer: RentalOffer, need: MachineNeed) -> Message | None:
+    """What the offer does not state and so could not be checked (its host RAM, for a layout it holds only
+    because that layout keeps nothing in host RAM beyond the ranks, loaders and a checkpoint copy), said with the
+    need so the user checks the instance before the run; None when the RAM is stated."""
+    if ram_gib(offer.machine, need.gpus_per_node) is not None:
+        return None
+    return msg("machine.ram_unstated", provider=offer.provider, need=need.ram_gib, n=need.gpus_per_node)

@@ -16,10 +16,10 @@ the offers' own terms are data in ``prices.yaml`` (``contract:``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from trainsizer.cost.machine import MachineNeed, shortfall
+from trainsizer.cost.machine import MachineNeed, shortfall, unchecked
 from trainsizer.cost.prices import Prices, RentalOffer, cite
 from trainsizer.cost.tco import HOURS_PER_MONTH, HOURS_PER_YEAR, BuyCost
 from trainsizer.messages import Message, clauses, msg
@@ -155,6 +155,9 @@ def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, marke
         runs = [r for r in runs if r.commitment <= budget] or runs
     firm = [r for r in runs if r.term != "preemptible"]
     best = min(firm or runs, key=lambda r: (r.cost, r.commitment))
+    caveat = unchecked(best.offer, need) if need is not None else None
+    if caveat is not None:
+        best = replace(best, notes=(*best.notes, caveat))
     prices.used.append(cite({"source": best.offer.source, "relay": best.offer.relay, "as_of": best.offer.as_of},
                             msg("price.rental_offer", gpu=gpu, provider=best.offer.provider, term=best.term)))
     return best, None

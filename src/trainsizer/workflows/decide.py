@@ -260,7 +260,8 @@ def adjustments(pick: dict[str, Any], currency: str, time: TimeValue | None = No
     if pr.get("acquisition") == "rent" and pr.get("rent"):
         rent = pr["rent"]
         out.append(_voucher(rent, currency))
-        out += [n for n in rent.get("notes") or [] if isinstance(n, Message) and n.code == "cost.contract_minimum"]
+        out += [n for n in rent.get("notes") or [] if isinstance(n, Message)
+                and n.code in ("cost.contract_minimum", "machine.ram_unstated")]
     if pr.get("acquisition") == "buy" and pr.get("buy"):
         buy = pr["buy"]
         if buy.get("utilisation") is not None:
