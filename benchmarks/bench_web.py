@@ -101,6 +101,27 @@ def start_server(port: int, workers: int | None, queue_limit: int | None) -> sub
     return subprocess.Popen([sys.executable, "-c", code, str(port), *settings])
 
 
+async def post_plan(client: httpx.AsyncClient, body: dict[str, Any], latencies: list[float],
+                    errors: dict[str, int]) -> float:
+    """POST one plan: its latency when answered, else its error counted; the Retry-After of a 503 (0 otherwise)."""
+    t0 = time.perf_counter()
+    wait_s = 0.0
+    try:
+        resp = await client.post("/api/plan", json=body)
+        key = None if resp.status_code == 200 and "options" in resp.json() else f"HTTP {resp.status_code}"
+        if resp.status_code == 503:
+            wait_s = float(resp.headers.get("retry-after", "1"))
+    except httpx.TimeoutException:
+        key = "timeout"
+    except httpx.HTTPError as exc:
+        key = type(exc).__name__
+    if key is None:
+        latencies.append(time.perf_counter() - t0)
+    else:
+        errors[key] = errors.get(key, 0) + 1
+    return wait_s
+
+
 async def wait_ready(base: str, proc: subprocess.Popen[bytes], limit_s: float = 60.0) -> None:
     deadline = time.monotonic() + limit_s
     async with httpx.AsyncClient(base_url=base, timeout=2.0) as client:
@@ -127,22 +148,7 @@ async def load(base: str, bodies: list[dict[str, Any]], duration_s: float, timeo
         nonlocal started
         while time.monotonic() < stop_at and started < max_requests:
             started += 1
-            t0 = time.perf_counter()
-            wait_s = 0.0
-            try:
-                resp = await client.post("/api/plan", json=body)
-                ok = resp.status_code == 200 and "options" in resp.json()
-                key = None if ok else f"HTTP {resp.status_code}"
-                if resp.status_code == 503:
-                    wait_s = float(resp.headers.get("retry-after", "1"))
-            except httpx.TimeoutException:
-                key = "timeout"
-            except httpx.HTTPError as exc:
-                key = type(exc).__name__
-            if key is None:
-                latencies.append(time.perf_counter() - t0)
-            else:
-                errors[key] = errors.get(key, 0) + 1
+            wait_s = await post_plan(client, body, latencies, errors)
             if wait_s:
                 await asyncio.sleep(min(wait_s, max(0.0, stop_at - time.monotonic())))
 
@@ -165,18 +171,7 @@ async def bursts(base: str, bodies: list[dict[str, Any]], rounds: int, timeout_s
             async def one(body: dict[str, Any], r: int, latencies: list[float], errors: dict[str, int]) -> None:
                 body = {**body, "job": {**body["job"], "training": {**body["job"]["training"],
                                                                     "tokens": 2.0e8 + 1e6 * (r + 1)}}}
-                t0 = time.perf_counter()
-                try:
-                    resp = await client.post("/api/plan", json=body)
-                    key = None if resp.status_code == 200 and "options" in resp.json() else f"HTTP {resp.status_code}"
-                except httpx.TimeoutException:
-                    key = "timeout"
-                except httpx.HTTPError as exc:
-                    key = type(exc).__name__
-                if key is None:
-                    latencies.append(time.perf_counter() - t0)
-                else:
-                    errors[key] = errors.get(key, 0) + 1
+                await post_plan(client, body, latencies, errors)
 
             await asyncio.gather(*(one(b, r, latencies, errors) for b in bodies))
             out.append((latencies, errors))
