@@ -3,13 +3,28 @@ reader's language (``--lang``) or as JSON. Loaded on first use (cli_groups.LAZY_
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from trainsizer.cli_options import CatalogOpt, JsonOpt, LangOpt, PricesOpt
 from trainsizer.i18n import resolve_lang
+
+
+def _show(json_rows: Callable[[], Any], printer: str, data: Any, as_json: bool, lang: str | None) -> None:
+    """A catalog as JSON (``json_rows()``) or as the table ``report.catalog_text.<printer>`` prints in the reader's
+    language."""
+    if as_json:
+        from trainsizer.jsonout import dumps_strict
+
+        typer.echo(dumps_strict(json_rows()))
+        return
+    from trainsizer.report import catalog_text
+
+    getattr(catalog_text, printer)(data, resolve_lang(lang))
+
 
 catalog_app = typer.Typer(add_completion=False, no_args_is_help=True, help="List the catalogs.")
 
@@ -20,14 +35,7 @@ def catalog_gpus(catalog: CatalogOpt = None, as_json: JsonOpt = False, lang: Lan
     from trainsizer.workflows.catalogs import accelerators_and_links
 
     cat = accelerators_and_links(tuple(catalog or ()))
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict([a.model_dump() for a in cat.accelerators.values()]))
-        return
-    from trainsizer.report.catalog_text import print_gpus
-
-    print_gpus(cat, resolve_lang(lang))
+    _show(lambda: [a.model_dump() for a in cat.accelerators.values()], "print_gpus", cat, as_json, lang)
 
 
 @catalog_app.command("links")
@@ -36,14 +44,7 @@ def catalog_links(catalog: CatalogOpt = None, as_json: JsonOpt = False, lang: La
     from trainsizer.workflows.catalogs import accelerators_and_links
 
     cat = accelerators_and_links(tuple(catalog or ()))
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict([link.model_dump() for link in cat.links.values()]))
-        return
-    from trainsizer.report.catalog_text import print_links
-
-    print_links(cat, resolve_lang(lang))
+    _show(lambda: [link.model_dump() for link in cat.links.values()], "print_links", cat, as_json, lang)
 
 
 @catalog_app.command("sites")
@@ -53,14 +54,7 @@ def catalog_sites(sites: Annotated[list[Path] | None, typer.Option("--sites")] =
     from trainsizer.workflows.catalogs import sites as load_sites
 
     all_sites = load_sites(tuple(sites or ()))
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict([s.model_dump() for s in all_sites.values()]))
-        return
-    from trainsizer.report.catalog_text import print_sites
-
-    print_sites(all_sites, resolve_lang(lang))
+    _show(lambda: [s.model_dump() for s in all_sites.values()], "print_sites", all_sites, as_json, lang)
 
 
 @catalog_app.command("models")
@@ -69,14 +63,7 @@ def catalog_models(as_json: JsonOpt = False, lang: LangOpt = None) -> None:
     from trainsizer.workflows.catalogs import model_rows
 
     rows = model_rows()
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict(rows))
-        return
-    from trainsizer.report.catalog_text import print_models
-
-    print_models(rows, resolve_lang(lang))
+    _show(lambda: rows, "print_models", rows, as_json, lang)
 
 
 @catalog_app.command("prices")
@@ -87,14 +74,7 @@ def catalog_prices(market: Annotated[str | None, typer.Option(help="cn or global
     from trainsizer.workflows.catalogs import price_rows
 
     rows = price_rows(market, stale, tuple(prices or ()))
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict(rows))
-        return
-    from trainsizer.report.catalog_text import print_prices
-
-    print_prices(rows, resolve_lang(lang))
+    _show(lambda: rows, "print_prices", rows, as_json, lang)
 
 
 @catalog_app.command("vouchers")
@@ -104,11 +84,4 @@ def catalog_vouchers(prices: PricesOpt = None, as_json: JsonOpt = False, lang: L
     from trainsizer.workflows.catalogs import voucher_rows
 
     rows = voucher_rows(tuple(prices or ()))
-    if as_json:
-        from trainsizer.jsonout import dumps_strict
-
-        typer.echo(dumps_strict(rows))
-        return
-    from trainsizer.report.catalog_text import print_vouchers
-
-    print_vouchers(rows, resolve_lang(lang))
+    _show(lambda: rows, "print_vouchers", rows, as_json, lang)
