@@ -53,6 +53,31 @@ def test_every_rental_row_states_its_machine_with_a_source():
                           for o in ucloud)
 
 
+def test_sourced_host_machines_of_the_us_clouds():
+    # Lambda's instance table (1x..8x H100 SXM: 26 vCPUs and 225 GiB per card), RunPod's pricing cards (one-card pod)
+    usd = load_prices("USD")
+    lam = {o.gpu: o for o in usd.rental_offers("h100-sxm5-80gb") + usd.rental_offers("a100-sxm4-80gb")
+           if o.provider == "Lambda"}
+    assert ram_gib(lam["h100-sxm5-80gb"].machine, 8) == pytest.approx(1800, rel=1e-3)  # GiB
+    assert vcpus(lam["h100-sxm5-80gb"].machine, 8) == 208 and vcpus(lam["a100-sxm4-80gb"].machine, 8) == 240
+    runpod = {o.gpu: o for o in usd.rental_offers("h200-sxm-141gb") if o.provider == "RunPod"}
+    assert ram_gib(runpod["h200-sxm-141gb"].machine, 1) == pytest.approx(276e9 / 2**30)
+    for o in usd.rental_offers("h100-sxm5-80gb") + usd.rental_offers("h200-sxm-141gb"):
+        if o.machine and o.machine.ram_gb_per_gpu is not None:  # a figure is stated only with the page it is on
+            assert o.machine.source.startswith(("https://lambda.ai/", "https://www.runpod.io/")), o.provider
+
+
+def test_a_70b_full_fine_tune_in_usd_is_rented_on_a_machine_that_states_its_ram():
+    # before the US clouds' machines were sourced, no offer held the offload layout and the answer was to buy
+    out = _plan("70b-full", "USD")
+    rec = out["recommendation"]
+    pick = out["options"][rec["option"]]
+    assert rec["acquisition"] == "rent"
+    rent = pick["per_run"]["rent"]
+    have = ram_gib(OfferMachine(**rent["machine"]), pick["hardware"]["gpus_per_node"])
+    assert have is not None and pick["system"]["host"]["instance_ram_gib"] <= have
+
+
 @pytest.mark.parametrize(("case", "currency"), CASES)
 def test_no_rented_option_needs_more_than_its_offers_machine(case, currency):
     out = _plan(case, currency)
