@@ -96,6 +96,36 @@ def test_every_option_has_a_per_run_cost_or_the_reason(small_job):
     assert costs == sorted(costs)
 
 
+def test_the_horizon_rents_on_the_options_own_offer(small_job):
+    # "rent over N years" is the offer the run is priced on, not the first row of the price list: for an H100 in
+    # USD that row is a Guangzhou lessor's 3-year lease (cheapest per card-hour, a Chinese offer)
+    first = load_prices("USD").rentals("h100-sxm5-80gb")[0][1]
+    assert first["currency"] == "CNY"
+    usd = plan_job(load_job(QWEN_LORA), PlanRequest(currency="USD", gpus=("h100-sxm5-80gb",))).out
+    for out in (small_job, usd):
+        rented = [o for o in out["options"] if o["per_run"].get("rent") and o.get("cost")]
+        assert rented
+        for o in rented:
+            run, horizon = o["per_run"]["rent"], o["cost"]["rent"]
+            assert (horizon["offer"], horizon["price_per_gpu_hour"]) == (run["provider"], run["price_per_gpu_hour"])
+    assert all(o["cost"]["rent"]["offer"] != first["provider"] for o in usd["options"] if o.get("cost"))
+
+
+def test_without_a_rental_of_its_own_the_horizon_rents_only_in_the_market():
+    # an option no offer holds falls back to the GPU's first offer in its market, never another market's
+    from types import SimpleNamespace
+
+    from trainsizer.hardware.catalog import default_catalog
+    from trainsizer.workflows.recommend import _horizon_offer
+    cat = default_catalog()
+    cn = SimpleNamespace(prices=load_prices("CNY"), market="cn")
+    offer, rentable = _horizon_offer(cat.accelerator("h100-sxm5-80gb"), None, cn)
+    assert rentable and offer.quoted_currency == "CNY"
+    assert _horizon_offer(cat.accelerator("l4-24gb"), None, cn) == (None, False)  # not rented in China
+    us = SimpleNamespace(prices=load_prices("USD"), market="global")
+    assert _horizon_offer(cat.accelerator("rtx-3090-24gb"), None, us) == (None, False)  # AutoDL's only
+
+
 def test_the_budget_limits_the_commitment():
     out = plan_job(load_job(LLAMA_QLORA), PlanRequest(max_gpus=64, currency="CNY", budget=20000)).out
     rec = out["recommendation"]

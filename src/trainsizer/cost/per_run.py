@@ -131,6 +131,11 @@ def covers(offer: RentalOffer, gpus: int, nodes: int) -> bool:
     return t is None or t.max_gpus is None or gpus <= t.max_gpus
 
 
+def offer_market(offer: RentalOffer) -> str:
+    """The market an offer serves (by the currency it is quoted in)."""
+    return OFFER_MARKET.get(offer.quoted_currency, "global")
+
+
 def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, market: str,
                     nodes: int = 1, budget: float | None = None,
                     need: MachineNeed | None = None) -> tuple[RentalRun | None, Message | None]:
@@ -138,7 +143,7 @@ def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, marke
     with the reason. With a ``need`` (host RAM, cores, disk per server), only offers whose machine holds it
     (cost.machine). With a ``budget``, offers whose commitment exceeds it are passed over while one within
     it exists (a yearly lease does not hide the on-demand offer that fits the budget)."""
-    offers = [o for o in prices.rental_offers(gpu) if OFFER_MARKET.get(o.quoted_currency, "global") == market]
+    offers = [o for o in prices.rental_offers(gpu) if offer_market(o) == market]
     if not offers:
         return None, msg("cost.no_rental_offer", gpu=gpu, market=market)
     offers = [o for o in offers if covers(o, gpus, nodes)]

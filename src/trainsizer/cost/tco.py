@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainsizer.cost.prices import Prices, cite
+from trainsizer.cost.prices import Prices, RentalOffer, cite
 from trainsizer.errors import InputError
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.system.inventory import Inventory
@@ -196,6 +196,16 @@ def rent_cost(gpu: str, gpus: int, prices: Prices, horizon_years: float, utilisa
                     utilisation, term)
 
 
+def rent_on(offer: RentalOffer, gpus: int, prices: Prices, horizon_years: float, utilisation: float) -> RentCost:
+    """Renting ``gpus`` cards on this ``offer`` over the horizon (a term contract bills every hour)."""
+    term = offer.terms.term if offer.terms else "on-demand"
+    billing = (offer.terms.billing_granularity if offer.terms else None) or "per-hour"
+    item = msg("price.rental_offer", gpu=offer.gpu or "?", provider=offer.provider, term=term)
+    prices.used.append(cite({"source": offer.source, "relay": offer.relay, "as_of": offer.as_of}, item))
+    return RentCost(offer.price_per_gpu_hour, offer.provider, billing, gpus, horizon_years, utilisation,
+                    term not in ("on-demand", "preemptible"))
+
+
 @dataclass
 class Comparison:
     buy: BuyCost
@@ -227,11 +237,15 @@ class Comparison:
 
 
 def compare(inv: Inventory, site: Site, prices: Prices, horizon_years: float = 3.0, utilisation: float = 0.7,
-            run_hours: float | None = None, sets: int = 1) -> Comparison:
+            run_hours: float | None = None, sets: int = 1, offer: RentalOffer | None = None,
+            rentable: bool = True) -> Comparison:
     """Buy vs rent over the horizon at ``utilisation``; ``sets`` identical sets of the servers when the stated
-    workload needs more than one set's month (cost.per_run.Workload.sets)."""
+    workload needs more than one set's month (cost.per_run.Workload.sets). Renting is priced on ``offer`` (the
+    option's own rental: the one its run is priced on), else on the GPU's first offer in the price data;
+    ``rentable=False``: no rental at all (none in the market)."""
     buy = buy_cost(inv, site, prices, horizon_years, utilisation).times(sets)
-    rent = rent_cost(inv.gpu, inv.gpus * sets, prices, horizon_years, utilisation)
+    rent = (rent_on(offer, inv.gpus * sets, prices, horizon_years, utilisation) if offer is not None
+            else rent_cost(inv.gpu, inv.gpus * sets, prices, horizon_years, utilisation) if rentable else None)
     rule = prices.rule("first_year_tco_factor")
     hardware = buy.capex["servers"]
     seed = (hardware * float(rule.get("low", 1.6)), hardware * float(rule.get("high", 1.8)))

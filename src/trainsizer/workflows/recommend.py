@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainsizer.cost.machine import MachineNeed
-from trainsizer.cost.per_run import Workload, buy_share, cheapest_rental
-from trainsizer.cost.prices import Prices
+from trainsizer.cost.per_run import RentalRun, Workload, buy_share, cheapest_rental, offer_market
+from trainsizer.cost.prices import Prices, RentalOffer
 from trainsizer.cost.subsidy import Subsidy, applies_to, apply_subsidy
 from trainsizer.cost.tco import HOURS_PER_YEAR, compare
 from trainsizer.datafiles import packaged_yaml
@@ -126,29 +126,45 @@ def machine_need(opt: dict[str, Any], system: SystemPlan) -> MachineNeed:
                        system.storage.capacity_tb * 1000 / nodes, opt["parallel"]["offload"] != "none")
 
 
+def _rental(opt: dict[str, Any], gpu: Accelerator, money: MoneyTerms,
+            need: MachineNeed | None = None) -> tuple[RentalRun | None, Message | None]:
+    """The run rented on its cheapest terms in the market (cost.per_run.cheapest_rental), or why it cannot be."""
+    rent_ok = availability(gpu, money.market, "rent")
+    if rent_ok.status not in ("yes", "unknown"):
+        return None, msg("cost.not_rentable", market=money.market, status=rent_ok.status, reason=str(rent_ok.reason))
+    run_s = opt["performance"].get("time_to_train_s")
+    return cheapest_rental(money.prices, gpu.id, opt["hardware"]["gpus"], run_s / 3600 if run_s else 1.0,
+                           money.market, opt["hardware"]["nodes"], money.budget, need)
+
+
+def _horizon_offer(gpu: Accelerator, rental: RentalRun | None, money: MoneyTerms) -> tuple[RentalOffer | None, bool]:
+    """The offer the horizon view rents on: the option's own rental (the one its run is priced on), else the
+    first of the GPU's offers in the market (well-sourced, then cheapest); (None, False) when the market has none."""
+    if rental is not None:
+        return rental.offer, True
+    if availability(gpu, money.market, "rent").status not in ("yes", "unknown"):
+        return None, False
+    offer = next((o for o in money.prices.rental_offers(gpu.id) if offer_market(o) == money.market), None)
+    return offer, offer is not None
+
+
 def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, money: MoneyTerms,
-             need: MachineNeed | None = None) -> dict[str, Any]:
-    """The run rented on its cheapest terms and bought at the stated workload, each with its commitment,
-    or the reason it cannot be had; the acquisition that costs less per run within the budget."""
+             rental: tuple[RentalRun | None, Message | None]) -> dict[str, Any]:
+    """The run rented on its cheapest terms (``rental``: :func:`_rental`) and bought at the stated workload, each
+    with its commitment, or the reason it cannot be had; the acquisition that costs less per run within the budget."""
     run_s = opt["performance"].get("time_to_train_s")
     hours = run_s / 3600 if run_s else None
-    gpus = opt["hardware"]["gpus"]
     cur = money.prices.currency
     out: dict[str, Any] = {"hours": None if hours is None else round(hours, 2), "currency": cur,
                            "workload": money.workload.describe(), "rent": None, "buy": None,
                            "rent_unavailable": None, "buy_unavailable": None}
-    rent_ok, buy_ok = (availability(gpu, money.market, acq) for acq in ("rent", "buy"))
+    buy_ok = availability(gpu, money.market, "buy")
     if hours is None:
         out["reason"] = msg("cost.no_run_length")
-    if rent_ok.status in ("yes", "unknown"):
-        run, why = cheapest_rental(money.prices, gpu.id, gpus, hours or 1.0, money.market, opt["hardware"]["nodes"],
-                                   money.budget, need)
-        out["rent"], out["rent_unavailable"] = (run.to_dict() if run else None), why
-        if run and money.voucher:
-            _claim(out["rent"], money.voucher)
-    else:
-        out["rent_unavailable"] = msg("cost.not_rentable", market=money.market, status=rent_ok.status,
-                                      reason=str(rent_ok.reason))
+    run, out["rent_unavailable"] = rental
+    out["rent"] = run.to_dict() if run else None
+    if run and money.voucher:
+        _claim(out["rent"], money.voucher)
     if not cost:
         out["buy_unavailable"] = msg("cost.no_purchase_price")
     elif buy_ok.status not in ("yes", "unknown"):
@@ -263,9 +279,11 @@ def recommend_options(options: list[dict[str, Any]], job: Scenario, arch: Archit
         rec["system"] = system.to_dict()
         rec["availability"] = {"market": money.market, **{acq: availability(gpu, money.market, acq).to_dict()
                                                           for acq in ("buy", "rent")}}
+        rental = _rental(opt, gpu, money, machine_need(opt, system))
+        offer, rentable = _horizon_offer(gpu, rental[0], money)
         try:
             cost = compare(system.inventory(), money.site, money.prices, money.horizon_years,
-                           money.utilisation_at(hours), hours, money.workload.sets(hours))
+                           money.utilisation_at(hours), hours, money.workload.sets(hours), offer, rentable)
         except InputError as exc:
             if exc.field != "hardware.gpu":
                 raise
@@ -274,7 +292,7 @@ def recommend_options(options: list[dict[str, Any]], job: Scenario, arch: Archit
         sold = availability(gpu, money.market, "buy").status in ("yes", "unknown")
         rec["cost"] = cost.to_dict() if cost and sold else None
         site_ok = not system.site_fit or system.site_fit.fits
-        rec["per_run"] = _per_run(opt, gpu, cost, site_ok, money, machine_need(opt, system))
+        rec["per_run"] = _per_run(opt, gpu, cost, site_ok, money, rental)
         rec["site_applies"] = rec["per_run"].get("acquisition") != "rent"
         verdict = _verdict(rec["per_run"], cost.verdict if cost and sold else
                            rec["per_run"].get("buy_unavailable") or msg("cost.no_purchase_price_short"))
