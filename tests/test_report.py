@@ -176,3 +176,18 @@ def test_spreadsheet_output_is_not_overwritten(tmp_path):
     bad = CliRunner().invoke(app, ["report", JOB, "--out", str(tmp_path / "plan.pdf"), *ARGS])
     assert isinstance(bad.exception, InputError) and ".xlsx" in str(bad.exception)
     assert not (tmp_path / "plan.pdf").exists()
+
+
+def test_the_assumed_time_value_is_said_once(html):
+    # on the answer card ("Adjusted for"), not again among the notes (the assumptions table cites its source)
+    flag = "--time-value sets it, 0 ranks by cost alone"
+    assert html.count(flag) == 1
+    notes = re.search(r'<section[^>]*id="notes".*?</section>', html, re.S)
+    assert notes is None or "time valued at" not in notes.group(0)
+
+
+def test_the_plan_says_the_assumed_time_value_once():
+    proc = subprocess.run([sys.executable, "-m", "trainsizer.cli", "plan", JOB, "--currency", "CNY"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert " ".join(proc.stdout.split()).count("ranks by cost alone") == 1

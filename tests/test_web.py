@@ -376,6 +376,15 @@ def test_plan_time_value_has_the_clis_default(client):
     assert chosen["per_hour"] == 0 and not chosen["assumed"]
 
 
+def test_the_assumed_time_value_is_said_once(client):
+    body = {"job": JOB, "constraints": {"gpus": ["rtx-4090-24gb"], "max_gpus": 8, "currency": "CNY"}}
+    out = client.post("/api/plan", json=body).json()
+    assert any("time valued at" in m["text"] for m in out["recommendation"]["adjustments"])
+    assert not any("time valued at" in m["text"] for m in out["notes"])
+    page = client.post("/ui/plan", json=body).text
+    assert page.count("ranks by cost alone") == 1
+
+
 @pytest.mark.parametrize(("constraints", "job", "field"), [
     ({"time_value": -1}, JOB, "constraints.time_value"),
     ({"max_gpus": 2048}, JOB, "constraints.max_gpus"),

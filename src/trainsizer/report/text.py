@@ -161,9 +161,7 @@ def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | Non
     _print_answer(con, answer, lang)
     if not result.options:
         return
-    said = (out.get("recommendation") or {}).get("adjustments") or []  # on the card already
-    notes = [n for n in result.notes if n not in said]
-    for note in texts(notes, lang) if answer["ok"] else []:  # else the card lists them
+    for note in texts(result.notes, lang) if answer["ok"] else []:  # else the card lists them
         con.print(f"  - {escape(note)}")
     cur = out.get("currency", "")
     for key, title in RANKING_TITLES.items():

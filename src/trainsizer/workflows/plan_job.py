@@ -187,7 +187,9 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
         if hidden:
             notes.append(msg("plan.sized_to_job", n=hidden, cost=SPAN_COST, gpus=SPAN_GPUS))
     result.options = options
-    result.notes += [n for n in (market_info["note"], *notes, _time_note(terms.time)) if n]
+    # the assumed time value is said once: among the recommendation's adjustments (decide.adjustments) when there
+    # is one, else here
+    result.notes += [n for n in (market_info["note"], *notes, None if order else _time_note(terms.time)) if n]
     result.rankings = rank_options(options, req.top)
     result.rankings["recommended"] = order[:1]
     if held.unstated and (not order or options[order[0]]["per_run"].get("acquisition") != "rent"):
