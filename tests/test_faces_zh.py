@@ -119,3 +119,48 @@ def test_large_counts_never_in_exponent_form():
     assert w.big(1e11, "zh-CN") == "1,000 亿" and w.big(7.62e9, "zh-CN") == "76.2 亿"
     assert w.big(2e8, "en") == "200 M" and w.big(1.5e13, "zh-CN") == "15 万亿"
     assert all("e+" not in w.big(10.0 ** k, lang) for k in range(0, 16) for lang in ("en", "zh-CN"))
+
+
+def _fail(*args: str, env: dict[str, str] | None = None) -> str:
+    """A refused command line: exit code 2, one line on stderr, nothing on stdout."""
+    proc = subprocess.run([sys.executable, "-m", "trainsizer.cli", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=600, env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin", **(env or {})})
+    assert proc.returncode == 2 and not proc.stdout, (proc.returncode, proc.stdout[-500:], proc.stderr[-2000:])
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+BAD_INPUTS = [  # (the command line, data the message quotes as it is: ids, paths, values, flags)
+    (["plan", "examples/jobs/nope.yaml"], ["examples/jobs/nope.yaml"]),
+    (["plan", JOB, "--deadline", "30"], ["--deadline", "30d, 36h"]),
+    (["plan", JOB, "--gpu", "h100"], ["h100-nvl-94gb, h100-pcie-80gb, h100-sxm5-80gb, h100-sxm5-96gb-500w",
+                                      "trainsizer catalog gpus"]),
+    (["plan", JOB, "--utilisation", "2"], []),
+    (["plan", JOB, "--currency", "EUR"], []),
+    (["estimate", "--tp", "3", "--gpus", "3"], ["trainsizer catalog models", "config.json"]),
+    (["estimate", "--model", "llama-3.1-8b", "--method", "full", "--gpu", "h100-sxm5-80gb", "--tp", "3", "--gpus", "3"],
+     ["num_attention_heads"]),
+    (["report", JOB, "--out", "/no/such/folder/plan.html"], ["/no/such/folder"]),
+    (["validate", "--holdout", "x"], ["none, source, family, both"]),
+]
+
+
+@pytest.mark.parametrize(("args", "data"), BAD_INPUTS)
+def test_input_errors_in_chinese(args, data):
+    en = _fail(*args, "--lang", "en")
+    zh = _fail(*args, "--lang", "zh-CN")
+    assert en.startswith("error: ") and not CJK.search(en), en
+    assert zh.startswith("错误：") and CJK.search(zh) and not english(zh, data), zh
+    field = en.split(": ")[1]  # the field (a flag, a file and key) is data: the same in both languages
+    assert f"错误：{field}：" in zh, (en, zh)
+    assert _fail(*args, env={"TRAINSIZER_LANG": "zh-CN"}) == zh  # the language from the environment too
+
+
+def test_validate_and_calibrate_in_chinese(tmp_path):
+    out = cli("validate", "validation/cases/memory.yaml", "--lang", "zh-CN")
+    assert "样本内" in out and "参与拟合" in out and not english(out), english(out)
+    assert "in-sample" in cli("validate", "validation/cases/memory.yaml", "--lang", "en")
+    profile = tmp_path / "cal.yaml"
+    said = cli("calibrate", "validation/cases/memory.yaml", "--out", str(profile), "--lang", "zh-CN")
+    assert profile.is_file() and "已写入" in said and not english(said, [str(profile)]), said

@@ -14,7 +14,7 @@ import typer
 
 from trainsizer.cli_groups import LazyGroup
 from trainsizer.cli_options import CalibrationOpt, CatalogOpt, JsonOpt, LangOpt, PricesOpt
-from trainsizer.errors import InputError
+from trainsizer.errors import N_, InputError
 from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
 
 app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -125,6 +125,7 @@ def validate(
                                                 "without case files, else none.",
                                                 show_default=False)] = None,
     as_json: JsonOpt = False,
+    lang: LangOpt = None,
 ) -> None:
     """Replay measured cases: predicted vs measured, per-case error, median and p90; with --holdout source
     (or family) the cross-validated error (the figure to quote) and the signed median per GPU family and per
@@ -140,7 +141,7 @@ def validate(
         return
     from trainsizer.report.text import print_validation
 
-    print_validation(results, summary, per_case=bool(cases))
+    print_validation(results, summary, lang, per_case=bool(cases))
 
 
 # The options plan and report share: one definition, one default (workflows/defaults.py).
@@ -179,11 +180,11 @@ def _plan_request(**kw: Any) -> Any:
     from trainsizer.workflows.jobs import parse_duration
     from trainsizer.workflows.plan_job import PlanRequest
 
-    finite_positive(parse_duration(kw["deadline"]), "--deadline", "a duration > 0 such as 7d, 36h or 90m")
+    finite_positive(parse_duration(kw["deadline"]), "--deadline", N_("a duration > 0 such as 7d, 36h or 90m"))
     finite_positive(kw["budget"], "--budget", f"a finite amount > 0 in {kw['currency'] or 'the currency'}")
-    finite_positive(kw["utilisation"], "--utilisation", "a fraction in (0, 1]", maximum=1.0)
-    finite_positive(kw["runs_per_month"], "--runs-per-month", "a finite number of runs > 0")
-    finite_positive(kw["horizon"], "--horizon", "years > 0", maximum=15.0)
+    finite_positive(kw["utilisation"], "--utilisation", N_("a fraction in (0, 1]"), maximum=1.0)
+    finite_positive(kw["runs_per_month"], "--runs-per-month", N_("a finite number of runs > 0"))
+    finite_positive(kw["horizon"], "--horizon", N_("years > 0"), maximum=15.0)
     if kw["time_value"] is not None and kw["time_value"] != 0:
         finite_positive(kw["time_value"], "--time-value",
                         f"an amount >= 0 per hour in {kw['currency'] or 'the currency'}")
@@ -357,11 +358,12 @@ def serve_cmd(
 ) -> None:
     r"""The local web planner (pip install -e '.\[web]'): forms, plan, charts, JSON API with OpenAPI."""
     if not 1 <= port <= 65535:
-        raise InputError("--port", f"{port}; accepted: 1 to 65535")
+        raise InputError("--port", N_("{value}; accepted: {low} to {high}"), value=port, low=1, high=65535)
     if workers is not None and not 0 <= workers <= 256:
-        raise InputError("--workers", f"{workers}; accepted: 0 to 256")
+        raise InputError("--workers", N_("{value}; accepted: {low} to {high}"), value=workers, low=0, high=256)
     if queue_limit is not None and not 0 <= queue_limit <= 10_000:
-        raise InputError("--queue-limit", f"{queue_limit}; accepted: 0 to 10000")
+        raise InputError("--queue-limit", N_("{value}; accepted: {low} to {high}"), value=queue_limit, low=0,
+                         high=10000)
     try:
         from trainsizer.web.app import serve
     except ImportError as exc:
@@ -378,6 +380,7 @@ def calibrate_cmd(
     holdout: Annotated[int, typer.Option(help="Every n-th case is left out of the fit to measure the gain.")] = 3,
     overwrite: Annotated[bool, typer.Option("--overwrite")] = False,
     as_json: JsonOpt = False,
+    lang: LangOpt = None,
 ) -> None:
     """Fit efficiency and memory-overhead parameters to measured cases; write a calibration profile."""
     from trainsizer.outputs import check_output_path
@@ -393,13 +396,10 @@ def calibrate_cmd(
 
         typer.echo(dumps_strict({"profile": str(out), "summary": result.summary}))
         return
-    for kind, s in result.summary.items():
-        def pct(x: float | None) -> str:
-            return "-" if x is None else f"{x:.1%}"
-        typer.echo(f"{kind}: fitted on {s['fitted_cases']} cases; held-out median |error| "
-                   f"{pct(s['held_out_median_before'])} -> {pct(s['held_out_median_after'])} "
-                   f"({s['held_out_cases']} cases)")
-    typer.echo(f"wrote {out}; use it with --calibration {out}")
+    from trainsizer.report.text import calibration_lines
+
+    for line in calibration_lines(result.summary, str(out), lang):
+        typer.echo(line)
 
 
 def main() -> None:
@@ -410,7 +410,10 @@ def main() -> None:
     try:
         app(standalone_mode=False)
     except InputError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        from trainsizer.i18n import lang_of_argv
+        from trainsizer.report.error_text import error_text
+
+        typer.echo(error_text(exc, lang_of_argv(sys.argv[1:])), err=True)
         sys.exit(2)
     except (typer.Exit, SystemExit) as exc:
         code = getattr(exc, "exit_code", getattr(exc, "code", 0))

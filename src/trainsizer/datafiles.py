@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from trainsizer.errors import InputError
+from trainsizer.errors import N_, InputError
 
 
 def load_yaml_text(text: str) -> Any:
@@ -78,7 +78,7 @@ def user_yaml(path: str | Path, field: str = "file") -> Any:
     """Parse a user's YAML file; any problem becomes one InputError naming the file."""
     p = Path(path)
     if not p.is_file():
-        raise InputError(field, f"no such file: {p}")
+        raise InputError(field, N_("no such file: {path}"), path=str(p))
     import yaml  # a user's file is always YAML text: PyYAML is needed here anyway
 
     from trainsizer.yaml_text import DuplicateKey
@@ -87,15 +87,17 @@ def user_yaml(path: str | Path, field: str = "file") -> Any:
         return load_yaml_text(p.read_text(encoding="utf-8"))
     except DuplicateKey as exc:
         mark = exc.problem_mark
-        raise InputError(field, f"duplicate key {exc.path!r} in {p} (line {mark.line + 1}); accepted: each key once "
-                                "per mapping") from None
+        raise InputError(field, N_("duplicate key {key!r} in {path} (line {line}); accepted: each key once per "
+                                   "mapping"), key=exc.path, path=str(p), line=mark.line + 1) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(field, f"malformed YAML in {p}{where}: {problem}") from None
+        if mark:
+            raise InputError(field, N_("malformed YAML in {path} (line {line}, column {column}): {problem}"),
+                             path=str(p), line=mark.line + 1, column=mark.column + 1, problem=problem) from None
+        raise InputError(field, N_("malformed YAML in {path}: {problem}"), path=str(p), problem=problem) from None
     except UnicodeDecodeError:
-        raise InputError(field, f"{p} is not UTF-8 text") from None
+        raise InputError(field, N_("{path} is not UTF-8 text"), path=str(p)) from None
 
 
 def refuse_overwrite(path: str | Path | None, field: str, overwrite: bool) -> None:

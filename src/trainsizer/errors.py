@@ -15,29 +15,48 @@ MAX_KEYS_TEXT = 40  # ... and, where none is close, only the known keys that fit
 MAX_INPUT_TEXT = 60
 
 
+def N_(msgid: str) -> str:
+    """Mark an input error's message id for the catalog where it is raised (a face says it in the reader's
+    language: report.error_text); the same mark as ``trainsizer.i18n.N_``, for the layers below it."""
+    return msgid
+
+
 class InputError(ValueError):
     """A user-caused problem. The message names the field and the accepted values.
 
     The CLI prints it on one line and exits with status 2; nothing else is raised for user input.
+    ``message`` is English; with ``values`` it is a catalog message id (marked ``N_`` where it is raised) whose
+    ``{fields}`` they fill, so a face can say it in the reader's language (``report.message_text.error_text``).
+    ``source``: the file the problem is in, said after the message.
     """
 
-    def __init__(self, field: str, message: str):
+    def __init__(self, field: str, message: str, /, *, source: str | None = None, **values: Any):
         self.field = field
-        self.message = message
-        super().__init__(f"{field}: {message}" if field else message)
+        self.template = message
+        self.values = values
+        self.source = source
+        text = message.format(**values) if values else message
+        self.message = f"{text} (in {source})" if source else text
+        super().__init__(f"{field}: {self.message}" if field else self.message)
 
-    def __reduce__(self) -> tuple[type, tuple[str, str]]:
-        """Pickled as its field and message (a planner worker process sends it back to the web server)."""
-        return type(self), (self.field, self.message)
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its field, message id, file and values (a planner worker process sends it back to the web
+        server)."""
+        return _rebuild, (type(self), self.field, self.template, self.source, self.values)
+
+
+def _rebuild(cls: type[InputError], field: str, template: str, source: str | None,
+             values: dict[str, Any]) -> InputError:
+    return cls(field, template, source=source, **values)
 
 
 def in_file(exc: InputError, source: str | None) -> InputError:
     """The error with the file it came from appended (``(in FILE)``), when ``source`` is a YAML or JSON file."""
     if not source or not source.lower().endswith((".yaml", ".yml", ".json")) or source in str(exc):
         return exc
-    text = str(exc)
-    message = text[len(exc.field) + 2:] if exc.field and text.startswith(f"{exc.field}: ") else text
-    return InputError(exc.field, f"{message} (in {source})")
+    if exc.source is None:
+        return InputError(exc.field, exc.template, source=source, **exc.values)
+    return InputError(exc.field, f"{exc.message} (in {source})")
 
 
 def _join(where: str, loc: tuple[Any, ...]) -> str:
@@ -131,8 +150,8 @@ def _accepted(model: type[BaseModel] | None, key: Any) -> str | None:
     literals = [str(v) for t in types if str(get_origin(t)).endswith("Literal") for v in get_args(t)]
     if literals:
         return ", ".join(literals)
-    kind = ("true or false" if bool in types else "an integer" if int in types else
-            "a finite number" if float in types else None)
+    kind = (N_("true or false") if bool in types else N_("an integer") if int in types else
+            N_("a finite number") if float in types else None)
     if kind is None:
         return None
     parts = [f"{op} {_bound(b[name])}" for name, op in (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
@@ -156,17 +175,21 @@ def unknown_key(field: str, key: Any, known: list[str]) -> InputError:
     close = difflib.get_close_matches(str(key), known, n=MAX_CLOSE_KEYS)
     if close:
         quoted = [f"'{c}'" for c in close]
-        names = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
-        return InputError(field, f"unknown key (did you mean {names}?)")
+        if len(quoted) == 1:
+            return InputError(field, N_("unknown key (did you mean {key}?)"), key=quoted[0])
+        return InputError(field, N_("unknown key (did you mean {keys} or {key}?)"), keys=", ".join(quoted[:-1]),
+                          key=quoted[-1])
     if not known:
-        return InputError(field, "unknown key")
+        return InputError(field, N_("unknown key"))
     shown = known[:1]
     for k in known[1:MAX_CLOSE_KEYS]:
         if len(", ".join([*shown, k])) > MAX_KEYS_TEXT:
             break
         shown.append(k)
-    more = f", ... ({len(known)} keys)" if len(shown) < len(known) else ""
-    return InputError(field, f"unknown key; accepted keys: {', '.join(shown)}{more}")
+    if len(shown) < len(known):
+        return InputError(field, N_("unknown key; accepted keys: {keys}, ... ({n} keys)"), keys=", ".join(shown),
+                          n=len(known))
+    return InputError(field, N_("unknown key; accepted keys: {keys}"), keys=", ".join(shown))
 
 
 def from_validation_error(exc: ValidationError, where: str = "", model: type[BaseModel] | None = None) -> InputError:
@@ -184,13 +207,16 @@ def from_validation_error(exc: ValidationError, where: str = "", model: type[Bas
         parent = _model_at(model, loc[:-1])
         return unknown_key(field, loc[-1], _own_first(parent) if parent is not None else [])
     if kind == "missing":
-        return InputError(field, "is required")
+        return InputError(field, N_("is required"))
     if kind in ("literal_error", "enum"):
         expected = str(err.get("ctx", {}).get("expected", ""))
         options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
         close = difflib.get_close_matches(str(given), options, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        return InputError(field, f"{_shown(given)} is not accepted{hint}; accepted: {', '.join(options)}")
+        if close:
+            return InputError(field, N_("{value} is not accepted (did you mean '{close}'?); accepted: {accepted}"),
+                              value=_shown(given), close=close[0], accepted=", ".join(options))
+        return InputError(field, N_("{value} is not accepted; accepted: {accepted}"), value=_shown(given),
+                          accepted=", ".join(options))
     if kind == "value_error":  # a model's own check; 'key.sub: message' names the field inside it
         message = str(err.get("ctx", {}).get("error", err["msg"]))
         head, _, rest = message.partition(": ")
@@ -199,5 +225,6 @@ def from_validation_error(exc: ValidationError, where: str = "", model: type[Bas
         return InputError(field, message)
     accepted = _accepted(_model_at(model, loc[:-1]), loc[-1]) if loc else None
     if accepted:
-        return InputError(field, f"{_shown(given)} is not accepted; accepted: {accepted}")
+        return InputError(field, N_("{value} is not accepted; accepted: {accepted}"), value=_shown(given),
+                          accepted=accepted)
     return InputError(field, f"{err['msg'][:1].lower()}{err['msg'][1:]} (got {_shown(given)})")

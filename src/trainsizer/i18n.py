@@ -69,12 +69,27 @@ LABELS: dict[str, str] = {
 
 
 def resolve_lang(lang: str | None) -> str:
+    """``lang`` when given; else ``TRAINSIZER_LANG`` (en or zh-CN), else the locale (LC_ALL, LANG)."""
     if lang is None:
+        chosen = os.environ.get("TRAINSIZER_LANG")
+        if chosen in LANGS:
+            return chosen
         env = os.environ.get("LC_ALL") or os.environ.get("LANG") or (locale.getlocale()[0] or "")
         return "zh-CN" if env.lower().startswith("zh") else "en"
     if lang not in LANGS:
-        raise InputError("--lang", f"{lang!r} is not accepted; accepted: {', '.join(LANGS)}")
+        raise InputError("--lang", N_("{value!r} is not accepted; accepted: {accepted}"), value=lang,
+                         accepted=", ".join(LANGS))
     return lang
+
+
+def lang_of_argv(argv: list[str]) -> str:
+    """The language a command line asks for (``--lang X`` or ``--lang=X``; an unknown one: English), else
+    :func:`resolve_lang`'s default: for what is said before or beside the command's own ``--lang`` (its errors)."""
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else arg[7:] if arg.startswith("--lang=") else None
+        if value is not None:
+            return value if value in LANGS else "en"
+    return resolve_lang(None)
 
 
 @cache

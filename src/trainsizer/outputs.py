@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from trainsizer.errors import InputError
+from trainsizer.errors import N_, InputError
 
 
 def check_output_path(path: str | Path | None, field: str, *, overwrite: bool = False, append: bool = False,
@@ -19,17 +19,20 @@ def check_output_path(path: str | Path | None, field: str, *, overwrite: bool = 
         return None
     p = Path(path)
     if suffixes and not p.name.lower().endswith(tuple(s.lower() for s in suffixes)):
-        raise InputError(field, f"{p.name}: accepted extensions {', '.join(suffixes)}")
+        raise InputError(field, N_("{name}: accepted extensions {accepted}"), name=p.name, accepted=", ".join(suffixes))
     if p.is_dir():
-        raise InputError(field, f"{p} is a directory; give a file path")
+        raise InputError(field, N_("{path} is a directory; give a file path"), path=str(p))
     folder = p.parent
     if not folder.exists():
-        raise InputError(field, f"folder {folder} does not exist; create it first or give a path in an existing "
-                                "folder")
+        raise InputError(field, N_("folder {folder} does not exist; create it first or give a path in an existing "
+                                   "folder"), folder=str(folder))
     if not folder.is_dir():
-        raise InputError(field, f"{folder} is not a folder; give a path in an existing folder")
+        raise InputError(field, N_("{folder} is not a folder; give a path in an existing folder"), folder=str(folder))
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(field, f"folder {folder} is not writable; give a path in a folder you can write to")
+        raise InputError(field, N_("folder {folder} is not writable; give a path in a folder you can write to"),
+                         folder=str(folder))
     if p.exists() and not (overwrite or append):
-        raise InputError(field, f"{p} already exists; {exists_hint or 'pass --overwrite to replace it'}")
+        if exists_hint:
+            raise InputError(field, N_("{path} already exists; {hint}"), path=str(p), hint=exists_hint)
+        raise InputError(field, N_("{path} already exists; pass --overwrite to replace it"), path=str(p))
     return p

@@ -24,7 +24,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from trainsizer.datafiles import user_yaml
-from trainsizer.errors import InputError, in_file
+from trainsizer.errors import N_, InputError, in_file
 
 Method = Literal["full", "lora", "qlora", "freeze"]
 PRETRAINING_NAMES = ("pretrain", "pretraining", "pt", "cpt", "continuedpretraining", "continuedpretrain")
@@ -332,16 +332,21 @@ def _first_error_message(exc: ValidationError) -> InputError:
         parent, key = ".".join(loc[:-1]), loc[-1]
         known = _accepted_keys(_SECTION_MODELS.get(parent, Scenario))
         close = difflib.get_close_matches(key, known, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        return InputError(field, f"unknown key{hint}; accepted keys: {', '.join(known)}")
+        if close:
+            return InputError(field, N_("unknown key (did you mean '{close}'?); accepted keys: {keys}"),
+                              close=close[0], keys=", ".join(known))
+        return InputError(field, N_("unknown key; accepted keys: {keys}"), keys=", ".join(known))
     if kind == "missing":
-        return InputError(field, f"is required; accepted: {_accepted(field)}")
+        return InputError(field, N_("is required; accepted: {accepted}"), accepted=_accepted(field))
     if kind in ("literal_error", "enum"):
         expected = err.get("ctx", {}).get("expected", "")
         options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
         close = difflib.get_close_matches(str(given), options, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        return InputError(field, f"{given!r} is not accepted{hint}; accepted: {', '.join(options)}")
+        if close:
+            return InputError(field, N_("{value!r} is not accepted (did you mean '{close}'?); accepted: {accepted}"),
+                              value=given, close=close[0], accepted=", ".join(options))
+        return InputError(field, N_("{value!r} is not accepted; accepted: {accepted}"), value=given,
+                          accepted=", ".join(options))
     if kind == "value_error":
         msg = str(err.get("ctx", {}).get("error", err["msg"]))
         if ":" in msg.split(" ")[0]:
@@ -351,7 +356,8 @@ def _first_error_message(exc: ValidationError) -> InputError:
     if not field:
         return InputError("scenario", f"{err['msg'].lower()} (got {given!r})")
     if kind in ("model_type", "dict_type", "model_attributes_type"):
-        return InputError(field, f"input should be a mapping (got {given!r}); accepted: {_accepted(field)}")
+        return InputError(field, N_("input should be a mapping (got {value!r}); accepted: {accepted}"), value=given,
+                          accepted=_accepted(field))
     if isinstance(given, dict | list):
         given = type(given).__name__.replace("dict", "a mapping").replace("list", "a list")
         return InputError(field, f"{err['msg'].lower()} (got {given}); accepted: {_accepted(field)}")
@@ -361,7 +367,7 @@ def _first_error_message(exc: ValidationError) -> InputError:
 def scenario_from_dict(data: Any, source: str = "scenario") -> Scenario:
     """Validate a parsed scenario mapping; every problem becomes one InputError (naming the file it came from)."""
     if not isinstance(data, dict):
-        raise InputError(source, "a scenario must be a YAML mapping with model, training, parallel, hardware")
+        raise InputError(source, N_("a scenario must be a YAML mapping with model, training, parallel, hardware"))
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:

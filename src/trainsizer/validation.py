@@ -13,13 +13,14 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ValidationError
 
+from trainsizer.errors import N_
 from trainsizer.scenario import Flag, Int, Number
 
 __all__ = ["Flag", "Int", "IsoDate", "Number", "count_in_range", "finite_positive", "known_keys", "parse_model"]
 M = TypeVar("M", bound=BaseModel)
 
 
-def finite_positive(value: Any, field: str, accepted: str = "a finite number > 0",
+def finite_positive(value: Any, field: str, accepted: str = N_("a finite number > 0"),
                     maximum: float | None = None) -> float | None:
     """``value`` as a float when it is a finite number above 0 (and at most ``maximum``); None stays None.
     NaN, infinity, 0, negatives and true/false are refused."""
@@ -28,14 +29,16 @@ def finite_positive(value: Any, field: str, accepted: str = "a finite number > 0
     if value is None:
         return None
     if isinstance(value, bool):
-        raise InputError(field, f"{value!r} is not accepted; accepted: {accepted}")
+        raise InputError(field, N_("{value!r} is not accepted; accepted: {accepted}"), value=value, accepted=accepted)
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise InputError(field, f"{value!r} is not a number; accepted: {accepted}") from None
+        raise InputError(field, N_("{value!r} is not a number; accepted: {accepted}"), value=value,
+                         accepted=accepted) from None
     if not math.isfinite(number) or number <= 0 or (maximum is not None and number > maximum):
         return_text = f"{value!r}" if isinstance(value, str) else f"{number:g}"
-        raise InputError(field, f"{return_text} is not accepted; accepted: {accepted}")
+        raise InputError(field, N_("{value} is not accepted; accepted: {accepted}"), value=return_text,
+                         accepted=accepted)
     return number
 
 
@@ -46,7 +49,8 @@ def count_in_range(value: Any, field: str, low: int, high: int) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InputError(field, f"{value!r} is not accepted; accepted: an integer from {low:,} to {high:,}")
+        raise InputError(field, N_("{value!r} is not accepted; accepted: an integer from {low:,} to {high:,}"),
+                         value=value, low=low, high=high)
     return value
 
 

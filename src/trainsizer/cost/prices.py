@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainsizer.currency import CURRENCIES
 from trainsizer.datafiles import packaged_yaml, user_yaml
-from trainsizer.errors import InputError
+from trainsizer.errors import N_, InputError
 from trainsizer.lookup import unknown_id
 from trainsizer.messages import Message, msg
 from trainsizer.provenance import is_stale
@@ -252,7 +252,8 @@ class Prices:
             return amount * self.usd_cny
         if (currency, self.currency) == ("CNY", "USD"):
             return amount / self.usd_cny
-        raise InputError("currency", f"{currency!r}; accepted: {', '.join(CURRENCIES)}")
+        raise InputError("currency", N_("{value!r}; accepted: {accepted}"), value=currency,
+                         accepted=", ".join(CURRENCIES))
 
     def _cite(self, entry: dict[str, Any], item: Message) -> None:
         self.used.append(cite(entry, item))
@@ -382,9 +383,10 @@ def load_prices(currency: str = "CNY", paths: list[str | Path] | None = None, fx
     """The shipped price list with the user's files over it (each checked; with ``gpu_ids``, their rows must name
     GPUs of that catalog), prices in ``currency``."""
     if currency not in CURRENCIES:
-        raise InputError("--currency", f"{currency!r}; accepted: {', '.join(CURRENCIES)}")
+        raise InputError("--currency", N_("{value!r}; accepted: {accepted}"), value=currency,
+                         accepted=", ".join(CURRENCIES))
     if fx is not None and not 1 <= fx <= 20:
-        raise InputError("--fx", f"{fx} is not a plausible USD/CNY rate (1 to 20)")
+        raise InputError("--fx", N_("{value} is not a plausible USD/CNY rate (1 to 20)"), value=fx)
     data = _default_data()
     for path in paths or []:
         data = _merge(data, check_price_file(user_yaml(path, field="prices"), str(path), gpu_ids))

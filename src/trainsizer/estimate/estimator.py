@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
-from trainsizer.errors import InputError, in_file
+from trainsizer.errors import N_, InputError, in_file
 from trainsizer.estimate.fit_limits import FitLimits, largest_fitting
 from trainsizer.estimate.memory import MemoryEstimate, default_memory_model, estimate_memory
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
@@ -134,19 +134,24 @@ def check_layout(scenario: Scenario, arch: Architecture, catalog: Catalog | None
     """Layout constraints that need the architecture (heads divisible by tp, pp <= layers, ...)."""
     par = scenario.parallel
     if arch.num_heads % par.tp:
-        raise InputError("parallel.tp", f"{par.tp} must divide num_attention_heads ({arch.num_heads})")
+        raise InputError("parallel.tp", N_("{tp} must divide num_attention_heads ({heads})"), tp=par.tp,
+                         heads=arch.num_heads)
     if par.tp > 1 and arch.num_kv_heads % par.tp and par.tp % arch.num_kv_heads:
-        raise InputError("parallel.tp", f"{par.tp} and num_key_value_heads ({arch.num_kv_heads}) must divide "
-                         "one another")
+        raise InputError("parallel.tp", N_("{tp} and num_key_value_heads ({heads}) must divide one another"),
+                         tp=par.tp, heads=arch.num_kv_heads)
     if par.pp * par.virtual_pp > arch.num_layers:
-        raise InputError("parallel.pp", f"pp*virtual_pp = {par.pp * par.virtual_pp} exceeds the model's "
-                         f"{arch.num_layers} layers")
+        raise InputError("parallel.pp", N_("pp*virtual_pp = {stages} exceeds the model's {layers} layers"),
+                         stages=par.pp * par.virtual_pp, layers=arch.num_layers)
     if par.ep > 1 and (not arch.moe or arch.moe.num_experts % par.ep):
         experts = arch.moe.num_experts if arch.moe else 0
-        why = f"must divide the model's {experts} experts" if experts else "needs an MoE model (this one is dense)"
-        raise InputError("parallel.ep", f"{par.ep} {why}; accepted: 1 or a divisor of the expert count")
+        if experts:
+            raise InputError("parallel.ep", N_("{ep} must divide the model's {experts} experts; accepted: 1 or a "
+                                               "divisor of the expert count"), ep=par.ep, experts=experts)
+        raise InputError("parallel.ep", N_("{ep} needs an MoE model (this one is dense); accepted: 1 or a divisor of "
+                                           "the expert count"), ep=par.ep)
     if scenario.training.seq_len % par.cp:
-        raise InputError("parallel.cp", f"{par.cp} must divide training.seq_len ({scenario.training.seq_len})")
+        raise InputError("parallel.cp", N_("{cp} must divide training.seq_len ({seq_len})"), cp=par.cp,
+                         seq_len=scenario.training.seq_len)
     if scenario.hardware.intra_node or scenario.hardware.inter_node:
         _check_links(scenario, catalog or default_catalog())
 

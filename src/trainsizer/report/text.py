@@ -24,16 +24,19 @@ def print_validation(results: list[Any], summary: dict[str, Any], lang: str | No
     for key in ("holdout", "holdout_family"):
         if summary.get(key):
             _print_holdout(summary[key], con, lang)
-    con.print(summary.get("in_sample_note", ""))
-    for name in ("all", "fitted", "excluded"):
+    if summary.get("in_sample_note"):  # a message id (workflows.validate.IN_SAMPLE_NOTE)
+        con.print(tr(summary["in_sample_note"], lang))
+    for name, label in SUMMARY_ROWS.items():
         s = summary[name]
         if not s["count"]:
             continue
-        con.print(f"{name:>8} (in-sample): {s['count']} cases, median |error| {s['median_abs_error']:.1%}, "
-                  f"p90 {s['p90_abs_error']:.1%}, max {s['max_abs_error']:.1%}, "
-                  f"within 15%: {s['within_15pct']}/{s['count']}")
+        shown = tr(label, lang).rjust(8 if lang == "en" else 0)  # English: the labels aligned as before
+        con.print(tr("{label} (in-sample): {count} cases, median |error| {median}, p90 {p90}, max {max}, "
+                     "within 15%: {within}/{count}", lang, label=shown, count=s["count"],
+                     median=f"{s['median_abs_error']:.1%}", p90=f"{s['p90_abs_error']:.1%}",
+                     max=f"{s['max_abs_error']:.1%}", within=s["within_15pct"]))
     if summary.get("skipped"):
-        con.print(f"skipped: {summary['skipped']} (no prediction for that metric yet)")
+        con.print(tr("skipped: {n} (no prediction for that metric yet)", lang, n=summary["skipped"]))
     if summary.get("accuracy"):
         _print_accuracy(summary, con, lang)
     if summary.get("range_coverage"):
@@ -42,6 +45,17 @@ def print_validation(results: list[Any], summary: dict[str, Any], lang: str | No
         print_coverage(summary["range_coverage"], con, lang)
 
 
+def calibration_lines(summary: dict[str, Any], out: str, lang: str | None = None) -> list[str]:
+    """What ``trainsizer calibrate`` says: per kind the cases fitted and the held-out error before and after, then
+    the profile written."""
+    lang = resolve_lang(lang)
+    lines = [tr("{kind}: fitted on {n} cases; held-out median |error| {before} -> {after} ({held} cases)", lang,
+                kind=tr(kind, lang), n=s["fitted_cases"], before=_pct(s["held_out_median_before"]),
+                after=_pct(s["held_out_median_after"]), held=s["held_out_cases"]) for kind, s in summary.items()]
+    return [*lines, tr("wrote {path}; use it with --calibration {path}", lang, path=out)]
+
+
+SUMMARY_ROWS = {"all": N_("all"), "fitted": N_("fitted"), "excluded": N_("excluded")}  # the in-sample lines
 HOLDOUT_TITLES = {"source": N_("Leave-one-source-out: each publication held out"),
                   "family": N_("Leave-one-family-out: each GPU family held out")}
 # GPU families as the catalog's architecture ids; product names, shown as they are in every language

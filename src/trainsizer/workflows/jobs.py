@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from trainsizer.datafiles import packaged_yaml, user_yaml
-from trainsizer.errors import InputError
+from trainsizer.errors import N_, InputError
 from trainsizer.lookup import unknown_id
 from trainsizer.scenario import Scenario, scenario_from_dict
 
@@ -19,7 +19,7 @@ PLANNER_CHOOSES = ("tp", "pp", "cp", "virtual_pp", "zero", "offload", "sequence_
 def job_from_dict(data: Any, gpu_ids: list[str] | tuple[str, ...] | None = None, source: str = "job") -> Scenario:
     """A job: a scenario whose parallel and hardware blocks may be left out (the planner fills them)."""
     if not isinstance(data, dict):
-        raise InputError("job", f"{source} must be a YAML mapping with model and training")
+        raise InputError("job", N_("{source} must be a YAML mapping with model and training"), source=source)
     data = {**data}
     parallel = dict(data.get("parallel") or {})
     data["hardware"] = data.get("hardware") or {"gpu": (list(gpu_ids or []) or [DEFAULT_PLAN_GPU])[0]}
@@ -48,17 +48,19 @@ def parse_duration(text: str | None) -> float | None:
         return None
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
     t = str(text).strip().lower()
-    accepted = "accepted: a number with s, m, h, d or w (e.g. 30d, 36h)"
     if _is_number(t):
-        raise InputError("--deadline", f"{text!r} has no unit (30 days or 30 seconds?); {accepted}")
+        raise InputError("--deadline", N_("{value!r} has no unit (30 days or 30 seconds?); accepted: a number with "
+                                          "s, m, h, d or w (e.g. 30d, 36h)"), value=text)
     try:
         value = float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float("nan")
         if value != value:
             raise ValueError(t)
     except ValueError:
-        raise InputError("--deadline", f"{text!r}; accepted: a number with s, m, h, d or w (e.g. 7d, 36h)") from None
+        raise InputError("--deadline", N_("{value!r}; accepted: a number with s, m, h, d or w (e.g. 7d, 36h)"),
+                         value=text) from None
     if not value > 0 or value == float("inf"):
-        raise InputError("--deadline", f"{text!r}; accepted: a finite positive duration (e.g. 7d, 36h)")
+        raise InputError("--deadline", N_("{value!r}; accepted: a finite positive duration (e.g. 7d, 36h)"),
+                         value=text)
     return value
 
 
@@ -76,9 +78,9 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
 
 # what a scenario built from `trainsizer estimate` flags alone cannot do without: dotted key -> (flag, accepted)
 FLAGS_ALONE_NEED = {
-    "model": ("--model", "a preset id (trainsizer catalog models) or a Hugging Face config.json path"),
+    "model": ("--model", N_("a preset id (trainsizer catalog models) or a Hugging Face config.json path")),
     "training.method": ("--method", "full, lora, qlora, freeze"),
-    "hardware.gpu": ("--gpu", "a GPU id (trainsizer catalog gpus)"),
+    "hardware.gpu": ("--gpu", N_("a GPU id (trainsizer catalog gpus)")),
 }
 
 
@@ -109,8 +111,9 @@ def scenario_data(path: Path | None, flags: dict[str, Any]) -> tuple[dict[str, A
         _check_model_flag(given.get("model"))  # a misspelt --model first: it is the mistake, not the flags missing
         for dotted, (flag, accepted) in FLAGS_ALONE_NEED.items():
             if dotted not in given:
-                raise InputError(flag, f"is required when flags alone describe the job (give a scenario file instead, "
-                                       f"or no flags at all for the built-in example); accepted: {accepted}")
+                raise InputError(flag, N_("is required when flags alone describe the job (give a scenario file "
+                                          "instead, or no flags at all for the built-in example); accepted: "
+                                          "{accepted}"), accepted=accepted)
         data = {"training": {"micro_batch_size": 1, "seq_len": 2048}, "parallel": {"gpus": 1}}
         origin = "command-line flags"
     model = given.pop("model", None)

@@ -10,7 +10,7 @@ from typing import Any
 from trainsizer.cost.per_run import Workload
 from trainsizer.cost.prices import Prices, load_prices
 from trainsizer.cost.subsidy import Subsidy, in_currency, load_subsidies
-from trainsizer.errors import InputError, in_file
+from trainsizer.errors import N_, InputError, in_file
 from trainsizer.estimate.estimator import check_precision
 from trainsizer.hardware.catalog import Catalog, load_catalog
 from trainsizer.hardware.market import availability, default_market, parse_market
@@ -161,9 +161,9 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
                 raise
             raise in_file(exc, job_label) from None  # the job file's precision against the flag's GPU
     if req.deadline_s and not job.training.tokens:
-        raise InputError("--deadline", "needs training.tokens in the job to compute the time to train")
+        raise InputError("--deadline", N_("needs training.tokens in the job to compute the time to train"))
     if req.budget is not None and not req.budget > 0:
-        raise InputError("--budget", f"{req.budget}; accepted: a finite positive amount")
+        raise InputError("--budget", N_("{value}; accepted: a finite positive amount"), value=req.budget)
     objective = parse_objective(req.objective)
     market = _market(req, money, site)
     gpus, market_info = _market_gpus(cat, req, market)

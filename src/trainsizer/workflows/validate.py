@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainsizer.errors import InputError
+from trainsizer.errors import N_, InputError
 from trainsizer.scenario import scenario_from_dict
 from trainsizer.workflows.cases import (
     METRICS_MEMORY,
@@ -72,8 +72,8 @@ def validate_cases(cases: list[dict[str, Any]], memory_params: MemoryModel | Non
 
 
 HOLDOUTS = ("none", "source", "family", "both")
-IN_SAMPLE_NOTE = ("in-sample: the shipped parameters were fitted on the cases of validation/cases/, so these errors "
-                  "flatter the model; --holdout source (or family) gives the cross-validated figure")
+IN_SAMPLE_NOTE = N_("in-sample: the shipped parameters were fitted on the cases of validation/cases/, so these "
+                     "errors flatter the model; --holdout source (or family) gives the cross-validated figure")
 
 
 def validate_files(paths: list[Path] | None = None, calibration: Path | None = None,
@@ -90,7 +90,8 @@ def validate_files(paths: list[Path] | None = None, calibration: Path | None = N
     shipped = not paths
     holdout = holdout or ("both" if shipped else "none")
     if holdout not in HOLDOUTS:
-        raise InputError("--holdout", f"{holdout!r}; accepted: {', '.join(HOLDOUTS)}")
+        raise InputError("--holdout", N_("{value!r}; accepted: {accepted}"), value=holdout,
+                         accepted=", ".join(HOLDOUTS))
     files = shipped_files() if shipped else list(paths or [])
     memory_params, perf_params = calibrated_params(calibration)
     cases: list[dict[str, Any]] = []
