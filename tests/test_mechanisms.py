@@ -185,3 +185,76 @@ def test_a_compiled_job_is_bounded_by_compiled_runs_and_an_eager_one_by_eager_ru
     eager_evidence = {cid for rows in table.values() for q, row in rows.items() if not q.endswith(COMPILED_KEY)
                       for cid in row.cases}
     assert eager_evidence and not eager_evidence & compiled  # eager plans rest on eager runs only
+
+
+def _memory_detail(result, name):
+    return next((c.bytes for c in result.memory.components if c.name == name), 0.0)
+
+
+def test_the_loss_holds_standard_bytes_per_logit_whatever_the_compute_dtype():
+    """transformers' LlamaForCausalLM upcasts the logits (``logits.float()``, the compute-dtype copy released), copies
+    the shifted logits and keeps the log-softmax output: ``logits.standard_bytes`` per element in bf16 and fp32 alike;
+    a chunked loss keeps only the compute-dtype logits."""
+    from trainsizer.estimate.memory import default_memory_model
+
+    mp = default_memory_model()
+    single = {"parallel": {"gpus": 1}, "hardware": {"gpu": "a100-sxm4-80gb"}}
+    arch = resolve_model(scenario().model)
+    tokens = 2 * 4096
+    norm_input = tokens * arch.hidden_size * 4
+    for precision in ("bf16-mixed", "fp32"):
+        job = {"method": "lora", "seq_len": 4096, "micro_batch_size": 2, "precision": precision}
+        got = _memory_detail(estimate(scenario(job, **single), with_limits=False, with_performance=False),
+                             "logits_and_loss")
+        assert got == pytest.approx(tokens * arch.vocab_size * mp.logits.standard_bytes + norm_input), precision
+    chunked = estimate(scenario({"method": "lora", "seq_len": 4096, "micro_batch_size": 2, "loss": "chunked"},
+                                **single), with_limits=False, with_performance=False)
+    # the chunked run peaks in backward: its logits are no longer the largest transient
+    assert _memory_detail(chunked, "logits_and_loss") < tokens * arch.vocab_size * mp.logits.standard_bytes
+
+
+def test_varied_sample_lengths_reserve_an_earlier_set_of_logits_blocks():
+    """With samples of varied lengths the allocator keeps the logits blocks sized for an earlier batch beside the
+    longest's: reserved memory grows by ``reserved_fraction_variable`` of the logits and loss buffers; allocated
+    memory (what is live) does not change."""
+    from trainsizer.estimate.memory import default_memory_model, reserved_bytes, varied_bytes
+
+    mp = default_memory_model()
+    single = {"parallel": {"gpus": 1}, "hardware": {"gpu": "a100-sxm4-80gb"}}
+    job = {"method": "lora", "seq_len": 2048, "micro_batch_size": 1, "activation_checkpointing": "full"}
+    fixed = estimate(scenario(job, **single), with_limits=False, with_performance=False).memory
+    varied_sc = scenario({**job, "sequence_lengths": "variable"}, **single)
+    varied = estimate(varied_sc, with_limits=False, with_performance=False).memory
+    logits = _memory_detail(estimate(varied_sc, with_limits=False, with_performance=False), "logits_and_loss")
+    assert logits > 0 and varied_bytes(varied_sc, logits) == logits
+    assert varied_bytes(scenario(job, **single), logits) == 0.0
+    assert varied.allocated_bytes == pytest.approx(fixed.allocated_bytes)
+    assert varied.reserved_bytes - fixed.reserved_bytes == pytest.approx(mp.allocator.reserved_fraction_variable
+                                                                        * logits)
+    # the term itself, at another value, and in the arrays the planner's screen prices
+    doubled = with_value(mp, "allocator", "reserved_fraction_variable", 2.0)
+    assert reserved_bytes(10.0, 4.0, doubled, varied=3.0) - reserved_bytes(10.0, 4.0, doubled) == pytest.approx(6.0)
+    import numpy as np
+
+    arrays = reserved_bytes(np.array([10.0, 10.0]), np.array([4.0, 4.0]), doubled, varied=np.array([0.0, 3.0]))
+    assert arrays[1] - arrays[0] == pytest.approx(6.0)
+
+
+def test_the_planners_screen_prices_varied_lengths_as_the_estimate_does():
+    import numpy as np
+
+    from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory
+
+    sc = scenario({"method": "lora", "precision": "bf16-true", "seq_len": 4096, "micro_batch_size": 2,
+                   "activation_checkpointing": "full", "sequence_lengths": "variable"},
+                  {"gpus": 1}, {"gpu": "a100-sxm4-80gb", "gpus_per_node": 1})
+    arch, gpu = resolve_model(sc.model), default_catalog().accelerator("a100-sxm4-80gb")
+    one = lambda v, dtype=int: np.array([v], dtype=dtype)  # noqa: E731
+    lay = Layouts(gpus=one(1), tp=one(1), pp=one(1), cp=one(1), vpp=one(1), zero=one(0), dist_opt=one(False, bool),
+                  sp=one(False, bool), offload=one(0), mbs=one(2), ckpt=one(CKPT.index("full")), gpus_per_node=one(1))
+    screened, _host = screen_memory(job_basis(sc, arch), lay, sc, gpu)
+    ref = estimate(sc, with_limits=False, with_performance=False).memory
+    fixed = estimate(sc.model_copy(update={"training": sc.training.model_copy(update={"sequence_lengths": "fixed"})}),
+                     with_limits=False, with_performance=False).memory
+    assert ref.device_bytes > fixed.device_bytes
+    assert screened[0] == pytest.approx(ref.device_bytes, rel=0.005)

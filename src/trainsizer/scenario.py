@@ -38,6 +38,7 @@ Attention = Literal["flash", "sdpa", "eager"]
 Quantization = Literal["nf4", "nf4-dq", "int8", "int4"]
 Offload = Literal["none", "optimizer", "optimizer+params"]
 Loss = Literal["standard", "chunked"]
+SequenceLengths = Literal["fixed", "variable"]
 AttentionMask = Literal["causal", "full"]
 Fp8Scope = Literal["linear", "linear+attention"]
 
@@ -127,6 +128,11 @@ class TrainingSpec(_Strict):
     compile: Flag = Field(False, description="extension: the model runs under torch.compile (Inductor fuses the "
                           "element-wise work, and AOTAutograd's partitioner recomputes cheap intermediates in "
                           "backward instead of saving them); torchtune compile=True, torchtitan --training.compile")
+    sequence_lengths: SequenceLengths = Field("fixed", description="extension: 'fixed' = every micro-batch has "
+                                              "seq_len tokens (packed, or padded to seq_len); 'variable' = samples "
+                                              "of varied lengths, each batch padded to its longest (dynamic "
+                                              "padding), seq_len the longest; the caching allocator then keeps "
+                                              "blocks of earlier sizes (reserved memory)")
     document_tokens: Int | None = Field(None, gt=0, le=16_777_216, description="extension: each sequence is packed "
                                         "from documents of about this many tokens (for varied lengths: sum of "
                                         "squares / sum), each attending only to itself, with a kernel that skips "

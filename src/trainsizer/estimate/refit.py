@@ -18,7 +18,12 @@ import numpy as np
 
 from trainsizer.estimate.activations import StageActivations, activation_factor, stage_activations
 from trainsizer.estimate.estimator import check_layout, resolve_gpu
-from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, peak_phase, reserved_bytes
+from trainsizer.estimate.memory import (
+    default_memory_model,
+    device_overhead_bytes,
+    peak_phase,
+    reserved_bytes,
+)
 from trainsizer.estimate.memory_types import GIB
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.model_states import model_states
@@ -48,6 +53,7 @@ class MemoryTerms:
     device_overhead: float  # CUDA context and NCCL
     metric: str  # allocated | reserved | device
     capacity: float = float("inf")  # bytes of the GPU's memory (the allocator's cache stays within it)
+    variable: bool = False  # samples of varied lengths (memory.varied_bytes)
 
 
 def memory_terms(scenario: Scenario, metric: str, memory_params: MemoryModel | None = None) -> MemoryTerms:
@@ -63,7 +69,8 @@ def memory_terms(scenario: Scenario, metric: str, memory_params: MemoryModel | N
                                        stage_activations(scenario, arch, mp, st, stage),
                                        states.step_temporaries_per_unit, states.managed_bytes))
     return MemoryTerms(tuple(stages), activation_factor(scenario.training.compile, mp), scenario.training.compile,
-                       device_overhead_bytes(gpu, scenario.parallel.gpus, mp), metric, gpu.memory_gib * GIB)
+                       device_overhead_bytes(gpu, scenario.parallel.gpus, mp), metric, gpu.memory_gib * GIB,
+                       scenario.training.sequence_lengths == "variable")
 
 
 def memory_prediction(t: MemoryTerms, mp: MemoryModel) -> float:
@@ -77,7 +84,8 @@ def memory_prediction(t: MemoryTerms, mp: MemoryModel) -> float:
                                   mp.optimizer.foreach_temp_states * s.step_temporaries_per_unit)
         allocated = s.static + s.gradients + sum(extra)
         usable = t.capacity - t.device_overhead - s.managed
-        reserved = reserved_bytes(allocated, sum(extra) if phase != "optimizer step" else 0.0, mp, usable)
+        reserved = reserved_bytes(allocated, sum(extra) if phase != "optimizer step" else 0.0, mp, usable,
+                                  s.activations.logits if t.variable else 0.0)
         device = reserved + t.device_overhead + s.managed
         if best is None or device > best[2]:
             best = (allocated, reserved, device)

@@ -18,7 +18,7 @@ import numpy as np
 
 from trainsizer.estimate.activations import compiled_activation_factor, layer_activations, stage_activations
 from trainsizer.estimate.flops import step_flops
-from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, reserved_bytes
+from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, reserved_bytes, varied_bytes
 from trainsizer.estimate.memory_types import GIB
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.model_states import model_states
@@ -238,7 +238,7 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
 
     def peak(static, grads, saved, lg):
         act_peak = np.maximum(saved + lg, saved + working)
-        return reserved_bytes(static + grads + buffers + act_peak, act_peak, mp, usable)
+        return reserved_bytes(static + grads + buffers + act_peak, act_peak, mp, usable, varied_bytes(scenario, lg))
 
     first = peak(first_static, first_grads, saved_first, 0.0)
     last = peak(last_static, last_grads, saved_last, logits)
