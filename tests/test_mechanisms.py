@@ -258,3 +258,50 @@ def test_the_planners_screen_prices_varied_lengths_as_the_estimate_does():
                      with_limits=False, with_performance=False).memory
     assert ref.device_bytes > fixed.device_bytes
     assert screened[0] == pytest.approx(ref.device_bytes, rel=0.005)
+
+
+def _litgpt_fsdp(loading: str = "full", zero: int = 3, mbs: int = 1) -> dict:
+    return {"model": {"preset": "llama-2-7b"},
+            "training": {"method": "lora", "precision": "bf16-true", "micro_batch_size": mbs, "seq_len": 1304,
+                         "activation_checkpointing": "full", "lora": {"rank": 8, "targets": ["q_proj", "v_proj"]}},
+            "parallel": {"gpus": 2, "zero": zero, "checkpoint_loading": loading},
+            "hardware": {"gpu": "a100-sxm4-40gb", "gpus_per_node": 2}}
+
+
+def test_a_full_state_dict_loaded_on_every_rank_sets_the_peak_of_a_sharded_lora_run():
+    """litgpt's FSDP LoRA loads the whole checkpoint on every rank: the peak is all the weights plus the rank's shard
+    (and adapters), above the training step's, whatever the micro-batch; sharded loading, or weights that are not
+    sharded (zero < 3), leave the step's peak."""
+    from trainsizer.estimate.memory import checkpoint_load_bytes
+
+    full = estimate(scenario_from_dict(_litgpt_fsdp()), with_limits=False, with_performance=False).memory
+    sharded = estimate(scenario_from_dict(_litgpt_fsdp("sharded")), with_limits=False, with_performance=False).memory
+    detail = {c.name: c.bytes for c in full.components}
+    assert full.phase == "checkpoint load" and sharded.phase != "checkpoint load"
+    shard = next(c.bytes for c in sharded.components if c.name == "weights")
+    assert detail["full_state_dict"] == pytest.approx(2 * shard)  # the stage's weights unsharded over dp = 2
+    assert full.allocated_bytes == pytest.approx(shard + detail["full_state_dict"] + detail.get("lora_adapters", 0))
+    assert "optimizer_states" not in detail and "gradients" not in detail  # they come later
+    assert full.allocated_bytes > sharded.allocated_bytes and full.reserved_bytes > sharded.reserved_bytes
+    bigger = estimate(scenario_from_dict(_litgpt_fsdp(mbs=2)), with_limits=False, with_performance=False).memory
+    assert bigger.allocated_bytes == pytest.approx(full.allocated_bytes)  # flat in the micro-batch, as measured
+    ddp = scenario_from_dict(_litgpt_fsdp(zero=0))
+    assert checkpoint_load_bytes(ddp, 1e9, 1e9) == (0.0, 0.0)
+    assert estimate(ddp, with_limits=False, with_performance=False).memory.phase != "checkpoint load"
+
+
+def test_the_planners_screen_prices_a_full_state_dict_load_as_the_estimate_does():
+    import numpy as np
+
+    from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory
+
+    sc = scenario_from_dict(_litgpt_fsdp())
+    arch, gpu = resolve_model(sc.model), default_catalog().accelerator("a100-sxm4-40gb")
+    two = lambda a, b, dtype=int: np.array([a, b], dtype=dtype)  # noqa: E731
+    lay = Layouts(gpus=two(2, 2), tp=two(1, 1), pp=two(1, 1), cp=two(1, 1), vpp=two(1, 1), zero=two(3, 0),
+                  dist_opt=two(False, False, bool), sp=two(False, False, bool), offload=two(0, 0), mbs=two(1, 1),
+                  ckpt=two(CKPT.index("full"), CKPT.index("full")), gpus_per_node=two(2, 2))
+    screened, _host = screen_memory(job_basis(sc, arch), lay, sc, gpu)
+    for i, zero in enumerate((3, 0)):
+        ref = estimate(scenario_from_dict(_litgpt_fsdp(zero=zero)), with_limits=False, with_performance=False).memory
+        assert screened[i] == pytest.approx(ref.device_bytes, rel=0.005), zero

@@ -39,6 +39,7 @@ Quantization = Literal["nf4", "nf4-dq", "int8", "int4"]
 Offload = Literal["none", "optimizer", "optimizer+params"]
 Loss = Literal["standard", "chunked"]
 SequenceLengths = Literal["fixed", "variable"]
+CheckpointLoading = Literal["sharded", "full"]
 AttentionMask = Literal["causal", "full"]
 Fp8Scope = Literal["linear", "linear+attention"]
 
@@ -180,6 +181,12 @@ class ParallelSpec(_Strict):
     offload: Offload = "none"
     ep: Int = Field(1, gt=0, le=4096, description="extension: expert parallelism; MoE experts are split over "
                     "ep ranks of the data-parallel group (Megatron-Core / DeepSpeed-MoE)")
+    checkpoint_loading: CheckpointLoading = Field("sharded", description="extension: how the pretrained "
+                                                  "checkpoint reaches sharded (zero 3) weights: 'sharded' = each "
+                                                  "rank loads its shard (or the weights start sharded); 'full' = "
+                                                  "every rank loads the whole state dict into the sharded model "
+                                                  "(litgpt's FSDP fabric.load_raw, FSDP FULL_STATE_DICT), so the "
+                                                  "peak is at least all the weights plus the rank's shard")
 
     @model_validator(mode="after")
     def _divides(self) -> ParallelSpec:

@@ -161,6 +161,34 @@ def varied_bytes(scenario: Scenario, logits: Any) -> Any:
     return logits if scenario.training.sequence_lengths == "variable" else 0.0
 
 
+LOADED_STATES = ("weights", "lora_adapters", "master_weights")  # what exists while the checkpoint loads
+
+
+def checkpoint_load_bytes(scenario: Scenario, unsharded_weights: float, kept: float) -> tuple[float, float]:
+    """(allocated bytes while the checkpoint loads, the transient part of them): with ``parallel.checkpoint_loading:
+    full`` and ZeRO-3 / FSDP sharded weights, every rank holds the whole state dict of its stage (its weights
+    unsharded) beside what the model already holds (``kept``: its weight shard, adapters and master shard; the
+    optimizer states come at the first step, the gradients in backward). Lightning Fabric's FSDPStrategy
+    ``load_checkpoint`` of a raw module loads the full state dict under FSDP's FULL_STATE_DICT type on every
+    rank (lightning src/lightning/fabric/strategies/fsdp.py, ``_load_raw_module_state``). (0, 0) otherwise."""
+    par = scenario.parallel
+    if par.checkpoint_loading != "full" or par.zero != 3 or par.dp * par.cp == 1:
+        return 0.0, 0.0
+    return kept + unsharded_weights, unsharded_weights
+
+
+def with_checkpoint_load(allocated: Any, reserved: Any, load: Any, load_dynamic: Any, p: MemoryModel,
+                         usable: Any = None) -> tuple[Any, Any]:
+    """(allocated, reserved) over the whole run: the step's, or the checkpoint load's where it is higher (the
+    allocator keeps the load's segments cached, so the reserved peak is the larger of the two). Floats or arrays."""
+    import numpy as np
+
+    load_reserved = reserved_bytes(load, load_dynamic, p, usable)
+    if isinstance(allocated, float | int) and isinstance(load, float | int):
+        return max(allocated, load), max(reserved, load_reserved) if load else reserved
+    return np.maximum(allocated, load), np.where(load > 0, np.maximum(reserved, load_reserved), reserved)
+
+
 def device_overhead_bytes(gpu: Accelerator, gpus: int, p: MemoryModel) -> float:
     """CUDA context (by architecture) and, with more than one GPU, NCCL's buffers: outside the allocator."""
     dev = p.device
@@ -198,11 +226,20 @@ def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p:
     usable = gpu.memory_gib * GIB - outside
     varied = varied_bytes(scenario, acts.logits)
     reserved = reserved_bytes(allocated, dynamic, p, usable, varied)
+    pressure = under_pressure(allocated, dynamic, p, usable, varied)
+    load, load_dynamic = checkpoint_load_bytes(scenario, states.unsharded_weights,
+                                               sum(c.bytes for c in comps if c.name in LOADED_STATES))
+    if load > allocated:  # the peak is set while the checkpoint loads, not by a training step
+        phase = "checkpoint load"
+        comps = [c for c in comps if c.name in LOADED_STATES]
+        comps.append(Component("full_state_dict", load_dynamic, "weights", msg("mem.full_state_dict")))
+        pressure = under_pressure(load, load_dynamic, p, usable)
+    allocated, reserved = with_checkpoint_load(allocated, reserved, load, load_dynamic, p, usable)
     device = reserved + outside
     notes = list(st.notes)
     if states.managed_bytes:
         notes.append(msg("mem.paged_note", gib=states.managed_bytes / GIB))
-    if under_pressure(allocated, dynamic, p, usable, varied):
+    if pressure:
         notes.append(msg("mem.allocator_pressure"))
     return MemoryEstimate(comps, allocated, reserved, device, gpu.memory_gib * GIB,
                           f"{phase} (pipeline stage {stage})" if par.pp > 1 else phase, notes, phase,

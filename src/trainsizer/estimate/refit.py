@@ -19,10 +19,13 @@ import numpy as np
 from trainsizer.estimate.activations import StageActivations, activation_factor, stage_activations
 from trainsizer.estimate.estimator import check_layout, resolve_gpu
 from trainsizer.estimate.memory import (
+    LOADED_STATES,
+    checkpoint_load_bytes,
     default_memory_model,
     device_overhead_bytes,
     peak_phase,
     reserved_bytes,
+    with_checkpoint_load,
 )
 from trainsizer.estimate.memory_types import GIB
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
@@ -41,6 +44,8 @@ class StageMemoryTerms:
     activations: StageActivations
     step_temporaries_per_unit: float
     managed: float
+    load: float = 0.0  # allocated bytes while a full state dict loads (memory.checkpoint_load_bytes), and its
+    load_dynamic: float = 0.0  # transient part
 
 
 @dataclass(frozen=True)
@@ -65,9 +70,11 @@ def memory_terms(scenario: Scenario, metric: str, memory_params: MemoryModel | N
     stages = []
     for stage in range(scenario.parallel.pp):
         states = model_states(st, stage)
+        load = checkpoint_load_bytes(scenario, states.unsharded_weights,
+                                     sum(c.bytes for c in states.static if c.name in LOADED_STATES))
         stages.append(StageMemoryTerms(sum(c.bytes for c in states.static), states.gradients.bytes,
                                        stage_activations(scenario, arch, mp, st, stage),
-                                       states.step_temporaries_per_unit, states.managed_bytes))
+                                       states.step_temporaries_per_unit, states.managed_bytes, *load))
     return MemoryTerms(tuple(stages), activation_factor(scenario.training.compile, mp), scenario.training.compile,
                        device_overhead_bytes(gpu, scenario.parallel.gpus, mp), metric, gpu.memory_gib * GIB,
                        scenario.training.sequence_lengths == "variable")
@@ -86,6 +93,7 @@ def memory_prediction(t: MemoryTerms, mp: MemoryModel) -> float:
         usable = t.capacity - t.device_overhead - s.managed
         reserved = reserved_bytes(allocated, sum(extra) if phase != "optimizer step" else 0.0, mp, usable,
                                   s.activations.logits if t.variable else 0.0)
+        allocated, reserved = with_checkpoint_load(allocated, reserved, s.load, s.load_dynamic, mp, usable)
         device = reserved + t.device_overhead + s.managed
         if best is None or device > best[2]:
             best = (allocated, reserved, device)
