@@ -207,6 +207,12 @@ def test_the_loss_holds_standard_bytes_per_logit_whatever_the_compute_dtype():
         got = _memory_detail(estimate(scenario(job, **single), with_limits=False, with_performance=False),
                              "logits_and_loss")
         assert got == pytest.approx(tokens * arch.vocab_size * mp.logits.standard_bytes + norm_input), precision
+    # left in the compute dtype (no upcast, no autocast): the logits, their shifted copy and the log-softmax output
+    low = estimate(scenario({"method": "lora", "seq_len": 4096, "micro_batch_size": 2, "precision": "bf16-true",
+                             "loss": "compute-dtype"}, **single), with_limits=False, with_performance=False)
+    assert _memory_detail(low, "logits_and_loss") == pytest.approx(
+        tokens * arch.vocab_size * 2 * mp.logits.compute_dtype_copies + norm_input)
+    assert mp.logits.compute_dtype_copies * 2 < mp.logits.standard_bytes
     chunked = estimate(scenario({"method": "lora", "seq_len": 4096, "micro_batch_size": 2, "loss": "chunked"},
                                 **single), with_limits=False, with_performance=False)
     # the chunked run peaks in backward: its logits are no longer the largest transient

@@ -37,7 +37,7 @@ Checkpointing = Literal["none", "selective", "selective-op", "every-n-layers", "
 Attention = Literal["flash", "sdpa", "eager"]
 Quantization = Literal["nf4", "nf4-dq", "int8", "int4"]
 Offload = Literal["none", "optimizer", "optimizer+params"]
-Loss = Literal["standard", "chunked"]
+Loss = Literal["standard", "chunked", "compute-dtype"]
 SequenceLengths = Literal["fixed", "variable"]
 CheckpointLoading = Literal["sharded", "full"]
 AttentionMask = Literal["causal", "full"]
@@ -112,7 +112,9 @@ class TrainingSpec(_Strict):
     tokens: Number | None = Field(None, gt=0, le=1e16)
     # extensions (not in FORMAT.md; documented in the README)
     loss: Loss = Field("standard", description="extension: 'chunked' = chunked/fused cross-entropy that "
-                       "never materialises fp32 logits of the whole sequence (torchtune, litgpt, Liger)")
+                       "never materialises fp32 logits of the whole sequence (torchtune, litgpt, Liger); "
+                       "'compute-dtype' = a plain cross-entropy left in bf16/fp16 (a model whose code does not "
+                       "upcast its logits, run without autocast, as DeepSpeed runs it)")
     optimizer_in_backward: Flag = Field(False, description="extension: the optimizer steps each parameter "
                                         "during backward and frees its gradient (torchtune optimizer_in_bwd)")
     freeze_trainable_layers: Int = Field(2, gt=0, le=100_000, description="extension: method freeze trains the last N "

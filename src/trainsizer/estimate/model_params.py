@@ -72,6 +72,7 @@ class Activations:
 @dataclass(frozen=True, kw_only=True)
 class Logits:
     standard_bytes: float
+    compute_dtype_copies: float
     chunked_extra_bytes: float
     source: str
 
