@@ -181,11 +181,11 @@ def with_checkpoint_load(allocated: Any, reserved: Any, load: Any, load_dynamic:
                          usable: Any = None) -> tuple[Any, Any]:
     """(allocated, reserved) over the whole run: the step's, or the checkpoint load's where it is higher (the
     allocator keeps the load's segments cached, so the reserved peak is the larger of the two). Floats or arrays."""
-    import numpy as np
-
     load_reserved = reserved_bytes(load, load_dynamic, p, usable)
     if isinstance(allocated, float | int) and isinstance(load, float | int):
         return max(allocated, load), max(reserved, load_reserved) if load else reserved
+    import numpy as np  # arrays of many layouts (plan/fast.py); a single estimate never loads numpy
+
     return np.maximum(allocated, load), np.where(load > 0, np.maximum(reserved, load_reserved), reserved)
 
 
