@@ -185,3 +185,129 @@ def test_a_compiled_job_is_bounded_by_compiled_runs_and_an_eager_one_by_eager_ru
     eager_evidence = {cid for rows in table.values() for q, row in rows.items() if not q.endswith(COMPILED_KEY)
                       for cid in row.cases}
     assert eager_evidence and not eager_evidence & compiled  # eager plans rest on eager runs only
+
+
+def _memory_detail(result, name):
+    return next((c.bytes for c in result.memory.components if c.name == name), 0.0)
+
+
+def test_the_loss_holds_standard_bytes_per_logit_whatever_the_compute_dtype():
+    """transformers' LlamaForCausalLM upcasts the logits (``logits.float()``, the compute-dtype copy released), copies
+    the shifted logits and keeps the log-softmax output: ``logits.standard_bytes`` per element in bf16 and fp32 alike;
+    a chunked loss keeps only the compute-dtype logits."""
+    from trainsizer.estimate.memory import default_memory_model
+
+    mp = default_memory_model()
+    single = {"parallel": {"gpus": 1}, "hardware": {"gpu": "a100-sxm4-80gb"}}
+    arch = resolve_model(scenario().model)
+    tokens = 2 * 4096
+    norm_input = tokens * arch.hidden_size * 4
+    for precision in ("bf16-mixed", "fp32"):
+        job = {"method": "lora", "seq_len": 4096, "micro_batch_size": 2, "precision": precision}
+        got = _memory_detail(estimate(scenario(job, **single), with_limits=False, with_performance=False),
+                             "logits_and_loss")
+        assert got == pytest.approx(tokens * arch.vocab_size * mp.logits.standard_bytes + norm_input), precision
+    # left in the compute dtype (no upcast, no autocast): the logits, their shifted copy and the log-softmax output
+    low = estimate(scenario({"method": "lora", "seq_len": 4096, "micro_batch_size": 2, "precision": "bf16-true",
+                             "loss": "compute-dtype"}, **single), with_limits=False, with_performance=False)
+    assert _memory_detail(low, "logits_and_loss") == pytest.approx(
+        tokens * arch.vocab_size * 2 * mp.logits.compute_dtype_copies + norm_input)
+    assert mp.logits.compute_dtype_copies * 2 < mp.logits.standard_bytes
+    chunked = estimate(scenario({"method": "lora", "seq_len": 4096, "micro_batch_size": 2, "loss": "chunked"},
+                                **single), with_limits=False, with_performance=False)
+    # the chunked run peaks in backward: its logits are no longer the largest transient
+    assert _memory_detail(chunked, "logits_and_loss") < tokens * arch.vocab_size * mp.logits.standard_bytes
+
+
+def test_varied_sample_lengths_reserve_an_earlier_set_of_logits_blocks():
+    """With samples of varied lengths the allocator keeps the logits blocks sized for an earlier batch beside the
+    longest's: reserved memory grows by ``reserved_fraction_variable`` of the logits and loss buffers; allocated
+    memory (what is live) does not change."""
+    from trainsizer.estimate.memory import default_memory_model, reserved_bytes, varied_bytes
+
+    mp = default_memory_model()
+    single = {"parallel": {"gpus": 1}, "hardware": {"gpu": "a100-sxm4-80gb"}}
+    job = {"method": "lora", "seq_len": 2048, "micro_batch_size": 1, "activation_checkpointing": "full"}
+    fixed = estimate(scenario(job, **single), with_limits=False, with_performance=False).memory
+    varied_sc = scenario({**job, "sequence_lengths": "variable"}, **single)
+    varied = estimate(varied_sc, with_limits=False, with_performance=False).memory
+    logits = _memory_detail(estimate(varied_sc, with_limits=False, with_performance=False), "logits_and_loss")
+    assert logits > 0 and varied_bytes(varied_sc, logits) == logits
+    assert varied_bytes(scenario(job, **single), logits) == 0.0
+    assert varied.allocated_bytes == pytest.approx(fixed.allocated_bytes)
+    assert varied.reserved_bytes - fixed.reserved_bytes == pytest.approx(mp.allocator.reserved_fraction_variable
+                                                                        * logits)
+    # the term itself, at another value, and in the arrays the planner's screen prices
+    doubled = with_value(mp, "allocator", "reserved_fraction_variable", 2.0)
+    assert reserved_bytes(10.0, 4.0, doubled, varied=3.0) - reserved_bytes(10.0, 4.0, doubled) == pytest.approx(6.0)
+    import numpy as np
+
+    arrays = reserved_bytes(np.array([10.0, 10.0]), np.array([4.0, 4.0]), doubled, varied=np.array([0.0, 3.0]))
+    assert arrays[1] - arrays[0] == pytest.approx(6.0)
+
+
+def test_the_planners_screen_prices_varied_lengths_as_the_estimate_does():
+    import numpy as np
+
+    from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory
+
+    sc = scenario({"method": "lora", "precision": "bf16-true", "seq_len": 4096, "micro_batch_size": 2,
+                   "activation_checkpointing": "full", "sequence_lengths": "variable"},
+                  {"gpus": 1}, {"gpu": "a100-sxm4-80gb", "gpus_per_node": 1})
+    arch, gpu = resolve_model(sc.model), default_catalog().accelerator("a100-sxm4-80gb")
+    one = lambda v, dtype=int: np.array([v], dtype=dtype)  # noqa: E731
+    lay = Layouts(gpus=one(1), tp=one(1), pp=one(1), cp=one(1), vpp=one(1), zero=one(0), dist_opt=one(False, bool),
+                  sp=one(False, bool), offload=one(0), mbs=one(2), ckpt=one(CKPT.index("full")), gpus_per_node=one(1))
+    screened, _host = screen_memory(job_basis(sc, arch), lay, sc, gpu)
+    ref = estimate(sc, with_limits=False, with_performance=False).memory
+    fixed = estimate(sc.model_copy(update={"training": sc.training.model_copy(update={"sequence_lengths": "fixed"})}),
+                     with_limits=False, with_performance=False).memory
+    assert ref.device_bytes > fixed.device_bytes
+    assert screened[0] == pytest.approx(ref.device_bytes, rel=0.005)
+
+
+def _litgpt_fsdp(loading: str = "full", zero: int = 3, mbs: int = 1) -> dict:
+    return {"model": {"preset": "llama-2-7b"},
+            "training": {"method": "lora", "precision": "bf16-true", "micro_batch_size": mbs, "seq_len": 1304,
+                         "activation_checkpointing": "full", "lora": {"rank": 8, "targets": ["q_proj", "v_proj"]}},
+            "parallel": {"gpus": 2, "zero": zero, "checkpoint_loading": loading},
+            "hardware": {"gpu": "a100-sxm4-40gb", "gpus_per_node": 2}}
+
+
+def test_a_full_state_dict_loaded_on_every_rank_sets_the_peak_of_a_sharded_lora_run():
+    """litgpt's FSDP LoRA loads the whole checkpoint on every rank: the peak is all the weights plus the rank's shard
+    (and adapters), above the training step's, whatever the micro-batch; sharded loading, or weights that are not
+    sharded (zero < 3), leave the step's peak."""
+    from trainsizer.estimate.memory import checkpoint_load_bytes
+
+    full = estimate(scenario_from_dict(_litgpt_fsdp()), with_limits=False, with_performance=False).memory
+    sharded = estimate(scenario_from_dict(_litgpt_fsdp("sharded")), with_limits=False, with_performance=False).memory
+    detail = {c.name: c.bytes for c in full.components}
+    assert full.phase == "checkpoint load" and sharded.phase != "checkpoint load"
+    shard = next(c.bytes for c in sharded.components if c.name == "weights")
+    assert detail["full_state_dict"] == pytest.approx(2 * shard)  # the stage's weights unsharded over dp = 2
+    assert full.allocated_bytes == pytest.approx(shard + detail["full_state_dict"] + detail.get("lora_adapters", 0))
+    assert "optimizer_states" not in detail and "gradients" not in detail  # they come later
+    assert full.allocated_bytes > sharded.allocated_bytes and full.reserved_bytes > sharded.reserved_bytes
+    bigger = estimate(scenario_from_dict(_litgpt_fsdp(mbs=2)), with_limits=False, with_performance=False).memory
+    assert bigger.allocated_bytes == pytest.approx(full.allocated_bytes)  # flat in the micro-batch, as measured
+    ddp = scenario_from_dict(_litgpt_fsdp(zero=0))
+    assert checkpoint_load_bytes(ddp, 1e9, 1e9) == (0.0, 0.0)
+    assert estimate(ddp, with_limits=False, with_performance=False).memory.phase != "checkpoint load"
+
+
+def test_the_planners_screen_prices_a_full_state_dict_load_as_the_estimate_does():
+    import numpy as np
+
+    from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory
+
+    sc = scenario_from_dict(_litgpt_fsdp())
+    arch, gpu = resolve_model(sc.model), default_catalog().accelerator("a100-sxm4-40gb")
+    two = lambda a, b, dtype=int: np.array([a, b], dtype=dtype)  # noqa: E731
+    lay = Layouts(gpus=two(2, 2), tp=two(1, 1), pp=two(1, 1), cp=two(1, 1), vpp=two(1, 1), zero=two(3, 0),
+                  dist_opt=two(False, False, bool), sp=two(False, False, bool), offload=two(0, 0), mbs=two(1, 1),
+                  ckpt=two(CKPT.index("full"), CKPT.index("full")), gpus_per_node=two(2, 2))
+    screened, _host = screen_memory(job_basis(sc, arch), lay, sc, gpu)
+    for i, zero in enumerate((3, 0)):
+        ref = estimate(scenario_from_dict(_litgpt_fsdp(zero=zero)), with_limits=False, with_performance=False).memory
+        assert screened[i] == pytest.approx(ref.device_bytes, rel=0.005), zero

@@ -112,7 +112,7 @@ def test_a_misspelt_key_in_a_nested_section_and_a_missing_one_are_named():
 
 def test_a_misspelt_shipped_key_exits_2_with_one_line_through_the_cli(monkeypatch, capsys):
     data = yaml.safe_load((REPO / "src/trainsizer/estimate" / MEMORY_FILE).read_text(encoding="utf-8"))
-    data["logits"]["standard_extra_byte"] = data["logits"].pop("standard_extra_bytes")
+    data["logits"]["standard_byte"] = data["logits"].pop("standard_bytes")
     real = model_params.packaged_yaml
     monkeypatch.setattr(model_params, "packaged_yaml", lambda pkg, name: data if name == MEMORY_FILE else real(pkg,
                                                                                                              name))
@@ -126,7 +126,7 @@ def test_a_misspelt_shipped_key_exits_2_with_one_line_through_the_cli(monkeypatc
     out = capsys.readouterr()
     lines = [line for line in (out.out + out.err).splitlines() if line.strip()]
     assert exc.value.code == 2 and len(lines) == 1 and "Traceback" not in out.err, lines
-    assert "memory_model.yaml: logits.standard_extra_byte: unknown key (did you mean 'standard_extra_bytes'" in lines[0]
+    assert "memory_model.yaml: logits.standard_byte: unknown key (did you mean 'standard_bytes'" in lines[0]
 
 
 def test_a_calibration_profile_is_checked_against_the_same_types_and_its_values_are_fitted_on_its_cases(tmp_path):

@@ -88,6 +88,8 @@ BAD = [
     ({"parallel__gpus": 4, "parallel__pp": 2, "parallel__zero": 3}, "parallel.zero", "pp"),
     ({"hardware__gpu": "h100"}, "hardware.gpu", "h100-sxm5-80gb"),
     ({"training__global_batch_size": 3, "parallel__gpus": 2}, "training.global_batch_size", "multiple"),
+    ({"training__sequence_lengths": "ragged"}, "training.sequence_lengths", "fixed, variable"),
+    ({"parallel__checkpoint_loading": "rank0"}, "parallel.checkpoint_loading", "sharded, full"),
 ]
 
 

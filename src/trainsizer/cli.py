@@ -47,7 +47,7 @@ def estimate(
     lora_targets: Annotated[str | None, typer.Option("--lora-targets", help="Comma-separated module names, "
                                                      "or all-linear.")] = None,
     quantization: Annotated[str | None, typer.Option(help="nf4 | nf4-dq | int8 | int4 (qlora)")] = None,
-    loss: Annotated[str | None, typer.Option(help="standard | chunked cross-entropy")] = None,
+    loss: Annotated[str | None, typer.Option(help="standard | chunked | compute-dtype cross-entropy")] = None,
     document_tokens: Annotated[int | None, typer.Option("--document-tokens", help="Packed sequences: tokens per "
                                                         "document, each attending only to itself.")] = None,
     compile_model: Annotated[bool | None, typer.Option("--compile/--no-compile", help="The model runs under "

@@ -356,6 +356,7 @@ _c("mem.ddp_buckets", N_("DDP gradient buckets (a copy of the gradients)"))
 _c("mem.zero_bucket", N_("ZeRO reduce bucket"))
 _c("mem.zero3_gathered", N_("ZeRO-3/FSDP: {n} gathered layers + one layer's unsharded gradients"), n="int")
 _c("mem.dequant_copy", N_("dequantized bf16 copy of the largest linear (forward and backward)"))
+_c("mem.full_state_dict", N_("the whole checkpoint loaded on every rank before it is sharded (full state dict)"))
 _c("mem.activations", N_("{layers} layers x {tokens} tokens/micro-batch, checkpointing {ckpt}, attention {attention}"),
    layers="int", tokens="num0", ckpt="text", attention="text")
 _c("mem.compiled", N_("torch.compile"))

@@ -37,7 +37,9 @@ Checkpointing = Literal["none", "selective", "selective-op", "every-n-layers", "
 Attention = Literal["flash", "sdpa", "eager"]
 Quantization = Literal["nf4", "nf4-dq", "int8", "int4"]
 Offload = Literal["none", "optimizer", "optimizer+params"]
-Loss = Literal["standard", "chunked"]
+Loss = Literal["standard", "chunked", "compute-dtype"]
+SequenceLengths = Literal["fixed", "variable"]
+CheckpointLoading = Literal["sharded", "full"]
 AttentionMask = Literal["causal", "full"]
 Fp8Scope = Literal["linear", "linear+attention"]
 
@@ -110,7 +112,9 @@ class TrainingSpec(_Strict):
     tokens: Number | None = Field(None, gt=0, le=1e16)
     # extensions (not in FORMAT.md; documented in the README)
     loss: Loss = Field("standard", description="extension: 'chunked' = chunked/fused cross-entropy that "
-                       "never materialises fp32 logits of the whole sequence (torchtune, litgpt, Liger)")
+                       "never materialises fp32 logits of the whole sequence (torchtune, litgpt, Liger); "
+                       "'compute-dtype' = a plain cross-entropy left in bf16/fp16 (a model whose code does not "
+                       "upcast its logits, run without autocast, as DeepSpeed runs it)")
     optimizer_in_backward: Flag = Field(False, description="extension: the optimizer steps each parameter "
                                         "during backward and frees its gradient (torchtune optimizer_in_bwd)")
     freeze_trainable_layers: Int = Field(2, gt=0, le=100_000, description="extension: method freeze trains the last N "
@@ -127,6 +131,11 @@ class TrainingSpec(_Strict):
     compile: Flag = Field(False, description="extension: the model runs under torch.compile (Inductor fuses the "
                           "element-wise work, and AOTAutograd's partitioner recomputes cheap intermediates in "
                           "backward instead of saving them); torchtune compile=True, torchtitan --training.compile")
+    sequence_lengths: SequenceLengths = Field("fixed", description="extension: 'fixed' = every micro-batch has "
+                                              "seq_len tokens (packed, or padded to seq_len); 'variable' = samples "
+                                              "of varied lengths, each batch padded to its longest (dynamic "
+                                              "padding), seq_len the longest; the caching allocator then keeps "
+                                              "blocks of earlier sizes (reserved memory)")
     document_tokens: Int | None = Field(None, gt=0, le=16_777_216, description="extension: each sequence is packed "
                                         "from documents of about this many tokens (for varied lengths: sum of "
                                         "squares / sum), each attending only to itself, with a kernel that skips "
@@ -174,6 +183,12 @@ class ParallelSpec(_Strict):
     offload: Offload = "none"
     ep: Int = Field(1, gt=0, le=4096, description="extension: expert parallelism; MoE experts are split over "
                     "ep ranks of the data-parallel group (Megatron-Core / DeepSpeed-MoE)")
+    checkpoint_loading: CheckpointLoading = Field("sharded", description="extension: how the pretrained "
+                                                  "checkpoint reaches sharded (zero 3) weights: 'sharded' = each "
+                                                  "rank loads its shard (or the weights start sharded); 'full' = "
+                                                  "every rank loads the whole state dict into the sharded model "
+                                                  "(litgpt's FSDP fabric.load_raw, FSDP FULL_STATE_DICT), so the "
+                                                  "peak is at least all the weights plus the rank's shard")
 
     @model_validator(mode="after")
     def _divides(self) -> ParallelSpec:

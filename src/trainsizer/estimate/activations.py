@@ -266,9 +266,10 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
     logits = 0.0
     logits_why = msg("mem.no_logits")
     if stage == pp - 1 and arch.lm_head:
-        extra = (p.logits.chunked_extra_bytes if tr.loss == "chunked" else p.logits.standard_extra_bytes)
-        logits = tokens * arch.vocab_size / tp * (e + extra) + tokens * arch.hidden_size * 4  # + final-norm input
-        logits_why = msg("mem.logits", tokens=tokens, vocab=arch.vocab_size, b=e + extra, loss=tr.loss)
+        per_logit = {"chunked": e + p.logits.chunked_extra_bytes, "compute-dtype": e * p.logits.compute_dtype_copies
+                     }.get(tr.loss, p.logits.standard_bytes)
+        logits = tokens * arch.vocab_size / tp * per_logit + tokens * arch.hidden_size * 4  # + final-norm input
+        logits_why = msg("mem.logits", tokens=tokens, vocab=arch.vocab_size, b=per_logit, loss=tr.loss)
 
     largest = max(per_layer_full, default=0.0)
     frac = p.activations.backward_working_fraction

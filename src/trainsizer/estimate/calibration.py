@@ -41,6 +41,7 @@ FITTED_RANGES: dict[str, tuple[float, float]] = {
     "memory.activations.compiled_factor": (0.1, 1.5),
     "memory.allocator.reserved_fraction_dynamic": (0.0, 1.0),
     "memory.allocator.reserved_fraction_static": (0.0, 1.0),
+    "memory.allocator.reserved_fraction_variable": (0.0, 3.0),
     "performance.compute.max_efficiency.*": (0.01, 1.0),
     "performance.compute.max_efficiency_fp32": (0.01, 1.0),
     "performance.compute.half_tokens": (0.0, 1e6),

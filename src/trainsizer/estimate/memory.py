@@ -125,15 +125,17 @@ def peak_phase(gradients: float, saved: float, logits: float, working: float,
     return phase, phases[phase]
 
 
-def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = None) -> Any:
+def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = None, varied: Any = 0.0) -> Any:
     """The caching allocator's overhead grows with the churn of transient blocks (activations, logits,
-    working sets), much less with model states allocated once and kept. Under memory pressure it does not grow
+    working sets), much less with model states allocated once and kept; with samples of varied lengths by
+    ``reserved_fraction_variable`` of ``varied``, the bytes of the per-sequence logits blocks (blocks cached for
+    earlier sizes: ``memory_model.yaml``; 0 when every batch has one length). Under memory pressure it does not grow
     past the device: when cudaMalloc fails, the allocator frees its cached unused blocks and retries (PyTorch
     ``torch.cuda.memory_stats``: ``num_alloc_retries``, "failed cudaMalloc calls that result in a cache flush and
     retry"), so while the allocated bytes fit, the reserved ones stay within ``usable`` (the device's memory less
     what lies outside the allocator). Floats, or arrays of many layouts (plan/fast.py)."""
     a = p.allocator
-    free_running = (allocated + a.reserved_fraction_dynamic * dynamic
+    free_running = (allocated + a.reserved_fraction_dynamic * dynamic + a.reserved_fraction_variable * varied
                     + a.reserved_fraction_static * (allocated - dynamic) + a.reserved_floor_gib * GIB)
     if usable is None:
         return free_running
@@ -144,9 +146,47 @@ def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = N
     return np.minimum(free_running, np.maximum(allocated, usable))
 
 
-def under_pressure(allocated: float, dynamic: float, p: MemoryModel, usable: float) -> bool:
+def under_pressure(allocated: float, dynamic: float, p: MemoryModel, usable: float, varied: float = 0.0) -> bool:
     """Whether the allocator's cache would outgrow the device (:func:`reserved_bytes` caps it there)."""
-    return bool(reserved_bytes(allocated, dynamic, p) > max(allocated, usable))
+    return bool(reserved_bytes(allocated, dynamic, p, varied=varied) > max(allocated, usable))
+
+
+def varied_bytes(scenario: Scenario, logits: Any) -> Any:
+    """The transient bytes whose blocks change size with each batch's length when the samples vary
+    (``training.sequence_lengths: variable``; 0 otherwise): the logits and loss buffers, one block per sequence of
+    ``tokens x vocabulary``. Blocks over 10 MiB get a segment of their own size, smaller ones share 20 MiB segments
+    that any size reuses (PyTorch c10/cuda/CUDACachingAllocator.cpp, get_allocation_size: kMinLargeAlloc 10 MiB,
+    kLargeBuffer 20 MiB), so per-layer activations of a few MiB per sequence leave little behind; the logits of a
+    long sequence are the blocks the allocator cannot reuse for a longer one (:func:`reserved_bytes`)."""
+    return logits if scenario.training.sequence_lengths == "variable" else 0.0
+
+
+LOADED_STATES = ("weights", "lora_adapters", "master_weights")  # what exists while the checkpoint loads
+
+
+def checkpoint_load_bytes(scenario: Scenario, unsharded_weights: float, kept: float) -> tuple[float, float]:
+    """(allocated bytes while the checkpoint loads, the transient part of them): with ``parallel.checkpoint_loading:
+    full`` and ZeRO-3 / FSDP sharded weights, every rank holds the whole state dict of its stage (its weights
+    unsharded) beside what the model already holds (``kept``: its weight shard, adapters and master shard; the
+    optimizer states come at the first step, the gradients in backward). Lightning Fabric's FSDPStrategy
+    ``load_checkpoint`` of a raw module loads the full state dict under FSDP's FULL_STATE_DICT type on every
+    rank (lightning src/lightning/fabric/strategies/fsdp.py, ``_load_raw_module_state``). (0, 0) otherwise."""
+    par = scenario.parallel
+    if par.checkpoint_loading != "full" or par.zero != 3 or par.dp * par.cp == 1:
+        return 0.0, 0.0
+    return kept + unsharded_weights, unsharded_weights
+
+
+def with_checkpoint_load(allocated: Any, reserved: Any, load: Any, load_dynamic: Any, p: MemoryModel,
+                         usable: Any = None) -> tuple[Any, Any]:
+    """(allocated, reserved) over the whole run: the step's, or the checkpoint load's where it is higher (the
+    allocator keeps the load's segments cached, so the reserved peak is the larger of the two). Floats or arrays."""
+    load_reserved = reserved_bytes(load, load_dynamic, p, usable)
+    if isinstance(allocated, float | int) and isinstance(load, float | int):
+        return max(allocated, load), max(reserved, load_reserved) if load else reserved
+    import numpy as np  # arrays of many layouts (plan/fast.py); a single estimate never loads numpy
+
+    return np.maximum(allocated, load), np.where(load > 0, np.maximum(reserved, load_reserved), reserved)
 
 
 def device_overhead_bytes(gpu: Accelerator, gpus: int, p: MemoryModel) -> float:
@@ -184,12 +224,22 @@ def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p:
     dynamic = sum(peak_extra) if phase != "optimizer step" else 0.0
     outside = device_overhead_bytes(gpu, par.gpus, p) + states.managed_bytes
     usable = gpu.memory_gib * GIB - outside
-    reserved = reserved_bytes(allocated, dynamic, p, usable)
+    varied = varied_bytes(scenario, acts.logits)
+    reserved = reserved_bytes(allocated, dynamic, p, usable, varied)
+    pressure = under_pressure(allocated, dynamic, p, usable, varied)
+    load, load_dynamic = checkpoint_load_bytes(scenario, states.unsharded_weights,
+                                               sum(c.bytes for c in comps if c.name in LOADED_STATES))
+    if load > allocated:  # the peak is set while the checkpoint loads, not by a training step
+        phase = "checkpoint load"
+        comps = [c for c in comps if c.name in LOADED_STATES]
+        comps.append(Component("full_state_dict", load_dynamic, "weights", msg("mem.full_state_dict")))
+        pressure = under_pressure(load, load_dynamic, p, usable)
+    allocated, reserved = with_checkpoint_load(allocated, reserved, load, load_dynamic, p, usable)
     device = reserved + outside
     notes = list(st.notes)
     if states.managed_bytes:
         notes.append(msg("mem.paged_note", gib=states.managed_bytes / GIB))
-    if under_pressure(allocated, dynamic, p, usable):
+    if pressure:
         notes.append(msg("mem.allocator_pressure"))
     return MemoryEstimate(comps, allocated, reserved, device, gpu.memory_gib * GIB,
                           f"{phase} (pipeline stage {stage})" if par.pp > 1 else phase, notes, phase,

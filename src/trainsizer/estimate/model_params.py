@@ -71,7 +71,8 @@ class Activations:
 
 @dataclass(frozen=True, kw_only=True)
 class Logits:
-    standard_extra_bytes: float
+    standard_bytes: float
+    compute_dtype_copies: float
     chunked_extra_bytes: float
     source: str
 
@@ -109,8 +110,10 @@ class CommunicationMemory:
 class Allocator:
     reserved_fraction_dynamic: float = fitted()
     reserved_fraction_static: float = fitted()
+    reserved_fraction_variable: float = cited("source_variable")
     reserved_floor_gib: float
     source: str
+    source_variable: str
 
 
 @dataclass(frozen=True, kw_only=True)

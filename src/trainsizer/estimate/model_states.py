@@ -20,6 +20,7 @@ class StageStates:
     step_temporaries: float
     managed_bytes: float  # CUDA managed memory (paged optimizers): outside the PyTorch allocator
     step_temporaries_per_unit: float = 0.0  # step_temporaries per unit of optimizer.foreach_temp_states
+    unsharded_weights: float = 0.0  # the stage's weights before ZeRO-3 sharding (a full state dict of the stage)
 
 
 def _optimizer_bytes(st: TrainingState, shapes: list[tuple[int, int, int]], state_elem: float) -> float:
@@ -118,7 +119,8 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
     tr = st.scenario.training
     quant = st.params.quantization.formats.get(tr.quantization or "") if tr.method == "qlora" else None
     t = _stage_trainables(st, layers, first, last)
-    static = [_stage_weights(st, layers, first, last, quant)]
+    weights, unsharded = _stage_weights(st, layers, first, last, quant)
+    static = [weights]
     trainable_static, gradients, managed = _stage_trainable_states(st, layers, t)
     static += trainable_static
     buffers = _stage_buffers(st, layers, t, quant)
@@ -129,12 +131,13 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
         state_b = PRECISION_BYTES[tr.precision][3]
         per_unit = (t.trainable / t.opt_shards) * (t.adapter_bytes[3] if tr.method in ("lora", "qlora") else state_b)
     step_temp = st.params.optimizer.foreach_temp_states * per_unit
-    return StageStates(static, gradients, step_temp, managed, per_unit)
+    return StageStates(static, gradients, step_temp, managed, per_unit, unsharded)
 
 
 def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, last: bool,
-                   quant: QuantFormat | None) -> Component:
-    """Every parameter of the stage in its storage format, sharded by ZeRO-3 or offloaded."""
+                   quant: QuantFormat | None) -> tuple[Component, float]:
+    """Every parameter of the stage in its storage format, sharded by ZeRO-3 or offloaded; and the bytes of them
+    all unsharded."""
     arch, tr, par = st.arch, st.scenario.training, st.scenario.parallel
     tp = par.tp
     w_b = PRECISION_BYTES[tr.precision][0]
@@ -178,7 +181,7 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
         why_w = clauses([why_w, msg("mem.sharded_zero3", group=group)])
     else:
         weights_gpu = weight_bytes
-    return Component("weights", weights_gpu, "weights", why_w)
+    return Component("weights", weights_gpu, "weights", why_w), weight_bytes
 
 
 def _stage_trainables(st: TrainingState, layers: list[LayerState], first: bool, last: bool) -> _StageTrainables:

@@ -18,7 +18,15 @@ import numpy as np
 
 from trainsizer.estimate.activations import StageActivations, activation_factor, stage_activations
 from trainsizer.estimate.estimator import check_layout, resolve_gpu
-from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, peak_phase, reserved_bytes
+from trainsizer.estimate.memory import (
+    LOADED_STATES,
+    checkpoint_load_bytes,
+    default_memory_model,
+    device_overhead_bytes,
+    peak_phase,
+    reserved_bytes,
+    with_checkpoint_load,
+)
 from trainsizer.estimate.memory_types import GIB
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.model_states import model_states
@@ -36,6 +44,8 @@ class StageMemoryTerms:
     activations: StageActivations
     step_temporaries_per_unit: float
     managed: float
+    load: float = 0.0  # allocated bytes while a full state dict loads (memory.checkpoint_load_bytes), and its
+    load_dynamic: float = 0.0  # transient part
 
 
 @dataclass(frozen=True)
@@ -48,6 +58,7 @@ class MemoryTerms:
     device_overhead: float  # CUDA context and NCCL
     metric: str  # allocated | reserved | device
     capacity: float = float("inf")  # bytes of the GPU's memory (the allocator's cache stays within it)
+    variable: bool = False  # samples of varied lengths (memory.varied_bytes)
 
 
 def memory_terms(scenario: Scenario, metric: str, memory_params: MemoryModel | None = None) -> MemoryTerms:
@@ -59,11 +70,14 @@ def memory_terms(scenario: Scenario, metric: str, memory_params: MemoryModel | N
     stages = []
     for stage in range(scenario.parallel.pp):
         states = model_states(st, stage)
+        load = checkpoint_load_bytes(scenario, states.unsharded_weights,
+                                     sum(c.bytes for c in states.static if c.name in LOADED_STATES))
         stages.append(StageMemoryTerms(sum(c.bytes for c in states.static), states.gradients.bytes,
                                        stage_activations(scenario, arch, mp, st, stage),
-                                       states.step_temporaries_per_unit, states.managed_bytes))
+                                       states.step_temporaries_per_unit, states.managed_bytes, *load))
     return MemoryTerms(tuple(stages), activation_factor(scenario.training.compile, mp), scenario.training.compile,
-                       device_overhead_bytes(gpu, scenario.parallel.gpus, mp), metric, gpu.memory_gib * GIB)
+                       device_overhead_bytes(gpu, scenario.parallel.gpus, mp), metric, gpu.memory_gib * GIB,
+                       scenario.training.sequence_lengths == "variable")
 
 
 def memory_prediction(t: MemoryTerms, mp: MemoryModel) -> float:
@@ -77,7 +91,9 @@ def memory_prediction(t: MemoryTerms, mp: MemoryModel) -> float:
                                   mp.optimizer.foreach_temp_states * s.step_temporaries_per_unit)
         allocated = s.static + s.gradients + sum(extra)
         usable = t.capacity - t.device_overhead - s.managed
-        reserved = reserved_bytes(allocated, sum(extra) if phase != "optimizer step" else 0.0, mp, usable)
+        reserved = reserved_bytes(allocated, sum(extra) if phase != "optimizer step" else 0.0, mp, usable,
+                                  s.activations.logits if t.variable else 0.0)
+        allocated, reserved = with_checkpoint_load(allocated, reserved, s.load, s.load_dynamic, mp, usable)
         device = reserved + t.device_overhead + s.managed
         if best is None or device > best[2]:
             best = (allocated, reserved, device)

@@ -38,7 +38,12 @@ PRECISION_BYTES: dict[str, tuple[float, float, float, float]] = {
     "fp8-mixed": (2, 4, 4, 4),
 }
 ACTIVATION_BYTES = {"fp32": 4, "fp16-mixed": 2, "bf16-mixed": 2, "bf16-true": 2, "fp8-mixed": 2}
-RESIDUAL_BYTES = {"fp32": 4, "fp16-mixed": 4, "bf16-mixed": 4, "bf16-true": 2, "fp8-mixed": 4}
+# bytes per element of the residual stream (a checkpointed layer's input). bf16-mixed and fp8-mixed compute with bf16
+# weights beside fp32 masters (PRECISION_BYTES), so the residual stream is bf16: Megatron-LM's fp32_residual_connection
+# defaults to False, torchtitan's FSDP2 MixedPrecisionPolicy(param_dtype=bf16) casts every weight, DeepSpeed's bf16
+# engine runs the model in bf16. fp16-mixed is torch.cuda.amp autocast over fp32 weights (the HF Trainer's fp16):
+# layer_norm autocasts to fp32 and the residual adds stay fp32.
+RESIDUAL_BYTES = {"fp32": 4, "fp16-mixed": 4, "bf16-mixed": 2, "bf16-true": 2, "fp8-mixed": 2}
 
 
 @dataclass(frozen=True)

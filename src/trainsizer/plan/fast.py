@@ -18,7 +18,13 @@ import numpy as np
 
 from trainsizer.estimate.activations import compiled_activation_factor, layer_activations, stage_activations
 from trainsizer.estimate.flops import step_flops
-from trainsizer.estimate.memory import default_memory_model, device_overhead_bytes, reserved_bytes
+from trainsizer.estimate.memory import (
+    default_memory_model,
+    device_overhead_bytes,
+    reserved_bytes,
+    varied_bytes,
+    with_checkpoint_load,
+)
 from trainsizer.estimate.memory_types import GIB
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.model_states import model_states
@@ -201,6 +207,16 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
                         + cat("gradients") / grad_shard, 0.0)
         return host + np.where(offl == 2, cat("weights") / w_shard, 0.0)
 
+    full_load = (scenario.parallel.checkpoint_loading == "full") & (zero == 3) & (group > 1)
+
+    def stage_load(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+        """(allocated, transient) bytes while a full state dict loads (memory.checkpoint_load_bytes)."""
+        def cat(key: str) -> np.ndarray:
+            return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
+        kept = (np.where(offl == 2, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
+                + np.where(offl > 0, 0.0, cat("master_weights") / opt_shard))
+        return np.where(full_load, kept + cat("weights"), 0.0), np.where(full_load, cat("weights"), 0.0)
+
     host = np.maximum(offloaded(b.first_extra), offloaded(b.last_extra))
     first_static, first_grads = stage_states(b.first_extra)
     last_static, last_grads = stage_states(b.last_extra)
@@ -236,15 +252,18 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     overhead = np.where(lay.gpus > 1, device_overhead_bytes(gpu, 2, mp), device_overhead_bytes(gpu, 1, mp))
     usable = gpu.memory_gib * GIB - overhead  # the allocator's cache stays within the device (memory.reserved_bytes)
 
-    def peak(static, grads, saved, lg):
+    def peak(static, grads, saved, lg, load):
         act_peak = np.maximum(saved + lg, saved + working)
-        return reserved_bytes(static + grads + buffers + act_peak, act_peak, mp, usable)
+        allocated = static + grads + buffers + act_peak
+        reserved = reserved_bytes(allocated, act_peak, mp, usable, varied_bytes(scenario, lg))
+        return with_checkpoint_load(allocated, reserved, *load, mp, usable)[1]
 
-    first = peak(first_static, first_grads, saved_first, 0.0)
-    last = peak(last_static, last_grads, saved_last, logits)
+    first = peak(first_static, first_grads, saved_first, 0.0, stage_load(b.first_extra))
+    last = peak(last_static, last_grads, saved_last, logits, stage_load(b.last_extra))
     # without pipeline parallelism the one stage holds both ends: the embedding and the output head
-    whole_static, whole_grads = stage_states({k: b.first_extra[k] + b.last_extra[k] for k in b.first_extra})
-    whole = peak(whole_static, whole_grads, saved_first, logits)
+    whole_extra = {k: b.first_extra[k] + b.last_extra[k] for k in b.first_extra}
+    whole_static, whole_grads = stage_states(whole_extra)
+    whole = peak(whole_static, whole_grads, saved_first, logits, stage_load(whole_extra))
     reserved = np.where(lay.pp == 1, whole, np.maximum(first, last))
     return reserved + overhead, host
 

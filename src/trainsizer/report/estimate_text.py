@@ -18,8 +18,10 @@ COMPONENTS = {
     "optimizer_states": N_("optimizer states"), "gradients": N_("gradients"), "activations": N_("activations"),
     "logits_and_loss": N_("logits and loss"), "backward_working_set": N_("backward working set"),
     "optimizer_step_temporaries": N_("optimizer step temporaries"), "buffers": N_("buffers"),
+    "full_state_dict": N_("full checkpoint on every rank"),
 }
-PHASES = {"forward+loss": N_("forward and loss"), "backward": N_("backward"), "optimizer step": N_("optimizer step")}
+PHASES = {"forward+loss": N_("forward and loss"), "backward": N_("backward"), "optimizer step": N_("optimizer step"),
+          "checkpoint load": N_("checkpoint load")}
 TERMS = {**STEP_TERMS, "mfu_ceiling": N_("held at the MFU ceiling"), "overhead": N_("other overhead")}
 
 

@@ -25,7 +25,7 @@ STEP_TERMS = {
 }
 COOLING = {"air": N_("air"), "rear-door": N_("rear-door"), "liquid": N_("liquid")}
 BINDS = {"power": N_("power"), "cooling": N_("cooling")}
-LOSSES = {"standard": N_("standard"), "chunked": N_("chunked")}
+LOSSES = {"standard": N_("standard"), "chunked": N_("chunked"), "compute-dtype": N_("compute-dtype")}
 STORAGE = {"nas": N_("NAS"), "parallel fs": N_("parallel file system")}
 
 

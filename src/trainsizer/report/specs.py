@@ -50,6 +50,7 @@ PART_NAMES = {  # estimate/memory.py component names
     "backward_working_set": N_("backward working set"),
     "optimizer_step_temporaries": N_("optimizer step temporaries"),
     "buffers": N_("buffers"),
+    "full_state_dict": N_("full checkpoint on every rank"),
     "optimizer": N_("optimizer"),
     "other": N_("other"),
 }

@@ -1,7 +1,8 @@
 """Which publications each fitted parameter rests on (issue 23: generalisation first).
 
-A parameter is *constrained* by a case when moving it (to 80 % of its value, or to the middle of its grid when it is
-0) moves that case's prediction by more than half a percent. A parameter fitted on the cases of a single publication
+A parameter is *constrained* by a case when moving it across the grid the fitter searches (to either end of it, or to
+80 % of its value) moves that case's prediction by more than half a percent: a value fitted near zero is still
+constrained by the cases its grid moves. A parameter fitted on the cases of a single publication
 does not carry over to runs from elsewhere, so every grid of the fitter must be constrained by at least two
 publications of the cases it is fitted on, or be listed in :data:`SINGLE_PUBLICATION` with the reason it stays
 free and what making it ``assumed`` was measured to cost held out (leave-one-source-out, ``trainsizer validate``).
@@ -37,14 +38,14 @@ SINGLE_PUBLICATION: dict[tuple[str, str, str], str] = {
     ("memory", "activations", "compiled_factor"):
         "torch.compile's memory only in torchtune's README (torchtitan's compiled runs, held out, are the second); a "
         "cross-validation fold starts it at its no-effect value (calibrate.NEUTRAL)",
-    ("memory", "allocator", "reserved_fraction_dynamic"):
-        "reserved memory of the dynamic kind only in the transformers docs among validation/cases (Qwen, Answer.AI and "
-        "torchtitan, held out, constrain it in the cross-validation folds)",
 }
 
 
-def _nudged(value: float, grid: np.ndarray) -> float:
-    return float(value) * 0.8 if value else float(grid[len(grid) // 2] or grid[-1])
+def _trials(value: float, grid: np.ndarray) -> list[float]:
+    """The values a parameter is moved to: 80 % of its own (the middle of its grid when it is 0) and both ends of its
+    grid, the range the fitter searches."""
+    nudged = float(value) * 0.8 if value else float(grid[len(grid) // 2] or grid[-1])
+    return [v for v in dict.fromkeys((nudged, float(np.min(grid)), float(np.max(grid)))) if v != float(value)]
 
 
 def publications_by_parameter(cases: list[dict[str, Any]], kind: str, free: Free, memory_params: Any,
@@ -57,8 +58,10 @@ def publications_by_parameter(cases: list[dict[str, Any]], kind: str, free: Free
     before = terms.predict(base, rows)
     out: dict[tuple[str, str], Counter[str]] = {}
     for dotted, key, grid in free:
-        trial = with_value(base, dotted, key, _nudged(value_at(base, dotted, key), grid))
-        moved = np.abs(np.log(terms.predict(trial, rows) / before)) > SENSITIVITY
+        moved = np.zeros(len(rows), dtype=bool)
+        for value in _trials(value_at(base, dotted, key), grid):
+            trial = with_value(base, dotted, key, value)
+            moved |= np.abs(np.log(terms.predict(trial, rows) / before)) > SENSITIVITY
         out[(dotted, key)] = Counter(terms.sources[r] for r, m in zip(rows, moved, strict=True) if m)
     return out
 
