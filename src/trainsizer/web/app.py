@@ -67,6 +67,14 @@ class SafeJSONResponse(JSONResponse):
         return text.encode("utf-8")
 
 
+def _json(answer: Any) -> Any:
+    """A job's answer: JSON the worker encoded (``jobs.json_bytes``) goes out as it is, without FastAPI's
+    validation and encoding of the whole answer in the server's process; other data (a test's stub job) as before."""
+    if isinstance(answer, bytes):
+        return Response(answer, media_type="application/json")
+    return answer
+
+
 def _error(status: int, field: str, message: str, **extra: Any) -> SafeJSONResponse:
     return SafeJSONResponse({"field": field, "message": message, **extra}, status_code=status)
 
@@ -153,27 +161,27 @@ def _api_routes(app: FastAPI, planner: Planner, job: dict[str, Callable[..., Any
     @app.post("/api/estimate", responses=ERRORS, tags=["api"])
     def estimate(req: s.EstimateIn) -> dict[str, Any]:
         """Per-GPU memory, fit limits and step time of one scenario (validation/FORMAT.md)."""
-        return planner.answer("estimate", job["estimate"], req)
+        return _json(planner.answer("estimate", job["estimate"], req))
 
     @app.post("/api/plan", responses=ERRORS, tags=["api"])
     def plan(req: s.PlanIn) -> dict[str, Any]:
         """Search GPU type x count x node shape x layout; rank with servers, site fit and cost."""
-        return planner.answer("plan", job["plan"], req)
+        return _json(planner.answer("plan", job["plan"], req))
 
     @app.post("/api/scale", responses=ERRORS, tags=["api"])
     def scale(req: s.ScaleIn) -> dict[str, Any]:
         """Tokens/s and scaling efficiency vs GPU count, per link option."""
-        return planner.answer("scale", job["scale"], req)
+        return _json(planner.answer("scale", job["scale"], req))
 
     @app.post("/api/cost", responses=ERRORS, tags=["api"])
     def cost(req: s.CostIn) -> dict[str, Any]:
         """Servers, site fit and rent vs buy of one hardware option (the job's fastest layout on it)."""
-        return planner.answer("cost", job["cost"], req)
+        return _json(planner.answer("cost", job["cost"], req))
 
     @app.post("/api/quotes", responses=ERRORS, tags=["api"])
     def quotes(req: s.QuotesIn) -> dict[str, Any]:
         """Rental offers compared on delivered compute and per training run, with risk flags."""
-        return planner.answer("quotes", job["quotes"], req)
+        return _json(planner.answer("quotes", job["quotes"], req))
 
     @app.post("/api/export", responses={**ERRORS, 200: {"description": "The plan's bill of materials and cost",
                                                          "content": {XLSX_MEDIA_TYPE: {}, "text/csv": {}}}},

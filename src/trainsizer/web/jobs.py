@@ -1,6 +1,6 @@
 """What a planner worker runs for each endpoint: from the validated request model to a picklable answer
-(JSON data, an HTML fragment or a file's bytes). Each calls ``web/service.py``, the workflows the CLI
-calls, so the page, the CLI and the report keep one pipeline; ``web/pool.py`` runs them in worker
+(the JSON API's answer as its encoded bytes, an HTML fragment or a file's bytes). Each calls ``web/service.py``,
+the workflows the CLI calls, so the page, the CLI and the report keep one pipeline; ``web/pool.py`` runs them in worker
 processes (or in the server's threads), ``web/app.py`` only routes requests to them.
 
 No FastAPI here: a worker process imports this module, the service and the workflows, nothing else.
@@ -8,6 +8,7 @@ No FastAPI here: a worker process imports this module, the service and the workf
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from trainsizer.report.message_text import as_json
@@ -17,24 +18,39 @@ from trainsizer.web import service
 NAMES = ("estimate", "plan", "ui_plan", "scale", "cost", "quotes", "export")
 
 
-def estimate(req: s.EstimateIn) -> dict[str, Any]:
-    return as_json(service.estimate(req))
+def json_bytes(data: Any) -> bytes:
+    """An answer of the JSON API as the server sends it, encoded here in the worker: the server passes the bytes on
+    instead of validating and re-encoding a 50-300 KB answer in its own process (and pickling it as objects). The
+    text is what FastAPI's encoding of a ``dict[str, Any]`` answer gives: plain JSON data as it is (compact, UTF-8),
+    anything else through pydantic's JSON mode (dates as ISO text, NaN and infinity as null)."""
+    try:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        from pydantic import TypeAdapter
+
+        plain = TypeAdapter(dict[str, Any]).dump_python(data, mode="json")
+        text = json.dumps(plain, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.encode("utf-8")
 
 
-def plan(req: s.PlanIn) -> dict[str, Any]:
-    return as_json(service.plan(req).out)  # every message as {code, args, text}
+def estimate(req: s.EstimateIn) -> bytes:
+    return json_bytes(as_json(service.estimate(req)))
 
 
-def scale(req: s.ScaleIn) -> dict[str, Any]:
-    return as_json(service.scale(req))
+def plan(req: s.PlanIn) -> bytes:
+    return json_bytes(as_json(service.plan(req).out))  # every message as {code, args, text}
 
 
-def cost(req: s.CostIn) -> dict[str, Any]:
-    return as_json(service.cost(req))
+def scale(req: s.ScaleIn) -> bytes:
+    return json_bytes(as_json(service.scale(req)))
 
 
-def quotes(req: s.QuotesIn) -> dict[str, Any]:
-    return as_json(service.quotes(req))
+def cost(req: s.CostIn) -> bytes:
+    return json_bytes(as_json(service.cost(req)))
+
+
+def quotes(req: s.QuotesIn) -> bytes:
+    return json_bytes(as_json(service.quotes(req)))
 
 
 def ui_plan(req: s.UiPlanIn, lang: str) -> str:

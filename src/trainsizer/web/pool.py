@@ -16,12 +16,14 @@ under ``if __name__ == "__main__":`` (``trainsizer serve`` and ``uvicorn --facto
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import multiprocessing
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
@@ -54,6 +56,25 @@ def _worker_start(warm: Callable[[], None] | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if warm is not None:
         warm()
+    # What the warm-up loaded (modules, catalogs, schemas) lives as long as the worker: out of the cyclic
+    # collector's passes, which would otherwise traverse it again during plans (docs.python.org: gc.freeze)
+    gc.freeze()
+
+
+@contextlib.contextmanager
+def _worker_environment() -> Iterator[None]:
+    """The environment the workers are spawned with: numpy's OpenBLAS with one thread per worker (the pool is the
+    parallelism: a plan makes no BLAS call worth threads, and each worker would otherwise start a busy thread per
+    core). The user's own setting wins; the server's environment is restored once they have started.
+    https://github.com/OpenMathLib/OpenBLAS#setting-the-number-of-threads-using-environment-variables"""
+    if "OPENBLAS_NUM_THREADS" in os.environ:
+        yield
+        return
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop("OPENBLAS_NUM_THREADS", None)
 
 
 def _started() -> int:
@@ -87,10 +108,11 @@ class Planner:
 
     def _start(self) -> ProcessPoolExecutor | None:
         if self.workers and self._pool is None:
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_worker_start, initargs=(self._warm,))
-            for started in [self._pool.submit(_started) for _ in range(self.workers)]:
-                started.result()  # a warm-up that fails stops the server's start-up, with its error
+            with _worker_environment():
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                                 initializer=_worker_start, initargs=(self._warm,))
+                for started in [self._pool.submit(_started) for _ in range(self.workers)]:
+                    started.result()  # a warm-up that fails stops the server's start-up, with its error
         return self._pool
 
     def close(self) -> None:
