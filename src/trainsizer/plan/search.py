@@ -256,8 +256,9 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
                 time[large] = screen_step_time(basis, part.take(large), job, gpu, fab.intra_busbw_gbps,
                                                inter_bw * roce_derate(inter, 1 << 30, pp_), pp_,
                                                fab.shared_host_gbps)
+            finite = np.isfinite(time)
             for count in sorted(set(part.gpus.tolist())):  # np.unique would load numpy.ma (~8 ms of a command)
-                idx = np.nonzero((part.gpus == count) & np.isfinite(time))[0]
+                idx = np.nonzero((part.gpus == count) & finite)[0]
                 if not len(idx):
                     continue
                 for i in idx[np.argsort(time[idx])[:SHORTLIST_PER_CELL]]:
