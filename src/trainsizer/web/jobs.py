@@ -15,7 +15,7 @@ from trainsizer.report.message_text import as_json
 from trainsizer.web import schemas as s
 from trainsizer.web import service
 
-NAMES = ("estimate", "plan", "ui_plan", "scale", "cost", "quotes", "export")
+NAMES = ("estimate", "plan", "ui_plan", "ui_answer", "ui_rest", "scale", "cost", "quotes", "export")
 
 
 def json_bytes(data: Any) -> bytes:
@@ -53,20 +53,41 @@ def quotes(req: s.QuotesIn) -> bytes:
     return json_bytes(as_json(service.quotes(req)))
 
 
-def ui_plan(req: s.UiPlanIn, lang: str) -> str:
-    """The page's result: the plan as an HTML fragment, with the recommended GPU's scaling curves if asked."""
-    from trainsizer.web.render import plan_fragment
+def ui_answer(req: s.UiPlanIn, lang: str) -> tuple[str, tuple[Any, ...]]:
+    """The page's result, first part: the plan made, its start up to the answer card as HTML (sent at once), and
+    what :func:`ui_rest` needs for the rest (the plan's data, the job)."""
+    from trainsizer.web.render import plan_fragment_head
 
     outcome = service.plan(req)
+    head = plan_fragment_head(outcome.out, lang)
+    return head, (outcome.out, outcome.scenario, head)
+
+
+def ui_rest(req: s.UiPlanIn, lang: str, state: tuple[Any, ...]) -> str:
+    """The page's result after its answer card: the recommended GPU's scaling curves if asked, the charts, the
+    rankings and the details (the whole fragment less the part :func:`ui_answer` sent)."""
+    from trainsizer.web.render import plan_fragment
+
+    out, scenario, head = state
     curves, gpu = None, None
     if req.scale:
-        options, rec = outcome.out["options"], outcome.out["rankings"].get("recommended", [])
+        options, rec = out["options"], out["rankings"].get("recommended", [])
         gpu = (options[rec[0]] if rec else options[0])["hardware"]["gpu"] if options else (
             req.constraints.gpus[0] if req.constraints.gpus else None)
         if gpu:
-            curves = service.scale_curves(outcome.scenario, gpu, min(req.constraints.max_gpus, s.MAX_SCALE_GPUS),
+            curves = service.scale_curves(scenario, gpu, min(req.constraints.max_gpus, s.MAX_SCALE_GPUS),
                                           req.constraints.gpus_per_node)
-    return plan_fragment(outcome.out, lang, curves, gpu)
+    whole = plan_fragment(out, lang, curves, gpu)
+    if not whole.startswith(head):  # result.html includes result_head.html first: a template edit broke that
+        raise RuntimeError("the page's result does not start with its answer card (web/templates/result.html)")
+    return whole[len(head):]
+
+
+def ui_plan(req: s.UiPlanIn, lang: str) -> str:
+    """The page's result: the plan as an HTML fragment, with the recommended GPU's scaling curves if asked (the
+    two parts the page receives, joined)."""
+    head, state = ui_answer(req, lang)
+    return head + ui_rest(req, lang, state)
 
 
 def export(req: s.PlanIn, fmt: str) -> tuple[bytes, str]:

@@ -132,18 +132,37 @@ class Planner:
         key = (name, *(a.model_dump_json() if hasattr(a, "model_dump_json") else a for a in args))
         return self.shared.run(key, lambda: self.run(fn, *args))
 
+    def answer_in_parts(self, name: str, first: Callable[..., tuple[T, Any]], rest: Callable[..., T],
+                        *args: Any) -> Iterator[T]:
+        """Two parts of one answer, in one slot: ``first(*args)`` gives the first part and a state, sent at once;
+        ``rest(*args, state)`` the second (each in a worker). Identical requests share it as :meth:`answer` does.
+        The slot is taken when the first part is asked for (a full queue raises Busy then)."""
+        key = (name, *(a.model_dump_json() if hasattr(a, "model_dump_json") else a for a in args))
+
+        def produce() -> Iterator[T]:
+            with self.limiter.slot():
+                head, state = self._call(first, *args)
+                yield head
+                yield self._call(rest, *args, state)
+
+        return self.shared.stream(key, produce)
+
     def run(self, fn: Callable[..., T], *args: Any) -> T:
         with self.limiter.slot():
-            if not self.workers:
-                return fn(*args)
-            with self._lock:
-                pool = self._start()  # started by the app's lifespan; here if the app was run without one
-            assert pool is not None
-            try:
-                return pool.submit(fn, *args).result()
-            except BrokenProcessPool:
-                self._replace(pool)
-                raise Busy("a planner worker stopped (out of memory?); it was restarted: retry", 1) from None
+            return self._call(fn, *args)
+
+    def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in a worker (in this thread without workers); the caller holds a slot."""
+        if not self.workers:
+            return fn(*args)
+        with self._lock:
+            pool = self._start()  # started by the app's lifespan; here if the app was run without one
+        assert pool is not None
+        try:
+            return pool.submit(fn, *args).result()
+        except BrokenProcessPool:
+            self._replace(pool)
+            raise Busy("a planner worker stopped (out of memory?); it was restarted: retry", 1) from None
 
     def _replace(self, broken: ProcessPoolExecutor) -> None:
         with self._lock:
