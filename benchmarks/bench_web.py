@@ -86,6 +86,29 @@ def cpu_seconds() -> tuple[float, float, float] | None:
     return busy, time.process_time(), kids.ru_utime + kids.ru_stime
 
 
+def tree_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) used so far by process ``pid`` and its live descendants (the server and its
+    planner workers), from /proc; None off Linux. A burst's share of it hardly depends on what else the machine
+    runs: on a machine of its own with ``cores`` cores the burst cannot end sooner than this over ``cores``."""
+    try:
+        stats = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                    stats[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+    except OSError:
+        return None
+    tree, frontier = {pid}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, (ppid, _) in stats.items():
+            if ppid == parent and child not in tree:
+                tree.add(child)
+                frontier.append(child)
+    return sum(stats[p][1] for p in tree if p in stats) / os.sysconf("SC_CLK_TCK")
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -158,9 +181,10 @@ async def load(base: str, bodies: list[dict[str, Any]], duration_s: float, timeo
     return latencies, errors, time.monotonic() - t0
 
 
-async def bursts(base: str, bodies: list[dict[str, Any]], rounds: int, timeout_s: float
-                 ) -> list[tuple[list[float], dict[str, int]]]:
-    """``rounds`` bursts of every body at once; round r's jobs are made distinct from the others' (tokens)."""
+async def bursts(base: str, bodies: list[dict[str, Any]], rounds: int, timeout_s: float, server_pid: int
+                 ) -> list[tuple[list[float], dict[str, int], float | None]]:
+    """``rounds`` bursts of every body at once; round r's jobs are made distinct from the others' (tokens). Each
+    burst: its latencies, its errors, and the CPU seconds the server and its workers spent on it."""
     limits = httpx.Limits(max_connections=len(bodies), max_keepalive_connections=len(bodies))
     out = []
     async with httpx.AsyncClient(base_url=base, timeout=timeout_s, limits=limits) as client:
@@ -173,8 +197,10 @@ async def bursts(base: str, bodies: list[dict[str, Any]], rounds: int, timeout_s
                                                                     "tokens": 2.0e8 + 1e6 * (r + 1)}}}
                 await post_plan(client, body, latencies, errors)
 
+            cpu0 = tree_cpu(server_pid)
             await asyncio.gather(*(one(b, r, latencies, errors) for b in bodies))
-            out.append((latencies, errors))
+            cpu1 = tree_cpu(server_pid)
+            out.append((latencies, errors, None if cpu0 is None or cpu1 is None else cpu1 - cpu0))
             await asyncio.sleep(0.5)
     return out
 
@@ -235,7 +261,7 @@ def main() -> None:
     try:
         asyncio.run(wait_ready(base, proc))
         if args.bursts:
-            rounds = asyncio.run(bursts(base, bodies, args.bursts, args.timeout))
+            rounds = asyncio.run(bursts(base, bodies, args.bursts, args.timeout, proc.pid))
         else:
             latencies, errors, wall = asyncio.run(load(base, bodies, args.duration, args.timeout, args.max_requests))
     finally:
@@ -250,14 +276,20 @@ def main() -> None:
         print(f"POST /api/plan, {args.bursts} bursts of {args.clients} clients at once (distinct jobs), {cores} cores, "
               f"{workers} workers, queue limit {queue}; load average {os.getloadavg()[0]:.2f}")
         p99s = []
-        for i, (lat, errs) in enumerate(rounds, 1):
+        burst_cpus = [c for _, _, c in rounds if c is not None]
+        for i, (lat, errs, cpu) in enumerate(rounds, 1):
             p99s.append(percentile(lat, 99))
             print(f"  burst {i}: answered {len(lat)}, errors {sum(errs.values())}" + (f" {errs}" if errs else "")
                   + f", latency p50 {percentile(lat, 50) * 1000:.0f} ms, p99 {p99s[-1] * 1000:.0f} ms, "
-                  f"max {max(lat, default=float('nan')) * 1000:.0f} ms")
+                  f"max {max(lat, default=float('nan')) * 1000:.0f} ms"
+                  + (f"; server and workers CPU {cpu:.2f} s" if cpu is not None else ""))
         print(f"  p99 over the bursts: min {min(p99s) * 1000:.0f} ms, median {statistics.median(p99s) * 1000:.0f} ms, "
               f"max {max(p99s) * 1000:.0f} ms  target <= 2000 ms, no error  "
-              f"{'OK' if max(p99s) <= 2 and not any(e for _, e in rounds) else 'SLOW'}")
+              f"{'OK' if max(p99s) <= 2 and not any(e for _, e, _ in rounds) else 'SLOW'}")
+        if burst_cpus:
+            print(f"  server and workers CPU per burst: min {min(burst_cpus):.2f} s, median "
+                  f"{statistics.median(burst_cpus):.2f} s, max {max(burst_cpus):.2f} s; on {cores} cores of its own "
+                  f"a burst ends no sooner than {statistics.median(burst_cpus) / cores * 1000:.0f} ms (median)")
         _cpu_line(cpu0, cpu1, span, cores)
         return
     done = len(latencies)

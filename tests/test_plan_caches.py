@@ -91,3 +91,41 @@ def test_enumeration_is_every_legal_layout_in_order():
     assert got == expected
     sc0 = _scenario_for(sc, gpu, lay, 0, None, 256)
     assert sc0.parallel.gpus == got[0][0]
+
+
+def test_the_checked_catalog_kept_in_the_cache_folder_is_the_catalog_checked_entry_by_entry():
+    from trainsizer.hardware.catalog import _lazy_catalog
+
+    kept, lazy = default_catalog(), _lazy_catalog()
+    assert list(kept.accelerators) == list(lazy.accelerators) and list(kept.links) == list(lazy.links)
+    assert all(kept.accelerators[k] == lazy.accelerators[k] for k in lazy.accelerators)
+    assert all(kept.links[k] == lazy.links[k] for k in lazy.links)
+
+
+def test_cached_objects_rebuild_on_a_changed_source_and_trust_only_a_private_file(tmp_path, monkeypatch):
+    import os
+
+    from trainsizer.datafiles import cached_objects
+
+    monkeypatch.setenv("TRAINSIZER_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "data.yaml"
+    source.write_text("a: 1\n")
+    built = []
+
+    def build() -> dict:
+        built.append(1)
+        return {"value": len(built)}
+
+    assert cached_objects("t", [source], build) == {"value": 1}
+    assert cached_objects("t", [source], build) == {"value": 1} and len(built) == 1  # read back, not built
+    source.write_text("a: 22\n")  # another size and time: another key
+    assert cached_objects("t", [source], build) == {"value": 2}
+    assert cached_objects("t", [source], build, version="other") == {"value": 3}
+    pickled = max((tmp_path / "cache" / "trainsizer" / "data").iterdir(), key=lambda p: p.stat().st_mtime_ns)
+    os.chmod(pickled, 0o666)  # another user could have written it: never loaded
+    assert cached_objects("t", [source], build, version="other") == {"value": 4}
+
+    def broken() -> dict:
+        raise ValueError("an entry that fails its check")
+
+    assert cached_objects("u", [source], broken) is None  # the caller checks entries as it uses them

@@ -6,12 +6,15 @@ import datetime
 import json
 import os
 import zlib
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from trainsizer.errors import N_, InputError
+
+T = TypeVar("T")
 
 
 def load_yaml_text(text: str) -> Any:
@@ -63,6 +66,56 @@ def _cached_parse(source: Path) -> Any:
     except (OSError, TypeError, ValueError):
         pass
     return data
+
+
+def _owned_and_private(path: Path) -> bool:
+    """The file and its folder belong to this user and no one else may write them (a pickle runs code when loaded:
+    only one this user wrote is read back)."""
+    if not hasattr(os, "getuid"):
+        return False
+    for p in (path, path.parent):
+        st = p.stat()
+        if st.st_uid != os.getuid() or st.st_mode & 0o022:
+            return False
+    return True
+
+
+def cached_objects(name: str, sources: list[Path], build: Callable[[], T], version: str = "") -> T | None:
+    """``build()``'s result (objects already checked, e.g. validated catalog entries) kept as a pickle in the user's
+    cache folder, so that a later command loads it in ~2 ms instead of building the validators and checking every
+    entry again (~20 ms). The key is each source file's path, size and modification time (the data and the code
+    that defines and checks the objects), ``version`` (the libraries') and Python's; a changed source makes a new
+    key. Only a file this user owns and only they can write is loaded. None when ``build`` fails or the cache folder
+    cannot be written (the caller then checks entries as it uses them)."""
+    import pickle
+    import sys
+
+    parts = [version, sys.version] + [f"{p.resolve()}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in sources]
+    cached = _cache_dir() / f"{name}-{zlib.crc32(chr(10).join(parts).encode()):08x}.pickle"
+    try:
+        if _owned_and_private(cached):
+            return pickle.loads(cached.read_bytes())  # noqa: S301 - written by this user (see above)
+    except (OSError, pickle.UnpicklingError, AttributeError, EOFError, ImportError, TypeError, ValueError):
+        pass
+    folder = cached.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return None
+    if not os.access(folder, os.W_OK) or not _owned_and_private(folder / "."):
+        return None  # a pickle could not be written, or not trusted when read: entries are checked when used
+    try:
+        value = build()
+    except Exception:  # noqa: BLE001 - an entry that fails its check fails where it is used, as without a cache
+        return None
+    try:
+        tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
+            out.write(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        tmp.replace(cached)
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+        pass
+    return value
 
 
 @cache

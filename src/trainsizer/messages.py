@@ -67,6 +67,7 @@ class Spec:
     kinds: Mapping[str, str]
     count: str = "n"
     page: str | None = None  # the web page's wording, where the message names a CLI flag
+    names: frozenset[str] = frozenset()  # the argument names (the keys of ``kinds``), checked by msg()
 
 
 def _registry() -> dict[str, Spec]:
@@ -75,7 +76,7 @@ def _registry() -> dict[str, Spec]:
         unknown = [k for k in kinds.values() if k not in KINDS]
         if unknown:
             raise ValueError(f"message {code!r}: unknown kinds {unknown}")
-        out[code] = Spec(msgid, kinds, count, PAGE.get(code))
+        out[code] = Spec(msgid, kinds, count, PAGE.get(code), frozenset(kinds))
     unknown_page = set(PAGE) - set(out)
     if unknown_page:
         raise ValueError(f"page wordings of unknown codes: {sorted(unknown_page)}")
@@ -116,7 +117,7 @@ def msg(code: str, **args: Any) -> Message:
     spec = REGISTRY.get(code)
     if spec is None:
         raise KeyError(f"message code {code!r} is not registered in trainsizer/message_codes.py")
-    if set(args) != set(spec.kinds):
+    if args.keys() != spec.names:  # the engine makes thousands a plan: no set built per call
         raise TypeError(f"message {code!r} takes {sorted(spec.kinds)}, got {sorted(args)}")
     return Message(code, args)
 

@@ -30,7 +30,7 @@ Inclusion = Literal["rack", "power", "storage", "network", "vat"]
 
 class _Row(BaseModel):
     # a row of a price list: unknown keys refused (with the closest one), numbers finite and never true/false
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)  # built on first use
 
 
 class RentalTerms(_Row):

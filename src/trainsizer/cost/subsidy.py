@@ -27,7 +27,7 @@ from trainsizer.validation import Flag, IsoDate, Number, parse_model
 class Subsidy(BaseModel):
     """One subsidy scheme (a ``subsidies:`` row of prices.yaml)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
     id: str = Field(min_length=1)
     name: str | None = None
     region: str = Field(min_length=1)  # matched against a site's `region` (e.g. chengdu)

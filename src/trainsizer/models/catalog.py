@@ -30,7 +30,10 @@ def preset_entry(preset_id: str) -> dict[str, Any]:
     return presets[preset_id]
 
 
+@cache
 def preset_architecture(preset_id: str) -> Architecture:
+    """A preset's architecture (frozen), read once: the planner resolves the job's model for every layout it
+    re-checks (an unknown id raises each time: nothing is cached for it)."""
     entry = preset_entry(preset_id)
     return architecture_from_config(entry["config"], where=f"presets.yaml[{preset_id}].config", name=preset_id)
 

@@ -23,7 +23,7 @@ from trainsizer.estimate.step import default_performance_model
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.models.architecture import Architecture
-from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory, screen_step_time
+from trainsizer.plan.fast import CKPT, JobBasis, Layouts, job_basis, screen_memory, screen_step_time
 from trainsizer.plan.ranking import rank_options
 from trainsizer.scenario import Scenario
 
@@ -256,8 +256,9 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
                 time[large] = screen_step_time(basis, part.take(large), job, gpu, fab.intra_busbw_gbps,
                                                inter_bw * roce_derate(inter, 1 << 30, pp_), pp_,
                                                fab.shared_host_gbps)
-            for count in np.unique(part.gpus):
-                idx = np.nonzero((part.gpus == count) & np.isfinite(time))[0]
+            finite = np.isfinite(time)
+            for count in sorted(set(part.gpus.tolist())):  # np.unique would load numpy.ma (~8 ms of a command)
+                idx = np.nonzero((part.gpus == count) & finite)[0]
                 if not len(idx):
                     continue
                 for i in idx[np.argsort(time[idx])[:SHORTLIST_PER_CELL]]:
@@ -268,13 +269,16 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
 
 def _exact_options(chosen: list[Shortlisted], job: Scenario, constraints: Constraints, cat: Catalog,
                    mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
-                   late: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                   late: list[dict[str, Any]] | None = None, fastest_only: bool = False) -> list[dict[str, Any]]:
     """The shortlisted layouts re-checked by the reference estimators; those that fit and meet the deadline
-    (those that fit but miss it go to ``late``)."""
+    (those that fit but miss it go to ``late``). ``fastest_only`` (no deadline): only the first of the fastest,
+    the option the full list would sort first, is made into an option (what a suggestion reads)."""
     from trainsizer.estimate.estimator import estimate
 
     options: list[dict[str, Any]] = []
     done: set[str] = set()
+    fastest: tuple[float, Any, Scenario] | None = None
+    fastest_only = fastest_only and not constraints.deadline_s
     for _, gpu, lay, i, inter, _host in chosen:
         sc = _scenario_for(job, gpu, lay, i, inter, global_batch, constraints.intra_node)
         signature = sc.model_dump_json(include={"parallel", "hardware", "training"})
@@ -287,6 +291,11 @@ def _exact_options(chosen: list[Shortlisted], job: Scenario, constraints: Constr
             continue
         if not result.memory.fits:
             continue
+        if fastest_only:  # the sort key below; a tie keeps the first, as the stable sort does
+            key = round(result.performance.step_time_s, 4)
+            if fastest is None or key < fastest[0]:
+                fastest = (key, result, sc)
+            continue
         opt = _option(result, sc)
         if constraints.deadline_s and opt["performance"].get("time_to_train_s") and \
                 opt["performance"]["time_to_train_s"] > constraints.deadline_s:
@@ -294,6 +303,8 @@ def _exact_options(chosen: list[Shortlisted], job: Scenario, constraints: Constr
                 late.append(opt)
             continue
         options.append(opt)
+    if fastest is not None:
+        options.append(_option(fastest[1], fastest[2]))
     options.sort(key=lambda o: o["performance"]["step_time_s"])
     return options
 
@@ -390,7 +401,9 @@ def _best_per_hardware(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: Catalog | None = None,
          memory_params: MemoryModel | None = None, perf_params: PerformanceModel | None = None,
-         with_suggestions: bool = True) -> PlanResult:
+         with_suggestions: bool = True, *, basis: JobBasis | None = None, fastest_only: bool = False) -> PlanResult:
+    """The search. ``basis``: the job's ``fast.job_basis`` when the caller has it (suggestions relax the same job);
+    ``fastest_only``: the result's options are only the fastest (what a suggestion reads)."""
     cat = catalog or default_catalog()
     mp = memory_params or default_memory_model()
     pp_ = perf_params or default_performance_model()
@@ -400,7 +413,7 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     notes = []
     if not job.training.global_batch_size:
         notes.append(msg("plan.global_batch_assumed", n=global_batch))
-    basis = job_basis(job, arch, mp)
+    basis = job_basis(job, arch, mp) if basis is None else basis
     planner = packaged_yaml("trainsizer.plan", "planner.yaml")
     host_limit = planner["host_memory"]["gib_per_gpu"] * planner["host_memory"]["usable_fraction"] * 2**30
     evaluated = 0
@@ -418,15 +431,17 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
         evaluated += n
     late: list[dict[str, Any]] = []
     chosen = _choose_exact(shortlist, job, constraints, global_batch)
-    options = _best_per_hardware(_exact_options(chosen, job, constraints, cat, mp, pp_, global_batch, late))
+    options = _best_per_hardware(_exact_options(chosen, job, constraints, cat, mp, pp_, global_batch, late,
+                                                fastest_only))
     rankings = rank_options(options, constraints.top)
-    suggestions = [] if options or not with_suggestions else suggest(job, arch, constraints, cat, mp, pp_)
+    suggestions = [] if options or not with_suggestions else suggest(job, arch, constraints, cat, mp, pp_, basis)
     return PlanResult(options, suggestions, rankings, evaluated, notes, _best_per_hardware(late))
 
 
 def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog, mp: MemoryModel,
-            pp_: PerformanceModel) -> list[Message]:
-    """What would make something fit: each relaxation tried with the same search."""
+            pp_: PerformanceModel, basis: JobBasis | None = None) -> list[Message]:
+    """What would make something fit: each relaxation tried with the same search (the fastest option of each is
+    what it says; ``basis``: the job's screen basis, reused by the relaxations that keep the job)."""
     tries: list[tuple[Message, Scenario, Constraints]] = []
     tr = job.training
     if tr.optimizer in ("adamw", "adafactor", "lion", "sgd-momentum"):
@@ -454,7 +469,7 @@ def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Ca
     out = []
     for label, sc, cons in tries:
         res = plan(sc, arch, Constraints(cons.gpus, cons.max_gpus, cons.gpus_per_node, None, 1), cat, mp, pp_,
-                   with_suggestions=False)
+                   with_suggestions=False, basis=basis if sc is job else None, fastest_only=True)
         if res and res.options:
             best = res.options[0]
             hw = best["hardware"]

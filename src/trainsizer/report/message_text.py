@@ -139,8 +139,18 @@ def texts(messages: Any, lang: str) -> list[str]:
     return [text(m, lang) for m in messages or []]
 
 
+_PLAIN = (str, int, float, bool, type(None))
+
+
 def as_json(obj: Any, lang: str = "en") -> Any:
     """``obj`` with every message as ``{"code", "args", "text"}`` (nested messages too), in ``lang``."""
+    kind = type(obj)  # exact types first: a plan's answer is ~2,000 values (the ABC checks below cost more)
+    if kind in _PLAIN:
+        return obj
+    if kind is dict:
+        return {(text(k, lang) if isinstance(k, Message) else k): as_json(v, lang) for k, v in obj.items()}
+    if kind is list:
+        return [as_json(v, lang) for v in obj]
     if isinstance(obj, Message):
         return {"code": obj.code, "args": {k: as_json(v, lang) for k, v in obj.args.items()},
                 "text": text(obj, lang)}

@@ -27,7 +27,7 @@ class TouBand(BaseModel):
     """One time-of-use band: its name, the hours per day it lasts (a year's average where seasons differ) and
     its price per kWh in the site's currency."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
     band: str = Field(min_length=1)  # e.g. peak | flat | valley | critical-peak
     hours_per_day: Number = Field(gt=0, le=24)
     price: Number = Field(ge=0, le=100)

@@ -6,7 +6,8 @@ plan of ``/api/plan`` as a spreadsheet. A user mistake is HTTP 422
 ``{"field", "message"}`` (pydantic's ``detail`` list is kept beside them), a body over 64 KB is 413,
 a planner whose queue is full (a team's burst waits in it), or busy for longer than the wait limit, is 503 with
 ``Retry-After``; identical requests are computed once (``web/shared.py``). The page
-at ``/`` posts to ``/ui/plan``, which answers the same computation as an HTML fragment with its charts.
+at ``/`` posts to ``/ui/plan``, which answers the same computation as an HTML fragment with its charts, streamed:
+its answer card first, the rest when made.
 
 The computations run in a pool of worker processes started with the app (``web/pool.py``); each endpoint
 hands its validated request to a job of ``web/jobs.py`` and returns what comes back.
@@ -14,6 +15,7 @@ hands its validated request to a job of ``web/jobs.py`` and returns what comes b
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -25,7 +27,7 @@ from typing import Any, Literal
 from fastapi import FastAPI, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from trainsizer.errors import InputError
@@ -65,6 +67,14 @@ class SafeJSONResponse(JSONResponse):
             text = json.dumps(_finite(jsonable_encoder(content)), ensure_ascii=False, allow_nan=False,
                               separators=(",", ":"))
         return text.encode("utf-8")
+
+
+def _json(answer: Any) -> Any:
+    """A job's answer: JSON the worker encoded (``jobs.json_bytes``) goes out as it is, without FastAPI's
+    validation and encoding of the whole answer in the server's process; other data (a test's stub job) as before."""
+    if isinstance(answer, bytes):
+        return Response(answer, media_type="application/json")
+    return answer
 
 
 def _error(status: int, field: str, message: str, **extra: Any) -> SafeJSONResponse:
@@ -153,27 +163,27 @@ def _api_routes(app: FastAPI, planner: Planner, job: dict[str, Callable[..., Any
     @app.post("/api/estimate", responses=ERRORS, tags=["api"])
     def estimate(req: s.EstimateIn) -> dict[str, Any]:
         """Per-GPU memory, fit limits and step time of one scenario (validation/FORMAT.md)."""
-        return planner.answer("estimate", job["estimate"], req)
+        return _json(planner.answer("estimate", job["estimate"], req))
 
     @app.post("/api/plan", responses=ERRORS, tags=["api"])
     def plan(req: s.PlanIn) -> dict[str, Any]:
         """Search GPU type x count x node shape x layout; rank with servers, site fit and cost."""
-        return planner.answer("plan", job["plan"], req)
+        return _json(planner.answer("plan", job["plan"], req))
 
     @app.post("/api/scale", responses=ERRORS, tags=["api"])
     def scale(req: s.ScaleIn) -> dict[str, Any]:
         """Tokens/s and scaling efficiency vs GPU count, per link option."""
-        return planner.answer("scale", job["scale"], req)
+        return _json(planner.answer("scale", job["scale"], req))
 
     @app.post("/api/cost", responses=ERRORS, tags=["api"])
     def cost(req: s.CostIn) -> dict[str, Any]:
         """Servers, site fit and rent vs buy of one hardware option (the job's fastest layout on it)."""
-        return planner.answer("cost", job["cost"], req)
+        return _json(planner.answer("cost", job["cost"], req))
 
     @app.post("/api/quotes", responses=ERRORS, tags=["api"])
     def quotes(req: s.QuotesIn) -> dict[str, Any]:
         """Rental offers compared on delivered compute and per training run, with risk flags."""
-        return planner.answer("quotes", job["quotes"], req)
+        return _json(planner.answer("quotes", job["quotes"], req))
 
     @app.post("/api/export", responses={**ERRORS, 200: {"description": "The plan's bill of materials and cost",
                                                          "content": {XLSX_MEDIA_TYPE: {}, "text/csv": {}}}},
@@ -193,9 +203,13 @@ def _api_routes(app: FastAPI, planner: Planner, job: dict[str, Callable[..., Any
 
 def _page_routes(app: FastAPI, planner: Planner, job: dict[str, Callable[..., Any]]) -> None:
     @app.post("/ui/plan", response_class=HTMLResponse, responses=ERRORS, tags=["page"])
-    def ui_plan(req: s.UiPlanIn, lang: str | None = Query(None, max_length=10)) -> HTMLResponse:
-        """The page's result: the plan as an HTML fragment with its charts."""
-        return HTMLResponse(planner.answer("ui_plan", job["ui_plan"], req, resolve(lang)))
+    def ui_plan(req: s.UiPlanIn, lang: str | None = Query(None, max_length=10)) -> Response:
+        """The page's result: the plan as an HTML fragment with its charts, streamed in two parts: the start up to
+        the answer card as soon as the plan is made, then the charts, rankings and details (together: one
+        fragment). An input error or a full queue comes before any part, as JSON with its status."""
+        parts = planner.answer_in_parts("ui_plan", job["ui_answer"], job["ui_rest"], req, resolve(lang))
+        first = next(parts)  # the plan is made here: its errors are this request's answer (422, 503)
+        return StreamingResponse(itertools.chain([first], parts), media_type="text/html; charset=utf-8")
 
     @app.get("/favicon.ico", include_in_schema=False)
     async def favicon() -> FileResponse:

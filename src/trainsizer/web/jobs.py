@@ -1,6 +1,6 @@
 """What a planner worker runs for each endpoint: from the validated request model to a picklable answer
-(JSON data, an HTML fragment or a file's bytes). Each calls ``web/service.py``, the workflows the CLI
-calls, so the page, the CLI and the report keep one pipeline; ``web/pool.py`` runs them in worker
+(the JSON API's answer as its encoded bytes, an HTML fragment or a file's bytes). Each calls ``web/service.py``,
+the workflows the CLI calls, so the page, the CLI and the report keep one pipeline; ``web/pool.py`` runs them in worker
 processes (or in the server's threads), ``web/app.py`` only routes requests to them.
 
 No FastAPI here: a worker process imports this module, the service and the workflows, nothing else.
@@ -8,49 +8,86 @@ No FastAPI here: a worker process imports this module, the service and the workf
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from trainsizer.report.message_text import as_json
 from trainsizer.web import schemas as s
 from trainsizer.web import service
 
-NAMES = ("estimate", "plan", "ui_plan", "scale", "cost", "quotes", "export")
+NAMES = ("estimate", "plan", "ui_plan", "ui_answer", "ui_rest", "scale", "cost", "quotes", "export")
 
 
-def estimate(req: s.EstimateIn) -> dict[str, Any]:
-    return as_json(service.estimate(req))
+def json_bytes(data: Any) -> bytes:
+    """An answer of the JSON API as the server sends it, encoded here in the worker: the server passes the bytes on
+    instead of validating and re-encoding a 50-300 KB answer in its own process (and pickling it as objects). The
+    text is what FastAPI's encoding of a ``dict[str, Any]`` answer gives: plain JSON data as it is (compact, UTF-8),
+    anything else through pydantic's JSON mode (dates as ISO text, NaN and infinity as null)."""
+    try:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        from pydantic import TypeAdapter
+
+        plain = TypeAdapter(dict[str, Any]).dump_python(data, mode="json")
+        text = json.dumps(plain, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.encode("utf-8")
 
 
-def plan(req: s.PlanIn) -> dict[str, Any]:
-    return as_json(service.plan(req).out)  # every message as {code, args, text}
+def estimate(req: s.EstimateIn) -> bytes:
+    return json_bytes(as_json(service.estimate(req)))
 
 
-def scale(req: s.ScaleIn) -> dict[str, Any]:
-    return as_json(service.scale(req))
+def plan(req: s.PlanIn) -> bytes:
+    return json_bytes(as_json(service.plan(req).out))  # every message as {code, args, text}
 
 
-def cost(req: s.CostIn) -> dict[str, Any]:
-    return as_json(service.cost(req))
+def scale(req: s.ScaleIn) -> bytes:
+    return json_bytes(as_json(service.scale(req)))
 
 
-def quotes(req: s.QuotesIn) -> dict[str, Any]:
-    return as_json(service.quotes(req))
+def cost(req: s.CostIn) -> bytes:
+    return json_bytes(as_json(service.cost(req)))
 
 
-def ui_plan(req: s.UiPlanIn, lang: str) -> str:
-    """The page's result: the plan as an HTML fragment, with the recommended GPU's scaling curves if asked."""
-    from trainsizer.web.render import plan_fragment
+def quotes(req: s.QuotesIn) -> bytes:
+    return json_bytes(as_json(service.quotes(req)))
+
+
+def ui_answer(req: s.UiPlanIn, lang: str) -> tuple[str, tuple[Any, ...]]:
+    """The page's result, first part: the plan made, its start up to the answer card as HTML (sent at once), and
+    what :func:`ui_rest` needs for the rest (the plan's data, the job)."""
+    from trainsizer.web.render import plan_fragment_head
 
     outcome = service.plan(req)
+    head = plan_fragment_head(outcome.out, lang)
+    return head, (outcome.out, outcome.scenario, head)
+
+
+def ui_rest(req: s.UiPlanIn, lang: str, state: tuple[Any, ...]) -> str:
+    """The page's result after its answer card: the recommended GPU's scaling curves if asked, the charts, the
+    rankings and the details (the whole fragment less the part :func:`ui_answer` sent)."""
+    from trainsizer.web.render import plan_fragment
+
+    out, scenario, head = state
     curves, gpu = None, None
     if req.scale:
-        options, rec = outcome.out["options"], outcome.out["rankings"].get("recommended", [])
+        options, rec = out["options"], out["rankings"].get("recommended", [])
         gpu = (options[rec[0]] if rec else options[0])["hardware"]["gpu"] if options else (
             req.constraints.gpus[0] if req.constraints.gpus else None)
         if gpu:
-            curves = service.scale_curves(outcome.scenario, gpu, min(req.constraints.max_gpus, s.MAX_SCALE_GPUS),
+            curves = service.scale_curves(scenario, gpu, min(req.constraints.max_gpus, s.MAX_SCALE_GPUS),
                                           req.constraints.gpus_per_node)
-    return plan_fragment(outcome.out, lang, curves, gpu)
+    whole = plan_fragment(out, lang, curves, gpu)
+    if not whole.startswith(head):  # result.html includes result_head.html first: a template edit broke that
+        raise RuntimeError("the page's result does not start with its answer card (web/templates/result.html)")
+    return whole[len(head):]
+
+
+def ui_plan(req: s.UiPlanIn, lang: str) -> str:
+    """The page's result: the plan as an HTML fragment, with the recommended GPU's scaling curves if asked (the
+    two parts the page receives, joined)."""
+    head, state = ui_answer(req, lang)
+    return head + ui_rest(req, lang, state)
 
 
 def export(req: s.PlanIn, fmt: str) -> tuple[bytes, str]:

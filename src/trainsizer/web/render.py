@@ -163,12 +163,26 @@ def plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None = Non
         return _plan_fragment(out, lang, curves, scale_gpu)
 
 
+def plan_fragment_head(out: dict[str, Any], lang: str) -> str:
+    """The start of :func:`plan_fragment` up to the end of its answer card (``result_head.html``, which the whole
+    fragment includes): what the page can show before the charts and details are made."""
+    with face("page"):
+        return environment().get_template("result_head.html").render(
+            L=labels(lang), lang=lang, out=out, rec=_recommended(out), answer=card(out, lang))
+
+
+def _recommended(out: dict[str, Any]) -> dict[str, Any] | None:
+    """The recommended option, else the fastest (the first), else None."""
+    options, rec_idx = out["options"], out["rankings"].get("recommended", [])
+    return options[rec_idx[0]] if rec_idx else (options[0] if options else None)
+
+
 def _plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None,
                    scale_gpu: str | None) -> str:
     lab = labels(lang)
     options = out["options"]
     rec_idx = out["rankings"].get("recommended", [])
-    rec = options[rec_idx[0]] if rec_idx else (options[0] if options else None)
+    rec = _recommended(out)
     rows = _rows(out) if options else []
     badges = {i: [key for key in RANKING_ORDER if i in out["rankings"].get(key, [])] for i in rows}
     picks = rows[:2] if not rec_idx else [rec_idx[0]] + [i for i in rows if i != rec_idx[0]][:1]

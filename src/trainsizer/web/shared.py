@@ -4,14 +4,16 @@ coalescing), and a recent answer is served again from a small cache. A team that
 several browsers, or reloads the page, costs the planner one computation.
 
 Errors are shared with the requests that waited for them but never cached: the next identical request computes
-again. Answers expire after ``ttl_s`` (prices and the staleness of their dates are read when a plan is made)."""
+again. ``stream`` does the same for a computation that comes in parts (the page's answer card, then the rest): the
+first request gets each part as it is made, the others all parts at once.
+Answers expire after ``ttl_s`` (prices and the staleness of their dates are read when a plan is made)."""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -61,3 +63,48 @@ class SharedResults:
                     self._done.popitem(last=False)
         running.set_result(value)
         return value
+
+    def stream(self, key: Hashable, produce: Callable[[], Iterator[T]]) -> Iterator[T]:
+        """The parts ``produce()`` yields, once per key at a time: the request that computes gets each part as it
+        comes; identical requests meanwhile, and soon after, get the parts together once it is done."""
+        with self._lock:
+            hit = self._done.get(key)
+            fresh = hit is not None and time.monotonic() - hit[0] < self.ttl_s
+            running = None if fresh else self._running.get(key)
+            if fresh:
+                self._done.move_to_end(key)
+            elif running is None:
+                running = self._running[key] = Future()
+                owner = True
+                self.computed += 1
+            else:
+                owner = False
+        if fresh:
+            yield from hit[1]  # type: ignore[index]
+            return
+        assert running is not None
+        if not owner:
+            yield from running.result()
+            return
+        parts: list[T] = []
+        made = produce()
+        try:
+            for part in made:
+                parts.append(part)
+                yield part
+        except BaseException as exc:  # an error, or the request went away before the last part
+            made.close()  # its slot is given back now
+            with self._lock:
+                del self._running[key]
+            running.set_exception(exc if isinstance(exc, Exception) else RuntimeError("the request went away"))
+            raise
+        value = tuple(parts)
+        with self._lock:
+            del self._running[key]
+            if self.size:
+                self._done[key] = (time.monotonic(), value)
+                self._done.move_to_end(key)
+                while len(self._done) > self.size:
+                    self._done.popitem(last=False)
+        running.set_result(value)
+

@@ -48,7 +48,7 @@ class HostFit:
         silent = False
         if availability(acc, money.market, "rent").status in ("yes", "unknown"):
             need = instance_ram_gib(self.params, per_node, host_bytes / 2**30)
-            shapes = np.unique(per_node)
+            shapes = np.array(sorted(set(per_node.tolist())), dtype=per_node.dtype)  # np.unique loads numpy.ma
             for offer in money.prices.rental_offers(gpu):
                 if OFFER_MARKET.get(offer.quoted_currency, "global") != money.market:
                     continue

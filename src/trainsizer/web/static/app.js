@@ -185,6 +185,28 @@
     }).then(function () { button.disabled = false; });
   }
 
+  /* the server streams the result: its start up to the answer card (ending with the card's </section>) as soon
+     as the plan is made, then the rest; onAnswer gets the start once, the promise the whole fragment */
+  function readAll(resp, onAnswer) {
+    if (!resp.body || !resp.body.getReader || !window.TextDecoder) { return resp.text(); }
+    var reader = resp.body.getReader();
+    var decoder = new TextDecoder();
+    var text = "";
+    var shown = false;
+    function next() {
+      return reader.read().then(function (chunk) {
+        if (chunk.done) { return text + decoder.decode(); }
+        text += decoder.decode(chunk.value, { stream: true });
+        if (!shown && text.indexOf('data-slot="answer"') >= 0 && /<\/section>\s*$/.test(text)) {
+          shown = true;
+          onAnswer(text);
+        }
+        return next();
+      });
+    }
+    return next();
+  }
+
   function submit() {
     clearErrors();
     var body;
@@ -195,7 +217,10 @@
       body: JSON.stringify(body)
     }).then(function (resp) {
       if (resp.ok) {
-        return resp.text().then(function (html) {
+        return readAll(resp, function (answer) {
+          place(answer);  /* the answer card, before the charts and details are made */
+          result.setAttribute("data-state", "answer");
+        }).then(function (html) {
           place(html);
           lastBody = body;
           result.setAttribute("data-state", "done");
