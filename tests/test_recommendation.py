@@ -188,3 +188,32 @@ def test_a_compute_voucher_lowers_an_eligible_rental():
 def en(message):
     """An engine message in English."""
     return _text(message, "en")
+
+
+def test_a_named_gpu_the_market_cannot_supply_is_not_reported_as_out_of_memory():
+    """The H800 is sold in China only: in the global market a 7B LoRA on it fits in memory but cannot be had. The
+    answer says so (blocked by the market) instead of "nothing fits" with relaxations that would not help."""
+    from trainsizer.report.answer import card
+
+    out = plan_job(load_job(QWEN_LORA), PlanRequest(currency="USD", gpus=("h800-sxm5-80gb",), max_gpus=8)).out
+    assert not out["options"] and out["recommendation"] is None
+    assert out["blocked"] == "market"
+    assert [m.code for m in out["suggestions"]] == ["plan.fits_not_to_be_had"]
+    assert out["suggestions"][0].args["gpu"] == "h800-sxm5-80gb"
+    assert "Nothing fits in memory" not in card(out, "en")["reason"]
+
+
+def test_relaxations_keep_to_the_machines_to_be_had():
+    """Every relaxation the search suggests is held to the same machines to be had (here: only A100 80GB servers
+    hold any layout): "larger GPUs (the whole catalog)" must not name a GPU the market cannot supply."""
+    import numpy as np
+
+    from trainsizer.models.catalog import resolve_model
+    from trainsizer.plan.search import Constraints, plan
+
+    job = load_job(LLAMA_70B)
+    only_a100 = lambda gpu, per_node, host: np.full(len(host), gpu == "a100-sxm4-80gb")  # noqa: E731
+    res = plan(job, resolve_model(job.model), Constraints(("v100-sxm2-16gb",), 2, host_fits=only_a100))
+    assert not res.options and res.blocked is None
+    named = {m.args["gpu"] for m in res.suggestions if m.code == "plan.relaxation_fits"}
+    assert named == {"a100-sxm4-80gb"}

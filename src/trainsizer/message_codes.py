@@ -47,6 +47,11 @@ _c("plan.try_larger_gpus", N_("larger GPUs (the whole catalog)"))
 _c("plan.try_shorter_sequence", N_("a shorter sequence (seq_len {n})"), n="int")
 _c("plan.nothing_fits", N_("nothing in the searched space fits, even with an 8-bit optimizer, LoRA/QLoRA or 8x more "
                            "GPUs: a larger-memory GPU, CPU offload of parameters, or a smaller model is needed"))
+_c("plan.fits_not_to_be_had",
+   N_("it fits in memory on {gpus} x {gpu}, but no way to have it in this market holds that layout: the GPU "
+      "cannot be bought or rented here, or no rental offer's machine states enough host RAM (trainsizer catalog "
+      "prices); try another --market or --gpu, or add your own offer in a --catalog file"),
+   gpus="int", gpu="gpu")
 _c("plan.deadline_binds", N_("the deadline may be what binds: try without --deadline to see the fastest option's time"))
 _c("plan.global_batch_assumed", N_("global batch not given: {n} sequences per step assumed for every option"), n="int")
 

@@ -82,10 +82,14 @@ class PlanResult:
     evaluated: int = 0
     notes: list[Message] = field(default_factory=list)
     late: list[dict[str, Any]] = field(default_factory=list)  # options that fit but miss the deadline
+    blocked: str | None = None  # "market": no option because the layouts that fit cannot be had, not memory
 
     def to_dict(self) -> dict[str, Any]:
-        return {"options": self.options, "suggestions": self.suggestions, "rankings": self.rankings,
-                "candidates_evaluated": self.evaluated, "notes": self.notes}
+        out = {"options": self.options, "suggestions": self.suggestions, "rankings": self.rankings,
+               "candidates_evaluated": self.evaluated, "notes": self.notes}
+        if self.blocked:
+            out["blocked"] = self.blocked
+        return out
 
 
 def _inter_links(gpu: Accelerator, constraints: Constraints | None = None) -> tuple[str, ...]:
@@ -434,14 +438,25 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     options = _best_per_hardware(_exact_options(chosen, job, constraints, cat, mp, pp_, global_batch, late,
                                                 fastest_only))
     rankings = rank_options(options, constraints.top)
-    suggestions = [] if options or not with_suggestions else suggest(job, arch, constraints, cat, mp, pp_, basis)
-    return PlanResult(options, suggestions, rankings, evaluated, notes, _best_per_hardware(late))
+    suggestions, blocked = ([], None) if options or not with_suggestions else suggest(job, arch, constraints, cat,
+                                                                                     mp, pp_, basis)
+    return PlanResult(options, suggestions, rankings, evaluated, notes, _best_per_hardware(late), blocked)
 
 
 def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog, mp: MemoryModel,
-            pp_: PerformanceModel, basis: JobBasis | None = None) -> list[Message]:
-    """What would make something fit: each relaxation tried with the same search (the fastest option of each is
-    what it says; ``basis``: the job's screen basis, reused by the relaxations that keep the job)."""
+            pp_: PerformanceModel, basis: JobBasis | None = None) -> tuple[list[Message], str | None]:
+    """What would make something fit: each relaxation tried with the same search and the same machines to be had
+    (the fastest option of each is what it says; ``basis``: the job's screen basis, reused by the relaxations that
+    keep the job). When the job fits in memory on the allowed GPUs but no way to have them in the market holds it
+    (``constraints.host_fits``), that is said instead, with ``"market"`` as the reason: relaxing the job would
+    not help. Returns (messages, blocked)."""
+    if constraints.host_fits is not None:
+        free = plan(job, arch, Constraints(constraints.gpus, constraints.max_gpus, constraints.gpus_per_node, None, 1),
+                    cat, mp, pp_, with_suggestions=False, basis=basis, fastest_only=True)
+        if free.options:
+            hw = free.options[0]["hardware"]
+            out = [msg("plan.fits_not_to_be_had", gpus=hw["gpus"], gpu=hw["gpu"])]
+            return out + ([msg("plan.deadline_binds")] if constraints.deadline_s else []), "market"
     tries: list[tuple[Message, Scenario, Constraints]] = []
     tr = job.training
     if tr.optimizer in ("adamw", "adafactor", "lion", "sgd-momentum"):
@@ -468,7 +483,8 @@ def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Ca
                       constraints))
     out = []
     for label, sc, cons in tries:
-        res = plan(sc, arch, Constraints(cons.gpus, cons.max_gpus, cons.gpus_per_node, None, 1), cat, mp, pp_,
+        res = plan(sc, arch, Constraints(cons.gpus, cons.max_gpus, cons.gpus_per_node, None, 1,
+                                         host_fits=constraints.host_fits), cat, mp, pp_,
                    with_suggestions=False, basis=basis if sc is job else None, fastest_only=True)
         if res and res.options:
             best = res.options[0]
@@ -481,4 +497,4 @@ def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Ca
         out.append(msg("plan.nothing_fits"))
     if constraints.deadline_s:
         out.append(msg("plan.deadline_binds"))
-    return out
+    return out, None

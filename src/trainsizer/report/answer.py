@@ -77,8 +77,9 @@ def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
     recommendation ``reason`` and ``advice`` (suggestions, then notes)."""
     rec = out.get("recommendation")
     if not rec:
-        reason = (N_("Nothing fits in memory within these limits.") if not out.get("options") else
-                  N_("No option can be had within the deadline, the budget and this market."))
+        reason = (N_("No option can be had within the deadline, the budget and this market.")
+                  if out.get("options") or out.get("blocked") == "market" else
+                  N_("Nothing fits in memory within these limits."))
         return {"ok": False, "title": tr("No recommendation", lang), "reason": tr(reason, lang),
                 "advice": texts(out.get("suggestions"), lang) + texts(out.get("notes"), lang)}
     cur = rec["currency"]
