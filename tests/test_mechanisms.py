@@ -185,3 +185,26 @@ def test_a_compiled_job_is_bounded_by_compiled_runs_and_an_eager_one_by_eager_ru
     eager_evidence = {cid for rows in table.values() for q, row in rows.items() if not q.endswith(COMPILED_KEY)
                       for cid in row.cases}
     assert eager_evidence and not eager_evidence & compiled  # eager plans rest on eager runs only
+
+
+def test_offloaded_4bit_bases_cross_pcie_as_stored_in_the_estimate_and_the_screen():
+    """FSDP parameter offload brings each micro-batch's weight shards over PCIe as stored: QLoRA's packed 4-bit codes
+    move about a quarter of LoRA's 16-bit bytes, in estimate.step_terms and in plan.fast alike."""
+    import numpy as np
+
+    from trainsizer.estimate.step_terms import optimizer_and_offload_s
+    from trainsizer.plan.fast import job_basis
+
+    def offload(method, **extra):
+        sc = scenario({"method": method, "precision": "bf16-true", "micro_batch_size": 2, "seq_len": 2048,
+                       "global_batch_size": 8, **extra},
+                      {"gpus": 2, "zero": 3, "offload": "optimizer+params"},
+                      {"gpu": "rtx-4090-24gb", "gpus_per_node": 2}, preset="llama-2-70b")
+        arch = resolve_model(sc.model)
+        ctx = step_context(sc, arch, default_catalog().accelerator("rtx-4090-24gb"))[0]
+        return optimizer_and_offload_s(ctx)[1], job_basis(sc, arch).weight_bytes_layer
+
+    (q_s, q_bytes), (l_s, l_bytes) = offload("qlora", quantization="nf4-dq"), offload("lora")
+    assert 0.25 <= q_bytes / l_bytes <= 0.3  # codes (0.5 B) + constants over 2 B per parameter
+    assert q_s < 0.4 * l_s
+    assert np.isclose(q_bytes / l_bytes, q_s / l_s, rtol=0.1)  # the term scales with the bytes moved

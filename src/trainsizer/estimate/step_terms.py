@@ -184,6 +184,16 @@ def pipeline_p2p_mb(ctx: StepContext) -> float:
     return 2 * par.virtual_pp * p2p_s(boundary, ctx.fabric, par.tp * par.cp * par.dp >= ctx.scenario.gpus_per_node)
 
 
+def stored_base_bytes(ctx: StepContext) -> float:
+    """Bytes per base linear parameter as the framework stores it: 16-bit weights, or under QLoRA the 4-bit codes
+    and their quantisation constants (bitsandbytes ``quant_storage``; fsdp_qlora gathers and offloads them packed),
+    the same bytes the memory model keeps."""
+    if ctx.scenario.training.method == "qlora":
+        quant = ctx.memory_params.quantization.formats[ctx.scenario.training.quantization or ""]
+        return quant.code_bytes + quant.constant_bytes
+    return ctx.weight_and_grad_bytes[0]
+
+
 def zero3_mb(ctx: StepContext) -> float:
     """ZeRO-3 / FSDP, per micro-batch: all-gather each layer's weights in forward and again in backward, and
     reduce-scatter its gradients (in fp32 where the framework reduces in fp32: FSDP ``reduce_dtype``, the bf16-mixed
@@ -194,12 +204,7 @@ def zero3_mb(ctx: StepContext) -> float:
     if par.zero != 3 or group <= 1:
         return 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
-    linear_b = w_b
-    if ctx.scenario.training.method == "qlora":
-        # 4-bit bases are gathered as stored (codes + constants; fsdp_qlora's bnb quant_storage), the same bytes
-        # the memory model keeps gathered
-        quant = ctx.memory_params.quantization.formats[ctx.scenario.training.quantization or ""]
-        linear_b = quant.code_bytes + quant.constant_bytes
+    linear_b = stored_base_bytes(ctx)
     weights_bytes = sum(layer.base_linear_params * linear_b + layer.norm_params * w_b
                         for layer in ctx.state.layers) / ctx.model_shards
     return (2 * all_gather_s(weights_bytes, group, ctx.fabric, stride=par.tp)
@@ -246,7 +251,10 @@ def optimizer_and_offload_s(ctx: StepContext) -> tuple[float, float]:
     moved = ctx.trainable_local / shards * (grad_b + w_b)
     offload_s = moved / pcie + ctx.trainable_local / shards / ctx.params.overhead.cpu_adam_params_per_s
     if par.offload == "optimizer+params":
-        offload_s += ctx.scenario.grad_accumulation_steps * 2 * ctx.base_linear_local / par.dp * w_b / pcie
+        # each micro-batch brings the GPU's shard of the base weights over PCIe for forward and backward, as stored
+        # (FSDP CPUOffload(offload_params=True) copies the flat shards; Zhao et al. 2023, arXiv:2304.11277, 3.4)
+        offload_s += ctx.scenario.grad_accumulation_steps * 2 * ctx.base_linear_local / par.dp \
+            * stored_base_bytes(ctx) / pcie
     return 0.0, offload_s
 
 

@@ -57,7 +57,7 @@ class JobBasis:
     expert_rows_per_token: float = 0.0  # rows of one expert's GEMM per local token (k / E, ep = 1)
     expert_width: float = 0.0
     gathered_bytes_layer: float = 0.0  # what ZeRO-3 gathers of one layer (as estimate.step_terms.zero3_mb)
-    weight_bytes_layer: float = 0.0  # 16-bit weights of one layer (parameter offload traffic)
+    weight_bytes_layer: float = 0.0  # base weights of one layer as stored (parameter offload traffic)
     compiled_activation_factor: float = 1.0  # what torch.compile's partitioner keeps of ``act`` (1 in eager mode)
 
 
@@ -108,7 +108,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
     quant = mp.quantization.formats.get(base.training.quantization or "") if base.training.method == "qlora" else None
     linear_b = quant.code_bytes + quant.constant_bytes if quant else w_b
     gathered = sum(la.base_linear_params * linear_b + la.norm_params * w_b for la in st.layers) / L
-    weight_bytes = sum(la.base_linear_params for la in st.layers) * w_b / L
+    weight_bytes = sum(la.base_linear_params for la in st.layers) * linear_b / L  # as stored (step_terms)
 
     act: dict[str, tuple[float, float, float]] = {}
     flops: dict[str, tuple[float, float, float, float]] = {}
