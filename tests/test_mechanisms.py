@@ -208,3 +208,26 @@ def test_offloaded_4bit_bases_cross_pcie_as_stored_in_the_estimate_and_the_scree
     assert 0.25 <= q_bytes / l_bytes <= 0.3  # codes (0.5 B) + constants over 2 B per parameter
     assert q_s < 0.4 * l_s
     assert np.isclose(q_bytes / l_bytes, q_s / l_s, rtol=0.1)  # the term scales with the bytes moved
+
+
+def test_kernel_launches_show_only_while_the_gpu_waits_for_them():
+    """Launches are asynchronous: a micro-batch takes the longer of its GPU work and the host's time to issue its
+    kernels (``per_layer_s`` per layer), so a small model on a fast GPU is launch bound and a large one is not."""
+    from trainsizer.estimate.step import default_performance_model
+    from trainsizer.estimate.step_terms import launch_exposed_s
+
+    p = default_performance_model()
+    floor = p.overhead.per_layer_s * 24
+    assert floor > 0
+    assert launch_exposed_s(24, 0.0, p) == pytest.approx(floor)
+    assert launch_exposed_s(24, floor / 4, p) == pytest.approx(0.75 * floor)
+    assert launch_exposed_s(24, 2 * floor, p) == 0.0
+
+    def launch_share(preset, mbs):
+        sc = scenario({"micro_batch_size": mbs, "seq_len": 2048}, {"gpus": 1}, preset=preset)
+        perf = estimate(sc, with_limits=False).performance
+        return (perf.breakdown_s["launch_overhead"] - p.overhead.per_step_s) / perf.step_time_s  # per_step_s apart
+
+    small, large = launch_share("qwen2.5-0.5b", 1), launch_share("llama-3.1-8b", 1)
+    assert small > 0.03 and large < small / 5
+    assert launch_share("qwen2.5-0.5b", 8) < small  # more work per launch hides them

@@ -409,6 +409,14 @@ def compute_s(raw: RawStep, p: PerformanceModel) -> Any:
             + safe_div(raw.attention_s, attention_eff))
 
 
+def launch_exposed_s(layers: Any, busy_s: Any, p: PerformanceModel) -> Any:
+    """Seconds one micro-batch waits for its kernels to be issued: launches are asynchronous, so the host's time to
+    issue them (``per_layer_s`` per layer) shows only where it exceeds the GPU's own work ``busy_s`` (PyTorch, CUDA
+    semantics, asynchronous execution; He 2022, "Making deep learning go brrrr": overhead-bound regimes). Floats or
+    arrays (:mod:`trainsizer.plan.fast` prices every layout with it)."""
+    return positive_part(p.overhead.per_layer_s * layers - busy_s)
+
+
 def combine_step(raw: RawStep, p: PerformanceModel) -> dict[str, Any]:
     """Seconds of one optimizer step by term (exposed communication only), under parameters ``p``; for one
     case (floats) or many (arrays)."""
@@ -424,7 +432,7 @@ def combine_step(raw: RawStep, p: PerformanceModel) -> dict[str, Any]:
         "pp_p2p": raw.pp_mb * (1 - overlap.pp_p2p),
         "zero3_gather": positive_part(raw.zero3_mb - overlap.zero3 * compute),
     }
-    launch_mb = p.overhead.per_layer_s * raw.layers_per_stage
+    launch_mb = launch_exposed_s(raw.layers_per_stage, compute + sum(exposed.values()), p)
     t_mb = compute + sum(exposed.values()) + launch_mb
     bubble = t_mb * (raw.pp - 1) / raw.virtual_pp  # 0 without pipeline parallelism
     terms = {

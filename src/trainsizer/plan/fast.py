@@ -265,6 +265,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
         attention_relative,
         elementwise_s,
         gemm_ceiling,
+        launch_exposed_s,
         mfu_ceiling,
         pcie_bytes_per_s,
         saturation,
@@ -319,7 +320,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     tp_s = np.where(lay.tp > 1, b.layers / pp * colls * (2 * (tp - 1) * lat + 2 * (tp - 1) / tp * tp_bytes /
                                                          (intra(tp) * 1e9)), 0.0)
     tp_s *= 1 - p.communication.overlap.tp
-    launch = p.overhead.per_layer_s * b.layers / pp
+    launch = launch_exposed_s(b.layers / pp, compute_mb + elementwise_mb + tp_s, p)  # only while the GPU waits
     t_mb = compute_mb + elementwise_mb + tp_s + launch
     bubble = np.where(lay.pp > 1, t_mb * (pp - 1) / lay.vpp, 0.0)
     w_b, grad_b = (4.0, 4.0) if tr.precision == "fp32" else ((2.0, 2.0) if tr.precision == "bf16-true" else (2.0, 4.0))
