@@ -21,6 +21,7 @@ from typing import Any
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, p2p_s
 from trainsizer.estimate.flops import StepFlops, recomputed_layer
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
+from trainsizer.estimate.peak import peak_share
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
@@ -301,9 +302,7 @@ def raw_step(ctx: StepContext) -> RawStep:
     def at_peak(flops_per_token: float, peak: float) -> float:
         return flops_per_token * split / (peak * 1e12) if peak else 0.0
 
-    # a power-limited card sustains only part of its nominal peak (catalog ``sustained_fraction``); MFU and its
-    # ceiling stay against the nominal peak
-    sustained = ctx.gpu.sustained_fraction or 1.0
+    sustained = peak_share(ctx.gpu, ctx.params)  # power limit and measured matmul share (estimate/peak.py)
 
     optimizer_s, offload_s = optimizer_and_offload_s(ctx)
     expert_tokens = expert_width = 0.0

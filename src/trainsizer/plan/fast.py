@@ -22,6 +22,7 @@ from trainsizer.estimate.memory import default_memory_model, device_overhead_byt
 from trainsizer.estimate.memory_types import GIB
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.model_states import model_states
+from trainsizer.estimate.peak import peak_share
 from trainsizer.estimate.step import default_performance_model, peak_for
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, RESIDUAL_BYTES, training_state
 from trainsizer.hardware.catalog import Accelerator
@@ -291,7 +292,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     gbs = scenario.global_batch_size if tr.global_batch_size else None
     gas = np.maximum(1, (gbs // np.maximum(1, lay.mbs * lay.dp)) if gbs else np.ones(len(lay)))
     split = lay.mbs * tr.seq_len / (tp * cp * pp)
-    sustained = gpu.sustained_fraction or 1.0  # a power-limited card's share of its nominal peak (raw_step)
+    sustained = peak_share(gpu, p)  # power limit and measured matmul share, as raw_step (estimate/peak.py)
     compute_mb = split / sustained * (fl[:, 1] / (peak * 1e12) / linear_eff
                                       + np.where(fl[:, 2] > 0, fl[:, 2] / (peak * 1e12) / np.maximum(expert_eff, 1e-30),
                                                  0.0)
