@@ -49,5 +49,22 @@ def test_a_family_without_cases_takes_its_ceiling_from_its_measured_matmul_effic
     assert prior.compute.max_efficiency["hopper"] == pytest.approx(ratio * c.mamf_fraction["hopper"],
                                                                    abs=1e-4)
     assert prior.compute.max_efficiency["ampere"] == c.max_efficiency["ampere"]  # seen families keep the fit
-    assert prior.compute.max_efficiency["ada"] == c.max_efficiency["ada"]  # no measured table: unchanged
-    assert family_prior(pp, {"ada"}) == pp  # no seen family with a measured matmul efficiency: nothing to scale
+    assert prior.compute.max_efficiency["turing"] == c.max_efficiency["turing"]  # no measured table: unchanged
+    assert family_prior(pp, {"turing"}) == pp  # no seen family with a measured matmul efficiency: nothing to scale
+
+
+def test_ada_and_da_vinci_have_measured_matmul_efficiencies_and_da_vinci_ships_its_prior():
+    """Ada (RTX 4090 torch.mm) and Da Vinci (AIBench's Ascend 910 cube rate) have a measured matmul efficiency, so
+    a fold without them starts from physics; Da Vinci, with no fitted case, ships that prior as its ceiling."""
+    import numpy as np
+
+    from trainsizer.workflows.calibrate import family_prior
+
+    pp = default_performance_model()
+    c = pp.compute
+    assert 0.8 <= c.mamf_fraction["ada"] <= 1.0 and 0.7 <= c.mamf_fraction["davinci"] <= 0.9
+    fitted = ["ampere", "hopper", "volta", "ada"]
+    ratio = float(np.median([c.max_efficiency[a] / c.mamf_fraction[a] for a in fitted]))
+    assert c.max_efficiency["davinci"] == pytest.approx(ratio * c.mamf_fraction["davinci"], abs=0.02)
+    without_ada = family_prior(pp, {"ampere", "hopper", "volta"})  # leave-one-family-out of Ada
+    assert without_ada.compute.max_efficiency["ada"] > c.max_efficiency["default"]

@@ -115,7 +115,8 @@ def test_every_bf16_ceiling_is_at_most_60_percent():
 
 @pytest.mark.parametrize("preset,gpu_id,precision", [("llama-3.1-8b", "h100-sxm5-80gb", "bf16-mixed"),
                                                      ("mixtral-8x7b", "h100-sxm5-80gb", "fp8-mixed"),
-                                                     ("llama-3.1-70b", "a100-sxm4-80gb", "bf16-mixed")])
+                                                     ("llama-3.1-70b", "a100-sxm4-80gb", "bf16-mixed"),
+                                                     ("qwen2.5-0.5b", "h100-sxm5-80gb", "bf16-mixed")])  # launch bound
 def test_screen_prices_steps_as_the_estimator_does(preset, gpu_id, precision):
     sc, arch = job(preset, precision, gbs=64)
     cat, params = default_catalog(), default_performance_model()

@@ -157,6 +157,9 @@ class Compute:
     # measured maximum achievable matmul efficiency per architecture: the prior of a family with no training case
     mamf_fraction: Table[float] = cited("mamf_source", Table())
     mamf_source: str = ""
+    # measured matmul share of the nominal peak of each family's reference parts (estimate/peak.py)
+    matmul_reference: Table[float] = cited("matmul_source", Table())
+    matmul_source: str = ""
     max_efficiency_fp32: float = fitted()
     half_tokens: float = fitted()
     half_width: float = fitted()

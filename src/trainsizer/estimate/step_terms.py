@@ -21,6 +21,7 @@ from typing import Any
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, p2p_s
 from trainsizer.estimate.flops import StepFlops, recomputed_layer
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
+from trainsizer.estimate.peak import peak_share
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
@@ -184,6 +185,16 @@ def pipeline_p2p_mb(ctx: StepContext) -> float:
     return 2 * par.virtual_pp * p2p_s(boundary, ctx.fabric, par.tp * par.cp * par.dp >= ctx.scenario.gpus_per_node)
 
 
+def stored_base_bytes(ctx: StepContext) -> float:
+    """Bytes per base linear parameter as the framework stores it: 16-bit weights, or under QLoRA the 4-bit codes
+    and their quantisation constants (bitsandbytes ``quant_storage``; fsdp_qlora gathers and offloads them packed),
+    the same bytes the memory model keeps."""
+    if ctx.scenario.training.method == "qlora":
+        quant = ctx.memory_params.quantization.formats[ctx.scenario.training.quantization or ""]
+        return quant.code_bytes + quant.constant_bytes
+    return ctx.weight_and_grad_bytes[0]
+
+
 def zero3_mb(ctx: StepContext) -> float:
     """ZeRO-3 / FSDP, per micro-batch: all-gather each layer's weights in forward and again in backward, and
     reduce-scatter its gradients (in fp32 where the framework reduces in fp32: FSDP ``reduce_dtype``, the bf16-mixed
@@ -194,12 +205,7 @@ def zero3_mb(ctx: StepContext) -> float:
     if par.zero != 3 or group <= 1:
         return 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
-    linear_b = w_b
-    if ctx.scenario.training.method == "qlora":
-        # 4-bit bases are gathered as stored (codes + constants; fsdp_qlora's bnb quant_storage), the same bytes
-        # the memory model keeps gathered
-        quant = ctx.memory_params.quantization.formats[ctx.scenario.training.quantization or ""]
-        linear_b = quant.code_bytes + quant.constant_bytes
+    linear_b = stored_base_bytes(ctx)
     weights_bytes = sum(layer.base_linear_params * linear_b + layer.norm_params * w_b
                         for layer in ctx.state.layers) / ctx.model_shards
     return (2 * all_gather_s(weights_bytes, group, ctx.fabric, stride=par.tp)
@@ -246,7 +252,10 @@ def optimizer_and_offload_s(ctx: StepContext) -> tuple[float, float]:
     moved = ctx.trainable_local / shards * (grad_b + w_b)
     offload_s = moved / pcie + ctx.trainable_local / shards / ctx.params.overhead.cpu_adam_params_per_s
     if par.offload == "optimizer+params":
-        offload_s += ctx.scenario.grad_accumulation_steps * 2 * ctx.base_linear_local / par.dp * w_b / pcie
+        # each micro-batch brings the GPU's shard of the base weights over PCIe for forward and backward, as stored
+        # (FSDP CPUOffload(offload_params=True) copies the flat shards; Zhao et al. 2023, arXiv:2304.11277, 3.4)
+        offload_s += ctx.scenario.grad_accumulation_steps * 2 * ctx.base_linear_local / par.dp \
+            * stored_base_bytes(ctx) / pcie
     return 0.0, offload_s
 
 
@@ -293,9 +302,7 @@ def raw_step(ctx: StepContext) -> RawStep:
     def at_peak(flops_per_token: float, peak: float) -> float:
         return flops_per_token * split / (peak * 1e12) if peak else 0.0
 
-    # a power-limited card sustains only part of its nominal peak (catalog ``sustained_fraction``); MFU and its
-    # ceiling stay against the nominal peak
-    sustained = ctx.gpu.sustained_fraction or 1.0
+    sustained = peak_share(ctx.gpu, ctx.params)  # power limit and measured matmul share (estimate/peak.py)
 
     optimizer_s, offload_s = optimizer_and_offload_s(ctx)
     expert_tokens = expert_width = 0.0
@@ -401,6 +408,14 @@ def compute_s(raw: RawStep, p: PerformanceModel) -> Any:
             + safe_div(raw.attention_s, attention_eff))
 
 
+def launch_exposed_s(layers: Any, busy_s: Any, p: PerformanceModel) -> Any:
+    """Seconds one micro-batch waits for its kernels to be issued: launches are asynchronous, so the host's time to
+    issue them (``per_layer_s`` per layer) shows only where it exceeds the GPU's own work ``busy_s`` (PyTorch, CUDA
+    semantics, asynchronous execution; He 2022, "Making deep learning go brrrr": overhead-bound regimes). Floats or
+    arrays (:mod:`trainsizer.plan.fast` prices every layout with it)."""
+    return positive_part(p.overhead.per_layer_s * layers - busy_s)
+
+
 def combine_step(raw: RawStep, p: PerformanceModel) -> dict[str, Any]:
     """Seconds of one optimizer step by term (exposed communication only), under parameters ``p``; for one
     case (floats) or many (arrays)."""
@@ -416,7 +431,7 @@ def combine_step(raw: RawStep, p: PerformanceModel) -> dict[str, Any]:
         "pp_p2p": raw.pp_mb * (1 - overlap.pp_p2p),
         "zero3_gather": positive_part(raw.zero3_mb - overlap.zero3 * compute),
     }
-    launch_mb = p.overhead.per_layer_s * raw.layers_per_stage
+    launch_mb = launch_exposed_s(raw.layers_per_stage, compute + sum(exposed.values()), p)
     t_mb = compute + sum(exposed.values()) + launch_mb
     bubble = t_mb * (raw.pp - 1) / raw.virtual_pp  # 0 without pipeline parallelism
     terms = {

@@ -135,6 +135,9 @@ class Accelerator(_Entry):
     tdp_w: Number | None = Field(None, gt=0, le=100_000)
     # the share of the nominal peak a power-limited card sustains in training (None: all of it)
     sustained_fraction: Number | None = Field(None, gt=0, le=1)
+    # measured bf16 matmul TFLOPS (best torch.mm of square sizes) over the nominal dense peak (None: not measured);
+    # above 1 where the part boosts past the clock its nominal figure assumes
+    matmul_fraction: Number | None = Field(None, gt=0, le=1.5)
     form_factor: str | None = None
     default_intra_node: str | None = None
     # link id of the usual scale-out network for this part (e.g. roce-200 for Ascend: never InfiniBand);

@@ -28,6 +28,7 @@ from trainsizer.estimate.memory import (
 from trainsizer.estimate.memory_types import GIB
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.model_states import model_states
+from trainsizer.estimate.peak import peak_share
 from trainsizer.estimate.step import default_performance_model, peak_for
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, RESIDUAL_BYTES, training_state
 from trainsizer.hardware.catalog import Accelerator
@@ -63,7 +64,7 @@ class JobBasis:
     expert_rows_per_token: float = 0.0  # rows of one expert's GEMM per local token (k / E, ep = 1)
     expert_width: float = 0.0
     gathered_bytes_layer: float = 0.0  # what ZeRO-3 gathers of one layer (as estimate.step_terms.zero3_mb)
-    weight_bytes_layer: float = 0.0  # 16-bit weights of one layer (parameter offload traffic)
+    weight_bytes_layer: float = 0.0  # base weights of one layer as stored (parameter offload traffic)
     compiled_activation_factor: float = 1.0  # what torch.compile's partitioner keeps of ``act`` (1 in eager mode)
 
 
@@ -114,7 +115,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
     quant = mp.quantization.formats.get(base.training.quantization or "") if base.training.method == "qlora" else None
     linear_b = quant.code_bytes + quant.constant_bytes if quant else w_b
     gathered = sum(la.base_linear_params * linear_b + la.norm_params * w_b for la in st.layers) / L
-    weight_bytes = sum(la.base_linear_params for la in st.layers) * w_b / L
+    weight_bytes = sum(la.base_linear_params for la in st.layers) * linear_b / L  # as stored (step_terms)
 
     act: dict[str, tuple[float, float, float]] = {}
     flops: dict[str, tuple[float, float, float, float]] = {}
@@ -284,6 +285,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
         attention_relative,
         elementwise_s,
         gemm_ceiling,
+        launch_exposed_s,
         mfu_ceiling,
         pcie_bytes_per_s,
         saturation,
@@ -309,7 +311,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     gbs = scenario.global_batch_size if tr.global_batch_size else None
     gas = np.maximum(1, (gbs // np.maximum(1, lay.mbs * lay.dp)) if gbs else np.ones(len(lay)))
     split = lay.mbs * tr.seq_len / (tp * cp * pp)
-    sustained = gpu.sustained_fraction or 1.0  # a power-limited card's share of its nominal peak (raw_step)
+    sustained = peak_share(gpu, p)  # power limit and measured matmul share, as raw_step (estimate/peak.py)
     compute_mb = split / sustained * (fl[:, 1] / (peak * 1e12) / linear_eff
                                       + np.where(fl[:, 2] > 0, fl[:, 2] / (peak * 1e12) / np.maximum(expert_eff, 1e-30),
                                                  0.0)
@@ -338,7 +340,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     tp_s = np.where(lay.tp > 1, b.layers / pp * colls * (2 * (tp - 1) * lat + 2 * (tp - 1) / tp * tp_bytes /
                                                          (intra(tp) * 1e9)), 0.0)
     tp_s *= 1 - p.communication.overlap.tp
-    launch = p.overhead.per_layer_s * b.layers / pp
+    launch = launch_exposed_s(b.layers / pp, compute_mb + elementwise_mb + tp_s, p)  # only while the GPU waits
     t_mb = compute_mb + elementwise_mb + tp_s + launch
     bubble = np.where(lay.pp > 1, t_mb * (pp - 1) / lay.vpp, 0.0)
     w_b, grad_b = (4.0, 4.0) if tr.precision == "fp32" else ((2.0, 2.0) if tr.precision == "bf16-true" else (2.0, 4.0))
