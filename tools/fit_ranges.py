@@ -7,9 +7,8 @@ Each case is predicted by parameters fitted without its publication (workflows/h
 u = log(measured / predicted) give, for memory and speed, the conformal 10 % / 90 % quantiles pooled and per regime
 value, and the conformal corrections of each end (pooled and per GPU family) that make a new publication's cases
 fall inside at 80 % (workflows/ranges_fit.py). The file states the cases it was fitted on and the date of the
-newest one (no
-clock date), so a rerun on the same cases rewrites src/trainsizer/estimate/ranges.yaml byte for byte; rerun it
-after the cases or the model change. ``--check`` exits 1 when the shipped file differs from a refit.
+newest one (no clock date), so a rerun on the same cases rewrites src/trainsizer/estimate/ranges.yaml byte for
+byte; rerun it after the cases or the model change. ``--check`` exits 1 when the shipped file differs from a refit.
 """
 
 from __future__ import annotations
