@@ -114,3 +114,60 @@ def test_the_time_chart_draws_the_recommended_options_range_as_an_error_bar():
     assert "data-testid='recommended-range'" in render_chart(spec)
     del option["range"]
     assert "recommended-range" not in render_chart(pareto_spec(out))
+
+
+def test_a_short_run_at_real_risk_loses_to_a_safe_one_that_costs_more_but_a_long_run_keeps_its_saving():
+    """A failed attempt costs about an hour of the run (robust.failure_cost): worth paying a third more to avoid on a
+    38-minute run, not on a 100-hour one (where the risky pick says its risk instead)."""
+    from trainsizer.workflows.decide import choose
+    from trainsizer.workflows.robust import failure_cost, with_ranges
+
+    def layout(o: dict) -> dict:
+        return {**o, "parallel": {"tp": 1, "pp": 1, "cp": 1, "virtual_pp": 1, "offload": "none"}}
+
+    for hours, pick in ((0.6, 1), (100.0, 0)):
+        risky = layout(_option("h800-sxm5-80gb", 8, 40.0 * hours, hours, device_gib=67.0))  # 84 % of memory
+        safe = layout(_option("h800-sxm5-80gb", 8, 53.0 * hours, 1.34 * hours, device_gib=36.0))
+        options = with_ranges([risky, safe])
+        assert options[0]["range"]["at_risk"] and not options[1]["range"]["at_risk"]
+        assert failure_cost(options[1], 53.0 * hours) == 0.0 < failure_cost(options[0], 40.0 * hours)
+        assert choose(options, "cheapest")[0] == pick, hours
+
+
+@pytest.fixture(scope="module")
+def default_plan():
+    from conftest import REPO
+
+    from trainsizer.workflows.jobs import load_job
+    from trainsizer.workflows.plan_job import PlanRequest, plan_job
+
+    return plan_job(load_job(REPO / "examples" / "jobs" / "qwen2.5-7b-lora.yaml"), PlanRequest(currency="CNY")).out
+
+
+def test_the_default_plans_pick_is_below_the_risk_threshold_and_says_the_cheaper_layouts_risk(default_plan):
+    from trainsizer.estimate.intervals import RISK
+
+    rec = default_plan["recommendation"]
+    pick = default_plan["options"][rec["option"]]
+    assert pick["range"]["p_exceeds_capacity"] <= RISK and not pick["range"]["at_risk"]
+    cheaper = [o for o in default_plan["options"] if o["per_run"].get("cost") is not None
+               and o["per_run"]["cost"] < rec["per_run"]]
+    assert any(o["range"]["at_risk"] for o in cheaper)  # the pick paid for its headroom
+    assert rec["binding"]["code"] in ("headroom", "oom_risk")
+
+
+def test_the_exact_shortlist_keeps_a_safe_layout_of_each_gpu_and_count_beside_its_fastest():
+    from conftest import REPO
+
+    from trainsizer.estimate.intervals import RISK
+    from trainsizer.models.catalog import resolve_model
+    from trainsizer.plan.search import Constraints, plan
+    from trainsizer.workflows.jobs import load_job
+
+    job = load_job(REPO / "examples" / "jobs" / "qwen2.5-7b-lora.yaml")
+    found = plan(job, resolve_model(job.model), Constraints(("h800-sxm5-80gb",), 8, exact_gpus=8))
+    ranged = [option_range({**o, "per_run": {}}) for o in found.options]
+    assert ranged[0]["at_risk"]  # the fastest layout fills 84 % of the card
+    safe = [o for o, r in zip(found.options, ranged, strict=True) if r["p_exceeds_capacity"] <= RISK]
+    assert safe and safe[0]["hardware"] == found.options[0]["hardware"]
+    assert safe[0]["performance"]["step_time_s"] > found.options[0]["performance"]["step_time_s"]

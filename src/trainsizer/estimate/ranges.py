@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cache
+from statistics import NormalDist
 from typing import Any
 
 from trainsizer.datafiles import packaged_yaml
@@ -77,6 +78,12 @@ class Band:
             return 0.5 * math.erfc((x - self.center) / side / math.sqrt(2))
         side = max((self.center - self.lo) / z80, 1e-6)
         return 1.0 - 0.5 * math.erfc((self.center - x) / side / math.sqrt(2))
+
+    def safe_fraction(self, risk: float) -> float:
+        """The largest estimate, as a share of the capacity, whose chance of exceeding it (:meth:`p_above`) is at
+        most ``risk`` (below one half): the capacity over e^(center + z(1 - risk) x the upper side's spread)."""
+        side = max((self.hi - self.center) / 1.2815516, 1e-6)
+        return math.exp(-(self.center + side * NormalDist().inv_cdf(1.0 - risk)))
 
     def to_dict(self) -> dict[str, Any]:
         return {"level": self.level, "cases": self.cases, "no_evidence": list(self.no_evidence)}
