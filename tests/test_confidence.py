@@ -171,3 +171,45 @@ def test_the_exact_shortlist_keeps_a_safe_layout_of_each_gpu_and_count_beside_it
     safe = [o for o, r in zip(found.options, ranged, strict=True) if r["p_exceeds_capacity"] <= RISK]
     assert safe and safe[0]["hardware"] == found.options[0]["hardware"]
     assert safe[0]["performance"]["step_time_s"] > found.options[0]["performance"]["step_time_s"]
+
+
+def test_the_memory_chart_draws_the_picks_80_percent_range_as_an_error_bar():
+    from trainsizer.report.charts import render_chart
+    from trainsizer.report.specs import memory_spec
+
+    option = {**_option("h800-sxm5-80gb", 8, 1000.0, 10.0, device_gib=67.0),
+              "memory": {"device_gib": 67.0, "capacity_gib": 80.0, "reserved_gib": 60.0,
+                         "components_gib": {"weights": 15.0, "activations": 40.0}}}
+    assert "memory-range" not in render_chart(memory_spec(option))
+    option["range"] = option_range(option)
+    spec = memory_spec(option, "zh-CN")
+    lo, hi = spec["total_range"]
+    assert lo < 67.0 < hi and "GiB" in spec["text"]["range"] and "范围" in spec["text"]["range"]
+    svg = render_chart(spec)
+    assert "data-testid='memory-range'" in svg and spec["text"]["range"] in svg
+
+
+def test_every_face_of_an_option_carries_its_ranges_in_both_languages(default_plan):
+    from trainsizer.report import option_text as ot
+    from trainsizer.report.tables import options_sheet
+
+    pick = default_plan["options"][default_plan["recommendation"]["option"]]
+    r = pick["range"]
+    en, zh = ot.range_text(pick, "CNY", "en"), ot.range_text(pick, "CNY", "zh-CN")
+    assert "fits unless memory is" in en and "minutes" in en and "a run" in en
+    assert "否则放得下" in zh and "分钟" in zh
+    assert "–" in ot.time_cell(pick, "en") and "–" in ot.run_cell(pick, "CNY", "en")
+    assert f"({r['device_gib'][0]:.0f}–{r['device_gib'][1]:.0f})" in ot.memory_cell(pick)
+    sheet = options_sheet(default_plan)
+    head = {h: k for k, h in enumerate(sheet.headers)}
+    row = next(row for row in sheet.rows if row[0] == default_plan["recommendation"]["option"])
+    assert row[head["tokens/s, low"]] < row[head["tokens/s"]] < row[head["tokens/s, high"]]
+    assert row[head["step time, low (s)"]] < row[head["step time (s)"]] < row[head["step time, high (s)"]]
+    assert row[head["time to train, low (days)"]] < row[head["time to train (days)"]] < \
+        row[head["time to train, high (days)"]]
+    assert row[head["memory per GPU, low (GiB)"]] < row[head["memory per GPU (GiB)"]] < \
+        row[head["memory per GPU, high (GiB)"]]
+    assert float(row[head["one run, low"]]) < pick["per_run"]["cost"] < float(row[head["one run, high"]])
+    assert row[head["chance of running out of memory"]] == r["p_exceeds_capacity"]
+    zh_headers = options_sheet(default_plan, "zh-CN").headers
+    assert "每卡显存上限（GiB）" in zh_headers and "显存不足的概率" in zh_headers

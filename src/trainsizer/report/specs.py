@@ -37,6 +37,7 @@ TEXT: dict[str, str] = {
     "fits": N_("fits: {used:.1f} of {cap:.1f} GiB ({share:.0%})"),
     "tight": N_("tight: {used:.1f} of {cap:.1f} GiB ({share:.0%}, above {limit:.0%})"),
     "no_fit": N_("does not fit: {used:.1f} of {cap:.1f} GiB ({share:.0%})"),
+    "range": N_("range (80 %): {lo:.1f}–{hi:.1f} GiB, from the model's errors on published runs"),
     "tight_why": N_("allocator fragmentation and variable-length batches can push the peak past capacity"),
 }
 PART_NAMES = {  # estimate/memory.py component names
@@ -87,11 +88,14 @@ def memory_spec(option: dict[str, Any], lang: str = "en") -> dict[str, Any]:
     labels, values = memory_parts(mem, lang)
     status = fit_status(used, cap, mem.get("fits"))
     kw = {"used": used, "cap": cap, "share": used / cap if cap else 0.0, "limit": TIGHT_FRACTION}
+    span = (option.get("range") or {}).get("device_gib")  # the 80 % range (workflows/robust.py), an error bar
     return {"kind": "memory", "title": _t("memory", lang, gpu=gpu_name(option["hardware"]["gpu"])), "labels": labels,
             "values": values, "unit": "GiB", "total": used, "capacity": cap, "status": status,
+            "total_range": list(span) if span else None,
             "text": {"total": _t("total", lang), "capacity": _t("capacity", lang, cap=cap),
                      "margin": _t("margin", lang, pct=1 - TIGHT_FRACTION), "status": _t(status, lang, **kw),
-                     "reason": _t("tight_why", lang) if status == "tight" else ""}}
+                     "reason": _t("tight_why", lang) if status == "tight" else "",
+                     "range": _t("range", lang, lo=span[0], hi=span[1]) if span else ""}}
 
 
 def cost_spec(option: dict[str, Any], currency: str, lang: str = "en") -> dict[str, Any] | None:
