@@ -63,32 +63,36 @@ def duration_range(span: list[float] | None, lang: str) -> str:
     return ntr(forms, 2, lang, n=f"{w._num(span[0] / size, digits)}–{w._num(span[1] / size, digits)}")
 
 
-def time_cell(o: dict[str, Any], lang: str) -> str:
+# The table cells below put an option's 80 % range after its figure, ``gap`` between them (a terminal table: a new
+# line, so the figure itself never wraps).
+
+
+def time_cell(o: dict[str, Any], lang: str, gap: str = " ") -> str:
     """The time to train with its 80 % range: "9 hours (8–12 hours)"."""
     time = w.duration(o["performance"].get("time_to_train_s"), lang)
     span = (o.get("range") or {}).get("time_to_train_s")
-    return f"{time} ({duration_range(span, lang)})" if span else time
+    return f"{time}{gap}({duration_range(span, lang)})" if span else time
 
 
-def run_cell(o: dict[str, Any], currency: str, lang: str) -> str:
+def run_cell(o: dict[str, Any], currency: str, lang: str, gap: str = " ") -> str:
     """One run's cost on its terms with its 80 % range: "rent 39 CNY (31–50 CNY)"."""
     pr = o.get("per_run") or {}
     if pr.get("cost") is None:
         return w.MISSING
     run = f"{w.word(w.ACQUISITIONS, pr['acquisition'], lang)} {w.money(pr['cost'], currency, lang)}"
     span = (o.get("range") or {}).get("per_run_cost")
-    return f"{run} ({w.money(span[0], currency, lang)}–{w.money(span[1], currency, lang)})" if span else run
+    return f"{run}{gap}({w.money(span[0], currency, lang)}–{w.money(span[1], currency, lang)})" if span else run
 
 
-def memory_cell(o: dict[str, Any], sep: str = "/") -> str:
+def memory_cell(o: dict[str, Any], sep: str = "/", gap: str = " ") -> str:
     """GiB used of the capacity with the 80 % range of the use: "66.7/80 (60–113)"."""
     mem = o["memory"]
     used = f"{mem['device_gib']:.1f}{sep}{mem['capacity_gib']:.0f}"
     span = (o.get("range") or {}).get("device_gib")
-    return f"{used} ({span[0]:.0f}–{span[1]:.0f})" if span else used
+    return f"{used}{gap}({span[0]:.0f}–{span[1]:.0f})" if span else used
 
 
-def tokens_cell(o: dict[str, Any]) -> str:
+def tokens_cell(o: dict[str, Any], gap: str = " ") -> str:
     """Tokens per second with its 80 % range (the step time's, read inversely): "59,871 (48,000–72,000)"."""
     perf = o["performance"]
     span = (o.get("range") or {}).get("step_time_s")
@@ -96,7 +100,7 @@ def tokens_cell(o: dict[str, Any]) -> str:
     if not span:
         return tps
     lo, hi = (perf["tokens_per_s"] * perf["step_time_s"] / t for t in (span[1], span[0]))
-    return f"{tps} ({lo:,.0f}–{hi:,.0f})"
+    return f"{tps}{gap}({lo:,.0f}–{hi:,.0f})"
 
 
 def range_text(option: dict[str, Any], currency: str, lang: str) -> str:
