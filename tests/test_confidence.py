@@ -213,3 +213,12 @@ def test_every_face_of_an_option_carries_its_ranges_in_both_languages(default_pl
     assert row[head["chance of running out of memory"]] == r["p_exceeds_capacity"]
     zh_headers = options_sheet(default_plan, "zh-CN").headers
     assert "每卡显存上限（GiB）" in zh_headers and "显存不足的概率" in zh_headers
+
+
+def test_the_web_page_shows_each_figure_with_its_range(default_plan):
+    from trainsizer.report import option_text as ot
+
+    pick = default_plan["options"][default_plan["recommendation"]["option"]]
+    for what in ("time", "step", "tokens", "memory", "run"):
+        assert ot.span(pick, what, "CNY", "zh-CN").startswith("(")
+    assert "分钟" in ot.span(pick, "time", "CNY", "zh-CN") and ot.span({**pick, "range": {}}, "time", "CNY", "en") == ""

@@ -103,6 +103,25 @@ def tokens_cell(o: dict[str, Any], gap: str = " ") -> str:
     return f"{tps}{gap}({lo:,.0f}–{hi:,.0f})"
 
 
+def span(o: dict[str, Any], what: str, currency: str, lang: str) -> str:
+    """The 80 % range of one of an option's figures in brackets, to follow the figure on a page: ``what`` is time
+    (to train), step (time), tokens (per second), memory (GiB) or run (its cost); "" without a range."""
+    r, perf = o.get("range") or {}, o["performance"]
+    if what == "time" and r.get("time_to_train_s"):
+        return f"({duration_range(r['time_to_train_s'], lang)})"
+    if what in ("step", "tokens") and r.get("step_time_s"):
+        lo, hi = r["step_time_s"]
+        if what == "step":
+            return f"({w._num(lo, 2)}–{w._num(hi, 2)} s)"
+        tokens = perf["tokens_per_s"] * perf["step_time_s"]  # per step: a speed is the step time read inversely
+        return f"({tokens / hi:,.0f}–{tokens / lo:,.0f})"
+    if what == "memory" and r.get("device_gib"):
+        return f"({r['device_gib'][0]:.1f}–{r['device_gib'][1]:.1f})"
+    if what == "run" and r.get("per_run_cost"):
+        return f"({w.money(r['per_run_cost'][0], currency, lang)}–{w.money(r['per_run_cost'][1], currency, lang)})"
+    return ""
+
+
 def range_text(option: dict[str, Any], currency: str, lang: str) -> str:
     """An option's 80 % ranges as people read them: time to train, cost per run, the chance of running out of
     memory ("26–34 hours; 1,100–1,900 CNY a run; fits unless memory is 12 % above the estimate")."""
