@@ -222,3 +222,21 @@ def test_the_web_page_shows_each_figure_with_its_range(default_plan):
     for what in ("time", "step", "tokens", "memory", "run"):
         assert ot.span(pick, what, "CNY", "zh-CN").startswith("(")
     assert "分钟" in ot.span(pick, "time", "CNY", "zh-CN") and ot.span({**pick, "range": {}}, "time", "CNY", "en") == ""
+
+
+def test_the_cost_chart_draws_the_rent_lines_range_where_the_runs_hours_move_it():
+    from trainsizer.messages import msg
+    from trainsizer.report.charts import render_chart
+    from trainsizer.report.specs import cost_spec
+
+    option = {**_option("h800-sxm5-80gb", 8, 1000.0, 10.0),
+              "cost": {"series": [{"month": 0, "buy": 100.0, "rent": 0.0}, {"month": 36, "buy": 200.0, "rent": 360.0}],
+                       "rent": {"per_year": 120.0}}}
+    option["range"] = option_range(option)
+    assert "cost-range" not in render_chart(cost_spec(option, "CNY"))  # one run: the prices' line alone
+    option["per_run"]["workload"] = msg("cost.workload_runs", n=4)
+    spec = cost_spec(option, "CNY")
+    lo, hi = spec["marks"][0]["y_range"]
+    t_lo, t_hi = option["range"]["time_to_train_s"]
+    assert lo == pytest.approx(360.0 * t_lo / 36000.0) and hi == pytest.approx(360.0 * t_hi / 36000.0) and lo < 360 < hi
+    assert "data-testid='cost-range'" in render_chart(spec)

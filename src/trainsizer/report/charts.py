@@ -201,11 +201,13 @@ def line_chart(title: str, x: list[float], series: dict[str, list[float | None]]
     for m in marks or []:
         if m.get("y_range"):  # the 80 % range as an error bar with caps
             x0, (y0, y1) = px(m["x"]), (py(v) for v in m["y_range"])
-            parts.append(f"<g class='range' data-testid='recommended-range'><line x1='{x0:.1f}' x2='{x0:.1f}' "
+            parts.append(f"<g class='range' data-testid='{m.get('testid', 'recommended-range')}'>"
+                         f"<line x1='{x0:.1f}' x2='{x0:.1f}' "
                          f"y1='{y0:.1f}' y2='{y1:.1f}' stroke='#000' stroke-width='1.5'/>"
                          + "".join(f"<line x1='{x0 - 6:.1f}' x2='{x0 + 6:.1f}' y1='{y:.1f}' y2='{y:.1f}' stroke='#000' "
                                    f"stroke-width='1.5'/>" for y in (y0, y1)) + "</g>")
-        parts += _mark(px(m["x"]), py(m["y"]), m["label"], right_edge=left + plot_w)
+        if m.get("label"):  # a mark without a label is its range alone
+            parts += _mark(px(m["x"]), py(m["y"]), m["label"], right_edge=left + plot_w)
     parts.append("</svg>")
     return "".join(parts)
 
@@ -264,4 +266,4 @@ def render_chart(spec: dict[str, Any]) -> str:
                             log_note=args.get("log_note", " (log scale)"),
                             recommended_range=args.get("recommended_range"))
     return line_chart(args["title"], args["x"], args["series"], args["x_label"], args["y_label"],
-                      log_note=args.get("log_note", " (log scale)"))
+                      log_note=args.get("log_note", " (log scale)"), marks=args.get("marks"))

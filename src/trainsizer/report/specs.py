@@ -108,7 +108,21 @@ def cost_spec(option: dict[str, Any], currency: str, lang: str = "en") -> dict[s
         lines[_t("rent", lang)] = [row.get("rent") for row in series]
     return {"kind": "line", "title": _t("cost", lang, currency=currency), "x": [row["month"] for row in series],
             "series": lines, "x_label": _t("months", lang), "y_label": currency,
-            "log_note": _t("log", lang)}
+            "log_note": _t("log", lang), "marks": _rent_range(option, series)}
+
+
+def _rent_range(option: dict[str, Any], series: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rent line's 80 % range at the horizon's end, as an error bar, where the model's error moves it: with the
+    workload stated as runs a month, the hours rented scale with the time to train (``cost.per_run.Workload.busy``;
+    its cap at a busy set is left aside). With a stated utilisation or one run the line is the prices' alone."""
+    pr, span = option.get("per_run") or {}, (option.get("range") or {}).get("time_to_train_s")
+    seconds, last = option["performance"].get("time_to_train_s"), series[-1].get("rent")
+    workload = pr.get("workload")  # a message (its code says how the workload was stated), or its JSON
+    code = workload.get("code") if isinstance(workload, dict) else getattr(workload, "code", None)
+    if not span or not seconds or last is None or code != "cost.workload_runs":
+        return []
+    return [{"x": series[-1]["month"], "y": last, "y_range": [last * span[0] / seconds, last * span[1] / seconds],
+             "testid": "cost-range"}]
 
 
 def pareto_spec(out: dict[str, Any], lang: str = "en") -> dict[str, Any] | None:
