@@ -149,6 +149,7 @@ def _mark(x: float, y: float, label: str, color: str = "#000", right_edge: float
                   "paint-order='stroke'"), "</g>"]
 
 
+# long: one SVG drawn in order (axes, ticks, series, legend, marks and their ranges); splitting it scatters the layout
 def line_chart(title: str, x: list[float], series: dict[str, list[float | None]], x_label: str, y_label: str,
                log_x: bool | None = None, width: int = 640, height: int = 360, log_y: bool | None = None,
                marks: list[dict[str, Any]] | None = None, log_note: str = " (log scale)") -> str:
