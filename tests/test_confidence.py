@@ -114,3 +114,129 @@ def test_the_time_chart_draws_the_recommended_options_range_as_an_error_bar():
     assert "data-testid='recommended-range'" in render_chart(spec)
     del option["range"]
     assert "recommended-range" not in render_chart(pareto_spec(out))
+
+
+def test_a_short_run_at_real_risk_loses_to_a_safe_one_that_costs_more_but_a_long_run_keeps_its_saving():
+    """A failed attempt costs about an hour of the run (robust.failure_cost): worth paying a third more to avoid on a
+    38-minute run, not on a 100-hour one (where the risky pick says its risk instead)."""
+    from trainsizer.workflows.decide import choose
+    from trainsizer.workflows.robust import failure_cost, with_ranges
+
+    def layout(o: dict) -> dict:
+        return {**o, "parallel": {"tp": 1, "pp": 1, "cp": 1, "virtual_pp": 1, "offload": "none"}}
+
+    for hours, pick in ((0.6, 1), (100.0, 0)):
+        risky = layout(_option("h800-sxm5-80gb", 8, 40.0 * hours, hours, device_gib=67.0))  # 84 % of memory
+        safe = layout(_option("h800-sxm5-80gb", 8, 53.0 * hours, 1.34 * hours, device_gib=36.0))
+        options = with_ranges([risky, safe])
+        assert options[0]["range"]["at_risk"] and not options[1]["range"]["at_risk"]
+        assert failure_cost(options[1], 53.0 * hours) == 0.0 < failure_cost(options[0], 40.0 * hours)
+        assert choose(options, "cheapest")[0] == pick, hours
+
+
+@pytest.fixture(scope="module")
+def default_plan():
+    from conftest import REPO
+
+    from trainsizer.workflows.jobs import load_job
+    from trainsizer.workflows.plan_job import PlanRequest, plan_job
+
+    return plan_job(load_job(REPO / "examples" / "jobs" / "qwen2.5-7b-lora.yaml"), PlanRequest(currency="CNY")).out
+
+
+def test_the_default_plans_pick_is_below_the_risk_threshold_and_says_the_cheaper_layouts_risk(default_plan):
+    from trainsizer.estimate.intervals import RISK
+
+    rec = default_plan["recommendation"]
+    pick = default_plan["options"][rec["option"]]
+    assert pick["range"]["p_exceeds_capacity"] <= RISK and not pick["range"]["at_risk"]
+    cheaper = [o for o in default_plan["options"] if o["per_run"].get("cost") is not None
+               and o["per_run"]["cost"] < rec["per_run"]]
+    assert any(o["range"]["at_risk"] for o in cheaper)  # the pick paid for its headroom
+    assert rec["binding"]["code"] in ("headroom", "oom_risk")
+
+
+def test_the_exact_shortlist_keeps_a_safe_layout_of_each_gpu_and_count_beside_its_fastest():
+    from conftest import REPO
+
+    from trainsizer.estimate.intervals import RISK
+    from trainsizer.models.catalog import resolve_model
+    from trainsizer.plan.search import Constraints, plan
+    from trainsizer.workflows.jobs import load_job
+
+    job = load_job(REPO / "examples" / "jobs" / "qwen2.5-7b-lora.yaml")
+    found = plan(job, resolve_model(job.model), Constraints(("h800-sxm5-80gb",), 8, exact_gpus=8))
+    ranged = [option_range({**o, "per_run": {}}) for o in found.options]
+    assert ranged[0]["at_risk"]  # the fastest layout fills 84 % of the card
+    safe = [o for o, r in zip(found.options, ranged, strict=True) if r["p_exceeds_capacity"] <= RISK]
+    assert safe and safe[0]["hardware"] == found.options[0]["hardware"]
+    assert safe[0]["performance"]["step_time_s"] > found.options[0]["performance"]["step_time_s"]
+
+
+def test_the_memory_chart_draws_the_picks_80_percent_range_as_an_error_bar():
+    from trainsizer.report.charts import render_chart
+    from trainsizer.report.specs import memory_spec
+
+    option = {**_option("h800-sxm5-80gb", 8, 1000.0, 10.0, device_gib=67.0),
+              "memory": {"device_gib": 67.0, "capacity_gib": 80.0, "reserved_gib": 60.0,
+                         "components_gib": {"weights": 15.0, "activations": 40.0}}}
+    assert "memory-range" not in render_chart(memory_spec(option))
+    option["range"] = option_range(option)
+    spec = memory_spec(option, "zh-CN")
+    lo, hi = spec["total_range"]
+    assert lo < 67.0 < hi and "GiB" in spec["text"]["range"] and "范围" in spec["text"]["range"]
+    svg = render_chart(spec)
+    assert "data-testid='memory-range'" in svg and spec["text"]["range"] in svg
+
+
+def test_every_face_of_an_option_carries_its_ranges_in_both_languages(default_plan):
+    from trainsizer.report import option_text as ot
+    from trainsizer.report.tables import options_sheet
+
+    pick = default_plan["options"][default_plan["recommendation"]["option"]]
+    r = pick["range"]
+    en, zh = ot.range_text(pick, "CNY", "en"), ot.range_text(pick, "CNY", "zh-CN")
+    assert "fits unless memory is" in en and "minutes" in en and "a run" in en
+    assert "否则放得下" in zh and "分钟" in zh
+    assert "–" in ot.time_cell(pick, "en") and "–" in ot.run_cell(pick, "CNY", "en")
+    assert f"({r['device_gib'][0]:.0f}–{r['device_gib'][1]:.0f})" in ot.memory_cell(pick)
+    sheet = options_sheet(default_plan)
+    head = {h: k for k, h in enumerate(sheet.headers)}
+    row = next(row for row in sheet.rows if row[0] == default_plan["recommendation"]["option"])
+    assert row[head["tokens/s, low"]] < row[head["tokens/s"]] < row[head["tokens/s, high"]]
+    assert row[head["step time, low (s)"]] < row[head["step time (s)"]] < row[head["step time, high (s)"]]
+    assert row[head["time to train, low (days)"]] < row[head["time to train (days)"]] < \
+        row[head["time to train, high (days)"]]
+    assert row[head["memory per GPU, low (GiB)"]] < row[head["memory per GPU (GiB)"]] < \
+        row[head["memory per GPU, high (GiB)"]]
+    assert float(row[head["one run, low"]]) < pick["per_run"]["cost"] < float(row[head["one run, high"]])
+    assert row[head["chance of running out of memory"]] == r["p_exceeds_capacity"]
+    zh_headers = options_sheet(default_plan, "zh-CN").headers
+    assert "每卡显存上限（GiB）" in zh_headers and "显存不足的概率" in zh_headers
+
+
+def test_the_web_page_shows_each_figure_with_its_range(default_plan):
+    from trainsizer.report import option_text as ot
+
+    pick = default_plan["options"][default_plan["recommendation"]["option"]]
+    for what in ("time", "step", "tokens", "memory", "run"):
+        assert ot.span(pick, what, "CNY", "zh-CN").startswith("(")
+    assert "分钟" in ot.span(pick, "time", "CNY", "zh-CN") and ot.span({**pick, "range": {}}, "time", "CNY", "en") == ""
+
+
+def test_the_cost_chart_draws_the_rent_lines_range_where_the_runs_hours_move_it():
+    from trainsizer.messages import msg
+    from trainsizer.report.charts import render_chart
+    from trainsizer.report.specs import cost_spec
+
+    option = {**_option("h800-sxm5-80gb", 8, 1000.0, 10.0),
+              "cost": {"series": [{"month": 0, "buy": 100.0, "rent": 0.0}, {"month": 36, "buy": 200.0, "rent": 360.0}],
+                       "rent": {"per_year": 120.0}}}
+    option["range"] = option_range(option)
+    assert "cost-range" not in render_chart(cost_spec(option, "CNY"))  # one run: the prices' line alone
+    option["per_run"]["workload"] = msg("cost.workload_runs", n=4)
+    spec = cost_spec(option, "CNY")
+    lo, hi = spec["marks"][0]["y_range"]
+    t_lo, t_hi = option["range"]["time_to_train_s"]
+    assert lo == pytest.approx(360.0 * t_lo / 36000.0) and hi == pytest.approx(360.0 * t_hi / 36000.0) and lo < 360 < hi
+    assert "data-testid='cost-range'" in render_chart(spec)

@@ -70,25 +70,66 @@ def test_the_shipped_ranges_cover_the_speed_and_memory_estimates_both_ways():
     assert shipped_ranges()["level"] == 0.8
 
 
-def test_nested_leave_one_source_out_coverage_is_near_80_percent_overall():
-    """Each publication's cases against ranges fitted without it (the residuals are already held out)."""
+@pytest.fixture(scope="module")
+def shipped_summary():
+    from trainsizer.workflows.validate import validate_files
+
+    return validate_files()[1]
+
+
+BAND = (0.75, 0.85)  # issue 24: the 80 % ranges hold 75-85 % of held-out cases, overall and per family
+
+
+def test_nested_coverage_is_within_75_to_85_percent_overall_and_in_every_family_of_ten_cases(shipped_summary):
+    """Each publication's cases against ranges fitted, corrected and shrunk without it, on errors of parameters that
+    never saw it (nested): the whole procedure, not numbers tuned to today's residuals."""
     import json
 
-    tool_data = shipped_ranges()
-    assert tool_data["level"] == 0.8
-    from trainsizer.workflows.cases import load_cases
-    from trainsizer.workflows.holdout import leave_one_source_out
-    from trainsizer.workflows.ranges_fit import residuals
-    from trainsizer.workflows.shipped_cases import shipped_files
-
-    cases = [c for p in shipped_files() for c in load_cases(p)]
-    cov = coverage(residuals(cases, leave_one_source_out(cases)))
+    cov = shipped_summary["range_coverage"]
+    assert cov["level"] == 0.8
     for kind in ("memory", "speed"):
-        # within two binomial standard errors of the 80 % level (memory: 145 cases, +-6.6 points; issue 24 asks
-        # 75-85 %: memory reads 74.5 % today, see README)
-        n = cov[kind]["count"]
-        assert abs(cov[kind]["coverage"] - 0.8) <= 2 * (0.8 * 0.2 / n) ** 0.5, json.dumps(cov[kind])[:300]
-        assert 0 < cov[kind]["median_half_width"] < 0.5
+        c = cov[kind]
+        assert BAND[0] <= c["coverage"] <= BAND[1], json.dumps(c)[:300]
+        assert 0 < c["median_half_width"] < 0.6
+        families = {v: r for v, r in c["by_regime"]["gpu_family"].items() if r["count"] >= 10}
+        assert "ampere" in families and "hopper" in families
+        for fam, r in families.items():
+            assert BAND[0] <= r["coverage"] <= BAND[1], (kind, fam, r)
+
+
+def _two_sources(us, family, source):
+    return [{"id": f"{source}{i}", "source": f"{source}{i % 4}", "u": u,
+             "regime": {"gpu_family": family, "method": "full", "scale": "1-gpu"}} for i, u in enumerate(us)]
+
+
+def test_the_conformal_correction_widens_ranges_that_a_new_publication_breaks_and_narrows_loose_ones():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    # each publication of family x shifted as a whole (between-publication spread): quantiles of the cases alone are
+    # too narrow for a new publication, the correction moves both ends out
+    shifted = [u for shift in (-0.3, -0.1, 0.1, 0.3) for u in shift + 0.05 * rng.standard_normal(30)]
+    rows = [{**r, "source": f"p{i // 30}"} for i, r in enumerate(_two_sources(shifted, "x", "p"))]
+    fix = fit_ranges({"memory": rows, "speed": rows})["memory"]["correction"]
+    assert fix["pooled"]["lo"] > 0 and fix["pooled"]["hi"] > 0
+    # publications that agree (no shift) and a heavy tail in one: the central ranges need no widening
+    calm = [{**r, "source": f"q{i % 5}"} for i, r in enumerate(_two_sources(list(0.1 * rng.standard_normal(200)), "y",
+                                                                             "q"))]
+    fix = fit_ranges({"memory": calm, "speed": calm})["memory"]["correction"]
+    assert abs(fix["pooled"]["lo"]) < 0.05 and abs(fix["pooled"]["hi"]) < 0.05
+
+
+def test_coverage_builds_each_publications_range_from_the_inner_errors_alone():
+    """A publication whose errors the others do not show is not inside a range fitted without it: coverage reads
+    the inner errors (ranges_fit.coverage's ``inner``), not the held-out publication's own."""
+    near = _two_sources([0.01 * i for i in range(-20, 21)], "x", "a")
+    far = [{**r, "source": "far", "id": f"far{i}"} for i, r in enumerate(_two_sources([2.0] * 10, "x", "b"))]
+    res = {"memory": near + far, "speed": near + far}
+    inner = {s: {k: [r for r in near + far if r["source"] != s] for k in ("memory", "speed")}
+             for s in {r["source"] for r in near + far}}
+    cov = coverage(res, inner)
+    assert cov["memory"]["by_regime"]["gpu_family"]["x"]["count"] == 51
+    assert cov["memory"]["coverage"] < 0.85  # the far publication falls outside: its own errors built nothing
 
 
 def test_estimate_json_carries_the_80_percent_ranges_of_memory_speed_and_time(tmp_path):
@@ -128,12 +169,15 @@ def test_an_unmeasured_gpu_family_gets_the_wide_range_and_says_so():
     assert speed.hi - speed.lo > known_speed.hi - known_speed.lo
 
 
-def test_validate_reports_the_ranges_coverage_and_the_readme_quotes_it():
+def test_validate_reports_the_ranges_coverage_and_the_readme_quotes_it(shipped_summary):
     import re
 
-    from trainsizer.workflows.validate import validate_files
-
-    _, summary = validate_files()
+    sys.path.insert(0, str(REPO / "tools"))
+    try:
+        import readme_accuracy
+    finally:
+        sys.path.remove(str(REPO / "tools"))
+    summary = shipped_summary
     cov = summary["range_coverage"]
     assert cov["level"] == 0.8
     readme = (REPO / "README.md").read_text(encoding="utf-8")
@@ -144,3 +188,6 @@ def test_validate_reports_the_ranges_coverage_and_the_readme_quotes_it():
     assert re.findall(r"\| (\d\.\d\d)", widths) == [f"{cov[k]['median_half_width']:.2f}" for k in ("memory", "speed")]
     for kind in ("memory", "speed"):
         assert cov[kind]["by_regime"]["gpu_family"]["ampere"]["count"] >= 10
+    lines = readme.splitlines()
+    for row in readme_accuracy.coverage_rows(summary):  # every regime's row, with its half-width
+        assert row in lines, f"{row} (run tools/readme_accuracy.py --write)"

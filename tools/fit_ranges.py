@@ -5,9 +5,10 @@ Usage: python tools/fit_ranges.py [--check]
 
 Each case is predicted by parameters fitted without its publication (workflows/holdout.py); the errors
 u = log(measured / predicted) give, for memory and speed, the conformal 10 % / 90 % quantiles pooled and per regime
-value (workflows/ranges_fit.py). The file states the cases it was fitted on and the date of the newest one (no
-clock date), so a rerun on the same cases rewrites src/trainsizer/estimate/ranges.yaml byte for byte; rerun it
-after the cases or the model change. ``--check`` exits 1 when the shipped file differs from a refit.
+value, and the conformal corrections of each end (pooled and per GPU family) that make a new publication's cases
+fall inside at 80 % (workflows/ranges_fit.py). The file states the cases it was fitted on and the date of the
+newest one (no clock date), so a rerun on the same cases rewrites src/trainsizer/estimate/ranges.yaml byte for
+byte; rerun it after the cases or the model change. ``--check`` exits 1 when the shipped file differs from a refit.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ HEADER = """\
 # u = log(measured / predicted) of each shipped case predicted leave-one-source-out (memory: the metric the case
 # measured; speed: tokens per second). lo / hi: the conformal 10 % / 90 % quantiles of u; cases / sources: how many
 # back the row. A scenario's range: each regime dimension's row shrunk toward pooled by s / (s + shrinkage_sources),
-# averaged over the dimensions; a value no case shows takes no_evidence (2.5 % / 97.5 %). See estimate/ranges.py.
+# averaged over the dimensions; a value no case shows takes no_evidence (symmetric about the median); then each end
+# moved out by correction (its GPU family's, else pooled: conformalized quantile regression on the publications
+# held out in turn; negative: the quantiles were wider than needed). See estimate/ranges.py.
 """
 
 

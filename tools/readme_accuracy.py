@@ -1,7 +1,8 @@
 """Rewrite README.md's accuracy tables from `trainsizer validate` (no arguments: every shipped case).
 
 The rows tests/test_shipped_fit.py checks: leave-one-source-out over all cases, leave-one-family-out over all cases, the
-fitted cases alone held out by source and in-sample, and the signed table per GPU family and per method (both holdouts).
+fitted cases alone held out by source and in-sample, and the signed table per GPU family and per method (both holdouts);
+and the 80 % ranges' nested coverage, overall and per regime with its median half-width (tests/test_ranges.py).
 Run it after a change to the model, its parameters or the cases:
 
     PYTHONPATH=src python3 tools/readme_accuracy.py          # prints the rows
@@ -18,6 +19,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 SIGNED_HEADER = "| group | memory: cases |"
+COVERAGE_HEADER = "| 80 % ranges, each publication held out |"
 METHODS = ("full", "lora", "qlora", "freeze")
 
 
@@ -75,15 +77,43 @@ def signed_rows(summary: dict[str, Any]) -> list[str]:
             + [row(f"method {n}", "method", n) for n in methods])
 
 
+def coverage_rows(summary: dict[str, Any]) -> list[str]:
+    """The coverage table's body: overall (share inside, median half-width), then each regime value with at least
+    MIN_CASES held-out cases of either kind (share inside, cases, median half-width)."""
+    from trainsizer.report.coverage_text import MIN_CASES
+
+    cov = summary["range_coverage"]
+    kinds = ("memory", "speed")
+    rows = ["| held-out cases inside their range | " + " | ".join(
+                f"**{100 * cov[k]['coverage']:.1f} %** ({cov[k]['count']} cases)" for k in kinds) + " |",
+            "| median half-width, log(measured / predicted) | " + " | ".join(
+                f"{cov[k]['median_half_width']:.2f}" for k in kinds) + " |"]
+    for dim, label in (("gpu_family", "GPU family"), ("method", "method"), ("scale", "scale")):
+        values = sorted({v for k in kinds for v, r in cov[k]["by_regime"][dim].items() if r["count"] >= MIN_CASES})
+        for value in values:
+            cells = []
+            for k in kinds:
+                r = cov[k]["by_regime"][dim].get(value)
+                cells.append(f"{100 * r['coverage']:.1f} % ({r['count']}), {r['median_half_width']:.2f}"
+                             if r and r["count"] >= MIN_CASES else "-")
+            rows.append(f"| {label} {value} | " + " | ".join(cells) + " |")
+    return rows
+
+
+def _replace_table(lines: list[str], header: str, body: list[str]) -> None:
+    head = next(i for i, line in enumerate(lines) if line.startswith(header))
+    start = head + 2  # header and separator
+    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("|"))
+    lines[start:end] = body
+
+
 def rewrite(text: str, summary: dict[str, Any]) -> str:
     lines = text.splitlines()
     for prefix, new in accuracy_rows(summary).items():
         at = next(i for i, line in enumerate(lines) if line.startswith(prefix))
         lines[at] = new
-    head = next(i for i, line in enumerate(lines) if line.startswith(SIGNED_HEADER))
-    body = head + 2  # header and separator
-    end = next(i for i in range(body, len(lines)) if not lines[i].startswith("|"))
-    lines[body:end] = signed_rows(summary)
+    _replace_table(lines, SIGNED_HEADER, signed_rows(summary))
+    _replace_table(lines, COVERAGE_HEADER, coverage_rows(summary))
     return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
 
 
@@ -97,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         README.write_text(rewrite(README.read_text(encoding="utf-8"), summary), encoding="utf-8")
     else:
-        print("\n".join([*accuracy_rows(summary).values(), "", *signed_rows(summary)]))
+        print("\n".join([*accuracy_rows(summary).values(), "", *signed_rows(summary), "", *coverage_rows(summary)]))
     return 0
 
 

@@ -331,6 +331,8 @@ _c("binding.budget", N_("the budget (a cheaper run needs a longer contract than 
 _c("binding.memory", N_("memory (fewer GPUs do not hold the job: {used} of {capacity} GiB per GPU)"), used="num0",
    capacity="num0")
 _c("binding.headroom", N_("memory headroom (cheaper options fill over {limit} of their GPUs' memory)"), limit="pct")
+_c("binding.oom_risk", N_("memory headroom (cheaper layouts run out of memory with a chance of {pct} or more)"),
+   pct="pct")
 _c("decide.why", N_("{what}: {cost}; {goal}; binding: {binding}."), what="clause", cost="clause", goal="clause",
    binding="clause")
 _c("decide.why_with_time", N_("{what}: {cost}, {time} to train; {goal}; binding: {binding}."), what="clause",

@@ -7,10 +7,13 @@
 shrunk toward the pooled ones by ``s / (s + shrinkage_sources)`` over the s publications that show it (errors
 within one publication move together, so its publications, not its cases, are the evidence), then averaged over the
 dimensions. A dimension whose value no case shows (a GPU family never measured) gives the wide range
-(``no_evidence``: the pooled 2.5 % / 97.5 % quantiles), and the range says so.
+(``no_evidence``: symmetric about the pooled median), and the range says so. Each end is then moved by its conformal
+correction (``correction``: the GPU family's, else the pooled one; ``ranges_fit.corrections``), so that a new
+publication's cases fall inside at the stated level.
 
 Split conformal prediction: Vovk, Gammerman & Shafer, "Algorithmic Learning in a Random World" (2005); Lei et al.,
-"Distribution-Free Predictive Inference for Regression", JASA 2018 (the ceil((n+1)(1-a)) rank). Shrinkage toward the
+"Distribution-Free Predictive Inference for Regression", JASA 2018 (the ceil((n+1)(1-a)) rank); Romano, Patterson &
+Candes, "Conformalized Quantile Regression", NeurIPS 2019 (the corrections). Shrinkage toward the
 pooled estimate: James & Stein 1961; Efron & Morris, "Stein's Paradox in Statistics", Sci. Am. 1977.
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cache
+from statistics import NormalDist
 from typing import Any
 
 from trainsizer.datafiles import packaged_yaml
@@ -75,6 +79,12 @@ class Band:
         side = max((self.center - self.lo) / z80, 1e-6)
         return 1.0 - 0.5 * math.erfc((self.center - x) / side / math.sqrt(2))
 
+    def safe_fraction(self, risk: float) -> float:
+        """The largest estimate, as a share of the capacity, whose chance of exceeding it (:meth:`p_above`) is at
+        most ``risk`` (below one half): the capacity over e^(center + z(1 - risk) x the upper side's spread)."""
+        side = max((self.hi - self.center) / 1.2815516, 1e-6)
+        return math.exp(-(self.center + side * NormalDist().inv_cdf(1.0 - risk)))
+
     def to_dict(self) -> dict[str, Any]:
         return {"level": self.level, "cases": self.cases, "no_evidence": list(self.no_evidence)}
 
@@ -85,8 +95,10 @@ def shipped_ranges() -> dict[str, Any]:
     return packaged_yaml(PACKAGE, RANGES_FILE)
 
 
-def band(kind: str, regime: dict[str, str], data: dict[str, Any] | None = None) -> Band:
-    """The range of ``kind`` (memory | speed) for a scenario in ``regime`` (``regimes.regime``)."""
+def band(kind: str, regime: dict[str, str], data: dict[str, Any] | None = None, corrected: bool = True) -> Band:
+    """The range of ``kind`` (memory | speed) for a scenario in ``regime`` (``regimes.regime``): the quantiles,
+    each end then moved by its conformal correction (the GPU family's, else the pooled one), unless not
+    ``corrected`` (the fit scores the uncorrected ranges)."""
     data = data if data is not None else shipped_ranges()
     fit = data[kind]
     pooled = fit["pooled"]
@@ -109,4 +121,10 @@ def band(kind: str, regime: dict[str, str], data: dict[str, Any] | None = None) 
     if missing:
         wide = fit["no_evidence"]
         lo, hi = min(lo, wide["lo"]), max(hi, wide["hi"])
+    fix = fit.get("correction") if corrected else None
+    if fix:
+        shift = fix["gpu_family"].get(regime.get("gpu_family", "")) or fix["pooled"]
+        lo, hi = lo - shift["lo"], hi + shift["hi"]
+        if mid is not None:  # a negative correction never takes an end past the median
+            lo, hi = min(lo, mid), max(hi, mid)
     return Band(kind, lo, hi, float(data["level"]), min(counts), tuple(missing), mid)

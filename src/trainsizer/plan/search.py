@@ -17,8 +17,11 @@ import numpy as np
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import InputError
 from trainsizer.estimate.comm import fabric, roce_derate
+from trainsizer.estimate.intervals import RISK
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
+from trainsizer.estimate.ranges import band
+from trainsizer.estimate.regimes import regime
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.messages import Message, clauses, msg
@@ -265,7 +268,9 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
                 idx = np.nonzero((part.gpus == count) & finite)[0]
                 if not len(idx):
                     continue
-                for i in idx[np.argsort(time[idx])[:SHORTLIST_PER_CELL]]:
+                fastest = idx[np.argsort(time[idx])]
+                safe = fastest[device[sub[fastest]] <= _safe_bytes(gpu, job, int(count), per_node)][:1]
+                for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL], *safe]):  # and the fastest safe one
                     shortlist.append((float(time[i]), gpu, lay, int(sub[i]), inter if count > per_node else None,
                                       float(host[sub[i]])))
     return shortlist, evaluated
@@ -390,15 +395,30 @@ def _choose_exact(shortlist: list[Shortlisted], job: Scenario, constraints: Cons
     return competitive + spread + misses
 
 
+def _safe_bytes(gpu: Accelerator, job: Scenario, gpus: int, per_node: int) -> float:
+    """The most device memory a layout may be estimated at and still run out of memory with a chance of at most
+    ``intervals.RISK`` (its regime's memory range, ``estimate/ranges.py``)."""
+    b = band("memory", regime(gpu.id, job.training.method, gpus, per_node))
+    return b.safe_fraction(RISK) * gpu.memory_gib * 2**30
+
+
+def _safe(opt: dict[str, Any]) -> bool:
+    hw, mem = opt["hardware"], opt["memory"]
+    b = band("memory", regime(hw["gpu"], opt["training"]["method"], hw["gpus"], hw["gpus_per_node"]))
+    return b.p_above(mem["device_gib"], mem["capacity_gib"]) <= RISK
+
+
 def _best_per_hardware(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One option per hardware configuration (GPU, count, node shape, network): its best layout."""
-    kept: set[tuple[Any, ...]] = set()
+    """Per hardware configuration (GPU, count, node shape, network): its best layout, and when that one is at
+    real risk of running out of memory its fastest safe one too (the recommendation weighs the two:
+    ``workflows/decide.objective_value``)."""
+    kept: dict[tuple[Any, ...], bool] = {}  # hardware -> a safe layout kept
     out = []
     for opt in options:
         hw = opt["hardware"]
         key = (hw["gpu"], hw["gpus"], hw["gpus_per_node"], hw["inter_node"])
-        if key not in kept:
-            kept.add(key)
+        if key not in kept or not kept[key] and _safe(opt):
+            kept[key] = _safe(opt)
             out.append(opt)
     return out
 

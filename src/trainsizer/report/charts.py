@@ -76,11 +76,22 @@ def _memory_guides(ax: Axis, left: float, plot: float, top: float, bottom: float
             _text(xm - 4, bottom + 28, text["margin"], 11, "end", " fill='#7a3d12'")]
 
 
+def _error_bar(x0: float, x1: float, y: float, title: str) -> str:
+    """A horizontal error bar with caps from ``x0`` to ``x1`` at height ``y`` (an 80 % range)."""
+    caps = "".join(f"<line x1='{x:.1f}' x2='{x:.1f}' y1='{y - 6:.1f}' y2='{y + 6:.1f}' stroke='#000' "
+                   f"stroke-width='1.5'/>" for x in (x0, x1))
+    return (f"<g class='range' data-testid='memory-range'><title>{escape(title)}</title><line x1='{x0:.1f}' "
+            f"x2='{x1:.1f}' y1='{y:.1f}' y2='{y:.1f}' stroke='#000' stroke-width='1.5'/>{caps}</g>")
+
+
+# long: one SVG drawn in order (ticks, guides, parts, total, range, status); splitting it scatters the layout
 def memory_chart(title: str, labels: list[str], values: list[float], total: float, capacity: float,
-                 unit: str = "GiB", text: dict[str, str] | None = None, width: int = 640) -> str:
+                 unit: str = "GiB", text: dict[str, str] | None = None, width: int = 640,
+                 total_range: list[float] | None = None) -> str:
     """Memory per GPU as a waterfall: each part starts where the previous ended, so the last one ends at the
-    headline ``total``, drawn again as one bar beneath; the GPU's ``capacity`` is a line, the safety margin
-    below it (``TIGHT_FRACTION``) is shaded, and the status (fits, tight, does not fit) is written out."""
+    headline ``total``, drawn again as one bar beneath with its 80 % range (``total_range``) as an error bar; the
+    GPU's ``capacity`` is a line, the safety margin below it (``TIGHT_FRACTION``) is shaded, and the status
+    (fits, tight, does not fit) is written out."""
     status = fit_status(total, capacity)
     text = {"total": "total on the device", "capacity": f"capacity {capacity:.1f} {unit}",
             "margin": f"safety margin ({1 - TIGHT_FRACTION:.0%})", "status": status, "reason": "", **(text or {})}
@@ -90,8 +101,9 @@ def memory_chart(title: str, labels: list[str], values: list[float], total: floa
     plot = width - left - right
     n = len(labels) + 1
     bottom = top + row * n + 4
-    height = int(bottom + 70)
-    ax = Axis(0.0, max(capacity, total) * 1.06)
+    notes = [t for t in (text.get("range") if total_range else "", text["reason"]) if t]
+    height = int(bottom + 54 + 16 * max(len(notes), 1))
+    ax = Axis(0.0, max(capacity, total, *(total_range or ())) * 1.06)
     parts = _open(title, width, height, "memory")
     for t in ax.ticks():
         x = left + plot * ax.frac(t)
@@ -113,12 +125,16 @@ def memory_chart(title: str, labels: list[str], values: list[float], total: floa
     parts.append(f"<rect class='memory-total' data-testid='memory-total' x='{left}' y='{y + 3}' "
                  f"width='{plot * ax.frac(total):.1f}' height='{row - 7}' fill='{color}' stroke='#000' "
                  f"stroke-width='0.8'/>")
-    parts.append(_text(left + plot * ax.frac(total) + 4, y + 14, f"{total:.2f}", 11, extra=" font-weight='bold'"))
+    end = left + plot * ax.frac(max([total, *(total_range or ())]))
+    parts.append(_text(end + 4, y + 14, f"{total:.2f}", 11, extra=" font-weight='bold'"))
+    if total_range:
+        parts.append(_error_bar(left + plot * ax.frac(total_range[0]), left + plot * ax.frac(total_range[1]),
+                                y + row / 2 - 1, text.get("range") or f"{total_range[0]:.1f}-{total_range[1]:.1f}"))
     parts.append(f"<text class='memory-status' data-testid='memory-status' data-status='{status}' x='{left}' "
                  f"y='{bottom + 44}' font-size='12' font-weight='bold' fill='{color}' {FONT}>"
                  f"{escape(text['status'])}</text>")
-    if text["reason"]:
-        parts.append(_text(left, bottom + 60, text["reason"], 11))
+    for k, note in enumerate(notes):  # the range in words, then why a tight fit is one
+        parts.append(_text(left, bottom + 60 + 16 * k, note, 11))
     parts.append(_text(left, bottom + 28, unit, 11))
     parts.append("</svg>")
     return "".join(parts)
@@ -133,6 +149,7 @@ def _mark(x: float, y: float, label: str, color: str = "#000", right_edge: float
                   "paint-order='stroke'"), "</g>"]
 
 
+# long: one SVG drawn in order (axes, ticks, series, legend, marks and their ranges); splitting it scatters the layout
 def line_chart(title: str, x: list[float], series: dict[str, list[float | None]], x_label: str, y_label: str,
                log_x: bool | None = None, width: int = 640, height: int = 360, log_y: bool | None = None,
                marks: list[dict[str, Any]] | None = None, log_note: str = " (log scale)") -> str:
@@ -185,11 +202,13 @@ def line_chart(title: str, x: list[float], series: dict[str, list[float | None]]
     for m in marks or []:
         if m.get("y_range"):  # the 80 % range as an error bar with caps
             x0, (y0, y1) = px(m["x"]), (py(v) for v in m["y_range"])
-            parts.append(f"<g class='range' data-testid='recommended-range'><line x1='{x0:.1f}' x2='{x0:.1f}' "
+            parts.append(f"<g class='range' data-testid='{m.get('testid', 'recommended-range')}'>"
+                         f"<line x1='{x0:.1f}' x2='{x0:.1f}' "
                          f"y1='{y0:.1f}' y2='{y1:.1f}' stroke='#000' stroke-width='1.5'/>"
                          + "".join(f"<line x1='{x0 - 6:.1f}' x2='{x0 + 6:.1f}' y1='{y:.1f}' y2='{y:.1f}' stroke='#000' "
                                    f"stroke-width='1.5'/>" for y in (y0, y1)) + "</g>")
-        parts += _mark(px(m["x"]), py(m["y"]), m["label"], right_edge=left + plot_w)
+        if m.get("label"):  # a mark without a label is its range alone
+            parts += _mark(px(m["x"]), py(m["y"]), m["label"], right_edge=left + plot_w)
     parts.append("</svg>")
     return "".join(parts)
 
@@ -237,7 +256,7 @@ def render_chart(spec: dict[str, Any]) -> str:
     args = {k: v for k, v in spec.items() if k != "kind"}
     if spec["kind"] == "memory":
         return memory_chart(args["title"], args["labels"], args["values"], args["total"], args["capacity"],
-                            args.get("unit", "GiB"), args.get("text"))
+                            args.get("unit", "GiB"), args.get("text"), total_range=args.get("total_range"))
     if spec["kind"] == "bar":
         return bar_chart(args["title"], args["labels"], args["values"], args.get("unit", ""))
     if spec["kind"] == "pareto":
@@ -248,4 +267,4 @@ def render_chart(spec: dict[str, Any]) -> str:
                             log_note=args.get("log_note", " (log scale)"),
                             recommended_range=args.get("recommended_range"))
     return line_chart(args["title"], args["x"], args["series"], args["x_label"], args["y_label"],
-                      log_note=args.get("log_note", " (log scale)"))
+                      log_note=args.get("log_note", " (log scale)"), marks=args.get("marks"))

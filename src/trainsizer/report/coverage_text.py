@@ -16,14 +16,15 @@ MIN_CASES = 10  # a regime value with fewer held-out cases says little about its
 
 
 def coverage_rows(cov: dict[str, Any]) -> list[tuple[str, str, str, dict[str, Any]]]:
-    """(kind, dimension, value, {count, coverage}) rows: overall first (no dimension), then each regime value with
-    at least MIN_CASES held-out cases."""
+    """(kind, dimension, value, {count, coverage, median_half_width}) rows: overall first (no dimension), then each
+    regime value with at least MIN_CASES held-out cases."""
     rows = []
     for kind in ("memory", "speed"):
         c = cov.get(kind)
         if not c:
             continue
-        rows.append((kind, "", "", {"count": c["count"], "coverage": c["coverage"]}))
+        rows.append((kind, "", "", {"count": c["count"], "coverage": c["coverage"],
+                                    "median_half_width": c.get("median_half_width")}))
         for dim, values in c["by_regime"].items():
             rows += [(kind, dim, v, r) for v, r in values.items() if r["count"] >= MIN_CASES]
     return rows
@@ -37,7 +38,7 @@ def print_coverage(cov: dict[str, Any], con: Console, lang: str) -> None:
                       (N_("inside"), "right"), (N_("median half-width (log)"), "right")):
         table.add_column(tr(col, lang), justify=just)
     for kind, dim, value, r in coverage_rows(cov):
-        width = f"{cov[kind]['median_half_width']:.2f}" if not dim else ""
+        width = "" if r.get("median_half_width") is None else f"{r['median_half_width']:.2f}"
         label = f"{tr(DIMENSION[dim], lang)} {value}" if dim else tr("all", lang)
         table.add_row(tr(KIND[kind], lang), label, str(r["count"]), f"{r['coverage']:.0%}", width)
     con.print(table)

@@ -63,6 +63,65 @@ def duration_range(span: list[float] | None, lang: str) -> str:
     return ntr(forms, 2, lang, n=f"{w._num(span[0] / size, digits)}–{w._num(span[1] / size, digits)}")
 
 
+# The table cells below put an option's 80 % range after its figure, ``gap`` between them (a terminal table: a new
+# line, so the figure itself never wraps).
+
+
+def time_cell(o: dict[str, Any], lang: str, gap: str = " ") -> str:
+    """The time to train with its 80 % range: "9 hours (8–12 hours)"."""
+    time = w.duration(o["performance"].get("time_to_train_s"), lang)
+    span = (o.get("range") or {}).get("time_to_train_s")
+    return f"{time}{gap}({duration_range(span, lang)})" if span else time
+
+
+def run_cell(o: dict[str, Any], currency: str, lang: str, gap: str = " ") -> str:
+    """One run's cost on its terms with its 80 % range: "rent 39 CNY (31–50 CNY)"."""
+    pr = o.get("per_run") or {}
+    if pr.get("cost") is None:
+        return w.MISSING
+    run = f"{w.word(w.ACQUISITIONS, pr['acquisition'], lang)} {w.money(pr['cost'], currency, lang)}"
+    span = (o.get("range") or {}).get("per_run_cost")
+    return f"{run}{gap}({w.money(span[0], currency, lang)}–{w.money(span[1], currency, lang)})" if span else run
+
+
+def memory_cell(o: dict[str, Any], sep: str = "/", gap: str = " ") -> str:
+    """GiB used of the capacity with the 80 % range of the use: "66.7/80 (60–113)"."""
+    mem = o["memory"]
+    used = f"{mem['device_gib']:.1f}{sep}{mem['capacity_gib']:.0f}"
+    span = (o.get("range") or {}).get("device_gib")
+    return f"{used}{gap}({span[0]:.0f}–{span[1]:.0f})" if span else used
+
+
+def tokens_cell(o: dict[str, Any], gap: str = " ") -> str:
+    """Tokens per second with its 80 % range (the step time's, read inversely): "59,871 (48,000–72,000)"."""
+    perf = o["performance"]
+    span = (o.get("range") or {}).get("step_time_s")
+    tps = f"{perf['tokens_per_s']:,.0f}"
+    if not span:
+        return tps
+    lo, hi = (perf["tokens_per_s"] * perf["step_time_s"] / t for t in (span[1], span[0]))
+    return f"{tps}{gap}({lo:,.0f}–{hi:,.0f})"
+
+
+def span(o: dict[str, Any], what: str, currency: str, lang: str) -> str:
+    """The 80 % range of one of an option's figures in brackets, to follow the figure on a page: ``what`` is time
+    (to train), step (time), tokens (per second), memory (GiB) or run (its cost); "" without a range."""
+    r, perf = o.get("range") or {}, o["performance"]
+    if what == "time" and r.get("time_to_train_s"):
+        return f"({duration_range(r['time_to_train_s'], lang)})"
+    if what in ("step", "tokens") and r.get("step_time_s"):
+        lo, hi = r["step_time_s"]
+        if what == "step":
+            return f"({w._num(lo, 2)}–{w._num(hi, 2)} s)"
+        tokens = perf["tokens_per_s"] * perf["step_time_s"]  # per step: a speed is the step time read inversely
+        return f"({tokens / hi:,.0f}–{tokens / lo:,.0f})"
+    if what == "memory" and r.get("device_gib"):
+        return f"({r['device_gib'][0]:.1f}–{r['device_gib'][1]:.1f})"
+    if what == "run" and r.get("per_run_cost"):
+        return f"({w.money(r['per_run_cost'][0], currency, lang)}–{w.money(r['per_run_cost'][1], currency, lang)})"
+    return ""
+
+
 def range_text(option: dict[str, Any], currency: str, lang: str) -> str:
     """An option's 80 % ranges as people read them: time to train, cost per run, the chance of running out of
     memory ("26–34 hours; 1,100–1,900 CNY a run; fits unless memory is 12 % above the estimate")."""

@@ -74,14 +74,11 @@ def alternatives(plan: dict[str, Any], lang: str, limit: int = 15) -> Section:
     rows = []
     for i in shown:
         o = opts[i]
-        hw, perf, mem, cost = o["hardware"], o["performance"], o["memory"], o.get("cost") or {}
-        pr, cur = o.get("per_run") or {}, plan["currency"]
-        run = (f"{w.word(w.ACQUISITIONS, pr['acquisition'], lang)} {w.money(pr['cost'], cur, lang)}"
-               if pr.get("cost") is not None else w.MISSING)
+        hw, perf, cost, cur = o["hardware"], o["performance"], o.get("cost") or {}, plan["currency"]
         fit = (o["system"].get("site_fit") or {}).get("fits")
         rows.append([w.hardware(hw["gpus"], hw["gpu"]), ot.servers_text(o, lang), Code(ot.layout(o)),
-                     f"{mem['device_gib']:.1f} / {mem['capacity_gib']:.0f}", f"{perf['tokens_per_s']:,.0f}",
-                     w.percent(perf["mfu"]), w.duration(perf.get("time_to_train_s"), lang), run,
+                     ot.memory_cell(o, " / "), ot.tokens_cell(o), w.percent(perf["mfu"]), ot.time_cell(o, lang),
+                     ot.run_cell(o, cur, lang),
                      w.money((cost.get("buy") or {}).get("total"), cur, lang),
                      w.money((cost.get("rent") or {}).get("total"), cur, lang), w.yes_no(fit, lang)])
     return Section("alternatives", tr(TITLES["alternatives"], lang), [("table", heads, rows)])

@@ -37,6 +37,7 @@ TEXT: dict[str, str] = {
     "fits": N_("fits: {used:.1f} of {cap:.1f} GiB ({share:.0%})"),
     "tight": N_("tight: {used:.1f} of {cap:.1f} GiB ({share:.0%}, above {limit:.0%})"),
     "no_fit": N_("does not fit: {used:.1f} of {cap:.1f} GiB ({share:.0%})"),
+    "range": N_("range (80 %): {lo:.1f}–{hi:.1f} GiB, from the model's errors on published runs"),
     "tight_why": N_("allocator fragmentation and variable-length batches can push the peak past capacity"),
 }
 PART_NAMES = {  # estimate/memory.py component names
@@ -88,11 +89,14 @@ def memory_spec(option: dict[str, Any], lang: str = "en") -> dict[str, Any]:
     labels, values = memory_parts(mem, lang)
     status = fit_status(used, cap, mem.get("fits"))
     kw = {"used": used, "cap": cap, "share": used / cap if cap else 0.0, "limit": TIGHT_FRACTION}
+    span = (option.get("range") or {}).get("device_gib")  # the 80 % range (workflows/robust.py), an error bar
     return {"kind": "memory", "title": _t("memory", lang, gpu=gpu_name(option["hardware"]["gpu"])), "labels": labels,
             "values": values, "unit": "GiB", "total": used, "capacity": cap, "status": status,
+            "total_range": list(span) if span else None,
             "text": {"total": _t("total", lang), "capacity": _t("capacity", lang, cap=cap),
                      "margin": _t("margin", lang, pct=1 - TIGHT_FRACTION), "status": _t(status, lang, **kw),
-                     "reason": _t("tight_why", lang) if status == "tight" else ""}}
+                     "reason": _t("tight_why", lang) if status == "tight" else "",
+                     "range": _t("range", lang, lo=span[0], hi=span[1]) if span else ""}}
 
 
 def cost_spec(option: dict[str, Any], currency: str, lang: str = "en") -> dict[str, Any] | None:
@@ -105,7 +109,21 @@ def cost_spec(option: dict[str, Any], currency: str, lang: str = "en") -> dict[s
         lines[_t("rent", lang)] = [row.get("rent") for row in series]
     return {"kind": "line", "title": _t("cost", lang, currency=currency), "x": [row["month"] for row in series],
             "series": lines, "x_label": _t("months", lang), "y_label": currency,
-            "log_note": _t("log", lang)}
+            "log_note": _t("log", lang), "marks": _rent_range(option, series)}
+
+
+def _rent_range(option: dict[str, Any], series: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rent line's 80 % range at the horizon's end, as an error bar, where the model's error moves it: with the
+    workload stated as runs a month, the hours rented scale with the time to train (``cost.per_run.Workload.busy``;
+    its cap at a busy set is left aside). With a stated utilisation or one run the line is the prices' alone."""
+    pr, span = option.get("per_run") or {}, (option.get("range") or {}).get("time_to_train_s")
+    seconds, last = option["performance"].get("time_to_train_s"), series[-1].get("rent")
+    workload = pr.get("workload")  # a message (its code says how the workload was stated), or its JSON
+    code = workload.get("code") if isinstance(workload, dict) else getattr(workload, "code", None)
+    if not span or not seconds or last is None or code != "cost.workload_runs":
+        return []
+    return [{"x": series[-1]["month"], "y": last, "y_range": [last * span[0] / seconds, last * span[1] / seconds],
+             "testid": "cost-range"}]
 
 
 def pareto_spec(out: dict[str, Any], lang: str = "en") -> dict[str, Any] | None:

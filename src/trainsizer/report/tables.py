@@ -27,7 +27,12 @@ OPTION_HEADERS = [N_("option"), N_("ranked"), N_("GPU"), N_("GPUs"), N_("servers
                   N_("interconnect"), N_("layout"), N_("step time (s)"), N_("tokens/s"), N_("MFU"),
                   N_("time to train (days)"), N_("memory per GPU (GiB)"), N_("GPU memory (GiB)"), N_("fits site"),
                   N_("capex"), N_("opex per year"), N_("buy total"), N_("rent per year"), N_("rent total"),
-                  N_("one run: buy share"), N_("one run: rent"), N_("verdict")]
+                  N_("one run: buy share"), N_("one run: rent"), N_("verdict"),
+                  # the 80 % ranges (workflows/robust.py): each figure's low and high end, and the fit as a chance
+                  N_("step time, low (s)"), N_("step time, high (s)"), N_("tokens/s, low"), N_("tokens/s, high"),
+                  N_("time to train, low (days)"), N_("time to train, high (days)"),
+                  N_("memory per GPU, low (GiB)"), N_("memory per GPU, high (GiB)"),
+                  N_("one run, low"), N_("one run, high"), N_("chance of running out of memory")]
 
 
 class Money(float):
@@ -210,8 +215,19 @@ def options_sheet(plan: dict[str, Any], lang: str = "en") -> Sheet:
             "" if fit is None else w.yes_no(fit, lang), _money(buy.get("capex_total")),
             _money(buy.get("opex_total_per_year")), _money(buy.get("total")), _money(rent.get("per_year")),
             _money(rent.get("total")), _money((pr.get("buy") or {}).get("cost")),
-            _money((pr.get("rent") or {}).get("cost")), o.get("verdict")])
+            _money((pr.get("rent") or {}).get("cost")), o.get("verdict"), *_range_cells(o)])
     return sheet
+
+
+def _range_cells(o: dict[str, Any]) -> list[Any]:
+    """The option's 80 % ranges as low / high cells (tokens per second is the step time's range read inversely)."""
+    r, perf = o.get("range") or {}, o["performance"]
+    step = r.get("step_time_s") or [None, None]
+    tokens = [perf["tokens_per_s"] * perf["step_time_s"] / t if t else None for t in (step[1], step[0])]
+    time = r.get("time_to_train_s") or [None, None]
+    cost = r.get("per_run_cost") or [None, None]
+    return [*step, *tokens, _days(time[0]), _days(time[1]), *(r.get("device_gib") or [None, None]),
+            _money(cost[0]), _money(cost[1]), r.get("p_exceeds_capacity")]
 
 
 def export_sheets(report: dict[str, Any]) -> list[Sheet]:

@@ -158,6 +158,7 @@ RANKING_TITLES = {"cheapest_per_run": N_("Cheapest per run"), "fastest": N_("Fas
                   "pareto_time_vs_gpus": N_("Pareto: step time vs GPUs")}
 RANKING_COLUMNS = (N_("GPUs"), N_("GPU"), N_("Servers"), N_("Layout"), N_("GiB used"), N_("Tokens/s"), N_("MFU"),
                    N_("Time to train"), N_("One run"), N_("Why"))
+FIGURE_COLUMNS = (RANKING_COLUMNS[4], RANKING_COLUMNS[5], RANKING_COLUMNS[7], RANKING_COLUMNS[8])
 
 
 def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | None = None) -> None:
@@ -183,34 +184,21 @@ def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | Non
         if not idx:
             continue
         table = Table(title=tr(title, lang), title_justify="left")
-        for col in RANKING_COLUMNS:
-            table.add_column(tr(col, lang), overflow="fold")
+        for col in RANKING_COLUMNS:  # a figure and its range each keep to one line; words wrap around them
+            table.add_column(tr(col, lang), overflow="fold", no_wrap=col in FIGURE_COLUMNS)
         for i in idx:
             o = result.options[i]
-            hw, perf, mem = o["hardware"], o["performance"], o["memory"]
-            pr = o.get("per_run") or {}
-            run = (f"{w.word(w.ACQUISITIONS, pr['acquisition'], lang)} {w.money(pr['cost'], cur, lang)}"
-                   if pr.get("cost") is not None else "-")
+            hw, perf = o["hardware"], o["performance"]
+            run = ot.run_cell(o, cur, lang, "\n") if (o.get("per_run") or {}).get("cost") is not None else "-"
             table.add_row(str(hw["gpus"]), w.gpu_name(hw["gpu"]), ot.servers_text(o, lang),
-                          ot.layout(o),
-                          f"{mem['device_gib']:.1f}/{mem['capacity_gib']:.0f}", f"{perf['tokens_per_s']:,.0f}",
-                          f"{perf['mfu']:.0%}", _time_cell(o, lang), run,
+                          ot.layout(o), ot.memory_cell(o, gap="\n"), ot.tokens_cell(o, "\n"),
+                          f"{perf['mfu']:.0%}", ot.time_cell(o, lang, "\n"), run,
                           escape(ot.why(o, lang)))
         con.print(table)
     con.print(tr("{candidates} candidate layouts screened; {options} hardware options re-checked with the reference "
                  "estimators.", lang, candidates=f"{result.evaluated:,}", options=len(result.options)))
     if extra:
         _print_detail(con, extra, lang)
-
-
-def _time_cell(o: dict[str, Any], lang: str) -> str:
-    """The time to train with its 80 % range: "9 hours (8–12 hours)"."""
-    from trainsizer.report import option_text as ot
-    from trainsizer.report import words as w
-
-    time = w.duration(o["performance"].get("time_to_train_s"), lang)
-    span = (o.get("range") or {}).get("time_to_train_s")
-    return f"{time} ({ot.duration_range(span, lang)})" if span else time
 
 
 def _print_answer(con: Console, answer: dict[str, Any], lang: str) -> None:

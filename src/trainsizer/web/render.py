@@ -121,6 +121,12 @@ def hw_title(ctx: Any, option: dict[str, Any]) -> str:
               servers=option_text.servers_text(option, lang))
 
 
+@pass_context
+def span_filter(ctx: Any, option: dict[str, Any], what: str) -> str:
+    """ "(26–34 hours)": the option's 80 % range of a figure (report/option_text.span), "" without one."""
+    return option_text.span(option, what, ctx.get("currency", ""), ctx.get("lang", "en"))
+
+
 def layout_text(option: dict[str, Any]) -> str:
     return option_text.layout(option)
 
@@ -129,7 +135,7 @@ def layout_text(option: dict[str, Any]) -> str:
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]),
                       auto_reload=False, trim_blocks=True, lstrip_blocks=True)  # templates ship with the package
-    env.filters.update(num=fmt_num, duration=fmt_duration, money=fmt_money, layout=layout_text,
+    env.filters.update(num=fmt_num, duration=fmt_duration, money=fmt_money, layout=layout_text, span=span_filter,
                        say=say_filter, verdict=verdict_filter, why=why_filter, hw_title=hw_title, gpu_name=w.gpu_name,
                        site_name=site_name)
     env.globals.update(fit_status=fit_status)

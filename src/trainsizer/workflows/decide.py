@@ -15,6 +15,7 @@ from typing import Any
 from trainsizer.errors import InputError
 from trainsizer.messages import Message, clauses, listing, money, msg
 from trainsizer.workflows.defaults import TIGHT_FRACTION
+from trainsizer.workflows.robust import failure_cost
 from trainsizer.workflows.time_value import TimeValue
 
 OBJECTIVES = ("cheapest", "fastest", "fewest-gpus")
@@ -55,8 +56,12 @@ def _value(o: dict[str, Any], objective: str) -> float:
 
 
 def objective_value(o: dict[str, Any], objective: str = "cheapest") -> float:
-    """What the recommendation minimises for this option: its value on the objective, a tight fit penalised."""
-    return _value(o, objective) * (1 + TIGHT_PENALTY if tight(o) else 1)
+    """What the recommendation minimises for this option: its value on the objective, a tight fit penalised, and
+    on the cheapest objective the expected cost of a failed attempt where it may run out of memory
+    (``robust.failure_cost``: a short run at real risk loses to a safe layout that costs more)."""
+    value = _value(o, objective)
+    risk = failure_cost(o, value) if objective == "cheapest" else 0.0
+    return value * (1 + TIGHT_PENALTY if tight(o) else 1) + risk
 
 
 def _layout_complexity(o: dict[str, Any]) -> tuple[int, int, int]:
@@ -152,9 +157,13 @@ def _binding(pick: dict[str, Any], options: list[dict[str, Any]], late: list[dic
         return {"code": "deadline", **base}
     if budget_cheaper is not None and cost is not None and budget_cheaper < cost:
         return {"code": "budget", **base}
-    if cost is not None and any(tight(o) and (o["per_run"] or {}).get("cost") is not None
-                                and o["per_run"]["cost"] < cost for o in options):
+    cheaper = [o for o in options if cost is not None and tight(o) and (o["per_run"] or {}).get("cost") is not None
+               and o["per_run"]["cost"] < cost]
+    if any(o["memory"]["device_gib"] > TIGHT_FRACTION * o["memory"]["capacity_gib"] for o in cheaper):
         return {"code": "headroom", **base, "tight_fraction": TIGHT_FRACTION}
+    if cheaper:  # cheaper layouts at real risk of running out of memory (their ranges, robust.py)
+        least = min(o["range"]["p_exceeds_capacity"] for o in cheaper)
+        return {"code": "oom_risk", **base, "p_exceeds_capacity": least}
     mem = pick["memory"]
     fewest = not any(o["hardware"]["gpu"] == hw["gpu"] and o["hardware"]["gpus"] < hw["gpus"] for o in options + late)
     if fewest and hw["gpus"] > 1 and mem["device_gib"] > 0.9 * mem["capacity_gib"]:
@@ -171,6 +180,8 @@ def _binding_message(binding: dict[str, Any]) -> Message:
         return msg("binding.deadline", days=binding["deadline_days"])
     if code == "headroom":
         return msg("binding.headroom", limit=binding["tight_fraction"])
+    if code == "oom_risk":
+        return msg("binding.oom_risk", pct=binding["p_exceeds_capacity"])
     if code == "memory":
         return msg("binding.memory", used=binding["device_gib"], capacity=binding["capacity_gib"])
     return msg(f"binding.{code}")

@@ -180,7 +180,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
                   cat, memory_params, perf_params)
     del money.used[cited:]
     options, notes = recommend_options(result.options, job, arch, terms, cat)
-    options = with_ranges(distinct(merge_fabric_twins(options), objective))
+    options = distinct(with_ranges(merge_fabric_twins(options)), objective)  # a layout at risk weighed as such
     order = choose(options, objective)
     if not req.all_options:
         options, order, hidden = sized_to_job(options, order, objective)

@@ -3,8 +3,15 @@
 Every case's held-out error (``holdout.leave_one_source_out``: the prediction of a publication's cases by
 parameters fitted without that publication) becomes ``u = log(measured / predicted)`` (speed: tokens per second, so
 a step time's error turns sign). :func:`fit_ranges` takes the conformal quantiles of ``u``, pooled and per regime
-value (``estimate/regimes.py``). :func:`coverage` checks them the way they will be used, nested: each publication's
-cases against ranges fitted on the other publications' errors alone."""
+value (``estimate/regimes.py``), then conformalises them (:func:`corrections`): each publication's cases are scored
+against the ranges fitted on the other publications' errors, and the 90 % conformal quantile of how far they fall
+below the low end (and above the high end) moves each end (conformalized quantile regression, Romano, Patterson &
+Candes, "Conformalized Quantile Regression", NeurIPS 2019), pooled and per GPU family (Mondrian conformal
+prediction, Vovk et al. 2005 ch. 4: coverage per category), a family's correction shrunk to the pooled one by its
+publications. The procedure calibrates itself on whatever errors the model makes: nothing is tuned by hand.
+:func:`coverage` checks it the way it will be used, nested: each publication's cases against ranges fitted (and
+corrected) on the errors of the other publications predicted by parameters that never saw it
+(``nested_holdout.nested_source_out``)."""
 
 from __future__ import annotations
 
@@ -19,7 +26,8 @@ from trainsizer.estimate.regimes import DIMENSIONS, scenario_regime
 from trainsizer.workflows.case_terms import source_key
 
 LEVEL = 0.8
-WIDE_LEVEL = 0.95  # a regime no case shows: the pooled 2.5 % / 97.5 % quantiles
+# A regime no case shows: symmetric about the pooled median, its half-width the LEVEL conformal quantile of
+# |u - median| (an unseen GPU family may err either way; the pooled skew comes from the families that were seen).
 SHRINKAGE_SOURCES = 3  # a regime seen in s publications weighs s / (s + 3) against the pooled errors
 HOLDOUT_KIND = {"memory": "memory", "speed": "throughput"}
 
@@ -63,9 +71,24 @@ def _row(rows: list[dict[str, Any]], level: float) -> dict[str, Any]:
             "mid": round(mid, 4), "hi": round(hi, 4)}
 
 
-def fit_kind(rows: list[dict[str, Any]], level: float = LEVEL) -> dict[str, Any]:
-    """One kind's block of ranges.yaml: pooled, the wide range, each dimension's values."""
-    out: dict[str, Any] = {"pooled": _row(rows, level), "no_evidence": _row(rows, WIDE_LEVEL)}
+def _wide(rows: list[dict[str, Any]], level: float) -> dict[str, Any]:
+    us = np.asarray([r["u"] for r in rows], dtype=float)
+    mid = float(np.median(us))
+    half = conformal_upper(np.abs(us - mid), level)
+    return {"cases": len(rows), "sources": len({r["source"] for r in rows}), "lo": round(mid - half, 4),
+            "mid": round(mid, 4), "hi": round(mid + half, 4)}
+
+
+def conformal_upper(values: list[float] | np.ndarray, level: float) -> float:
+    """The ceil((n+1) level)-th smallest of ``values`` (clipped to the sample): a one-sided conformal quantile."""
+    v = np.sort(np.asarray(values, dtype=float))
+    k = int(math.ceil((len(v) + 1) * level)) - 1
+    return float(v[min(max(k, 0), len(v) - 1)])
+
+
+def quantile_kind(rows: list[dict[str, Any]], level: float = LEVEL) -> dict[str, Any]:
+    """One kind's quantiles: pooled, the wide range, each dimension's values (no conformal correction yet)."""
+    out: dict[str, Any] = {"pooled": _row(rows, level), "no_evidence": _wide(rows, level)}
     for dim in DIMENSIONS:
         groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in rows:
@@ -74,33 +97,91 @@ def fit_kind(rows: list[dict[str, Any]], level: float = LEVEL) -> dict[str, Any]
     return out
 
 
+def _wrap(kind: str, block: dict[str, Any], level: float) -> dict[str, Any]:
+    return {"level": level, "shrinkage_sources": SHRINKAGE_SOURCES, kind: block}
+
+
+def corrections(kind: str, rows: list[dict[str, Any]], level: float = LEVEL) -> dict[str, Any]:
+    """How far to move each end of the quantile ranges so that a new publication's cases fall inside at ``level``:
+    each publication's cases scored against the quantiles of the others (``lo - u`` below, ``u - hi`` above), the
+    (1 + level) / 2 conformal quantile of each score, pooled and per GPU family (shrunk to the pooled one by
+    s / (s + SHRINKAGE_SOURCES) over the family's s publications)."""
+    scores: list[tuple[dict[str, Any], float, float]] = []
+    for source in dict.fromkeys(r["source"] for r in rows):
+        fitted = _wrap(kind, quantile_kind([r for r in rows if r["source"] != source], level), level)
+        for r in rows:
+            if r["source"] == source:
+                b = band(kind, r["regime"], fitted, corrected=False)
+                scores.append((r, b.lo - r["u"], r["u"] - b.hi))
+    side = (1 + level) / 2
+
+    def row(group: list[tuple[dict[str, Any], float, float]]) -> dict[str, Any]:
+        return {"cases": len(group), "sources": len({g[0]["source"] for g in group}),
+                "lo": conformal_upper([g[1] for g in group], side), "hi": conformal_upper([g[2] for g in group], side)}
+    pooled = row(scores)
+    families: dict[str, list[tuple[dict[str, Any], float, float]]] = defaultdict(list)
+    for g in scores:
+        families[g[0]["regime"]["gpu_family"]].append(g)
+    out: dict[str, Any] = {"pooled": {k: round(v, 4) if isinstance(v, float) else v for k, v in pooled.items()},
+                           "gpu_family": {}}
+    for fam in sorted(families):
+        own = row(families[fam])
+        w = own["sources"] / (own["sources"] + SHRINKAGE_SOURCES)
+        out["gpu_family"][fam] = {"cases": own["cases"], "sources": own["sources"],
+                                  **{e: round(w * own[e] + (1 - w) * pooled[e], 4) for e in ("lo", "hi")}}
+    return out
+
+
+def fit_kind(kind: str, rows: list[dict[str, Any]], level: float = LEVEL) -> dict[str, Any]:
+    """One kind's block of ranges.yaml: the quantiles (:func:`quantile_kind`) and their conformal corrections."""
+    return {**quantile_kind(rows, level), "correction": corrections(kind, rows, level)}
+
+
 def fit_ranges(res: dict[str, list[dict[str, Any]]], level: float = LEVEL) -> dict[str, Any]:
     """The fitted ranges (ranges.yaml's data, without its provenance header)."""
-    return {"level": level, "shrinkage_sources": SHRINKAGE_SOURCES, **{k: fit_kind(res[k], level) for k in KINDS}}
+    return {"level": level, "shrinkage_sources": SHRINKAGE_SOURCES,
+            **{k: fit_kind(k, res[k], level) for k in KINDS}}
 
 
-def coverage(res: dict[str, list[dict[str, Any]]], level: float = LEVEL) -> dict[str, Any]:
-    """Nested leave-one-source-out coverage: each publication's cases against ranges fitted without it. Per kind:
-    the share inside (overall and per regime value), the median half-width (in log units, about a share of the
+def coverage(res: dict[str, list[dict[str, Any]]], inner: dict[str, dict[str, list[dict[str, Any]]]],
+             level: float = LEVEL) -> dict[str, Any]:
+    """Nested leave-one-source-out coverage: each publication P's cases (``res``: predicted without P) against
+    ranges fitted by the whole procedure on ``inner[P]`` (the other publications' errors, predicted by parameters
+    fitted without P either: ``nested_holdout``), so nothing behind P's range comes from P. Per kind: the share
+    inside (overall and per regime value, each with its median half-width in log units, about a share of the
     estimate) and the count."""
     out: dict[str, Any] = {}
     for kind in KINDS:
         rows = res[kind]
         hits: list[tuple[dict[str, Any], bool, float]] = []
         for source in dict.fromkeys(r["source"] for r in rows):
-            train = [r for r in rows if r["source"] != source]
-            fitted = {"level": level, "shrinkage_sources": SHRINKAGE_SOURCES, kind: fit_kind(train, level)}
+            train = [r for r in inner.get(source, {}).get(kind, []) if r["source"] != source]
+            fitted = _wrap(kind, fit_kind(kind, train, level), level)
             for r in rows:
                 if r["source"] == source:
                     b = band(kind, r["regime"], fitted)
                     hits.append((r, b.lo <= r["u"] <= b.hi, (b.hi - b.lo) / 2))
         per: dict[str, Any] = {}
         for dim in DIMENSIONS:
-            groups: dict[str, list[bool]] = defaultdict(list)
-            for r, inside, _ in hits:
-                groups[r["regime"][dim]].append(inside)
-            per[dim] = {v: {"count": len(g), "coverage": round(sum(g) / len(g), 4)} for v, g in sorted(groups.items())}
+            groups: dict[str, list[tuple[bool, float]]] = defaultdict(list)
+            for r, inside, half in hits:
+                groups[r["regime"][dim]].append((inside, half))
+            per[dim] = {v: {"count": len(g), "coverage": round(sum(x[0] for x in g) / len(g), 4),
+                            "median_half_width": round(float(np.median([x[1] for x in g])), 4)}
+                        for v, g in sorted(groups.items())}
         out[kind] = {"count": len(hits), "coverage": round(sum(h[1] for h in hits) / max(len(hits), 1), 4),
                      "median_half_width": round(float(np.median([h[2] for h in hits])), 4) if hits else None,
                      "by_regime": per}
     return out
+
+
+def nested_residuals(cases: list[dict[str, Any]], memory_params: Any = None,
+                     perf_params: Any = None) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Per publication P: :func:`residuals` of every other publication's cases, predicted by parameters fitted
+    without P and without their own publication (``nested_holdout.nested_source_out``): what :func:`coverage`
+    builds P's ranges from."""
+    from trainsizer.workflows.nested_holdout import nested_source_out
+
+    empty: dict[str, Any] = {"cases": []}
+    return {source: residuals(cases, {"memory": held.get("memory", empty), "throughput": held.get("throughput", empty)})
+            for source, held in nested_source_out(cases, memory_params, perf_params).items()}

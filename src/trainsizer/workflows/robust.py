@@ -23,6 +23,9 @@ SAMPLES = 4000
 SEED = 20240601
 FAMILY_CORRELATION = 0.9  # assumed: within a GPU family most of the error is the family's, not the layout's
 CLOSE = 0.25  # the runner-up is the better choice in at least this share of outcomes: a close call
+# Assumed: a run that runs out of memory does so at its first steps' peak, but the launch, the crash, finding the
+# cause and the relaunch take about an hour of the run's hardware and of the team's time (rentals bill by the hour).
+FAILED_ATTEMPT_HOURS = 1.0
 
 
 def _bands(o: dict[str, Any]) -> tuple[Band, Band]:
@@ -49,6 +52,17 @@ def option_range(o: dict[str, Any]) -> dict[str, Any]:
     out["notes"] = ([msg("range.oom_risk", pct=p, above=max(out["fits_unless_above"] or 0.0, 0.0))]
                     if p > RISK else [])
     return out
+
+
+def failure_cost(o: dict[str, Any], value: float) -> float:
+    """The expected cost of running out of memory, in the objective's units: the option's chance of it
+    (``range.p_exceeds_capacity``) times a failed attempt (FAILED_ATTEMPT_HOURS of its ``value`` per hour of the
+    run); 0 where the option is not at real risk or its run's hours are not known (no training.tokens)."""
+    r = o.get("range") or {}
+    seconds = o["performance"].get("time_to_train_s")
+    if not r.get("at_risk") or not seconds:
+        return 0.0
+    return float(r["p_exceeds_capacity"]) * value * FAILED_ATTEMPT_HOURS * 3600 / float(seconds)
 
 
 def with_ranges(options: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -108,7 +108,7 @@ def validate_files(paths: list[Path] | None = None, calibration: Path | None = N
         from trainsizer.workflows.holdout import leave_one_source_out
 
         summary["holdout"] = leave_one_source_out(cases, memory_params, perf_params)
-        summary["range_coverage"] = range_coverage(cases, summary["holdout"])
+        summary["range_coverage"] = range_coverage(cases, summary["holdout"], memory_params, perf_params)
     if holdout in ("family", "both"):
         from trainsizer.workflows.holdout import leave_one_family_out
 
@@ -125,12 +125,14 @@ def validate_files(paths: list[Path] | None = None, calibration: Path | None = N
     return results, summary
 
 
-def range_coverage(cases: list[dict[str, Any]], holdout: dict[str, Any]) -> dict[str, Any]:
-    """How often the held-out cases fall inside their 80 % range, the ranges fitted without their publication
-    (``ranges_fit.coverage``), with the median half-width."""
-    from trainsizer.workflows.ranges_fit import LEVEL, coverage, residuals
+def range_coverage(cases: list[dict[str, Any]], holdout: dict[str, Any], memory_params: Any = None,
+                   perf_params: Any = None) -> dict[str, Any]:
+    """How often the held-out cases fall inside their 80 % range, the ranges fitted without their publication, on
+    errors of parameters that never saw it either (``ranges_fit.coverage``, nested), with the median half-width."""
+    from trainsizer.workflows.ranges_fit import LEVEL, coverage, nested_residuals, residuals
 
-    return {"level": LEVEL, **coverage(residuals(cases, holdout))}
+    inner = nested_residuals(cases, memory_params, perf_params)
+    return {"level": LEVEL, **coverage(residuals(cases, holdout), inner)}
 
 
 def _kinds(cases: list[dict[str, Any]]) -> dict[str, str]:
