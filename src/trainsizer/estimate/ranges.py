@@ -98,8 +98,19 @@ def shipped_ranges() -> dict[str, Any]:
 def band(kind: str, regime: dict[str, str], data: dict[str, Any] | None = None, corrected: bool = True) -> Band:
     """The range of ``kind`` (memory | speed) for a scenario in ``regime`` (``regimes.regime``): the quantiles,
     each end then moved by its conformal correction (the GPU family's, else the pooled one), unless not
-    ``corrected`` (the fit scores the uncorrected ranges)."""
-    data = data if data is not None else shipped_ranges()
+    ``corrected`` (the fit scores the uncorrected ranges). The shipped ranges' bands are computed once per regime
+    (a plan asks for the same few hundreds of times)."""
+    if data is None:
+        return _shipped_band(kind, tuple(sorted(regime.items())), corrected)
+    return _band(kind, regime, data, corrected)
+
+
+@cache
+def _shipped_band(kind: str, regime: tuple[tuple[str, str], ...], corrected: bool) -> Band:
+    return _band(kind, dict(regime), shipped_ranges(), corrected)
+
+
+def _band(kind: str, regime: dict[str, str], data: dict[str, Any], corrected: bool) -> Band:
     fit = data[kind]
     pooled = fit["pooled"]
     k = float(data["shrinkage_sources"])
