@@ -123,6 +123,42 @@ def test_the_conformal_correction_widens_ranges_that_a_new_publication_breaks_an
     assert abs(fix["pooled"]["lo"]) < 0.05 and abs(fix["pooled"]["hi"]) < 0.05
 
 
+def test_an_unseen_family_range_is_not_narrowed_by_the_corrections_of_the_seen_families():
+    """A negative pooled correction (the seen families' ranges were wider than their new publications needed)
+    narrows a seen family's range, never the wide range of a family no case shows: that one is moved only by the
+    ``unseen`` correction, calibrated where a family was unseen and never negative (ranges_fit.corrections)."""
+    import copy
+
+    rows = _two_sources([0.01 * i for i in range(-20, 21)], "y", "q")
+    data = copy.deepcopy(fit_ranges({"memory": rows, "speed": rows}))
+    fix = data["memory"]["correction"]
+    assert fix["unseen"] == {"cases": 0, "sources": 0, "lo": 0.0, "hi": 0.0}  # no family was ever unseen
+    fix["pooled"].update(lo=-0.05, hi=-0.05)
+    fix["gpu_family"]["y"].update(lo=-0.05, hi=-0.05)  # synthetic: loose ranges for the seen family
+    where = {"gpu_family": "cdna3", "method": "full", "scale": "1-gpu"}
+    assert band("memory", where, data) == band("memory", where, data, corrected=False)
+    seen, loose = band("memory", {**where, "gpu_family": "y"}, data), band("memory", {**where, "gpu_family": "y"},
+                                                                            data, corrected=False)
+    assert seen.hi - seen.lo == pytest.approx(loose.hi - loose.lo - 0.1)
+    del fix["unseen"]  # a file fitted before the unseen correction: the pooled one, never narrowing
+    assert band("memory", where, data) == band("memory", where, data, corrected=False)
+
+
+def test_the_unseen_range_counts_every_family_once_and_is_widened_by_families_it_missed():
+    """A family of few cases far from the many cases of another still sets the wide range (each family weighs one,
+    Dunn, Wasserman & Ramdas 2023); and when the only publication of a family fell outside the wide range of the
+    others, the unseen correction moves that end out."""
+    many = _two_sources([0.01 * i for i in range(-20, 21)], "a", "a")
+    few = [{**r, "source": "b"} for r in _two_sources([0.6 + 0.01 * i for i in range(5)], "b", "b")]
+    data = fit_ranges({"memory": many + few, "speed": many + few})
+    wide = data["memory"]["no_evidence"]
+    assert wide["hi"] >= 0.6  # unweighted, 5 of 46 cases would sit beyond the 80 % half-width
+    fix = data["memory"]["correction"]["unseen"]
+    assert fix["sources"] == 1 and fix["cases"] == 5 and fix["hi"] > 0 and fix["lo"] == 0.0
+    where = {"gpu_family": "cdna3", "method": "full", "scale": "1-gpu"}
+    assert band("memory", where, data).hi > band("memory", where, data, corrected=False).hi
+
+
 def test_coverage_builds_each_publications_range_from_the_inner_errors_alone():
     """A publication whose errors the others do not show is not inside a range fitted without it: coverage reads
     the inner errors (ranges_fit.coverage's ``inner``), not the held-out publication's own."""

@@ -31,9 +31,11 @@ HEADER = """\
 # u = log(measured / predicted) of each shipped case predicted leave-one-source-out (memory: the metric the case
 # measured; speed: tokens per second). lo / hi: the conformal 10 % / 90 % quantiles of u; cases / sources: how many
 # back the row. A scenario's range: each regime dimension's row shrunk toward pooled by s / (s + shrinkage_sources),
-# averaged over the dimensions; a value no case shows takes no_evidence (symmetric about the median); then each end
-# moved out by correction (its GPU family's, else pooled: conformalized quantile regression on the publications
-# held out in turn; negative: the quantiles were wider than needed). See estimate/ranges.py.
+# averaged over the dimensions; a value no case shows takes no_evidence (symmetric about the median, each family
+# weighing one); then each end moved out by correction (its GPU family's, else pooled: conformalized quantile
+# regression on the publications held out in turn; negative: the quantiles were wider than needed; a no_evidence
+# range only by unseen, from the publications that were the only source of their family, never negative).
+# See estimate/ranges.py.
 """
 
 

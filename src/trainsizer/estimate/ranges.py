@@ -7,8 +7,9 @@
 shrunk toward the pooled ones by ``s / (s + shrinkage_sources)`` over the s publications that show it (errors
 within one publication move together, so its publications, not its cases, are the evidence), then averaged over the
 dimensions. A dimension whose value no case shows (a GPU family never measured) gives the wide range
-(``no_evidence``: symmetric about the pooled median), and the range says so. Each end is then moved by its conformal
-correction (``correction``: the GPU family's, else the pooled one; ``ranges_fit.corrections``), so that a new
+(``no_evidence``: symmetric about the median, every measured family weighing one), and the range says so. Each end
+is then moved by its conformal correction (``correction``: the GPU family's, else the pooled one; a wide range only
+by ``unseen``, calibrated where a family was unseen and never narrowing; ``ranges_fit.corrections``), so that a new
 publication's cases fall inside at the stated level.
 
 Split conformal prediction: Vovk, Gammerman & Shafer, "Algorithmic Learning in a Random World" (2005); Lei et al.,
@@ -134,7 +135,10 @@ def _band(kind: str, regime: dict[str, str], data: dict[str, Any], corrected: bo
         lo, hi = min(lo, wide["lo"]), max(hi, wide["hi"])
     fix = fit.get("correction") if corrected else None
     if fix:
-        shift = fix["gpu_family"].get(regime.get("gpu_family", "")) or fix["pooled"]
+        if missing:  # the wide range: corrected only by what unseen regimes needed, never narrowed (ranges_fit)
+            shift = fix.get("unseen") or {e: max(fix["pooled"][e], 0.0) for e in ("lo", "hi")}
+        else:
+            shift = fix["gpu_family"].get(regime.get("gpu_family", "")) or fix["pooled"]
         lo, hi = lo - shift["lo"], hi + shift["hi"]
         if mid is not None:  # a negative correction never takes an end past the median
             lo, hi = min(lo, mid), max(hi, mid)

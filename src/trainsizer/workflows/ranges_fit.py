@@ -16,7 +16,7 @@ corrected) on the errors of the other publications predicted by parameters that 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 import numpy as np
@@ -26,8 +26,6 @@ from trainsizer.estimate.regimes import DIMENSIONS, scenario_regime
 from trainsizer.workflows.case_terms import source_key
 
 LEVEL = 0.8
-# A regime no case shows: symmetric about the pooled median, its half-width the LEVEL conformal quantile of
-# |u - median| (an unseen GPU family may err either way; the pooled skew comes from the families that were seen).
 SHRINKAGE_SOURCES = 3  # a regime seen in s publications weighs s / (s + 3) against the pooled errors
 HOLDOUT_KIND = {"memory": "memory", "speed": "throughput"}
 
@@ -72,11 +70,25 @@ def _row(rows: list[dict[str, Any]], level: float) -> dict[str, Any]:
 
 
 def _wide(rows: list[dict[str, Any]], level: float) -> dict[str, Any]:
+    """The range of a regime no case shows (a GPU family never measured): symmetric about the median, its
+    half-width the ``level`` quantile of |u - median|, each case weighted by 1 / (cases of its GPU family) so that
+    every family counts once. A new family is exchangeable with the measured families, not with their cases
+    (Dunn, Wasserman & Ramdas, "Distribution-Free Prediction Sets for Two-Layer Hierarchical Models", JASA 2023:
+    the pooled CDF of the groups); unweighted, the family with most cases would set the width alone."""
     us = np.asarray([r["u"] for r in rows], dtype=float)
-    mid = float(np.median(us))
-    half = conformal_upper(np.abs(us - mid), level)
+    per_family = Counter(r["regime"]["gpu_family"] for r in rows)
+    w = np.asarray([1.0 / per_family[r["regime"]["gpu_family"]] for r in rows])
+    mid = weighted_quantile(us, w, 0.5)
+    half = weighted_quantile(np.abs(us - mid), w, level)
     return {"cases": len(rows), "sources": len({r["source"] for r in rows}), "lo": round(mid - half, 4),
             "mid": round(mid, 4), "hi": round(mid + half, 4)}
+
+
+def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+    """The smallest value whose weighted share of the sample at or below it reaches ``q``."""
+    order = np.argsort(values)
+    v, cum = values[order], np.cumsum(weights[order]) / float(np.sum(weights))
+    return float(v[min(int(np.searchsorted(cum, q - 1e-12)), len(v) - 1)])
 
 
 def conformal_upper(values: list[float] | np.ndarray, level: float) -> float:
@@ -105,20 +117,27 @@ def corrections(kind: str, rows: list[dict[str, Any]], level: float = LEVEL) -> 
     """How far to move each end of the quantile ranges so that a new publication's cases fall inside at ``level``:
     each publication's cases scored against the quantiles of the others (``lo - u`` below, ``u - hi`` above), the
     (1 + level) / 2 conformal quantile of each score, pooled and per GPU family (shrunk to the pooled one by
-    s / (s + SHRINKAGE_SOURCES) over the family's s publications)."""
+    s / (s + SHRINKAGE_SOURCES) over the family's s publications), from the scores of ranges that had evidence.
+    ``unseen`` corrects the wide range of a regime no case shows: calibrated only on the scores of publications
+    whose regime the others did not show (the only source of their GPU family), shrunk toward no correction by
+    their publications, and never negative. A correction learned where the evidence was (a family's range too
+    wide for its own family) says nothing about a family never measured (Mondrian conformal prediction: each
+    category calibrated on its own scores, Vovk, Gammerman & Shafer 2005 ch. 4.5)."""
     scores: list[tuple[dict[str, Any], float, float]] = []
+    unseen: list[tuple[dict[str, Any], float, float]] = []
     for source in dict.fromkeys(r["source"] for r in rows):
         fitted = _wrap(kind, quantile_kind([r for r in rows if r["source"] != source], level), level)
         for r in rows:
             if r["source"] == source:
                 b = band(kind, r["regime"], fitted, corrected=False)
-                scores.append((r, b.lo - r["u"], r["u"] - b.hi))
+                (unseen if b.no_evidence else scores).append((r, b.lo - r["u"], r["u"] - b.hi))
     side = (1 + level) / 2
 
     def row(group: list[tuple[dict[str, Any], float, float]]) -> dict[str, Any]:
         return {"cases": len(group), "sources": len({g[0]["source"] for g in group}),
-                "lo": conformal_upper([g[1] for g in group], side), "hi": conformal_upper([g[2] for g in group], side)}
-    pooled = row(scores)
+                "lo": conformal_upper([g[1] for g in group], side) if group else 0.0,
+                "hi": conformal_upper([g[2] for g in group], side) if group else 0.0}
+    pooled = row(scores or unseen)
     families: dict[str, list[tuple[dict[str, Any], float, float]]] = defaultdict(list)
     for g in scores:
         families[g[0]["regime"]["gpu_family"]].append(g)
@@ -129,6 +148,10 @@ def corrections(kind: str, rows: list[dict[str, Any]], level: float = LEVEL) -> 
         w = own["sources"] / (own["sources"] + SHRINKAGE_SOURCES)
         out["gpu_family"][fam] = {"cases": own["cases"], "sources": own["sources"],
                                   **{e: round(w * own[e] + (1 - w) * pooled[e], 4) for e in ("lo", "hi")}}
+    new = row(unseen)
+    w = new["sources"] / (new["sources"] + SHRINKAGE_SOURCES)
+    out["unseen"] = {"cases": new["cases"], "sources": new["sources"],
+                     **{e: round(max(w * new[e], 0.0), 4) for e in ("lo", "hi")}}
     return out
 
 
