@@ -159,6 +159,25 @@ def test_the_unseen_range_counts_every_family_once_and_is_widened_by_families_it
     assert band("memory", where, data).hi > band("memory", where, data, corrected=False).hi
 
 
+def test_a_gpu_part_no_case_measured_gets_the_wide_speed_range_inside_a_measured_family():
+    """An H20 is a Hopper, but no Hopper case shows its ratio of compute to bandwidth: its speed range is the wide
+    one and says so; its memory range is its family's (the family's kernels and allocator)."""
+    from trainsizer.estimate.regimes import gpu_part
+
+    assert gpu_part("h100-sxm5-96gb-500w") == "h100" and gpu_part("h20-96gb") == "h20"
+    assert regime("h20-96gb", "full", 8, 8)["gpu_part"] == "h20"
+    rows = [{**r, "regime": {**r["regime"], "gpu_family": "hopper", "gpu_part": "h100"}}
+            for r in _two_sources([0.01 * i for i in range(-20, 21)], "hopper", "p")]
+    data = fit_ranges({"memory": rows, "speed": rows})
+    assert data["speed"]["gpu_parts"] == ["h100"] and "gpu_parts" not in data["memory"]
+    where = {"gpu_family": "hopper", "method": "full", "scale": "1-gpu"}
+    measured, new = (band("speed", {**where, "gpu_part": p}, data) for p in ("h100", "h20"))
+    assert not measured.no_evidence and new.no_evidence == ("gpu_part=h20",)
+    assert new.lo <= measured.lo and new.hi >= measured.hi and new.hi - new.lo > measured.hi - measured.lo
+    assert band("memory", {**where, "gpu_part": "h20"}, data) == band("memory", {**where, "gpu_part": "h100"}, data)
+    assert band("speed", where, data) == measured  # a regime without its part: the family's range
+
+
 def test_coverage_builds_each_publications_range_from_the_inner_errors_alone():
     """A publication whose errors the others do not show is not inside a range fitted without it: coverage reads
     the inner errors (ranges_fit.coverage's ``inner``), not the held-out publication's own."""

@@ -7,7 +7,8 @@
 shrunk toward the pooled ones by ``s / (s + shrinkage_sources)`` over the s publications that show it (errors
 within one publication move together, so its publications, not its cases, are the evidence), then averaged over the
 dimensions. A dimension whose value no case shows (a GPU family never measured) gives the wide range
-(``no_evidence``: symmetric about the median, every measured family weighing one), and the range says so. Each end
+(``no_evidence``: symmetric about the median, every measured family weighing one), and the range says so; so does a
+speed range whose GPU part no case measured (``gpu_parts``: an H20 in the measured Hopper family). Each end
 is then moved by its conformal correction (``correction``: the GPU family's, else the pooled one; a wide range only
 by ``unseen``, calibrated where a family was unseen and never narrowing; ``ranges_fit.corrections``), so that a new
 publication's cases fall inside at the stated level.
@@ -127,6 +128,9 @@ def _band(kind: str, regime: dict[str, str], data: dict[str, Any], corrected: bo
         los.append(w * row["lo"] + (1 - w) * pooled["lo"])
         mids.append(w * row.get("mid", 0.0) + (1 - w) * pooled.get("mid", 0.0))
         his.append(w * row["hi"] + (1 - w) * pooled["hi"])
+    part = regime.get("gpu_part")
+    if "gpu_parts" in fit and part and part not in fit["gpu_parts"] and not missing:
+        missing.append(f"gpu_part={part}")  # a seen family, a part no case measured: its speed is a new regime
     lo = sum(los) / len(los) if los else pooled["lo"]
     hi = sum(his) / len(his) if his else pooled["hi"]
     mid = sum(mids) / len(mids) if mids else pooled.get("mid")

@@ -25,6 +25,13 @@ def gpu_family(gpu_id: str) -> str:
     acc = default_catalog().accelerators.get(str(gpu_id))
     if acc is not None and acc.architecture:
         return str(acc.architecture)
+    return gpu_part(gpu_id)
+
+
+def gpu_part(gpu_id: str) -> str:
+    """The product a catalog id names, without form factor, memory size or power cap (h100-sxm5-96gb-500w ->
+    ``h100``, h20-96gb -> ``h20``): parts of one family share kernels, not the ratios of compute, bandwidth and
+    links that set how fast they run."""
     tokens = str(gpu_id).lower().split("-")
     for i, token in enumerate(tokens):
         if i and _SUFFIX.match(token):
@@ -40,9 +47,10 @@ def scale(gpus: int, gpus_per_node: int) -> str:
 
 
 def regime(gpu_id: str | None, method: str, gpus: int, gpus_per_node: int) -> dict[str, str]:
-    """The regime's value in each dimension (an inline GPU spec, ``gpu_id`` None, has family ``inline``)."""
+    """The regime's value in each dimension (an inline GPU spec, ``gpu_id`` None, has family ``inline``), and the
+    GPU part (``gpu_part``: not a dimension; ranges.py widens a speed range whose part no case measured)."""
     return {"gpu_family": gpu_family(gpu_id) if gpu_id else "inline", "method": str(method),
-            "scale": scale(int(gpus), int(gpus_per_node))}
+            "scale": scale(int(gpus), int(gpus_per_node)), "gpu_part": gpu_part(gpu_id) if gpu_id else "inline"}
 
 
 def scenario_regime(scenario: dict[str, Any]) -> dict[str, str]:

@@ -28,6 +28,10 @@ from trainsizer.workflows.case_terms import source_key
 LEVEL = 0.8
 SHRINKAGE_SOURCES = 3  # a regime seen in s publications weighs s / (s + 3) against the pooled errors
 HOLDOUT_KIND = {"memory": "memory", "speed": "throughput"}
+# The kinds whose range needs the GPU part measured, not only its family: a part's speed follows its own ratios of
+# compute, memory bandwidth and links (in accelerators.yaml an H20 has about a seventh of an H100's dense FLOP/s on
+# HBM3 as fast), which the family's other parts do not show; its memory follows the family's kernels and allocator.
+PART_KINDS = ("speed",)
 
 
 def residuals(cases: list[dict[str, Any]], holdout: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -98,14 +102,17 @@ def conformal_upper(values: list[float] | np.ndarray, level: float) -> float:
     return float(v[min(max(k, 0), len(v) - 1)])
 
 
-def quantile_kind(rows: list[dict[str, Any]], level: float = LEVEL) -> dict[str, Any]:
-    """One kind's quantiles: pooled, the wide range, each dimension's values (no conformal correction yet)."""
+def quantile_kind(rows: list[dict[str, Any]], level: float = LEVEL, kind: str = "") -> dict[str, Any]:
+    """One kind's quantiles: pooled, the wide range, each dimension's values (no conformal correction yet), and for
+    speed the GPU parts measured."""
     out: dict[str, Any] = {"pooled": _row(rows, level), "no_evidence": _wide(rows, level)}
     for dim in DIMENSIONS:
         groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in rows:
             groups[r["regime"][dim]].append(r)
         out[dim] = {value: _row(groups[value], level) for value in sorted(groups)}
+    if kind in PART_KINDS:  # the GPU parts some case measured (ranges.py: an unmeasured part takes the wide range)
+        out["gpu_parts"] = sorted({r["regime"].get("gpu_part", r["regime"]["gpu_family"]) for r in rows})
     return out
 
 
@@ -126,7 +133,7 @@ def corrections(kind: str, rows: list[dict[str, Any]], level: float = LEVEL) -> 
     scores: list[tuple[dict[str, Any], float, float]] = []
     unseen: list[tuple[dict[str, Any], float, float]] = []
     for source in dict.fromkeys(r["source"] for r in rows):
-        fitted = _wrap(kind, quantile_kind([r for r in rows if r["source"] != source], level), level)
+        fitted = _wrap(kind, quantile_kind([r for r in rows if r["source"] != source], level, kind), level)
         for r in rows:
             if r["source"] == source:
                 b = band(kind, r["regime"], fitted, corrected=False)
@@ -157,7 +164,7 @@ def corrections(kind: str, rows: list[dict[str, Any]], level: float = LEVEL) -> 
 
 def fit_kind(kind: str, rows: list[dict[str, Any]], level: float = LEVEL) -> dict[str, Any]:
     """One kind's block of ranges.yaml: the quantiles (:func:`quantile_kind`) and their conformal corrections."""
-    return {**quantile_kind(rows, level), "correction": corrections(kind, rows, level)}
+    return {**quantile_kind(rows, level, kind), "correction": corrections(kind, rows, level)}
 
 
 def fit_ranges(res: dict[str, list[dict[str, Any]]], level: float = LEVEL) -> dict[str, Any]:
