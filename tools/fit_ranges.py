@@ -35,6 +35,7 @@ HEADER = """\
 # weighing one); then each end moved out by correction (its GPU family's, else pooled: conformalized quantile
 # regression on the publications held out in turn; negative: the quantiles were wider than needed; a no_evidence
 # range only by unseen, from the publications that were the only source of their family, never negative).
+# gpu_parts: the GPU parts the speed cases measured (another part of a measured family takes no_evidence).
 # See estimate/ranges.py.
 """
 
