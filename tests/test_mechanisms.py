@@ -382,3 +382,40 @@ def test_a_part_runs_its_gemms_at_its_measured_matmul_share_relative_to_its_fami
     from trainsizer.estimate.step_terms import raw_step
 
     assert raw_step(nominal).linear_s / raw_step(measured).linear_s == pytest.approx(peak_share(rtx3090, p))
+
+
+def test_torch_compile_saved_activations_leave_no_allocator_fragmentation():
+    """Issue 23: under torch.compile the saved activations add no cached-block overhead to the reserved bytes (fused
+    element-wise chains allocate no interleaved temporaries); the estimate and the planner's screen share the term."""
+    import numpy as np
+
+    from trainsizer.estimate.memory import compiled_saved_bytes, default_memory_model, reserved_bytes
+    from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory
+
+    assert compiled_saved_bytes(False, 5.0) == 0.0 and compiled_saved_bytes(True, 5.0) == 5.0
+    mp = default_memory_model()
+    dyn = mp.allocator.reserved_fraction_dynamic
+    assert reserved_bytes(20.0, 8.0, mp) - reserved_bytes(20.0, 8.0, mp, fused=3.0) == pytest.approx(dyn * 3.0)
+    # torchtitan's per-op selective checkpointing keeps the same tensors eager or compiled (the policy's MUST_SAVE
+    # ops), so only the allocator term tells the two runs apart
+    job = {"precision": "bf16-mixed", "micro_batch_size": 1, "seq_len": 4096,
+           "activation_checkpointing": "selective-op"}
+    single = ({"gpus": 1}, {"gpu": "h100-sxm5-80gb", "gpus_per_node": 1})
+    eager = estimate(scenario(job, *single, preset="llama-3.2-1b"), with_limits=False, with_performance=False).memory
+    sc = scenario({**job, "compile": True}, *single, preset="llama-3.2-1b")
+    compiled = estimate(sc, with_limits=False, with_performance=False).memory
+    saved = next(c.bytes for c in compiled.components if c.name == "activations")
+    assert compiled.allocated_bytes == pytest.approx(eager.allocated_bytes)
+    assert eager.reserved_bytes - compiled.reserved_bytes == pytest.approx(dyn * saved)
+    # the planner's screen (which enumerates none / selective / full) moves a compiled job as the estimate does
+    arch, gpu = resolve_model(sc.model), default_catalog().accelerator("h100-sxm5-80gb")
+    one = lambda v, dtype=int: np.array([v], dtype=dtype)  # noqa: E731
+    lay = Layouts(gpus=one(1), tp=one(1), pp=one(1), cp=one(1), vpp=one(1), zero=one(0), dist_opt=one(False, bool),
+                  sp=one(False, bool), offload=one(0), mbs=one(1), ckpt=one(CKPT.index("selective")),
+                  gpus_per_node=one(1))
+    gaps = []
+    for screen_job in ({**job, "activation_checkpointing": "selective", "compile": c} for c in (False, True)):
+        s = scenario(screen_job, *single, preset="llama-3.2-1b")
+        gaps.append(screen_memory(job_basis(s, arch), lay, s, gpu)[0][0]
+                    - estimate(s, with_limits=False, with_performance=False).memory.device_bytes)
+    assert gaps[1] == pytest.approx(gaps[0], rel=1e-6)

@@ -125,7 +125,8 @@ def peak_phase(gradients: float, saved: float, logits: float, working: float,
     return phase, phases[phase]
 
 
-def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = None, varied: Any = 0.0) -> Any:
+def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = None, varied: Any = 0.0,
+                   fused: Any = 0.0) -> Any:
     """The caching allocator's overhead grows with the churn of transient blocks (activations, logits,
     working sets), much less with model states allocated once and kept; with samples of varied lengths by
     ``reserved_fraction_variable`` of ``varied``, the bytes of the per-sequence logits blocks (blocks cached for
@@ -133,9 +134,11 @@ def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = N
     past the device: when cudaMalloc fails, the allocator frees its cached unused blocks and retries (PyTorch
     ``torch.cuda.memory_stats``: ``num_alloc_retries``, "failed cudaMalloc calls that result in a cache flush and
     retry"), so while the allocated bytes fit, the reserved ones stay within ``usable`` (the device's memory less
-    what lies outside the allocator). Floats, or arrays of many layouts (plan/fast.py)."""
+    what lies outside the allocator). ``fused``: the part of ``dynamic`` saved by torch.compile'd regions
+    (:func:`compiled_saved_bytes`), which leaves no cached blocks behind. Floats, or arrays of many layouts
+    (plan/fast.py)."""
     a = p.allocator
-    free_running = (allocated + a.reserved_fraction_dynamic * dynamic + a.reserved_fraction_variable * varied
+    free_running = (allocated + a.reserved_fraction_dynamic * (dynamic - fused) + a.reserved_fraction_variable * varied
                     + a.reserved_fraction_static * (allocated - dynamic) + a.reserved_floor_gib * GIB)
     if usable is None:
         return free_running
@@ -146,9 +149,21 @@ def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = N
     return np.minimum(free_running, np.maximum(allocated, usable))
 
 
-def under_pressure(allocated: float, dynamic: float, p: MemoryModel, usable: float, varied: float = 0.0) -> bool:
+def under_pressure(allocated: float, dynamic: float, p: MemoryModel, usable: float, varied: float = 0.0,
+                   fused: float = 0.0) -> bool:
     """Whether the allocator's cache would outgrow the device (:func:`reserved_bytes` caps it there)."""
-    return bool(reserved_bytes(allocated, dynamic, p, varied=varied) > max(allocated, usable))
+    return bool(reserved_bytes(allocated, dynamic, p, varied=varied, fused=fused) > max(allocated, usable))
+
+
+def compiled_saved_bytes(compiled: Any, saved: Any) -> Any:
+    """The saved activations that leave no fragmentation in the caching allocator under torch.compile (0 in eager
+    mode): Inductor fuses each chain of element-wise ops into one kernel, so the short-lived intermediates of odd
+    sizes (fp32 norm casts, activation outputs, RoPE temporaries) that eager mode allocates between the saved
+    tensors, and whose freed blocks split the cached segments, are never allocated (Ansel et al. 2024, "PyTorch 2",
+    ASPLOS, section 4, TorchInductor: pointwise and reduction ops fused into generated kernels; cached free blocks and
+    fragmentation: PyTorch docs/source/notes/cuda.rst, "Memory management"). Only the saved bytes count: the loss
+    and logits (outside the compiled blocks in torchtitan) still churn. ``compiled`` is a bool or 0/1 array."""
+    return saved * compiled
 
 
 def varied_bytes(scenario: Scenario, logits: Any) -> Any:
@@ -225,8 +240,9 @@ def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p:
     outside = device_overhead_bytes(gpu, par.gpus, p) + states.managed_bytes
     usable = gpu.memory_gib * GIB - outside
     varied = varied_bytes(scenario, acts.logits)
-    reserved = reserved_bytes(allocated, dynamic, p, usable, varied)
-    pressure = under_pressure(allocated, dynamic, p, usable, varied)
+    fused = compiled_saved_bytes(scenario.training.compile, acts.saved) if phase != "optimizer step" else 0.0
+    reserved = reserved_bytes(allocated, dynamic, p, usable, varied, fused)
+    pressure = under_pressure(allocated, dynamic, p, usable, varied, fused)
     load, load_dynamic = checkpoint_load_bytes(scenario, states.unsharded_weights,
                                                sum(c.bytes for c in comps if c.name in LOADED_STATES))
     if load > allocated:  # the peak is set while the checkpoint loads, not by a training step

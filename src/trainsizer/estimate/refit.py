@@ -21,6 +21,7 @@ from trainsizer.estimate.estimator import check_layout, resolve_gpu
 from trainsizer.estimate.memory import (
     LOADED_STATES,
     checkpoint_load_bytes,
+    compiled_saved_bytes,
     default_memory_model,
     device_overhead_bytes,
     peak_phase,
@@ -91,8 +92,10 @@ def memory_prediction(t: MemoryTerms, mp: MemoryModel) -> float:
                                   mp.optimizer.foreach_temp_states * s.step_temporaries_per_unit)
         allocated = s.static + s.gradients + sum(extra)
         usable = t.capacity - t.device_overhead - s.managed
-        reserved = reserved_bytes(allocated, sum(extra) if phase != "optimizer step" else 0.0, mp, usable,
-                                  s.activations.logits if t.variable else 0.0)
+        step = phase == "optimizer step"
+        reserved = reserved_bytes(allocated, 0.0 if step else sum(extra), mp, usable,
+                                  s.activations.logits if t.variable else 0.0,
+                                  0.0 if step else compiled_saved_bytes(t.compiled, saved))
         allocated, reserved = with_checkpoint_load(allocated, reserved, s.load, s.load_dynamic, mp, usable)
         device = reserved + t.device_overhead + s.managed
         if best is None or device > best[2]:

@@ -19,6 +19,7 @@ import numpy as np
 from trainsizer.estimate.activations import compiled_activation_factor, layer_activations, stage_activations
 from trainsizer.estimate.flops import step_flops
 from trainsizer.estimate.memory import (
+    compiled_saved_bytes,
     default_memory_model,
     device_overhead_bytes,
     reserved_bytes,
@@ -256,7 +257,8 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     def peak(static, grads, saved, lg, load):
         act_peak = np.maximum(saved + lg, saved + working)
         allocated = static + grads + buffers + act_peak
-        reserved = reserved_bytes(allocated, act_peak, mp, usable, varied_bytes(scenario, lg))
+        reserved = reserved_bytes(allocated, act_peak, mp, usable, varied_bytes(scenario, lg),
+                                  compiled_saved_bytes(float(scenario.training.compile), saved))
         return with_checkpoint_load(allocated, reserved, *load, mp, usable)[1]
 
     first = peak(first_static, first_grads, saved_first, 0.0, stage_load(b.first_extra))
