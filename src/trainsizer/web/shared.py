@@ -54,6 +54,11 @@ class SharedResults:
                 del self._running[key]
             running.set_exception(exc)
             raise
+        self._finish(key, running, value)
+        return value
+
+    def _finish(self, key: Hashable, running: Future, value: Any) -> None:
+        """The computation of ``key`` is done: cache its ``value`` (the oldest out past ``size``); answer waiters."""
         with self._lock:
             del self._running[key]
             if self.size:
@@ -62,7 +67,6 @@ class SharedResults:
                 while len(self._done) > self.size:
                     self._done.popitem(last=False)
         running.set_result(value)
-        return value
 
     def stream(self, key: Hashable, produce: Callable[[], Iterator[T]]) -> Iterator[T]:
         """The parts ``produce()`` yields, once per key at a time: the request that computes gets each part as it
@@ -99,12 +103,5 @@ class SharedResults:
             running.set_exception(exc if isinstance(exc, Exception) else RuntimeError("the request went away"))
             raise
         value = tuple(parts)
-        with self._lock:
-            del self._running[key]
-            if self.size:
-                self._done[key] = (time.monotonic(), value)
-                self._done.move_to_end(key)
-                while len(self._done) > self.size:
-                    self._done.popitem(last=False)
-        running.set_result(value)
+        self._finish(key, running, value)
 
