@@ -32,27 +32,38 @@ class SharedResults:
         self._lock = threading.Lock()
         self.computed = 0  # computations started (the rest were answered from another's)
 
-    def run(self, key: Hashable, compute: Callable[[], T]) -> T:
+    def _claim(self, key: Hashable) -> tuple[bool, Any, Future[Any] | None, bool]:
+        """Under the lock: (fresh, its cached value) when a recent answer is kept; else the computation of ``key``
+        in flight and whether this caller owns it (it started it and must finish it)."""
         with self._lock:
             hit = self._done.get(key)
             if hit is not None and time.monotonic() - hit[0] < self.ttl_s:
                 self._done.move_to_end(key)
-                return hit[1]
+                return True, hit[1], None, False
             running = self._running.get(key)
-            if running is None:
-                running = self._running[key] = Future()
-                owner = True
-                self.computed += 1
-            else:
-                owner = False
+            if running is not None:
+                return False, None, running, False
+            running = self._running[key] = Future()
+            self.computed += 1
+            return False, None, running, True
+
+    def _abandon(self, key: Hashable, running: Future[Any], exc: BaseException) -> None:
+        """The computation of ``key`` failed: its waiters get ``exc``; the next request computes afresh."""
+        with self._lock:
+            del self._running[key]
+        running.set_exception(exc)
+
+    def run(self, key: Hashable, compute: Callable[[], T]) -> T:
+        fresh, value, running, owner = self._claim(key)
+        if fresh:
+            return value
+        assert running is not None
         if not owner:
             return running.result()
         try:
             value = compute()
         except BaseException as exc:
-            with self._lock:
-                del self._running[key]
-            running.set_exception(exc)
+            self._abandon(key, running, exc)
             raise
         self._finish(key, running, value)
         return value
@@ -71,20 +82,9 @@ class SharedResults:
     def stream(self, key: Hashable, produce: Callable[[], Iterator[T]]) -> Iterator[T]:
         """The parts ``produce()`` yields, once per key at a time: the request that computes gets each part as it
         comes; identical requests meanwhile, and soon after, get the parts together once it is done."""
-        with self._lock:
-            hit = self._done.get(key)
-            fresh = hit is not None and time.monotonic() - hit[0] < self.ttl_s
-            running = None if fresh else self._running.get(key)
-            if fresh:
-                self._done.move_to_end(key)
-            elif running is None:
-                running = self._running[key] = Future()
-                owner = True
-                self.computed += 1
-            else:
-                owner = False
+        fresh, value, running, owner = self._claim(key)
         if fresh:
-            yield from hit[1]  # type: ignore[index]
+            yield from value
             return
         assert running is not None
         if not owner:
@@ -98,9 +98,7 @@ class SharedResults:
                 yield part
         except BaseException as exc:  # an error, or the request went away before the last part
             made.close()  # its slot is given back now
-            with self._lock:
-                del self._running[key]
-            running.set_exception(exc if isinstance(exc, Exception) else RuntimeError("the request went away"))
+            self._abandon(key, running, exc if isinstance(exc, Exception) else RuntimeError("the request went away"))
             raise
         value = tuple(parts)
         self._finish(key, running, value)
