@@ -219,6 +219,9 @@ def plan_cmd(
     voucher: VoucherOpt = None,
     time_value: TimeValueOpt = None,
     all_options: AllOpt = False,
+    all_rankings: Annotated[bool, typer.Option("--all-rankings", help="Print every ranking (fastest, fewest GPUs, "
+                                               "best MFU, cheapest per run and to own, Pareto), not only the "
+                                               "objective's.")] = False,
     prices: PricesOpt = None,
     sites: SitesOpt = None,
     catalog: CatalogOpt = None,
@@ -243,7 +246,7 @@ def plan_cmd(
         return
     from trainsizer.report.text import print_plan
 
-    print_plan(result, lang, out)
+    print_plan(result, lang, out, all_rankings)
 
 
 # long: one typer option per planning constraint; the signature is the command's --help
