@@ -50,6 +50,8 @@ def test_estimate_imports_neither_the_probes_nor_pyyaml_once_the_data_cache_is_w
     job.write_text("model: {preset: qwen2.5-0.5b}\ntraining: {method: lora, micro_batch_size: 1, seq_len: 512}\n")
     planned = _modules_after(["plan", str(job), "--gpu", "rtx-4090-24gb", "--max-gpus", "1", "--json"], str(tmp_path))
     assert "trainsizer.plan.search" in planned["unused"] and planned["numpy"]  # the probe sees what a command uses
+    again = _modules_after(["plan", str(job), "--gpu", "rtx-4090-24gb", "--max-gpus", "1", "--json"], str(tmp_path))
+    assert not again["yaml"]  # the job's text was parsed by the first run (datafiles.user_yaml)
 
 
 def test_lazy_sub_apps_are_listed_resolved_and_suggested():
@@ -61,6 +63,23 @@ def test_lazy_sub_apps_are_listed_resolved_and_suggested():
     assert "[probe]" in probe.output  # rich markup would swallow an unescaped [probe]
     typo = runner.invoke(app, ["prob"])
     assert typo.exit_code != 0 and "probe" in typo.output
+
+
+def test_the_executable_scans_no_installed_package_for_pydantic_plugins():
+    script = """
+import sys
+from trainsizer.cli import console
+before = "importlib.metadata" in sys.modules  # a site .pth file may have loaded it
+sys.argv = ["trainsizer", "estimate", "--json"]
+try:
+    console()
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(before or "importlib.metadata" not in sys.modules, file=sys.stderr)
+"""
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env)
+    assert done.stderr.split()[-1] == "True" and json.loads(done.stdout)["memory"]  # validated, answered
 
 
 def test_the_executable_freezes_the_collector_only_at_exit():

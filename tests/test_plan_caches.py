@@ -129,3 +129,44 @@ def test_cached_objects_rebuild_on_a_changed_source_and_trust_only_a_private_fil
         raise ValueError("an entry that fails its check")
 
     assert cached_objects("u", [source], broken) is None  # the caller checks entries as it uses them
+
+
+def test_the_kept_sites_and_rental_terms_are_those_checked_row_by_row():
+    from trainsizer.cost.prices import _default_data, _offer_terms, _shipped_offer_terms
+    from trainsizer.system.sites import _checked_sites, default_sites
+
+    assert default_sites() == _checked_sites()
+    rows = _default_data()["rental"]
+    kept = _shipped_offer_terms()
+    assert len(kept) == len(rows)
+    assert all(kept[id(e)] == _offer_terms(e, i) for i, e in enumerate(rows))
+
+
+def test_a_users_yaml_is_parsed_once_per_text(tmp_path, monkeypatch):
+    import pytest
+
+    from trainsizer import datafiles
+    from trainsizer.errors import InputError
+
+    monkeypatch.setenv("TRAINSIZER_CACHE_DIR", str(tmp_path / "cache"))
+    parsed = []
+    real = datafiles.load_yaml_text
+    monkeypatch.setattr(datafiles, "load_yaml_text", lambda text: parsed.append(text) or real(text))
+    job = tmp_path / "job.yaml"
+    job.write_text("model: {preset: qwen2.5-7b}\ntraining: {method: lora, seq_len: 512, as_of: 2025-01-02}\n")
+    first = datafiles.user_yaml(job)
+    assert datafiles.user_yaml(job) == first and len(parsed) == 1  # the JSON copy, dates included
+    job.write_text("model: {preset: qwen2.5-7b}\ntraining: {method: lora, seq_len: 1024, as_of: 2025-01-02}\n")
+    assert datafiles.user_yaml(job)["training"]["seq_len"] == 1024 and len(parsed) == 2  # another text: parsed
+    for text in ("a: .nan\n", "1: one\n"):  # JSON cannot hold it exactly: parsed every time
+        job.write_text(text)
+        datafiles.user_yaml(job)
+        datafiles.user_yaml(job)
+    assert len(parsed) == 6
+    job.write_text("a: 1\na: 2\n")
+    for _ in range(2):  # a mistake is never kept: the same error each time
+        with pytest.raises(InputError, match="duplicate key"):
+            datafiles.user_yaml(job)
+    job.write_text("a: 1\n")
+    datafiles._user_cache_file("a: 1\n").write_text('{"text": "a: 2\\n", "data": {"a": 2}}')  # not this text's
+    assert datafiles.user_yaml(job) == {"a": 1}

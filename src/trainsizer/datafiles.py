@@ -132,12 +132,19 @@ def user_yaml(path: str | Path, field: str = "file") -> Any:
     p = Path(path)
     if not p.is_file():
         raise InputError(field, N_("no such file: {path}"), path=str(p))
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(field, N_("{path} is not UTF-8 text"), path=str(p)) from None
+    parsed = _parsed_before(text)
+    if parsed is not None:
+        return parsed[0]
     import yaml  # a user's file is always YAML text: PyYAML is needed here anyway
 
     from trainsizer.yaml_text import DuplicateKey
 
     try:
-        return load_yaml_text(p.read_text(encoding="utf-8"))
+        data = load_yaml_text(text)
     except DuplicateKey as exc:
         mark = exc.problem_mark
         raise InputError(field, N_("duplicate key {key!r} in {path} (line {line}); accepted: each key once per "
@@ -149,8 +156,48 @@ def user_yaml(path: str | Path, field: str = "file") -> Any:
             raise InputError(field, N_("malformed YAML in {path} (line {line}, column {column}): {problem}"),
                              path=str(p), line=mark.line + 1, column=mark.column + 1, problem=problem) from None
         raise InputError(field, N_("malformed YAML in {path}: {problem}"), path=str(p), problem=problem) from None
-    except UnicodeDecodeError:
-        raise InputError(field, N_("{path} is not UTF-8 text"), path=str(p)) from None
+    _keep_parsed(text, data)
+    return data
+
+
+USER_CACHE_MAX_CHARS = 200_000  # a job, price or site file; larger files (validation cases) are parsed each time
+
+
+def _user_cache_file(text: str) -> Path:
+    return _cache_dir() / f"user-{zlib.crc32(text.encode()):08x}-{len(text)}.json"
+
+
+def _parsed_before(text: str) -> tuple[Any] | None:
+    """The data of a user's YAML text parsed before (``_keep_parsed``), as a 1-tuple; None if it was not. A user
+    re-plans the same job with other flags: its text is parsed once, later runs read a JSON copy and never import
+    PyYAML (~10 ms). The copy holds the text it came from and is used only for exactly that text."""
+    if len(text) > USER_CACHE_MAX_CHARS:
+        return None
+    try:
+        kept = json.loads(_user_cache_file(text).read_text(encoding="utf-8"), object_hook=_json_hook)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("text") != text or "data" not in kept:
+        return None
+    return (kept["data"],)
+
+
+def _keep_parsed(text: str, data: Any) -> None:
+    """Keep ``data`` (parsed from ``text`` without error) as JSON in the user's cache folder, when JSON holds it
+    exactly (no NaN, non-string keys or binary); a folder that cannot be written is skipped."""
+    if len(text) > USER_CACHE_MAX_CHARS:
+        return
+    try:
+        dumped = json.dumps({"text": text, "data": data}, default=_json_default, ensure_ascii=False)
+        if json.loads(dumped, object_hook=_json_hook)["data"] != data:
+            return
+        cached = _user_cache_file(text)
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+        tmp.write_text(dumped, encoding="utf-8")
+        tmp.replace(cached)
+    except (OSError, TypeError, ValueError):
+        pass
 
 
 def refuse_overwrite(path: str | Path | None, field: str, overwrite: bool) -> None:

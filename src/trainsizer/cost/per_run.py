@@ -89,8 +89,14 @@ class RentalRun:
                 "cost": round(self.cost), "commitment": round(self.commitment), "confidence": self.offer.confidence,
                 "source": self.offer.source, "as_of": self.offer.as_of, "stale": self.offer.stale,
                 "notes": list(self.notes),
-                "machine": (self.offer.machine.model_dump(exclude_none=True, exclude={"notes"})
-                            if self.offer.machine else None)}
+                "machine": _stated(self.offer.machine) if self.offer.machine else None}
+
+
+def _stated(machine: Any) -> dict[str, Any]:
+    """What the offer's machine states: ``model_dump(exclude_none=True, exclude={"notes"})`` of its plain fields,
+    read directly (dumping builds the model's serializer: ~2 ms of a plan)."""
+    return {name: value for name in type(machine).model_fields if name != "notes"
+            and (value := getattr(machine, name)) is not None}
 
 
 def offer_term(offer: RentalOffer) -> str:

@@ -10,13 +10,16 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import pydantic
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from trainsizer import validation
 from trainsizer.currency import CURRENCIES
-from trainsizer.datafiles import packaged_yaml, user_yaml
+from trainsizer.datafiles import cached_objects, packaged_yaml, user_yaml
 from trainsizer.errors import N_, InputError
 from trainsizer.lookup import unknown_id
 from trainsizer.messages import Message, msg
@@ -314,12 +317,12 @@ class Prices:
         rows = [(i, e) for i, e in enumerate(self.data.get("rental", []))
                 if e.get("gpu") == gpu and e.get("kind") != "internal"]  # an internal charge is never an offer
         offers = []
+        shipped = _shipped_offer_terms()
         for i, entry in rows:
-            terms = machine = None
-            if entry.get("contract") is not None:
-                terms = parse_model(RentalTerms, entry["contract"], f"prices.rental[{i}].contract")
-            if entry.get("machine") is not None:
-                machine = parse_model(OfferMachine, entry["machine"], f"prices.rental[{i}].machine")
+            if id(entry) in shipped:  # a shipped row, its terms already checked
+                terms, machine = shipped[id(entry)]
+            else:
+                terms, machine = _offer_terms(entry, i)
             quoted_currency = entry.get("currency", "CNY")
             quoted = float(entry["price_per_gpu_hour"])
             offers.append((self.convert(quoted, quoted_currency), entry, RentalOffer(
@@ -364,6 +367,35 @@ def _rental_rank(item: tuple[float, dict[str, Any]]) -> tuple[bool, float]:
 @cache
 def _default_data() -> dict[str, Any]:
     return packaged_yaml("trainsizer.cost", "prices.yaml")
+
+
+def _offer_terms(entry: dict[str, Any], i: int) -> tuple[RentalTerms | None, OfferMachine | None]:
+    """A rental row's contract terms and machine, checked (None where the row has none)."""
+    terms = machine = None
+    if entry.get("contract") is not None:
+        terms = parse_model(RentalTerms, entry["contract"], f"prices.rental[{i}].contract")
+    if entry.get("machine") is not None:
+        machine = parse_model(OfferMachine, entry["machine"], f"prices.rental[{i}].machine")
+    return terms, machine
+
+
+@cache
+def _shipped_offer_terms() -> dict[int, tuple[RentalTerms | None, OfferMachine | None]]:
+    """The checked terms of every shipped rental row, by the row's identity (the rows of ``_default_data``, which a
+    user's price file extends but never copies), kept in the user's cache folder like the catalog
+    (``datafiles.cached_objects``: keyed on prices.yaml and the code that checks it): a plan prices offers of
+    every GPU, and building the two schemas and checking ~50 rows at each start took ~5 ms. Empty when the cache
+    cannot be used: the rows are then checked as they are used."""
+    rows = _default_data().get("rental", [])
+    here = resources.files("trainsizer.cost")
+    sources = [here / "prices.yaml", Path(__file__), Path(validation.__file__)]
+    if not all(isinstance(p, Path) and p.is_file() for p in sources):  # a zipped install: nothing to key on
+        return {}
+    done = cached_objects("rental-terms", sources, lambda: [_offer_terms(e, i) for i, e in enumerate(rows)],  # type: ignore[arg-type]
+                          version=f"pydantic {pydantic.VERSION}")
+    if done is None or len(done) != len(rows):
+        return {}
+    return {id(entry): parsed for entry, parsed in zip(rows, done, strict=True)}
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

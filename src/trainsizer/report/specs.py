@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from trainsizer.i18n import N_, tr
-from trainsizer.report.charts import TIGHT_FRACTION, fit_status
 from trainsizer.report.words import gpu_name
+from trainsizer.workflows.defaults import TIGHT_FRACTION
 
 TEXT: dict[str, str] = {
     "memory": N_("Memory per GPU: {gpu}"),
@@ -87,6 +87,8 @@ def memory_spec(option: dict[str, Any], lang: str = "en") -> dict[str, Any]:
     mem = option["memory"]
     used, cap = float(mem["device_gib"]), float(mem["capacity_gib"])
     labels, values = memory_parts(mem, lang)
+    from trainsizer.report.charts import fit_status  # the SVG drawing loads only where charts are drawn
+
     status = fit_status(used, cap, mem.get("fits"))
     kw = {"used": used, "cap": cap, "share": used / cap if cap else 0.0, "limit": TIGHT_FRACTION}
     span = (option.get("range") or {}).get("device_gib")  # the 80 % range (workflows/robust.py), an error bar

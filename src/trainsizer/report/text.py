@@ -159,13 +159,16 @@ RANKING_TITLES = {"cheapest_per_run": N_("Cheapest per run"), "fastest": N_("Fas
 RANKING_COLUMNS = (N_("GPUs"), N_("GPU"), N_("Servers"), N_("Layout"), N_("GiB used"), N_("Tokens/s"), N_("MFU"),
                    N_("Time to train"), N_("One run"), N_("Why"))
 FIGURE_COLUMNS = (RANKING_COLUMNS[4], RANKING_COLUMNS[5], RANKING_COLUMNS[7], RANKING_COLUMNS[8])
+# the default table: the figures to compare, two lines a row (the layout and the reasons: --all-rankings, and the
+# answer's in "Recommendation in detail")
+COMPACT_COLUMNS = tuple(c for c in RANKING_COLUMNS if c not in (RANKING_COLUMNS[3], RANKING_COLUMNS[9]))
 
 
-def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | None = None) -> None:
+def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | None = None,
+               all_rankings: bool = False) -> None:
     """The answer card first (what to rent or buy, per run, commitment, time, why, the runner-ups), then the
-    notes, the rankings and the recommended option in detail; every word through the message catalog."""
-    from trainsizer.report import option_text as ot
-    from trainsizer.report import words as w
+    notes, the ranking of the plan's objective (every ranking with ``all_rankings``) and the recommended option in
+    detail; every word through the message catalog."""
     from trainsizer.report.answer import card
     from trainsizer.report.message_text import texts
 
@@ -178,27 +181,66 @@ def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | Non
         return
     for note in texts(result.notes, lang) if answer["ok"] else []:  # else the card lists them
         con.print(f"  - {escape(note)}")
-    cur = out.get("currency", "")
-    for key, title in RANKING_TITLES.items():
-        idx = result.rankings.get(key, [])
-        if not idx:
-            continue
-        table = Table(title=tr(title, lang), title_justify="left")
-        for col in RANKING_COLUMNS:  # a figure and its range each keep to one line; words wrap around them
-            table.add_column(tr(col, lang), overflow="fold", no_wrap=col in FIGURE_COLUMNS)
-        for i in idx:
-            o = result.options[i]
-            hw, perf = o["hardware"], o["performance"]
-            run = ot.run_cell(o, cur, lang, "\n") if (o.get("per_run") or {}).get("cost") is not None else "-"
-            table.add_row(str(hw["gpus"]), w.gpu_name(hw["gpu"]), ot.servers_text(o, lang),
-                          ot.layout(o), ot.memory_cell(o, gap="\n"), ot.tokens_cell(o, "\n"),
-                          f"{perf['mfu']:.0%}", ot.time_cell(o, lang, "\n"), run,
-                          escape(ot.why(o, lang)))
-        con.print(table)
+    shown = _shown_rankings(result.rankings, out, all_rankings)
+    for key, idx in shown:
+        title = tr(RANKING_TITLES[key], lang)
+        if not set(idx) <= set(result.rankings[key]):  # the answer's row added (_shown_rankings)
+            title = tr("{ranking}, and the answer", lang, ranking=title)
+        _print_ranking(con, result.options, idx, title, out.get("currency", ""), lang,
+                       RANKING_COLUMNS if all_rankings else COMPACT_COLUMNS)
     con.print(tr("{candidates} candidate layouts screened; {options} hardware options re-checked with the reference "
                  "estimators.", lang, candidates=f"{result.evaluated:,}", options=len(result.options)))
+    others = [tr(title, lang) for key, title in RANKING_TITLES.items()
+              if result.rankings.get(key) and key not in dict(shown)]
+    if others:
+        from trainsizer.report.words import listing
+
+        con.print(escape(tr("Also ranked: {rankings} (--all-rankings prints them, with each option's layout and "
+                            "reasons; --json holds every ranking)", lang, rankings=listing(others, lang))))
     if extra:
         _print_detail(con, extra, lang)
+
+
+# the ranking printed by default for each objective (workflows.decide.OBJECTIVES); the others on request
+OBJECTIVE_RANKINGS = {"cheapest": "cheapest_per_run", "fastest": "fastest", "fewest-gpus": "fewest_gpus"}
+
+
+def _shown_rankings(rankings: dict[str, list[int]], out: dict[str, Any], every: bool) -> list[tuple[str, list[int]]]:
+    """The rankings to print, with their option indices: every non-empty one with ``every``; else the one of the
+    plan's objective (the first non-empty one without a recommendation), the recommended option's row added at
+    its end when that ranking leaves it out (the answer weighs time too), so the table always shows the answer."""
+    present = [(key, rankings[key]) for key in RANKING_TITLES if rankings.get(key)]
+    if every or not present:
+        return present
+    rec = out.get("recommendation") or {}
+    key = OBJECTIVE_RANKINGS.get(rec.get("objective", ""), "")
+    idx = rankings.get(key) or []
+    if not idx:
+        key, idx = present[0]
+    pick = rankings.get("recommended") or []
+    return [(key, idx + [i for i in pick if i not in idx])]
+
+
+def _print_ranking(con: Console, options: list[dict[str, Any]], idx: list[int], title: str, cur: str,
+                   lang: str, columns: tuple[str, ...]) -> None:
+    """One ranking as a table: a row per option, the ``columns`` of RANKING_COLUMNS (servers, layout, memory, speed,
+    time, cost and why)."""
+    from trainsizer.report import option_text as ot
+    from trainsizer.report import words as w
+
+    table = Table(title=title, title_justify="left")
+    for col in columns:  # a figure and its range each keep to one line; words wrap around them
+        table.add_column(tr(col, lang), overflow="fold", no_wrap=col in FIGURE_COLUMNS)
+    for i in idx:
+        o = options[i]
+        hw, perf = o["hardware"], o["performance"]
+        run = ot.run_cell(o, cur, lang, "\n") if (o.get("per_run") or {}).get("cost") is not None else "-"
+        cells = dict(zip(RANKING_COLUMNS, (
+            str(hw["gpus"]), w.gpu_name(hw["gpu"]), ot.servers_text(o, lang), ot.layout(o),
+            ot.memory_cell(o, gap="\n"), ot.tokens_cell(o, "\n"), f"{perf['mfu']:.0%}", ot.time_cell(o, lang, "\n"),
+            run, escape(ot.why(o, lang))), strict=True))
+        table.add_row(*(cells[col] for col in columns))
+    con.print(table)
 
 
 def _print_answer(con: Console, answer: dict[str, Any], lang: str) -> None:

@@ -153,14 +153,13 @@ def yes_no(value: bool | None, lang: str) -> str:
 
 @cache
 def _gpu_names() -> dict[str, str]:
-    from trainsizer.workflows.catalogs import gpu_rows
+    from trainsizer.workflows.catalogs import gpu_names
 
-    rows = gpu_rows()
-    short = {r["id"]: _short_name(r.get("name") or r["id"]) for r in rows}
+    names = gpu_names()
+    short = {gid: _short_name(name or gid) for gid, name in names.items()}
     if len(set(short.values())) < len(short):  # keep the full name where the short ones collide
         taken = [n for n in short.values()]
-        short = {gid: (n if taken.count(n) == 1 else next(r["name"] for r in rows if r["id"] == gid))
-                 for gid, n in short.items()}
+        short = {gid: (n if taken.count(n) == 1 else names[gid]) for gid, n in short.items()}
     return short
 
 

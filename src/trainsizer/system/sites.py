@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import math
 from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+import pydantic
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trainsizer.datafiles import packaged_yaml, user_yaml
+from trainsizer import validation
+from trainsizer.datafiles import cached_objects, packaged_yaml, user_yaml
 from trainsizer.errors import InputError
 from trainsizer.lookup import unknown_id
 from trainsizer.validation import IsoDate, Number, known_keys, parse_model
@@ -111,6 +114,18 @@ def _parse(entry: Any, where: str) -> Site:
 
 @cache
 def default_sites() -> dict[str, Site]:
+    """The shipped sites, checked once and kept in the user's cache folder (``datafiles.cached_objects``: keyed on
+    sites.yaml and the code that checks it), else checked here."""
+    here = resources.files("trainsizer.system")
+    sources = [here / "sites.yaml", Path(__file__), Path(validation.__file__)]
+    if all(isinstance(p, Path) and p.is_file() for p in sources):  # not a zipped install
+        done = cached_objects("sites", sources, _checked_sites, version=f"pydantic {pydantic.VERSION}")  # type: ignore[arg-type]
+        if done is not None:
+            return done
+    return _checked_sites()
+
+
+def _checked_sites() -> dict[str, Site]:
     data = packaged_yaml("trainsizer.system", "sites.yaml")
     return {s["id"]: _parse(s, f"sites.yaml[{s['id']}]") for s in data["sites"]}
 

@@ -36,6 +36,12 @@ def gpu_rows(catalogs: list[Path] | tuple[Path, ...] = ()) -> list[dict[str, Any
     return [a.model_dump() for a in load_catalog(list(catalogs)).accelerators.values()]
 
 
+def gpu_names(catalogs: list[Path] | tuple[Path, ...] = ()) -> dict[str, str]:
+    """Each GPU's id and name, as in :func:`gpu_rows`, without dumping every entry (the first dump builds the
+    entries' serializer: ~20 ms of a plan that only names its GPUs)."""
+    return {a.id: a.name for a in load_catalog(list(catalogs)).accelerators.values()}
+
+
 def link_rows(catalogs: list[Path] | tuple[Path, ...] = ()) -> list[dict[str, Any]]:
     return [link.model_dump() for link in load_catalog(list(catalogs)).links.values()]
 

@@ -1,0 +1,85 @@
+"""`trainsizer plan` in the terminal: the answer card, then ONE ranking (the objective's, compact, always holding
+the answer's row) and a line naming the other rankings; `--all-rankings` prints every ranking in full, as before.
+`--json` is the same whatever the terminal shows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from trainsizer.cli import app
+from trainsizer.i18n import tr
+from trainsizer.report import words as w
+from trainsizer.report.text import COMPACT_COLUMNS, RANKING_COLUMNS, RANKING_TITLES, _shown_rankings
+
+JOB = "examples/jobs/qwen2.5-7b-lora.yaml"
+FLAGS = ["--currency", "USD", "--max-gpus", "8"]
+
+
+def _run(*args: str) -> str:
+    result = CliRunner().invoke(app, ["plan", JOB, *FLAGS, *args], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def planned() -> dict[str, object]:
+    return {"json": json.loads(_run("--json")), "text": _run(), "all": _run("--all-rankings"),
+            "fastest": _run("--objective", "fastest")}
+
+
+def _titles(text: str) -> list[str]:
+    """The ranking tables' titles, in print order (a title is a line of its own above the table's top border)."""
+    lines = [line.strip() for line in text.splitlines()]
+    return [line for line, below in zip(lines, lines[1:], strict=False) if below.startswith("┏")
+            and any(line.startswith(tr(t, "en")) for t in RANKING_TITLES.values())]
+
+
+def _header(text: str, title: str) -> str:
+    lines = [line.strip() for line in text.splitlines()]
+    return lines[lines.index(title) + 2]
+
+
+def test_the_default_shows_the_objectives_ranking_with_the_answer(planned):
+    out, text = planned["json"], planned["text"]
+    titles = _titles(text)
+    assert len(titles) == 1 and titles[0].startswith("Cheapest per run"), titles
+    rec = out["recommendation"]
+    pick = out["options"][rec["option"]]
+    # the answer's row is in the table even when the cheapest runs leave it out (the answer weighs time too)
+    assert f"{rec['acquisition']} {w.money(pick['per_run']['cost'], rec['currency'], 'en')}" in text
+    added = rec["option"] not in out["rankings"]["cheapest_per_run"]
+    assert titles[0] == ("Cheapest per run, and the answer" if added else "Cheapest per run")
+    header = _header(text, titles[0])
+    assert all(c in header for c in COMPACT_COLUMNS) and "Layout" not in header and "Why" not in header
+    others = [tr(t, "en") for k, t in RANKING_TITLES.items() if out["rankings"].get(k) and k != "cheapest_per_run"]
+    also = next(line for line in text.splitlines() if line.startswith("Also ranked:"))
+    assert all(t in also for t in others) and "--all-rankings" in also
+
+
+def test_all_rankings_prints_every_ranking_in_full(planned):
+    out, text = planned["json"], planned["all"]
+    expected = [tr(t, "en") for k, t in RANKING_TITLES.items() if out["rankings"].get(k)]
+    assert _titles(text) == expected and "Also ranked:" not in text
+    assert all(c in _header(text, expected[0]) for c in RANKING_COLUMNS)
+
+
+def test_the_objective_picks_the_ranking(planned):
+    titles = _titles(planned["fastest"])
+    assert len(titles) == 1 and titles[0].startswith("Fastest"), titles
+
+
+def test_json_is_the_same_with_or_without_all_rankings(planned):
+    assert json.loads(_run("--json", "--all-rankings")) == planned["json"]
+
+
+def test_shown_rankings_add_the_answer_once():
+    rankings = {"fastest": [0, 1], "cheapest_per_run": [2, 3], "recommended": [1]}
+    out = {"recommendation": {"objective": "cheapest"}}
+    assert _shown_rankings(rankings, out, False) == [("cheapest_per_run", [2, 3, 1])]
+    assert _shown_rankings({**rankings, "recommended": [3]}, out, False) == [("cheapest_per_run", [2, 3])]
+    no_pick = {"fastest": [0, 1], "cheapest_per_run": [], "recommended": []}  # the first ranking the plan has
+    assert _shown_rankings(no_pick, {"recommendation": None}, False) == [("fastest", [0, 1])]
+    assert [k for k, _ in _shown_rankings(rankings, out, True)] == ["cheapest_per_run", "fastest"]
