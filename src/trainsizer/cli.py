@@ -436,23 +436,6 @@ def main() -> None:
         raise
 
 
-def _no_plugin_scan() -> None:
-    """With plugins off (PYDANTIC_DISABLE_PLUGINS, which ``main`` sets unless the user did), pydantic's
-    ``get_plugins()`` returns no plugin; but pydantic imports the module that defines it, and with it
-    ``importlib.metadata`` (email, socket, csv, zipfile...: ~8 ms of a 0.2 s command), the first time it builds a
-    validator. This gives that module its one name, ``get_plugins``, answering as pydantic's does in that case
-    (pydantic/plugin/_loader.py: "__all__", "1" or "true" disable every plugin); the only import of it is
-    ``from ._loader import get_plugins`` in pydantic/plugin/_schema_validator.py."""
-    import types
-
-    name = "pydantic.plugin._loader"
-    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") not in ("__all__", "1", "true") or name in sys.modules:
-        return
-    loader = types.ModuleType(name, "pydantic's plugin loader with every plugin disabled (trainsizer.cli)")
-    loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
-    sys.modules[name] = loader
-
-
 def console() -> None:
     """The ``trainsizer`` executable: :func:`main`, then an exit without Python's last garbage collection."""
     # A command is a short process that builds many long-lived objects (modules, catalogs, schemas): the cyclic
@@ -460,12 +443,10 @@ def console() -> None:
     # (~30 ms of a 0.5 s plan). A larger one still collects cycles in long commands (burn-in, validate).
     # https://docs.python.org/3/library/gc.html#gc.set_threshold
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "1")  # as main() does: before pydantic loads (below)
     # numpy's OpenBLAS starts one busy thread per core at import; the planner makes no BLAS call worth threads,
     # and on a 2-core machine they take the other core for ~60 ms. Set before numpy loads; the user's value wins.
     # https://github.com/OpenMathLib/OpenBLAS#setting-the-number-of-threads-using-environment-variables
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    _no_plugin_scan()
     try:
         main()
     finally:
