@@ -18,8 +18,10 @@ from trainsizer.workflows.calibrate import (
     MEMORY_FREE,
     NEUTRAL,
     PERFORMANCE_FREE,
+    REFINE_ROUNDS,
     coordinate_descent,
     family_prior,
+    fit_start,
     neutral_start,
 )
 from trainsizer.workflows.case_terms import build_case_terms, log_error_loss, source_key
@@ -77,7 +79,8 @@ def test_each_source_is_predicted_with_parameters_fitted_without_it():
     mp, pp = default_memory_model(), default_performance_model()
     terms, _ = build_case_terms(cases, "memory", mp, pp)
     train = terms.fit_rows([i for i, s in enumerate(terms.sources) if s != held])
-    fitted, _ = coordinate_descent(log_error_loss(terms, train), neutral_start(mp), MEMORY_FREE, rounds=2)
+    fitted, _ = coordinate_descent(log_error_loss(terms, train), neutral_start(fit_start(mp)), MEMORY_FREE,
+                                   rounds=REFINE_ROUNDS)
     test = [i for i, s in enumerate(terms.sources) if s == held]
     expected = dict(zip([terms.ids[i] for i in test], terms.predict(fitted, test), strict=True))
     got = {c["id"]: c["predicted"] for c in out["cases"] if c["id"] in expected}
@@ -125,7 +128,7 @@ def test_a_fold_starts_each_mechanism_at_no_effect():
     out = leave_one_source_out(one_source)["memory"]  # its only fold has nothing to train on
     terms, _ = build_case_terms(one_source, "memory", mp, pp)
     got = [c["predicted"] for c in out["cases"]]
-    assert got == pytest.approx(list(terms.predict(neutral_start(mp))))
+    assert got == pytest.approx(list(terms.predict(neutral_start(fit_start(mp)))))
     assert mp.activations.compiled_factor < 1.0  # the shipped fit learned an effect ...
     assert got != pytest.approx(list(terms.predict(mp)))  # ... that the fold does not borrow
 
@@ -166,9 +169,9 @@ def test_each_family_is_predicted_with_none_of_its_cases_in_the_fit():
     held = "hopper"
     train = terms.fit_rows([i for i, f in enumerate(terms.families) if f != held])
     free = [f for f in PERFORMANCE_FREE if (f[0], f[1]) != (EFFICIENCY, held)]
-    start = without_family(neutral_start(pp), held, PERFORMANCE_FREE)
+    start = without_family(neutral_start(fit_start(pp)), held, PERFORMANCE_FREE)
     start = family_prior(start, {f for f in terms.families if f != held})  # the held-out family from physics
-    fitted, _ = coordinate_descent(log_error_loss(terms, train), start, free, rounds=2)
+    fitted, _ = coordinate_descent(log_error_loss(terms, train), start, free, rounds=REFINE_ROUNDS)
     test = [i for i, f in enumerate(terms.families) if f == held]
     expected = dict(zip([terms.ids[i] for i in test], terms.predict(fitted, test), strict=True))
     got = {c["id"]: c["predicted"] for c in out["cases"] if c["id"] in expected}

@@ -72,25 +72,31 @@ def test_ids_are_unique_across_the_shipped_files():
     assert len(ids) == len(set(ids))
 
 
-def test_the_fitted_cases_state_their_settings_themselves():
-    """Settings the sources state beyond FORMAT.md are in the cases' own scenarios: nothing is added at load."""
-    fitted = [c for p in shipped_cases.fitted_files() for c in load_cases(p)]
-    assert fitted and all(not c.get("stated_settings") for c in fitted)
+def test_the_shared_cases_state_their_settings_themselves():
+    """Settings the sources state beyond FORMAT.md are in the shared cases' own scenarios: nothing is added at load."""
+    shared = [c for p in shipped_cases.shared_files() for c in load_cases(p)]
+    assert shared and all(not c.get("stated_settings") for c in shared)
 
 
 @pytest.mark.parametrize("kind", ["memory", "performance"])
 def test_a_refit_from_the_repository_cases_rewrites_the_shipped_parameters_byte_for_byte(tools, kind, tmp_path):
+    """The two-stage shipped fit (the shared cases from ``fit.start``, then every shipped case) reproduces both the
+    fitted values and the ``fit.start`` block."""
     fitting, fit_memory, fit_performance, _ = tools
     module = fit_memory if kind == "memory" else fit_performance
-    assert module.DEFAULT_CASES.is_relative_to(REPO / "validation")
+    assert all(p.is_relative_to(REPO / "validation") for p in [*module.CORE_CASES, *module.EVERY_CASE])
+    assert shipped_cases.shipped_files() == module.EVERY_CASE
     shipped = module.DATA.read_bytes()
-    fitted, _, failed = fitting.fit([module.DEFAULT_CASES], module.default_memory_model() if kind == "memory"
-                                    else module.default_performance_model(), module.FREE, kind == "memory")
+    start, fitted, _, failed = fitting.fit_shipped(module.CORE_CASES, module.EVERY_CASE,
+                                                   module.default_memory_model() if kind == "memory"
+                                                   else module.default_performance_model(), module.FREE,
+                                                   kind == "memory")
     assert not failed
     copy = tmp_path / module.DATA.name
     shutil.copyfile(module.DATA, copy)
     fitting.write_values(copy, fitted, module.FREE)
-    assert copy.read_bytes() == shipped, f"refit of {module.DATA.name} from {module.DEFAULT_CASES} differs"
+    fitting.write_start(copy, start, module.FREE)
+    assert copy.read_bytes() == shipped, f"refit of {module.DATA.name} from the repository's cases differs"
 
 
 def test_the_mfu_ceilings_are_derived_from_the_repository_cases(tools):
@@ -133,8 +139,8 @@ def test_validate_alone_runs_the_shipped_cases_and_reproduces_the_readme_table(s
     rows = {(r["cases"], r["method"]): r for r in summary["accuracy"]}
     for key, label in ((("all", "leave-one-source-out"), "all "),
                        (("all", "leave-one-family-out"), "leave-one-family-out, all "),
-                       (("fitted", "leave-one-source-out"), "validation/cases only"),
-                       (("fitted", "in-sample"), "validation/cases in-sample")):
+                       (("shared", "leave-one-source-out"), "validation/cases only"),
+                       (("all", "in-sample"), "every case in-sample")):
         row = rows[key]
         computed = tuple(round(100 * row[k][m], 1) for k in ("memory", "throughput")
                          for m in ("median_abs_error", "p90_abs_error"))

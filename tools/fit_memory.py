@@ -1,6 +1,6 @@
 """Fit the memory estimator's free parameters to measured cases and write them to the data file.
 
-Usage: python tools/fit_memory.py [CASES.yaml ...] [--write]   (default: validation/cases/memory.yaml)
+Usage: python tools/fit_memory.py [CASES.yaml ...] [--write]   (default: the two-stage shipped fit, tools/fitting.py)
 
 Least squares in log space: minimises the mean of log(predicted / measured)^2 over the cases
 not listed under ``fit.exclude`` in src/trainsizer/estimate/memory_model.yaml, by coordinate
@@ -17,16 +17,17 @@ from fitting import run
 
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.workflows.calibrate import MEMORY_FREE
-from trainsizer.workflows.shipped_cases import FITTED
+from trainsizer.workflows.shipped_cases import SHARED, shipped_files
 
 DATA = Path(__file__).resolve().parents[1] / "src/trainsizer/estimate/memory_model.yaml"
-# the cases the shipped parameters are fitted on, in this repository (validation/cases/README.md)
-DEFAULT_CASES = Path(__file__).resolve().parents[1] / "validation" / FITTED["memory"]
+# the shared cases, where the shipped fit starts, then every shipped case (tools/fitting.py, validation/cases/README.md)
+CORE_CASES = [Path(__file__).resolve().parents[1] / "validation" / SHARED["memory"]]
+EVERY_CASE = shipped_files()
 FREE = MEMORY_FREE  # the same grids as `trainsizer calibrate`
 
 
 def main(argv: list[str]) -> None:
-    run(argv, DATA, DEFAULT_CASES, default_memory_model(), FREE, memory_cases=True)
+    run(argv, DATA, CORE_CASES, EVERY_CASE, default_memory_model(), FREE, memory_cases=True)
 
 
 if __name__ == "__main__":

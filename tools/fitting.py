@@ -1,5 +1,11 @@
 """Shared by the fit scripts: coordinate descent over bounded grids, and writing fitted values
-back into a YAML data file in place (comments kept)."""
+back into a YAML data file in place (comments kept).
+
+The shipped fit has two stages (validation/published/README.md, "Shipped fit"): the shared cases alone
+(validation/cases/) to convergence, from the file's ``fit.start`` block, which that result then replaces; then
+``calibrate.REFINE_ROUNDS`` rounds over every shipped case, the parameters the tool uses. Each cross-validation fold
+of ``trainsizer validate`` repeats the second stage without its held-out cases, so the accuracy it states is that of
+this procedure."""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from trainsizer.estimate.typed_data import value_at
-from trainsizer.workflows.calibrate import Free, coordinate_descent
+from trainsizer.workflows.calibrate import REFINE_ROUNDS, Free, coordinate_descent, fit_start
 
 
 def write_values(path: Path, params: Any, free: Free) -> None:
@@ -32,32 +38,66 @@ def write_values(path: Path, params: Any, free: Free) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def fit(paths: list[str | Path], params: Any, free: Free,
-        memory_cases: bool) -> tuple[Any, float, list[tuple[str, str]]]:
-    """The fitted parameters, the loss at them and the cases that could not be fitted, for the case files."""
+def _terms(paths: list[str | Path], memory_cases: bool) -> tuple[Any, list[tuple[str, str]]]:
     from trainsizer.estimate.memory import default_memory_model
     from trainsizer.estimate.step import default_performance_model
-    from trainsizer.workflows.case_terms import build_case_terms, log_error_loss
+    from trainsizer.workflows.case_terms import build_case_terms
     from trainsizer.workflows.cases import load_cases
 
     cases = [c for p in paths for c in load_cases(p)]
-    terms, failed = build_case_terms(cases, "memory" if memory_cases else "performance", default_memory_model(),
-                                     default_performance_model())
-    fitted, best = coordinate_descent(log_error_loss(terms, terms.fit_rows(range(len(terms)))), params, free)
+    return build_case_terms(cases, "memory" if memory_cases else "performance", default_memory_model(),
+                            default_performance_model())
+
+
+def fit(paths: list[str | Path], params: Any, free: Free, memory_cases: bool,
+        rounds: int = 3) -> tuple[Any, float, list[tuple[str, str]]]:
+    """The fitted parameters, the loss at them and the cases that could not be fitted, for the case files."""
+    from trainsizer.workflows.case_terms import log_error_loss
+
+    terms, failed = _terms(paths, memory_cases)
+    fitted, best = coordinate_descent(log_error_loss(terms, terms.fit_rows(range(len(terms)))), params, free, rounds)
     return fitted, best, failed
 
 
-def run(argv: list[str], data: Path, default_cases: Path, params: Any, free: Free,
+def fit_shipped(core: list[str | Path], every: list[str | Path], params: Any, free: Free,
+                memory_cases: bool) -> tuple[Any, Any, float, list[tuple[str, str]]]:
+    """The two-stage shipped fit: (the shared cases' fit, from ``params``' ``fit.start``; the parameters refined on
+    every case from it), the loss on every case and the cases that could not be fitted."""
+    start, _, failed_core = fit(core, fit_start(params), free, memory_cases)
+    refined, best, failed = fit(every, start, free, memory_cases, rounds=REFINE_ROUNDS)
+    return start, refined, best, list(dict.fromkeys(failed_core + failed))
+
+
+def write_start(path: Path, params: Any, free: Free) -> None:
+    """Replace the ``start:`` block under ``fit:`` of the YAML file at ``path`` with ``params``' values of ``free``."""
+    text = path.read_text(encoding="utf-8")
+    lines = "".join(f"    {dotted}.{key}: {value_at(params, dotted, key):g}\n" for dotted, key, _ in free)
+    block = re.compile(r"^(  start:[^\n]*\n)((?:    [^\n]*\n)*)", re.M)
+    fit = re.search(r"^fit:\s*$", text, re.M)
+    m = block.search(text, fit.end()) if fit else None
+    if not m:
+        raise SystemExit(f"fit.start not found in {path}")
+    path.write_text(text[:m.start(1)] + "  start:\n" + lines + text[m.end():], encoding="utf-8")
+
+
+def run(argv: list[str], data: Path, core_cases: list[Path], every_case: list[Path], params: Any, free: Free,
         memory_cases: bool) -> None:
-    """Command-line body of the fit scripts: load cases (default: the repository's, ``default_cases``), fit,
-    print, and with --write store."""
-    paths = [a for a in argv if not a.startswith("--")] or [str(default_cases)]
-    fitted, best, failed = fit(paths, params, free, memory_cases)
+    """Command-line body of the fit scripts: the two-stage shipped fit on the repository's cases (``core_cases``, then
+    ``every_case``), or with case files named, one fit on those; print, and with --write store."""
+    paths = [a for a in argv if not a.startswith("--")]
+    start = None
+    if paths:
+        fitted, best, failed = fit(paths, params, free, memory_cases)
+    else:
+        start, fitted, best, failed = fit_shipped(list(core_cases), list(every_case), params, free, memory_cases)
     for cid, reason in failed:
         print(f"not fitted: {cid}: {reason}")
     print(f"rms log error on fitted cases: {best ** 0.5:.4f}")
     for dotted, key, _ in free:
-        print(f"{dotted}.{key} = {value_at(fitted, dotted, key):g}")
+        first = "" if start is None else f" (shared cases: {value_at(start, dotted, key):g})"
+        print(f"{dotted}.{key} = {value_at(fitted, dotted, key):g}{first}")
     if "--write" in argv:
         write_values(data, fitted, free)
+        if start is not None:
+            write_start(data, start, free)
         print(f"written to {data}")

@@ -1,7 +1,8 @@
 """Rewrite README.md's accuracy tables from `trainsizer validate` (no arguments: every shipped case).
 
 The rows tests/test_shipped_fit.py checks: leave-one-source-out over all cases, leave-one-family-out over all cases, the
-fitted cases alone held out by source and in-sample, and the signed table per GPU family and per method (both holdouts);
+shared cases alone held out by source, every case in-sample, and the signed table per GPU family and per method (both
+holdouts);
 and the 80 % ranges' nested coverage, overall and per regime with its median half-width (tests/test_ranges.py).
 Run it after a change to the model, its parameters or the cases:
 
@@ -38,7 +39,7 @@ def accuracy_rows(summary: dict[str, Any]) -> dict[str, str]:
     """README row prefix -> the whole row, for the four rows of the accuracy table."""
     acc = {(r["cases"], r["method"]): r for r in summary["accuracy"]}
     a, f = acc[("all", "leave-one-source-out")], acc[("all", "leave-one-family-out")]
-    s, i = acc[("fitted", "leave-one-source-out")], acc[("fitted", "in-sample")]
+    s, i = acc[("shared", "leave-one-source-out")], acc[("all", "in-sample")]
     m, t = "memory", "throughput"
     return {
         "| all ": f"| all {a['count']} ({a[m]['sources']} memory, {a[t]['sources']} speed publications) | "
@@ -48,7 +49,7 @@ def accuracy_rows(summary: dict[str, Any]) -> dict[str, str]:
                                        f"{_pct(f[t])} ({f[t]['count']}) |",
         "| validation/cases only": f"| validation/cases only, {s['count']} ({s[m]['sources']} / {s[t]['sources']} "
                                   f"publications) | {_pct(s[m])} ({s[m]['count']}) | {_pct(s[t])} ({s[t]['count']}) |",
-        "| validation/cases in-sample": f"| validation/cases in-sample, {i['count']} (flatters the model) | "
+        "| every case in-sample": f"| every case in-sample, {i['count']} (flatters the model) | "
                                        f"{_pct(i[m])} ({i[m]['count']}) | {_pct(i[t])} ({i[t]['count']}) |",
     }
 

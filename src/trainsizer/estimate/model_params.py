@@ -127,6 +127,7 @@ class Device:
 @dataclass(frozen=True, kw_only=True)
 class MemoryFit:
     exclude: Table[str] = field(default_factory=Table)  # case id: why the fit leaves it out
+    start: Table[float] = field(default_factory=Table)  # "section.key": the shared cases' fit, where a refit starts
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -246,6 +247,7 @@ class MetricDefinition:
 class PerformanceFit:
     metric_definitions: tuple[MetricDefinition, ...] = ()
     exclude: Table[str] = field(default_factory=Table)
+    start: Table[float] = field(default_factory=Table)  # "section.key": the shared cases' fit, where a refit starts
 
 
 @dataclass(frozen=True, kw_only=True)

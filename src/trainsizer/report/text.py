@@ -104,9 +104,10 @@ def _print_holdout(held: dict[str, Any], con: Console, lang: str) -> None:
 ACCURACY_ROWS = {
     ("all", "leave-one-source-out"): N_("all {count} shipped cases, each publication held out"),
     ("all", "leave-one-family-out"): N_("all {count} shipped cases, each GPU family held out"),
-    ("fitted", "leave-one-source-out"): N_("the {count} cases the parameters are fitted on, each publication held out"),
-    ("fitted", "in-sample"): N_("the {count} cases the parameters are fitted on, in-sample (flatters the model: "
-                                "not its accuracy)"),
+    ("shared", "leave-one-source-out"): N_("the {count} shared cases (validation/cases/) alone, each publication "
+                                           "held out"),
+    ("all", "in-sample"): N_("all {count} shipped cases, which the parameters are fitted on, in-sample (flatters the "
+                             "model: not its accuracy)"),
 }
 
 

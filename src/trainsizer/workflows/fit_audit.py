@@ -4,7 +4,8 @@ A parameter is *constrained* by a case when moving it across the grid the fitter
 80 % of its value) moves that case's prediction by more than half a percent: a value fitted near zero is still
 constrained by the cases its grid moves. A parameter fitted on the cases of a single publication
 does not carry over to runs from elsewhere, so every grid of the fitter must be constrained by at least two
-publications of the cases it is fitted on, or be listed in :data:`SINGLE_PUBLICATION` with the reason it stays
+publications of the cases it is fitted on (every shipped case, tools/fitting.py), or be listed in
+:data:`SINGLE_PUBLICATION` with the reason it stays
 free and what making it ``assumed`` was measured to cost held out (leave-one-source-out, ``trainsizer validate``).
 Parameters no case or one publication constrains, with no such reason, are ``assumed`` in the model files.
 """
@@ -22,22 +23,16 @@ from trainsizer.workflows.case_terms import build_case_terms
 
 SENSITIVITY = 0.005  # |log change| of a prediction that counts as constraining
 
-# (kind, dotted section, key): why it stays fitted on one publication of validation/cases/ (measured 2026-12-03,
+# (kind, dotted section, key): why it stays fitted on one publication of the shipped cases (measured 2026-12-03,
 # leave-one-source-out over all 216 shipped cases, median / p90 throughput 13.7 / 33.3 % with it free)
 SINGLE_PUBLICATION: dict[tuple[str, str, str], str] = {
     ("performance", "compute.max_efficiency", "volta"):
         "only the transformers docs ran a V100; assumed at its tensor-core microbenchmark (83 of 125 TFLOPS, "
         "Markidis et al. 2018, arXiv:1803.04014: 0.66) those fp16 runs at 15 % MFU come out twice too fast and the "
         "held-out p90 rises from 33 % to 41 %: they are overhead-bound in a way the model does not price",
-    ("performance", "compute.max_efficiency", "ada"):
-        "one torchtune run in validation/cases (Answer.AI's RTX 4090 runs, held out, are the second publication); "
-        "assumed at 0.80 (the median NVIDIA MAMF, stas00/ml-engineering) the held-out p90 rises to 36 %",
     ("performance", "compute", "max_efficiency_fp32"):
         "fp32 runs only in the transformers docs; assumed 0.9 (SGEMM near the CUDA-core peak) the held-out p90 "
         "rises to 34 %",
-    ("memory", "activations", "compiled_factor"):
-        "torch.compile's memory only in torchtune's README (torchtitan's compiled runs, held out, are the second); a "
-        "cross-validation fold starts it at its no-effect value (calibrate.NEUTRAL)",
 }
 
 

@@ -1,17 +1,17 @@
 """Cross-validation: the accuracy a user can expect on runs the model has not seen.
 
 Leave-one-source-out: for each publication (:func:`~trainsizer.workflows.case_terms.source_key`), the free
-parameters are fitted again (the same coordinate descent and grids as ``trainsizer calibrate``) on every other
-publication's cases, and that publication's cases are predicted with them. Leave-one-family-out: the same with each
-GPU family (the catalog's ``architecture``: hopper, ampere, ada, davinci = Ascend, ...) held out, as a new part
-arrives without data: the held-out family's own fitted efficiency is set to the model's ``default`` and its MFU
-ceiling rows are removed (it gets the ceiling of a GPU with no measured run), so nothing of it comes from its cases.
-In every fold a family that no training case shows takes its efficiency from its measured matmul efficiency
-(``calibrate.family_prior``), so a publication that alone shows a family does not lend it its own fitted value.
-Every case is predicted once and counted: cases the data flags as implausible stay out of the fits but not out of
-the error. Beside the absolute errors, each summary gives the signed median per GPU family and per training method
-(positive = predicted too fast / too large).
-"""
+parameters are fitted again on every other publication's cases the way the shipped parameters were fitted on all of
+them (``calibrate.REFINE_ROUNDS`` rounds of the same coordinate descent and grids as ``trainsizer calibrate``, from
+the shared cases' fit, ``fit.start``), and that publication's cases are predicted with them. Leave-one-family-out:
+the same with each GPU family (the catalog's ``architecture``: hopper, ampere, ada, davinci = Ascend, ...) held out,
+as a new part arrives without data: the held-out family's own fitted efficiency is set to the model's ``default``
+and its MFU ceiling rows are removed (it gets the ceiling of a GPU with no measured run), so nothing of it comes
+from its cases. In every fold a family that no training case shows takes its efficiency from its measured matmul
+efficiency (``calibrate.family_prior``), so a publication that alone shows a family does not lend it its own fitted
+value. Every case is predicted once and counted: cases the data flags as implausible stay out of the fits but not
+out of the error. Beside the absolute errors, each summary gives the signed median per GPU family and per training
+method (positive = predicted too fast / too large). """
 
 from __future__ import annotations
 
@@ -26,8 +26,10 @@ from trainsizer.estimate.typed_data import Table, value_at, with_value
 from trainsizer.workflows.calibrate import (
     MEMORY_FREE,
     PERFORMANCE_FREE,
+    REFINE_ROUNDS,
     coordinate_descent,
     family_prior,
+    fit_start,
     neutral_start,
 )
 from trainsizer.workflows.case_terms import CaseTerms, build_case_terms, log_error_loss
@@ -102,7 +104,7 @@ GROUP_OF: dict[str, GroupOf] = {"source": lambda t: t.sources, "family": lambda 
 
 
 def leave_one_out(cases: list[dict[str, Any]], by: str = "source", memory_params: MemoryModel | None = None,
-                  perf_params: PerformanceModel | None = None, rounds: int = 2) -> dict[str, Any]:
+                  perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS) -> dict[str, Any]:
     """``{"memory": summary, "throughput": summary}`` with each group of ``by`` (source | family) held out in turn:
     count, median and p90 absolute error of the held-out predictions, ``excluded`` (cases that could not be predicted
     at all: 0 unless a case cannot be expressed), the error per held-out group (``by_source`` / ``by_family``) and
@@ -115,7 +117,8 @@ def leave_one_out(cases: list[dict[str, Any]], by: str = "source", memory_params
     out: dict[str, Any] = {}
     for kind, free in KINDS.items():
         terms, failed = build_case_terms(cases, "memory" if kind == "memory" else "performance", mp, pp)
-        base = neutral_start(mp if kind == "memory" else pp)  # a mechanism no training case shows has no effect
+        # from the shared cases' fit, as the shipped fit starts (a mechanism no training case shows has no effect)
+        base = neutral_start(fit_start(mp if kind == "memory" else pp))
         groups = GROUP_OF[by](terms)
         results: list[CaseResult] = []
         by_group: dict[str, Any] = {}
@@ -140,12 +143,12 @@ def leave_one_out(cases: list[dict[str, Any]], by: str = "source", memory_params
 
 
 def leave_one_source_out(cases: list[dict[str, Any]], memory_params: MemoryModel | None = None,
-                         perf_params: PerformanceModel | None = None, rounds: int = 2) -> dict[str, Any]:
+                         perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS) -> dict[str, Any]:
     """:func:`leave_one_out` by publication."""
     return leave_one_out(cases, "source", memory_params, perf_params, rounds)
 
 
 def leave_one_family_out(cases: list[dict[str, Any]], memory_params: MemoryModel | None = None,
-                         perf_params: PerformanceModel | None = None, rounds: int = 2) -> dict[str, Any]:
+                         perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS) -> dict[str, Any]:
     """:func:`leave_one_out` by GPU family."""
     return leave_one_out(cases, "family", memory_params, perf_params, rounds)

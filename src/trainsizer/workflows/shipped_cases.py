@@ -1,11 +1,12 @@
 """The measured cases shipped with the project (``validation/`` of the repository, validation/FORMAT.md "Case file"):
-where they are and which of them the shipped parameters are fitted on.
+where they are and how the shipped parameters are fitted on them.
 
-- ``validation/cases/``: the cases every ``fitted`` parameter of memory_model.yaml and performance_model.yaml was
-  fitted on (tools/fit_memory.py, tools/fit_performance.py read them by default);
-- ``validation/published/``: published cases the fits never saw (held out entirely): ``memory.yaml`` and
-  ``throughput.yaml`` (with the throughput cases above, the MFU ceilings' evidence, tools/mfu_ceilings.py), then every
-  other ``*.yaml`` there in name order (later publications, issue 23: checked, not yet part of the ceilings).
+- ``validation/cases/``: the shared cases (the project's first evidence): the shipped fit starts with them alone
+  (the ``fit.start`` block of memory_model.yaml and performance_model.yaml);
+- ``validation/published/``: the publications gathered since: ``memory.yaml`` and ``throughput.yaml`` (with the
+  throughput cases above, the MFU ceilings' evidence, tools/mfu_ceilings.py), then every other ``*.yaml`` there in
+  name order. The shipped parameters are the shared cases' fit refined on every shipped case
+  (tools/fitting.py, ``fit_shipped``), as each cross-validation fold is refined on every case but its own.
 
 They live beside ``src/`` in a clone (or an editable install), not inside the installed package.
 """
@@ -18,9 +19,9 @@ from trainsizer.errors import InputError
 
 # src/trainsizer/workflows/shipped_cases.py -> the repository root
 VALIDATION_DIR = Path(__file__).resolve().parents[3] / "validation"
-FITTED = {"memory": "cases/memory.yaml", "throughput": "cases/throughput.yaml"}
-HELD_OUT = {"memory": "published/memory.yaml", "throughput": "published/throughput.yaml"}
-CEILING_EVIDENCE = (FITTED["throughput"], HELD_OUT["throughput"])
+SHARED = {"memory": "cases/memory.yaml", "throughput": "cases/throughput.yaml"}
+PUBLISHED = {"memory": "published/memory.yaml", "throughput": "published/throughput.yaml"}
+CEILING_EVIDENCE = (SHARED["throughput"], PUBLISHED["throughput"])
 
 
 def shipped_path(relative: str, root: Path | None = None) -> Path:
@@ -32,17 +33,17 @@ def shipped_path(relative: str, root: Path | None = None) -> Path:
     return path
 
 
-def fitted_files(root: Path | None = None) -> list[Path]:
-    """The case files the shipped parameters are fitted on (memory, then throughput)."""
-    return [shipped_path(r, root) for r in FITTED.values()]
+def shared_files(root: Path | None = None) -> list[Path]:
+    """The shared case files, where the shipped fit starts (memory, then throughput)."""
+    return [shipped_path(r, root) for r in SHARED.values()]
 
 
 def shipped_files(root: Path | None = None) -> list[Path]:
-    """Every shipped case file: the fitted ones, then the held-out publications (``HELD_OUT``, then the other files of
-    ``validation/published/`` in name order)."""
-    held = [shipped_path(r, root) for r in HELD_OUT.values()]
+    """Every shipped case file, all of which the shipped parameters are fitted on: the shared ones, then the
+    publications gathered since (``PUBLISHED``, then the other files of ``validation/published/`` in name order)."""
+    held = [shipped_path(r, root) for r in PUBLISHED.values()]
     folder = (root or VALIDATION_DIR) / "published"
-    return fitted_files(root) + held + sorted(p for p in folder.glob("*.yaml") if p not in held)
+    return shared_files(root) + held + sorted(p for p in folder.glob("*.yaml") if p not in held)
 
 
 def label(path: Path) -> str:

@@ -72,7 +72,7 @@ def validate_cases(cases: list[dict[str, Any]], memory_params: MemoryModel | Non
 
 
 HOLDOUTS = ("none", "source", "family", "both")
-IN_SAMPLE_NOTE = N_("in-sample: the shipped parameters were fitted on the cases of validation/cases/, so these "
+IN_SAMPLE_NOTE = N_("in-sample: the shipped parameters were fitted on every shipped case of validation/, so these "
                      "errors flatter the model; --holdout source (or family) gives the cross-validated figure")
 
 
@@ -85,7 +85,7 @@ def validate_files(paths: list[Path] | None = None, calibration: Path | None = N
     No files: the shipped cases (:mod:`trainsizer.workflows.shipped_cases`), held out both ways unless told
     otherwise, and ``summary["accuracy"]``, the table the README quotes."""
     from trainsizer.workflows.estimate_job import calibrated_params
-    from trainsizer.workflows.shipped_cases import fitted_files, shipped_files
+    from trainsizer.workflows.shipped_cases import shared_files, shipped_files
 
     shipped = not paths
     holdout = holdout or ("both" if shipped else "none")
@@ -116,11 +116,11 @@ def validate_files(paths: list[Path] | None = None, calibration: Path | None = N
     if shipped:
         from trainsizer.workflows.shipped_cases import label
 
-        fit_files = fitted_files()
-        fit_cases = [c for path in fit_files for c in load_cases(path)]
+        shared = shared_files()
+        shared_cases = [c for path in shared for c in load_cases(path)]
         summary["files"] = [label(f) for f in files]
-        summary["accuracy"] = accuracy_rows(cases, fit_cases, results, summary.get("holdout"),
-                                            memory_params, perf_params, [label(f) for f in fit_files],
+        summary["accuracy"] = accuracy_rows(cases, shared_cases, results, summary.get("holdout"),
+                                            memory_params, perf_params, [label(f) for f in shared],
                                             summary.get("holdout_family"))
     return results, summary
 
@@ -145,30 +145,30 @@ def _cell(summary: dict[str, Any], sources: int | None = None) -> dict[str, Any]
             "p90_abs_error": summary["p90_abs_error"], "signed_median_error": summary.get("signed_median_error")}
 
 
-def accuracy_rows(cases: list[dict[str, Any]], fit_cases: list[dict[str, Any]], results: list[CaseResult],
+def accuracy_rows(cases: list[dict[str, Any]], shared_cases: list[dict[str, Any]], results: list[CaseResult],
                   holdout: dict[str, Any] | None, memory_params: dict[str, Any], perf_params: dict[str, Any],
-                  fit_labels: list[str], family: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The README's accuracy table: leave-one-source-out over every shipped case and over the cases the shipped
-    parameters were fitted on alone (both only when ``holdout``, the first pass, was run), leave-one-family-out over
-    every shipped case (when ``family`` was run), then the fitted cases in-sample (the figure that flatters the
-    model)."""
+                  shared_labels: list[str], family: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The README's accuracy table: leave-one-source-out over every shipped case and over the shared cases
+    (validation/cases/) alone (both only when ``holdout``, the first pass, was run), leave-one-family-out over every
+    shipped case (when ``family`` was run), then every case in-sample (the shipped parameters were fitted on them all:
+    the figure that flatters the model)."""
     from trainsizer.workflows.holdout import leave_one_source_out
 
     rows: list[dict[str, Any]] = []
     if holdout is not None:
-        for name, chosen in (("all", cases), ("fitted", fit_cases)):
+        for name, chosen in (("all", cases), ("shared", shared_cases)):
             held = holdout if name == "all" else leave_one_source_out(chosen, memory_params, perf_params)
             rows.append({"cases": name, "count": len(chosen), "method": "leave-one-source-out",
                          **{k: _cell(held[k], held[k]["sources"]) for k in ("memory", "throughput")}})
     if family is not None:
         rows.append({"cases": "all", "count": len(cases), "method": "leave-one-family-out",
                      **{k: _cell(family[k], family[k]["families"]) for k in ("memory", "throughput")}})
-    kind = _kinds(fit_cases)
+    kind = _kinds(cases)
     fit_results = [r for r in results if r.id in kind and r.error is not None]
-    rows.append({"cases": "fitted", "count": len(fit_cases), "method": "in-sample",
+    rows.append({"cases": "all", "count": len(cases), "method": "in-sample",
                  **{k: _cell(summarize([r for r in fit_results if kind[r.id] == k]).to_dict())
                     for k in ("memory", "throughput")}})
     for row in rows:
-        if row["cases"] == "fitted":
-            row["files"] = fit_labels
+        if row["cases"] == "shared":
+            row["files"] = shared_labels
     return rows
