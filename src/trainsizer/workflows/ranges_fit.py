@@ -223,7 +223,7 @@ def select_dimensions(kind: str, rows: list[dict[str, Any]],
     (Varma & Simon 2006: the selection inside the outer fold). With the dimensions, ``selection``: each candidate's
     score and share inside."""
     candidates = CANDIDATES[kind]
-    if len(candidates) == 1:
+    if len(candidates) == 1 or len({r["source"] for r in rows}) < 3:  # scoring one held out needs two to correct
         return candidates[0], {}
     scored = {dims: held_out_scores(kind, rows, dims, level) for dims in candidates}
     best = min(scored, key=lambda d: scored[d][0])
