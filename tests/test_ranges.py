@@ -9,8 +9,10 @@ import pytest
 from conftest import REPO
 
 from trainsizer.estimate.ranges import band, shipped_ranges
-from trainsizer.estimate.regimes import gpu_family, regime
-from trainsizer.workflows.ranges_fit import conformal, coverage, fit_ranges
+from trainsizer.estimate.regimes import DIMENSIONS, gpu_family, regime
+from trainsizer.workflows.ranges_fit import conformal, coverage, fit_ranges, select_dimensions
+
+FULL = {"memory": DIMENSIONS, "speed": DIMENSIONS}  # the mechanism tests condition both kinds on every dimension
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +51,7 @@ def _rows(us, family="a100", source="s"):
 
 def test_a_regime_of_few_publications_is_pulled_to_the_pooled_range_and_an_unseen_one_is_wide():
     rows = _rows([0.01 * i for i in range(-20, 21)]) + _rows([0.5 + 0.01 * i for i in range(5)], "v100", "t")
-    data = fit_ranges({"memory": rows, "speed": rows})
+    data = fit_ranges({"memory": rows, "speed": rows}, dims=FULL)
     seen = band("memory", {"gpu_family": "v100", "method": "full", "scale": "1-gpu"}, data)
     fam = data["memory"]["gpu_family"]["v100"]
     assert data["memory"]["pooled"]["lo"] < seen.lo < fam["lo"]  # shrunk: between its own and the pooled range
@@ -137,12 +139,12 @@ def test_the_conformal_correction_widens_ranges_that_a_new_publication_breaks_an
     # too narrow for a new publication, the correction moves both ends out
     shifted = [u for shift in (-0.3, -0.1, 0.1, 0.3) for u in shift + 0.05 * rng.standard_normal(30)]
     rows = [{**r, "source": f"p{i // 30}"} for i, r in enumerate(_two_sources(shifted, "x", "p"))]
-    fix = fit_ranges({"memory": rows, "speed": rows})["memory"]["correction"]
+    fix = fit_ranges({"memory": rows, "speed": rows}, dims=FULL)["memory"]["correction"]
     assert fix["pooled"]["lo"] > 0 and fix["pooled"]["hi"] > 0
     # publications that agree (no shift) and a heavy tail in one: the central ranges need no widening
     calm = [{**r, "source": f"q{i % 5}"} for i, r in enumerate(_two_sources(list(0.1 * rng.standard_normal(200)), "y",
                                                                              "q"))]
-    fix = fit_ranges({"memory": calm, "speed": calm})["memory"]["correction"]
+    fix = fit_ranges({"memory": calm, "speed": calm}, dims=FULL)["memory"]["correction"]
     assert abs(fix["pooled"]["lo"]) < 0.05 and abs(fix["pooled"]["hi"]) < 0.05
 
 
@@ -153,7 +155,7 @@ def test_an_unseen_family_range_is_not_narrowed_by_the_corrections_of_the_seen_f
     import copy
 
     rows = _two_sources([0.01 * i for i in range(-20, 21)], "y", "q")
-    data = copy.deepcopy(fit_ranges({"memory": rows, "speed": rows}))
+    data = copy.deepcopy(fit_ranges({"memory": rows, "speed": rows}, dims=FULL))
     fix = data["memory"]["correction"]
     assert fix["unseen"] == {"cases": 0, "sources": 0, "lo": 0.0, "hi": 0.0}  # no family was ever unseen
     fix["pooled"].update(lo=-0.05, hi=-0.05)
@@ -173,7 +175,7 @@ def test_the_unseen_range_counts_every_family_once_and_is_widened_by_families_it
     others, the unseen correction moves that end out."""
     many = _two_sources([0.01 * i for i in range(-20, 21)], "a", "a")
     few = [{**r, "source": "b"} for r in _two_sources([0.6 + 0.01 * i for i in range(5)], "b", "b")]
-    data = fit_ranges({"memory": many + few, "speed": many + few})
+    data = fit_ranges({"memory": many + few, "speed": many + few}, dims=FULL)
     wide = data["memory"]["no_evidence"]
     assert wide["hi"] >= 0.6  # unweighted, 5 of 46 cases would sit beyond the 80 % half-width
     fix = data["memory"]["correction"]["unseen"]
@@ -191,7 +193,7 @@ def test_a_gpu_part_no_case_measured_gets_the_wide_speed_range_inside_a_measured
     assert regime("h20-96gb", "full", 8, 8)["gpu_part"] == "h20"
     rows = [{**r, "regime": {**r["regime"], "gpu_family": "hopper", "gpu_part": "h100"}}
             for r in _two_sources([0.01 * i for i in range(-20, 21)], "hopper", "p")]
-    data = fit_ranges({"memory": rows, "speed": rows})
+    data = fit_ranges({"memory": rows, "speed": rows}, dims=FULL)
     assert data["speed"]["gpu_parts"] == ["h100"] and "gpu_parts" not in data["memory"]
     where = {"gpu_family": "hopper", "method": "full", "scale": "1-gpu"}
     measured, new = (band("speed", {**where, "gpu_part": p}, data) for p in ("h100", "h20"))
@@ -243,12 +245,57 @@ def test_estimate_json_carries_the_80_percent_ranges_of_memory_speed_and_time(tm
 
 
 def test_an_unmeasured_gpu_family_gets_the_wide_range_and_says_so():
+    """Speed always: its ranges are conditioned on the family. Memory where its fitted ranges are (the held-out
+    interval score decides, ranges_fit.select_dimensions); where they are not, the family does not move memory's
+    range at all, measured or not."""
     from trainsizer.estimate.intervals import scenario_bands
 
     mem, speed = scenario_bands("mi300x-192gb", "full", 8, 8)
     known_mem, known_speed = scenario_bands("a100-sxm4-80gb", "full", 8, 8)
-    assert mem.no_evidence == speed.no_evidence == ("gpu_family=cdna3",)
+    assert speed.no_evidence == ("gpu_family=cdna3",)
     assert speed.hi - speed.lo > known_speed.hi - known_speed.lo
+    if "gpu_family" in shipped_ranges()["memory"]["dimensions"]:
+        assert mem.no_evidence == ("gpu_family=cdna3",)
+    else:
+        assert not mem.no_evidence and (mem.lo, mem.hi) == (known_mem.lo, known_mem.hi)
+
+
+def _shifted(by_family: dict[str, float], spread: float = 0.05, seed: int = 1):
+    """Four publications per family, each family's errors centred on its shift, each publication moved a little."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for fam, shift in by_family.items():
+        for p in range(4):
+            offset = shift + 0.02 * rng.standard_normal()
+            rows += [{"id": f"{fam}{p}-{i}", "source": f"{fam}{p}", "u": float(offset + spread * rng.standard_normal()),
+                      "regime": {"gpu_family": fam, "method": ("full", "lora")[i % 2], "scale": "1-gpu"}}
+                     for i in range(12)]
+    return rows
+
+
+def test_the_dimensions_are_chosen_by_the_held_out_interval_score():
+    """Families whose errors sit apart keep the family in memory's ranges; families whose errors agree drop it (a
+    dimension that does not move the error only costs its shrinkage); speed keeps its fixed dimensions."""
+    apart = _shifted({"a": -0.3, "b": 0.0, "c": 0.3})
+    dims, chosen = select_dimensions("memory", apart)
+    assert "gpu_family" in dims
+    scores = {tuple(c["dimensions"]): c["interval_score"] for c in chosen["selection"]["candidates"]}
+    assert scores[dims] == min(scores.values()) and scores[dims] < scores[("method", "scale")]
+    alike = _shifted({"a": 0.0, "b": 0.0, "c": 0.0})
+    assert "gpu_family" not in select_dimensions("memory", alike)[0]
+    data = fit_ranges({"memory": alike, "speed": alike})
+    assert data["speed"]["dimensions"] == list(DIMENSIONS) and "selection" not in data["speed"]
+    assert "gpu_family" not in data["memory"]["dimensions"] and data["memory"]["correction"]["gpu_family"] == {}
+    where = {"gpu_family": "never-measured", "method": "full", "scale": "1-gpu"}
+    assert not band("memory", where, data).no_evidence and band("speed", where, data).no_evidence
+
+
+def test_the_shipped_memory_dimensions_are_the_best_scored_candidate():
+    fit = shipped_ranges()["memory"]
+    scores = {tuple(c["dimensions"]): c["interval_score"] for c in fit["selection"]["candidates"]}
+    assert scores[tuple(fit["dimensions"])] == min(scores.values())
 
 
 def test_validate_reports_the_ranges_coverage_and_the_readme_quotes_it(shipped_summary):

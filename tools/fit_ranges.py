@@ -4,9 +4,10 @@ Usage: python tools/fit_ranges.py [--check]
 (reads every shipped case: validation/cases/ and validation/published/ of this repository)
 
 Each case is predicted by parameters fitted without its publication (workflows/holdout.py); the errors
-u = log(measured / predicted) give, for memory and speed, the conformal 10 % / 90 % quantiles pooled and per regime
-value, and the conformal corrections of each end (pooled and per GPU family) that make a new publication's cases
-fall inside at 80 % (workflows/ranges_fit.py). The file states the cases it was fitted on and the date of the
+u = log(measured / predicted) give, for memory and speed, the conformal 10 % / 90 % quantiles pooled and per value of
+the regime dimensions chosen for the kind (memory: by the held-out interval score), and the conformal corrections
+of each end (pooled and per GPU family) that make a new publication's cases fall inside at 80 %
+(workflows/ranges_fit.py). The file states the cases it was fitted on and the date of the
 newest one (no clock date), so a rerun on the same cases rewrites src/trainsizer/estimate/ranges.yaml byte for
 byte; rerun it after the cases or the model change. ``--check`` exits 1 when the shipped file differs from a refit.
 """
@@ -30,7 +31,9 @@ HEADER = """\
 # 80 % ranges around trainsizer's estimates: WRITTEN BY tools/fit_ranges.py, do not edit by hand.
 # u = log(measured / predicted) of each shipped case predicted leave-one-source-out (memory: the metric the case
 # measured; speed: tokens per second). lo / hi: the conformal 10 % / 90 % quantiles of u; cases / sources: how many
-# back the row. A scenario's range: each regime dimension's row shrunk toward pooled by s / (s + shrinkage_sources),
+# back the row. dimensions: the regime dimensions the kind's ranges are conditioned on (memory: the candidate whose
+# ranges gave the held-out publications the lowest mean interval score, each candidate's in selection; speed: all
+# three). A scenario's range: each of its dimensions' rows shrunk toward pooled by s / (s + shrinkage_sources),
 # averaged over the dimensions; a value no case shows takes no_evidence (symmetric about the median, each family
 # weighing one); then each end moved out by correction (its GPU family's, else pooled: conformalized quantile
 # regression on the publications held out in turn; negative: the quantiles were wider than needed; a no_evidence

@@ -2,21 +2,24 @@
 
 ``tools/fit_ranges.py`` writes ``ranges.yaml`` from the leave-one-source-out errors of every shipped case
 (``workflows/ranges_fit.py``): for memory and for speed, the conformal 10 % and 90 % quantiles of
-``u = log(measured / predicted)`` over all cases (``pooled``) and per value of each regime dimension
-(``regimes.py``: GPU family, method, scale). A scenario's range combines its dimensions: each dimension's quantiles
-shrunk toward the pooled ones by ``s / (s + shrinkage_sources)`` over the s publications that show it (errors
-within one publication move together, so its publications, not its cases, are the evidence), then averaged over the
-dimensions. A dimension whose value no case shows (a GPU family never measured) gives the wide range
+``u = log(measured / predicted)`` over all cases (``pooled``) and per value of each regime dimension the fit chose
+for the kind (``dimensions``, among ``regimes.py``'s GPU family, method, scale: for memory the set whose ranges
+scored best on publications held out in turn, ``ranges_fit.select_dimensions``; for speed all three). A scenario's
+range combines its dimensions: each dimension's quantiles shrunk toward the pooled ones by
+``s / (s + shrinkage_sources)`` over the s publications that show it (errors within one publication move together,
+so its publications, not its cases, are the evidence), then averaged over the dimensions. A dimension whose value no
+case shows (a GPU family never measured, where the kind's ranges are conditioned on the family) gives the wide range
 (``no_evidence``: symmetric about the median, every measured family weighing one), and the range says so; so does a
 speed range whose GPU part no case measured (``gpu_parts``: an H20 in the measured Hopper family). Each end
-is then moved by its conformal correction (``correction``: the GPU family's, else the pooled one; a wide range only
-by ``unseen``, calibrated where a family was unseen and never narrowing; ``ranges_fit.corrections``), so that a new
-publication's cases fall inside at the stated level.
+is then moved by its conformal correction (``correction``: the GPU family's where the ranges are conditioned on it,
+else the pooled one; a wide range only by ``unseen``, calibrated where a regime was unseen and never narrowing;
+``ranges_fit.corrections``), so that a new publication's cases fall inside at the stated level.
 
 Split conformal prediction: Vovk, Gammerman & Shafer, "Algorithmic Learning in a Random World" (2005); Lei et al.,
 "Distribution-Free Predictive Inference for Regression", JASA 2018 (the ceil((n+1)(1-a)) rank); Romano, Patterson &
-Candes, "Conformalized Quantile Regression", NeurIPS 2019 (the corrections). Shrinkage toward the
-pooled estimate: James & Stein 1961; Efron & Morris, "Stein's Paradox in Statistics", Sci. Am. 1977.
+Candes, "Conformalized Quantile Regression", NeurIPS 2019 (the corrections). The choice of dimensions: Gneiting &
+Raftery, "Strictly Proper Scoring Rules, Prediction, and Estimation", JASA 2007 (the interval score). Shrinkage toward
+the pooled estimate: James & Stein 1961; Efron & Morris, "Stein's Paradox in Statistics", Sci. Am. 1977.
 """
 
 from __future__ import annotations
@@ -117,7 +120,7 @@ def _band(kind: str, regime: dict[str, str], data: dict[str, Any], corrected: bo
     pooled = fit["pooled"]
     k = float(data["shrinkage_sources"])
     los, mids, his, counts, missing = [], [], [], [], []
-    for dim in DIMENSIONS:
+    for dim in fit.get("dimensions") or DIMENSIONS:  # the dimensions the fit chose for this kind (ranges_fit)
         row = (fit.get(dim) or {}).get(regime.get(dim, ""))
         n = int(row["sources"]) if row else 0
         counts.append(int(row["cases"]) if row else 0)
@@ -146,4 +149,4 @@ def _band(kind: str, regime: dict[str, str], data: dict[str, Any], corrected: bo
         lo, hi = lo - shift["lo"], hi + shift["hi"]
         if mid is not None:  # a negative correction never takes an end past the median
             lo, hi = min(lo, mid), max(hi, mid)
-    return Band(kind, lo, hi, float(data["level"]), min(counts), tuple(missing), mid)
+    return Band(kind, lo, hi, float(data["level"]), min(counts, default=int(pooled["cases"])), tuple(missing), mid)
