@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from trainsizer.estimate.arrays import positive_part, safe_div
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, p2p_s
 from trainsizer.estimate.flops import StepFlops, recomputed_layer
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
@@ -230,12 +231,23 @@ def data_parallel_sync_s(ctx: StepContext) -> float:
 
 def data_parallel_gather_s(ctx: StepContext) -> float:
     """A sharded optimizer all-gathers the updated 16-bit weights after its step; Megatron overlaps the gather with
-    the next step's first forward (``--overlap-param-gather``)."""
+    the next step's first forward (``--overlap-param-gather``, :func:`gather_overlaps`)."""
     par = ctx.scenario.parallel
     if par.dp <= 1 or par.zero == 3 or not (par.zero in (1, 2) or par.distributed_optimizer):
         return 0.0
     return all_gather_s(ctx.trainable_local * ctx.weight_and_grad_bytes[0], par.dp, ctx.fabric,
                         stride=par.tp * par.cp, nic_share=False)
+
+
+def gather_overlaps(distributed_optimizer: Any) -> Any:
+    """1 where the sharded optimizer's weight gather hides behind the next forward, else 0 (a bool or an array of
+    them). Megatron's distributed optimizer gathers bucket by bucket as the next forward reaches each bucket
+    (``--overlap-param-gather``). DeepSpeed ZeRO-1/2 all-gathers the updated weights at the end of ``step()``, "ready
+    for next round forward" (deepspeedai/DeepSpeed ``deepspeed/runtime/zero/stage_1_and_2.py`` @ 7dee2e0,
+    ``all_gather_dp_groups``), and InternLM's hybrid ZeRO waits for its parameter broadcasts (InternLM/InternLM
+    ``internlm/solver/optimizer/hybrid_zero_optim.py`` @ c18bec9: ``broadcast_params(overlap=False)``, "TODO:
+    support broadcast overlap"): the step waits for the whole gather."""
+    return 1.0 * distributed_optimizer
 
 
 def optimizer_and_offload_s(ctx: StepContext) -> tuple[float, float]:
@@ -293,6 +305,7 @@ class RawStep:
     model_step_at_peak_s: float  # the step's model FLOPs per GPU at the dense peak of ``dtype`` (MFU = this / step)
     precision: str  # the scenario's training precision (the MFU ceiling's key with the architecture)
     compiled: float = 0.0  # 1 under torch.compile (a number, so that many cases stack into one array)
+    gather_overlapped: float = 1.0  # 1 where the sharded optimizer's weight gather hides behind the next forward
 
 
 def raw_step(ctx: StepContext) -> RawStep:
@@ -320,26 +333,8 @@ def raw_step(ctx: StepContext) -> RawStep:
                    expert_parallel_mb(ctx), pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx),
                    data_parallel_gather_s(ctx), optimizer_s, offload_s, ctx.layers_per_stage, par.pp, par.virtual_pp,
                    at_peak(fl.model_per_token, ctx.peak_tflops) * ctx.scenario.grad_accumulation_steps,
-                   ctx.scenario.training.precision, float(ctx.scenario.training.compile))
-
-
-def _is_array(x: Any) -> bool:
-    return getattr(x, "ndim", 0) > 0  # numpy arrays (a fit's many cases); floats and numpy scalars are not
-
-
-def safe_div(num: Any, den: Any) -> Any:
-    """``num / den``, 0 where ``den`` is 0; for floats and numpy arrays alike (numpy is imported only for
-    arrays, so a single estimate starts without it)."""
-    if _is_array(den):
-        import numpy as np
-
-        return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den != 0)
-    return num / den if den else 0.0
-
-
-def positive_part(x: Any) -> Any:
-    """max(0, x) for a float or, elementwise, an array."""
-    return x.clip(min=0.0) if _is_array(x) else max(0.0, x)
+                   ctx.scenario.training.precision, float(ctx.scenario.training.compile),
+                   gather_overlaps(par.distributed_optimizer))
 
 
 def gemm_ceiling(p: PerformanceModel, architecture: str, dtype: str) -> float:
@@ -445,9 +440,10 @@ def combine_step(raw: RawStep, p: PerformanceModel) -> dict[str, Any]:
         "pp_bubble": bubble,
         "zero3_gather": m * exposed["zero3_gather"],
         # gradient buckets reduce while the last micro-batch runs backward; under pipeline parallelism the stages
-        # that finish first reduce during the pipeline's drain (the bubble)
+        # that finish first reduce during the pipeline's drain (the bubble); the weight gather of a sharded optimizer
+        # hides behind the next forward only where the framework overlaps it (gather_overlaps)
         "dp_grad_sync": positive_part(raw.dp_sync_s - overlap.dp * (compute * 2 / 3 + bubble))
-        + positive_part(raw.dp_gather_s - overlap.dp * compute / 3),
+        + positive_part(raw.dp_gather_s - raw.gather_overlapped * overlap.dp * compute / 3),
         "optimizer": raw.optimizer_s,
         "offload": raw.offload_s,
         "launch_overhead": m * launch_mb + p.overhead.per_step_s,

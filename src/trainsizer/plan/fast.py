@@ -286,6 +286,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     from trainsizer.estimate.step_terms import (
         attention_relative,
         elementwise_s,
+        gather_overlaps,
         gemm_ceiling,
         launch_exposed_s,
         mfu_ceiling,
@@ -355,7 +356,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     reduce_s = np.where(sharded, 1.0, 2.0) * dp_ring * trainable * grad_b / dp_bw
     gather_s = np.where(sharded, dp_ring * trainable * w_b / dp_bw, 0.0)
     dp_exposed = np.where(lay.zero == 3, 0.0, np.maximum(0.0, reduce_s - overlap.dp * (compute_mb * 2 / 3 + bubble))
-                          + np.maximum(0.0, gather_s - overlap.dp * compute_mb / 3))
+                          + np.maximum(0.0, gather_s - gather_overlaps(lay.dist_opt) * overlap.dp * compute_mb / 3))
     # ZeRO-3: gather the weights forward and backward, reduce-scatter the gradients, per micro-batch, over dp x cp
     group = dp * cp
     ring = np.where(group > 1, (group - 1) / np.maximum(group, 1), 0.0)

@@ -1,0 +1,26 @@
+"""Float-or-array arithmetic shared by the step-time terms: one case (floats) or many (numpy arrays, a fit's cases,
+the planner's layouts) through the same expressions; numpy is imported only for arrays, so a single estimate starts
+without it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def is_array(x: Any) -> bool:
+    return getattr(x, "ndim", 0) > 0  # numpy arrays (a fit's many cases); floats and numpy scalars are not
+
+
+def safe_div(num: Any, den: Any) -> Any:
+    """``num / den``, 0 where ``den`` is 0; for floats and numpy arrays alike (numpy is imported only for
+    arrays, so a single estimate starts without it)."""
+    if is_array(den):
+        import numpy as np
+
+        return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den != 0)
+    return num / den if den else 0.0
+
+
+def positive_part(x: Any) -> Any:
+    """max(0, x) for a float or, elementwise, an array."""
+    return x.clip(min=0.0) if is_array(x) else max(0.0, x)

@@ -1,0 +1,70 @@
+"""Step-time mechanisms of the data-parallel synchronisation (issue 23): when a sharded optimizer's weight gather
+waits, in the estimate (estimate/step_terms.py) and in the planner's screen (plan/fast.py) alike."""
+
+import numpy as np
+import pytest
+
+from trainsizer.api import estimate
+from trainsizer.estimate.comm import fabric
+from trainsizer.estimate.step import default_performance_model, step_context
+from trainsizer.estimate.step_terms import compute_s, gather_overlaps, raw_step
+from trainsizer.hardware.catalog import default_catalog
+from trainsizer.models.catalog import resolve_model
+from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_step_time
+from trainsizer.scenario import scenario_from_dict
+
+GPUS = 256
+
+
+def job(zero: int, distributed_optimizer: bool, gpus: int = GPUS) -> dict:
+    return {"model": {"preset": "llama-2-7b"},
+            "training": {"method": "full", "precision": "bf16-mixed", "micro_batch_size": 2, "seq_len": 2048,
+                         "global_batch_size": 2 * gpus, "activation_checkpointing": "none"},
+            "parallel": {"gpus": gpus, "zero": zero, "distributed_optimizer": distributed_optimizer},
+            "hardware": {"gpu": "a100-sxm4-80gb", "gpus_per_node": 8, "inter_node": "roce-100", "nics_per_node": 4}}
+
+
+def sync_s(zero: int, distributed_optimizer: bool, gpus: int = GPUS) -> float:
+    perf = estimate(scenario_from_dict(job(zero, distributed_optimizer, gpus)), with_limits=False).performance
+    return perf.breakdown_s["dp_grad_sync"]
+
+
+def test_only_megatrons_distributed_optimizer_hides_the_weight_gather_behind_the_next_forward():
+    """DeepSpeed ZeRO-1/2 and InternLM's hybrid ZeRO wait for the gather of the updated weights at the end of the
+    step; Megatron's distributed optimizer (--overlap-param-gather) runs it under the next forward. The difference
+    is the gather itself: (n-1)/n of the 16-bit weights over the node's NICs."""
+    assert gather_overlaps(True) == 1.0 and gather_overlaps(False) == 0.0
+    assert list(gather_overlaps(np.array([True, False]))) == [1.0, 0.0]
+    waits, hidden = sync_s(1, False), sync_s(0, True)
+    assert hidden == pytest.approx(sync_s(1, True))  # zero 1 with Megatron's optimizer: hidden as well
+    sc = scenario_from_dict(job(1, False))
+    cat = default_catalog()
+    params = default_performance_model()
+    ctx = step_context(sc, resolve_model(sc.model), cat.accelerator("a100-sxm4-80gb"), cat, params)[0]
+    raw = raw_step(ctx)
+    weights = ctx.trainable_local * 2  # the 16-bit weights
+    gather = (GPUS - 1) / GPUS * weights / (ctx.fabric.inter_busbw_gbps * 1e9)
+    assert raw.dp_gather_s == pytest.approx(gather, rel=0.02)
+    # hidden: all but what outlasts a third of a micro-batch's compute (the next forward); waiting: all of it
+    assert waits - hidden == pytest.approx(min(gather, float(compute_s(raw, params)) / 3), rel=0.02)
+    assert waits - hidden > 0.05
+    assert sync_s(1, False, 8) < waits  # inside one node the gather runs over NVLink
+
+
+def test_the_planners_screen_waits_for_the_gather_as_the_estimate_does():
+    sc = scenario_from_dict(job(1, False))
+    arch = resolve_model(sc.model)
+    cat = default_catalog()
+    gpu = cat.accelerator("a100-sxm4-80gb")
+    params = default_performance_model()
+    fab = fabric(cat, gpu, None, "roce-100", 4, 8, params, GPUS)
+    two = lambda a, b, dtype=int: np.array([a, b], dtype=dtype)  # noqa: E731
+    lay = Layouts(gpus=two(GPUS, GPUS), tp=two(1, 1), pp=two(1, 1), cp=two(1, 1), vpp=two(1, 1), zero=two(1, 0),
+                  dist_opt=two(False, True, bool), sp=two(False, False, bool), offload=two(0, 0), mbs=two(2, 2),
+                  ckpt=two(CKPT.index("none"), CKPT.index("none")), gpus_per_node=two(8, 8))
+    screened = screen_step_time(job_basis(sc, arch), lay, sc, gpu, fab.intra_busbw_gbps, fab.inter_busbw_gbps, params,
+                                fab.shared_host_gbps)
+    estimated = [estimate(scenario_from_dict(job(z, d)), with_limits=False).performance.step_time_s
+                 for z, d in ((1, False), (0, True))]
+    assert screened[0] > screened[1]
+    assert screened[0] - screened[1] == pytest.approx(estimated[0] - estimated[1], rel=0.1)
