@@ -480,3 +480,35 @@ def test_the_planners_screen_prices_inputs_kept_through_checkpointing_as_the_est
         assert screened[0] == pytest.approx(ref.device_bytes, rel=0.005), inputs
         devices[inputs] = ref.device_bytes
     assert devices["kept"] > devices["saved"] * 1.1
+
+
+def test_an_fp16_lm_head_under_bf16_autocast_keeps_a_bf16_copy_of_its_weight_for_backward():
+    """transformers loads a bitsandbytes model's unquantized layers in fp16 without a torch_dtype; under bf16
+    autocast the LM head's weight is cast to a bf16 copy the matmul saves: vocab x hidden x 2 bytes more, in the
+    estimate and in the planner's screen; nothing without the setting or outside QLoRA."""
+    import numpy as np
+
+    from trainsizer.estimate.activations import lm_head_cast_bytes
+    from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory
+
+    def job(dtype: str, method: str = "qlora") -> dict:
+        d = _qlora_ckpt("saved")
+        d["training"] = {**d["training"], "unquantized_dtype": dtype, "method": method}
+        if method != "qlora":
+            d["training"].pop("quantized_inputs")
+        return d
+
+    base, cast = (scenario_from_dict(job(k)) for k in ("compute", "fp16"))
+    arch = resolve_model(cast.model)
+    assert lm_head_cast_bytes(cast, arch) == arch.vocab_size * arch.hidden_size * 2
+    assert lm_head_cast_bytes(base, arch) == 0.0
+    assert lm_head_cast_bytes(scenario_from_dict(job("fp16", "lora")), arch) == 0.0
+    mem = {k: estimate(sc, with_limits=False, with_performance=False).memory for k, sc in (("b", base), ("c", cast))}
+    assert mem["c"].allocated_bytes - mem["b"].allocated_bytes == pytest.approx(arch.vocab_size * arch.hidden_size * 2)
+    gpu = default_catalog().accelerator("a100-sxm4-80gb")
+    one = lambda v, dtype=int: np.array([v], dtype=dtype)  # noqa: E731
+    lay = Layouts(gpus=one(1), tp=one(1), pp=one(1), cp=one(1), vpp=one(1), zero=one(0), dist_opt=one(False, bool),
+                  sp=one(False, bool), offload=one(0), mbs=one(2), ckpt=one(CKPT.index("full")), gpus_per_node=one(1))
+    for key, sc in (("b", base), ("c", cast)):
+        screened, _host = screen_memory(job_basis(sc, arch), lay, sc, gpu)
+        assert screened[0] == pytest.approx(mem[key].device_bytes, rel=0.005), key

@@ -41,6 +41,8 @@ Loss = Literal["standard", "chunked", "compute-dtype"]
 SequenceLengths = Literal["fixed", "variable"]
 # what a quantized base linear keeps of its input for backward (estimate/activations.kept_quantized_inputs)
 QuantizedInputs = Literal["saved", "kept", "none"]
+# the dtype of the layers a QLoRA run leaves unquantized (estimate/activations.lm_head_cast_bytes)
+UnquantizedDtype = Literal["compute", "fp16"]
 CheckpointLoading = Literal["sharded", "full"]
 AttentionMask = Literal["causal", "full"]
 Fp8Scope = Literal["linear", "linear+attention"]
@@ -145,6 +147,11 @@ class TrainingSpec(_Strict):
                                               "every layer keeps its quantized linears' inputs (bitsandbytes "
                                               "MatMul4Bit before 0.43.2 under use_reentrant=False); 'none' = "
                                               "nothing (bitsandbytes 0.43.2 and later, torchao NF4)")
+    unquantized_dtype: UnquantizedDtype = Field("compute", description="extension (method qlora): the dtype of the "
+                                                "layers left unquantized (embeddings, norms, LM head): 'compute' = "
+                                                "the compute dtype; 'fp16' = float16 beside a bf16 compute dtype "
+                                                "(transformers' bitsandbytes loading without a torch_dtype), so "
+                                                "autocast's bf16 copy of the LM head's weight is saved for backward")
     document_tokens: Int | None = Field(None, gt=0, le=16_777_216, description="extension: each sequence is packed "
                                         "from documents of about this many tokens (for varied lengths: sum of "
                                         "squares / sum), each attending only to itself, with a kernel that skips "

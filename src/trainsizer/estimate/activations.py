@@ -209,6 +209,21 @@ def kept_quantized_inputs(sc: Scenario, arch: Architecture, layer: LayerState) -
     return replicated, sharded
 
 
+def lm_head_cast_bytes(sc: Scenario, arch: Architecture) -> float:
+    """Bytes of the LM head's weight that autocast casts to bf16 and keeps for backward when a QLoRA run holds its
+    unquantized layers in fp16 (``training.unquantized_dtype: fp16``; 0 otherwise): transformers loads the layers it
+    leaves unquantized in float16 when a bitsandbytes model is loaded without a ``torch_dtype`` (the quantizer's
+    ``update_torch_dtype``: "Overriding torch_dtype=None with torch_dtype=torch.float16 ... Pass your own torch_dtype
+    to specify the dtype of the remaining non-linear layers"), and under bf16 autocast ``F.linear`` casts its fp16
+    weight to a bf16 copy, which the matmul saves to compute its input's gradient (PyTorch autocast: ``linear`` runs in
+    the lower-precision dtype; the cast of a weight that needs no gradient is not cached but saved by the op). One
+    ``vocab x hidden`` bf16 copy (per tensor-parallel rank's share) from the loss's forward to the head's backward."""
+    tr = sc.training
+    if tr.method != "qlora" or tr.unquantized_dtype != "fp16" or not arch.lm_head:
+        return 0.0
+    return arch.vocab_size * arch.hidden_size * 2.0 / sc.parallel.tp
+
+
 def _recomputes(sc: Scenario) -> bool:
     """Whether backward recomputes layers (then one layer's activations are rebuilt at a time)."""
     return sc.training.activation_checkpointing in ("full", "selective-op", "every-n-layers")
@@ -297,6 +312,7 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
         per_logit = {"chunked": e + p.logits.chunked_extra_bytes, "compute-dtype": e * p.logits.compute_dtype_copies
                      }.get(tr.loss, p.logits.standard_bytes)
         logits = tokens * arch.vocab_size / tp * per_logit + tokens * arch.hidden_size * 4  # + final-norm input
+        saved += lm_head_cast_bytes(sc, arch)  # a bf16 copy of an fp16 LM head, saved for backward
         logits_why = msg("mem.logits", tokens=tokens, vocab=arch.vocab_size, b=per_logit, loss=tr.loss)
 
     largest = max(per_layer_full, default=0.0)

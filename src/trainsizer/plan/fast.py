@@ -20,6 +20,7 @@ from trainsizer.estimate.activations import (
     compiled_activation_factor,
     kept_quantized_inputs,
     layer_activations,
+    lm_head_cast_bytes,
     stage_activations,
 )
 from trainsizer.estimate.flops import step_flops
@@ -75,6 +76,7 @@ class JobBasis:
     # quantized-linear inputs per token per layer that checkpointing cannot drop: (replicated, sharded)
     # (estimate.activations.kept_quantized_inputs)
     kept_inputs_per_token: tuple[float, float] = (0.0, 0.0)
+    lm_head_cast: float = 0.0  # bytes on the last stage, divided by tp (estimate.activations.lm_head_cast_bytes)
 
 
 def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
@@ -159,7 +161,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
                     embed, flops, arch.hidden_size, arch.kv_dim, e,
                     arch.moe.experts_per_token / arch.moe.num_experts if arch.moe else 0.0,
                     float(arch.moe.expert_intermediate_size) if arch.moe else 0.0, gathered, weight_bytes,
-                    compiled_activation_factor(base.training.compile, mp), kept)
+                    compiled_activation_factor(base.training.compile, mp), kept, lm_head_cast_bytes(base, arch))
 
 
 @dataclass
@@ -258,7 +260,7 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     in_flight_first = np.where(lay.pp > 1, np.minimum(lay.pp, gas), 1)
     interleave = np.where((lay.pp > 1) & (lay.vpp > 1), 1 + (pp - 1) / (pp * lay.vpp), 1.0)
     saved_first = saved_layer * layers_stage * in_flight_first * interleave + b.embed_act_per_token * tokens
-    saved_last = saved_layer * layers_stage
+    saved_last = saved_layer * layers_stage + b.lm_head_cast / tp
     logits = tokens * (b.logits_per_token_div / tp + b.logits_per_token_rep)
     frac = mp.activations.backward_working_fraction
     working = np.where(lay.ckpt == 2, full_layer * (1 + frac), full_layer * frac)
@@ -278,7 +280,7 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     # without pipeline parallelism the one stage holds both ends: the embedding and the output head
     whole_extra = {k: b.first_extra[k] + b.last_extra[k] for k in b.first_extra}
     whole_static, whole_grads = stage_states(whole_extra)
-    whole = peak(whole_static, whole_grads, saved_first, logits, stage_load(whole_extra))
+    whole = peak(whole_static, whole_grads, saved_first + b.lm_head_cast / tp, logits, stage_load(whole_extra))
     reserved = np.where(lay.pp == 1, whole, np.maximum(first, last))
     return reserved + overhead, host
 
