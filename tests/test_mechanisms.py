@@ -419,3 +419,96 @@ def test_torch_compile_saved_activations_leave_no_allocator_fragmentation():
         gaps.append(screen_memory(job_basis(s, arch), lay, s, gpu)[0][0]
                     - estimate(s, with_limits=False, with_performance=False).memory.device_bytes)
     assert gaps[1] == pytest.approx(gaps[0], rel=1e-6)
+
+
+def _qlora_ckpt(inputs: str, ckpt: str = "full") -> dict:
+    return {"model": {"preset": "llama-2-7b"},
+            "training": {"method": "qlora", "precision": "bf16-true", "micro_batch_size": 2, "seq_len": 2048,
+                         "activation_checkpointing": ckpt, "quantized_inputs": inputs,
+                         "lora": {"rank": 8, "targets": ["q_proj", "v_proj"]}},
+            "parallel": {"gpus": 1}, "hardware": {"gpu": "a100-sxm4-80gb", "gpus_per_node": 1}}
+
+
+def test_bitsandbytes_inputs_held_on_the_autograd_context_survive_non_reentrant_checkpointing():
+    """bitsandbytes < 0.43.2 keeps each 4-bit linear's input as ``ctx.tensors`` (not a saved tensor), so under
+    non-reentrant checkpointing every layer keeps its quantized linears' inputs (attention input, o_proj input, MLP
+    input, down-projection input); 'none' (torchao NF4, bitsandbytes >= 0.43.2) keeps none, even without
+    checkpointing; the default 'saved' behaves as before."""
+    from trainsizer.estimate.activations import kept_quantized_inputs
+
+    mem = {k: estimate(scenario_from_dict(_qlora_ckpt(k)), with_limits=False, with_performance=False).memory
+           for k in ("saved", "kept", "none")}
+    arch = resolve_model(scenario_from_dict(_qlora_ckpt("kept")).model)
+    h, f, layers, tokens = arch.hidden_size, arch.intermediate_size, arch.num_layers, 2 * 2048
+    expected = (2 * h + arch.attn_out_dim + f) * 2 * layers * tokens  # bf16 inputs of every layer
+    assert mem["kept"].allocated_bytes - mem["saved"].allocated_bytes == pytest.approx(expected, rel=1e-6)
+    # under full checkpointing a recomputed layer's inputs are rebuilt one layer at a time: none and saved agree
+    # but for the recomputed layer's working set
+    assert mem["none"].allocated_bytes <= mem["saved"].allocated_bytes
+    sc = scenario_from_dict(_qlora_ckpt("kept"))
+    layer = training_state_of(sc).layers[0]
+    assert kept_quantized_inputs(sc, arch, layer) == (2 * h * 2, (arch.attn_out_dim + f) * 2)
+    assert kept_quantized_inputs(scenario_from_dict(_qlora_ckpt("saved")), arch, layer) == (0.0, 0.0)
+    # without checkpointing the inputs are saved anyway (kept = saved); torchao's keeps none
+    no_ckpt = {k: estimate(scenario_from_dict(_qlora_ckpt(k, "none")), with_limits=False,
+                           with_performance=False).memory for k in ("saved", "kept", "none")}
+    assert no_ckpt["kept"].allocated_bytes == pytest.approx(no_ckpt["saved"].allocated_bytes)
+    assert no_ckpt["none"].allocated_bytes < no_ckpt["saved"].allocated_bytes
+
+
+def training_state_of(sc):
+    from trainsizer.estimate.memory import default_memory_model
+    from trainsizer.estimate.training_state import training_state
+
+    return training_state(sc, resolve_model(sc.model), default_memory_model())
+
+
+def test_the_planners_screen_prices_inputs_kept_through_checkpointing_as_the_estimate_does():
+    import numpy as np
+
+    from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory
+
+    gpu = default_catalog().accelerator("a100-sxm4-80gb")
+    one = lambda v, dtype=int: np.array([v], dtype=dtype)  # noqa: E731
+    lay = Layouts(gpus=one(1), tp=one(1), pp=one(1), cp=one(1), vpp=one(1), zero=one(0), dist_opt=one(False, bool),
+                  sp=one(False, bool), offload=one(0), mbs=one(2), ckpt=one(CKPT.index("full")), gpus_per_node=one(1))
+    devices = {}
+    for inputs in ("saved", "kept"):
+        sc = scenario_from_dict(_qlora_ckpt(inputs))
+        screened, _host = screen_memory(job_basis(sc, resolve_model(sc.model)), lay, sc, gpu)
+        ref = estimate(sc, with_limits=False, with_performance=False).memory
+        assert screened[0] == pytest.approx(ref.device_bytes, rel=0.005), inputs
+        devices[inputs] = ref.device_bytes
+    assert devices["kept"] > devices["saved"] * 1.1
+
+
+def test_an_fp16_lm_head_under_bf16_autocast_keeps_a_bf16_copy_of_its_weight_for_backward():
+    """transformers loads a bitsandbytes model's unquantized layers in fp16 without a torch_dtype; under bf16
+    autocast the LM head's weight is cast to a bf16 copy the matmul saves: vocab x hidden x 2 bytes more, in the
+    estimate and in the planner's screen; nothing without the setting or outside QLoRA."""
+    import numpy as np
+
+    from trainsizer.estimate.activations import lm_head_cast_bytes
+    from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory
+
+    def job(dtype: str, method: str = "qlora") -> dict:
+        d = _qlora_ckpt("saved")
+        d["training"] = {**d["training"], "unquantized_dtype": dtype, "method": method}
+        if method != "qlora":
+            d["training"].pop("quantized_inputs")
+        return d
+
+    base, cast = (scenario_from_dict(job(k)) for k in ("compute", "fp16"))
+    arch = resolve_model(cast.model)
+    assert lm_head_cast_bytes(cast, arch) == arch.vocab_size * arch.hidden_size * 2
+    assert lm_head_cast_bytes(base, arch) == 0.0
+    assert lm_head_cast_bytes(scenario_from_dict(job("fp16", "lora")), arch) == 0.0
+    mem = {k: estimate(sc, with_limits=False, with_performance=False).memory for k, sc in (("b", base), ("c", cast))}
+    assert mem["c"].allocated_bytes - mem["b"].allocated_bytes == pytest.approx(arch.vocab_size * arch.hidden_size * 2)
+    gpu = default_catalog().accelerator("a100-sxm4-80gb")
+    one = lambda v, dtype=int: np.array([v], dtype=dtype)  # noqa: E731
+    lay = Layouts(gpus=one(1), tp=one(1), pp=one(1), cp=one(1), vpp=one(1), zero=one(0), dist_opt=one(False, bool),
+                  sp=one(False, bool), offload=one(0), mbs=one(2), ckpt=one(CKPT.index("full")), gpus_per_node=one(1))
+    for key, sc in (("b", base), ("c", cast)):
+        screened, _host = screen_memory(job_basis(sc, arch), lay, sc, gpu)
+        assert screened[0] == pytest.approx(mem[key].device_bytes, rel=0.005), key

@@ -89,6 +89,8 @@ BAD = [
     ({"hardware__gpu": "h100"}, "hardware.gpu", "h100-sxm5-80gb"),
     ({"training__global_batch_size": 3, "parallel__gpus": 2}, "training.global_batch_size", "multiple"),
     ({"training__sequence_lengths": "ragged"}, "training.sequence_lengths", "fixed, variable"),
+    ({"training__quantized_inputs": "dropped"}, "training.quantized_inputs", "saved, kept, none"),
+    ({"training__unquantized_dtype": "bf16"}, "training.unquantized_dtype", "compute, fp16"),
     ({"parallel__checkpoint_loading": "rank0"}, "parallel.checkpoint_loading", "sharded, full"),
 ]
 

@@ -39,6 +39,10 @@ Quantization = Literal["nf4", "nf4-dq", "int8", "int4"]
 Offload = Literal["none", "optimizer", "optimizer+params"]
 Loss = Literal["standard", "chunked", "compute-dtype"]
 SequenceLengths = Literal["fixed", "variable"]
+# what a quantized base linear keeps of its input for backward (estimate/activations.kept_quantized_inputs)
+QuantizedInputs = Literal["saved", "kept", "none"]
+# the dtype of the layers a QLoRA run leaves unquantized (estimate/activations.lm_head_cast_bytes)
+UnquantizedDtype = Literal["compute", "fp16"]
 CheckpointLoading = Literal["sharded", "full"]
 AttentionMask = Literal["causal", "full"]
 Fp8Scope = Literal["linear", "linear+attention"]
@@ -136,6 +140,18 @@ class TrainingSpec(_Strict):
                                               "of varied lengths, each batch padded to its longest (dynamic "
                                               "padding), seq_len the longest; the caching allocator then keeps "
                                               "blocks of earlier sizes (reserved memory)")
+    quantized_inputs: QuantizedInputs = Field("saved", description="extension (method qlora): what each quantized "
+                                              "base linear keeps of its input for backward: 'saved' = a saved "
+                                              "tensor, dropped by activation checkpointing; 'kept' = held on the "
+                                              "autograd context, which non-reentrant checkpointing cannot drop, so "
+                                              "every layer keeps its quantized linears' inputs (bitsandbytes "
+                                              "MatMul4Bit before 0.43.2 under use_reentrant=False); 'none' = "
+                                              "nothing (bitsandbytes 0.43.2 and later, torchao NF4)")
+    unquantized_dtype: UnquantizedDtype = Field("compute", description="extension (method qlora): the dtype of the "
+                                                "layers left unquantized (embeddings, norms, LM head): 'compute' = "
+                                                "the compute dtype; 'fp16' = float16 beside a bf16 compute dtype "
+                                                "(transformers' bitsandbytes loading without a torch_dtype), so "
+                                                "autocast's bf16 copy of the LM head's weight is saved for backward")
     document_tokens: Int | None = Field(None, gt=0, le=16_777_216, description="extension: each sequence is packed "
                                         "from documents of about this many tokens (for varied lengths: sum of "
                                         "squares / sum), each attending only to itself, with a kernel that skips "

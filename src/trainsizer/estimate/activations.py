@@ -70,7 +70,7 @@ def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
     attn = [lin for lin in layer.linears if lin.group == "attention"]
     qkv_mods, out_mods = attn[:-1], attn[-1:]
     mlp = [lin for lin in layer.linears if lin.group != "attention"]
-    q_saves = tr.method == "qlora" and bool(pa.quantized_linear_saves_input)
+    q_saves = tr.method == "qlora" and bool(pa.quantized_linear_saves_input) and tr.quantized_inputs != "none"
 
     replicated = arch.norms_per_layer * h * nb
     sharded = 0.0
@@ -184,6 +184,46 @@ def selective_op_saved(sc: Scenario, arch: Architecture, layer: LayerState) -> t
     return replicated, sharded
 
 
+def kept_quantized_inputs(sc: Scenario, arch: Architecture, layer: LayerState) -> tuple[float, float]:
+    """(replicated, tp-sharded) bytes per token of one layer's quantized-linear inputs that checkpointing cannot drop
+    (``training.quantized_inputs: kept``; (0, 0) otherwise): bitsandbytes' ``MatMul4Bit.forward`` before 0.43.2 keeps
+    its input as a plain attribute (``ctx.tensors = (A, B)``), not through ``save_for_backward``, so non-reentrant
+    checkpointing (``torch.utils.checkpoint(use_reentrant=False)``, whose saved-tensor hooks only see saved tensors)
+    leaves it alive from the layer's forward to its backward (bitsandbytes-foundation/bitsandbytes
+    ``bitsandbytes/autograd/_functions.py`` @ 0.41.0; fixed by PR #1270, commit 9e75374, released in 0.43.2, "the bug
+    that caused a lot of memory issues with QLoRA"). Reentrant checkpointing runs the forward without a graph and
+    keeps nothing. Kept: the attention input (one norm output for q/k/v), the output projection's input, the MLP
+    input and the down projection's input (each routed expert's for a token's ``k`` experts)."""
+    tr = sc.training
+    if tr.method != "qlora" or tr.quantized_inputs != "kept":
+        return 0.0, 0.0
+    e, h = ACTIVATION_BYTES[tr.precision], arch.hidden_size
+    replicated = h * e * (2 if arch.norms_per_layer > 1 else 1)  # attention input, MLP input (one with a shared norm)
+    sharded = arch.attn_out_dim * e
+    if arch.is_moe_layer(layer.index) and arch.moe is not None:
+        moe = arch.moe
+        sharded += moe.experts_per_token * (h + moe.expert_intermediate_size) * e  # dispatched copies, down inputs
+        sharded += (moe.shared_intermediate_size or 0) * e
+    else:
+        sharded += arch.intermediate_size * e
+    return replicated, sharded
+
+
+def lm_head_cast_bytes(sc: Scenario, arch: Architecture) -> float:
+    """Bytes of the LM head's weight that autocast casts to bf16 and keeps for backward when a QLoRA run holds its
+    unquantized layers in fp16 (``training.unquantized_dtype: fp16``; 0 otherwise): transformers loads the layers it
+    leaves unquantized in float16 when a bitsandbytes model is loaded without a ``torch_dtype`` (the quantizer's
+    ``update_torch_dtype``: "Overriding torch_dtype=None with torch_dtype=torch.float16 ... Pass your own torch_dtype
+    to specify the dtype of the remaining non-linear layers"), and under bf16 autocast ``F.linear`` casts its fp16
+    weight to a bf16 copy, which the matmul saves to compute its input's gradient (PyTorch autocast: ``linear`` runs in
+    the lower-precision dtype; the cast of a weight that needs no gradient is not cached but saved by the op). One
+    ``vocab x hidden`` bf16 copy (per tensor-parallel rank's share) from the loss's forward to the head's backward."""
+    tr = sc.training
+    if tr.method != "qlora" or tr.unquantized_dtype != "fp16" or not arch.lm_head:
+        return 0.0
+    return arch.vocab_size * arch.hidden_size * 2.0 / sc.parallel.tp
+
+
 def _recomputes(sc: Scenario) -> bool:
     """Whether backward recomputes layers (then one layer's activations are rebuilt at a time)."""
     return sc.training.activation_checkpointing in ("full", "selective-op", "every-n-layers")
@@ -193,13 +233,16 @@ def _layer_saved(sc: Scenario, arch: Architecture, layer: LayerState, la: LayerA
                  tokens: float, replicated_div: int) -> tuple[float, float]:
     """(part scaled by implementation_factor, exact part) of one layer's saved bytes under the checkpointing policy."""
     policy, tp = sc.training.activation_checkpointing, sc.parallel.tp
+    kept_rep, kept_sh = kept_quantized_inputs(sc, arch, layer)  # what checkpointing cannot drop (bitsandbytes < 0.43.2)
+    kept = (kept_rep / replicated_div + kept_sh / tp) * tokens
     if recomputed_layer(sc, layer.index):
-        return 0.0, arch.hidden_size * RESIDUAL_BYTES[sc.training.precision] * tokens / replicated_div
+        return 0.0, arch.hidden_size * RESIDUAL_BYTES[sc.training.precision] * tokens / replicated_div + kept
     if policy == "selective":
         return full - la.scores / tp * tokens, 0.0
     if policy == "selective-op":
         rep, sh = selective_op_saved(sc, arch, layer)
-        return 0.0, (rep / replicated_div + sh / tp) * tokens
+        sdpa_out = arch.attn_out_dim * ACTIVATION_BYTES[sc.training.precision] / tp * tokens if kept else 0.0
+        return 0.0, (rep / replicated_div + sh / tp) * tokens + kept - sdpa_out  # the o_proj input is saved already
     return full, 0.0
 
 
@@ -269,6 +312,7 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
         per_logit = {"chunked": e + p.logits.chunked_extra_bytes, "compute-dtype": e * p.logits.compute_dtype_copies
                      }.get(tr.loss, p.logits.standard_bytes)
         logits = tokens * arch.vocab_size / tp * per_logit + tokens * arch.hidden_size * 4  # + final-norm input
+        saved += lm_head_cast_bytes(sc, arch)  # a bf16 copy of an fp16 LM head, saved for backward
         logits_why = msg("mem.logits", tokens=tokens, vocab=arch.vocab_size, b=per_logit, loss=tr.loss)
 
     largest = max(per_layer_full, default=0.0)

@@ -16,7 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from trainsizer.estimate.activations import compiled_activation_factor, layer_activations, stage_activations
+from trainsizer.estimate.activations import (
+    compiled_activation_factor,
+    kept_quantized_inputs,
+    layer_activations,
+    lm_head_cast_bytes,
+    stage_activations,
+)
 from trainsizer.estimate.flops import step_flops
 from trainsizer.estimate.memory import (
     compiled_saved_bytes,
@@ -67,6 +73,10 @@ class JobBasis:
     gathered_bytes_layer: float = 0.0  # what ZeRO-3 gathers of one layer (as estimate.step_terms.zero3_mb)
     weight_bytes_layer: float = 0.0  # base weights of one layer as stored (parameter offload traffic)
     compiled_activation_factor: float = 1.0  # what torch.compile's partitioner keeps of ``act`` (1 in eager mode)
+    # quantized-linear inputs per token per layer that checkpointing cannot drop: (replicated, sharded)
+    # (estimate.activations.kept_quantized_inputs)
+    kept_inputs_per_token: tuple[float, float] = (0.0, 0.0)
+    lm_head_cast: float = 0.0  # bytes on the last stage, divided by tp (estimate.activations.lm_head_cast_bytes)
 
 
 def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
@@ -133,6 +143,9 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
                      float(np.mean([r.scores for r in rows])) * frac if rows else 0.0)
         fl = step_flops(sc, arch)
         flops[mode] = (fl.model_per_token, fl.linear_per_token, fl.expert_per_token, fl.attention_per_token)
+    kept_rows = [kept_quantized_inputs(base, arch, layer) for layer in st.layers]
+    kept = (float(np.mean([r[0] for r in kept_rows])), float(np.mean([r[1] for r in kept_rows]))) if kept_rows \
+        else (0.0, 0.0)
     tokens = base.training.micro_batch_size * base.training.seq_len
     sa = stage_activations(base, arch, mp, st, 0)
     e = ACTIVATION_BYTES[base.training.precision]
@@ -148,7 +161,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
                     embed, flops, arch.hidden_size, arch.kv_dim, e,
                     arch.moe.experts_per_token / arch.moe.num_experts if arch.moe else 0.0,
                     float(arch.moe.expert_intermediate_size) if arch.moe else 0.0, gathered, weight_bytes,
-                    compiled_activation_factor(base.training.compile, mp))
+                    compiled_activation_factor(base.training.compile, mp), kept, lm_head_cast_bytes(base, arch))
 
 
 @dataclass
@@ -238,15 +251,16 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     sh = np.array([b.act[m][1] for m in CKPT])[lay.ckpt]
     sc_ = np.array([b.act[m][2] for m in CKPT])[lay.ckpt]
     full_layer = (rep / sp_div + (sh + sc_) / tp) * tokens
+    kept_layer = (b.kept_inputs_per_token[0] / sp_div + b.kept_inputs_per_token[1] / tp) * tokens
     saved_layer = np.select([lay.ckpt == 0, lay.ckpt == 1], [full_layer, full_layer - sc_ / tp * tokens],
-                            b.ckpt_input_per_token * tokens / sp_div)
+                            b.ckpt_input_per_token * tokens / sp_div + kept_layer)
     gas = scenario.global_batch_size // np.maximum(1, lay.mbs * lay.dp) if scenario.training.global_batch_size \
         else np.ones(len(lay))
     gas = np.maximum(gas, 1)
     in_flight_first = np.where(lay.pp > 1, np.minimum(lay.pp, gas), 1)
     interleave = np.where((lay.pp > 1) & (lay.vpp > 1), 1 + (pp - 1) / (pp * lay.vpp), 1.0)
     saved_first = saved_layer * layers_stage * in_flight_first * interleave + b.embed_act_per_token * tokens
-    saved_last = saved_layer * layers_stage
+    saved_last = saved_layer * layers_stage + b.lm_head_cast / tp
     logits = tokens * (b.logits_per_token_div / tp + b.logits_per_token_rep)
     frac = mp.activations.backward_working_fraction
     working = np.where(lay.ckpt == 2, full_layer * (1 + frac), full_layer * frac)
@@ -266,7 +280,7 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     # without pipeline parallelism the one stage holds both ends: the embedding and the output head
     whole_extra = {k: b.first_extra[k] + b.last_extra[k] for k in b.first_extra}
     whole_static, whole_grads = stage_states(whole_extra)
-    whole = peak(whole_static, whole_grads, saved_first, logits, stage_load(whole_extra))
+    whole = peak(whole_static, whole_grads, saved_first + b.lm_head_cast / tp, logits, stage_load(whole_extra))
     reserved = np.where(lay.pp == 1, whole, np.maximum(first, last))
     return reserved + overhead, host
 
