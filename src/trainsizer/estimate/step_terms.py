@@ -339,9 +339,13 @@ def raw_step(ctx: StepContext) -> RawStep:
 
 def gemm_ceiling(p: PerformanceModel, architecture: str, dtype: str) -> float:
     """The per-architecture ceiling of the GEMM efficiency (``max_efficiency``); fp32 runs on the CUDA cores
-    (``max_efficiency_fp32``)."""
+    (``max_efficiency_fp32``); FP8 GEMMs at the family's measured FP8-over-BF16 matmul efficiency
+    (``fp8_matmul_relative``: stas00/ml-engineering's maximum achievable matmul FLOPS tables)."""
     c = p.compute
-    return c.max_efficiency_fp32 if dtype == "fp32" else c.max_efficiency.get(architecture, c.max_efficiency["default"])
+    if dtype == "fp32":
+        return c.max_efficiency_fp32
+    ceiling = c.max_efficiency.get(architecture, c.max_efficiency["default"])
+    return ceiling * c.fp8_matmul_relative.get(architecture, 1.0) if dtype == "fp8" else ceiling
 
 
 def per_case(raw: RawStep, lookup: Callable[..., float], *names: str) -> Any:
