@@ -59,13 +59,18 @@ def _cached_parse(source: Path) -> Any:
     try:
         text = json.dumps(data, default=_json_default, ensure_ascii=False)
         if json.loads(text, object_hook=_json_hook) == data:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(cached)
+            _write_atomically(cached, text)
     except (OSError, TypeError, ValueError):
         pass
     return data
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """``text`` into ``path`` through a temporary file renamed over it, so a reader sees the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
 
 
 def _owned_and_private(path: Path) -> bool:
@@ -191,11 +196,7 @@ def _keep_parsed(text: str, data: Any) -> None:
         dumped = json.dumps({"text": text, "data": data}, default=_json_default, ensure_ascii=False)
         if json.loads(dumped, object_hook=_json_hook)["data"] != data:
             return
-        cached = _user_cache_file(text)
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
-        tmp.write_text(dumped, encoding="utf-8")
-        tmp.replace(cached)
+        _write_atomically(_user_cache_file(text), dumped)
     except (OSError, TypeError, ValueError):
         pass
 
