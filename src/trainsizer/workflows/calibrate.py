@@ -103,11 +103,16 @@ def fit_start(params: P) -> P:
     """``params`` at their ``fit.start`` values: what the shared cases alone (validation/cases/) give, where the
     shipped fit over every case and each cross-validation fold start. Unchanged where the file has no such block."""
     out = params
-    fit = getattr(params, "fit", None)
-    for name, value in (fit.start.items() if fit is not None else ()):
+    for name, value in params.fit.start.items():  # type: ignore[attr-defined]
         dotted, key = name.rsplit(".", 1)
         out = with_value(out, dotted, key, float(value))
     return out
+
+
+def fold_start(params: P) -> P:
+    """Where a cross-validation fold's fit starts: the shared cases' fit (:func:`fit_start`) with every mechanism
+    parameter at its no-effect value (:func:`neutral_start`)."""
+    return neutral_start(fit_start(params))
 
 
 def coordinate_descent(loss: Callable[[P], float], params: P, free: Free, rounds: int = 3) -> tuple[P, float]:

@@ -29,8 +29,7 @@ from trainsizer.workflows.calibrate import (
     REFINE_ROUNDS,
     coordinate_descent,
     family_prior,
-    fit_start,
-    neutral_start,
+    fold_start,
 )
 from trainsizer.workflows.case_terms import CaseTerms, build_case_terms, log_error_loss
 from trainsizer.workflows.cases import CaseResult, summarize
@@ -118,7 +117,7 @@ def leave_one_out(cases: list[dict[str, Any]], by: str = "source", memory_params
     for kind, free in KINDS.items():
         terms, failed = build_case_terms(cases, "memory" if kind == "memory" else "performance", mp, pp)
         # from the shared cases' fit, as the shipped fit starts (a mechanism no training case shows has no effect)
-        base = neutral_start(fit_start(mp if kind == "memory" else pp))
+        base = fold_start(mp if kind == "memory" else pp)
         groups = GROUP_OF[by](terms)
         results: list[CaseResult] = []
         by_group: dict[str, Any] = {}

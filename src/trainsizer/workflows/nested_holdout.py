@@ -21,7 +21,7 @@ import numpy as np
 
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.typed_data import value_at
-from trainsizer.workflows.calibrate import REFINE_ROUNDS, coordinate_descent, family_prior, fit_start, neutral_start
+from trainsizer.workflows.calibrate import REFINE_ROUNDS, coordinate_descent, family_prior, fold_start
 from trainsizer.workflows.case_terms import CaseTerms, build_case_terms, log_error_loss
 from trainsizer.workflows.holdout import KINDS
 
@@ -80,7 +80,7 @@ def nested_source_out(cases: list[dict[str, Any]], memory_params: MemoryModel | 
     out: dict[str, dict[str, Any]] = {}
     for kind, free in KINDS.items():
         terms, _failed = build_case_terms(cases, "memory" if kind == "memory" else "performance", mp, pp)
-        fitted = _fitter(terms, neutral_start(fit_start(mp if kind == "memory" else pp)), free, rounds)
+        fitted = _fitter(terms, fold_start(mp if kind == "memory" else pp), free, rounds)
         sources = list(dict.fromkeys(terms.sources))
         for outer in sources:
             rows: list[dict[str, Any]] = []

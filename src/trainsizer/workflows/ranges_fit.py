@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 
-from trainsizer.estimate.ranges import KINDS, band
+from trainsizer.estimate.ranges import KINDS, Band, band
 from trainsizer.estimate.regimes import DIMENSIONS, scenario_regime
 from trainsizer.workflows.case_terms import source_key
 
@@ -134,6 +135,18 @@ def _wrap(kind: str, block: dict[str, Any], level: float) -> dict[str, Any]:
     return {"level": level, "shrinkage_sources": SHRINKAGE_SOURCES, kind: block}
 
 
+def _held_out_bands(kind: str, rows: list[dict[str, Any]], level: float,
+                    fit: Callable[[list[dict[str, Any]]], dict[str, Any]],
+                    corrected: bool = True) -> Iterator[tuple[dict[str, Any], Band]]:
+    """Each row with its band from the kind's block that ``fit`` builds on the other publications' rows, one
+    publication held out at a time (rows in publication order)."""
+    for source in dict.fromkeys(r["source"] for r in rows):
+        fitted = _wrap(kind, fit([r for r in rows if r["source"] != source]), level)
+        for r in rows:
+            if r["source"] == source:
+                yield r, band(kind, r["regime"], fitted, corrected=corrected)
+
+
 def corrections(kind: str, rows: list[dict[str, Any]], level: float = LEVEL,
                 dims: tuple[str, ...] = DIMENSIONS) -> dict[str, Any]:
     """How far to move each end of the quantile ranges so that a new publication's cases fall inside at ``level``:
@@ -149,12 +162,8 @@ def corrections(kind: str, rows: list[dict[str, Any]], level: float = LEVEL,
     out."""
     scores: list[tuple[dict[str, Any], float, float]] = []
     unseen: list[tuple[dict[str, Any], float, float]] = []
-    for source in dict.fromkeys(r["source"] for r in rows):
-        fitted = _wrap(kind, quantile_kind([r for r in rows if r["source"] != source], level, kind, dims), level)
-        for r in rows:
-            if r["source"] == source:
-                b = band(kind, r["regime"], fitted, corrected=False)
-                (unseen if b.no_evidence else scores).append((r, b.lo - r["u"], r["u"] - b.hi))
+    for r, b in _held_out_bands(kind, rows, level, lambda rest: quantile_kind(rest, level, kind, dims), False):
+        (unseen if b.no_evidence else scores).append((r, b.lo - r["u"], r["u"] - b.hi))
     side = (1 + level) / 2
 
     def row(group: list[tuple[dict[str, Any], float, float]]) -> dict[str, Any]:
@@ -202,13 +211,9 @@ def held_out_scores(kind: str, rows: list[dict[str, Any]], dims: tuple[str, ...]
     """(mean interval score, share inside) of each publication's cases against the ranges fitted, corrected, on
     ``dims`` from the other publications' errors."""
     scores, inside = [], 0
-    for source in dict.fromkeys(r["source"] for r in rows):
-        fitted = _wrap(kind, fit_kind(kind, [r for r in rows if r["source"] != source], level, dims), level)
-        for r in rows:
-            if r["source"] == source:
-                b = band(kind, r["regime"], fitted)
-                scores.append(interval_score(b.lo, b.hi, r["u"], level))
-                inside += b.lo <= r["u"] <= b.hi
+    for r, b in _held_out_bands(kind, rows, level, lambda rest: fit_kind(kind, rest, level, dims)):
+        scores.append(interval_score(b.lo, b.hi, r["u"], level))
+        inside += b.lo <= r["u"] <= b.hi
     return (float(np.mean(scores)), inside / len(scores)) if scores else (math.inf, 0.0)
 
 
