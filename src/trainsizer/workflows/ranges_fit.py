@@ -8,9 +8,10 @@ subset of GPU family, method and scale whose ranges give held-out publications t
 & Raftery 2007; speed: all three), then conformalises them (:func:`corrections`): each publication's cases are scored
 against the ranges fitted on the other publications' errors, and the 90 % conformal quantile of how far they fall
 below the low end (and above the high end) moves each end (conformalized quantile regression, Romano, Patterson &
-Candes, "Conformalized Quantile Regression", NeurIPS 2019), pooled and per GPU family (Mondrian conformal
-prediction, Vovk et al. 2005 ch. 4: coverage per category), a family's correction shrunk to the pooled one by its
-publications. The procedure calibrates itself on whatever errors the model makes: nothing is tuned by hand.
+Candes, "Conformalized Quantile Regression", NeurIPS 2019; the quantile at its fractional rank, so that coverage is
+the level in expectation rather than at least it: :func:`conformal_upper`), pooled and per GPU family (Mondrian
+conformal prediction, Vovk et al. 2005 ch. 4: coverage per category), a family's correction shrunk to the pooled one
+by its publications. The procedure calibrates itself on whatever errors the model makes: nothing is tuned by hand.
 :func:`coverage` checks it the way it will be used, nested: each publication's cases against ranges fitted (and
 corrected, their dimensions selected) on the errors of the other publications predicted by parameters that never saw
 it (``nested_holdout.nested_source_out``)."""
@@ -110,10 +111,15 @@ def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> floa
 
 
 def conformal_upper(values: list[float] | np.ndarray, level: float) -> float:
-    """The ceil((n+1) level)-th smallest of ``values`` (clipped to the sample): a one-sided conformal quantile."""
-    v = np.sort(np.asarray(values, dtype=float))
-    k = int(math.ceil((len(v) + 1) * level)) - 1
-    return float(v[min(max(k, 0), len(v) - 1)])
+    """A one-sided conformal quantile of the scores ``values`` whose expected coverage is ``level``, not at least
+    ``level``: the order statistic at rank (n+1) level, interpolated between its two neighbours (Hyndman & Fan,
+    "Sample Quantiles in Statistical Packages", Am. Stat. 1996, definition 6; clipped to the sample). A new
+    exchangeable score falls at or below the k-th smallest of n with probability k / (n+1), so the fractional rank
+    is the deterministic mean of the smoothed conformal predictor, exactly valid (Vovk, Gammerman & Shafer 2005,
+    ch. 2.4). The ceil rank of split conformal (Lei et al. 2018) is conservative by up to 1 / (n+1) a side: per GPU
+    family (Mondrian, n of 10 to 100 scores) that is 1 to 9 points of coverage beyond the level, the over-coverage
+    the nested check showed, and on few scores it took the largest one."""
+    return float(np.quantile(np.asarray(values, dtype=float), level, method="weibull"))
 
 
 def quantile_kind(rows: list[dict[str, Any]], level: float = LEVEL, kind: str = "",
