@@ -44,6 +44,23 @@ def test_the_conformal_ranks_widen_with_few_cases():
     assert conformal(list(range(1, 101)), 0.8) == (10.0, 91.0)
 
 
+def test_the_conformal_correction_quantile_covers_the_level_in_expectation_not_more():
+    """The calibration quantile sits at the fractional rank (n+1) level: on 15 scores, a new exchangeable score falls
+    at or below it about 90 % of the time (normal scores: 90.8 %), where the ceil rank (the 15th, the largest) holds it
+    15 / 16 = 93.75 %."""
+    import numpy as np
+
+    from trainsizer.workflows.ranges_fit import conformal_upper
+
+    assert conformal_upper(list(range(1, 15)), 0.9) == pytest.approx(13.5)  # rank 13.5 of 14
+    assert conformal_upper(list(range(1, 20)), 0.9) == 18.0 and conformal_upper([1.0, 2.0], 0.9) == 2.0
+    rng = np.random.default_rng(0)
+    draws = rng.standard_normal((40000, 16))
+    inside = np.mean([d[15] <= conformal_upper(d[:15], 0.9) for d in draws])
+    ceil_rank = np.mean([d[15] <= np.sort(d[:15])[14] for d in draws])
+    assert abs(ceil_rank - 15 / 16) < 0.006 and 0.895 < inside < 0.915, (inside, ceil_rank)
+
+
 def _rows(us, family="a100", source="s"):
     return [{"id": f"{source}{i}", "source": f"{source}{i % 3}", "u": u,
              "regime": {"gpu_family": family, "method": "full", "scale": "1-gpu"}} for i, u in enumerate(us)]
@@ -86,7 +103,9 @@ BAND = (0.75, 0.85)  # issue 24: the 80 % ranges hold 75-85 % of held-out cases,
 KNOWN_MISCALIBRATED: dict[tuple[str, str], str] = {
     ("memory", "hopper"): "31 of 33 inside (93.9 %, 2026-12-03, two binomial standard errors 0.1393, off 0.1394): "
                           "18 of the 33 come from one publication (torchtitan's H100 benchmark) whose errors sit in "
-                          "the middle of ranges fitted on the spread of the other four Hopper publications",
+                          "the middle of ranges fitted on the spread of the other four Hopper publications. Per "
+                          "publication the family is not over-covered: the five publications' shares inside average "
+                          "70 % (18/18, 0/1, 3/3, 8/8, 1/2); weighted by cases the calm one decides",
 }
 
 

@@ -111,14 +111,15 @@ def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> floa
 
 
 def conformal_upper(values: list[float] | np.ndarray, level: float) -> float:
-    """A one-sided conformal quantile of the scores ``values`` whose expected coverage is ``level``, not at least
-    ``level``: the order statistic at rank (n+1) level, interpolated between its two neighbours (Hyndman & Fan,
+    """A one-sided conformal quantile of the scores ``values`` whose expected coverage is about ``level``, not at
+    least ``level``: the order statistic at rank (n+1) level, interpolated between its two neighbours (Hyndman & Fan,
     "Sample Quantiles in Statistical Packages", Am. Stat. 1996, definition 6; clipped to the sample). A new
     exchangeable score falls at or below the k-th smallest of n with probability k / (n+1), so the fractional rank
-    is the deterministic mean of the smoothed conformal predictor, exactly valid (Vovk, Gammerman & Shafer 2005,
-    ch. 2.4). The ceil rank of split conformal (Lei et al. 2018) is conservative by up to 1 / (n+1) a side: per GPU
-    family (Mondrian, n of 10 to 100 scores) that is 1 to 9 points of coverage beyond the level, the over-coverage
-    the nested check showed, and on few scores it took the largest one."""
+    is the deterministic counterpart of the smoothed conformal predictor, which picks the upper neighbour with the
+    fraction's probability and is exactly valid (Vovk, Gammerman & Shafer 2005, ch. 2.4); deterministic, so a refit
+    is reproducible (on 15 normal scores: 90.8 % for a 90 % level). The ceil rank of split conformal (Lei et al.
+    2018) is conservative by up to 1 / (n+1) a side (15 scores: the largest, 93.75 %): per GPU family (Mondrian, 10
+    to 100 scores) 1 to 9 points of coverage beyond the level."""
     return float(np.quantile(np.asarray(values, dtype=float), level, method="weibull"))
 
 
