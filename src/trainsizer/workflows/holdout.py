@@ -7,11 +7,12 @@ the shared cases' fit, ``fit.start``), and that publication's cases are predicte
 the same with each GPU family (the catalog's ``architecture``: hopper, ampere, ada, davinci = Ascend, ...) held out,
 as a new part arrives without data: the held-out family's own fitted efficiency is set to the model's ``default``
 and its MFU ceiling rows are removed (it gets the ceiling of a GPU with no measured run), so nothing of it comes
-from its cases. In every fold a family that no training case shows takes its efficiency from its measured matmul
-efficiency (``calibrate.family_prior``), so a publication that alone shows a family does not lend it its own fitted
-value. Every case is predicted once and counted: cases the data flags as implausible stay out of the fits but not
-out of the error. Beside the absolute errors, each summary gives the signed median per GPU family and per training
-method (positive = predicted too fast / too large). """
+from its cases. Every fold derives its MFU ceilings from its own training cases (``mfu_evidence.fold_ceilings``): a
+held-out case never bounds its own prediction. In every fold a family that no training case shows takes its
+efficiency from its measured matmul efficiency (``calibrate.family_prior``), so a publication that alone shows a
+family does not lend it its own fitted value. Every case is predicted once and counted: cases the data flags as
+implausible stay out of the fits but not out of the error. Beside the absolute errors, each summary gives the signed
+median per GPU family and per training method (positive = predicted too fast / too large). """
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from trainsizer.workflows.calibrate import (
 )
 from trainsizer.workflows.case_terms import CaseTerms, build_case_terms, log_error_loss
 from trainsizer.workflows.cases import CaseResult, summarize
+from trainsizer.workflows.mfu_evidence import fold_ceilings
 
 KINDS = {"memory": MEMORY_FREE, "throughput": PERFORMANCE_FREE}
 GROUPINGS = ("source", "family")
@@ -93,6 +95,7 @@ def _fold(terms: CaseTerms, groups: list[str], group: str, base: Any, free: Any,
     start = _without_family(base, held_family, free) if held_family else base
     if isinstance(start, PerformanceModel):  # a family no training case shows: its efficiency from physics
         start = family_prior(start, {f for i, f in enumerate(terms.families) if groups[i] != group})
+        start = fold_ceilings(start, terms, train)  # MFU ceilings from the training cases alone
     free_here = [f for f in free if not (held_family and (f[0], f[1]) == (EFFICIENCY, held_family))]
     params = coordinate_descent(log_error_loss(terms, train), start, free_here, rounds)[0] if train else start
     return test, terms.predict(params, test)

@@ -24,6 +24,7 @@ from trainsizer.estimate.typed_data import value_at
 from trainsizer.workflows.calibrate import REFINE_ROUNDS, coordinate_descent, family_prior, fold_start
 from trainsizer.workflows.case_terms import CaseTerms, build_case_terms, log_error_loss
 from trainsizer.workflows.holdout import KINDS
+from trainsizer.workflows.mfu_evidence import fold_ceilings
 
 NEAR = 4  # an inner fit searches each grid within this many steps of its warm start
 
@@ -59,7 +60,8 @@ def _fitter(terms: CaseTerms, base: Any, free: Any, rounds: int) -> Fitted:
             if inner is not None:
                 start = fitted(outer)[0]
                 grid = _near(free, start)
-            start = family_prior(start, set(seen)) if perf else start
+            if perf:  # a family no training case shows from physics; MFU ceilings from the training cases alone
+                start = fold_ceilings(family_prior(start, set(seen)), terms, list(rows))
             params = coordinate_descent(log_error_loss(terms, list(rows)), start, grid, rounds)[0] if rows else start
             memo[key] = (params, terms.predict(params))
         return memo[key]
