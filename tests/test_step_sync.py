@@ -97,3 +97,61 @@ def test_fp8_linears_run_at_the_measured_fp8_share_of_their_peak():
     from trainsizer.estimate.typed_data import Table
     unmeasured = replace(none, compute=replace(none.compute, fp8_matmul_relative=Table({})))
     assert gemm_ceiling(unmeasured, "hopper", "fp8") == gemm_ceiling(none, "hopper", "bf16")
+
+
+def fsdp_fp8(fp8_all_gather: bool, precision: str = "fp8-mixed") -> dict:
+    return {"model": {"preset": "llama-3.1-70b"},
+            "training": {"method": "full", "precision": precision, "micro_batch_size": 1, "seq_len": 8192,
+                         "global_batch_size": 32, "activation_checkpointing": "full",
+                         **({"fp8_all_gather": True} if fp8_all_gather else {})},
+            "parallel": {"gpus": 32, "zero": 3},
+            "hardware": {"gpu": "h100-sxm5-80gb", "gpus_per_node": 8, "inter_node": "ib-ndr-400", "nics_per_node": 8}}
+
+
+def test_fsdp_gathers_fp8_weights_at_one_byte_each_and_reduces_the_gradients_as_before():
+    """torchao's float8 all-gather casts each weight shard to float8 before FSDP2 gathers it: the linears' two
+    gathers per micro-batch (forward, backward) move half the bytes of bf16; the fp32 gradient reduce-scatter is
+    unchanged. Exactly that share of the ZeRO-3 term goes, nothing else in the step moves."""
+    from trainsizer.estimate.comm import gathered_linear_bytes
+    from trainsizer.estimate.step_terms import zero3_mb
+
+    assert gathered_linear_bytes(True, 2.0) == 1.0 and gathered_linear_bytes(False, 2.0) == 2.0
+    cat = default_catalog()
+    gpu = cat.accelerator("h100-sxm5-80gb")
+    ctxs = [step_context(sc, resolve_model(sc.model), gpu, cat)[0]
+            for sc in (scenario_from_dict(fsdp_fp8(False)), scenario_from_dict(fsdp_fp8(True)))]
+    bf16, fp8 = (zero3_mb(c) for c in ctxs)
+    linear = sum(layer.base_linear_params for layer in ctxs[0].state.layers) / ctxs[0].model_shards
+    group = 32
+    # two gathers of one byte fewer per linear weight, over the inter-node ring
+    saved = 2 * (group - 1) / group * linear / (ctxs[0].fabric.inter_busbw_gbps * 1e9)
+    assert bf16 - fp8 == pytest.approx(saved, rel=0.05)
+    assert 0.2 < (bf16 - fp8) / bf16 < 0.5  # the fp32 reduce-scatter stays: less than half goes
+    steps = [estimate(scenario_from_dict(fsdp_fp8(f)), with_limits=False).performance for f in (False, True)]
+    assert steps[1].breakdown_s["zero3_gather"] < steps[0].breakdown_s["zero3_gather"]
+    assert steps[1].breakdown_s["compute"] == pytest.approx(steps[0].breakdown_s["compute"])
+
+
+def test_fp8_all_gather_needs_fp8_linears():
+    from trainsizer.errors import InputError
+
+    with pytest.raises(InputError, match="fp8_all_gather"):
+        scenario_from_dict(fsdp_fp8(True, precision="bf16-mixed"))
+
+
+def test_the_planners_screen_gathers_fp8_weights_as_the_estimate_does():
+    cat = default_catalog()
+    gpu = cat.accelerator("h100-sxm5-80gb")
+    params = default_performance_model()
+    fab = fabric(cat, gpu, None, "ib-ndr-400", 8, 8, params, 32)
+    one = lambda v, dtype=int: np.array([v], dtype=dtype)  # noqa: E731
+    lay = Layouts(gpus=one(32), tp=one(1), pp=one(1), cp=one(1), vpp=one(1), zero=one(3), dist_opt=one(False, bool),
+                  sp=one(False, bool), offload=one(0), mbs=one(1), ckpt=one(CKPT.index("full")), gpus_per_node=one(8))
+    screened, estimated = [], []
+    for flag in (False, True):
+        sc = scenario_from_dict(fsdp_fp8(flag))
+        screened.append(screen_step_time(job_basis(sc, resolve_model(sc.model)), lay, sc, gpu, fab.intra_busbw_gbps,
+                                         fab.inter_busbw_gbps, params, fab.shared_host_gbps)[0])
+        estimated.append(estimate(sc, with_limits=False).performance.step_time_s)
+    assert screened[1] < screened[0]
+    assert screened[0] - screened[1] == pytest.approx(estimated[0] - estimated[1], rel=0.1)

@@ -157,6 +157,9 @@ class TrainingSpec(_Strict):
                                         "squares / sum), each attending only to itself, with a kernel that skips "
                                         "the other documents (FlashAttention varlen, flex attention, THD); default: "
                                         "one document per sequence")
+    fp8_all_gather: Flag = Field(False, description="extension (precision fp8-mixed): FSDP2 / ZeRO-3 all-gathers the "
+                                 "FP8 linear weights, one byte each, instead of 16-bit ones (torchao "
+                                 "enable_fsdp_float8_all_gather, torchtitan --float8.enable_fsdp_float8_all_gather)")
 
     @field_validator("method", mode="before")
     @classmethod
@@ -184,6 +187,9 @@ class TrainingSpec(_Strict):
         if self.document_tokens is not None and self.document_tokens > self.seq_len:
             raise ValueError(f"document_tokens: {self.document_tokens} is longer than seq_len ({self.seq_len}); "
                              "accepted: 1 to seq_len")
+        if self.fp8_all_gather and self.precision != "fp8-mixed":
+            raise ValueError(f"fp8_all_gather: FP8 weight all-gather needs precision fp8-mixed (precision is "
+                             f"{self.precision})")
         return self
 
 

@@ -137,3 +137,11 @@ def p2p_s(bytes_: float, fab: Fabric, crosses_node: bool) -> float:
         bw = (link.per_direction_gbps if link else 12.5) * 0.9
         return fab.inter_latency_s + bytes_ / (bw * 1e9)
     return fab.intra_latency_s + bytes_ / (fab.intra_busbw_gbps * 1e9)
+
+
+def gathered_linear_bytes(fp8_all_gather: bool, stored_bytes: float) -> float:
+    """Bytes per base linear parameter a ZeRO-3 / FSDP all-gather moves: as stored, or one (float8 e4m3; the one
+    fp32 scale per tensor is negligible) where each shard is cast to FP8 before the gather (``training.fp8_all_gather``:
+    pytorch/ao ``torchao/float8/fsdp_utils.py`` @ 11ce634, ``WeightWithDynamicFloat8CastTensor.fsdp_pre_all_gather``
+    returns the float8 data as what FSDP2 all-gathers)."""
+    return 1.0 if fp8_all_gather else stored_bytes

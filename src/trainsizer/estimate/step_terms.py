@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainsizer.estimate.arrays import positive_part, safe_div
-from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, p2p_s
+from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, gathered_linear_bytes, p2p_s
 from trainsizer.estimate.flops import StepFlops, recomputed_layer
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
 from trainsizer.estimate.peak import peak_share
@@ -206,7 +206,7 @@ def zero3_mb(ctx: StepContext) -> float:
     if par.zero != 3 or group <= 1:
         return 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
-    linear_b = stored_base_bytes(ctx)
+    linear_b = gathered_linear_bytes(ctx.scenario.training.fp8_all_gather, stored_base_bytes(ctx))
     weights_bytes = sum(layer.base_linear_params * linear_b + layer.norm_params * w_b
                         for layer in ctx.state.layers) / ctx.model_shards
     return (2 * all_gather_s(weights_bytes, group, ctx.fabric, stride=par.tp)

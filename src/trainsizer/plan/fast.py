@@ -86,6 +86,8 @@ def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
 
 # long: one per-layer quantity per line, each the array twin of a term in estimate/, read side by side
 def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = None) -> JobBasis:
+    from trainsizer.estimate.comm import gathered_linear_bytes
+
     mp = mp or default_memory_model()
     L = arch.num_layers
     cats = ("weights", "master_weights", "optimizer_states", "gradients")
@@ -125,7 +127,8 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
     w_b = PRECISION_BYTES[base.training.precision][0]
     quant = mp.quantization.formats.get(base.training.quantization or "") if base.training.method == "qlora" else None
     linear_b = quant.code_bytes + quant.constant_bytes if quant else w_b
-    gathered = sum(la.base_linear_params * linear_b + la.norm_params * w_b for la in st.layers) / L
+    gathered = sum(la.base_linear_params * gathered_linear_bytes(base.training.fp8_all_gather, linear_b)
+                   + la.norm_params * w_b for la in st.layers) / L
     weight_bytes = sum(la.base_linear_params for la in st.layers) * linear_b / L  # as stored (step_terms)
 
     act: dict[str, tuple[float, float, float]] = {}
