@@ -74,3 +74,13 @@ def test_ceilings_pool_thin_rows_cap_dense_bf16_and_fall_back_without_evidence()
     assert table["hopper"]["fp8-mixed"]["status"] == "assumed"  # one run does not bound a precision
     assert out["fallback"]["mfu"] == UNMEASURED_MFU
     assert ceilings([], 0.03)["fallback"]["mfu"] == UNMEASURED_MFU and ceilings([], 0.03)["table"] == {}
+
+
+def test_a_compiled_row_below_the_eager_one_does_not_bound_compiled_jobs():
+    """Slow compiled runs (small FP8 models on Hopper) say nothing against compiling: their row is dropped and a
+    compiled job takes the eager row; compiled runs above the eager best keep theirs."""
+    eager = [("hopper", "fp8-mixed", m, f"e{i}") for i, m in enumerate((0.30, 0.40, 0.44))]
+    slow = [("hopper", "fp8-mixed+compile", m, f"c{i}") for i, m in enumerate((0.20, 0.25, 0.28))]
+    fast = [("hopper", "fp8-mixed+compile", m, f"f{i}") for i, m in enumerate((0.45, 0.46, 0.50))]
+    assert "fp8-mixed+compile" not in ceilings(eager + slow, 0.03)["table"]["hopper"]
+    assert ceilings(eager + fast, 0.03)["table"]["hopper"]["fp8-mixed+compile"]["mfu"] == pytest.approx(0.53)

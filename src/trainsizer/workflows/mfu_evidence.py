@@ -120,7 +120,19 @@ def ceilings(runs_list: Sequence[Run], margin: float, min_cases: int = MIN_CASES
         table.setdefault(arch, {})[prec] = {"mfu": mfu, "measured": round(best, 3),
                                             "cases": [best_id], "runs": len(evidence), "basis": basis}
     _same_rate_rows(table)
+    _compiled_rows_above_eager(table)
     return {"margin": margin, "min_cases": min_cases, "table": table, "fallback": fallback}
+
+
+def _compiled_rows_above_eager(table: dict[str, dict[str, Any]]) -> None:
+    """A compiled row lets compiled jobs go past the eager evidence (Inductor's fusion); one whose best run is below
+    the eager row of its precision says only that those runs were slow, not that compiling slows the tensor cores:
+    it is dropped, and a compiled job is bounded by the eager row (as where too few compiled runs were measured)."""
+    for rows in table.values():
+        for prec in [q for q in rows if q.endswith(COMPILED_KEY)]:
+            eager = rows.get(prec.removesuffix(COMPILED_KEY))
+            if eager is not None and rows[prec]["mfu"] < eager["mfu"]:
+                del rows[prec]
 
 
 def case_runs(terms: Any, rows: Sequence[int], params: PerformanceModel) -> list[Run]:
