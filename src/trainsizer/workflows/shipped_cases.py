@@ -3,10 +3,11 @@ where they are and how the shipped parameters are fitted on them.
 
 - ``validation/cases/``: the shared cases (the project's first evidence): the shipped fit starts with them alone
   (the ``fit.start`` block of memory_model.yaml and performance_model.yaml);
-- ``validation/published/``: the publications gathered since: ``memory.yaml`` and ``throughput.yaml`` (with the
-  throughput cases above, the MFU ceilings' evidence, tools/mfu_ceilings.py), then every other ``*.yaml`` there in
-  name order. The shipped parameters are the shared cases' fit refined on every shipped case
-  (tools/fitting.py, ``fit_shipped``), as each cross-validation fold is refined on every case but its own.
+- ``validation/published/``: the publications gathered since: ``memory.yaml`` and ``throughput.yaml``, then every
+  other ``*.yaml`` there in name order. Every shipped speed case is evidence for the MFU ceilings
+  (tools/mfu_ceilings.py, workflows/mfu_evidence.py). The shipped parameters are the shared cases' fit refined on
+  every shipped case (tools/fitting.py, ``fit_shipped``), as each cross-validation fold is refined on every case but
+  its own.
 
 They live beside ``src/`` in a clone (or an editable install), not inside the installed package.
 """
@@ -21,7 +22,6 @@ from trainsizer.errors import InputError
 VALIDATION_DIR = Path(__file__).resolve().parents[3] / "validation"
 SHARED = {"memory": "cases/memory.yaml", "throughput": "cases/throughput.yaml"}
 PUBLISHED = {"memory": "published/memory.yaml", "throughput": "published/throughput.yaml"}
-CEILING_EVIDENCE = (SHARED["throughput"], PUBLISHED["throughput"])
 
 
 def shipped_path(relative: str, root: Path | None = None) -> Path:
