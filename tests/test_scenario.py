@@ -92,6 +92,7 @@ BAD = [
     ({"training__quantized_inputs": "dropped"}, "training.quantized_inputs", "saved, kept, none"),
     ({"training__unquantized_dtype": "bf16"}, "training.unquantized_dtype", "compute, fp16"),
     ({"parallel__checkpoint_loading": "rank0"}, "parallel.checkpoint_loading", "sharded, full"),
+    ({"parallel__sharded_weights": "fp32"}, "parallel.sharded_weights", "compute-copy, master-only"),
 ]
 
 

@@ -349,6 +349,8 @@ _c("mem.weights_trainable", N_("trainable layers {b} B/param"), b="g")
 _c("mem.fp8_copies", N_("+ fp8 copies of linear weights (Transformer Engine)"))
 _c("mem.params_offloaded", N_("offloaded to CPU (ZeRO-3 param offload)"))
 _c("mem.sharded_zero3", N_("sharded over dp*cp={group} (ZeRO-3/FSDP)"), group="int")
+_c("mem.sharded_master_only", N_("none kept: each of dp*cp={group} ranks keeps only its fp32 master shard and casts a "
+                                 "unit when it gathers it (FSDP mixed precision)"), group="int")
 _c("mem.lora_adapters", N_("{m} M adapter params, {b} B each"), m="num2", b="g")
 _c("mem.on_cpu", N_("on CPU (offload)"))
 _c("mem.sharded", N_("sharded over dp*cp={group}"), group="int")

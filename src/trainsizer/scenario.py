@@ -44,6 +44,8 @@ QuantizedInputs = Literal["saved", "kept", "none"]
 # the dtype of the layers a QLoRA run leaves unquantized (estimate/activations.lm_head_cast_bytes)
 UnquantizedDtype = Literal["compute", "fp16"]
 CheckpointLoading = Literal["sharded", "full"]
+# what a rank keeps of its zero-3 weight shard under mixed precision (estimate/model_states.py _weights)
+ShardedWeights = Literal["compute-copy", "master-only"]
 AttentionMask = Literal["causal", "full"]
 Fp8Scope = Literal["linear", "linear+attention"]
 
@@ -211,6 +213,12 @@ class ParallelSpec(_Strict):
                                                   "every rank loads the whole state dict into the sharded model "
                                                   "(litgpt's FSDP fabric.load_raw, FSDP FULL_STATE_DICT), so the "
                                                   "peak is at least all the weights plus the rank's shard")
+    sharded_weights: ShardedWeights = Field("compute-copy", description="extension: what each rank keeps of its "
+                                            "zero-3 shard of trained weights under mixed precision: 'compute-copy' "
+                                            "= a bf16/fp16 copy beside the fp32 master shard (DeepSpeed ZeRO-3); "
+                                            "'master-only' = the fp32 shard alone, cast to the compute dtype only "
+                                            "when a unit is gathered (PyTorch FSDP / FSDP2 MixedPrecisionPolicy, "
+                                            "torchtitan)")
 
     @model_validator(mode="after")
     def _divides(self) -> ParallelSpec:

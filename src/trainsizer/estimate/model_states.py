@@ -11,6 +11,7 @@ from trainsizer.estimate.memory_types import Component
 from trainsizer.estimate.model_params import QuantFormat
 from trainsizer.estimate.training_state import PRECISION_BYTES, LayerState, TrainingState, adapter_params, lora_targets
 from trainsizer.messages import Message, clauses, listing, msg
+from trainsizer.scenario import Scenario
 
 
 @dataclass
@@ -176,12 +177,29 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
     if par.offload == "optimizer+params":
         weights_gpu = 0.0
         why_w = clauses([why_w, msg("mem.params_offloaded")])
+    elif master_only_shards(st.scenario):
+        weights_gpu = 0.0
+        why_w = clauses([why_w, msg("mem.sharded_master_only", group=group)])
     elif par.zero == 3 and group > 1:
         weights_gpu = _sharded(weight_bytes, weight_share_expert, group, expert_group)
         why_w = clauses([why_w, msg("mem.sharded_zero3", group=group)])
     else:
         weights_gpu = weight_bytes
     return Component("weights", weights_gpu, "weights", why_w), weight_bytes
+
+
+def master_only_shards(scenario: Scenario) -> bool:
+    """Whether each rank keeps only the fp32 master shard of its weights (``parallel.sharded_weights: master-only``
+    with a full fine-tune under mixed precision, weights sharded by zero 3 over more than one rank, nothing offloaded):
+    PyTorch FSDP's mixed precision "keeps the high-precision sharded parameters in memory anyway ... does not require
+    any extra memory to keep a high-precision copy of the parameters for the optimizer step"; ``param_dtype`` is the
+    dtype of the unsharded parameter, made at each all-gather, and "the optimizer step uses the sharded parameter in
+    the original dtype" (pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_api.py, ``MixedPrecisionPolicy``,
+    @ 05f814f; the same text in torch/distributed/_composable/fsdp/_fsdp_api.py of the 2024-25 releases torchtitan ran). An fp8 run's fp8 weights are likewise cast per gathered unit (torchao float8 with FSDP2's float8
+    all-gather). DeepSpeed ZeRO-3 instead keeps a compute-dtype partition beside the fp32 one (``compute-copy``)."""
+    tr, par = scenario.training, scenario.parallel
+    return (par.sharded_weights == "master-only" and tr.method == "full" and PRECISION_BYTES[tr.precision][1] > 0
+            and par.zero == 3 and par.dp * par.cp > 1 and par.offload == "none")
 
 
 def _stage_trainables(st: TrainingState, layers: list[LayerState], first: bool, last: bool) -> _StageTrainables:

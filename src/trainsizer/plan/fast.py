@@ -209,11 +209,15 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     grad_shard = np.where(zero >= 2, group, 1.0)
     w_shard = np.where(zero == 3, group, 1.0)
     offl = lay.offload
+    # model_states.master_only_shards: FSDP mixed precision keeps only the fp32 master shard of a full fine-tune's weights
+    tr0 = scenario.training
+    master_only = ((scenario.parallel.sharded_weights == "master-only") & (tr0.method == "full")
+                   & (PRECISION_BYTES[tr0.precision][1] > 0) & (zero == 3) & (group > 1) & (offl == 0))
 
     def stage_states(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
         def cat(key: str) -> np.ndarray:
             return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
-        weights = np.where(offl == 2, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
+        weights = np.where((offl == 2) | master_only, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
         opt = np.where(offl > 0, 0.0, (cat("master_weights") + cat("optimizer_states")) / opt_shard)
         grads = np.where(offl > 0, 0.0, cat("gradients") / grad_shard)
         return weights + opt, grads
@@ -231,7 +235,7 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
         """(allocated, transient) bytes while a full state dict loads (memory.checkpoint_load_bytes)."""
         def cat(key: str) -> np.ndarray:
             return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
-        kept = (np.where(offl == 2, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
+        kept = (np.where((offl == 2) | master_only, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
                 + np.where(offl > 0, 0.0, cat("master_weights") / opt_shard))
         return np.where(full_load, kept + cat("weights"), 0.0), np.where(full_load, cat("weights"), 0.0)
 
