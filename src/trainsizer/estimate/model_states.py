@@ -195,7 +195,8 @@ def master_only_shards(scenario: Scenario) -> bool:
     any extra memory to keep a high-precision copy of the parameters for the optimizer step"; ``param_dtype`` is the
     dtype of the unsharded parameter, made at each all-gather, and "the optimizer step uses the sharded parameter in
     the original dtype" (pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_api.py, ``MixedPrecisionPolicy``,
-    @ 05f814f; the same text in torch/distributed/_composable/fsdp/_fsdp_api.py of the 2024-25 releases torchtitan ran). An fp8 run's fp8 weights are likewise cast per gathered unit (torchao float8 with FSDP2's float8
+    @ 05f814f; the same text in torch/distributed/_composable/fsdp/_fsdp_api.py of the 2024-25 releases torchtitan
+    ran). An fp8 run's fp8 weights are likewise cast per gathered unit (torchao float8 with FSDP2's float8
     all-gather). DeepSpeed ZeRO-3 instead keeps a compute-dtype partition beside the fp32 one (``compute-copy``)."""
     tr, par = scenario.training, scenario.parallel
     return (par.sharded_weights == "master-only" and tr.method == "full" and PRECISION_BYTES[tr.precision][1] > 0

@@ -209,7 +209,7 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     grad_shard = np.where(zero >= 2, group, 1.0)
     w_shard = np.where(zero == 3, group, 1.0)
     offl = lay.offload
-    # model_states.master_only_shards: FSDP mixed precision keeps only the fp32 master shard of a full fine-tune's weights
+    # model_states.master_only_shards: FSDP mixed precision keeps only the fp32 master shard of a full fine-tune
     tr0 = scenario.training
     master_only = ((scenario.parallel.sharded_weights == "master-only") & (tr0.method == "full")
                    & (PRECISION_BYTES[tr0.precision][1] > 0) & (zero == 3) & (group > 1) & (offl == 0))
