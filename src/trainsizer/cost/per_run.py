@@ -142,30 +142,47 @@ def offer_market(offer: RentalOffer) -> str:
     return OFFER_MARKET.get(offer.quoted_currency, "global")
 
 
+def rental_candidates(prices: Prices, gpu: str, gpus: int, market: str, nodes: int = 1,
+                      need: MachineNeed | None = None) -> tuple[list[RentalOffer], Message | None]:
+    """The offers that could rent ``gpus`` x ``gpu`` on ``nodes`` servers in ``market`` (whose machine holds the
+    ``need``), whatever the run's length; none, with the reason, when no offer can."""
+    offers = [o for o in prices.rental_offers(gpu) if offer_market(o) == market]
+    if not offers:
+        return [], msg("cost.no_rental_offer", gpu=gpu, market=market)
+    offers = [o for o in offers if covers(o, gpus, nodes)]
+    if not offers:
+        return [], msg("cost.no_cluster_lease", gpu=gpu, market=market, n_gpus=gpus, n_servers=nodes)
+    if need is not None:
+        short = {id(o): shortfall(o, need) for o in offers}
+        held = [o for o in offers if short[id(o)] is None]
+        if not held:
+            return [], msg("cost.no_offer_holds", gpu=gpu, market=market, reason=short[id(offers[0])])
+        offers = held
+    return offers, None
+
+
+def cheapest_of(offers: list[RentalOffer], gpus: int, run_hours: float, budget: float | None = None) -> RentalRun:
+    """The cheapest run on ``offers`` (not empty; :func:`rental_candidates`), each priced on its own terms. With a
+    ``budget``, offers whose commitment exceeds it are passed over while one within it exists (a yearly lease does
+    not hide the on-demand offer that fits the budget); preemptible ones only when nothing else is offered."""
+    runs = [price_offer(o, gpus, run_hours) for o in offers]
+    if budget is not None:
+        runs = [r for r in runs if r.commitment <= budget] or runs
+    firm = [r for r in runs if r.term != "preemptible"]
+    return min(firm or runs, key=lambda r: (r.cost, r.commitment))
+
+
 def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, market: str,
                     nodes: int = 1, budget: float | None = None,
                     need: MachineNeed | None = None) -> tuple[RentalRun | None, Message | None]:
     """The cheapest way to rent ``gpus`` x ``gpu`` on ``nodes`` servers for this run in ``market``, or None
     with the reason. With a ``need`` (host RAM, cores, disk per server), only offers whose machine holds it
     (cost.machine). With a ``budget``, offers whose commitment exceeds it are passed over while one within
-    it exists (a yearly lease does not hide the on-demand offer that fits the budget)."""
-    offers = [o for o in prices.rental_offers(gpu) if offer_market(o) == market]
+    it exists (:func:`cheapest_of`)."""
+    offers, reason = rental_candidates(prices, gpu, gpus, market, nodes, need)
     if not offers:
-        return None, msg("cost.no_rental_offer", gpu=gpu, market=market)
-    offers = [o for o in offers if covers(o, gpus, nodes)]
-    if not offers:
-        return None, msg("cost.no_cluster_lease", gpu=gpu, market=market, n_gpus=gpus, n_servers=nodes)
-    if need is not None:
-        short = {id(o): shortfall(o, need) for o in offers}
-        held = [o for o in offers if short[id(o)] is None]
-        if not held:
-            return None, msg("cost.no_offer_holds", gpu=gpu, market=market, reason=short[id(offers[0])])
-        offers = held
-    runs = [price_offer(o, gpus, run_hours) for o in offers]
-    if budget is not None:
-        runs = [r for r in runs if r.commitment <= budget] or runs
-    firm = [r for r in runs if r.term != "preemptible"]
-    best = min(firm or runs, key=lambda r: (r.cost, r.commitment))
+        return None, reason
+    best = cheapest_of(offers, gpus, run_hours, budget)
     caveat = unchecked(best.offer, need) if need is not None else None
     if caveat is not None:
         best = replace(best, notes=(*best.notes, caveat))

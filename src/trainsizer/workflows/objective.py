@@ -11,7 +11,8 @@ from collections.abc import Callable
 import numpy as np
 
 from trainsizer.cost.machine import MachineNeed, ram_gib
-from trainsizer.cost.per_run import OFFER_MARKET, cheapest_rental
+from trainsizer.cost.per_run import OFFER_MARKET, cheapest_of, rental_candidates
+from trainsizer.cost.prices import RentalOffer
 from trainsizer.cost.subsidy import applies_to
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.hardware.catalog import Catalog
@@ -80,22 +81,42 @@ def screen_rate(money: MoneyTerms, cat: Catalog, params: int = 0) -> Rate:
             can[(gpu, acquisition)] = status in ("yes", "unknown")
         return can[(gpu, acquisition)]
 
-    def rate(gpu: str, gpus: int, nodes: int, per_node: int, hours: float, offload_gib: float = 0.0) -> float | None:
-        costs = []
-        in_server = min(per_node, gpus)
-        if available(gpu, "rent"):
+    # What does not change with the run's length is found once per hardware shape (the screen prices ~1,500
+    # layouts on a few dozen shapes): the offers that can rent it and the price of its servers. The screen's
+    # price citations are dropped (plan_job keeps only those of the options shown), so none are made here.
+    offers: dict[tuple[str, int, int, int, float], list[RentalOffer]] = {}
+    servers: dict[tuple[str, int], float | None] = {}
+
+    def rental_offers(gpu: str, gpus: int, nodes: int, in_server: int, offload_gib: float) -> list[RentalOffer]:
+        key = (gpu, gpus, nodes, in_server, offload_gib)
+        if key not in offers:
             need = MachineNeed(in_server, float(instance_ram_gib(params, in_server, offload_gib)),
                                instance_cores(in_server), None, offload_gib > 0)
-            run, _ = cheapest_rental(money.prices, gpu, gpus, hours, money.market, nodes, money.budget, need)
-            if run and (money.budget is None or run.commitment <= money.budget):
-                voucher = money.voucher if money.voucher and applies_to(money.voucher, run.offer.provider) else None
-                costs.append(run.cost * (1 - (voucher.fraction if voucher else 0.0)))
-        if available(gpu, "buy") and offload_gib <= _bought_host_gib_per_gpu():
+            offers[key] = rental_candidates(money.prices, gpu, gpus, money.market, nodes, need)[0]
+        return offers[key]
+
+    def server_price(gpu: str, in_server: int) -> float | None:
+        if (gpu, in_server) not in servers:
+            cited = len(money.prices.used)
             server = money.prices.server(gpu, in_server)
             if server is None and (card := money.prices.card(gpu)) is not None:
                 server = (card * in_server, {})
-            if server is not None:
-                capex = server[0] * max(1, nodes) * money.workload.sets(hours)
+            del money.prices.used[cited:]
+            servers[(gpu, in_server)] = None if server is None else server[0]
+        return servers[(gpu, in_server)]
+
+    def rate(gpu: str, gpus: int, nodes: int, per_node: int, hours: float, offload_gib: float = 0.0) -> float | None:
+        costs = []
+        in_server = min(per_node, gpus)
+        if available(gpu, "rent") and (candidates := rental_offers(gpu, gpus, nodes, in_server, offload_gib)):
+            run = cheapest_of(candidates, gpus, hours, money.budget)  # as cost.per_run.cheapest_rental picks
+            if money.budget is None or run.commitment <= money.budget:
+                voucher = money.voucher if money.voucher and applies_to(money.voucher, run.offer.provider) else None
+                costs.append(run.cost * (1 - (voucher.fraction if voucher else 0.0)))
+        if available(gpu, "buy") and offload_gib <= _bought_host_gib_per_gpu():
+            price = server_price(gpu, in_server)
+            if price is not None:
+                capex = price * max(1, nodes) * money.workload.sets(hours)
                 if money.budget is None or capex <= money.budget:
                     costs.append(capex / money.workload.runs_over(money.horizon_years, hours))
         return min(costs) if costs else None
