@@ -105,20 +105,27 @@ def offer_term(offer: RentalOffer) -> str:
     return "preemptible" if "preempt" in (offer.notes or "").lower() else "on-demand"
 
 
-def price_offer(offer: RentalOffer, gpus: int, run_hours: float) -> RentalRun:
-    """The run billed on this offer's terms."""
+def _billed(offer: RentalOffer, run_hours: float) -> tuple[str, float, float | None]:
+    """(term, billed hours, the contract's minimum where it bills more than the run) on this offer's terms."""
     term = offer_term(offer)
     terms = offer.terms
     step = GRANULARITY_HOURS.get(terms.billing_granularity if terms and terms.billing_granularity else "per-hour",
                                  1.0)
     minimum = terms.min_term_hours if terms and terms.min_term_hours is not None else TERM_HOURS.get(term, 0.0)
-    notes: list[Message] = []
     billed = math.ceil(run_hours / step - 1e-9) * step
     if minimum > billed:
-        notes.append(msg("cost.contract_minimum", term=term, hours=minimum, run=run_hours))
-        billed = minimum
-    elif minimum and term not in ("on-demand", "preemptible"):
+        return term, minimum, minimum
+    if minimum and term not in ("on-demand", "preemptible"):
         billed = math.ceil(run_hours / minimum - 1e-9) * minimum  # whole contract periods
+    return term, billed, None
+
+
+def price_offer(offer: RentalOffer, gpus: int, run_hours: float) -> RentalRun:
+    """The run billed on this offer's terms."""
+    term, billed, minimum = _billed(offer, run_hours)
+    notes: list[Message] = []
+    if minimum is not None:
+        notes.append(msg("cost.contract_minimum", term=term, hours=minimum, run=run_hours))
     if term == "preemptible":
         notes.append(clauses([msg("cost.preemptible"), msg("cost.checkpoint_often")]))
     if offer.stale:
@@ -164,12 +171,15 @@ def rental_candidates(prices: Prices, gpu: str, gpus: int, market: str, nodes: i
 def cheapest_of(offers: list[RentalOffer], gpus: int, run_hours: float, budget: float | None = None) -> RentalRun:
     """The cheapest run on ``offers`` (not empty; :func:`rental_candidates`), each priced on its own terms. With a
     ``budget``, offers whose commitment exceeds it are passed over while one within it exists (a yearly lease does
-    not hide the on-demand offer that fits the budget); preemptible ones only when nothing else is offered."""
-    runs = [price_offer(o, gpus, run_hours) for o in offers]
+    not hide the on-demand offer that fits the budget); preemptible ones only when nothing else is offered. Each
+    offer is billed as :func:`price_offer` bills it (its cost is also its commitment); only the winner is priced
+    with its notes."""
+    runs = [(o, term, o.price_per_gpu_hour * gpus * billed)
+            for o in offers for term, billed, _ in (_billed(o, run_hours),)]
     if budget is not None:
-        runs = [r for r in runs if r.commitment <= budget] or runs
-    firm = [r for r in runs if r.term != "preemptible"]
-    return min(firm or runs, key=lambda r: (r.cost, r.commitment))
+        runs = [r for r in runs if r[2] <= budget] or runs
+    firm = [r for r in runs if r[1] != "preemptible"]
+    return price_offer(min(firm or runs, key=lambda r: r[2])[0], gpus, run_hours)
 
 
 def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, market: str,
