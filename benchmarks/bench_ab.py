@@ -4,7 +4,10 @@ machine falls on both alike. A machine whose speed drifts from hour to hour (a s
 from two runs of bench_plan.py minutes apart; run side by side, it can. Each figure is a range (min / median / max)
 of wall-clock and CPU time (user + system); ``python3 -c pass`` is the floor.
 
-Usage: python benchmarks/bench_ab.py --base /path/to/other/checkout/src [--runs 15]
+``--in-process`` adds the 7B whole-catalog plan in process (``plan_job``, USD, from cold per-job caches, the data
+files loaded), each round a fresh interpreter per tree that times it ``IN_PROCESS_PLANS`` times (its median).
+
+Usage: python benchmarks/bench_ab.py --base /path/to/other/checkout/src [--runs 15] [--in-process]
 (e.g. ``git worktree add /tmp/base main`` and ``--base /tmp/base/src``; this checkout's src is the other tree).
 """
 
@@ -23,6 +26,24 @@ ROOT = Path(__file__).resolve().parents[1]
 JOB = str(ROOT / "examples" / "jobs" / "qwen2.5-7b-lora.yaml")
 COMMANDS = {"plan 7B": ["plan", JOB], "plan 7B --json": ["plan", JOB, "--json"], "estimate": ["estimate"],
             "estimate --json": ["estimate", "--json"]}
+IN_PROCESS_PLANS = 5
+IN_PROCESS = f"""
+import statistics, time
+from pathlib import Path
+from trainsizer.estimate.estimator import clear_caches
+from trainsizer.workflows.jobs import load_job
+from trainsizer.workflows.plan_job import PlanRequest, plan_job
+job = load_job(Path({JOB!r}))
+plan_job(job, PlanRequest(currency="USD"))  # the data files loaded
+walls, cpus = [], []
+for _ in range({IN_PROCESS_PLANS}):
+    clear_caches()
+    t0, c0 = time.perf_counter(), time.process_time()
+    plan_job(job, PlanRequest(currency="USD"))
+    walls.append(time.perf_counter() - t0)
+    cpus.append(time.process_time() - c0)
+print(statistics.median(walls), statistics.median(cpus))
+"""
 
 
 def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -34,6 +55,12 @@ def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
 
 
+def _in_process(env: dict[str, str]) -> tuple[float, float]:
+    out = subprocess.run([sys.executable, "-c", IN_PROCESS], env=env, check=True, capture_output=True, text=True)
+    wall, cpu = out.stdout.split()
+    return float(wall), float(cpu)
+
+
 def _range(values: list[float]) -> str:
     return "/".join(f"{x:.3f}" for x in (min(values), statistics.median(values), max(values)))
 
@@ -42,6 +69,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="the other tree's src folder")
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--in-process", action="store_true", help="also the 7B plan in process (plan_job)")
     args = parser.parse_args()
     trees = {"base": str(Path(args.base).resolve()), "this": str(ROOT / "src")}
     for tree in trees.values():
@@ -59,6 +87,9 @@ def main() -> None:
             for name, tree in trees.items():
                 runs.setdefault((label, name), []).append(
                     _run([sys.executable, "-m", "trainsizer.cli", *argv], {**env, "PYTHONPATH": tree}))
+        if args.in_process:
+            for name, tree in trees.items():
+                runs.setdefault(("plan_job 7B USD", name), []).append(_in_process({**env, "PYTHONPATH": tree}))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"{cores} cores; {args.runs} interleaved rounds; load average {min(loads):.1f}-{max(loads):.1f}")
     for (label, name), values in runs.items():
