@@ -168,18 +168,19 @@ def rental_candidates(prices: Prices, gpu: str, gpus: int, market: str, nodes: i
     return offers, None
 
 
-def cheapest_of(offers: list[RentalOffer], gpus: int, run_hours: float, budget: float | None = None) -> RentalRun:
-    """The cheapest run on ``offers`` (not empty; :func:`rental_candidates`), each priced on its own terms. With a
-    ``budget``, offers whose commitment exceeds it are passed over while one within it exists (a yearly lease does
-    not hide the on-demand offer that fits the budget); preemptible ones only when nothing else is offered. Each
-    offer is billed as :func:`price_offer` bills it (its cost is also its commitment); only the winner is priced
-    with its notes."""
+def cheapest_offer(offers: list[RentalOffer], gpus: int, run_hours: float,
+                   budget: float | None = None) -> tuple[RentalOffer, float]:
+    """(offer, cost) of the cheapest run on ``offers`` (not empty; :func:`rental_candidates`), each billed as
+    :func:`price_offer` bills it (a run's cost is also its commitment). With a ``budget``, offers whose commitment
+    exceeds it are passed over while one within it exists (a yearly lease does not hide the on-demand offer that
+    fits the budget); preemptible ones only when nothing else is offered."""
     runs = [(o, term, o.price_per_gpu_hour * gpus * billed)
             for o in offers for term, billed, _ in (_billed(o, run_hours),)]
     if budget is not None:
         runs = [r for r in runs if r[2] <= budget] or runs
     firm = [r for r in runs if r[1] != "preemptible"]
-    return price_offer(min(firm or runs, key=lambda r: r[2])[0], gpus, run_hours)
+    offer, _, cost = min(firm or runs, key=lambda r: r[2])
+    return offer, cost
 
 
 def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, market: str,
@@ -188,11 +189,11 @@ def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, marke
     """The cheapest way to rent ``gpus`` x ``gpu`` on ``nodes`` servers for this run in ``market``, or None
     with the reason. With a ``need`` (host RAM, cores, disk per server), only offers whose machine holds it
     (cost.machine). With a ``budget``, offers whose commitment exceeds it are passed over while one within
-    it exists (:func:`cheapest_of`)."""
+    it exists (:func:`cheapest_offer`)."""
     offers, reason = rental_candidates(prices, gpu, gpus, market, nodes, need)
     if not offers:
         return None, reason
-    best = cheapest_of(offers, gpus, run_hours, budget)
+    best = price_offer(cheapest_offer(offers, gpus, run_hours, budget)[0], gpus, run_hours)
     caveat = unchecked(best.offer, need) if need is not None else None
     if caveat is not None:
         best = replace(best, notes=(*best.notes, caveat))

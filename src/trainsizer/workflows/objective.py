@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from trainsizer.cost.machine import MachineNeed, ram_gib
-from trainsizer.cost.per_run import OFFER_MARKET, cheapest_of, rental_candidates
+from trainsizer.cost.per_run import OFFER_MARKET, cheapest_offer, rental_candidates
 from trainsizer.cost.prices import RentalOffer
 from trainsizer.cost.subsidy import applies_to
 from trainsizer.datafiles import packaged_yaml
@@ -109,10 +109,11 @@ def screen_rate(money: MoneyTerms, cat: Catalog, params: int = 0) -> Rate:
         costs = []
         in_server = min(per_node, gpus)
         if available(gpu, "rent") and (candidates := rental_offers(gpu, gpus, nodes, in_server, offload_gib)):
-            run = cheapest_of(candidates, gpus, hours, money.budget)  # as cost.per_run.cheapest_rental picks
-            if money.budget is None or run.commitment <= money.budget:
-                voucher = money.voucher if money.voucher and applies_to(money.voucher, run.offer.provider) else None
-                costs.append(run.cost * (1 - (voucher.fraction if voucher else 0.0)))
+            # the offer cost.per_run.cheapest_rental picks; its cost is its commitment
+            offer, cost = cheapest_offer(candidates, gpus, hours, money.budget)
+            if money.budget is None or cost <= money.budget:
+                voucher = money.voucher if money.voucher and applies_to(money.voucher, offer.provider) else None
+                costs.append(cost * (1 - (voucher.fraction if voucher else 0.0)))
         if available(gpu, "buy") and offload_gib <= _bought_host_gib_per_gpu():
             price = server_price(gpu, in_server)
             if price is not None:
