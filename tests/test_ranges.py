@@ -100,13 +100,7 @@ BAND = (0.75, 0.85)  # issue 24: the 80 % ranges hold 75-85 % of held-out cases,
 # (kind, GPU family): a family backed by two publications or more whose nested coverage is measured outside two
 # binomial standard errors of 80 %, with why. The test asserts each is still outside, so an entry cannot go stale: when
 # the family comes back within, the entry must go (issue 24 stays open while any is listed; README says so).
-KNOWN_MISCALIBRATED: dict[tuple[str, str], str] = {
-    ("memory", "hopper"): "31 of 33 inside (93.9 %, 2026-12-03, two binomial standard errors 0.1393, off 0.1394): "
-                          "18 of the 33 come from one publication (torchtitan's H100 benchmark) whose errors sit in "
-                          "the middle of ranges fitted on the spread of the other four Hopper publications. Per "
-                          "publication the family is not over-covered: the five publications' shares inside average "
-                          "70 % (18/18, 0/1, 3/3, 8/8, 1/2); weighted by cases the calm one decides",
-}
+KNOWN_MISCALIBRATED: dict[tuple[str, str], str] = {}
 
 
 def test_nested_coverage_is_within_75_to_85_percent_overall_and_consistent_with_80_in_every_family(shipped_summary):
