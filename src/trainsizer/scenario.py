@@ -219,6 +219,12 @@ class ParallelSpec(_Strict):
                                             "'master-only' = the fp32 shard alone, cast to the compute dtype only "
                                             "when a unit is gathered (PyTorch FSDP / FSDP2 MixedPrecisionPolicy, "
                                             "torchtitan)")
+    zero_shard_gpus: Int | None = Field(None, gt=0, le=MAX_GPUS, description="extension: how many ranks of the "
+                                        "data-parallel (x context-parallel) group share one copy of the ZeRO-sharded "
+                                        "states (default: all of them). A smaller group keeps whole copies in each "
+                                        "group and sums gradients over all data-parallel ranks: InternLM's hybrid "
+                                        "zero `zero1=8` (within the 8 GPUs of a node), DeepSpeed's MiCS / hpZ, "
+                                        "FSDP's HYBRID_SHARD")
 
     @model_validator(mode="after")
     def _divides(self) -> ParallelSpec:
@@ -237,7 +243,28 @@ class ParallelSpec(_Strict):
             raise ValueError("offload: optimizer+params needs zero 3 (FSDP/ZeRO-3 parameter offload)")
         if self.offload == "optimizer" and self.zero == 0 and not self.distributed_optimizer:
             raise ValueError("offload: optimizer offload needs zero 1, 2 or 3 (ZeRO-Offload)")
+        if self.zero_shard_gpus is not None:
+            if self.zero == 0 and not self.distributed_optimizer:
+                raise ValueError("zero_shard_gpus: sharding needs zero 1, 2 or 3 or distributed_optimizer")
+            if (self.dp * self.cp) % self.zero_shard_gpus:
+                raise ValueError(f"zero_shard_gpus: {self.zero_shard_gpus} must divide the data-parallel x "
+                                 f"context-parallel group (dp*cp = {self.dp * self.cp}); accepted: a divisor of it")
         return self
+
+    @property
+    def zero_group(self) -> int:
+        """Ranks one copy of the ZeRO-sharded states is spread over: ``zero_shard_gpus`` where it divides dp x cp (a
+        planner layout may not), else the whole dp x cp group."""
+        group = self.dp * self.cp
+        shard = self.zero_shard_gpus
+        return shard if shard and group % shard == 0 else group
+
+    @property
+    def zero_dp_shards(self) -> int:
+        """Data-parallel ranks one copy of the sharded optimizer states spans: dp, or ``zero_shard_gpus`` (of
+        dp x cp) where it names a smaller group."""
+        group = self.zero_group
+        return self.dp if group == self.dp * self.cp else max(1, group // self.cp)
 
     @property
     def dp(self) -> int:

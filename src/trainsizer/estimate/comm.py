@@ -17,6 +17,7 @@ from statistics import median
 
 from trainsizer.estimate.model_params import PerformanceModel
 from trainsizer.hardware.catalog import INTER_NODE_SCOPES, INTRA_NODE_SCOPES, Accelerator, Catalog, Link
+from trainsizer.scenario import ParallelSpec
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,15 @@ def all_gather_s(bytes_: float, group: int, fab: Fabric, stride: int = 1, nic_sh
         return 0.0
     bw, lat = fab.busbw(group, stride, nic_share)
     return (group - 1) * lat + (group - 1) / group * bytes_ / (bw * 1e9)
+
+
+def replica_all_reduce_s(bytes_: float, par: ParallelSpec, fab: Fabric, stride: int) -> float:
+    """Where each copy of the ZeRO-sharded states spans only ``parallel.zero_shard_gpus`` ranks, the gradients
+    reduced inside a copy (``bytes_`` before sharding) are then all-reduced, a ``1/group`` share per rank, across the
+    copies, whose members are ``stride x group`` ranks apart (the 2-hop gradient synchronisation of MiCS, Zhang et
+    al. 2022, arXiv:2205.00119, section 3.3; FSDP HYBRID_SHARD). 0 where one copy spans dp x cp."""
+    group = par.zero_group
+    return all_reduce_s(bytes_ / group, par.dp * par.cp // group, fab, stride=stride * group, nic_share=False)
 
 
 def all_to_all_s(bytes_: float, group: int, fab: Fabric, stride: int = 1) -> float:

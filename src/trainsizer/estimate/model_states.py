@@ -150,8 +150,9 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
     if last and not first and arch.lm_head and arch.tie_embeddings:
         head_params += arch.vocab_size * arch.hidden_size / tp  # Megatron keeps a copy of a tied embedding
     # ZeRO shards over the data-parallel x context-parallel group; routed experts only over the
-    # expert-data-parallel group (dp*cp/ep ranks), as Megatron-Core and DeepSpeed-MoE do.
-    group = par.dp * par.cp
+    # expert-data-parallel group (dp*cp/ep ranks), as Megatron-Core and DeepSpeed-MoE do; or over the smaller
+    # group ``parallel.zero_shard_gpus`` names (FSDP HYBRID_SHARD, MiCS, InternLM zero1=8).
+    group = par.zero_group
     expert_group = max(1, group // par.ep)
     expert_w = sum(layer.expert_linear_params for layer in layers) / tp
     if tr.method == "full":
@@ -200,7 +201,7 @@ def master_only_shards(scenario: Scenario) -> bool:
     all-gather). DeepSpeed ZeRO-3 instead keeps a compute-dtype partition beside the fp32 one (``compute-copy``)."""
     tr, par = scenario.training, scenario.parallel
     return (par.sharded_weights == "master-only" and tr.method == "full" and PRECISION_BYTES[tr.precision][1] > 0
-            and par.zero == 3 and par.dp * par.cp > 1 and par.offload == "none")
+            and par.zero == 3 and par.zero_group > 1 and par.offload == "none")
 
 
 def _stage_trainables(st: TrainingState, layers: list[LayerState], first: bool, last: bool) -> _StageTrainables:
@@ -215,7 +216,7 @@ def _stage_trainables(st: TrainingState, layers: list[LayerState], first: bool, 
     expert_trainable = sum(layer.expert_lora_params + (layer.expert_linear_params / par.tp
                                                        if layer.trainable_base else 0) for layer in layers)
     share_e = min(1.0, expert_trainable / trainable) if trainable else 0.0
-    group = par.dp * par.cp
+    group = par.zero_group  # dp x cp, or the smaller group of parallel.zero_shard_gpus
     opt_shards = group if (par.zero >= 1 or par.distributed_optimizer) else 1
     grad_shards = group if par.zero >= 2 else 1
     opt_div = _sharded(1.0, share_e, opt_shards, max(1, opt_shards // par.ep)) if opt_shards > 1 else 1.0
@@ -236,7 +237,7 @@ def _stage_trainable_states(st: TrainingState, layers: list[LayerState],
     optimizer = (_optimizer_bytes(st, t.base_shapes, state_b) + _optimizer_bytes(st, t.lora_shapes, adapter_state_b))
     grads = base_trainable * grad_b + t.lora_elems * adapter_grad_b
     adapters = t.lora_elems * adapter_w_b
-    group = par.dp * par.cp
+    group = par.zero_group
 
     static: list[Component] = []
     if adapters:
@@ -288,7 +289,7 @@ def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainab
     elif par.dp > 1 and par.zero in (1, 2) and not megatron_style:
         other += min(comm.zero_reduce_bucket_elements, t.trainable) * grad_b
         why_other.append(msg("mem.zero_bucket"))
-    if (par.zero == 3 and par.dp * par.cp > 1 or par.offload == "optimizer+params") and not tr.optimizer_in_backward:
+    if (par.zero == 3 and par.zero_group > 1 or par.offload == "optimizer+params") and not tr.optimizer_in_backward:
         biggest = max((layer.base_linear_params + layer.norm_params for layer in layers), default=0) / tp
         biggest_w = biggest * (quant.code_bytes + quant.constant_bytes if quant else w_b)
         unit_grads = max((layer.lora_params + (layer.base_linear_params if layer.trainable_base else 0)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from trainsizer.estimate import comm
 from trainsizer.estimate.arrays import positive_part, safe_div
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, gathered_linear_bytes, p2p_s
 from trainsizer.estimate.flops import StepFlops, recomputed_layer
@@ -202,7 +203,7 @@ def zero3_mb(ctx: StepContext) -> float:
     default), over the group the state is sharded on (dp x cp, as the memory model shards it; torchtitan shards
     FSDP over dp_shard x cp) (Zhao et al. 2023, FSDP, arXiv:2304.11277, section 3.2)."""
     par = ctx.scenario.parallel
-    group = par.dp * par.cp
+    group = par.zero_group  # dp x cp, or the smaller group of parallel.zero_shard_gpus (HYBRID_SHARD)
     if par.zero != 3 or group <= 1:
         return 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
@@ -210,7 +211,8 @@ def zero3_mb(ctx: StepContext) -> float:
     weights_bytes = sum(layer.base_linear_params * linear_b + layer.norm_params * w_b
                         for layer in ctx.state.layers) / ctx.model_shards
     return (2 * all_gather_s(weights_bytes, group, ctx.fabric, stride=par.tp)
-            + all_gather_s(ctx.trainable_local * grad_b, group, ctx.fabric, stride=par.tp))
+            + all_gather_s(ctx.trainable_local * grad_b, group, ctx.fabric, stride=par.tp)
+            + comm.replica_all_reduce_s(ctx.trainable_local * grad_b, par, ctx.fabric, par.tp))
 
 
 def data_parallel_sync_s(ctx: StepContext) -> float:
@@ -225,7 +227,9 @@ def data_parallel_sync_s(ctx: StepContext) -> float:
     # once per step, at the node's full NIC bandwidth: the Megatron runs (in-network reduction on their
     # InfiniBand fabric, bucketed overlap) show it hidden where the strided groups' NIC share would expose it
     if par.zero in (1, 2) or par.distributed_optimizer:
-        return all_gather_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride, nic_share=False)
+        grads = ctx.trainable_local * grad_b  # reduce-scattered in each copy of the sharded states, then across them
+        return (all_gather_s(grads, par.zero_dp_shards, ctx.fabric, stride=stride, nic_share=False)
+                + comm.replica_all_reduce_s(grads, par, ctx.fabric, stride))
     return all_reduce_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride, nic_share=False)
 
 
@@ -235,7 +239,7 @@ def data_parallel_gather_s(ctx: StepContext) -> float:
     par = ctx.scenario.parallel
     if par.dp <= 1 or par.zero == 3 or not (par.zero in (1, 2) or par.distributed_optimizer):
         return 0.0
-    return all_gather_s(ctx.trainable_local * ctx.weight_and_grad_bytes[0], par.dp, ctx.fabric,
+    return all_gather_s(ctx.trainable_local * ctx.weight_and_grad_bytes[0], par.zero_dp_shards, ctx.fabric,
                         stride=par.tp * par.cp, nic_share=False)
 
 
@@ -254,7 +258,7 @@ def optimizer_and_offload_s(ctx: StepContext) -> tuple[float, float]:
     """The optimizer step, memory bound and sharded by ZeRO / the distributed optimizer; or, offloaded,
     the PCIe traffic and the CPU Adam (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840)."""
     tr, par = ctx.scenario.training, ctx.scenario.parallel
-    shards = par.dp if (par.zero >= 1 or par.distributed_optimizer) else 1
+    shards = par.zero_dp_shards if (par.zero >= 1 or par.distributed_optimizer) else 1
     optimizer_s = ctx.trainable_local / shards * optimizer_bytes_per_param(tr.optimizer, tr.precision, ctx.params) \
         / ctx.hbm_bytes_per_s
     if par.offload == "none":

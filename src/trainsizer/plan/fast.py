@@ -167,6 +167,15 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
                     compiled_activation_factor(base.training.compile, mp), kept, lm_head_cast_bytes(base, arch))
 
 
+def zero_group(group: np.ndarray, scenario: Scenario) -> np.ndarray:
+    """Ranks of dp x cp (``group``) one copy of the ZeRO-sharded states spans, per layout: as
+    :attr:`trainsizer.scenario.ParallelSpec.zero_group`, ``parallel.zero_shard_gpus`` where it divides ``group``."""
+    shard = scenario.parallel.zero_shard_gpus
+    if not shard:
+        return group
+    return np.where(np.mod(group, shard) == 0, float(shard), group)
+
+
 @dataclass
 class Layouts:
     """Candidate layouts as parallel arrays (one entry per candidate)."""
@@ -202,7 +211,7 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     """(device bytes per GPU of the most loaded stage, host bytes per GPU offloaded), per candidate."""
     mp = mp or default_memory_model()
     tp, pp, cp, dp = lay.tp.astype(float), lay.pp.astype(float), lay.cp.astype(float), lay.dp.astype(float)
-    group = dp * cp
+    group = zero_group(dp * cp, scenario)  # dp x cp, or parallel.zero_shard_gpus (Scenario.parallel.zero_group)
     layers_stage = b.layers / pp
     zero = lay.zero
     opt_shard = np.where((zero >= 1) | lay.dist_opt, group, 1.0)
@@ -374,18 +383,33 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     dp_ring = np.where(dp > 1, (dp - 1) / np.maximum(dp, 1), 0.0)
     dp_bw = busbw(dp, lay.tp * lay.cp, nic_share=False) * 1e9
     sharded = (lay.zero == 1) | (lay.zero == 2) | lay.dist_opt
-    reduce_s = np.where(sharded, 1.0, 2.0) * dp_ring * trainable * grad_b / dp_bw
-    gather_s = np.where(sharded, dp_ring * trainable * w_b / dp_bw, 0.0)
+    # the sharded optimizer's group: dp, or parallel.zero_shard_gpus (step_terms.zero_dp_shards), whose copies
+    # all-reduce their gradient shares across each other (step_terms.replica_all_reduce_s)
+    zgroup = zero_group(dp * cp, scenario)
+    zshard = np.where(zgroup == dp * cp, dp, np.maximum(1.0, zgroup // cp))
+    copies = dp * cp / zgroup
+
+    def replica_s(stride: np.ndarray) -> np.ndarray:
+        return np.where(copies > 1, 2 * (copies - 1) / np.maximum(copies, 1) * trainable * grad_b / zgroup
+                        / (busbw(copies, stride * zgroup, nic_share=False) * 1e9), 0.0)
+
+    z_ring = np.where(zshard > 1, (zshard - 1) / np.maximum(zshard, 1), 0.0)
+    z_bw = busbw(zshard, lay.tp * lay.cp, nic_share=False) * 1e9
+    reduce_s = np.where(sharded, z_ring * trainable * grad_b / z_bw + replica_s(lay.tp * lay.cp),
+                        2.0 * dp_ring * trainable * grad_b / dp_bw)
+    gather_s = np.where(sharded, z_ring * trainable * w_b / z_bw, 0.0)
     dp_exposed = np.where(lay.zero == 3, 0.0, np.maximum(0.0, reduce_s - overlap.dp * (compute_mb * 2 / 3 + bubble))
                           + np.maximum(0.0, gather_s - gather_overlaps(lay.dist_opt) * overlap.dp * compute_mb / 3))
     # ZeRO-3: gather the weights forward and backward, reduce-scatter the gradients, per micro-batch, over dp x cp
-    group = dp * cp
+    # (or parallel.zero_shard_gpus, then all-reduce across the copies: step_terms.replica_all_reduce_s)
+    group = zgroup
     ring = np.where(group > 1, (group - 1) / np.maximum(group, 1), 0.0)
     gathered = b.layers * b.gathered_bytes_layer / (tp * pp)
-    z3 = np.where(lay.zero == 3, ring * (2 * gathered + trainable * grad_b) / (busbw(group, lay.tp) * 1e9), 0.0)
+    z3 = np.where(lay.zero == 3, ring * (2 * gathered + trainable * grad_b) / (busbw(group, lay.tp) * 1e9)
+                  + replica_s(lay.tp), 0.0)
     # CPU offload: gradients and parameters over PCIe, and the CPU optimizer step
     pcie = pcie_bytes_per_s(gpu)
-    shards = np.where((lay.zero >= 1) | lay.dist_opt, group, 1.0)
+    shards = np.where((lay.zero >= 1) | lay.dist_opt, zshard, 1.0)
     trainable_local = trainable / shards
     offload_s = np.where(lay.offload > 0, trainable_local * 6.0 / pcie + trainable_local /
                          p.overhead.cpu_adam_params_per_s, 0.0)
