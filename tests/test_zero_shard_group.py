@@ -17,11 +17,11 @@ from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory, screen
 from trainsizer.scenario import scenario_from_dict
 
 
-def _scenario(shard=None, zero=1, gpus=64, tp=1, gbs=None):
-    parallel = {"gpus": gpus, "zero": zero, "tp": tp}
+def _scenario(shard=None, zero=1, gpus=64, tp=1, gbs=None, sync="reduce-scatter", seq=2048):
+    parallel = {"gpus": gpus, "zero": zero, "tp": tp, "zero_grad_sync": sync}
     if shard is not None:
         parallel["zero_shard_gpus"] = shard
-    training = {"method": "full", "precision": "bf16-mixed", "micro_batch_size": 2, "seq_len": 2048,
+    training = {"method": "full", "precision": "bf16-mixed", "micro_batch_size": 2, "seq_len": seq,
                 "activation_checkpointing": "full"}
     if gbs:
         training["global_batch_size"] = gbs
@@ -64,6 +64,15 @@ def test_the_copies_all_reduce_a_group_share_of_the_gradients():
     # 8 copies of 8 ranks: 1/8 of the bytes all-reduced over 8 ranks one node apart
     assert replica_all_reduce_s(1e9, node, fab, 1) == pytest.approx(all_reduce_s(1e9 / 8, 8, fab, stride=8,
                                                                                  nic_share=False))
+
+
+def test_an_all_reducing_sharded_optimizer_syncs_longer_than_a_scattering_one():
+    scatter, reduce = _scenario(seq=256), _scenario(sync="all-reduce", seq=256)  # short: the sync shows
+    assert scatter.parallel.scatters_gradients and not reduce.parallel.scatters_gradients
+    assert not _scenario(8).parallel.scatters_gradients  # copies on smaller groups all-reduce over dp either way
+    assert _run(scatter).performance.breakdown_s["dp_grad_sync"] < _run(reduce).performance.breakdown_s["dp_grad_sync"]
+    # the states and the optimizer step are the same
+    assert _run(scatter).memory.device_bytes == pytest.approx(_run(reduce).memory.device_bytes)
 
 
 def test_the_optimizer_steps_the_groups_share_and_gathers_inside_the_node():
@@ -109,15 +118,16 @@ def test_the_planners_screen_prices_shard_groups_as_the_estimate_does():
     fab = make_fabric(cat, gpu, None, "ib-hdr-200", None, 8, params, 64)
     lay = _layouts(*zip(*LAYOUTS, strict=True))
     screened = {}
-    for shard in (None, 8):
-        sc = _scenario(shard, gbs=1024)
+    for shard in (None, 8, "all-reduce"):
+        sc = _scenario(shard, gbs=1024) if shard != "all-reduce" else _scenario(gbs=1024, sync="all-reduce")
         arch = resolve_model(sc.model)
         basis = job_basis(sc, arch)
         steps = screen_step_time(basis, lay, sc, gpu, fab.intra_busbw_gbps, fab.inter_busbw_gbps, params)
         mem, _host = screen_memory(basis, lay, sc, gpu)
         screened[shard] = steps, mem
         for i, (zero, tp, gpus) in enumerate(LAYOUTS):
-            ref = _run(_scenario(shard, zero=zero, tp=tp, gpus=gpus, gbs=1024))
+            ref = _run(sc.model_copy(update={"parallel": sc.parallel.model_copy(update={"zero": zero, "tp": tp,
+                                                                                          "gpus": gpus})}))
             assert mem[i] == pytest.approx(ref.memory.device_bytes, rel=0.005), (shard, zero, tp, gpus)
             assert steps[i] == pytest.approx(ref.performance.step_time_s, rel=0.1), (shard, zero, tp, gpus)
     # the screen moves with the group as the estimate does: more states per rank, and the dp terms change
@@ -127,3 +137,19 @@ def test_the_planners_screen_prices_shard_groups_as_the_estimate_does():
         est = node.memory.device_bytes - whole.memory.device_bytes
         scr = screened[8][1][i] - screened[None][1][i]
         assert est > 0 and scr == pytest.approx(est, rel=0.01), (zero, tp, gpus)
+
+
+def test_the_screen_prices_an_all_reducing_sharded_optimizer_as_the_estimate_does():
+    cat, params = default_catalog(), default_performance_model()
+    gpu = cat.accelerator("a100-sxm4-80gb")
+    fab = make_fabric(cat, gpu, None, "ib-hdr-200", None, 8, params, 64)
+    lay = _layouts((1,), (1,), (64,))
+    steps = {}
+    for sync in ("reduce-scatter", "all-reduce"):
+        sc = _scenario(sync=sync, seq=256)
+        screened = screen_step_time(job_basis(sc, resolve_model(sc.model)), lay, sc, gpu, fab.intra_busbw_gbps,
+                                    fab.inter_busbw_gbps, params)[0]
+        steps[sync] = screened, _run(sc).performance.step_time_s
+        assert screened == pytest.approx(steps[sync][1], rel=0.1), sync
+    (scr_rs, est_rs), (scr_ar, est_ar) = steps["reduce-scatter"], steps["all-reduce"]
+    assert est_ar > est_rs and scr_ar - scr_rs == pytest.approx(est_ar - est_rs, rel=0.3)

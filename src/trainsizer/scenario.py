@@ -46,6 +46,8 @@ UnquantizedDtype = Literal["compute", "fp16"]
 CheckpointLoading = Literal["sharded", "full"]
 # what a rank keeps of its zero-3 weight shard under mixed precision (estimate/model_states.py _weights)
 ShardedWeights = Literal["compute-copy", "master-only"]
+# how a sharded optimizer (zero 1/2) sums the gradients over data parallelism (estimate/step_terms.data_parallel_sync_s)
+ZeroGradSync = Literal["reduce-scatter", "all-reduce"]
 AttentionMask = Literal["causal", "full"]
 Fp8Scope = Literal["linear", "linear+attention"]
 
@@ -225,6 +227,12 @@ class ParallelSpec(_Strict):
                                         "group and sums gradients over all data-parallel ranks: InternLM's hybrid "
                                         "zero `zero1=8` (within the 8 GPUs of a node), DeepSpeed's MiCS / hpZ, "
                                         "FSDP's HYBRID_SHARD")
+    zero_grad_sync: ZeroGradSync = Field("reduce-scatter", description="extension: how a sharded optimizer (zero "
+                                         "1/2, distributed_optimizer) sums gradients over data parallelism: "
+                                         "'reduce-scatter' = each rank receives its shard (DeepSpeed, Megatron); "
+                                         "'all-reduce' = every rank all-reduces the whole gradient and keeps its "
+                                         "share (InternLM's hybrid zero). A zero_shard_gpus group smaller than dp "
+                                         "all-reduces either way")
 
     @model_validator(mode="after")
     def _divides(self) -> ParallelSpec:
@@ -258,6 +266,13 @@ class ParallelSpec(_Strict):
         group = self.dp * self.cp
         shard = self.zero_shard_gpus
         return shard if shard and group % shard == 0 else group
+
+    @property
+    def scatters_gradients(self) -> bool:
+        """Whether a sharded optimizer (zero 1/2, distributed_optimizer) reduce-scatters the gradients over dp; else
+        every rank all-reduces them (``zero_grad_sync: all-reduce``, or a ``zero_shard_gpus`` group smaller than dp)."""
+        return ((self.zero in (1, 2) or self.distributed_optimizer) and self.zero_dp_shards == self.dp
+                and self.zero_grad_sync == "reduce-scatter")
 
     @property
     def zero_dp_shards(self) -> int:

@@ -226,10 +226,10 @@ def data_parallel_sync_s(ctx: StepContext) -> float:
     stride = par.tp * par.cp
     # once per step, at the node's full NIC bandwidth: the Megatron runs (in-network reduction on their
     # InfiniBand fabric, bucketed overlap) show it hidden where the strided groups' NIC share would expose it
-    if par.zero in (1, 2) or par.distributed_optimizer:
-        grads = ctx.trainable_local * grad_b  # reduce-scattered in each copy of the sharded states, then across them
-        return (all_gather_s(grads, par.zero_dp_shards, ctx.fabric, stride=stride, nic_share=False)
-                + comm.replica_all_reduce_s(grads, par, ctx.fabric, stride))
+    # zero_grad_sync all-reduce, or zero_shard_gpus < dp: all-reduce over dp, each rank keeps its share (InternLM
+    # internlm/solver/optimizer/hybrid_zero_optim.py @ 01e7fd6: reduce_tensor, dst_rank None, ParallelMode.DATA)
+    if par.scatters_gradients:
+        return all_gather_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride, nic_share=False)
     return all_reduce_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride, nic_share=False)
 
 

@@ -383,8 +383,9 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     dp_ring = np.where(dp > 1, (dp - 1) / np.maximum(dp, 1), 0.0)
     dp_bw = busbw(dp, lay.tp * lay.cp, nic_share=False) * 1e9
     sharded = (lay.zero == 1) | (lay.zero == 2) | lay.dist_opt
-    # the sharded optimizer's group: dp, or parallel.zero_shard_gpus (step_terms.zero_dp_shards), whose copies
-    # all-reduce their gradient shares across each other (step_terms.replica_all_reduce_s)
+    # the sharded optimizer's group: dp, or parallel.zero_shard_gpus (ParallelSpec.zero_dp_shards): then the gradients
+    # are all-reduced over dp (step_terms.data_parallel_sync_s), and ZeRO-3's copies all-reduce their shares
+    # (comm.replica_all_reduce_s)
     zgroup = zero_group(dp * cp, scenario)
     zshard = np.where(zgroup == dp * cp, dp, np.maximum(1.0, zgroup // cp))
     copies = dp * cp / zgroup
@@ -395,7 +396,8 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
 
     z_ring = np.where(zshard > 1, (zshard - 1) / np.maximum(zshard, 1), 0.0)
     z_bw = busbw(zshard, lay.tp * lay.cp, nic_share=False) * 1e9
-    reduce_s = np.where(sharded, z_ring * trainable * grad_b / z_bw + replica_s(lay.tp * lay.cp),
+    scatter = sharded & (zshard == dp) & (scenario.parallel.zero_grad_sync == "reduce-scatter")
+    reduce_s = np.where(scatter, dp_ring * trainable * grad_b / dp_bw,
                         2.0 * dp_ring * trainable * grad_b / dp_bw)
     gather_s = np.where(sharded, z_ring * trainable * w_b / z_bw, 0.0)
     dp_exposed = np.where(lay.zero == 3, 0.0, np.maximum(0.0, reduce_s - overlap.dp * (compute_mb * 2 / 3 + bubble))
