@@ -94,6 +94,7 @@ BAD = [
     ({"parallel__checkpoint_loading": "rank0"}, "parallel.checkpoint_loading", "sharded, full"),
     ({"parallel__sharded_weights": "fp32"}, "parallel.sharded_weights", "compute-copy, master-only"),
     ({"parallel__zero_grad_sync": "ring"}, "parallel.zero_grad_sync", "reduce-scatter, all-reduce"),
+    ({"parallel__grad_reduce_dtype": "bf16"}, "parallel.grad_reduce_dtype", "fp32, compute"),
     ({"parallel__gpus": 8, "parallel__zero": 1, "parallel__zero_shard_gpus": 3}, "parallel.zero_shard_gpus", "divide"),
 ]
 

@@ -48,6 +48,7 @@ CheckpointLoading = Literal["sharded", "full"]
 ShardedWeights = Literal["compute-copy", "master-only"]
 # how a sharded optimizer (zero 1/2) sums the gradients over data parallelism (estimate/step_terms.data_parallel_sync_s)
 ZeroGradSync = Literal["reduce-scatter", "all-reduce"]
+GradReduceDtype = Literal["fp32", "compute"]
 AttentionMask = Literal["causal", "full"]
 Fp8Scope = Literal["linear", "linear+attention"]
 
@@ -233,6 +234,13 @@ class ParallelSpec(_Strict):
                                          "'all-reduce' = every rank all-reduces the whole gradient and keeps its "
                                          "share (InternLM's hybrid zero). A zero_shard_gpus group smaller than dp "
                                          "all-reduces either way")
+    grad_reduce_dtype: GradReduceDtype = Field("fp32", description="extension: the dtype a mixed-precision run "
+                                               "(bf16/fp16/fp8-mixed) keeps and sums its gradients in over data "
+                                               "parallelism: 'fp32' = 4 bytes (PyTorch DDP under autocast, "
+                                               "Megatron's accumulate_allreduce_grads_in_fp32); 'compute' = the "
+                                               "16-bit compute dtype, 2 bytes (InternLM's NaiveAMPModel with its "
+                                               "hybrid zero optimizer, Megatron without fp32 gradient "
+                                               "accumulation)")
 
     @model_validator(mode="after")
     def _divides(self) -> ParallelSpec:

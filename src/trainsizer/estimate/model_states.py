@@ -9,7 +9,14 @@ from dataclasses import dataclass
 
 from trainsizer.estimate.memory_types import Component
 from trainsizer.estimate.model_params import QuantFormat
-from trainsizer.estimate.training_state import PRECISION_BYTES, LayerState, TrainingState, adapter_params, lora_targets
+from trainsizer.estimate.training_state import (
+    PRECISION_BYTES,
+    LayerState,
+    TrainingState,
+    adapter_params,
+    gradient_bytes,
+    lora_targets,
+)
 from trainsizer.messages import Message, clauses, listing, msg
 from trainsizer.scenario import Scenario
 
@@ -206,7 +213,8 @@ def master_only_shards(scenario: Scenario) -> bool:
 
 def _stage_trainables(st: TrainingState, layers: list[LayerState], first: bool, last: bool) -> _StageTrainables:
     tr, par = st.scenario.training, st.scenario.parallel
-    w_b, master_b, grad_b, state_b = PRECISION_BYTES[tr.precision]
+    w_b, master_b, _, state_b = PRECISION_BYTES[tr.precision]
+    grad_b = gradient_bytes(st.scenario)  # fp32, or the compute dtype (parallel.grad_reduce_dtype)
     base_shapes, lora_shapes = _trainable_shapes(st, layers, first, last, par.tp)
     trainable = sum(r * c * n for r, c, n in base_shapes + lora_shapes)
     lora_elems = sum(layer.lora_params for layer in layers) / 1 + (st.lm_head_lora_params if last else 0)
@@ -230,7 +238,8 @@ def _stage_trainable_states(st: TrainingState, layers: list[LayerState],
     """Adapters, fp32 masters and optimizer states (static) and the gradients of one stage, and the bytes
     a paged optimizer keeps in CUDA managed memory."""
     arch, tr, par = st.arch, st.scenario.training, st.scenario.parallel
-    _, master_b, grad_b, state_b = PRECISION_BYTES[tr.precision]
+    _, master_b, _, state_b = PRECISION_BYTES[tr.precision]
+    grad_b = gradient_bytes(st.scenario)
     adapter_w_b, adapter_master_b, adapter_grad_b, adapter_state_b = t.adapter_bytes
     base_trainable = t.trainable - t.lora_elems
     masters = base_trainable * master_b + t.lora_elems * adapter_master_b
@@ -276,7 +285,8 @@ def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainab
     """Communication buckets, ZeRO-3 gathered layers and quantization work buffers."""
     tr, par = st.scenario.training, st.scenario.parallel
     tp = par.tp
-    w_b, _, grad_b, _ = PRECISION_BYTES[tr.precision]
+    w_b = PRECISION_BYTES[tr.precision][0]
+    grad_b = gradient_bytes(st.scenario)
     comm = st.params.communication
     grads = (t.trainable - t.lora_elems) * grad_b + t.lora_elems * t.adapter_bytes[2]
     other = 0.0

@@ -24,7 +24,7 @@ from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_
 from trainsizer.estimate.flops import StepFlops, recomputed_layer
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
 from trainsizer.estimate.peak import peak_share
-from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, TrainingState, training_state
+from trainsizer.estimate.training_state import ACTIVATION_BYTES, TrainingState, training_state, weight_grad_bytes
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
@@ -91,7 +91,7 @@ class StepContext:
     @property
     def weight_and_grad_bytes(self) -> tuple[float, float]:
         tr = self.scenario.training
-        w_b, _, grad_b, _ = PRECISION_BYTES[tr.precision]
+        w_b, grad_b = weight_grad_bytes(self.scenario)  # grad_b: fp32, or the compute dtype (grad_reduce_dtype)
         if tr.method in ("lora", "qlora") and tr.precision not in ("bf16-true", "fp32"):
             grad_b = 4.0  # fp32 adapters get fp32 gradients under autocast
         return w_b, grad_b

@@ -37,6 +37,26 @@ PRECISION_BYTES: dict[str, tuple[float, float, float, float]] = {
     "bf16-true": (2, 0, 2, 2),
     "fp8-mixed": (2, 4, 4, 4),
 }
+
+
+def gradient_bytes(scenario: Scenario) -> float:
+    """Bytes per gradient element of the trained (non-adapter) weights, kept and summed over data parallelism:
+    fp32 under bf16/fp16/fp8-mixed (PRECISION_BYTES; PyTorch DDP under autocast, Megatron-LM's
+    ``accumulate_allreduce_grads_in_fp32``), or the 16-bit compute dtype with ``parallel.grad_reduce_dtype: compute``:
+    InternLM casts the model to bf16 (``internlm/core/naive_amp.py`` NaiveAMPModel ``model.to(dtype)``) and its hybrid
+    zero all-reduces the bf16 ``param.grad`` buckets in that dtype (``internlm/solver/optimizer/hybrid_zero_optim.py``
+    ``reduce_tensor(dtype=self.dtype)``, ``self._dtype`` = the parameters' dtype; InternLM/InternLM @ c18bec9)."""
+    w_b, master_b, grad_b, _ = PRECISION_BYTES[scenario.training.precision]
+    if scenario.parallel.grad_reduce_dtype == "compute" and master_b > 0:
+        return float(w_b)
+    return float(grad_b)
+
+
+def weight_grad_bytes(scenario: Scenario) -> tuple[float, float]:
+    """(compute weight bytes, :func:`gradient_bytes`) per element of the trained weights."""
+    return float(PRECISION_BYTES[scenario.training.precision][0]), gradient_bytes(scenario)
+
+
 ACTIVATION_BYTES = {"fp32": 4, "fp16-mixed": 2, "bf16-mixed": 2, "bf16-true": 2, "fp8-mixed": 2}
 # bytes per element of the residual stream (a checkpointed layer's input). bf16-mixed and fp8-mixed compute with bf16
 # weights beside fp32 masters (PRECISION_BYTES), so the residual stream is bf16: Megatron-LM's fp32_residual_connection

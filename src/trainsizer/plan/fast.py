@@ -37,7 +37,13 @@ from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.peak import peak_share
 from trainsizer.estimate.step import default_performance_model, peak_for
-from trainsizer.estimate.training_state import ACTIVATION_BYTES, PRECISION_BYTES, RESIDUAL_BYTES, training_state
+from trainsizer.estimate.training_state import (
+    ACTIVATION_BYTES,
+    PRECISION_BYTES,
+    RESIDUAL_BYTES,
+    gradient_bytes,
+    training_state,
+)
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
@@ -254,8 +260,10 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     full_grads = layers_stage * (b.layer_div["gradients"] / tp + b.layer_rep["gradients"])
     megatron = (lay.tp > 1) | (lay.pp > 1)
     ddp_copy = np.where((dp > 1) & (zero == 0) & ~lay.dist_opt & (offl == 0) & ~megatron, full_grads, 0.0)
+    # the reduce bucket holds gradients as kept: 4 bytes, or 2 under parallel.grad_reduce_dtype compute
+    bucket_b = 4.0 * gradient_bytes(scenario) / PRECISION_BYTES[scenario.training.precision][2]
     bucket = np.where((dp > 1) & ((zero == 1) | (zero == 2)) & ~megatron,
-                      np.minimum(mp.communication.zero_reduce_bucket_elements * 4.0, full_grads), 0.0)
+                      np.minimum(mp.communication.zero_reduce_bucket_elements * bucket_b, full_grads), 0.0)
     z3 = np.where(((zero == 3) & (group > 1)) | (offl == 2),
                   mp.communication.zero3_gathered_units * (b.layer_div["weights"] / tp + b.layer_rep["weights"])
                   + b.layer_div["gradients"] / tp + b.layer_rep["gradients"], 0.0)  # + one layer's unsharded gradients
@@ -377,6 +385,8 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     t_mb = compute_mb + elementwise_mb + tp_s + launch
     bubble = np.where(lay.pp > 1, t_mb * (pp - 1) / lay.vpp, 0.0)
     w_b, grad_b = (4.0, 4.0) if tr.precision == "fp32" else ((2.0, 2.0) if tr.precision == "bf16-true" else (2.0, 4.0))
+    if tr.method not in ("lora", "qlora"):
+        grad_b = gradient_bytes(scenario)  # parallel.grad_reduce_dtype (StepContext.weight_and_grad_bytes)
     trainable = b.trainable_elems_layer * b.layers / (tp * pp)
     overlap = p.communication.overlap
     # data parallel: all-reduce (DDP), or reduce-scatter + all-gather of the weights (sharded optimizer)
