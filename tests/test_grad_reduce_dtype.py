@@ -4,8 +4,8 @@ InternLM/InternLM internlm/solver/optimizer/hybrid_zero_optim.py @ c18bec9) inst
 under autocast, Megatron's accumulate_allreduce_grads_in_fp32): half the gradient bytes on the wire and in memory,
 priced alike by the estimate and the planner's screen."""
 
-import numpy as np
 import pytest
+from screen_layouts import data_parallel_layouts  # tests/ is on sys.path
 
 from trainsizer.api import estimate
 from trainsizer.estimate.comm import all_gather_s, all_reduce_s
@@ -15,7 +15,7 @@ from trainsizer.estimate.step_terms import data_parallel_sync_s, zero3_mb
 from trainsizer.estimate.training_state import gradient_bytes
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
-from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory, screen_step_time
+from trainsizer.plan.fast import job_basis, screen_memory, screen_step_time
 from trainsizer.scenario import scenario_from_dict
 
 
@@ -89,16 +89,6 @@ def test_lora_adapters_keep_fp32_gradients_under_autocast():
     assert half.memory.device_bytes == pytest.approx(fp32.memory.device_bytes)
     assert half.performance.step_time_s == pytest.approx(fp32.performance.step_time_s)
 
-
-def _layouts(zero, tp, gpus):
-    n = len(zero)
-    arr = lambda *v, dtype=int: np.array(v, dtype=dtype)  # noqa: E731
-    return Layouts(gpus=arr(*gpus), tp=arr(*tp), pp=arr(*[1] * n), cp=arr(*[1] * n), vpp=arr(*[1] * n),
-                   zero=arr(*zero), dist_opt=arr(*[False] * n, dtype=bool), sp=arr(*[False] * n, dtype=bool),
-                   offload=arr(*[0] * n), mbs=arr(*[2] * n), ckpt=arr(*[CKPT.index("full")] * n),
-                   gpus_per_node=arr(*[8] * n))
-
-
 LAYOUTS = ((0, 2, 64), (1, 1, 64), (2, 1, 64), (3, 1, 64), (1, 2, 64), (3, 1, 16))
 
 
@@ -106,7 +96,7 @@ def test_the_planners_screen_prices_compute_dtype_gradients_as_the_estimate_does
     cat, params = default_catalog(), default_performance_model()
     gpu = cat.accelerator("a100-sxm4-80gb")
     fab = make_fabric(cat, gpu, None, "ib-hdr-200", None, 8, params, 64)
-    lay = _layouts(*zip(*LAYOUTS, strict=True))
+    lay = data_parallel_layouts(*zip(*LAYOUTS, strict=True))
     screened, estimated = {}, {}
     for dtype in ("fp32", "compute"):
         sc = _scenario(dtype)

@@ -5,6 +5,7 @@ its gradient share across the copies. The estimate and the planner's screen pric
 
 import numpy as np
 import pytest
+from screen_layouts import data_parallel_layouts  # tests/ is on sys.path
 
 from trainsizer.api import estimate
 from trainsizer.errors import InputError
@@ -13,7 +14,7 @@ from trainsizer.estimate.comm import fabric as make_fabric
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
-from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_memory, screen_step_time, zero_group
+from trainsizer.plan.fast import job_basis, screen_memory, screen_step_time, zero_group
 from trainsizer.scenario import scenario_from_dict
 
 
@@ -99,16 +100,6 @@ def test_a_planner_layout_the_group_does_not_divide_shards_over_all_ranks():
     probe = sc.model_copy(update={"parallel": sc.parallel.model_copy(update={"gpus": 4})})
     assert probe.parallel.zero_group == 4
 
-
-def _layouts(zero, tp, gpus):
-    n = len(zero)
-    arr = lambda *v, dtype=int: np.array(v, dtype=dtype)  # noqa: E731
-    return Layouts(gpus=arr(*gpus), tp=arr(*tp), pp=arr(*[1] * n), cp=arr(*[1] * n), vpp=arr(*[1] * n),
-                   zero=arr(*zero), dist_opt=arr(*[False] * n, dtype=bool), sp=arr(*[False] * n, dtype=bool),
-                   offload=arr(*[0] * n), mbs=arr(*[2] * n), ckpt=arr(*[CKPT.index("full")] * n),
-                   gpus_per_node=arr(*[8] * n))
-
-
 LAYOUTS = ((1, 1, 64), (2, 1, 64), (3, 1, 64), (1, 2, 64), (3, 1, 16))
 
 
@@ -116,7 +107,7 @@ def test_the_planners_screen_prices_shard_groups_as_the_estimate_does():
     cat, params = default_catalog(), default_performance_model()
     gpu = cat.accelerator("a100-sxm4-80gb")
     fab = make_fabric(cat, gpu, None, "ib-hdr-200", None, 8, params, 64)
-    lay = _layouts(*zip(*LAYOUTS, strict=True))
+    lay = data_parallel_layouts(*zip(*LAYOUTS, strict=True))
     screened = {}
     for shard in (None, 8, "all-reduce"):
         sc = _scenario(shard, gbs=1024) if shard != "all-reduce" else _scenario(gbs=1024, sync="all-reduce")
@@ -143,7 +134,7 @@ def test_the_screen_prices_an_all_reducing_sharded_optimizer_as_the_estimate_doe
     cat, params = default_catalog(), default_performance_model()
     gpu = cat.accelerator("a100-sxm4-80gb")
     fab = make_fabric(cat, gpu, None, "ib-hdr-200", None, 8, params, 64)
-    lay = _layouts((1,), (1,), (64,))
+    lay = data_parallel_layouts((1,), (1,), (64,))
     steps = {}
     for sync in ("reduce-scatter", "all-reduce"):
         sc = _scenario(sync=sync, seq=256)
