@@ -90,11 +90,7 @@ class StepContext:
 
     @property
     def weight_and_grad_bytes(self) -> tuple[float, float]:
-        tr = self.scenario.training
-        w_b, grad_b = weight_grad_bytes(self.scenario)  # grad_b: fp32, or the compute dtype (grad_reduce_dtype)
-        if tr.method in ("lora", "qlora") and tr.precision not in ("bf16-true", "fp32"):
-            grad_b = 4.0  # fp32 adapters get fp32 gradients under autocast
-        return w_b, grad_b
+        return weight_grad_bytes(self.scenario)  # fp32 adapter gradients; grad_reduce_dtype for trained weights
 
     @property
     def trainable_local(self) -> float:

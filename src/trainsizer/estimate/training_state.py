@@ -53,8 +53,13 @@ def gradient_bytes(scenario: Scenario) -> float:
 
 
 def weight_grad_bytes(scenario: Scenario) -> tuple[float, float]:
-    """(compute weight bytes, :func:`gradient_bytes`) per element of the trained weights."""
-    return float(PRECISION_BYTES[scenario.training.precision][0]), gradient_bytes(scenario)
+    """(compute weight bytes, gradient bytes) per trained element, as the step's collectives move them: the
+    gradients of :func:`gradient_bytes`, but LoRA / QLoRA adapters are fp32 under autocast, so their gradients are
+    fp32 (4 bytes) in every mixed precision (the estimate's step terms and the planner's screen both read this)."""
+    tr = scenario.training
+    if tr.method in ("lora", "qlora") and tr.precision not in ("bf16-true", "fp32"):
+        return float(PRECISION_BYTES[tr.precision][0]), 4.0
+    return float(PRECISION_BYTES[tr.precision][0]), gradient_bytes(scenario)
 
 
 ACTIVATION_BYTES = {"fp32": 4, "fp16-mixed": 2, "bf16-mixed": 2, "bf16-true": 2, "fp8-mixed": 2}

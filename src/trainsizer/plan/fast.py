@@ -43,6 +43,7 @@ from trainsizer.estimate.training_state import (
     RESIDUAL_BYTES,
     gradient_bytes,
     training_state,
+    weight_grad_bytes,
 )
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
@@ -384,9 +385,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     launch = launch_exposed_s(b.layers / pp, compute_mb + elementwise_mb + tp_s, p)  # only while the GPU waits
     t_mb = compute_mb + elementwise_mb + tp_s + launch
     bubble = np.where(lay.pp > 1, t_mb * (pp - 1) / lay.vpp, 0.0)
-    w_b, grad_b = (4.0, 4.0) if tr.precision == "fp32" else ((2.0, 2.0) if tr.precision == "bf16-true" else (2.0, 4.0))
-    if tr.method not in ("lora", "qlora"):
-        grad_b = gradient_bytes(scenario)  # parallel.grad_reduce_dtype (StepContext.weight_and_grad_bytes)
+    w_b, grad_b = weight_grad_bytes(scenario)  # as StepContext.weight_and_grad_bytes
     trainable = b.trainable_elems_layer * b.layers / (tp * pp)
     overlap = p.communication.overlap
     # data parallel: all-reduce (DDP), or reduce-scatter + all-gather of the weights (sharded optimizer)
