@@ -8,16 +8,35 @@ The data-file models use :data:`Number` (a finite float, never true/false), :dat
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+import pydantic
 from pydantic import BaseModel, BeforeValidator, ValidationError
 
+from trainsizer.datafiles import cached_objects
 from trainsizer.errors import N_
 from trainsizer.scenario import Flag, Int, Number
 
-__all__ = ["Flag", "Int", "IsoDate", "Number", "count_in_range", "finite_positive", "known_keys", "parse_model"]
+__all__ = ["Flag", "Int", "IsoDate", "Number", "checked_once", "count_in_range", "finite_positive", "known_keys",
+           "parse_model"]
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+
+def checked_once(name: str, package: str, data_files: Sequence[str], module_file: str,
+                 build: Callable[[], T]) -> T | None:
+    """``build()``'s shipped entries, checked by the models of ``module_file``, kept in the user's cache folder
+    (``datafiles.cached_objects``) under a key of ``package``'s ``data_files``, that module, this one and pydantic's
+    version; None in a zipped install (nothing to key on) or where the cache cannot be used: the caller then checks
+    entries as it uses them."""
+    here = resources.files(package)
+    sources = [here / f for f in data_files] + [Path(module_file), Path(__file__)]
+    if not all(isinstance(p, Path) and p.is_file() for p in sources):
+        return None
+    return cached_objects(name, sources, build, version=f"pydantic {pydantic.VERSION}")  # type: ignore[arg-type]
 
 
 def finite_positive(value: Any, field: str, accepted: str = N_("a finite number > 0"),

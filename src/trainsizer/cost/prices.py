@@ -10,21 +10,18 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import pydantic
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trainsizer import validation
 from trainsizer.currency import CURRENCIES
-from trainsizer.datafiles import cached_objects, packaged_yaml, user_yaml
+from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import N_, InputError
 from trainsizer.lookup import unknown_id
 from trainsizer.messages import Message, msg
 from trainsizer.provenance import is_stale
-from trainsizer.validation import Flag, Int, IsoDate, Number, parse_model
+from trainsizer.validation import Flag, Int, IsoDate, Number, checked_once, parse_model
 
 RentalTerm = Literal["on-demand", "daily", "monthly", "yearly", "multi-year", "preemptible"]
 BillingGranularity = Literal["per-second", "per-minute", "per-hour", "per-day", "per-month"]
@@ -387,12 +384,8 @@ def _shipped_offer_terms() -> dict[int, tuple[RentalTerms | None, OfferMachine |
     every GPU, and building the two schemas and checking ~50 rows at each start took ~5 ms. Empty when the cache
     cannot be used: the rows are then checked as they are used."""
     rows = _default_data().get("rental", [])
-    here = resources.files("trainsizer.cost")
-    sources = [here / "prices.yaml", Path(__file__), Path(validation.__file__)]
-    if not all(isinstance(p, Path) and p.is_file() for p in sources):  # a zipped install: nothing to key on
-        return {}
-    done = cached_objects("rental-terms", sources, lambda: [_offer_terms(e, i) for i, e in enumerate(rows)],  # type: ignore[arg-type]
-                          version=f"pydantic {pydantic.VERSION}")
+    done = checked_once("rental-terms", "trainsizer.cost", ["prices.yaml"], __file__,
+                        lambda: [_offer_terms(e, i) for i, e in enumerate(rows)])
     if done is None or len(done) != len(rows):
         return {}
     return {id(entry): parsed for entry, parsed in zip(rows, done, strict=True)}

@@ -16,18 +16,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import pydantic
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidatorFunctionWrapHandler, field_validator
 
-from trainsizer import validation
-from trainsizer.datafiles import cached_objects, packaged_yaml, user_yaml
+from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
 from trainsizer.lookup import unknown_id
-from trainsizer.validation import Flag, Int, IsoDate, Number, known_keys, parse_model
+from trainsizer.validation import Flag, Int, IsoDate, Number, checked_once, known_keys, parse_model
 
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8")
 LinkScope = Literal["scale-up", "pcie", "scale-out"]
@@ -307,16 +304,11 @@ class _LazyEntries(Mapping[str, Any]):
 def default_catalog() -> Catalog:
     """The shipped catalog: its entries checked once and kept in the user's cache folder (``cached_objects``:
     keyed on the data files and the code that checks them), else checked as they are used."""
-    here = resources.files("trainsizer.hardware")
-    sources = [here / "accelerators.yaml", here / "links.yaml", Path(__file__), Path(validation.__file__)]
-    if not all(isinstance(p, Path) and p.is_file() for p in sources):  # a zipped install: nothing to key on
-        return _lazy_catalog()
-
     def checked() -> tuple[dict[str, Accelerator], dict[str, Link]]:
         lazy = _lazy_catalog()
         return dict(lazy.accelerators.items()), dict(lazy.links.items())
 
-    done = cached_objects("catalog", sources, checked, version=f"pydantic {pydantic.VERSION}")  # type: ignore[arg-type]
+    done = checked_once("catalog", "trainsizer.hardware", ["accelerators.yaml", "links.yaml"], __file__, checked)
     return _lazy_catalog() if done is None else Catalog(*done)
 
 

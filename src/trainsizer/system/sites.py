@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import math
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import pydantic
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trainsizer import validation
-from trainsizer.datafiles import cached_objects, packaged_yaml, user_yaml
+from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
 from trainsizer.lookup import unknown_id
-from trainsizer.validation import IsoDate, Number, known_keys, parse_model
+from trainsizer.validation import IsoDate, Number, checked_once, known_keys, parse_model
 
 TOU_PROFILES = ("flat-24h",)
 Confidence = Literal["H", "M", "L"]
@@ -116,13 +113,8 @@ def _parse(entry: Any, where: str) -> Site:
 def default_sites() -> dict[str, Site]:
     """The shipped sites, checked once and kept in the user's cache folder (``datafiles.cached_objects``: keyed on
     sites.yaml and the code that checks it), else checked here."""
-    here = resources.files("trainsizer.system")
-    sources = [here / "sites.yaml", Path(__file__), Path(validation.__file__)]
-    if all(isinstance(p, Path) and p.is_file() for p in sources):  # not a zipped install
-        done = cached_objects("sites", sources, _checked_sites, version=f"pydantic {pydantic.VERSION}")  # type: ignore[arg-type]
-        if done is not None:
-            return done
-    return _checked_sites()
+    done = checked_once("sites", "trainsizer.system", ["sites.yaml"], __file__, _checked_sites)
+    return _checked_sites() if done is None else done
 
 
 def _checked_sites() -> dict[str, Site]:
