@@ -92,6 +92,24 @@ def test_stated_settings_fill_only_the_named_cases_of_their_source(tmp_path):
     assert load_cases(path)[0]["scenario"]["training"] != case["scenario"]["training"]
 
 
+def test_stated_parallel_settings_fill_a_copy_that_lacks_them():
+    """A copy of a case (the file it was first published in, e.g. ../shared/validation) without a parallel key its
+    source states gets it, as training keys do; one that says otherwise is refused."""
+    from trainsizer.errors import InputError
+    from trainsizer.workflows.cases import stated_settings, with_stated_settings
+
+    entries = stated_settings()
+    entry = next(e for e in entries if e.parallel)
+    case = {"id": entry.cases[0], "source": entry.source, "measured": {"memory_gib": 1.0},
+            "scenario": {"training": {"method": "lora"}, "parallel": {"gpus": 2}}}
+    filled = with_stated_settings(case, entries)
+    assert {k: filled["scenario"]["parallel"][k] for k in entry.parallel} == entry.parallel
+    assert filled["scenario"]["parallel"]["gpus"] == 2 and case["scenario"]["parallel"] == {"gpus": 2}
+    key = next(iter(entry.parallel))
+    with pytest.raises(InputError, match=f"parallel.{key}"):
+        with_stated_settings({**case, "scenario": {"parallel": {key: "other"}}}, entries)
+
+
 def test_every_stated_setting_names_a_shipped_case_of_its_source():
     from trainsizer.workflows.cases import stated_settings
 

@@ -87,13 +87,21 @@ def summarize(results: list[CaseResult]) -> Summary:
 
 
 class StatedSettings(BaseModel):
-    """One entry of ``stated_settings.yaml``: training extension keys that the named cases' source states."""
+    """One entry of ``stated_settings.yaml``: training and parallel extension keys that the named cases' source
+    states."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     source: str = Field(min_length=1)
     stated: str = Field(min_length=1)
-    training: dict[str, Any]
+    training: dict[str, Any] = Field(default_factory=dict)
+    parallel: dict[str, Any] = Field(default_factory=dict)
     cases: list[str] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _states_something(self) -> StatedSettings:
+        if not (self.training or self.parallel):
+            raise ValueError("states no setting; accepted: training and/or parallel keys")
+        return self
 
 
 def stated_settings() -> list[StatedSettings]:
@@ -106,23 +114,27 @@ def stated_settings() -> list[StatedSettings]:
 
 
 def with_stated_settings(case: dict[str, Any], entries: list[StatedSettings]) -> dict[str, Any]:
-    """``case`` with the training keys its source states (for the entries naming it and its source) added where
-    the case does not set them; the added keys are listed under ``stated_settings``. A case that sets such a key
-    to another value is the data's contradiction: refused, naming the case and the key."""
+    """``case`` with the training and parallel keys its source states (for the entries naming it and its source)
+    added where the case does not set them; the added keys are listed under ``stated_settings``. A case that sets
+    such a key to another value is the data's contradiction: refused, naming the case and the key."""
     cid = str(case.get("id", ""))
     rows = [e for e in entries if cid in e.cases and str(case.get("source", "")).startswith(e.source)]
     if not rows:
         return case
-    training = dict((case.get("scenario") or {}).get("training") or {})
+    scenario = dict(case["scenario"])
     added: dict[str, Any] = {}
-    for row in rows:
-        for key, value in row.training.items():
-            if key in training and training[key] != value:
-                raise InputError(f"case {cid}.scenario.training.{key}",
-                                 f"{training[key]!r}, but its source states {value!r} ({row.stated})")
-            if key not in training:
-                training[key] = added[key] = value
-    return {**case, "scenario": {**case["scenario"], "training": training}, "stated_settings": added}
+    for section in ("training", "parallel"):
+        given = dict(scenario.get(section) or {})
+        for row in rows:
+            for key, value in getattr(row, section).items():
+                if key in given and given[key] != value:
+                    raise InputError(f"case {cid}.scenario.{section}.{key}",
+                                     f"{given[key]!r}, but its source states {value!r} ({row.stated})")
+                if key not in given:
+                    given[key] = added[key] = value
+        if given or section in scenario:
+            scenario[section] = given
+    return {**case, "scenario": scenario, "stated_settings": added}
 
 
 def load_cases(path: str | Path, stated: bool = True) -> list[dict[str, Any]]:
