@@ -177,6 +177,9 @@ class MemoryBound:
     dequant_bytes_per_param_per_pass: float
     hbm_efficiency: float
     source: str
+    # formats whose training path dequantises in unfused PyTorch ops (estimate/dequantization.py)
+    dequant_unfused_bytes_per_param: Table[float] = cited("dequant_unfused_source", Table())
+    dequant_unfused_source: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -21,6 +21,7 @@ from typing import Any
 from trainsizer.estimate import comm
 from trainsizer.estimate.arrays import positive_part, safe_div
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, gathered_linear_bytes, p2p_s
+from trainsizer.estimate.dequantization import dequant_traffic
 from trainsizer.estimate.flops import StepFlops, recomputed_layer
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
 from trainsizer.estimate.peak import peak_share
@@ -133,13 +134,12 @@ def saved_traffic_s(ctx: StepContext) -> float:
 
 
 def dequantization_mb(ctx: StepContext) -> float:
-    """QLoRA: every base weight is dequantised in forward and backward (and in recomputation)."""
+    """QLoRA: every base weight is dequantised on the passes that need it (estimate/dequantization.py)."""
     tr = ctx.scenario.training
     if tr.method != "qlora":
         return 0.0
-    passes = 2 + recomputed_share(ctx)
-    return ctx.base_linear_local * ctx.params.memory_bound.dequant_bytes_per_param_per_pass * passes \
-        / ctx.hbm_bytes_per_s
+    per_pass, passes = dequant_traffic(ctx.params, tr.quantization, recomputed_share(ctx))
+    return ctx.base_linear_local * per_pass * passes / ctx.hbm_bytes_per_s
 
 
 def tensor_parallel_mb(ctx: StepContext) -> float:
