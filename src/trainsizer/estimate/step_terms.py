@@ -23,6 +23,7 @@ from trainsizer.estimate.arrays import positive_part, safe_div
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, gathered_linear_bytes, p2p_s
 from trainsizer.estimate.dequantization import dequant_traffic
 from trainsizer.estimate.flops import StepFlops, recomputed_layer
+from trainsizer.estimate.gemm_rows import row_scale
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
 from trainsizer.estimate.peak import peak_share
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, TrainingState, training_state, weight_grad_bytes
@@ -306,6 +307,7 @@ class RawStep:
     precision: str  # the scenario's training precision (the MFU ceiling's key with the architecture)
     compiled: float = 0.0  # 1 under torch.compile (a number, so that many cases stack into one array)
     gather_overlapped: float = 1.0  # 1 where the sharded optimizer's weight gather hides behind the next forward
+    row_scale: float = 1.0  # GEMM half-saturation rows over half_tokens for its dtype (estimate/gemm_rows.py)
 
 
 def raw_step(ctx: StepContext) -> RawStep:
@@ -334,7 +336,7 @@ def raw_step(ctx: StepContext) -> RawStep:
                    data_parallel_gather_s(ctx), optimizer_s, offload_s, ctx.layers_per_stage, par.pp, par.virtual_pp,
                    at_peak(fl.model_per_token, ctx.peak_tflops) * ctx.scenario.grad_accumulation_steps,
                    ctx.scenario.training.precision, float(ctx.scenario.training.compile),
-                   gather_overlaps(par.distributed_optimizer))
+                   gather_overlaps(par.distributed_optimizer), row_scale(ctx.gpu, ctx.dtype))
 
 
 def gemm_ceiling(p: PerformanceModel, architecture: str, dtype: str) -> float:
@@ -364,11 +366,11 @@ def _ceiling(raw: RawStep, dtype_field: str, p: PerformanceModel) -> Any:
     return per_case(raw, lambda a, d: gemm_ceiling(p, a, d), "architecture", dtype_field)
 
 
-def saturation(rows: Any, width: Any, p: PerformanceModel) -> Any:
+def saturation(rows: Any, width: Any, p: PerformanceModel, scale: Any = 1.0) -> Any:
     """GEMM efficiency falls for few rows and narrow matrices: saturating in each, half-way at ``half_tokens`` /
-    ``half_width``."""
+    ``half_width`` times ``scale`` (fp32 GEMMs: :func:`trainsizer.estimate.gemm_rows.row_scale`)."""
     c = p.compute
-    return safe_div(rows, rows + c.half_tokens) * safe_div(width, width + c.half_width)
+    return safe_div(rows, rows + c.half_tokens * scale) * safe_div(width, width + c.half_width * scale)
 
 
 def attention_relative(p: PerformanceModel, architecture: str, dtype: str, kernel: str) -> float:
@@ -391,18 +393,19 @@ def raw_efficiency(raw: RawStep, p: PerformanceModel) -> Any:
     """Fraction of the dense peak a GEMM-bound micro-batch reaches: a per-architecture ceiling, lowered for
     few tokens and narrow matrices (saturating in each, half-way at ``half_tokens`` / ``half_width``).
     ``raw`` may hold one case or arrays of many (:mod:`trainsizer.estimate.refit`)."""
-    return _ceiling(raw, "dtype", p) * saturation(raw.local_tokens, raw.width, p)
+    return _ceiling(raw, "dtype", p) * saturation(raw.local_tokens, raw.width, p, raw.row_scale)
 
 
 def compute_s(raw: RawStep, p: PerformanceModel) -> Any:
     """Seconds of one micro-batch's GEMMs and attention: each part over its own peak and efficiency."""
     linear_eff = raw_efficiency(raw, p)
-    expert_eff = _ceiling(raw, "dtype", p) * saturation(raw.expert_tokens, raw.expert_width, p)
+    expert_eff = _ceiling(raw, "dtype", p) * saturation(raw.expert_tokens, raw.expert_width, p, raw.row_scale)
     # fused attention kernels reach a fraction of what GEMMs reach (``attention_relative_efficiency``, by kernel);
     # eager attention runs its score and value products as batched GEMMs
     relative = per_case(raw, lambda a, d, k: attention_relative(p, a, d, k), "architecture", "attention_dtype",
                         "attention_kernel")
-    attention_eff = _ceiling(raw, "attention_dtype", p) * saturation(raw.local_tokens, raw.width, p) * relative
+    attention_eff = _ceiling(raw, "attention_dtype", p) * saturation(raw.local_tokens, raw.width, p,
+                                                                     raw.row_scale) * relative
     return (safe_div(raw.linear_s, linear_eff) + safe_div(raw.expert_s, expert_eff)
             + safe_div(raw.attention_s, attention_eff))
 

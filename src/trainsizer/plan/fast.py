@@ -24,6 +24,7 @@ from trainsizer.estimate.activations import (
     stage_activations,
 )
 from trainsizer.estimate.flops import step_flops
+from trainsizer.estimate.gemm_rows import row_scale
 from trainsizer.estimate.memory import (
     compiled_saved_bytes,
     default_memory_model,
@@ -343,12 +344,14 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     architecture = gpu.architecture or ""
     # the efficiencies of estimate/step_terms.py (compute_s), over every layout at once
     tokens_local = (lay.mbs * tr.seq_len / cp).astype(float)
+    scale = row_scale(gpu, dtype)  # fp32 GEMMs saturate at fewer rows and a narrower width (estimate/gemm_rows.py)
     width = b.hidden / tp
-    linear_eff = gemm_ceiling(p, architecture, dtype) * saturation(tokens_local, width, p)
+    linear_eff = gemm_ceiling(p, architecture, dtype) * saturation(tokens_local, width, p, scale)
     expert_eff = gemm_ceiling(p, architecture, dtype) * saturation(tokens_local * b.expert_rows_per_token,
-                                                                   b.expert_width / tp, p)
+                                                                   b.expert_width / tp, p, scale)
     relative = attention_relative(p, architecture, attention_dtype, tr.attention)
-    attention_eff = gemm_ceiling(p, architecture, attention_dtype) * saturation(tokens_local, width, p) * relative
+    attention_eff = gemm_ceiling(p, architecture, attention_dtype) * saturation(tokens_local, width, p,
+                                                                                scale) * relative
     fl = np.array([b.flops[m] for m in CKPT])[lay.ckpt]  # (candidates, 4)
     gbs = scenario.global_batch_size if tr.global_batch_size else None
     gas = np.maximum(1, (gbs // np.maximum(1, lay.mbs * lay.dp)) if gbs else np.ones(len(lay)))
