@@ -117,4 +117,6 @@ def test_the_planners_screen_prices_compute_dtype_gradients_as_the_estimate_does
         assert est_mem > 0 and scr_mem == pytest.approx(est_mem, rel=0.01), layout
         est_t = estimated["fp32"][i][0] - estimated["compute"][i][0]
         scr_t = screened["fp32"][0][i] - screened["compute"][0][i]
-        assert est_t > 0 and scr_t == pytest.approx(est_t, rel=0.3), layout
+        # 0 where the reduction hides behind backward in both dtypes (the screen must then show no change either)
+        assert est_t >= 0 and scr_t == pytest.approx(est_t, rel=0.3, abs=1e-4), layout
+    assert sum(f[0] > c[0] for f, c in zip(estimated["fp32"], estimated["compute"], strict=True)) >= len(LAYOUTS) - 1
