@@ -238,6 +238,50 @@ def test_coverage_builds_each_publications_range_from_the_inner_errors_alone():
     assert cov["memory"]["coverage"] < 0.85  # the far publication falls outside: its own errors built nothing
 
 
+def test_coverage_counts_the_publications_of_each_regime_and_the_widening_it_would_need_for_75_percent():
+    """Each regime's row names its publications (the independent draws) and ``widen_for_75``: the factor on both sides
+    of its ranges at which 75 % of its cases fall inside, above 1 exactly where fewer do."""
+    from trainsizer.estimate.ranges import Band
+    from trainsizer.workflows.ranges_fit import reach
+
+    b = Band("speed", -0.2, 0.4, 0.8, 10, mid=0.1)
+    assert reach(b, 0.1) == 0.0 and reach(b, 0.4) == pytest.approx(1.0) and reach(b, -0.5) == pytest.approx(2.0)
+    assert reach(b, 0.25) == pytest.approx(0.5)
+    near = _two_sources([0.01 * i for i in range(-20, 21)], "x", "a")
+    far = [{**r, "source": f"far{i % 2}", "id": f"far{i}", "u": (2.0, -2.0)[i % 2]}  # two far publications, apart
+           for i, r in enumerate(_two_sources([0.0] * 16, "x", "b"))]
+    res = {"memory": near + far, "speed": near + far}
+    inner = {s: {k: [r for r in near + far if r["source"] != s] for k in ("memory", "speed")}
+             for s in {r["source"] for r in near + far}}
+    row = coverage(res, inner)["memory"]["by_regime"]["gpu_family"]["x"]
+    assert row["count"] == 57 and row["sources"] == 6
+    assert row["coverage"] < 0.75 < row["widen_for_75"], row  # the far publications fall outside
+    alone = {s: {k: [r for r in near if r["source"] != s] for k in ("memory", "speed")}
+             for s in {r["source"] for r in near}}
+    calm = coverage({"memory": near, "speed": near}, alone)["memory"]
+    assert calm["coverage"] >= 0.75 and calm["widen_for_75"] <= 1.0 and calm["sources"] == 4
+
+
+def test_a_regime_range_is_as_wide_as_its_widest_dimension_about_their_mean_median():
+    """A GPU family whose publications disagree keeps its (shrunk) spread: the method ``full``, which pools every
+    family, does not narrow it a second time by averaging ends (estimate/ranges.combine)."""
+    from trainsizer.estimate.ranges import combine
+
+    lo, mid, hi = combine([-0.6, -0.2], [0.1, 0.0], [0.5, 0.2], {"lo": -0.2, "mid": 0.0, "hi": 0.2})
+    assert mid == pytest.approx(0.05) and lo == pytest.approx(0.05 - 0.7) and hi == pytest.approx(0.05 + 0.4)
+    assert combine([], [], [], {"lo": -0.2, "mid": 0.01, "hi": 0.2}) == (-0.2, 0.01, 0.2)
+    rng = __import__("numpy").random.default_rng(3)
+    rows = [{"id": f"{f}{p}-{i}", "source": f"{f}{p}", "u": float(shift + s * rng.standard_normal()),
+             "regime": {"gpu_family": f, "method": "full", "scale": "1-gpu"}}
+            for f, s, shifts in (("calm", 0.05, (-0.02, 0.0, 0.02, 0.01, -0.01, 0.0)), ("wild", 0.05, (-0.4, 0.0, 0.4)))
+            for p, shift in enumerate(shifts) for i in range(10)]
+    data = fit_ranges({"memory": rows, "speed": rows}, dims=FULL)
+    wild = band("speed", {"gpu_family": "wild", "method": "full", "scale": "1-gpu"}, data, corrected=False)
+    row, pooled, k = data["speed"]["gpu_family"]["wild"], data["speed"]["pooled"], data["shrinkage_sources"]
+    w = row["sources"] / (row["sources"] + k)
+    assert wild.hi - wild.center >= w * (row["hi"] - row["mid"]) + (1 - w) * (pooled["hi"] - pooled["mid"]) - 1e-9
+
+
 def test_estimate_json_carries_the_80_percent_ranges_of_memory_speed_and_time(tmp_path):
     import json
     import os

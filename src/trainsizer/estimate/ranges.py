@@ -7,7 +7,9 @@ for the kind (``dimensions``, among ``regimes.py``'s GPU family, method, scale: 
 scored best on publications held out in turn, ``ranges_fit.select_dimensions``; for speed all three). A scenario's
 range combines its dimensions: each dimension's quantiles shrunk toward the pooled ones by
 ``s / (s + shrinkage_sources)`` over the s publications that show it (errors within one publication move together,
-so its publications, not its cases, are the evidence), then averaged over the dimensions. A dimension whose value no
+so its publications, not its cases, are the evidence); the median is the mean of the dimensions' shrunk medians, and
+each side as wide as the widest dimension's (:func:`combine`: shrunk once, by publications, not a second time by
+averaging with dimensions that pool every family). A dimension whose value no
 case shows (a GPU family never measured, where the kind's ranges are conditioned on the family) gives the wide range
 (``no_evidence``: symmetric about the median, every measured family weighing one), and the range says so; so does a
 speed range whose GPU part no case measured (``gpu_parts``: an H20 in the measured Hopper family). Each end
@@ -110,6 +112,20 @@ def band(kind: str, regime: dict[str, str], data: dict[str, Any] | None = None, 
     return _band(kind, regime, data, corrected)
 
 
+def combine(los: list[float], mids: list[float], his: list[float], pooled: dict[str, Any]) -> tuple[float, Any, float]:
+    """(lo, mid, hi) of a regime from its dimensions' shrunk rows: the median the mean of theirs, each side as wide as
+    the widest dimension's on that side (its end's distance from its own median). A dimension's row is its shrunk
+    quantiles; averaging their ends would shrink a dimension that shows a wide spread (a GPU family whose
+    publications disagree) toward dimensions that pool every family (the method ``full``: nearly all cases) a second
+    time, after its shrinkage by publications. No row: the pooled range."""
+    if not los:
+        return pooled["lo"], pooled.get("mid"), pooled["hi"]
+    mid = sum(mids) / len(mids)
+    below = max(m - end for end, m in zip(los, mids, strict=True))
+    above = max(end - m for end, m in zip(his, mids, strict=True))
+    return mid - below, mid, mid + above
+
+
 @cache
 def _shipped_band(kind: str, regime: tuple[tuple[str, str], ...], corrected: bool) -> Band:
     return _band(kind, dict(regime), shipped_ranges(), corrected)
@@ -134,9 +150,7 @@ def _band(kind: str, regime: dict[str, str], data: dict[str, Any], corrected: bo
     part = regime.get("gpu_part")
     if "gpu_parts" in fit and part and part not in fit["gpu_parts"] and not missing:
         missing.append(f"gpu_part={part}")  # a seen family, a part no case measured: its speed is a new regime
-    lo = sum(los) / len(los) if los else pooled["lo"]
-    hi = sum(his) / len(his) if his else pooled["hi"]
-    mid = sum(mids) / len(mids) if mids else pooled.get("mid")
+    lo, mid, hi = combine(los, mids, his, pooled)
     if missing:
         wide = fit["no_evidence"]
         lo, hi = min(lo, wide["lo"]), max(hi, wide["hi"])

@@ -261,26 +261,45 @@ def coverage(res: dict[str, list[dict[str, Any]]], inner: dict[str, dict[str, li
     out: dict[str, Any] = {}
     for kind in KINDS:
         rows = res[kind]
-        hits: list[tuple[dict[str, Any], bool, float]] = []
+        hits: list[tuple[dict[str, Any], float, float]] = []  # (row, how far out as a share of its side, half-width)
         for source in dict.fromkeys(r["source"] for r in rows):
             train = [r for r in inner.get(source, {}).get(kind, []) if r["source"] != source]
             fitted = _wrap(kind, fit_kind(kind, train, level), level)
             for r in rows:
                 if r["source"] == source:
                     b = band(kind, r["regime"], fitted)
-                    hits.append((r, b.lo <= r["u"] <= b.hi, (b.hi - b.lo) / 2))
+                    hits.append((r, reach(b, r["u"]), (b.hi - b.lo) / 2))
         per: dict[str, Any] = {}
         for dim in DIMENSIONS:
-            groups: dict[str, list[tuple[bool, float]]] = defaultdict(list)
-            for r, inside, half in hits:
-                groups[r["regime"][dim]].append((inside, half))
-            per[dim] = {v: {"count": len(g), "coverage": round(sum(x[0] for x in g) / len(g), 4),
-                            "median_half_width": round(float(np.median([x[1] for x in g])), 4)}
-                        for v, g in sorted(groups.items())}
-        out[kind] = {"count": len(hits), "coverage": round(sum(h[1] for h in hits) / max(len(hits), 1), 4),
-                     "median_half_width": round(float(np.median([h[2] for h in hits])), 4) if hits else None,
-                     "by_regime": per}
+            groups: dict[str, list[tuple[dict[str, Any], float, float]]] = defaultdict(list)
+            for hit in hits:
+                groups[hit[0]["regime"][dim]].append(hit)
+            per[dim] = {v: coverage_row(g) for v, g in sorted(groups.items())}
+        out[kind] = {**coverage_row(hits), "by_regime": per}
     return out
+
+
+def reach(b: Band, u: float) -> float:
+    """How far ``u`` lies from the band's median, as a share of the band's side it lies on: at most 1 inside. The
+    factor by which both sides would have to widen about the median for ``u`` to fall inside."""
+    c = b.center
+    side = (b.hi - c) if u >= c else (c - b.lo)
+    return abs(u - c) / side if side > 0 else (0.0 if u == c else math.inf)
+
+
+def coverage_row(hits: list[tuple[dict[str, Any], float, float]]) -> dict[str, Any]:
+    """A regime's nested coverage: its cases, the publications they come from (errors within one move together, so
+    the publications are the independent draws), the share inside, the median half-width, and ``widen_for_75``: the
+    factor on both sides of its ranges (about their medians) at which 75 % of its cases would fall inside (the issue's
+    lower bound; at most 1 where they already do), what a regime below the band would cost in width."""
+    if not hits:
+        return {"count": 0, "sources": 0, "coverage": 0.0, "median_half_width": None, "widen_for_75": None}
+    reaches = sorted(h[1] for h in hits)
+    need = reaches[min(math.ceil(0.75 * len(reaches)), len(reaches)) - 1]
+    return {"count": len(hits), "sources": len({h[0]["source"] for h in hits}),
+            "coverage": round(sum(h[1] <= 1.0 for h in hits) / len(hits), 4),
+            "median_half_width": round(float(np.median([h[2] for h in hits])), 4),
+            "widen_for_75": round(need, 2) if math.isfinite(need) else None}
 
 
 def nested_residuals(cases: list[dict[str, Any]], memory_params: Any = None,
