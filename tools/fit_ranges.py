@@ -33,11 +33,12 @@ HEADER = """\
 # measured; speed: tokens per second). lo / hi: the conformal 10 % / 90 % quantiles of u; cases / sources: how many
 # back the row. dimensions: the regime dimensions the kind's ranges are conditioned on (memory: the candidate whose
 # ranges gave the held-out publications the lowest mean interval score, each candidate's in selection; speed: all
-# three). A scenario's range: each of its dimensions' rows shrunk toward pooled by s / (s + shrinkage_sources),
-# averaged over the dimensions; a value no case shows takes no_evidence (symmetric about the median, each family
-# weighing one); then each end moved out by correction (its GPU family's, else pooled: conformalized quantile
-# regression on the publications held out in turn; negative: the quantiles were wider than needed; a no_evidence
-# range only by unseen, from the publications that were the only source of their family, never negative).
+# three). A scenario's range: each of its dimensions' rows shrunk toward pooled by s / (s + shrinkage_sources), the
+# median the mean of theirs, each side the widest of theirs; a value no case shows takes no_evidence (symmetric
+# about the median, each family weighing one); then each end moved out by correction (its GPU family's, else
+# pooled: conformalized quantile regression on the publications held out in turn; negative: the quantiles were
+# wider than needed; a no_evidence range only by unseen, from the publications that were the only source of their
+# family, never negative).
 # gpu_parts: the GPU parts the speed cases measured (another part of a measured family takes no_evidence).
 # See estimate/ranges.py.
 """
