@@ -127,6 +127,10 @@ def test_nested_coverage_is_within_75_to_85_percent_overall_and_consistent_with_
             se = (0.8 * 0.2 / r["count"]) ** 0.5
             within = abs(r["coverage"] - 0.8) <= 2 * se
             assert within != ((kind, fam) in KNOWN_MISCALIBRATED), (kind, fam, r)
+        for dim, rows in c["by_regime"].items():  # every regime names its publications and what 75 % would cost
+            for value, r in rows.items():
+                assert 1 <= r["sources"] <= r["count"], (kind, dim, value, r)
+                assert (r["coverage"] < 0.75) == (r["widen_for_75"] > 1.0), (kind, dim, value, r)
 
 
 def _publications(kind: str, family: str) -> int:
