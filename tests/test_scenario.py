@@ -91,6 +91,7 @@ BAD = [
     ({"training__sequence_lengths": "ragged"}, "training.sequence_lengths", "fixed, variable"),
     ({"training__quantized_inputs": "dropped"}, "training.quantized_inputs", "saved, kept, none"),
     ({"training__unquantized_dtype": "bf16"}, "training.unquantized_dtype", "compute, fp16"),
+    ({"training__zero_grad": "set_to_none"}, "training.zero_grad", "none, zeros"),
     ({"parallel__checkpoint_loading": "rank0"}, "parallel.checkpoint_loading", "sharded, full"),
     ({"parallel__sharded_weights": "fp32"}, "parallel.sharded_weights", "compute-copy, master-only"),
     ({"parallel__zero_grad_sync": "ring"}, "parallel.zero_grad_sync", "reduce-scatter, all-reduce"),

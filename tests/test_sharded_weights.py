@@ -14,8 +14,10 @@ from trainsizer.scenario import scenario_from_dict
 
 
 def _scenario(sharded="master-only", method="full", precision="bf16-mixed", zero=3, gpus=8, offload="none"):
+    # zero_grad zeros: gradients kept between steps by both, so only the weight shard differs (FSDP's transient
+    # gradients: tests/test_transient_gradients.py)
     training = {"method": method, "precision": precision, "micro_batch_size": 1, "seq_len": 8192,
-                "activation_checkpointing": "full"}
+                "activation_checkpointing": "full", "zero_grad": "zeros"}
     if method == "qlora":
         training["quantization"] = "nf4"
     return scenario_from_dict({

@@ -361,6 +361,8 @@ _c("mem.gradients", N_("{m} M trainable params x {b} B"), m="num1", b="g")
 _c("mem.grads_sharded", N_("sharded over dp*cp={group} (ZeRO-2/3)"), group="int")
 _c("mem.grads_streamed", N_("streamed to CPU for the offloaded optimizer step"))
 _c("mem.grads_in_backward", N_("optimizer in backward: only the largest tensor group's gradients live at once"))
+_c("mem.grads_transient", N_("freed by zero_grad between steps: none before backward, where they replace the "
+                             "freed activations"))
 _c("mem.ddp_buckets", N_("DDP gradient buckets (a copy of the gradients)"))
 _c("mem.zero_bucket", N_("ZeRO reduce bucket"))
 _c("mem.zero3_gathered", N_("ZeRO-3/FSDP: {n} gathered layers + one layer's unsharded gradients"), n="int")

@@ -165,6 +165,7 @@ class TrainingSpec(_Strict):
     fp8_all_gather: Flag = Field(False, description="extension (precision fp8-mixed): FSDP2 / ZeRO-3 all-gathers the "
                                  "FP8 linear weights, one byte each, instead of 16-bit ones (torchao "
                                  "enable_fsdp_float8_all_gather, torchtitan --float8.enable_fsdp_float8_all_gather)")
+    zero_grad: Literal["none", "zeros"] = Field("none", description="extension: gradients between steps (README)")
 
     @field_validator("method", mode="before")
     @classmethod

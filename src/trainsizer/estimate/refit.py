@@ -24,6 +24,7 @@ from trainsizer.estimate.memory import (
     compiled_saved_bytes,
     default_memory_model,
     device_overhead_bytes,
+    gradients_transient,
     peak_phase,
     reserved_bytes,
     with_checkpoint_load,
@@ -60,6 +61,7 @@ class MemoryTerms:
     metric: str  # allocated | reserved | device
     capacity: float = float("inf")  # bytes of the GPU's memory (the allocator's cache stays within it)
     variable: bool = False  # samples of varied lengths (memory.varied_bytes)
+    transient_gradients: bool = False  # no gradient before the step's backward (memory.gradients_transient)
 
 
 def memory_terms(scenario: Scenario, metric: str, memory_params: MemoryModel | None = None) -> MemoryTerms:
@@ -78,7 +80,7 @@ def memory_terms(scenario: Scenario, metric: str, memory_params: MemoryModel | N
                                        states.step_temporaries_per_unit, states.managed_bytes, *load))
     return MemoryTerms(tuple(stages), activation_factor(scenario.training.compile, mp), scenario.training.compile,
                        device_overhead_bytes(gpu, scenario.parallel.gpus, mp), metric, gpu.memory_gib * GIB,
-                       scenario.training.sequence_lengths == "variable")
+                       scenario.training.sequence_lengths == "variable", gradients_transient(scenario))
 
 
 def memory_prediction(t: MemoryTerms, mp: MemoryModel) -> float:
@@ -88,9 +90,10 @@ def memory_prediction(t: MemoryTerms, mp: MemoryModel) -> float:
     best: tuple[float, float, float] | None = None
     for s in t.stages:
         saved, working = s.activations.refit(ratio, frac)
-        phase, extra = peak_phase(s.gradients, saved, s.activations.logits, working,
-                                  mp.optimizer.foreach_temp_states * s.step_temporaries_per_unit)
-        allocated = s.static + s.gradients + sum(extra)
+        phase, extra, grads = peak_phase(s.gradients, saved, s.activations.logits, working,
+                                         mp.optimizer.foreach_temp_states * s.step_temporaries_per_unit,
+                                         t.transient_gradients)
+        allocated = s.static + grads + sum(extra)
         usable = t.capacity - t.device_overhead - s.managed
         step = phase == "optimizer step"
         reserved = reserved_bytes(allocated, 0.0 if step else sum(extra), mp, usable,

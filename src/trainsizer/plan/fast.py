@@ -294,10 +294,19 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     overhead = np.where(lay.gpus > 1, device_overhead_bytes(gpu, 2, mp), device_overhead_bytes(gpu, 1, mp))
     usable = gpu.memory_gib * GIB - overhead  # the allocator's cache stays within the device (memory.reserved_bytes)
 
+    # memory.gradients_transient: freed by zero_grad between steps, none before backward (one micro-batch a step)
+    tr1, par1 = scenario.training, scenario.parallel
+    transient = ((gas == 1) & ~megatron & ~lay.dist_opt & (offl == 0) & (zero != 1) & (zero != 2)
+                 & ((zero == 0) | (par1.sharded_weights == "master-only"))
+                 & (not tr1.optimizer_in_backward) & (tr1.zero_grad == "none"))
+
     def peak(static, grads, saved, lg, load):
-        act_peak = np.maximum(saved + lg, saved + working)
-        allocated = static + grads + buffers + act_peak
-        reserved = reserved_bytes(allocated, act_peak, mp, usable, varied_bytes(scenario, lg),
+        # memory.peak_phase: forward+loss, or backward (where transient gradients replace freed activations)
+        fwd = saved + lg + np.where(transient, 0.0, grads)
+        bwd = saved + working + np.where(transient, np.maximum(0.0, grads - saved), grads)
+        dynamic = np.where(fwd >= bwd, saved + lg, saved + working)
+        allocated = static + buffers + np.maximum(fwd, bwd)
+        reserved = reserved_bytes(allocated, dynamic, mp, usable, varied_bytes(scenario, lg),
                                   compiled_saved_bytes(float(scenario.training.compile), saved))
         return with_checkpoint_load(allocated, reserved, *load, mp, usable)[1]
 
