@@ -100,3 +100,19 @@ def test_the_planners_screen_prices_transient_gradients_as_the_estimate_does(zer
         kept = _scenario("zeros", gbs=8, ckpt="full")
         screened_kept, _host = screen_memory(job_basis(kept, arch), lay, kept, gpu)
         assert screened[0] < screened_kept[0] and screened[1] == pytest.approx(screened_kept[1])
+
+
+def test_freed_gradients_leave_cached_segments_like_other_transient_blocks():
+    # the allocator keeps the freed gradients' segments; the next step's activations reuse them only where the
+    # sizes fit, so they count as churn (reserved_fraction_dynamic), not as allocated bytes
+    from trainsizer.estimate.memory import default_memory_model, reserved_bytes
+
+    p = default_memory_model()
+    kept, freed = _memory(_scenario("zeros")), _memory(_scenario())
+    grads = _detail(kept, "gradients")
+    assert freed.reserved_bytes - freed.allocated_bytes > 0
+    base = reserved_bytes(1e10, 4e9, p)
+    assert reserved_bytes(1e10, 4e9, p, freed=grads) == pytest.approx(
+        base + p.allocator.reserved_fraction_dynamic * grads)
+    # what the step's reserved memory keeps of the gradients is less than holding them
+    assert freed.reserved_bytes < kept.reserved_bytes

@@ -150,7 +150,7 @@ def gradients_transient(scenario: Scenario) -> bool:
 
 
 def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = None, varied: Any = 0.0,
-                   fused: Any = 0.0) -> Any:
+                   fused: Any = 0.0, freed: Any = 0.0) -> Any:
     """The caching allocator's overhead grows with the churn of transient blocks (activations, logits,
     working sets), much less with model states allocated once and kept; with samples of varied lengths by
     ``reserved_fraction_variable`` of ``varied``, the bytes of the per-sequence logits blocks (blocks cached for
@@ -159,10 +159,13 @@ def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = N
     ``torch.cuda.memory_stats``: ``num_alloc_retries``, "failed cudaMalloc calls that result in a cache flush and
     retry"), so while the allocated bytes fit, the reserved ones stay within ``usable`` (the device's memory less
     what lies outside the allocator). ``fused``: the part of ``dynamic`` saved by torch.compile'd regions
-    (:func:`compiled_saved_bytes`), which leaves no cached blocks behind. Floats, or arrays of many layouts
+    (:func:`compiled_saved_bytes`), which leaves no cached blocks behind. ``freed``: gradients that zero_grad freed
+    before the peak (:func:`gradients_transient`), transient blocks too: their cached segments serve the next step's
+    activations only where the sizes fit, so they count as churn like ``dynamic``. Floats, or arrays of many layouts
     (plan/fast.py)."""
     a = p.allocator
-    free_running = (allocated + a.reserved_fraction_dynamic * (dynamic - fused) + a.reserved_fraction_variable * varied
+    free_running = (allocated + a.reserved_fraction_dynamic * (dynamic - fused + freed)
+                    + a.reserved_fraction_variable * varied
                     + a.reserved_fraction_static * (allocated - dynamic) + a.reserved_floor_gib * GIB)
     if usable is None:
         return free_running
@@ -174,9 +177,9 @@ def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = N
 
 
 def under_pressure(allocated: float, dynamic: float, p: MemoryModel, usable: float, varied: float = 0.0,
-                   fused: float = 0.0) -> bool:
+                   fused: float = 0.0, freed: float = 0.0) -> bool:
     """Whether the allocator's cache would outgrow the device (:func:`reserved_bytes` caps it there)."""
-    return bool(reserved_bytes(allocated, dynamic, p, varied=varied, fused=fused) > max(allocated, usable))
+    return bool(reserved_bytes(allocated, dynamic, p, varied=varied, fused=fused, freed=freed) > max(allocated, usable))
 
 
 def compiled_saved_bytes(compiled: Any, saved: Any) -> Any:
@@ -267,8 +270,9 @@ def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p:
     usable = gpu.memory_gib * GIB - outside
     varied = varied_bytes(scenario, acts.logits)
     fused = compiled_saved_bytes(scenario.training.compile, acts.saved) if phase != "optimizer step" else 0.0
-    reserved = reserved_bytes(allocated, dynamic, p, usable, varied, fused)
-    pressure = under_pressure(allocated, dynamic, p, usable, varied, fused)
+    freed = states.gradients.bytes - grads.bytes  # freed by zero_grad before this phase (gradients_transient)
+    reserved = reserved_bytes(allocated, dynamic, p, usable, varied, fused, freed)
+    pressure = under_pressure(allocated, dynamic, p, usable, varied, fused, freed)
     load, load_dynamic = checkpoint_load_bytes(scenario, states.unsharded_weights,
                                                sum(c.bytes for c in comps if c.name in LOADED_STATES))
     if load > allocated:  # the peak is set while the checkpoint loads, not by a training step

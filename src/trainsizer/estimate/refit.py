@@ -98,7 +98,7 @@ def memory_prediction(t: MemoryTerms, mp: MemoryModel) -> float:
         step = phase == "optimizer step"
         reserved = reserved_bytes(allocated, 0.0 if step else sum(extra), mp, usable,
                                   s.activations.logits if t.variable else 0.0,
-                                  0.0 if step else compiled_saved_bytes(t.compiled, saved))
+                                  0.0 if step else compiled_saved_bytes(t.compiled, saved), s.gradients - grads)
         allocated, reserved = with_checkpoint_load(allocated, reserved, s.load, s.load_dynamic, mp, usable)
         device = reserved + t.device_overhead + s.managed
         if best is None or device > best[2]:

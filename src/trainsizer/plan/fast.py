@@ -303,11 +303,14 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     def peak(static, grads, saved, lg, load):
         # memory.peak_phase: forward+loss, or backward (where transient gradients replace freed activations)
         fwd = saved + lg + np.where(transient, 0.0, grads)
-        bwd = saved + working + np.where(transient, np.maximum(0.0, grads - saved), grads)
-        dynamic = np.where(fwd >= bwd, saved + lg, saved + working)
+        bwd_grads = np.where(transient, np.maximum(0.0, grads - saved), grads)
+        bwd = saved + working + bwd_grads
+        forward = fwd >= bwd
+        dynamic = np.where(forward, saved + lg, saved + working)
+        freed = np.where(transient, grads - np.where(forward, 0.0, bwd_grads), 0.0)  # freed by zero_grad
         allocated = static + buffers + np.maximum(fwd, bwd)
         reserved = reserved_bytes(allocated, dynamic, mp, usable, varied_bytes(scenario, lg),
-                                  compiled_saved_bytes(float(scenario.training.compile), saved))
+                                  compiled_saved_bytes(float(scenario.training.compile), saved), freed)
         return with_checkpoint_load(allocated, reserved, *load, mp, usable)[1]
 
     first = peak(first_static, first_grads, saved_first, 0.0, stage_load(b.first_extra))
