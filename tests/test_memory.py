@@ -32,8 +32,9 @@ def test_bf16_true_adamw_is_8_bytes_per_param():
 
 def test_zero_stages_shard_what_the_paper_says():
     def states(zero):
-        d = detail(estimate(base_scenario(parallel__gpus=8, parallel__zero=zero, training__seq_len=16),
-                            with_limits=False))
+        # zero_grad zeros: the gradients held all step, so the component is the whole sharded gradient
+        d = detail(estimate(base_scenario(parallel__gpus=8, parallel__zero=zero, training__seq_len=16,
+                                          training__zero_grad="zeros"), with_limits=False))
         return d["weights"], d["gradients"], d["optimizer_states"] + d.get("master_weights", 0)
 
     w0, g0, o0 = states(0)
@@ -142,8 +143,11 @@ def test_chunked_loss_removes_the_fp32_logit_buffers():
         logits[loss] = stage_activations(sc, arch, params, training_state(sc, arch, params), 0).logits
     # standard: the fp32 copy, the shifted copy and the log-softmax output (12 bytes); chunked: the bf16 logits alone
     assert logits["standard"] - logits["chunked"] == 4096 * 128256 * (12 - 2)
-    std = estimate(base_scenario(training__seq_len=4096), with_limits=False).memory
-    chunked = estimate(base_scenario(training__seq_len=4096, training__loss="chunked"), with_limits=False).memory
+    # gradients kept all step (zero_grad zeros): the peak is at the loss, not at the end of backward where freed
+    # gradients would set it whatever the loss
+    std = estimate(base_scenario(training__seq_len=4096, training__zero_grad="zeros"), with_limits=False).memory
+    chunked = estimate(base_scenario(training__seq_len=4096, training__loss="chunked", training__zero_grad="zeros"),
+                       with_limits=False).memory
     assert chunked.allocated_bytes < std.allocated_bytes
 
 

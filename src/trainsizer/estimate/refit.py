@@ -90,9 +90,10 @@ def memory_prediction(t: MemoryTerms, mp: MemoryModel) -> float:
     best: tuple[float, float, float] | None = None
     for s in t.stages:
         saved, working = s.activations.refit(ratio, frac)
+        last = 0.0 if s.activations.full_checkpointing else s.activations.largest_layer * ratio
         phase, extra, grads = peak_phase(s.gradients, saved, s.activations.logits, working,
                                          mp.optimizer.foreach_temp_states * s.step_temporaries_per_unit,
-                                         t.transient_gradients)
+                                         t.transient_gradients, last)
         allocated = s.static + grads + sum(extra)
         usable = t.capacity - t.device_overhead - s.managed
         step = phase == "optimizer step"

@@ -295,15 +295,15 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     usable = gpu.memory_gib * GIB - overhead  # the allocator's cache stays within the device (memory.reserved_bytes)
 
     # memory.gradients_transient: freed by zero_grad between steps, none before backward (one micro-batch a step)
-    tr1, par1 = scenario.training, scenario.parallel
-    transient = ((gas == 1) & ~megatron & ~lay.dist_opt & (offl == 0) & (zero != 1) & (zero != 2)
-                 & ((zero == 0) | (par1.sharded_weights == "master-only"))
-                 & (not tr1.optimizer_in_backward) & (tr1.zero_grad == "none"))
+    tr1 = scenario.training
+    transient = ((gas == 1) & ~megatron & ~lay.dist_opt & (offl == 0) & (not tr1.optimizer_in_backward)
+                 & (tr1.zero_grad == "none"))
 
     def peak(static, grads, saved, lg, load):
         # memory.peak_phase: forward+loss, or backward (where transient gradients replace freed activations)
         fwd = saved + lg + np.where(transient, 0.0, grads)
-        bwd_grads = np.where(transient, np.maximum(0.0, grads - saved), grads)
+        last = np.where(lay.ckpt == 2, 0.0, full_layer)  # the last layer's activations, unless recomputed
+        bwd_grads = np.where(transient, np.maximum(0.0, grads - (saved - last)), grads)
         bwd = saved + working + bwd_grads
         forward = fwd >= bwd
         dynamic = np.where(forward, saved + lg, saved + working)
