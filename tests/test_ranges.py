@@ -100,7 +100,12 @@ BAND = (0.75, 0.85)  # issue 24: the 80 % ranges hold 75-85 % of held-out cases,
 # (kind, GPU family): a family backed by two publications or more whose nested coverage is measured outside two
 # binomial standard errors of 80 %, with why. The test asserts each is still outside, so an entry cannot go stale: when
 # the family comes back within, the entry must go (issue 24 stays open while any is listed; README says so).
-KNOWN_MISCALIBRATED: dict[tuple[str, str], str] = {}
+KNOWN_MISCALIBRATED: dict[tuple[str, str], str] = {
+    ("memory", "ampere"): "80 of 111 inside (72.1 %, 2026-12-03, two binomial standard errors 0.0759, off 0.0793): "
+                          "with gradients freed between steps (training.zero_grad) the other families' held-out "
+                          "memory errors shrank and so did the ranges fitted on them, while litgpt's and ms-swift's "
+                          "single-GPU LoRA/QLoRA rows on A100 kept their -7...-36 % errors (issue 24)",
+}
 
 
 def test_nested_coverage_is_within_75_to_85_percent_overall_and_consistent_with_80_in_every_family(shipped_summary):
