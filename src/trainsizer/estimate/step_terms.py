@@ -120,8 +120,8 @@ def recomputed_share(ctx: StepContext, elementwise: bool = False) -> float:
 
 def saved_traffic_s(ctx: StepContext) -> float:
     """Memory-bound element-wise work per byte of it per saved activation byte: proportional to the
-    activations a layer keeps without checkpointing in eager mode (times ``elementwise_bytes_per_saved_byte``;
-    torch.compile's fusion is ``compiled_elementwise_fraction`` of it, :func:`elementwise_s`)."""
+    activations a layer keeps without checkpointing in eager mode, as counted (without the memory fit's
+    implementation_factor; times ``elementwise_bytes_per_saved_byte``; compile's fusion: :func:`elementwise_s`)."""
     from trainsizer.estimate.activations import stage_activations
 
     sc, tr, par = ctx.scenario, ctx.scenario.training, ctx.scenario.parallel
@@ -131,7 +131,8 @@ def saved_traffic_s(ctx: StepContext) -> float:
                                                                      "gpus": par.gpus // par.pp})})
     acts = stage_activations(plain, ctx.arch, ctx.memory_params, training_state(plain, ctx.arch, ctx.memory_params), 0)
     passes = 1.0 + 0.5 * recomputed_share(ctx, elementwise=True)
-    return acts.saved / par.pp * passes / ctx.hbm_bytes_per_s
+    counted = acts.refit(1.0 / ctx.memory_params.activations.implementation_factor, 0.0)[0]
+    return counted / par.pp * passes / ctx.hbm_bytes_per_s
 
 
 def dequantization_mb(ctx: StepContext) -> float:

@@ -85,6 +85,7 @@ class JobBasis:
     # (estimate.activations.kept_quantized_inputs)
     kept_inputs_per_token: tuple[float, float] = (0.0, 0.0)
     lm_head_cast: float = 0.0  # bytes on the last stage, divided by tp (estimate.activations.lm_head_cast_bytes)
+    implementation_factor: float = 1.0  # the memory fit's factor in ``act`` (the speed screen takes it out)
 
 
 def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
@@ -172,7 +173,8 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
                     embed, flops, arch.hidden_size, arch.kv_dim, e,
                     arch.moe.experts_per_token / arch.moe.num_experts if arch.moe else 0.0,
                     float(arch.moe.expert_intermediate_size) if arch.moe else 0.0, gathered, weight_bytes,
-                    compiled_activation_factor(base.training.compile, mp), kept, lm_head_cast_bytes(base, arch))
+                    compiled_activation_factor(base.training.compile, mp), kept, lm_head_cast_bytes(base, arch),
+                    mp.activations.implementation_factor)
 
 
 def zero_group(group: np.ndarray, scenario: Scenario) -> np.ndarray:
@@ -374,8 +376,9 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
                                                  0.0)
                                       + fl[:, 3] / (attention_peak * 1e12) / attention_eff)
     hbm = (gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * p.memory_bound.hbm_efficiency
-    # the eager saved bytes (the basis holds them as the job runs: under torch.compile, scaled by compiled_factor)
-    eager = 1.0 / b.compiled_activation_factor
+    # the eager saved bytes as counted (the basis holds them as the job runs: scaled by the memory fit's
+    # implementation_factor and, under torch.compile, by compiled_factor; the speed model reads neither)
+    eager = 1.0 / (b.compiled_activation_factor * b.implementation_factor)
     rep, sh = b.act["none"][0] * eager, (b.act["none"][1] + b.act["none"][2]) * eager
     passes = np.where(lay.ckpt == 2, 1.5, 1.0)
     elementwise_mb = elementwise_s((rep + sh / tp) * tokens_local * b.layers / pp * passes / hbm,
