@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from trainsizer.estimate.arrays import is_array, positive_part
 from trainsizer.estimate.memory_types import GIB, Component
 from trainsizer.estimate.model_params import MemoryModel, memory_model
 from trainsizer.estimate.model_states import model_states
@@ -122,10 +123,9 @@ def peak_phase(gradients: float, saved: float, logits: float, working: float, st
     forward, and in backward each layer's gradients appear as its saved activations are freed, so the backward holds
     the larger of the two at its start or its end, where the last layer's own activations (``last_layer``; 0 when
     it is recomputed: the working set holds them) are still alive."""
-    alive = {"forward+loss": gradients, "backward": gradients, "optimizer step": gradients}
-    if transient_gradients:
-        alive["forward+loss"] = 0.0
-        alive["backward"] = max(0.0, gradients - (saved - last_layer))
+    alive = {"forward+loss": 0.0 if transient_gradients else gradients,
+             "backward": backward_gradients(gradients, saved, last_layer, transient_gradients),
+             "optimizer step": gradients}
     phases = {"forward+loss": (saved, logits), "backward": (saved, working), "optimizer step": (step_temporaries,)}
     totals = {k: alive[k] + sum(v) for k, v in phases.items()}
     phase = max(totals, key=lambda k: totals[k])
@@ -145,9 +145,27 @@ def gradients_transient(scenario: Scenario) -> bool:
     rank's gradient partition in a flat buffer allocated once (stage3.py ``grad_partitions_flat_buffer``), 1/dp of
     the gradients, which this counts as freed too."""
     tr, par = scenario.training, scenario.parallel
-    if tr.optimizer_in_backward or par.offload != "none" or par.tp > 1 or par.pp > 1 or par.distributed_optimizer:
+    return bool(gradients_freed(tr.zero_grad, tr.optimizer_in_backward, par.offload != "none", par.tp, par.pp,
+                                par.distributed_optimizer, scenario.grad_accumulation_steps))
+
+
+def gradients_freed(zero_grad: str, optimizer_in_backward: bool, offloaded: Any, tp: Any, pp: Any,
+                    distributed_optimizer: Any, accumulation: Any) -> Any:
+    """:func:`gradients_transient` over the layout's quantities: numbers, or arrays of many layouts (plan/fast.py)."""
+    if zero_grad != "none" or optimizer_in_backward:
         return False
-    return tr.zero_grad == "none" and scenario.grad_accumulation_steps <= 1
+    kept = offloaded | (tp > 1) | (pp > 1) | distributed_optimizer | (accumulation > 1)
+    return ~kept if is_array(kept) else not kept
+
+
+def backward_gradients(gradients: Any, saved: Any, last_layer: Any, transient: Any) -> Any:
+    """The gradient bytes alive at the backward's peak (:func:`peak_phase`): all of them, or where they are freed
+    between steps (``transient``) those beyond the activations they replace, the last layer's (``last_layer``) still
+    alive. Numbers, or arrays of many layouts (plan/fast.py)."""
+    freed = positive_part(gradients - (saved - last_layer))
+    if is_array(transient):
+        return transient * freed + ~transient * gradients
+    return freed if transient else gradients
 
 
 def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = None, varied: Any = 0.0,

@@ -26,9 +26,11 @@ from trainsizer.estimate.activations import (
 from trainsizer.estimate.flops import step_flops
 from trainsizer.estimate.gemm_rows import row_scale
 from trainsizer.estimate.memory import (
+    backward_gradients,
     compiled_saved_bytes,
     default_memory_model,
     device_overhead_bytes,
+    gradients_freed,
     reserved_bytes,
     varied_bytes,
     with_checkpoint_load,
@@ -298,14 +300,13 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
 
     # memory.gradients_transient: freed by zero_grad between steps, none before backward (one micro-batch a step)
     tr1 = scenario.training
-    transient = ((gas == 1) & ~megatron & ~lay.dist_opt & (offl == 0) & (not tr1.optimizer_in_backward)
-                 & (tr1.zero_grad == "none"))
+    transient = gradients_freed(tr1.zero_grad, tr1.optimizer_in_backward, offl != 0, lay.tp, lay.pp, lay.dist_opt, gas)
 
     def peak(static, grads, saved, lg, load):
         # memory.peak_phase: forward+loss, or backward (where transient gradients replace freed activations)
         fwd = saved + lg + np.where(transient, 0.0, grads)
         last = np.where(lay.ckpt == 2, 0.0, full_layer)  # the last layer's activations, unless recomputed
-        bwd_grads = np.where(transient, np.maximum(0.0, grads - (saved - last)), grads)
+        bwd_grads = backward_gradients(grads, saved, last, transient)
         bwd = saved + working + bwd_grads
         forward = fwd >= bwd
         dynamic = np.where(forward, saved + lg, saved + working)
