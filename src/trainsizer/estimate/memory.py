@@ -160,9 +160,10 @@ def gradients_freed(zero_grad: str, optimizer_in_backward: bool, offloaded: Any,
 
 def backward_gradients(gradients: Any, saved: Any, last_layer: Any, transient: Any) -> Any:
     """The gradient bytes alive at the backward's peak (:func:`peak_phase`): all of them, or where they are freed
-    between steps (``transient``) those beyond the activations they replace, the last layer's (``last_layer``) still
-    alive. Numbers, or arrays of many layouts (plan/fast.py)."""
-    freed = positive_part(gradients - (saved - last_layer))
+    between steps (``transient``) those beyond the activations they replace, the last layer's (``last_layer``, at most
+    all that is saved: a frozen or checkpointed stage saves less than one full layer) still alive. Numbers, or arrays
+    of many layouts (plan/fast.py)."""
+    freed = positive_part(gradients - positive_part(saved - last_layer))
     if is_array(transient):
         return transient * freed + ~transient * gradients
     return freed if transient else gradients
