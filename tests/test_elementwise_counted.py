@@ -2,8 +2,8 @@
 ``implementation_factor`` (which absorbs allocator and framework slack in peak memory): a memory refit must not move
 step times, in the estimate and in the planner's screen alike (issue 23: the two fits were coupled)."""
 
-import numpy as np
 import pytest
+from screen_layouts import one_layout  # tests/ is on sys.path
 
 from trainsizer.estimate.comm import fabric
 from trainsizer.estimate.memory import default_memory_model
@@ -12,7 +12,7 @@ from trainsizer.estimate.step_terms import raw_step
 from trainsizer.estimate.typed_data import with_value
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
-from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_step_time
+from trainsizer.plan.fast import job_basis, screen_step_time
 from trainsizer.scenario import scenario_from_dict
 
 GPU = "a100-sxm4-80gb"
@@ -41,10 +41,7 @@ def test_the_screens_elementwise_traffic_ignores_it_too():
     gpu = cat.accelerator(GPU)
     params = default_performance_model()
     fab = fabric(cat, gpu, None, None, None, 1, params, 8)
-    one = lambda v, dtype=int: np.array([v], dtype=dtype)  # noqa: E731
-    lay = Layouts(gpus=one(8), tp=one(1), pp=one(1), cp=one(1), vpp=one(1), zero=one(3),
-                  dist_opt=one(False, bool), sp=one(False, bool), offload=one(0), mbs=one(1),
-                  ckpt=one(CKPT.index("none")), gpus_per_node=one(8))
+    lay = one_layout(gpus=8, zero=3, gpus_per_node=8)
     sc = scenario_from_dict(JOB)
     arch = resolve_model(sc.model)
     steps = [float(screen_step_time(job_basis(sc, arch, _memory(f)), lay, sc, gpu, fab.intra_busbw_gbps,

@@ -1,8 +1,8 @@
 """fp32 GEMMs saturate at fewer rows and a narrower width than 16-bit tensor-core GEMMs (estimate/gemm_rows.py: the
 roofline ridge point, bytes x peak), in the estimate and in the planner's screen alike (issue 23, V100 fp32 BERT)."""
 
-import numpy as np
 import pytest
+from screen_layouts import one_layout  # tests/ is on sys.path
 
 from trainsizer.api import estimate
 from trainsizer.estimate.comm import fabric
@@ -11,7 +11,7 @@ from trainsizer.estimate.step import default_performance_model, step_context
 from trainsizer.estimate.step_terms import gemm_ceiling, raw_efficiency, raw_step, saturation
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
-from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_step_time
+from trainsizer.plan.fast import job_basis, screen_step_time
 from trainsizer.scenario import scenario_from_dict
 
 GPU = "v100-sxm2-32gb"
@@ -58,12 +58,9 @@ def test_the_planners_screen_scales_fp32_rows_as_the_estimate_does():
     gpu = cat.accelerator(GPU)
     params = default_performance_model()
     fab = fabric(cat, gpu, None, None, None, 1, params, 1)
-    one = lambda v, dtype=int: np.array([v], dtype=dtype)  # noqa: E731
     screened, estimated = [], []
     for mbs in (1, 4):
-        lay = Layouts(gpus=one(1), tp=one(1), pp=one(1), cp=one(1), vpp=one(1), zero=one(0),
-                      dist_opt=one(False, bool), sp=one(False, bool), offload=one(0), mbs=one(mbs),
-                      ckpt=one(CKPT.index("none")), gpus_per_node=one(1))
+        lay = one_layout(mbs=mbs)
         sc = scenario_from_dict(job("fp32", mbs))
         screened.append(screen_step_time(job_basis(sc, resolve_model(sc.model)), lay, sc, gpu, fab.intra_busbw_gbps,
                                          fab.inter_busbw_gbps, params, fab.shared_host_gbps)[0])
