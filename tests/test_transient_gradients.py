@@ -115,3 +115,19 @@ def test_freed_gradients_leave_cached_segments_like_other_transient_blocks():
         base + p.allocator.reserved_fraction_dynamic * grads)
     # what the step's reserved memory keeps of the gradients is less than holding them
     assert freed.reserved_bytes < kept.reserved_bytes
+
+
+def test_the_gradients_alive_in_backward_never_exceed_all_the_gradients():
+    # the last layer's full activations (1.5) above all a stage saves (0.9: a frozen or checkpointed stage)
+    gib = 2**30
+    phase, _extra, alive = peak_phase(0.4 * gib, 0.9 * gib, 0.1 * gib, 1.7 * gib, 0.0, True, 1.5 * gib)
+    assert phase == "backward" and alive == pytest.approx(0.4 * gib)
+    # method freeze, fp32, selective checkpointing: sharding the gradients (ZeRO-2) must not raise the peak
+    data = {"model": {"preset": "phi-1.5"},
+            "training": {"method": "freeze", "precision": "fp32", "optimizer": "sgd", "micro_batch_size": 2,
+                         "seq_len": 2048, "global_batch_size": 16, "activation_checkpointing": "selective",
+                         "attention": "eager"},
+            "parallel": {"gpus": 8}, "hardware": {"gpu": "a100-sxm4-80gb"}}
+    peaks = [_memory(scenario_from_dict({**data, "parallel": {"gpus": 8, "zero": z}})).allocated_bytes
+             for z in range(4)]
+    assert all(a >= b - 1 for a, b in zip(peaks, peaks[1:], strict=False)), peaks
