@@ -363,6 +363,8 @@ _c("mem.grads_streamed", N_("streamed to CPU for the offloaded optimizer step"))
 _c("mem.grads_in_backward", N_("optimizer in backward: only the largest tensor group's gradients live at once"))
 _c("mem.grads_transient", N_("freed by zero_grad between steps: none before backward, where they replace the "
                              "freed activations"))
+_c("mem.grads_unsharded", N_("accumulated unsharded until the step's last micro-batch (FSDP no_sync): {gib} GiB, "
+                             "every element of each wrapped unit that trains a parameter"), gib="num2")
 _c("mem.ddp_buckets", N_("DDP gradient buckets (a copy of the gradients)"))
 _c("mem.zero_bucket", N_("ZeRO reduce bucket"))
 _c("mem.zero3_gathered", N_("ZeRO-3/FSDP: {n} gathered layers + one layer's unsharded gradients"), n="int")

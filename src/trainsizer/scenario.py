@@ -44,6 +44,7 @@ QuantizedInputs = Literal["saved", "kept", "none"]
 # the dtype of the layers a QLoRA run leaves unquantized (estimate/activations.lm_head_cast_bytes)
 UnquantizedDtype = Literal["compute", "fp16"]
 CheckpointLoading = Literal["sharded", "full"]
+AccumulationSync = Literal["reduce", "no-sync"]  # estimate/deferred_sync.py
 # what a rank keeps of its zero-3 weight shard under mixed precision (estimate/model_states.py _weights)
 ShardedWeights = Literal["compute-copy", "master-only"]
 # how a sharded optimizer (zero 1/2) sums the gradients over data parallelism (estimate/step_terms.data_parallel_sync_s)
@@ -211,12 +212,13 @@ class ParallelSpec(_Strict):
     offload: Offload = "none"
     ep: Int = Field(1, gt=0, le=4096, description="extension: expert parallelism; MoE experts are split over "
                     "ep ranks of the data-parallel group (Megatron-Core / DeepSpeed-MoE)")
-    checkpoint_loading: CheckpointLoading = Field("sharded", description="extension: how the pretrained "
-                                                  "checkpoint reaches sharded (zero 3) weights: 'sharded' = each "
-                                                  "rank loads its shard (or the weights start sharded); 'full' = "
-                                                  "every rank loads the whole state dict into the sharded model "
-                                                  "(litgpt's FSDP fabric.load_raw, FSDP FULL_STATE_DICT), so the "
-                                                  "peak is at least all the weights plus the rank's shard")
+    checkpoint_loading: CheckpointLoading = Field("sharded", description="extension: how the checkpoint reaches "
+                                                  "zero-3 weights: 'sharded' = each rank its shard; 'full' = every "
+                                                  "rank holds the whole state dict on the GPU beside its shard")
+    accumulation_sync: AccumulationSync = Field("reduce", description="extension: zero 2/3 with accumulation: "
+                                                "'reduce' = each micro-batch's gradients reduce-scattered to shards; "
+                                                "'no-sync' = kept unsharded until the step's last micro-batch (FSDP "
+                                                "no_sync: Lightning Fabric's no_backward_sync, litgpt)")
     sharded_weights: ShardedWeights = Field("compute-copy", description="extension: what each rank keeps of its "
                                             "zero-3 shard of trained weights under mixed precision: 'compute-copy' "
                                             "= a bf16/fp16 copy beside the fp32 master shard (DeepSpeed ZeRO-3); "
@@ -347,10 +349,6 @@ class Scenario(_Strict):
         return self.global_batch_size // (self.training.micro_batch_size * self.parallel.dp)
 
 
-def _accepted_keys(model: type[BaseModel]) -> list[str]:
-    return list(model.model_fields)
-
-
 _SECTION_MODELS: dict[str, type[BaseModel]] = {
     "": Scenario, "model": ModelSpec, "training": TrainingSpec, "parallel": ParallelSpec,
     "hardware": HardwareSpec, "training.lora": LoraSpec, "hardware.gpu": InlineGpu,
@@ -379,7 +377,7 @@ def _accepted(field: str) -> str:
     if field in _SPECIAL_ACCEPTED:
         return _SPECIAL_ACCEPTED[field]
     if field in _SECTION_MODELS:
-        return f"a mapping of {', '.join(_accepted_keys(_SECTION_MODELS[field]))}"
+        return f"a mapping of {', '.join(_SECTION_MODELS[field].model_fields)}"
     parent, _, key = field.rpartition(".")
     info = _SECTION_MODELS.get(parent, Scenario).model_fields.get(key)
     if info is None:
@@ -426,7 +424,7 @@ def _first_error_message(exc: ValidationError) -> InputError:
     given = err.get("input")
     if kind == "extra_forbidden":
         parent, key = ".".join(loc[:-1]), loc[-1]
-        known = _accepted_keys(_SECTION_MODELS.get(parent, Scenario))
+        known = list(_SECTION_MODELS.get(parent, Scenario).model_fields)
         close = difflib.get_close_matches(key, known, n=1)
         if close:
             return InputError(field, N_("unknown key (did you mean '{close}'?); accepted keys: {keys}"),

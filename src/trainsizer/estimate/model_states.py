@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainsizer.estimate.memory_types import Component
+from trainsizer.estimate.deferred_sync import skips_sync, unsharded_gradient_bytes
+from trainsizer.estimate.memory_types import GIB, Component
 from trainsizer.estimate.model_params import QuantFormat
 from trainsizer.estimate.training_state import (
     PRECISION_BYTES,
@@ -130,6 +131,10 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
     weights, unsharded = _stage_weights(st, layers, first, last, quant)
     static = [weights]
     trainable_static, gradients, managed = _stage_trainable_states(st, layers, t)
+    if skips_sync(st.scenario):  # FSDP no_sync: each micro-batch's gradients kept unsharded until the last one
+        held = max(gradients.bytes, unsharded_gradient_bytes(st, layers, first, last))
+        gradients = Component(gradients.name, held, gradients.group,
+                              clauses([gradients.why, msg("mem.grads_unsharded", gib=held / GIB)]))
     static += trainable_static
     buffers = _stage_buffers(st, layers, t, quant)
     if buffers:

@@ -23,6 +23,7 @@ from trainsizer.estimate.activations import (
     lm_head_cast_bytes,
     stage_activations,
 )
+from trainsizer.estimate.deferred_sync import skipped_sync, unsharded_gradient_bytes
 from trainsizer.estimate.flops import step_flops
 from trainsizer.estimate.gemm_rows import row_scale
 from trainsizer.estimate.memory import (
@@ -114,6 +115,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
             d["gradients"] = ms.gradients.bytes
             d["optimizer_states"] = d.get("optimizer_states", 0.0) + ms.managed_bytes
             d["lora_adapters"] = d.get("lora_adapters", 0.0)
+            d["unsharded_gradients"] = unsharded_gradient_bytes(st, st.stage_layers(stage), stage == 0, stage == L - 1)
             out.append(d)
         return out
 
@@ -124,7 +126,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
         return float(np.mean([rows[i].get(key, 0.0) for i in mids]))
 
     layer_div, layer_rep, first_extra, last_extra = {}, {}, {}, {}
-    for key in (*cats, "lora_adapters"):
+    for key in (*cats, "lora_adapters", "unsharded_gradients"):
         a1, a2 = avg(s1, key), avg(s2, key)
         div = max(0.0, 2 * (a1 - a2))
         layer_div[key], layer_rep[key] = div, max(0.0, a1 - div)
@@ -235,12 +237,19 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     master_only = ((scenario.parallel.sharded_weights == "master-only") & (tr0.method == "full")
                    & (PRECISION_BYTES[tr0.precision][1] > 0) & (zero == 3) & (group > 1) & (offl == 0))
 
+    gas = scenario.global_batch_size // np.maximum(1, lay.mbs * lay.dp) if scenario.training.global_batch_size \
+        else np.ones(len(lay))
+    gas = np.maximum(gas, 1)
+    # deferred_sync.skips_sync: FSDP no_sync keeps each unit's gradients unsharded until the step's last micro-batch
+    no_sync = skipped_sync(scenario.parallel.accumulation_sync, zero, group, offl != 0, gas)
+
     def stage_states(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
         def cat(key: str) -> np.ndarray:
             return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
         weights = np.where((offl == 2) | master_only, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
         opt = np.where(offl > 0, 0.0, (cat("master_weights") + cat("optimizer_states")) / opt_shard)
         grads = np.where(offl > 0, 0.0, cat("gradients") / grad_shard)
+        grads = np.where(no_sync, np.maximum(grads, cat("unsharded_gradients")), grads)
         return weights + opt, grads
 
     def offloaded(extra: dict[str, float]) -> np.ndarray:
@@ -284,9 +293,6 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     kept_layer = (b.kept_inputs_per_token[0] / sp_div + b.kept_inputs_per_token[1] / tp) * tokens
     saved_layer = np.select([lay.ckpt == 0, lay.ckpt == 1], [full_layer, full_layer - sc_ / tp * tokens],
                             b.ckpt_input_per_token * tokens / sp_div + kept_layer)
-    gas = scenario.global_batch_size // np.maximum(1, lay.mbs * lay.dp) if scenario.training.global_batch_size \
-        else np.ones(len(lay))
-    gas = np.maximum(gas, 1)
     in_flight_first = np.where(lay.pp > 1, np.minimum(lay.pp, gas), 1)
     interleave = np.where((lay.pp > 1) & (lay.vpp > 1), 1 + (pp - 1) / (pp * lay.vpp), 1.0)
     saved_first = saved_layer * layers_stage * in_flight_first * interleave + b.embed_act_per_token * tokens
