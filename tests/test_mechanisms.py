@@ -275,9 +275,9 @@ def _litgpt_fsdp(loading: str = "full", zero: int = 3, mbs: int = 1) -> dict:
 
 
 def test_a_full_state_dict_loaded_on_every_rank_sets_the_peak_of_a_sharded_lora_run():
-    """litgpt's FSDP LoRA loads the whole checkpoint on every rank: the peak is all the weights plus the rank's shard
-    (and adapters), above the training step's, whatever the micro-batch; sharded loading, or weights that are not
-    sharded (zero < 3), leave the step's peak."""
+    """A sharded LoRA run whose every rank holds the whole checkpoint on its GPU while loading: the peak is all the
+    weights plus the rank's shard (and adapters), above the training step's, whatever the micro-batch; sharded loading,
+    or weights that are not sharded (zero < 3), leave the step's peak."""
     from trainsizer.estimate.memory import checkpoint_load_bytes
 
     full = estimate(scenario_from_dict(_litgpt_fsdp()), with_limits=False, with_performance=False).memory

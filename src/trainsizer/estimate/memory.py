@@ -230,9 +230,11 @@ def checkpoint_load_bytes(scenario: Scenario, unsharded_weights: float, kept: fl
     """(allocated bytes while the checkpoint loads, the transient part of them): with ``parallel.checkpoint_loading:
     full`` and ZeRO-3 / FSDP sharded weights, every rank holds the whole state dict of its stage (its weights
     unsharded) beside what the model already holds (``kept``: its weight shard, adapters and master shard; the
-    optimizer states come at the first step, the gradients in backward). Lightning Fabric's FSDPStrategy
-    ``load_checkpoint`` of a raw module loads the full state dict under FSDP's FULL_STATE_DICT type on every
-    rank (lightning src/lightning/fabric/strategies/fsdp.py, ``_load_raw_module_state``). (0, 0) otherwise."""
+    optimizer states come at the first step, the gradients in backward), as a state dict loaded onto the GPU
+    (``torch.load(map_location="cuda")``) before it is copied into the shards does. Not Lightning Fabric's FSDPStrategy:
+    it loads the state dict lazily on the CPU "to avoid storing a copy of the full checkpoint per rank" and FSDP's
+    FULL_STATE_DICT load hooks unshard one unit at a time (Lightning-AI/pytorch-lightning
+    src/lightning/fabric/strategies/fsdp.py ``_load_raw_module_state_from_path`` @ 71aed751). (0, 0) otherwise."""
     par = scenario.parallel
     if par.checkpoint_loading != "full" or par.zero != 3 or par.dp * par.cp == 1:
         return 0.0, 0.0
