@@ -291,6 +291,21 @@ def test_a_regime_range_is_as_wide_as_its_widest_dimension_about_their_mean_medi
     assert wild.hi - wild.center >= w * (row["hi"] - row["mid"]) + (1 - w) * (pooled["hi"] - pooled["mid"]) - 1e-9
 
 
+def test_ranges_fitted_on_no_dimension_give_every_regime_the_pooled_range_not_the_wide_one():
+    """A memory fit that keeps no regime dimension (``dimensions: []``, what select_dimensions may pick) is the pooled
+    range for every scenario, seen family or not: no dimension it was not conditioned on marks it 'no evidence'."""
+    rng = __import__("numpy").random.default_rng(5)
+    rows = [{"id": f"{f}{p}-{i}", "source": f"{f}{p}", "u": float(0.05 * rng.standard_normal()),
+             "regime": {"gpu_family": f, "method": "lora", "scale": "1-gpu"}}
+            for f in ("ampere", "hopper") for p in range(4) for i in range(10)]
+    data = fit_ranges({"memory": rows, "speed": rows}, dims={"memory": (), "speed": ("gpu_family",)})
+    assert data["memory"]["dimensions"] == []
+    pooled = data["memory"]["pooled"]
+    for fam in ("ampere", "cdna3"):
+        b = band("memory", {"gpu_family": fam, "method": "full", "scale": "multi-node"}, data, corrected=False)
+        assert not b.no_evidence and (b.lo, b.hi) == (pooled["lo"], pooled["hi"]), fam
+
+
 def test_estimate_json_carries_the_80_percent_ranges_of_memory_speed_and_time(tmp_path):
     import json
     import os

@@ -136,7 +136,8 @@ def _band(kind: str, regime: dict[str, str], data: dict[str, Any], corrected: bo
     pooled = fit["pooled"]
     k = float(data["shrinkage_sources"])
     los, mids, his, counts, missing = [], [], [], [], []
-    for dim in fit.get("dimensions") or DIMENSIONS:  # the dimensions the fit chose for this kind (ranges_fit)
+    chosen = fit.get("dimensions")  # the dimensions the fit chose for this kind (ranges_fit); [] = the pooled range
+    for dim in DIMENSIONS if chosen is None else chosen:
         row = (fit.get(dim) or {}).get(regime.get(dim, ""))
         n = int(row["sources"]) if row else 0
         counts.append(int(row["cases"]) if row else 0)
