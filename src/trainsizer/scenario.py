@@ -25,6 +25,7 @@ from pydantic_core import PydanticCustomError
 
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import N_, InputError, in_file
+from trainsizer.scenario_kernels import CommSettings, KernelSettings
 
 Method = Literal["full", "lora", "qlora", "freeze"]
 PRETRAINING_NAMES = ("pretrain", "pretraining", "pt", "cpt", "continuedpretraining", "continuedpretrain")
@@ -108,7 +109,7 @@ class LoraSpec(_Strict):
         return v
 
 
-class TrainingSpec(_Strict):
+class TrainingSpec(_Strict, KernelSettings):  # extensions zero_grad, activation_kernel, autocast
     method: Method
     precision: Precision = "bf16-mixed"
     optimizer: Optimizer = "adamw"
@@ -166,7 +167,6 @@ class TrainingSpec(_Strict):
     fp8_all_gather: Flag = Field(False, description="extension (precision fp8-mixed): FSDP2 / ZeRO-3 all-gathers the "
                                  "FP8 linear weights, one byte each, instead of 16-bit ones (torchao "
                                  "enable_fsdp_float8_all_gather, torchtitan --float8.enable_fsdp_float8_all_gather)")
-    zero_grad: Literal["none", "zeros"] = Field("none", description="extension: gradients between steps (README)")
 
     @field_validator("method", mode="before")
     @classmethod
@@ -200,7 +200,7 @@ class TrainingSpec(_Strict):
         return self
 
 
-class ParallelSpec(_Strict):
+class ParallelSpec(_Strict, CommSettings):  # extension overlap_grad_reduce (scenario_kernels.py)
     gpus: Int = Field(gt=0, le=MAX_GPUS)
     tp: Int = Field(1, gt=0, le=1024)
     pp: Int = Field(1, gt=0, le=4096)

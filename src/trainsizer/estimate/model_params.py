@@ -180,6 +180,10 @@ class MemoryBound:
     # formats whose training path dequantises in unfused PyTorch ops (estimate/dequantization.py)
     dequant_unfused_bytes_per_param: Table[float] = cited("dequant_unfused_source", Table())
     dequant_unfused_source: str = ""
+    # an activation run as separate PyTorch ops (estimate/activation_ops.py): {forward, backward} x {16-bit, autocast,
+    # fp32} HBM bytes per intermediate element beyond a fused kernel's
+    unfused_activation_extra_bytes: Table[Table[float]] = cited("unfused_activation_source", Table())
+    unfused_activation_source: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

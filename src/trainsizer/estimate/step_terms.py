@@ -1,15 +1,13 @@
 """The terms of one training step, each a function of one :class:`StepContext`.
 
-A micro-batch on one GPU costs compute (the executed FLOPs of its linear GEMMs, routed-expert GEMMs and
-attention core, each over the dense peak of its dtype times its efficiency), memory-bound element-wise work and
-QLoRA dequantisation (bytes / HBM bandwidth), and the exposed part of its tensor-, context- and
-expert-parallel collectives. A pipeline runs ``m`` micro-batches per step plus
-a bubble of ``(p-1)/v`` micro-batch times (Narayanan et al. 2021, arXiv:2104.04473, section 2.2:
-bubble fraction (p-1)/(v*m)). Data-parallel gradient reduction overlaps with the last backward;
-ZeRO-3 parameter gathers with each micro-batch (Zhao et al. 2023, FSDP, arXiv:2304.11277). The
-optimizer step is memory bound. No step is priced faster than its model FLOPs at the MFU the validation data
-supports for its GPU architecture and precision (``mfu_ceiling``). All fractions and efficiencies are data
-(``performance_model.yaml``).
+A micro-batch on one GPU costs compute (the executed FLOPs of its linear GEMMs, routed-expert GEMMs and attention core,
+each over the dense peak of its dtype times its efficiency), memory-bound element-wise work and QLoRA dequantisation
+(bytes / HBM bandwidth), and the exposed part of its tensor-, context- and expert-parallel collectives. A pipeline runs
+``m`` micro-batches per step plus a bubble of ``(p-1)/v`` micro-batch times (Narayanan et al. 2021, arXiv:2104.04473,
+section 2.2: bubble fraction (p-1)/(v*m)). Data-parallel gradient reduction overlaps with the last backward; ZeRO-3
+parameter gathers with each micro-batch (Zhao et al. 2023, FSDP, arXiv:2304.11277). The optimizer step is memory bound.
+No step is priced faster than its model FLOPs at the MFU the validation data supports for its GPU architecture and
+precision (``mfu_ceiling``). All fractions and efficiencies are data (``performance_model.yaml``).
 """
 
 from __future__ import annotations
@@ -19,11 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainsizer.estimate import comm
+from trainsizer.estimate.activation_ops import activation_ops_mb
 from trainsizer.estimate.arrays import positive_part, safe_div
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, gathered_linear_bytes, p2p_s
 from trainsizer.estimate.dequantization import dequant_traffic
 from trainsizer.estimate.flops import StepFlops, recomputed_layer
 from trainsizer.estimate.gemm_rows import row_scale
+from trainsizer.estimate.grad_overlap import gather_overlaps, reduce_overlaps
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
 from trainsizer.estimate.peak import peak_share
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, TrainingState, training_state, weight_grad_bytes
@@ -241,17 +241,6 @@ def data_parallel_gather_s(ctx: StepContext) -> float:
                         stride=par.tp * par.cp, nic_share=False)
 
 
-def gather_overlaps(distributed_optimizer: Any) -> Any:
-    """1 where the sharded optimizer's weight gather hides behind the next forward, else 0 (a bool or an array of
-    them). Megatron's distributed optimizer gathers bucket by bucket as the next forward reaches each bucket
-    (``--overlap-param-gather``). DeepSpeed ZeRO-1/2 all-gathers the updated weights at the end of ``step()``, "ready
-    for next round forward" (deepspeedai/DeepSpeed ``deepspeed/runtime/zero/stage_1_and_2.py`` @ 7dee2e0,
-    ``all_gather_dp_groups``), and InternLM's hybrid ZeRO waits for its parameter broadcasts (InternLM/InternLM
-    ``internlm/solver/optimizer/hybrid_zero_optim.py`` @ c18bec9: ``broadcast_params(overlap=False)``, "TODO:
-    support broadcast overlap"): the step waits for the whole gather."""
-    return 1.0 * distributed_optimizer
-
-
 def optimizer_and_offload_s(ctx: StepContext) -> tuple[float, float]:
     """The optimizer step, memory bound and sharded by ZeRO / the distributed optimizer; or, offloaded,
     the PCIe traffic and the CPU Adam (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840)."""
@@ -309,10 +298,12 @@ class RawStep:
     compiled: float = 0.0  # 1 under torch.compile (a number, so that many cases stack into one array)
     gather_overlapped: float = 1.0  # 1 where the sharded optimizer's weight gather hides behind the next forward
     row_scale: float = 1.0  # GEMM half-saturation rows over half_tokens for its dtype (estimate/gemm_rows.py)
+    activation_ops_mb: float = 0.0  # an unfused activation's traffic beyond the element-wise term (activation_ops.py)
+    reduce_overlapped: float = 1.0  # 1 where the gradient reduction hides behind backward (grad_overlap.py)
 
 
 def raw_step(ctx: StepContext) -> RawStep:
-    par, fl, arch = ctx.scenario.parallel, ctx.flops, ctx.arch
+    par, fl, arch, tr = ctx.scenario.parallel, ctx.flops, ctx.arch, ctx.scenario.training
     split = ctx.tokens_mb / (par.tp * par.cp * par.pp)
 
     def at_peak(flops_per_token: float, peak: float) -> float:
@@ -331,13 +322,14 @@ def raw_step(ctx: StepContext) -> RawStep:
                    at_peak(fl.linear_per_token, ctx.peak_tflops * sustained),
                    at_peak(fl.expert_per_token, ctx.peak_tflops * sustained), expert_tokens, expert_width,
                    at_peak(fl.attention_per_token, (ctx.attention_peak_tflops or ctx.peak_tflops) * sustained),
-                   ctx.scenario.training.attention,
-                   saved_traffic_s(ctx), dequantization_mb(ctx), tensor_parallel_mb(ctx), context_parallel_mb(ctx),
-                   expert_parallel_mb(ctx), pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx),
-                   data_parallel_gather_s(ctx), optimizer_s, offload_s, ctx.layers_per_stage, par.pp, par.virtual_pp,
-                   at_peak(fl.model_per_token, ctx.peak_tflops) * ctx.scenario.grad_accumulation_steps,
-                   ctx.scenario.training.precision, float(ctx.scenario.training.compile),
-                   gather_overlaps(par.distributed_optimizer), row_scale(ctx.gpu, ctx.dtype))
+                   tr.attention, saved_traffic_s(ctx), dequantization_mb(ctx), tensor_parallel_mb(ctx),
+                   context_parallel_mb(ctx), expert_parallel_mb(ctx), pipeline_p2p_mb(ctx), zero3_mb(ctx),
+                   data_parallel_sync_s(ctx), data_parallel_gather_s(ctx), optimizer_s, offload_s, ctx.layers_per_stage,
+                   par.pp, par.virtual_pp,
+                   at_peak(fl.model_per_token, ctx.peak_tflops) * ctx.scenario.grad_accumulation_steps, tr.precision,
+                   float(tr.compile), gather_overlaps(par.distributed_optimizer),
+                   row_scale(ctx.gpu, ctx.dtype), activation_ops_mb(ctx, recomputed_share(ctx, elementwise=True)),
+                   reduce_overlaps(par.overlap_grad_reduce))
 
 
 def gemm_ceiling(p: PerformanceModel, architecture: str, dtype: str) -> float:
@@ -426,7 +418,7 @@ def combine_step(raw: RawStep, p: PerformanceModel) -> dict[str, Any]:
     m = raw.micro_batches  # micro-batches per step per pipeline
     compute = compute_s(raw, p)
     exposed = {
-        "elementwise": elementwise_s(raw.saved_traffic_s, raw.compiled, p),
+        "elementwise": elementwise_s(raw.saved_traffic_s, raw.compiled, p) + raw.activation_ops_mb,
         "dequantization": raw.dequantization_mb,
         "tp_comm": raw.tp_mb * (1 - overlap.tp),
         "cp_comm": raw.cp_mb * (1 - overlap.cp),
@@ -450,7 +442,7 @@ def combine_step(raw: RawStep, p: PerformanceModel) -> dict[str, Any]:
         # gradient buckets reduce while the last micro-batch runs backward; under pipeline parallelism the stages
         # that finish first reduce during the pipeline's drain (the bubble); the weight gather of a sharded optimizer
         # hides behind the next forward only where the framework overlaps it (gather_overlaps)
-        "dp_grad_sync": positive_part(raw.dp_sync_s - overlap.dp * (compute * 2 / 3 + bubble))
+        "dp_grad_sync": positive_part(raw.dp_sync_s - raw.reduce_overlapped * overlap.dp * (compute * 2 / 3 + bubble))
         + positive_part(raw.dp_gather_s - raw.gather_overlapped * overlap.dp * compute / 3),
         "optimizer": raw.optimizer_s,
         "offload": raw.offload_s,

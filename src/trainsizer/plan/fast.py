@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from trainsizer.estimate.activation_ops import activation_ops_s, extra_bytes, unfused_width
 from trainsizer.estimate.activations import (
     compiled_activation_factor,
     kept_quantized_inputs,
@@ -26,6 +27,7 @@ from trainsizer.estimate.activations import (
 from trainsizer.estimate.deferred_sync import skipped_sync, unsharded_gradient_bytes
 from trainsizer.estimate.flops import step_flops
 from trainsizer.estimate.gemm_rows import row_scale
+from trainsizer.estimate.grad_overlap import reduce_overlaps
 from trainsizer.estimate.memory import (
     backward_gradients,
     compiled_saved_bytes,
@@ -89,6 +91,7 @@ class JobBasis:
     kept_inputs_per_token: tuple[float, float] = (0.0, 0.0)
     lm_head_cast: float = 0.0  # bytes on the last stage, divided by tp (estimate.activations.lm_head_cast_bytes)
     implementation_factor: float = 1.0  # the memory fit's factor in ``act`` (the speed screen takes it out)
+    unfused_width: float = 0.0  # intermediate elements per token per layer of an unfused activation (activation_ops)
 
 
 def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
@@ -178,7 +181,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
                     arch.moe.experts_per_token / arch.moe.num_experts if arch.moe else 0.0,
                     float(arch.moe.expert_intermediate_size) if arch.moe else 0.0, gathered, weight_bytes,
                     compiled_activation_factor(base.training.compile, mp), kept, lm_head_cast_bytes(base, arch),
-                    mp.activations.implementation_factor)
+                    mp.activations.implementation_factor, unfused_width(base, arch))
 
 
 def zero_group(group: np.ndarray, scenario: Scenario) -> np.ndarray:
@@ -390,6 +393,10 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     passes = np.where(lay.ckpt == 2, 1.5, 1.0)
     elementwise_mb = elementwise_s((rep + sh / tp) * tokens_local * b.layers / pp * passes / hbm,
                                    float(tr.compile), p)
+    if b.unfused_width:  # an activation run as separate ops: its traffic beyond a fused kernel's (activation_ops.py)
+        elementwise_mb = elementwise_mb + activation_ops_s(b.layers / pp * tokens_local * b.unfused_width / tp,
+                                                           *extra_bytes(p, tr.precision, tr.autocast),
+                                                           np.where(lay.ckpt == 2, 1.0, 0.0), hbm)
     lat = p.communication.nccl_step_latency_us * 1e-6
     tp_bytes = tokens_local * b.hidden * b.act_bytes
     colls = np.where(lay.ckpt == 2, 6, 4)
@@ -434,7 +441,8 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     reduce_s = np.where(scatter, dp_ring * trainable * grad_b / dp_bw,
                         2.0 * dp_ring * trainable * grad_b / dp_bw)
     gather_s = np.where(sharded, z_ring * trainable * w_b / z_bw, 0.0)
-    dp_exposed = np.where(lay.zero == 3, 0.0, np.maximum(0.0, reduce_s - overlap.dp * (compute_mb * 2 / 3 + bubble))
+    reduce_hidden = reduce_overlaps(scenario.parallel.overlap_grad_reduce) * overlap.dp  # estimate/grad_overlap.py
+    dp_exposed = np.where(lay.zero == 3, 0.0, np.maximum(0.0, reduce_s - reduce_hidden * (compute_mb * 2 / 3 + bubble))
                           + np.maximum(0.0, gather_s - gather_overlaps(lay.dist_opt) * overlap.dp * compute_mb / 3))
     # ZeRO-3: gather the weights forward and backward, reduce-scatter the gradients, per micro-batch, over dp x cp
     # (or parallel.zero_shard_gpus, then all-reduce across the copies: step_terms.replica_all_reduce_s)

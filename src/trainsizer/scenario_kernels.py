@@ -1,0 +1,35 @@
+"""Scenario extensions that say how the framework runs the model's kernels between steps and within a layer: the
+fields ``trainsizer.scenario.TrainingSpec`` takes from :class:`KernelSettings` (README, "Extensions";
+validation/FORMAT.md). Their effects: ``trainsizer.estimate.activation_ops`` (step time), ``zero_grad`` in
+``trainsizer.estimate.memory`` (gradients between steps)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, Strict
+
+
+class KernelSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
+
+    zero_grad: Literal["none", "zeros"] = Field("none", description="extension: gradients between steps (README)")
+    activation_kernel: Literal["fused", "unfused"] = Field(
+        "fused", description="extension: how the MLP activation runs: 'fused' = one kernel (PyTorch's F.gelu / "
+        "silu, Megatron's bias-GELU fusion, anything under torch.compile); 'unfused' = written as separate PyTorch "
+        "element-wise ops, each reading and writing the whole intermediate (Hugging Face transformers' gelu_new / "
+        "NewGELUActivation, the activation of GPT-2 and phi)")
+    autocast: Annotated[bool, Strict()] = Field(
+        False, description="extension (precision fp16-mixed / bf16-mixed): the mixed precision is torch.cuda.amp "
+        "autocast over fp32 module weights (Hugging Face Trainer --fp16 / --bf16 without DeepSpeed, plain PyTorch "
+        "AMP), which runs the ops of autocast's fp32 list (pow, softmax, layer_norm, ...) in fp32; false = 16-bit "
+        "weights and activations (DeepSpeed's fp16 / bf16 engine, Megatron, apex O2)")
+
+
+class CommSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
+
+    overlap_grad_reduce: Annotated[bool, Strict()] = Field(
+        True, description="extension: the data-parallel gradient reduction runs beside backward (PyTorch DDP's "
+        "buckets, Megatron --overlap-grad-reduce, DeepSpeed overlap_comm: true); false: the step waits for all of it "
+        "(DeepSpeed ZeRO-1/2 with overlap_comm left at its default false, DeepSpeed's engine without ZeRO)")
