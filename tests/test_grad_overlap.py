@@ -1,6 +1,6 @@
 """``parallel.overlap_grad_reduce: false``: the step waits for the whole data-parallel gradient reduction (DeepSpeed
-ZeRO-1/2 with ``overlap_comm`` at its default false reduces the buckets on the compute stream; estimate/grad_overlap.py),
-in the estimate and in the planner's screen alike."""
+ZeRO-1/2 with ``overlap_comm`` at its default false reduces the buckets on the compute stream;
+estimate/grad_overlap.py), in the estimate and in the planner's screen alike."""
 
 import numpy as np
 import pytest
