@@ -14,6 +14,7 @@ keeps only the output and the log-sum-exp instead of the ``s*s`` scores.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from trainsizer.estimate.flops import recomputed_layer
@@ -85,8 +86,9 @@ def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
             replicated += lin.in_features * (1 + e) * visits
         replicated += rank * e * visits
     # attention
+    casts = autocast_input_copies(sc, layer)
     if _needs_input(qkv_mods, layer, q_saves):
-        replicated += h * e
+        replicated += h * e * casts(qkv_mods)
     if arch.mla:
         m = arch.mla
         sharded += (arch.q_dim + arch.kv_dim + arch.v_dim) * e
@@ -105,7 +107,8 @@ def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
         scores = arch.num_heads * kv_len * (softmax_b + drop_b + cast_b)
     else:
         sharded += arch.num_heads * 4.0  # log-sum-exp per head (FlashAttention backward)
-    sharded += arch.attn_out_dim * e  # attention output (kept by the attention backward)
+    if tr.attention != "eager":
+        sharded += arch.attn_out_dim * e  # attention output (kept by the fused kernel's backward)
     if _needs_input(out_mods, layer, q_saves):
         sharded += arch.attn_out_dim * e  # contiguous copy that feeds o_proj
     if arch.dropout:
@@ -116,7 +119,7 @@ def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
                                               "dense_h_to_4h") or (lin.name == "dense" and lin.out_features > h)]
     downs = [lin for lin in mlp if lin not in ups and lin.group != "router"]
     if _needs_input(ups, layer, q_saves) and arch.norms_per_layer > 1:
-        replicated += h * e  # (a shared pre-norm, as in phi, feeds attention and MLP one tensor)
+        replicated += h * e * casts(ups)  # (a shared pre-norm, as in phi, feeds attention and MLP one tensor)
     if moe_layer:
         moe = arch.moe
         sharded += moe.num_experts * 4.0  # fp32 router logits / probabilities
@@ -131,6 +134,25 @@ def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
         replicated += h * pa.eager_mask_bytes
     factor = activation_factor(tr.compile, p)
     return LayerActivations(replicated * factor, sharded * factor, scores * factor)
+
+
+def autocast_input_copies(sc: Scenario, layer: LayerState) -> Callable[[list[Linear]], int]:
+    """How many compute-dtype copies of one shared input a group of separate linears saves: one per module where
+    autocast casts an fp32 input for each of them (``fp16-mixed``: torch.cuda.amp over fp32 weights, the norm
+    outputs in fp32, RESIDUAL_BYTES > ACTIVATION_BYTES) and each module's own weight needs a gradient; one otherwise
+    (the input is already in the compute dtype, or a fused module reads it once). Autocast caches the casts of
+    leaf tensors that require grad (the weights) for the forward, never of activations (pytorch/pytorch
+    aten/src/ATen/autocast_mode.cpp ``cached_cast``: ``arg.is_leaf() && arg.requires_grad()``), so
+    ``self.query(h)``, ``self.key(h)``, ``self.value(h)`` (transformers models/bert/modeling_bert.py
+    BertSelfAttention @ 004ad5f50b) each cast ``h`` and each linear saves its own fp16 input for its weight's
+    gradient (counted with torch.autograd.graph.saved_tensors_hooks under autocast: three fp16 inputs per BERT
+    layer). LoRA modules with frozen bases keep the single input of the rule they had."""
+    tr = sc.training
+    per_module = ACTIVATION_BYTES[tr.precision] < RESIDUAL_BYTES[tr.precision] and layer.trainable_base
+
+    def copies(linears: list[Linear]) -> int:
+        return max(1, sum(lin.count for lin in linears)) if per_module else 1
+    return copies
 
 
 def activation_factor(compiled: bool, p: MemoryModel) -> float:
