@@ -14,7 +14,6 @@ keeps only the output and the log-sum-exp instead of the ``s*s`` scores.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from trainsizer.estimate.flops import recomputed_layer
@@ -31,6 +30,10 @@ class LayerActivations:
     replicated: float  # bytes per token not split by tensor parallelism
     sharded: float  # bytes per token split by tensor parallelism
     scores: float  # bytes per token of eager attention scores (dropped by selective recomputation)
+    # bytes per token element-wise work writes and reads but autograd does not keep (tp-sharded): eager attention's
+    # probs @ V output, read once by the contiguous copy that feeds o_proj; the speed model's traffic counts them (as
+    # counted: no implementation_factor, which scales what is kept)
+    unsaved: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class StageActivations:
     scaled_saved: float = 0.0  # the part of ``saved`` proportional to implementation_factor
     largest_layer: float = 0.0  # the largest layer's activations without recomputation (scaled too)
     full_checkpointing: bool = False  # backward recomputes layers (full, selective-op, every-n-layers)
+    unsaved_traffic: float = 0.0  # LayerActivations.unsaved of the stage's layers, all micro-batches in flight
 
     def refit(self, factor_ratio: float, backward_working_fraction: float) -> tuple[float, float]:
         """(saved, backward_working) with implementation_factor multiplied by ``factor_ratio`` and another
@@ -86,9 +90,8 @@ def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
             replicated += lin.in_features * (1 + e) * visits
         replicated += rank * e * visits
     # attention
-    casts = autocast_input_copies(sc, layer)
     if _needs_input(qkv_mods, layer, q_saves):
-        replicated += h * e * casts(qkv_mods)
+        replicated += h * e
     if arch.mla:
         m = arch.mla
         sharded += (arch.q_dim + arch.kv_dim + arch.v_dim) * e
@@ -107,8 +110,10 @@ def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
         scores = arch.num_heads * kv_len * (softmax_b + drop_b + cast_b)
     else:
         sharded += arch.num_heads * 4.0  # log-sum-exp per head (FlashAttention backward)
-    if tr.attention != "eager":
-        sharded += arch.attn_out_dim * e  # attention output (kept by the fused kernel's backward)
+    # attention output: kept by a fused kernel's backward (FlashAttention, SDPA); eager attention's probs @ V saves its
+    # inputs (probabilities, V), not its output (PyTorch tools/autograd/derivatives.yaml, bmm: grads from self, mat2)
+    unsaved = arch.attn_out_dim * e if tr.attention == "eager" else 0.0
+    sharded += arch.attn_out_dim * e - unsaved
     if _needs_input(out_mods, layer, q_saves):
         sharded += arch.attn_out_dim * e  # contiguous copy that feeds o_proj
     if arch.dropout:
@@ -119,7 +124,7 @@ def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
                                               "dense_h_to_4h") or (lin.name == "dense" and lin.out_features > h)]
     downs = [lin for lin in mlp if lin not in ups and lin.group != "router"]
     if _needs_input(ups, layer, q_saves) and arch.norms_per_layer > 1:
-        replicated += h * e * casts(ups)  # (a shared pre-norm, as in phi, feeds attention and MLP one tensor)
+        replicated += h * e  # (a shared pre-norm, as in phi, feeds attention and MLP one tensor)
     if moe_layer:
         moe = arch.moe
         sharded += moe.num_experts * 4.0  # fp32 router logits / probabilities
@@ -133,26 +138,7 @@ def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
     if arch.dropout:
         replicated += h * pa.eager_mask_bytes
     factor = activation_factor(tr.compile, p)
-    return LayerActivations(replicated * factor, sharded * factor, scores * factor)
-
-
-def autocast_input_copies(sc: Scenario, layer: LayerState) -> Callable[[list[Linear]], int]:
-    """How many compute-dtype copies of one shared input a group of separate linears saves: one per module where
-    autocast casts an fp32 input for each of them (``fp16-mixed``: torch.cuda.amp over fp32 weights, the norm
-    outputs in fp32, RESIDUAL_BYTES > ACTIVATION_BYTES) and each module's own weight needs a gradient; one otherwise
-    (the input is already in the compute dtype, or a fused module reads it once). Autocast caches the casts of
-    leaf tensors that require grad (the weights) for the forward, never of activations (pytorch/pytorch
-    aten/src/ATen/autocast_mode.cpp ``cached_cast``: ``arg.is_leaf() && arg.requires_grad()``), so
-    ``self.query(h)``, ``self.key(h)``, ``self.value(h)`` (transformers models/bert/modeling_bert.py
-    BertSelfAttention @ 004ad5f50b) each cast ``h`` and each linear saves its own fp16 input for its weight's
-    gradient (counted with torch.autograd.graph.saved_tensors_hooks under autocast: three fp16 inputs per BERT
-    layer). LoRA modules with frozen bases keep the single input of the rule they had."""
-    tr = sc.training
-    per_module = ACTIVATION_BYTES[tr.precision] < RESIDUAL_BYTES[tr.precision] and layer.trainable_base
-
-    def copies(linears: list[Linear]) -> int:
-        return max(1, sum(lin.count for lin in linears)) if per_module else 1
-    return copies
+    return LayerActivations(replicated * factor, sharded * factor, scores * factor, unsaved)
 
 
 def activation_factor(compiled: bool, p: MemoryModel) -> float:
@@ -293,7 +279,7 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
     layers = [layer for layer in st.stage_layers(stage) if _grad_reaches(st, layer)]
     replicated_div = tp if par.sequence_parallel else 1
 
-    scaled_layers = exact_layers = 0.0
+    scaled_layers = exact_layers = unsaved = 0.0
     per_layer_full: list[float] = []
     computed: dict[tuple, LayerActivations] = {}
     for layer in layers:
@@ -305,6 +291,7 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
         la = computed[key]
         full = (la.replicated / replicated_div + (la.sharded + la.scores) / tp) * tokens
         per_layer_full.append(full)
+        unsaved += la.unsaved / tp * tokens
         scaled, exact = _layer_saved(sc, arch, layer, la, full, tokens, replicated_div)
         scaled_layers += scaled
         exact_layers += exact
@@ -340,4 +327,5 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
     largest = max(per_layer_full, default=0.0)
     frac = p.activations.backward_working_fraction
     working = largest * (1 + frac) if _recomputes(sc) else largest * frac
-    return StageActivations(saved, logits, working, why, logits_why, scaled_saved, largest, _recomputes(sc))
+    return StageActivations(saved, logits, working, why, logits_why, scaled_saved, largest, _recomputes(sc),
+                            unsaved * in_flight * interleave)

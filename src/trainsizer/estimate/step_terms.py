@@ -131,7 +131,7 @@ def saved_traffic_s(ctx: StepContext) -> float:
                                                                      "gpus": par.gpus // par.pp})})
     acts = stage_activations(plain, ctx.arch, ctx.memory_params, training_state(plain, ctx.arch, ctx.memory_params), 0)
     passes = 1.0 + 0.5 * recomputed_share(ctx, elementwise=True)
-    counted = acts.refit(1.0 / ctx.memory_params.activations.implementation_factor, 0.0)[0]
+    counted = acts.refit(1.0 / ctx.memory_params.activations.implementation_factor, 0.0)[0] + acts.unsaved_traffic
     return counted / par.pp * passes / ctx.hbm_bytes_per_s
 
 

@@ -92,6 +92,7 @@ class JobBasis:
     lm_head_cast: float = 0.0  # bytes on the last stage, divided by tp (estimate.activations.lm_head_cast_bytes)
     implementation_factor: float = 1.0  # the memory fit's factor in ``act`` (the speed screen takes it out)
     unfused_width: float = 0.0  # intermediate elements per token per layer of an unfused activation (activation_ops)
+    unsaved_per_token: float = 0.0  # tp-sharded bytes written but not kept, per layer (activations.LayerActivations)
 
 
 def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
@@ -149,6 +150,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
 
     act: dict[str, tuple[float, float, float]] = {}
     flops: dict[str, tuple[float, float, float, float]] = {}
+    unsaved = 0.0
     for mode in CKPT:
         sc = base.model_copy(update={"training": base.training.model_copy(
             update={"activation_checkpointing": mode})})
@@ -157,6 +159,8 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
                  sc.training.method != "freeze" or layer.index >= L - sc.training.freeze_trainable_layers]
         rows = [layer_activations(sc, arch, mp, layer) for layer in reach]
         frac = len(reach) / L
+        if mode == "none":
+            unsaved = float(np.mean([r.unsaved for r in rows])) * frac if rows else 0.0
         act[mode] = (float(np.mean([r.replicated for r in rows])) * frac if rows else 0.0,
                      float(np.mean([r.sharded for r in rows])) * frac if rows else 0.0,
                      float(np.mean([r.scores for r in rows])) * frac if rows else 0.0)
@@ -181,7 +185,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
                     arch.moe.experts_per_token / arch.moe.num_experts if arch.moe else 0.0,
                     float(arch.moe.expert_intermediate_size) if arch.moe else 0.0, gathered, weight_bytes,
                     compiled_activation_factor(base.training.compile, mp), kept, lm_head_cast_bytes(base, arch),
-                    mp.activations.implementation_factor, unfused_width(base, arch))
+                    mp.activations.implementation_factor, unfused_width(base, arch), unsaved)
 
 
 def zero_group(group: np.ndarray, scenario: Scenario) -> np.ndarray:
@@ -389,7 +393,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     # the eager saved bytes as counted (the basis holds them as the job runs: scaled by the memory fit's
     # implementation_factor and, under torch.compile, by compiled_factor; the speed model reads neither)
     eager = 1.0 / (b.compiled_activation_factor * b.implementation_factor)
-    rep, sh = b.act["none"][0] * eager, (b.act["none"][1] + b.act["none"][2]) * eager
+    rep, sh = b.act["none"][0] * eager, (b.act["none"][1] + b.act["none"][2]) * eager + b.unsaved_per_token
     passes = np.where(lay.ckpt == 2, 1.5, 1.0)
     elementwise_mb = elementwise_s((rep + sh / tp) * tokens_local * b.layers / pp * passes / hbm,
                                    float(tr.compile), p)
