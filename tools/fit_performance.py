@@ -17,7 +17,7 @@ from fitting import run, write_values
 
 from trainsizer.estimate.model_params import PerformanceModel, load_model
 from trainsizer.estimate.step import default_performance_model
-from trainsizer.workflows.calibrate import PERFORMANCE_FREE, family_prior
+from trainsizer.workflows.calibrate import PERFORMANCE_FREE, PRIOR_ONLY, settle_priors
 from trainsizer.workflows.shipped_cases import SHARED, shipped_files
 
 DATA = Path(__file__).resolve().parents[1] / "src/trainsizer/estimate/performance_model.yaml"
@@ -27,19 +27,13 @@ EVERY_CASE = shipped_files()
 FREE = PERFORMANCE_FREE  # the same grids as `trainsizer calibrate`
 
 
-# Da Vinci (Ascend): no grid frees its efficiency (its runs come from few publications), so it ships the family prior
-# a fold gives a family with no case (workflows/calibrate.family_prior) over the fitted families, rewritten here
-# whenever they move (tests/test_fit_audit.py checks it).
-PRIOR_ONLY = ("davinci",)
-
-
 def write_priors(path: Path) -> None:
-    """The efficiency of each :data:`PRIOR_ONLY` family at its prior over the fitted families, into ``path`` (read
-    afresh: the cached shipped model predates the values just written)."""
+    """The efficiency of each prior-only family (workflows/calibrate.PRIOR_ONLY: Da Vinci, whose runs come from few
+    publications, so no grid frees it) at its prior over the fitted families, into ``path`` (read afresh: the cached
+    shipped model predates the values just written); the fit settles it the same way (calibrate.settle_priors), so
+    one pass writes what each cross-validation fold uses. tests/test_fit_audit.py checks it."""
     params = load_model(PerformanceModel, yaml.safe_load(path.read_text(encoding="utf-8")), str(path), path.name)
-    fitted = {key for dotted, key, _ in FREE if dotted == "compute.max_efficiency"}
-    # family_prior moves every measured family outside ``fitted``; only the prior-only ones are written
-    write_values(path, family_prior(params, fitted), [("compute.max_efficiency", f, None) for f in PRIOR_ONLY])
+    write_values(path, settle_priors(params, FREE), [("compute.max_efficiency", f, None) for f in PRIOR_ONLY])
 
 
 def main(argv: list[str]) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from trainsizer.estimate.typed_data import value_at
-from trainsizer.workflows.calibrate import REFINE_ROUNDS, Free, coordinate_descent, fit_start
+from trainsizer.workflows.calibrate import REFINE_ROUNDS, Free, coordinate_descent, fit_start, settle_priors
 
 
 def write_values(path: Path, params: Any, free: Free) -> None:
@@ -64,8 +64,9 @@ def fit_shipped(core: list[str | Path], every: list[str | Path], params: Any, fr
     """The two-stage shipped fit: (the shared cases' fit, from ``params``' ``fit.start``; the parameters refined on
     every case from it), the loss on every case and the cases that could not be fitted."""
     start, _, failed_core = fit(core, fit_start(params), free, memory_cases)
-    refined, best, failed = fit(every, start, free, memory_cases, rounds=REFINE_ROUNDS)
-    return start, refined, best, list(dict.fromkeys(failed_core + failed))
+    # a prior-only family's ceiling from the fit it starts from and from the fit it ends at, as each fold sets it
+    refined, best, failed = fit(every, settle_priors(start, free), free, memory_cases, rounds=REFINE_ROUNDS)
+    return start, settle_priors(refined, free), best, list(dict.fromkeys(failed_core + failed))
 
 
 def write_start(path: Path, params: Any, free: Free) -> None:

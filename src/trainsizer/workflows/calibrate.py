@@ -91,6 +91,29 @@ def family_prior(params: Any, seen: set[str]) -> Any:
     return out
 
 
+# Families whose GEMM ceiling no grid frees (their runs come from few publications): every fit of the performance
+# model (the shipped one, tools/fitting.fit_shipped; each cross-validation fold, holdout.py and nested_holdout.py)
+# sets it to the family prior over the families that fit frees and its training cases show, on its start and again
+# on its result, so a fold never reads a ceiling derived from a fit that saw its held-out publication.
+PRIOR_ONLY = ("davinci",)
+
+
+def settle_priors(params: Any, free: Free, seen: set[str] | frozenset[str] | None = None) -> Any:
+    """``params`` (a PerformanceModel) with each :data:`PRIOR_ONLY` family's GEMM ceiling at its :func:`family_prior`
+    over the families whose ceiling ``free`` fits (only those in ``seen``, the training cases' families, if given).
+    Anything else, and a MemoryModel, unchanged."""
+    efficiency = getattr(getattr(params, "compute", None), "max_efficiency", None)
+    if efficiency is None:
+        return params
+    fitted = {key for dotted, key, _ in free if dotted == "compute.max_efficiency"}
+    prior = family_prior(params, fitted if seen is None else fitted & set(seen)).compute.max_efficiency
+    out = params
+    for family in PRIOR_ONLY:
+        if family in efficiency and family in prior:
+            out = with_value(out, "compute.max_efficiency", family, prior[family])
+    return out
+
+
 # Rounds of coordinate descent from the shared cases' fit (``fit.start``) over the training cases: the shipped fit over
 # every shipped case (tools/fitting.py) and each cross-validation fold (workflows/holdout.py) take the same number, so
 # the accuracy ``trainsizer validate`` states is that of the procedure that made the shipped parameters. Few rounds

@@ -31,6 +31,7 @@ from trainsizer.workflows.calibrate import (
     coordinate_descent,
     family_prior,
     fold_start,
+    settle_priors,
 )
 from trainsizer.workflows.case_terms import CaseTerms, build_case_terms, log_error_loss
 from trainsizer.workflows.cases import CaseResult, summarize
@@ -93,11 +94,13 @@ def _fold(terms: CaseTerms, groups: list[str], group: str, base: Any, free: Any,
     test = [i for i, g in enumerate(groups) if g == group]
     train = terms.fit_rows([i for i, g in enumerate(groups) if g != group])
     start = _without_family(base, held_family, free) if held_family else base
+    seen = {f for i, f in enumerate(terms.families) if groups[i] != group}
     if isinstance(start, PerformanceModel):  # a family no training case shows: its efficiency from physics
-        start = family_prior(start, {f for i, f in enumerate(terms.families) if groups[i] != group})
+        start = family_prior(settle_priors(start, free, seen), seen)
         start = fold_ceilings(start, terms, train)  # MFU ceilings from the training cases alone
     free_here = [f for f in free if not (held_family and (f[0], f[1]) == (EFFICIENCY, held_family))]
     params = coordinate_descent(log_error_loss(terms, train), start, free_here, rounds)[0] if train else start
+    params = settle_priors(params, free, seen)  # as the shipped fit writes them (tools/fitting.fit_shipped)
     return test, terms.predict(params, test)
 
 

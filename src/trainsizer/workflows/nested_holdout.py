@@ -21,7 +21,7 @@ import numpy as np
 
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.typed_data import value_at
-from trainsizer.workflows.calibrate import REFINE_ROUNDS, coordinate_descent, family_prior, fold_start
+from trainsizer.workflows.calibrate import REFINE_ROUNDS, coordinate_descent, family_prior, fold_start, settle_priors
 from trainsizer.workflows.case_terms import CaseTerms, build_case_terms, log_error_loss
 from trainsizer.workflows.holdout import KINDS
 from trainsizer.workflows.mfu_evidence import fold_ceilings
@@ -61,8 +61,9 @@ def _fitter(terms: CaseTerms, base: Any, free: Any, rounds: int) -> Fitted:
                 start = fitted(outer)[0]
                 grid = _near(free, start)
             if perf:  # a family no training case shows from physics; MFU ceilings from the training cases alone
-                start = fold_ceilings(family_prior(start, set(seen)), terms, list(rows))
+                start = fold_ceilings(family_prior(settle_priors(start, free, seen), set(seen)), terms, list(rows))
             params = coordinate_descent(log_error_loss(terms, list(rows)), start, grid, rounds)[0] if rows else start
+            params = settle_priors(params, free, seen) if perf else params
             memo[key] = (params, terms.predict(params))
         return memo[key]
     return fitted
