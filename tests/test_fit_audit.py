@@ -69,3 +69,22 @@ def test_ada_and_da_vinci_have_measured_matmul_efficiencies_and_da_vinci_ships_i
     assert c.max_efficiency["davinci"] == pytest.approx(ratio * c.mamf_fraction["davinci"], abs=1e-4)
     without_ada = family_prior(pp, {"ampere", "hopper", "volta"})  # leave-one-family-out of Ada
     assert without_ada.compute.max_efficiency["ada"] > c.max_efficiency["default"]
+
+
+def test_a_prior_only_ceiling_is_settled_from_the_fit_at_hand_and_is_no_evidence_for_another_prior():
+    """Da Vinci's ceiling is a prior, not a fit: a fold sets it from the families that fold fits and sees
+    (settle_priors), and it never enters the median that gives a held-out family its prior (before, a fold holding
+    out Hopper counted Da Vinci's shipped prior and started Hopper 15 % higher once Da Vinci was settled)."""
+    import numpy as np
+
+    from trainsizer.workflows.calibrate import PERFORMANCE_FREE, family_prior, settle_priors
+
+    pp = default_performance_model()
+    c = pp.compute
+    with_davinci = family_prior(pp, {"ampere", "davinci"}).compute.max_efficiency
+    assert with_davinci["hopper"] == family_prior(pp, {"ampere"}).compute.max_efficiency["hopper"]
+    moved = settle_priors(pp, PERFORMANCE_FREE, {"ampere", "volta", "davinci"})  # a fold without Hopper and Ada
+    ratio = float(np.median([c.max_efficiency[a] / c.mamf_fraction[a] for a in ("ampere", "volta")]))
+    assert moved.compute.max_efficiency["davinci"] == pytest.approx(ratio * c.mamf_fraction["davinci"], abs=1e-4)
+    assert moved.compute.max_efficiency["hopper"] == c.max_efficiency["hopper"]  # only prior-only families move
+    assert settle_priors(pp, PERFORMANCE_FREE) == pp  # the shipped file is settled already

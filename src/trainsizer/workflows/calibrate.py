@@ -77,10 +77,13 @@ def family_prior(params: Any, seen: set[str]) -> Any:
     the fit has cases of) taken from physics instead of from the shipped fit: its measured matmul efficiency
     (``compute.mamf_fraction``) times the median ratio of fitted ceiling to matmul efficiency over the
     seen families. A leave-one-family-out fold (or a new part) then does not keep a value fitted on the very
-    family it predicts. Unchanged when no seen family has a measured matmul efficiency."""
+    family it predicts. Unchanged when no seen family has a measured matmul efficiency. A prior-only family
+    (:data:`PRIOR_ONLY`) never counts among the seen ones: its ceiling is this prior, not a fit."""
     c = params.compute
     measured = c.mamf_fraction
-    ratios = [c.max_efficiency[a] / measured[a] for a in sorted(seen) if a in measured and a in c.max_efficiency]
+    # over fitted ceilings only: a prior-only family's ceiling is this prior itself (settle_priors), not evidence
+    ratios = [c.max_efficiency[a] / measured[a] for a in sorted(seen)
+              if a in measured and a in c.max_efficiency and a not in PRIOR_ONLY]
     if not ratios:
         return params
     shared = float(np.median(ratios))
