@@ -110,22 +110,22 @@ class Allocator:
     def free(self, b: Block) -> None:
         b.free = True
         self.allocated -= b.size
-        if b.prev is not None and b.prev.free:
-            p = b.prev
-            self._uncache(p)
-            p.size += b.size
-            p.next = b.next
-            if b.next:
-                b.next.prev = p
-            b = p
+        if b.prev is not None and b.prev.free:  # coalesce with free neighbours, as free_block does
+            self._uncache(b.prev)
+            b = self._absorb(b.prev, b)
         if b.next is not None and b.next.free:
-            n = b.next
-            self._uncache(n)
-            b.size += n.size
-            b.next = n.next
-            if n.next:
-                n.next.prev = b
+            self._uncache(b.next)
+            b = self._absorb(b, b.next)
         self._cache(b)
+
+    @staticmethod
+    def _absorb(left: Block, right: Block) -> Block:
+        """``left`` grown by its right neighbour ``right``, which leaves the segment's block list."""
+        left.size += right.size
+        left.next = right.next
+        if right.next:
+            right.next.prev = left
+        return left
 
 
 def replay(events: list[tuple[str, int, int]]) -> Allocator:
