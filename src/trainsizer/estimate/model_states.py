@@ -169,6 +169,9 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
     expert_w = sum(layer.expert_linear_params for layer in layers) / tp
     if tr.method == "full":
         weight_bytes = (linear_params + norm_params + embed_params + head_params) * w_b
+        if autocast_copies_linears_only(st.scenario):  # no 16-bit copy of the embeddings and norms
+            tied_head = embed_params if last and arch.lm_head and arch.tie_embeddings else 0.0
+            weight_bytes -= (norm_params + embed_params - tied_head) * w_b
         why_w = msg("mem.weights", precision=tr.precision, b=w_b)
     elif quant:
         code = quant.code_bytes + quant.constant_bytes
@@ -199,6 +202,18 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
     else:
         weights_gpu = weight_bytes
     return Component("weights", weights_gpu, "weights", why_w), weight_bytes
+
+
+def autocast_copies_linears_only(scenario: Scenario) -> bool:
+    """Whether a mixed-precision full fine-tune's 16-bit weights are autocast's casts (``training.autocast``:
+    torch.cuda.amp over fp32 weights, the Hugging Face Trainer's ``--fp16`` without DeepSpeed), which exist only for
+    the weights of the ops autocast runs in 16 bits: linear layers and matmuls (a tied LM head casts the embedding).
+    Embedding lookups are on neither of autocast's lists and layer norms on its fp32 list, so they read the fp32
+    weight itself and have no copy (PyTorch "Automatic Mixed Precision package", "CUDA Ops that can autocast to
+    float16" / "to float32"; aten/src/ATen/autocast_mode.cpp @ v1.10.0). DeepSpeed's and Megatron's 16-bit engines
+    keep every parameter in 16 bits."""
+    tr = scenario.training
+    return bool(tr.autocast) and tr.method == "full" and tr.precision in ("fp16-mixed", "bf16-mixed")
 
 
 def master_only_shards(scenario: Scenario) -> bool:
