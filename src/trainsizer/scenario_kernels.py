@@ -22,8 +22,9 @@ class KernelSettings(BaseModel):
     autocast: Annotated[bool, Strict()] = Field(
         False, description="extension (precision fp16-mixed / bf16-mixed): the mixed precision is torch.cuda.amp "
         "autocast over fp32 module weights (Hugging Face Trainer --fp16 / --bf16 without DeepSpeed, plain PyTorch "
-        "AMP), which runs the ops of autocast's fp32 list (pow, softmax, layer_norm, ...) in fp32; false = 16-bit "
-        "weights and activations (DeepSpeed's fp16 / bf16 engine, Megatron, apex O2)")
+        "AMP), which runs the ops of autocast's fp32 list (pow, softmax, layer_norm, ...) in fp32 and casts only the "
+        "linears' weights to 16 bits; false = 16-bit weights and activations (DeepSpeed's fp16 / bf16 engine, "
+        "Megatron, apex O2)")
 
 
 class CommSettings(BaseModel):
