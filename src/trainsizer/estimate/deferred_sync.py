@@ -23,7 +23,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.estimate.training_state import LayerState, TrainingState, gradient_bytes
+import numpy as np
+
+from trainsizer.estimate.training_state import (
+    LayerState,
+    TrainingState,
+    fp32_adapters,
+    frozen_weight_bytes,
+    gradient_bytes,
+)
 from trainsizer.scenario import Scenario
 
 
@@ -41,8 +49,8 @@ def skipped_sync(accumulation_sync: str, zero: Any, group: Any, offloaded: Any, 
     to CPU when inside the context manager")."""
     if accumulation_sync != "no-sync":
         return False
-    return (zero >= 2) & (group > 1) & (accumulation > 1) & ~offloaded if not isinstance(offloaded, bool) \
-        else bool((zero >= 2) and (group > 1) and (accumulation > 1) and not offloaded)
+    return (np.asarray(zero) >= 2) & (np.asarray(group) > 1) & (np.asarray(accumulation) > 1) \
+        & ~np.asarray(offloaded, dtype=bool)
 
 
 def unsharded_gradient_bytes(st: TrainingState, layers: list[LayerState], first: bool, last: bool) -> float:
@@ -51,8 +59,8 @@ def unsharded_gradient_bytes(st: TrainingState, layers: list[LayerState], first:
     storage dtype where frozen. Whether the run skips its sync is :func:`skips_sync`'s question."""
     tr, par = st.scenario.training, st.scenario.parallel
     grad_b = gradient_bytes(st.scenario)
-    lora_grad_b = 4.0 if tr.precision not in ("bf16-true", "fp32") else grad_b  # fp32 adapters under autocast
-    frozen_b = 4.0 if tr.precision == "fp32" else 2.0
+    lora_grad_b = 4.0 if fp32_adapters(st.scenario) else grad_b
+    frozen_b = float(frozen_weight_bytes(tr.precision))
     if tr.method == "qlora":
         fmt = st.params.quantization.formats.get(tr.quantization or "")
         frozen_b = (fmt.code_bytes + fmt.constant_bytes) if fmt else frozen_b

@@ -15,6 +15,8 @@ from trainsizer.estimate.training_state import (
     LayerState,
     TrainingState,
     adapter_params,
+    fp32_adapters,
+    frozen_weight_bytes,
     gradient_bytes,
     lora_targets,
 )
@@ -154,7 +156,7 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
     arch, tr, par = st.arch, st.scenario.training, st.scenario.parallel
     tp = par.tp
     w_b = PRECISION_BYTES[tr.precision][0]
-    frozen_w_b = 4 if tr.precision == "fp32" else 2
+    frozen_w_b = frozen_weight_bytes(tr.precision)
     linear_params = sum(layer.base_linear_params for layer in layers) / tp
     norm_params = sum(layer.norm_params for layer in layers)
     embed_params = (st.embedding_params / tp if first else 0)
@@ -238,7 +240,7 @@ def _stage_trainables(st: TrainingState, layers: list[LayerState], first: bool, 
     base_shapes, lora_shapes = _trainable_shapes(st, layers, first, last, par.tp)
     trainable = sum(r * c * n for r, c, n in base_shapes + lora_shapes)
     lora_elems = sum(layer.lora_params for layer in layers) / 1 + (st.lm_head_lora_params if last else 0)
-    lora_mixed = tr.precision != "bf16-true" and tr.precision != "fp32" and tr.method in ("lora", "qlora")
+    lora_mixed = fp32_adapters(st.scenario)
     # fp32 adapters under autocast: weight and master are the same fp32 tensor
     adapter_bytes = (4.0, 0.0, 4.0, 4.0) if lora_mixed else (w_b, master_b, grad_b, state_b)
     expert_trainable = sum(layer.expert_lora_params + (layer.expert_linear_params / par.tp

@@ -52,12 +52,24 @@ def gradient_bytes(scenario: Scenario) -> float:
     return float(grad_b)
 
 
+def fp32_adapters(scenario: Scenario) -> bool:
+    """Whether LoRA / QLoRA adapters are fp32 (peft's ``autocast_adapter_dtype=True``) under a mixed precision: their
+    weights, gradients and optimizer states are 4 bytes whatever the compute dtype."""
+    tr = scenario.training
+    return tr.method in ("lora", "qlora") and tr.precision not in ("bf16-true", "fp32")
+
+
+def frozen_weight_bytes(precision: str) -> int:
+    """Bytes per frozen, unquantized weight element as stored: 16 bits, fp32 only in fp32 training."""
+    return 4 if precision == "fp32" else 2
+
+
 def weight_grad_bytes(scenario: Scenario) -> tuple[float, float]:
     """(compute weight bytes, gradient bytes) per trained element, as the step's collectives move them: the
     gradients of :func:`gradient_bytes`, but LoRA / QLoRA adapters are fp32 under autocast, so their gradients are
     fp32 (4 bytes) in every mixed precision (the estimate's step terms and the planner's screen both read this)."""
     tr = scenario.training
-    if tr.method in ("lora", "qlora") and tr.precision not in ("bf16-true", "fp32"):
+    if fp32_adapters(scenario):
         return float(PRECISION_BYTES[tr.precision][0]), 4.0
     return float(PRECISION_BYTES[tr.precision][0]), gradient_bytes(scenario)
 

@@ -188,6 +188,14 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
                     mp.activations.implementation_factor, unfused_width(base, arch), unsaved)
 
 
+def accumulation_steps(lay: Layouts, scenario: Scenario) -> np.ndarray:
+    """Micro-batches per step of each layout: the global batch over micro-batch x data parallelism, at least 1 (one
+    when the scenario states no global batch), as ``Scenario.grad_accumulation_steps`` gives one layout."""
+    if not scenario.training.global_batch_size:
+        return np.ones(len(lay))
+    return np.maximum(scenario.global_batch_size // np.maximum(1, lay.mbs * lay.dp), 1)
+
+
 def zero_group(group: np.ndarray, scenario: Scenario) -> np.ndarray:
     """Ranks of dp x cp (``group``) one copy of the ZeRO-sharded states spans, per layout: as
     :attr:`trainsizer.scenario.ParallelSpec.zero_group`, ``parallel.zero_shard_gpus`` where it divides ``group``."""
@@ -244,9 +252,7 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     master_only = ((scenario.parallel.sharded_weights == "master-only") & (tr0.method == "full")
                    & (PRECISION_BYTES[tr0.precision][1] > 0) & (zero == 3) & (group > 1) & (offl == 0))
 
-    gas = scenario.global_batch_size // np.maximum(1, lay.mbs * lay.dp) if scenario.training.global_batch_size \
-        else np.ones(len(lay))
-    gas = np.maximum(gas, 1)
+    gas = accumulation_steps(lay, scenario)
     # deferred_sync.skips_sync: FSDP no_sync keeps each unit's gradients unsharded until the step's last micro-batch
     no_sync = skipped_sync(scenario.parallel.accumulation_sync, zero, group, offl != 0, gas)
 
@@ -381,8 +387,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     attention_eff = gemm_ceiling(p, architecture, attention_dtype) * saturation(tokens_local, width, p,
                                                                                 scale) * relative
     fl = np.array([b.flops[m] for m in CKPT])[lay.ckpt]  # (candidates, 4)
-    gbs = scenario.global_batch_size if tr.global_batch_size else None
-    gas = np.maximum(1, (gbs // np.maximum(1, lay.mbs * lay.dp)) if gbs else np.ones(len(lay)))
+    gas = accumulation_steps(lay, scenario)
     split = lay.mbs * tr.seq_len / (tp * cp * pp)
     sustained = peak_share(gpu, p)  # power limit and measured matmul share, as raw_step (estimate/peak.py)
     compute_mb = split / sustained * (fl[:, 1] / (peak * 1e12) / linear_eff
