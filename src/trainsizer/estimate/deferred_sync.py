@@ -23,8 +23,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from trainsizer.estimate.training_state import (
     LayerState,
     TrainingState,
@@ -46,11 +44,12 @@ def skipped_sync(accumulation_sync: str, zero: Any, group: Any, offloaded: Any, 
     """:func:`skips_sync` over the layout's quantities: numbers, or arrays of many layouts (plan/fast.py). Only
     sharded gradients (zero 2/3 over more than one rank) have a reduce-scatter to skip, only with accumulation; an
     offloaded run's gradients leave for the host after the sync (FSDP ``no_sync``: "the gradients will not be offloaded
-    to CPU when inside the context manager")."""
+    to CPU when inside the context manager"). Plain Python for numbers: the estimate does not import numpy
+    (tests/test_front_door.py)."""
     if accumulation_sync != "no-sync":
         return False
-    return (np.asarray(zero) >= 2) & (np.asarray(group) > 1) & (np.asarray(accumulation) > 1) \
-        & ~np.asarray(offloaded, dtype=bool)
+    return (zero >= 2) & (group > 1) & (accumulation > 1) & ~offloaded if not isinstance(offloaded, bool) \
+        else bool((zero >= 2) and (group > 1) and (accumulation > 1) and not offloaded)
 
 
 def unsharded_gradient_bytes(st: TrainingState, layers: list[LayerState], first: bool, last: bool) -> float:
