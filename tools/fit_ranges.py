@@ -31,7 +31,9 @@ HEADER = """\
 # 80 % ranges around trainsizer's estimates: WRITTEN BY tools/fit_ranges.py, do not edit by hand.
 # u = log(measured / predicted) of each shipped case predicted leave-one-source-out (memory: the metric the case
 # measured; speed: tokens per second). lo / hi: the conformal 10 % / 90 % quantiles of u; cases / sources: how many
-# back the row. dimensions: the regime dimensions the kind's ranges are conditioned on (memory: the candidate whose
+# back the row. weighting: case (each case weighs one in the quantiles and corrections) or publication (each
+# publication weighs one in all), the kind's fixed choice (ranges_fit.WEIGHTING), both scored in weighting_selection.
+# dimensions: the regime dimensions the kind's ranges are conditioned on (memory: the candidate whose
 # ranges gave the held-out publications the lowest mean interval score, each candidate's in selection; speed: all
 # three). A scenario's range: each of its dimensions' rows shrunk toward pooled by s / (s + shrinkage_sources), the
 # median the mean of theirs, each side the widest of theirs; a value no case shows takes no_evidence (symmetric

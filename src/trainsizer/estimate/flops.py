@@ -31,6 +31,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.params import Linear, layer_linears, moe_layer_linears
@@ -54,6 +55,9 @@ class StepFlops:
     # published TFLOPS/GPU and MFU before 2025 were computed
     model_full_attention_per_token: float = 0.0
     hardware_full_attention_per_token: float = 0.0
+    # the LM head's GEMMs (forward and backward), part of linear_per_token: under pipeline parallelism they all run
+    # on the last stage (:func:`pipeline_stage_linear`)
+    head_per_token: float = 0.0
 
     def model_tflops(self, tokens_per_s: float, gpus: int) -> float:
         return self.model_per_token * tokens_per_s / gpus / 1e12
@@ -221,4 +225,15 @@ def count_step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
     forward += head
     # model FLOPs count the useful part of the square; hardware FLOPs are what the kernels execute
     useful = model - (1 - useful_attention_fraction(scenario, arch)) * model_attn
-    return StepFlops(useful, lin + exp + att, forward, attn * arch.num_layers, lin, exp, att, model, hardware)
+    return StepFlops(useful, lin + exp + att, forward, attn * arch.num_layers, lin, exp, att, model, hardware,
+                     head_per_token=head_cost)
+
+
+def pipeline_stage_linear(linear_per_token: Any, head_per_token: Any, pp: Any) -> Any:
+    """The linear GEMM FLOPs per token of the pipeline's slowest stage, times ``pp`` (so that dividing by ``pp``,
+    as every other per-GPU term does, gives the stage's own): the layers split evenly over the stages and the LM head
+    on the last one besides its layers (Megatron-LM's default split, ``num_layers`` divisible by the pipeline size:
+    Narayanan et al. 2021, arXiv:2104.04473, section 2.2; the head's cost is why Llama 3 moved a layer off the first
+    and last stages, Dubey et al. 2024, arXiv:2407.21783, section 3.3.2). Every stage waits for the slowest, in the
+    steady state and in the bubble. Floats or arrays (plan/fast.py)."""
+    return linear_per_token + (pp - 1) * head_per_token

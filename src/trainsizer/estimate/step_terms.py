@@ -21,7 +21,7 @@ from trainsizer.estimate.activation_ops import activation_ops_mb
 from trainsizer.estimate.arrays import positive_part, safe_div
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, gathered_linear_bytes, p2p_s
 from trainsizer.estimate.dequantization import dequant_traffic
-from trainsizer.estimate.flops import StepFlops, recomputed_layer
+from trainsizer.estimate.flops import StepFlops, pipeline_stage_linear, recomputed_layer
 from trainsizer.estimate.gemm_rows import row_scale
 from trainsizer.estimate.grad_overlap import gather_overlaps, reduce_overlaps
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
@@ -319,7 +319,8 @@ def raw_step(ctx: StepContext) -> RawStep:
         expert_width = arch.moe.expert_intermediate_size / par.tp
     return RawStep(ctx.scenario.grad_accumulation_steps, ctx.gpu.architecture or "", ctx.dtype,
                    ctx.attention_dtype or ctx.dtype, ctx.local_tokens, arch.hidden_size / par.tp,
-                   at_peak(fl.linear_per_token, ctx.peak_tflops * sustained),
+                   at_peak(pipeline_stage_linear(fl.linear_per_token, fl.head_per_token, par.pp),
+                           ctx.peak_tflops * sustained),
                    at_peak(fl.expert_per_token, ctx.peak_tflops * sustained), expert_tokens, expert_width,
                    at_peak(fl.attention_per_token, (ctx.attention_peak_tflops or ctx.peak_tflops) * sustained),
                    tr.attention, saved_traffic_s(ctx), dequantization_mb(ctx), tensor_parallel_mb(ctx),

@@ -25,7 +25,7 @@ from trainsizer.estimate.activations import (
     stage_activations,
 )
 from trainsizer.estimate.deferred_sync import skipped_sync, unsharded_gradient_bytes
-from trainsizer.estimate.flops import step_flops
+from trainsizer.estimate.flops import pipeline_stage_linear, step_flops
 from trainsizer.estimate.gemm_rows import row_scale
 from trainsizer.estimate.grad_overlap import reduce_overlaps
 from trainsizer.estimate.memory import (
@@ -165,7 +165,8 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
                      float(np.mean([r.sharded for r in rows])) * frac if rows else 0.0,
                      float(np.mean([r.scores for r in rows])) * frac if rows else 0.0)
         fl = step_flops(sc, arch)
-        flops[mode] = (fl.model_per_token, fl.linear_per_token, fl.expert_per_token, fl.attention_per_token)
+        flops[mode] = (fl.model_per_token, fl.linear_per_token, fl.expert_per_token, fl.attention_per_token,
+                       fl.head_per_token)
     kept_rows = [kept_quantized_inputs(base, arch, layer) for layer in st.layers]
     kept = (float(np.mean([r[0] for r in kept_rows])), float(np.mean([r[1] for r in kept_rows]))) if kept_rows \
         else (0.0, 0.0)
@@ -386,11 +387,11 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     relative = attention_relative(p, architecture, attention_dtype, tr.attention)
     attention_eff = gemm_ceiling(p, architecture, attention_dtype) * saturation(tokens_local, width, p,
                                                                                 scale) * relative
-    fl = np.array([b.flops[m] for m in CKPT])[lay.ckpt]  # (candidates, 4)
+    fl = np.array([b.flops[m] for m in CKPT])[lay.ckpt]  # (candidates, 5)
     gas = accumulation_steps(lay, scenario)
     split = lay.mbs * tr.seq_len / (tp * cp * pp)
     sustained = peak_share(gpu, p)  # power limit and measured matmul share, as raw_step (estimate/peak.py)
-    compute_mb = split / sustained * (fl[:, 1] / (peak * 1e12) / linear_eff
+    compute_mb = split / sustained * (pipeline_stage_linear(fl[:, 1], fl[:, 4], pp) / (peak * 1e12) / linear_eff
                                       + np.where(fl[:, 2] > 0, fl[:, 2] / (peak * 1e12) / np.maximum(expert_eff, 1e-30),
                                                  0.0)
                                       + fl[:, 3] / (attention_peak * 1e12) / attention_eff)
