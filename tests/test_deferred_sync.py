@@ -77,3 +77,20 @@ def test_an_unknown_accumulation_sync_is_named_with_the_accepted_values():
     with pytest.raises(InputError) as err:
         scenario_from_dict(_fsdp_lora("sometimes"))
     assert "parallel.accumulation_sync" in str(err.value) and "reduce, no-sync" in str(err.value)
+
+
+def test_no_sync_counts_a_frozen_norms_gradient_at_the_weights_storage_bytes():
+    """A frozen element's gradient under no_sync takes its weight's storage dtype: 4 B in fp32 training, for the
+    layers' norms (never quantized) as for the frozen linears."""
+    from trainsizer.estimate.deferred_sync import unsharded_gradient_bytes
+
+    fp32 = _fsdp_lora()
+    fp32["training"]["precision"] = "fp32"
+    sc = scenario_from_dict(fp32)
+    st = training_state(sc, resolve_model(sc.model), default_memory_model())
+    norms = sum(layer.norm_params for layer in st.layers if not layer.trainable_base and layer.lora_params)
+    linears = sum(layer.base_linear_params for layer in st.layers if not layer.trainable_base and layer.lora_params)
+    adapters = sum(layer.lora_params for layer in st.layers)
+    assert norms > 0
+    got = unsharded_gradient_bytes(st, st.layers, first=True, last=False)
+    assert got == pytest.approx(4.0 * (linears + norms + adapters))

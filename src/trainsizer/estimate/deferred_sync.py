@@ -59,7 +59,8 @@ def unsharded_gradient_bytes(st: TrainingState, layers: list[LayerState], first:
     tr, par = st.scenario.training, st.scenario.parallel
     grad_b = gradient_bytes(st.scenario)
     lora_grad_b = 4.0 if fp32_adapters(st.scenario) else grad_b
-    frozen_b = float(frozen_weight_bytes(tr.precision))
+    plain_b = float(frozen_weight_bytes(tr.precision))  # a frozen weight no quantization touches (norms, embeddings)
+    frozen_b = plain_b
     if tr.method == "qlora":
         fmt = st.params.quantization.formats.get(tr.quantization or "")
         frozen_b = (fmt.code_bytes + fmt.constant_bytes) if fmt else frozen_b
@@ -68,11 +69,11 @@ def unsharded_gradient_bytes(st: TrainingState, layers: list[LayerState], first:
         if layer.trainable_base:
             total += (layer.base_linear_params / par.tp + layer.norm_params) * grad_b
         elif layer.lora_params:
-            total += layer.base_linear_params / par.tp * frozen_b + layer.norm_params * 2.0
+            total += layer.base_linear_params / par.tp * frozen_b + layer.norm_params * plain_b
         total += layer.lora_params / par.tp * lora_grad_b
     root = (st.embedding_params if first else 0) + ((st.lm_head_params + st.final_params) if last else 0)
     if tr.method == "full":
         total += root / par.tp * grad_b
     elif last and st.lm_head_lora_params:
-        total += root / par.tp * 2.0 + st.lm_head_lora_params / par.tp * lora_grad_b
+        total += root / par.tp * plain_b + st.lm_head_lora_params / par.tp * lora_grad_b
     return total
