@@ -21,11 +21,37 @@ def data_parallel_layouts(zero, tp, gpus) -> Layouts:
                    gpus_per_node=arr(*[8] * n))
 
 
-def one_layout(gpus: int = 1, zero: int = 0, mbs: int = 1, ckpt: str = "none", gpus_per_node: int = 1) -> Layouts:
-    """A single data-parallel layout: no tensor, pipeline or context parallelism, no offload."""
+def one_layout(gpus: int = 1, zero: int = 0, mbs: int = 1, ckpt: str = "none", gpus_per_node: int = 1,
+               pp: int = 1) -> Layouts:
+    """A single layout: data parallel (and ``pp`` pipeline stages), no tensor or context parallelism, no offload."""
     def arr(v, dtype=int):
         return np.array([v], dtype=dtype)
 
-    return Layouts(gpus=arr(gpus), tp=arr(1), pp=arr(1), cp=arr(1), vpp=arr(1), zero=arr(zero),
+    return Layouts(gpus=arr(gpus), tp=arr(1), pp=arr(pp), cp=arr(1), vpp=arr(1), zero=arr(zero),
                    dist_opt=arr(False, bool), sp=arr(False, bool), offload=arr(0), mbs=arr(mbs),
                    ckpt=arr(CKPT.index(ckpt)), gpus_per_node=arr(gpus_per_node))
+
+
+def estimate_and_screen(job: dict, gpu_id: str, layout: Layouts):
+    """(scenario, architecture, the estimate's performance, its raw step terms, the planner screen's step time) of
+    ``job`` on ``gpu_id``, the screen pricing ``layout`` (the job's own layout) on the job's fabric."""
+    from trainsizer.estimate.comm import fabric
+    from trainsizer.estimate.step import default_performance_model, estimate_performance, step_context
+    from trainsizer.estimate.step_terms import raw_step
+    from trainsizer.hardware.catalog import default_catalog
+    from trainsizer.models.catalog import resolve_model
+    from trainsizer.plan.fast import job_basis, screen_step_time
+    from trainsizer.scenario import scenario_from_dict
+
+    cat = default_catalog()
+    sc = scenario_from_dict(job)
+    arch = resolve_model(sc.model)
+    gpu = cat.accelerator(gpu_id)
+    perf = estimate_performance(sc, arch, gpu, cat)
+    raw = raw_step(step_context(sc, arch, gpu, cat)[0])
+    params = default_performance_model()
+    gpus, per_node = sc.parallel.gpus, sc.hardware.gpus_per_node
+    fab = fabric(cat, gpu, None, None, None, gpus, params, per_node)
+    screen = float(screen_step_time(job_basis(sc, arch), layout, sc, gpu, fab.intra_busbw_gbps, fab.inter_busbw_gbps,
+                                    params, fab.shared_host_gbps)[0])
+    return sc, arch, perf, raw, screen

@@ -4,15 +4,9 @@ estimate/grad_overlap.py), in the estimate and in the planner's screen alike."""
 
 import numpy as np
 import pytest
-from screen_layouts import one_layout  # tests/ is on sys.path
+from screen_layouts import estimate_and_screen, one_layout  # tests/ is on sys.path
 
-from trainsizer.estimate.comm import fabric
 from trainsizer.estimate.grad_overlap import reduce_overlaps
-from trainsizer.estimate.step import default_performance_model, estimate_performance, step_context
-from trainsizer.estimate.step_terms import raw_step
-from trainsizer.hardware.catalog import default_catalog
-from trainsizer.models.catalog import resolve_model
-from trainsizer.plan.fast import job_basis, screen_step_time
 from trainsizer.scenario import scenario_from_dict
 
 GPU = "v100-sxm2-32gb"
@@ -29,18 +23,9 @@ def _job(zero, overlap=None):
 
 
 def _run(job):
-    cat = default_catalog()
     sc = scenario_from_dict(job)
-    arch = resolve_model(sc.model)
-    gpu = cat.accelerator(GPU)
-    perf = estimate_performance(sc, arch, gpu, cat)
-    raw = raw_step(step_context(sc, arch, gpu, cat)[0])
-    params = default_performance_model()
-    fab = fabric(cat, gpu, None, None, None, 16, params, 16)
-    screen = float(screen_step_time(job_basis(sc, arch), one_layout(gpus=16, zero=sc.parallel.zero, mbs=8,
-                                                                    gpus_per_node=16),
-                                    sc, gpu, fab.intra_busbw_gbps, fab.inter_busbw_gbps, params,
-                                    fab.shared_host_gbps)[0])
+    _, _, perf, raw, screen = estimate_and_screen(job, GPU, one_layout(gpus=16, zero=sc.parallel.zero, mbs=8,
+                                                                       gpus_per_node=16))
     return perf, raw, screen
 
 

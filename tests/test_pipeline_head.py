@@ -4,14 +4,10 @@ planner's screen alike."""
 
 import numpy as np
 import pytest
+from screen_layouts import estimate_and_screen, one_layout  # tests/ is on sys.path
 
-from trainsizer.estimate.comm import fabric
 from trainsizer.estimate.flops import pipeline_stage_linear, step_flops
-from trainsizer.estimate.step import default_performance_model, estimate_performance, step_context
-from trainsizer.estimate.step_terms import raw_step
-from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
-from trainsizer.plan.fast import CKPT, Layouts, job_basis, screen_step_time
 from trainsizer.scenario import scenario_from_dict
 
 GPU = "a100-sxm4-80gb"
@@ -41,24 +37,7 @@ def test_the_head_is_counted_once_in_the_linear_flops():
 
 
 def _run(pp: int):
-    cat = default_catalog()
-    sc = scenario_from_dict(_job(pp))
-    arch = resolve_model(sc.model)
-    gpu = cat.accelerator(GPU)
-    perf = estimate_performance(sc, arch, gpu, cat)
-    raw = raw_step(step_context(sc, arch, gpu, cat)[0])
-    params = default_performance_model()
-    fab = fabric(cat, gpu, None, None, None, 8, params, 8)
-
-    def arr(v, dtype=int):
-        return np.array([v], dtype=dtype)
-
-    lay = Layouts(gpus=arr(8), tp=arr(1), pp=arr(pp), cp=arr(1), vpp=arr(1), zero=arr(0),
-                  dist_opt=arr(False, bool), sp=arr(False, bool), offload=arr(0), mbs=arr(1),
-                  ckpt=arr(CKPT.index("full")), gpus_per_node=arr(8))
-    screen = float(screen_step_time(job_basis(sc, arch), lay, sc, gpu, fab.intra_busbw_gbps, fab.inter_busbw_gbps,
-                                    params, fab.shared_host_gbps)[0])
-    return sc, arch, perf, raw, screen
+    return estimate_and_screen(_job(pp), GPU, one_layout(gpus=8, mbs=1, ckpt="full", gpus_per_node=8, pp=pp))
 
 
 @pytest.mark.parametrize("pp", [2, 8])
