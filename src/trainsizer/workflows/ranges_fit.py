@@ -199,12 +199,13 @@ def corrections(kind: str, rows: list[dict[str, Any]], level: float = LEVEL,
     side = (1 + level) / 2
 
     def upper(group: list[tuple[dict[str, Any], float, float]], end: int) -> float:
-        scores = [g[end] for g in group]
+        """The ``side`` quantile of the group's scores below (end 1) or above (end 2) the range."""
         if not group:
             return 0.0
+        values = [g[end] for g in group]
         if weighting == "publication":
-            return weighted_quantile(np.asarray(scores), publication_weights(group, lambda g: g[0]["source"]), side)
-        return conformal_upper(scores, side)
+            return weighted_quantile(np.asarray(values), publication_weights(group, lambda g: g[0]["source"]), side)
+        return conformal_upper(values, side)
 
     def row(group: list[tuple[dict[str, Any], float, float]]) -> dict[str, Any]:
         return {"cases": len(group), "sources": len({g[0]["source"] for g in group}),
