@@ -93,8 +93,8 @@ def conformal(values: list[float] | np.ndarray, level: float) -> tuple[float, fl
     return float(v[min(max(lo, 0), n - 1)]), float(v[min(max(hi, 0), n - 1)])
 
 
-def publication_weights(rows: list[dict[str, Any]], key: Callable[[Any], str] = lambda r: r["source"]) -> np.ndarray:
-    """Each row's weight when every publication weighs one: 1 / (rows of its publication)."""
+def group_weights(rows: list[Any], key: Callable[[Any], str] = lambda r: r["source"]) -> np.ndarray:
+    """Each row's weight when every group (by default its publication) weighs one: 1 / (rows of its group)."""
     per = Counter(key(r) for r in rows)
     return np.asarray([1.0 / per[key(r)] for r in rows])
 
@@ -102,7 +102,7 @@ def publication_weights(rows: list[dict[str, Any]], key: Callable[[Any], str] = 
 def _row(rows: list[dict[str, Any]], level: float, weighting: str = "case") -> dict[str, Any]:
     us = [r["u"] for r in rows]
     if weighting == "publication":  # the pooled CDF of the publications (WEIGHTINGS)
-        v, w, a = np.asarray(us, dtype=float), publication_weights(rows), (1 - level) / 2
+        v, w, a = np.asarray(us, dtype=float), group_weights(rows), (1 - level) / 2
         lo, hi, median = weighted_quantile(v, w, a), weighted_quantile(v, w, 1 - a), weighted_quantile(v, w, 0.5)
     else:
         (lo, hi), median = conformal(us, level), float(np.median(us))
@@ -118,8 +118,7 @@ def _wide(rows: list[dict[str, Any]], level: float) -> dict[str, Any]:
     (Dunn, Wasserman & Ramdas, "Distribution-Free Prediction Sets for Two-Layer Hierarchical Models", JASA 2023:
     the pooled CDF of the groups); unweighted, the family with most cases would set the width alone."""
     us = np.asarray([r["u"] for r in rows], dtype=float)
-    per_family = Counter(r["regime"]["gpu_family"] for r in rows)
-    w = np.asarray([1.0 / per_family[r["regime"]["gpu_family"]] for r in rows])
+    w = group_weights(rows, lambda r: r["regime"]["gpu_family"])
     mid = weighted_quantile(us, w, 0.5)
     half = weighted_quantile(np.abs(us - mid), w, level)
     return {"cases": len(rows), "sources": len({r["source"] for r in rows}), "lo": round(mid - half, 4),
@@ -204,7 +203,7 @@ def corrections(kind: str, rows: list[dict[str, Any]], level: float = LEVEL,
             return 0.0
         values = [g[end] for g in group]
         if weighting == "publication":
-            return weighted_quantile(np.asarray(values), publication_weights(group, lambda g: g[0]["source"]), side)
+            return weighted_quantile(np.asarray(values), group_weights(group, lambda g: g[0]["source"]), side)
         return conformal_upper(values, side)
 
     def row(group: list[tuple[dict[str, Any], float, float]]) -> dict[str, Any]:
@@ -281,21 +280,31 @@ def select_dimensions(kind: str, rows: list[dict[str, Any]], level: float = LEVE
         for d, (sc, cov) in scored.items()]}}
 
 
-def weighting_scores(kind: str, rows: list[dict[str, Any]], level: float = LEVEL) -> dict[str, Any]:
+def weighting_scores(kind: str, rows: list[dict[str, Any]], level: float = LEVEL,
+                     fitted: dict[str, Any] | None = None) -> dict[str, Any]:
     """Per weighting of WEIGHTINGS, the mean interval score of held-out publications for the best of the kind's
-    candidate dimensions under it (:func:`held_out_scores`): the evidence for the kind's WEIGHTING."""
+    candidate dimensions under it (:func:`held_out_scores`): the evidence for the kind's WEIGHTING. ``fitted``: the
+    kind's block (:func:`fit_kind`), whose ``selection`` already scored every candidate under its own weighting."""
+    fitted = fitted or {}
+    own = [c["interval_score"] for c in fitted.get("selection", {}).get("candidates", [])]
+
+    def best(weighting: str) -> float:
+        if weighting == fitted.get("weighting") and own:
+            return min(own)
+        return round(min(held_out_scores(kind, rows, dims, level, weighting)[0] for dims in CANDIDATES[kind]), 4)
     return {"criterion": "mean interval score of held-out publications, best candidate dimensions",
-            "scores": {w: round(min(held_out_scores(kind, rows, dims, level, w)[0] for dims in CANDIDATES[kind]), 4)
-                       for w in WEIGHTINGS}}
+            "scores": {w: best(w) for w in WEIGHTINGS}}
 
 
 def fit_ranges(res: dict[str, list[dict[str, Any]]], level: float = LEVEL,
                dims: dict[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
     """The fitted ranges (ranges.yaml's data, without its provenance header); ``dims`` per kind (None: selected)."""
-    return {"level": level, "shrinkage_sources": SHRINKAGE_SOURCES,
-            **{k: {**fit_kind(k, res[k], level, (dims or {}).get(k)),
-                   **({"weighting_selection": weighting_scores(k, res[k], level)} if dims is None else {})}
-               for k in KINDS}}
+    out: dict[str, Any] = {"level": level, "shrinkage_sources": SHRINKAGE_SOURCES}
+    for k in KINDS:
+        out[k] = fit_kind(k, res[k], level, (dims or {}).get(k))
+        if dims is None:
+            out[k]["weighting_selection"] = weighting_scores(k, res[k], level, out[k])
+    return out
 
 
 def coverage(res: dict[str, list[dict[str, Any]]], inner: dict[str, dict[str, list[dict[str, Any]]]],
