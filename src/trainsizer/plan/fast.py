@@ -287,10 +287,10 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     first_static, first_grads = stage_states(b.first_extra)
     last_static, last_grads = stage_states(b.last_extra)
     megatron = (lay.tp > 1) | (lay.pp > 1)
-    # the unsharded gradients a data-parallel bucket copies: every layer's and, without a pipeline, the embedding's
-    # and the head's too (model_states._stage_buffers: the stage's trainable elements)
+    # the unsharded gradients a data-parallel bucket copies (model_states._stage_buffers: the stage's trainable
+    # elements): every layer's, the embedding's and the head's; read only without tensor or pipeline parallelism
     full_grads = (layers_stage * (b.layer_div["gradients"] / tp + b.layer_rep["gradients"])
-                  + np.where(lay.pp == 1, (b.first_extra["gradients"] + b.last_extra["gradients"]) / tp, 0.0))
+                  + (b.first_extra["gradients"] + b.last_extra["gradients"]) / tp)
     ddp_copy = np.where((dp > 1) & (zero == 0) & ~lay.dist_opt & (offl == 0) & ~megatron, full_grads, 0.0)
     # the reduce bucket holds gradients as kept: 4 bytes, or 2 under parallel.grad_reduce_dtype compute
     bucket_b = 4.0 * gradient_bytes(scenario) / PRECISION_BYTES[scenario.training.precision][2]
