@@ -80,9 +80,9 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="tiny models (checks the script on a CPU)")
     args = parser.parse_args()
 
-    from trainsizer.probe.cases import compare_with_estimate, environment, measured_cases, write_cases
-    from trainsizer.probe.gpu_match import local_gpu
-    from trainsizer.probe.memory import measure
+    from trainsizer.probe.common.gpu_match import local_gpu
+    from trainsizer.probe.memory.cases import compare_with_estimate, environment, measured_cases, write_cases
+    from trainsizer.probe.memory.measure import measure
     from trainsizer.scenario import scenario_from_dict
 
     args.out.mkdir(parents=True, exist_ok=True)

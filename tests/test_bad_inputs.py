@@ -637,8 +637,8 @@ def run_cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
 def no_gpu(monkeypatch):
     """No CUDA anywhere, whatever the machine; and a machine of 8 GiB for the CPU size guard."""
     if TORCH:
-        import trainsizer.probe.comm_settings as comm_settings
-        import trainsizer.probe.safety as safety
+        import trainsizer.probe.comm.settings as comm_settings
+        import trainsizer.probe.workload.safety as safety
 
         monkeypatch.setattr(safety, "cuda_available", lambda: False)
         monkeypatch.setattr(safety, "machine_memory_bytes", lambda: 8.0 * 2**30)

@@ -8,8 +8,8 @@ from conftest import VALIDATION
 
 from trainsizer.errors import InputError
 from trainsizer.estimate.calibration import FITTABLE_SECTIONS, load_calibration
-from trainsizer.workflows.calibrate import MEMORY_FREE, PERFORMANCE_FREE, calibrate, write_profile
-from trainsizer.workflows.validate import load_cases, summarize, validate_cases
+from trainsizer.evidence.calibrate import MEMORY_FREE, PERFORMANCE_FREE, calibrate, write_profile
+from trainsizer.evidence.validate import load_cases, summarize, validate_cases
 
 
 def test_a_team_whose_runs_use_more_memory_gets_a_profile_that_predicts_its_held_out_runs(tmp_path):

@@ -9,9 +9,9 @@ import pytest
 
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.step import default_performance_model
-from trainsizer.workflows.cases import load_cases
-from trainsizer.workflows.fit_audit import SINGLE_PUBLICATION, audit, publications_by_parameter
-from trainsizer.workflows.shipped_cases import shared_files, shipped_files
+from trainsizer.evidence.cases import load_cases
+from trainsizer.evidence.fit_audit import SINGLE_PUBLICATION, audit, publications_by_parameter
+from trainsizer.evidence.shipped_cases import shared_files, shipped_files
 
 
 def _fitted_cases() -> list[dict]:
@@ -41,7 +41,7 @@ def test_a_parameter_counts_only_the_publications_whose_cases_it_moves():
 
 
 def test_a_family_without_cases_takes_its_ceiling_from_its_measured_matmul_efficiency():
-    from trainsizer.workflows.calibrate import family_prior
+    from trainsizer.evidence.calibrate import family_prior
 
     pp = default_performance_model()
     c = pp.compute
@@ -59,7 +59,7 @@ def test_ada_and_da_vinci_have_measured_matmul_efficiencies_and_da_vinci_ships_i
     a fold without them starts from physics; Da Vinci, with no fitted case, ships that prior as its ceiling."""
     import numpy as np
 
-    from trainsizer.workflows.calibrate import family_prior
+    from trainsizer.evidence.calibrate import family_prior
 
     pp = default_performance_model()
     c = pp.compute
@@ -77,7 +77,7 @@ def test_a_prior_only_ceiling_is_settled_from_the_fit_at_hand_and_is_no_evidence
     out Hopper counted Da Vinci's shipped prior and started Hopper 15 % higher once Da Vinci was settled)."""
     import numpy as np
 
-    from trainsizer.workflows.calibrate import PERFORMANCE_FREE, family_prior, settle_priors
+    from trainsizer.evidence.calibrate import PERFORMANCE_FREE, family_prior, settle_priors
 
     pp = default_performance_model()
     c = pp.compute

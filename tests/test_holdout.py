@@ -14,7 +14,7 @@ from trainsizer.cli import app
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.estimate.typed_data import value_at, with_value
-from trainsizer.workflows.calibrate import (
+from trainsizer.evidence.calibrate import (
     MEMORY_FREE,
     NEUTRAL,
     PERFORMANCE_FREE,
@@ -24,17 +24,17 @@ from trainsizer.workflows.calibrate import (
     fit_start,
     neutral_start,
 )
-from trainsizer.workflows.case_terms import build_case_terms, log_error_loss, source_key
-from trainsizer.workflows.cases import CaseResult, load_cases
-from trainsizer.workflows.holdout import (
+from trainsizer.evidence.case_terms import build_case_terms, log_error_loss, source_key
+from trainsizer.evidence.cases import CaseResult, load_cases
+from trainsizer.evidence.holdout import (
     EFFICIENCY,
     leave_one_family_out,
     leave_one_source_out,
     oriented_error,
     signed_summary,
 )
-from trainsizer.workflows.holdout import _without_family as without_family
-from trainsizer.workflows.validate import validate_cases
+from trainsizer.evidence.holdout import _without_family as without_family
+from trainsizer.evidence.validate import validate_cases
 
 PUBLISHED = sorted((REPO / "validation" / "published").glob("*.yaml"))
 PUBLISHED_MEMORY = REPO / "validation" / "published" / "memory.yaml"  # several memory sources, compiled runs among them

@@ -175,7 +175,7 @@ def test_a_compiled_job_is_bounded_by_compiled_runs_and_an_eager_one_by_eager_ru
     assert mfu_ceiling(arch, prec, p) == table[arch][prec].mfu
     assert mfu_ceiling(arch, prec, p, compiled=True) == table[arch][prec + COMPILED_KEY].mfu
     assert mfu_ceiling("hopper", "bf16-mixed", p, compiled=True) == table["hopper"]["bf16-mixed"].mfu  # no row
-    from trainsizer.workflows.cases import load_cases
+    from trainsizer.evidence.cases import load_cases
 
     root = Path(__file__).resolve().parents[1]
     files = [root / "validation/published/throughput.yaml", root / "validation/cases/throughput.yaml"]

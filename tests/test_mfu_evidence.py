@@ -1,4 +1,4 @@
-"""The MFU ceilings come from the measured speed cases (workflows/mfu_evidence.py): the shipped block from every
+"""The MFU ceilings come from the measured speed cases (evidence/mfu_evidence.py): the shipped block from every
 shipped speed case (tools/mfu_ceilings.py), and each cross-validation fold's from its own training cases, so that no
 held-out case bounds its own prediction (issue 23: the held-out figure is honest)."""
 
@@ -12,9 +12,9 @@ from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.estimate.step_terms import mfu_ceiling
 from trainsizer.estimate.typed_data import with_value
-from trainsizer.workflows.case_terms import build_case_terms
-from trainsizer.workflows.cases import load_cases
-from trainsizer.workflows.mfu_evidence import (
+from trainsizer.evidence.case_terms import build_case_terms
+from trainsizer.evidence.cases import load_cases
+from trainsizer.evidence.mfu_evidence import (
     DENSE_BF16_CAP,
     UNMEASURED_MFU,
     case_runs,

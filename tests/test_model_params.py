@@ -27,7 +27,7 @@ from trainsizer.estimate.model_params import (
     performance_model,
 )
 from trainsizer.estimate.typed_data import Table, to_plain, value_at, with_value
-from trainsizer.workflows.calibrate import MEMORY_FREE, PERFORMANCE_FREE
+from trainsizer.evidence.calibrate import MEMORY_FREE, PERFORMANCE_FREE
 
 MODELS = [(MemoryModel, MEMORY_FILE, memory_model, MEMORY_FREE),
           (PerformanceModel, PERFORMANCE_FILE, performance_model, PERFORMANCE_FREE)]

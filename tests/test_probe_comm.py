@@ -20,10 +20,10 @@ from trainsizer.errors import InputError  # noqa: E402
 from trainsizer.estimate.comm import fabric  # noqa: E402
 from trainsizer.estimate.step import default_performance_model  # noqa: E402
 from trainsizer.hardware.catalog import load_catalog  # noqa: E402
-from trainsizer.probe import comm as probe  # noqa: E402
-from trainsizer.probe.comm_cli import comm_command  # noqa: E402
-from trainsizer.probe.gpu_match import intra_link_for_device  # noqa: E402
-from trainsizer.probe.link_profile import link_profile, write_link_profile  # noqa: E402
+from trainsizer.probe.comm import measure as probe  # noqa: E402
+from trainsizer.probe.comm.cli import comm_command  # noqa: E402
+from trainsizer.probe.comm.link_profile import link_profile, write_link_profile  # noqa: E402
+from trainsizer.probe.common.gpu_match import intra_link_for_device  # noqa: E402
 
 TINY = ["--backend", "gloo", "--nproc", "2", "--min-size", "1K", "--max-size", "64K", "--iters", "3", "--warmup", "1",
         "--timeout", "120"]
@@ -246,7 +246,7 @@ def test_unsupported_collective_is_skipped_with_a_note(monkeypatch):
 
 _ENTRY = ("import sys, typer\n"
           "from trainsizer.errors import InputError\n"
-          "from trainsizer.probe.comm_cli import comm_command\n"
+          "from trainsizer.probe.comm.cli import comm_command\n"
           "app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)\n"
           "app.command('comm')(comm_command)\n"
           "try:\n    app(sys.argv[1:], standalone_mode=False)\n"

@@ -21,15 +21,16 @@ from trainsizer.errors import InputError  # noqa: E402
 from trainsizer.estimate.memory import default_memory_model  # noqa: E402
 from trainsizer.estimate.memory_types import GIB  # noqa: E402
 from trainsizer.estimate.training_state import training_state  # noqa: E402
+from trainsizer.evidence.validate import load_cases, validate_cases  # noqa: E402
 from trainsizer.models.catalog import resolve_model  # noqa: E402
 from trainsizer.models.params import count_params  # noqa: E402
-from trainsizer.probe.cases import measured_cases, write_cases  # noqa: E402
-from trainsizer.probe.gpu_match import detect_gpu_id  # noqa: E402
-from trainsizer.probe.memory import Reading, extrapolate, measure, scaled_scenario  # noqa: E402
-from trainsizer.probe.simulate import simulate  # noqa: E402
-from trainsizer.probe.workload import build_workload  # noqa: E402
+from trainsizer.probe.common.gpu_match import detect_gpu_id  # noqa: E402
+from trainsizer.probe.memory.cases import measured_cases, write_cases  # noqa: E402
+from trainsizer.probe.memory.measure import Reading, extrapolate, measure  # noqa: E402
+from trainsizer.probe.memory.simulate import simulate  # noqa: E402
+from trainsizer.probe.workload.build import build_workload  # noqa: E402
+from trainsizer.probe.workload.config import scaled_scenario  # noqa: E402
 from trainsizer.scenario import scenario_from_dict  # noqa: E402
-from trainsizer.workflows.validate import load_cases, validate_cases  # noqa: E402
 
 TINY = {"model_type": "llama", "hidden_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4,
         "num_key_value_heads": 2, "intermediate_size": 256, "vocab_size": 512}
@@ -68,7 +69,7 @@ def test_workload_builds_each_family_scaled_down():
     for preset in ("gpt2-124m", "qwen2.5-0.5b", "bert-large", "mixtral-8x7b", "phi-2"):
         data = base_scenario(model__preset=preset, training__method="lora", training__seq_len=8)
         sc = scenario_from_dict(data)
-        from trainsizer.probe.workload import transformers_config
+        from trainsizer.probe.workload.build import transformers_config
 
         config = transformers_config(sc, layers=1)
         assert config.num_hidden_layers == 1
@@ -250,8 +251,8 @@ def test_probe_cases_feed_calibrate_and_improve_held_out_cases(tmp_path):
     """A team's probe runs (here: readings 10 % above the estimate, as an allocator-heavy stack shows) written
     as case files and fitted with calibrate: the held-out runs are predicted better after the fit."""
     from trainsizer.estimate.calibration import load_calibration
-    from trainsizer.probe.memory import Measurement
-    from trainsizer.workflows.calibrate import calibrate, write_profile
+    from trainsizer.evidence.calibrate import calibrate, write_profile
+    from trainsizer.probe.memory.measure import Measurement
 
     cases = []
     for method in ("full", "lora"):
@@ -270,7 +271,7 @@ def test_probe_cases_feed_calibrate_and_improve_held_out_cases(tmp_path):
     write_profile(result, tmp_path / "cal.yaml")
     memory_params, _ = load_calibration(tmp_path / "cal.yaml")
     held = [c for c in load_cases(path) if c["id"] in result.profile["held_out"]]
-    from trainsizer.workflows.validate import summarize
+    from trainsizer.evidence.validate import summarize
 
     assert summarize(validate_cases(held, memory_params)).median_abs_error < summarize(
         validate_cases(held)).median_abs_error
@@ -296,7 +297,7 @@ def test_a_planner_job_without_hardware_runs_on_this_machine(tmp_path):
     parallel or hardware block, so the probe takes this machine's device on one process."""
     import yaml
 
-    from trainsizer.probe.workload import load_probe_scenario
+    from trainsizer.probe.workload.build import load_probe_scenario
 
     path = tmp_path / "job.yaml"
     path.write_text(yaml.safe_dump({"model": {"architecture": dict(TINY)},

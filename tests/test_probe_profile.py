@@ -16,7 +16,7 @@ from conftest import REPO, base_scenario
 pytest.importorskip("torch")
 
 from trainsizer.errors import InputError  # noqa: E402
-from trainsizer.probe.profile import (  # noqa: E402
+from trainsizer.probe.profile.analysis import (  # noqa: E402
     CATEGORIES,
     StepBreakdown,
     StepProfile,
@@ -25,7 +25,7 @@ from trainsizer.probe.profile import (  # noqa: E402
     profile_rules,
     verdict,
 )
-from trainsizer.probe.profile_cli import runner_command  # noqa: E402
+from trainsizer.probe.profile.cli import runner_command  # noqa: E402
 
 US = 1e-6
 
@@ -293,7 +293,7 @@ def test_runner_profiles_a_script_and_keeps_its_exit_status(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(TRAIN_SCRIPT)
     trace = tmp_path / "run.json"
-    proc = subprocess.run([sys.executable, "-m", "trainsizer.probe.profile_runner", "--trace-out", str(trace),
+    proc = subprocess.run([sys.executable, "-m", "trainsizer.probe.profile.runner", "--trace-out", str(trace),
                            "--steps", "2", "--warmup", "1", "--", str(script), "8", "5"],
                           capture_output=True, text=True, timeout=120, env=_env(), cwd=tmp_path)
     assert proc.returncode == 5, proc.stderr
@@ -306,7 +306,7 @@ def test_runner_without_enough_steps_writes_no_trace(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(TRAIN_SCRIPT)
     trace = tmp_path / "run.json"
-    proc = subprocess.run([sys.executable, "-m", "trainsizer.probe.profile_runner", "--trace-out", str(trace),
+    proc = subprocess.run([sys.executable, "-m", "trainsizer.probe.profile.runner", "--trace-out", str(trace),
                            "--warmup", "3", "--", str(script), "2", "0"],
                           capture_output=True, text=True, timeout=120, env=_env(), cwd=tmp_path)
     assert proc.returncode == 3 and not trace.exists() and "at least 5" in proc.stderr
@@ -314,7 +314,7 @@ def test_runner_without_enough_steps_writes_no_trace(tmp_path):
 
 def test_runner_command_rewrites_python_and_torchrun(tmp_path):
     out = tmp_path / "t.json"
-    runner = ["-m", "trainsizer.probe.profile_runner", "--trace-out", str(out), "--steps", "4", "--warmup", "1", "--"]
+    runner = ["-m", "trainsizer.probe.profile.runner", "--trace-out", str(out), "--steps", "4", "--warmup", "1", "--"]
     assert runner_command(["python", "train.py", "--lr", "1"], out, 4, 1) == [sys.executable, *runner, "train.py",
                                                                              "--lr", "1"]
     assert runner_command(["python3", "-u", "-m", "pkg.train", "x"], out, 4, 1) == [sys.executable, "-u", *runner,

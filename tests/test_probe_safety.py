@@ -19,17 +19,17 @@ pytest.importorskip("peft")
 
 from rich.console import Console  # noqa: E402
 
-import trainsizer.probe.comm_settings as comm_settings  # noqa: E402
-import trainsizer.probe.progress as progress  # noqa: E402
-import trainsizer.probe.safety as safety  # noqa: E402
+import trainsizer.probe.comm.settings as comm_settings  # noqa: E402
+import trainsizer.probe.common.progress as progress  # noqa: E402
+import trainsizer.probe.workload.safety as safety  # noqa: E402
 from trainsizer.cli import app  # noqa: E402
 from trainsizer.errors import InputError  # noqa: E402
 from trainsizer.estimate.comm import fabric  # noqa: E402
 from trainsizer.estimate.step import default_performance_model  # noqa: E402
 from trainsizer.hardware.catalog import load_catalog  # noqa: E402
 from trainsizer.probe.burnin.cli import burnin_app  # noqa: E402
-from trainsizer.probe.comm_result import CommEnvironment, CommProbeResult, CommRow  # noqa: E402
-from trainsizer.probe.link_profile import link_profile, write_link_profile  # noqa: E402
+from trainsizer.probe.comm.link_profile import link_profile, write_link_profile  # noqa: E402
+from trainsizer.probe.comm.result import CommEnvironment, CommProbeResult, CommRow  # noqa: E402
 from trainsizer.scenario import scenario_from_dict  # noqa: E402
 
 TINY = {"model_type": "llama", "hidden_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4,

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from conftest import REPO, VALIDATION
 
+from trainsizer.evidence.validate import load_cases, validate_cases
 from trainsizer.scenario import scenario_from_dict
-from trainsizer.workflows.validate import load_cases, validate_cases
 
 PUBLISHED = REPO / "validation" / "published"
 CASE_FILES = sorted(PUBLISHED.glob("*.yaml"))
@@ -69,7 +69,7 @@ def test_no_published_case_reuses_a_shipped_source():
 
 def test_stated_settings_fill_only_the_named_cases_of_their_source(tmp_path):
     from trainsizer.errors import InputError
-    from trainsizer.workflows.cases import stated_settings, with_stated_settings
+    from trainsizer.evidence.cases import stated_settings, with_stated_settings
 
     entries = stated_settings()
     entry = entries[0]
@@ -96,7 +96,7 @@ def test_stated_parallel_settings_fill_a_copy_that_lacks_them():
     """A copy of a case (the file it was first published in, e.g. ../shared/validation) without a parallel key its
     source states gets it, as training keys do; one that says otherwise is refused."""
     from trainsizer.errors import InputError
-    from trainsizer.workflows.cases import stated_settings, with_stated_settings
+    from trainsizer.evidence.cases import stated_settings, with_stated_settings
 
     entries = stated_settings()
     entry = next(e for e in entries if e.parallel)
@@ -111,7 +111,7 @@ def test_stated_parallel_settings_fill_a_copy_that_lacks_them():
 
 
 def test_every_stated_setting_names_a_shipped_case_of_its_source():
-    from trainsizer.workflows.cases import stated_settings
+    from trainsizer.evidence.cases import stated_settings
 
     # as the files have them: the repository's cases set what their source states in their own scenario
     shipped = {c["id"]: c for f in sorted(VALIDATION.glob("*.yaml")) for c in load_cases(f, stated=False)}

@@ -10,7 +10,7 @@ from conftest import REPO
 
 from trainsizer.estimate.ranges import band, shipped_ranges
 from trainsizer.estimate.regimes import DIMENSIONS, gpu_family, regime
-from trainsizer.workflows.ranges_fit import WEIGHTING, conformal, coverage, fit_ranges, quantile_kind, select_dimensions
+from trainsizer.evidence.ranges_fit import WEIGHTING, conformal, coverage, fit_ranges, quantile_kind, select_dimensions
 
 FULL = {"memory": DIMENSIONS, "speed": DIMENSIONS}  # the mechanism tests condition both kinds on every dimension
 
@@ -50,7 +50,7 @@ def test_the_conformal_correction_quantile_covers_the_level_in_expectation_not_m
     15 / 16 = 93.75 %."""
     import numpy as np
 
-    from trainsizer.workflows.ranges_fit import conformal_upper
+    from trainsizer.evidence.ranges_fit import conformal_upper
 
     assert conformal_upper(list(range(1, 15)), 0.9) == pytest.approx(13.5)  # rank 13.5 of 14
     assert conformal_upper(list(range(1, 20)), 0.9) == 18.0 and conformal_upper([1.0, 2.0], 0.9) == 2.0
@@ -91,7 +91,7 @@ def test_the_shipped_ranges_cover_the_speed_and_memory_estimates_both_ways():
 
 @pytest.fixture(scope="module")
 def shipped_summary():
-    from trainsizer.workflows.validate import validate_files
+    from trainsizer.evidence.validate import validate_files
 
     return validate_files()[1]
 
@@ -138,9 +138,9 @@ def test_nested_coverage_is_within_75_to_85_percent_overall_and_consistent_with_
 def _publications(kind: str, family: str) -> int:
     """How many publications measure ``kind`` on ``family`` among the shipped cases."""
     from trainsizer.estimate.regimes import scenario_regime
-    from trainsizer.workflows.case_terms import source_key
-    from trainsizer.workflows.cases import load_cases
-    from trainsizer.workflows.shipped_cases import shipped_files
+    from trainsizer.evidence.case_terms import source_key
+    from trainsizer.evidence.cases import load_cases
+    from trainsizer.evidence.shipped_cases import shipped_files
 
     key = "memory_gib" if kind == "memory" else None
     found = set()
@@ -248,7 +248,7 @@ def test_coverage_counts_the_publications_of_each_regime_and_the_widening_it_wou
     """Each regime's row names its publications (the independent draws) and ``widen_for_75``: the factor on both sides
     of its ranges at which 75 % of its cases fall inside, above 1 exactly where fewer do."""
     from trainsizer.estimate.ranges import Band
-    from trainsizer.workflows.ranges_fit import reach
+    from trainsizer.evidence.ranges_fit import reach
 
     b = Band("speed", -0.2, 0.4, 0.8, 10, mid=0.1)
     assert reach(b, 0.1) == 0.0 and reach(b, 0.4) == pytest.approx(1.0) and reach(b, -0.5) == pytest.approx(2.0)

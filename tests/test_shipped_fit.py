@@ -18,8 +18,8 @@ import yaml
 from conftest import REPO
 
 import trainsizer
-from trainsizer.workflows import shipped_cases
-from trainsizer.workflows.cases import load_cases
+from trainsizer.evidence import shipped_cases
+from trainsizer.evidence.cases import load_cases
 
 TOOLS = REPO / "tools"
 ESTIMATE = REPO / "src" / "trainsizer" / "estimate"

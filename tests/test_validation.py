@@ -7,7 +7,7 @@ import pytest
 from conftest import VALIDATION
 
 from trainsizer.estimate.memory import default_memory_model
-from trainsizer.workflows.validate import load_cases, summarize, validate_cases
+from trainsizer.evidence.validate import load_cases, summarize, validate_cases
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def test_shared_memory_cases_median_within_6pct_and_each_fitted_one_within_15pct
 
 @pytest.fixture(scope="module")
 def every_case():
-    from trainsizer.workflows.shipped_cases import shipped_files
+    from trainsizer.evidence.shipped_cases import shipped_files
 
     return validate_cases([c for f in shipped_files() for c in load_cases(f)])
 

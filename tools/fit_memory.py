@@ -16,8 +16,8 @@ from pathlib import Path
 from fitting import run
 
 from trainsizer.estimate.memory import default_memory_model
-from trainsizer.workflows.calibrate import MEMORY_FREE
-from trainsizer.workflows.shipped_cases import SHARED, shipped_files
+from trainsizer.evidence.calibrate import MEMORY_FREE
+from trainsizer.evidence.shipped_cases import SHARED, shipped_files
 
 DATA = Path(__file__).resolve().parents[1] / "src/trainsizer/estimate/memory_model.yaml"
 # the shared cases, where the shipped fit starts, then every shipped case (tools/fitting.py, validation/cases/README.md)

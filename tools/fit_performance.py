@@ -17,8 +17,8 @@ from fitting import run, write_values
 
 from trainsizer.estimate.model_params import PerformanceModel, load_model
 from trainsizer.estimate.step import default_performance_model
-from trainsizer.workflows.calibrate import PERFORMANCE_FREE, PRIOR_ONLY, settle_priors
-from trainsizer.workflows.shipped_cases import SHARED, shipped_files
+from trainsizer.evidence.calibrate import PERFORMANCE_FREE, PRIOR_ONLY, settle_priors
+from trainsizer.evidence.shipped_cases import SHARED, shipped_files
 
 DATA = Path(__file__).resolve().parents[1] / "src/trainsizer/estimate/performance_model.yaml"
 # the shared cases, where the shipped fit starts, then every shipped case (tools/fitting.py, validation/cases/README.md)
@@ -28,7 +28,7 @@ FREE = PERFORMANCE_FREE  # the same grids as `trainsizer calibrate`
 
 
 def write_priors(path: Path) -> None:
-    """The efficiency of each prior-only family (workflows/calibrate.PRIOR_ONLY: Da Vinci, whose runs come from few
+    """The efficiency of each prior-only family (evidence/calibrate.PRIOR_ONLY: Da Vinci, whose runs come from few
     publications, so no grid frees it) at its prior over the fitted families, into ``path`` (read afresh: the cached
     shipped model predates the values just written); the fit settles it the same way (calibrate.settle_priors), so
     one pass writes what each cross-validation fold uses. tests/test_fit_audit.py checks it."""

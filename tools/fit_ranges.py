@@ -3,11 +3,11 @@
 Usage: python tools/fit_ranges.py [--check]
 (reads every shipped case: validation/cases/ and validation/published/ of this repository)
 
-Each case is predicted by parameters fitted without its publication (workflows/holdout.py); the errors
+Each case is predicted by parameters fitted without its publication (evidence/holdout.py); the errors
 u = log(measured / predicted) give, for memory and speed, the conformal 10 % / 90 % quantiles pooled and per value of
 the regime dimensions chosen for the kind (memory: by the held-out interval score), and the conformal corrections
 of each end (pooled and per GPU family) that make a new publication's cases fall inside at 80 %
-(workflows/ranges_fit.py). The file states the cases it was fitted on and the date of the
+(evidence/ranges_fit.py). The file states the cases it was fitted on and the date of the
 newest one (no clock date), so a rerun on the same cases rewrites src/trainsizer/estimate/ranges.yaml byte for
 byte; rerun it after the cases or the model change. ``--check`` exits 1 when the shipped file differs from a refit.
 """
@@ -20,10 +20,10 @@ from typing import Any
 
 import yaml
 
-from trainsizer.workflows.cases import load_cases
-from trainsizer.workflows.holdout import leave_one_source_out
-from trainsizer.workflows.ranges_fit import fit_ranges, residuals
-from trainsizer.workflows.shipped_cases import label, shipped_files
+from trainsizer.evidence.cases import load_cases
+from trainsizer.evidence.holdout import leave_one_source_out
+from trainsizer.evidence.ranges_fit import fit_ranges, residuals
+from trainsizer.evidence.shipped_cases import label, shipped_files
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "src/trainsizer/estimate/ranges.yaml"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from trainsizer.estimate.typed_data import value_at
-from trainsizer.workflows.calibrate import REFINE_ROUNDS, Free, coordinate_descent, fit_start, settle_priors
+from trainsizer.evidence.calibrate import REFINE_ROUNDS, Free, coordinate_descent, fit_start, settle_priors
 
 
 def write_values(path: Path, params: Any, free: Free) -> None:
@@ -41,8 +41,8 @@ def write_values(path: Path, params: Any, free: Free) -> None:
 def _terms(paths: list[str | Path], memory_cases: bool) -> tuple[Any, list[tuple[str, str]]]:
     from trainsizer.estimate.memory import default_memory_model
     from trainsizer.estimate.step import default_performance_model
-    from trainsizer.workflows.case_terms import build_case_terms
-    from trainsizer.workflows.cases import load_cases
+    from trainsizer.evidence.case_terms import build_case_terms
+    from trainsizer.evidence.cases import load_cases
 
     cases = [c for p in paths for c in load_cases(p)]
     return build_case_terms(cases, "memory" if memory_cases else "performance", default_memory_model(),
@@ -52,7 +52,7 @@ def _terms(paths: list[str | Path], memory_cases: bool) -> tuple[Any, list[tuple
 def fit(paths: list[str | Path], params: Any, free: Free, memory_cases: bool,
         rounds: int = 3) -> tuple[Any, float, list[tuple[str, str]]]:
     """The fitted parameters, the loss at them and the cases that could not be fitted, for the case files."""
-    from trainsizer.workflows.case_terms import log_error_loss
+    from trainsizer.evidence.case_terms import log_error_loss
 
     terms, failed = _terms(paths, memory_cases)
     fitted, best = coordinate_descent(log_error_loss(terms, terms.fit_rows(range(len(terms)))), params, free, rounds)

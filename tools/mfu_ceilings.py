@@ -1,10 +1,10 @@
 """Derive the evidence-bound MFU ceilings from measured throughput cases; write them as data.
 
 Usage: python tools/mfu_ceilings.py [CASES.yaml ...] [--margin 0.03] [--write]
-(default: every shipped case file of this repository, workflows/shipped_cases.shipped_files)
+(default: every shipped case file of this repository, evidence/shipped_cases.shipped_files)
 
 For every throughput case not listed under ``fit.exclude`` in performance_model.yaml, the measured MFU and the
-ceiling of each (GPU architecture, precision) as workflows/mfu_evidence.py derives them (each cross-validation fold
+ceiling of each (GPU architecture, precision) as evidence/mfu_evidence.py derives them (each cross-validation fold
 derives its own the same way from its training cases).
 ``--write`` replaces the ``mfu_ceiling:`` block of src/trainsizer/estimate/performance_model.yaml; its date stays
 when the ceilings do not change, so a rerun on the same cases rewrites the file byte for byte.
@@ -22,17 +22,17 @@ import yaml
 
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.step import default_performance_model
-from trainsizer.workflows.case_terms import build_case_terms
-from trainsizer.workflows.cases import load_cases
-from trainsizer.workflows.mfu_evidence import case_runs, ceilings
-from trainsizer.workflows.shipped_cases import shipped_files
+from trainsizer.evidence.case_terms import build_case_terms
+from trainsizer.evidence.cases import load_cases
+from trainsizer.evidence.mfu_evidence import case_runs, ceilings
+from trainsizer.evidence.shipped_cases import shipped_files
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "src/trainsizer/estimate/performance_model.yaml"
 # every shipped case file (its speed cases are the evidence; validation/cases/README.md): each cross-validation fold
-# derives its own ceilings from its training cases the same way (workflows/mfu_evidence.fold_ceilings)
+# derives its own ceilings from its training cases the same way (evidence/mfu_evidence.fold_ceilings)
 DEFAULT_CASES = shipped_files()
-EVERY_SHIPPED = "every speed case of validation/ (workflows/shipped_cases.shipped_files)"
+EVERY_SHIPPED = "every speed case of validation/ (evidence/shipped_cases.shipped_files)"
 DEFAULT_MARGIN = 0.03
 
 

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="rewrite README.md (default: print the rows)")
     args = parser.parse_args(argv)
-    from trainsizer.workflows.validate import validate_files
+    from trainsizer.evidence.validate import validate_files
 
     _, summary = validate_files()
     if args.write:

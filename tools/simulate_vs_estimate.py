@@ -14,7 +14,7 @@ import json
 import sys
 
 from trainsizer.api import estimate
-from trainsizer.probe.simulate import simulate
+from trainsizer.probe.memory.simulate import simulate
 from trainsizer.scenario import scenario_from_dict
 
 ARCH = {"model_type": "llama", "hidden_size": 512, "num_hidden_layers": 4, "num_attention_heads": 8,

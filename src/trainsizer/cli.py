@@ -132,7 +132,7 @@ def validate(
     (or family) the cross-validated error (the figure to quote) and the signed median per GPU family and per
     method. Without case files: the shipped cases, in-sample and held out by source and by family, as the
     README's accuracy tables."""
-    from trainsizer.workflows.validate import validate_files
+    from trainsizer.evidence.validate import validate_files
 
     results, summary = validate_files(cases or [], calibration, holdout)
     if as_json:
@@ -387,9 +387,9 @@ def calibrate_cmd(
     lang: LangOpt = None,
 ) -> None:
     """Fit efficiency and memory-overhead parameters to measured cases; write a calibration profile."""
+    from trainsizer.evidence.calibrate import calibrate, write_profile
+    from trainsizer.evidence.validate import load_cases
     from trainsizer.outputs import check_output_path
-    from trainsizer.workflows.calibrate import calibrate, write_profile
-    from trainsizer.workflows.validate import load_cases
 
     check_output_path(out, "--out", overwrite=overwrite)
     all_cases = [c for path in cases for c in load_cases(path)]

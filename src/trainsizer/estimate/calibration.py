@@ -27,7 +27,7 @@ from trainsizer.estimate.typed_data import Table, overlay
 from trainsizer.validation import known_keys
 
 # The sections of memory_model.yaml / performance_model.yaml whose values a profile may replace: those the
-# fitter (trainsizer.workflows.calibrate) has free parameters in.
+# fitter (trainsizer.evidence.calibrate) has free parameters in.
 FITTABLE_SECTIONS = {
     "memory": {"activations", "allocator"},
     "performance": {"compute", "memory_bound", "communication", "overhead"},
@@ -133,3 +133,10 @@ def load_calibration(path: str | Path | None) -> tuple[MemoryModel | None, Perfo
         return apply_profile(data, path)
     except InputError as exc:
         raise in_file(exc, str(path)) from None
+
+
+def calibrated_params(calibration: Path | None) -> tuple[MemoryModel | None, PerformanceModel | None]:
+    """(memory, performance) parameters of a calibration profile, or the shipped ones (None)."""
+    if calibration is None:  # numpy and the fitter load only when a profile is used
+        return None, None
+    return load_calibration(calibration)

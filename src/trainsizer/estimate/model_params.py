@@ -7,7 +7,7 @@ profile laid over them (``estimate/calibration.py``), is one error line naming t
 valid keys.
 
 Provenance: a field declared with :func:`fitted` is set by the fit (``tools/fit_memory.py``,
-``tools/fit_performance.py``, ``trainsizer calibrate``: the free parameters of ``workflows/calibrate.py``); any
+``tools/fit_performance.py``, ``trainsizer calibrate``: the free parameters of ``evidence/calibrate.py``); any
 other value is assumed, from the ``source`` its section cites. :attr:`MemoryModel.provenance` and
 :attr:`PerformanceModel.provenance` hold a :class:`Provenance` per parameter (dotted path), filled at load; a
 calibration profile's values are ``fitted`` on the cases the profile lists."""

@@ -1,7 +1,7 @@
 """80 % ranges around the point estimates, from the model's cross-validated errors (``ranges.yaml``).
 
 ``tools/fit_ranges.py`` writes ``ranges.yaml`` from the leave-one-source-out errors of every shipped case
-(``workflows/ranges_fit.py``): for memory and for speed, the conformal 10 % and 90 % quantiles of
+(``evidence/ranges_fit.py``): for memory and for speed, the conformal 10 % and 90 % quantiles of
 ``u = log(measured / predicted)`` over all cases (``pooled``; ``weighting``: each case weighs one, or each publication
 one in all) and per value of each regime dimension the fit chose
 for the kind (``dimensions``, among ``regimes.py``'s GPU family, method, scale: for memory the set whose ranges

@@ -2,7 +2,7 @@
 scenario states before it runs: the GPU family (its architecture), the training method and the scale (one GPU, one
 node, many nodes).
 
-Which of them a kind's ranges are conditioned on is the fit's choice (``workflows/ranges_fit.select_dimensions``: for
+Which of them a kind's ranges are conditioned on is the fit's choice (``evidence/ranges_fit.select_dimensions``: for
 memory the subset whose ranges score best on held-out publications; speed uses all three). The framework a run uses
 also moves the error (the published cases come from Megatron, DeepSpeed, FSDP, LitGPT, Hugging Face ...), but a
 scenario does not state its framework; what it states of one (the sharding: replicated, ZeRO/FSDP, tensor or

@@ -346,7 +346,7 @@ def gemm_ceiling(p: PerformanceModel, architecture: str, dtype: str) -> float:
 
 def per_case(raw: RawStep, lookup: Callable[..., float], *names: str) -> Any:
     """``lookup`` of the text fields ``names`` (architecture, dtypes, kernel, precision) of one case, or of each
-    case when ``raw`` holds many (:mod:`trainsizer.estimate.refit`: text fields stay lists there)."""
+    case when ``raw`` holds many (:mod:`trainsizer.evidence.refit`: text fields stay lists there)."""
     values = [getattr(raw, n) for n in names]
     if isinstance(raw.architecture, str):
         return lookup(*values)
@@ -386,7 +386,7 @@ def attention_relative(p: PerformanceModel, architecture: str, dtype: str, kerne
 def raw_efficiency(raw: RawStep, p: PerformanceModel) -> Any:
     """Fraction of the dense peak a GEMM-bound micro-batch reaches: a per-architecture ceiling, lowered for
     few tokens and narrow matrices (saturating in each, half-way at ``half_tokens`` / ``half_width``).
-    ``raw`` may hold one case or arrays of many (:mod:`trainsizer.estimate.refit`)."""
+    ``raw`` may hold one case or arrays of many (:mod:`trainsizer.evidence.refit`)."""
     return _ceiling(raw, "dtype", p) * saturation(raw.local_tokens, raw.width, p, raw.row_scale)
 
 

@@ -14,7 +14,7 @@ from trainsizer.jsonout import dumps_strict
 from trainsizer.messages import msg
 from trainsizer.outputs import check_output_path
 from trainsizer.probe import require_packages
-from trainsizer.probe.command_group import TrailingCommandGroup
+from trainsizer.probe.common.command_group import TrailingCommandGroup
 
 probe_app = typer.Typer(cls=TrailingCommandGroup, no_args_is_help=True, add_completion=False,
                         pretty_exceptions_enable=False,
@@ -25,7 +25,7 @@ probe_app = typer.Typer(cls=TrailingCommandGroup, no_args_is_help=True, add_comp
 
 def _pick_device(device: str, cpu: bool) -> str:
     """cuda, or cpu only when asked (--cpu / --device cpu): CPU steps count live tensors, not a GPU's peaks."""
-    from trainsizer.probe.safety import pick_device
+    from trainsizer.probe.workload.safety import pick_device
 
     return pick_device(device, cpu, "probe memory", "; or --simulate for a simulation on fake tensors")
 
@@ -34,13 +34,13 @@ def _multi_gpu(scenario: Any, device: str, layers: int | None, steps: int) -> An
     """Run the probe on ``parallel.gpus`` local processes and keep the most loaded rank."""
     import torch
 
-    from trainsizer.probe.distributed import launch
-    from trainsizer.probe.launch import LaunchError
+    from trainsizer.probe.common.launch import LaunchError
+    from trainsizer.probe.memory.distributed import launch
 
     gpus = scenario.parallel.gpus
     if device == "cuda" and torch.cuda.device_count() < gpus:
         raise InputError("parallel.gpus", f"{gpus} but this node has {torch.cuda.device_count()} GPUs; run "
-                         "`torchrun --nnodes N ... -m trainsizer.probe.distributed` on each node for more")
+                         "`torchrun --nnodes N ... -m trainsizer.probe.memory.distributed` on each node for more")
     try:
         return launch(scenario, layers, steps, device)
     except LaunchError as exc:
@@ -71,8 +71,8 @@ def memory_cmd(
     """Real training steps of SCENARIO: peak allocated, reserved and device memory and step time,
     against the estimate; writes validation cases that `trainsizer calibrate` fits to."""
     require_packages("probe memory")
-    from trainsizer.probe.progress import StatusLine, progress_console
-    from trainsizer.probe.workload import load_probe_scenario
+    from trainsizer.probe.common.progress import StatusLine, progress_console
+    from trainsizer.probe.workload.build import load_probe_scenario
 
     scenario = load_probe_scenario(scenario_path)
     if not 2 <= steps <= 100:
@@ -84,7 +84,7 @@ def memory_cmd(
         return
     dev = _pick_device(device, cpu)
     if dev == "cpu":
-        from trainsizer.probe.safety import check_cpu_size
+        from trainsizer.probe.workload.safety import check_cpu_size
 
         check_cpu_size(scenario, layers, extrapolate=True,
                        otherwise="use --simulate, a smaller micro-batch or sequence, or a bigger machine")
@@ -93,8 +93,8 @@ def memory_cmd(
 
 def _simulate(scenario: Any, layers: int | None, progress: Any = None) -> dict[str, Any]:
     from trainsizer.estimate.estimator import estimate
-    from trainsizer.probe.memory import scaled_scenario
-    from trainsizer.probe.simulate import simulate
+    from trainsizer.probe.memory.simulate import simulate
+    from trainsizer.probe.workload.config import scaled_scenario
 
     sim = simulate(scenario, layers, progress=progress)
     if progress is not None:
@@ -121,15 +121,15 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
              out: Path | None, overwrite: bool, as_json: bool) -> None:
     from trainsizer.estimate.estimator import resolve_gpu
     from trainsizer.hardware.catalog import default_catalog
-    from trainsizer.probe.cases import compare_with_estimate, environment, measured_cases, write_cases
-    from trainsizer.probe.gpu_match import local_gpu
-    from trainsizer.probe.memory import measure
+    from trainsizer.probe.common.gpu_match import local_gpu
+    from trainsizer.probe.memory.cases import compare_with_estimate, environment, measured_cases, write_cases
+    from trainsizer.probe.memory.measure import measure
 
     if out is None and device == "cuda":
         out = Path("probe-cases.yaml")
     if check_output_path(out, "--out", overwrite=overwrite, append=True) is not None and out.exists() \
             and not overwrite:
-        from trainsizer.workflows.validate import load_cases
+        from trainsizer.evidence.validate import load_cases
 
         load_cases(out)  # appended to after the run: a file that is not a case file is refused before it
     env = environment()
@@ -142,7 +142,7 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
     if scenario.parallel.gpus > 1:
         measurement = _multi_gpu(scenario, device, layers, steps)
     else:
-        from trainsizer.probe.progress import StatusLine, progress_console
+        from trainsizer.probe.common.progress import StatusLine, progress_console
 
         capacity = env.get("gpu_memory_gib") if device == "cuda" else None
         with StatusLine(progress_console(as_json), f"probe memory on {device}: ") as say:
@@ -168,8 +168,8 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
 
 def _register_commands() -> None:
     """The profile and comm probes keep their commands beside their code (typer and rich only at import)."""
-    from trainsizer.probe.comm_cli import comm_command
-    from trainsizer.probe.profile_cli import profile_command
+    from trainsizer.probe.comm.cli import comm_command
+    from trainsizer.probe.profile.cli import profile_command
 
     probe_app.command("profile")(profile_command)
     probe_app.command("comm")(comm_command)

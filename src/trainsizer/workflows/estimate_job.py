@@ -5,20 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from trainsizer.estimate.calibration import calibrated_params
 from trainsizer.estimate.estimator import Estimate, estimate
-from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.hardware.catalog import load_catalog
 from trainsizer.scenario import Scenario, relative_to_file, scenario_from_dict
 from trainsizer.workflows.jobs import scenario_data
-
-
-def calibrated_params(calibration: Path | None) -> tuple[MemoryModel | None, PerformanceModel | None]:
-    """(memory, performance) parameters of a calibration profile, or the shipped ones (None)."""
-    if calibration is None:  # numpy and the fitter load only when a profile is used
-        return None, None
-    from trainsizer.estimate.calibration import load_calibration
-
-    return load_calibration(calibration)
 
 
 def estimate_scenario(scenario: Scenario, catalogs: list[Path] | tuple[Path, ...] = (),

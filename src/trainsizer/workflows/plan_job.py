@@ -11,6 +11,7 @@ from trainsizer.cost.per_run import Workload
 from trainsizer.cost.prices import Prices, load_prices
 from trainsizer.cost.subsidy import Subsidy, in_currency, load_subsidies
 from trainsizer.errors import N_, InputError, in_file
+from trainsizer.estimate.calibration import calibrated_params
 from trainsizer.estimate.estimator import check_precision
 from trainsizer.hardware.catalog import Catalog, load_catalog
 from trainsizer.hardware.market import availability, default_market, parse_market
@@ -35,7 +36,6 @@ from trainsizer.workflows.decide import (
     sized_to_job,
 )
 from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
-from trainsizer.workflows.estimate_job import calibrated_params
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.objective import host_fits, screen_rate
 from trainsizer.workflows.recommend import (

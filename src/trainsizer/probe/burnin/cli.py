@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from trainsizer.probe.command_group import META_KEY, TrailingCommandGroup
+from trainsizer.probe.common.command_group import META_KEY, TrailingCommandGroup
 
 burnin_app = typer.Typer(
     cls=TrailingCommandGroup, invoke_without_command=True, add_completion=False, pretty_exceptions_enable=False,
@@ -64,7 +64,7 @@ def burnin(
         return
     from trainsizer.outputs import check_output_path
     from trainsizer.probe.burnin.run import run_burnin
-    from trainsizer.probe.progress import StatusLine, progress_console
+    from trainsizer.probe.common.progress import StatusLine, progress_console
 
     if resume is None:
         check_output_path(db, "--db", overwrite=overwrite, exists_hint=f"pass --resume {db} to continue that run, "

@@ -1,0 +1,220 @@
+"""Fitting the estimators' free parameters to measured cases, and calibration profiles.
+
+The same fit that produced the shipped parameters (least squares of log(predicted / measured) by
+coordinate descent over bounded grids) runs on a team's own cases (probe output or published
+numbers). A profile stores only the fitted values; ``--calibration PROFILE`` overlays them on the
+shipped data for estimate, plan and validate. To show the gain honestly, every ``holdout``-th case
+is left out of the fit and the error on those cases is reported before and after.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import yaml
+
+from trainsizer.datafiles import refuse_overwrite
+from trainsizer.errors import InputError
+from trainsizer.estimate.typed_data import value_at, with_value
+
+P = TypeVar("P")  # a MemoryModel or a PerformanceModel (estimate/model_params.py)
+
+Free = Sequence[tuple[str, str, np.ndarray]]  # (dotted section, key, grid): a field declared fitted()
+EFF = np.round(np.arange(0.30, 0.96, 0.01), 3)
+# Every grid below is constrained by the cases of at least two publications, or its parameter is listed in
+# evidence/fit_audit.SINGLE_PUBLICATION with why it stays free (issue 23: generalisation first). Parameters no
+# shipped case constrains, or only one publication does, are assumed in the model files instead, with a source:
+# optimizer.foreach_temp_states, communication.overlap.dp and .zero3 (2026-12-03).
+MEMORY_FREE: Free = [
+    ("activations", "implementation_factor", np.round(np.arange(0.90, 1.41, 0.01), 3)),
+    ("activations", "backward_working_fraction", np.round(np.arange(0.0, 2.01, 0.05), 3)),
+    ("activations", "compiled_factor", np.round(np.arange(0.30, 1.21, 0.02), 3)),
+    ("allocator", "reserved_fraction_dynamic", np.round(np.arange(0.0, 0.301, 0.01), 3)),
+    ("allocator", "reserved_fraction_static", np.round(np.arange(0.0, 0.101, 0.005), 3)),
+]
+PERFORMANCE_FREE: Free = [
+    ("compute.max_efficiency", "volta", EFF),
+    ("compute.max_efficiency", "ampere", EFF),
+    ("compute.max_efficiency", "ada", EFF),
+    ("compute.max_efficiency", "hopper", EFF),
+    ("compute", "max_efficiency_fp32", EFF),
+    ("compute", "half_tokens", np.array([0, 32, 64, 128, 256, 384, 512, 768, 1024])),
+    ("compute", "half_width", np.array([0, 32, 64, 128, 256, 384, 512, 768, 1024])),
+    ("memory_bound", "elementwise_bytes_per_saved_byte", np.round(np.arange(0.0, 12.01, 0.25), 2)),
+    ("communication.overlap", "tp", np.round(np.arange(0.0, 0.91, 0.1), 2)),
+    ("overhead", "per_layer_s", np.array([0, 5e-5, 1e-4, 2e-4, 4e-4, 8e-4, 1.6e-3, 2.4e-3, 3.2e-3, 4.8e-3, 6.4e-3])),
+    ("overhead", "per_step_s", np.array([0, 0.005, 0.01, 0.02, 0.05, 0.1])),
+]
+
+# Mechanism parameters whose no-effect value is known (a setting that changes nothing): a cross-validation fold
+# starts from it, so a mechanism no training case shows stays without effect instead of keeping the value the
+# shipped fit learned from the held-out cases.
+NEUTRAL: dict[tuple[str, str], float] = {
+    ("activations", "compiled_factor"): 1.0,
+    ("memory_bound", "compiled_elementwise_fraction"): 1.0,
+}
+
+
+def neutral_start(params: P) -> P:
+    """``params`` with the :data:`NEUTRAL` mechanism parameters it has at their no-effect values."""
+    out = params
+    for (dotted, key), value in NEUTRAL.items():
+        try:
+            value_at(out, dotted, key)
+        except KeyError:
+            continue
+        out = with_value(out, dotted, key, value)
+    return out
+
+
+def family_prior(params: Any, seen: set[str]) -> Any:
+    """``params`` (a PerformanceModel) with the GEMM ceiling of every architecture *not* in ``seen`` (the families
+    the fit has cases of) taken from physics instead of from the shipped fit: its measured matmul efficiency
+    (``compute.mamf_fraction``) times the median ratio of fitted ceiling to matmul efficiency over the
+    seen families. A leave-one-family-out fold (or a new part) then does not keep a value fitted on the very
+    family it predicts. Unchanged when no seen family has a measured matmul efficiency. A prior-only family
+    (:data:`PRIOR_ONLY`) never counts among the seen ones: its ceiling is this prior, not a fit."""
+    c = params.compute
+    measured = c.mamf_fraction
+    # over fitted ceilings only: a prior-only family's ceiling is this prior itself (settle_priors), not evidence
+    ratios = [c.max_efficiency[a] / measured[a] for a in sorted(seen)
+              if a in measured and a in c.max_efficiency and a not in PRIOR_ONLY]
+    if not ratios:
+        return params
+    shared = float(np.median(ratios))
+    out = params
+    for arch, efficiency in measured.items():
+        if arch not in seen and arch in c.max_efficiency:
+            out = with_value(out, "compute.max_efficiency", arch, round(min(1.0, shared * efficiency), 4))
+    return out
+
+
+# Families whose GEMM ceiling no grid frees (their runs come from few publications): every fit of the performance
+# model (the shipped one, tools/fitting.fit_shipped; each cross-validation fold, holdout.py and nested_holdout.py)
+# sets it to the family prior over the families that fit frees and its training cases show, on its start and again
+# on its result, so a fold never reads a ceiling derived from a fit that saw its held-out publication.
+PRIOR_ONLY = ("davinci",)
+
+
+def settle_priors(params: Any, free: Free, seen: set[str] | frozenset[str] | None = None) -> Any:
+    """``params`` (a PerformanceModel) with each :data:`PRIOR_ONLY` family's GEMM ceiling at its :func:`family_prior`
+    over the families whose ceiling ``free`` fits (only those in ``seen``, the training cases' families, if given).
+    Anything else, and a MemoryModel, unchanged."""
+    efficiency = getattr(getattr(params, "compute", None), "max_efficiency", None)
+    if efficiency is None:
+        return params
+    fitted = {key for dotted, key, _ in free if dotted == "compute.max_efficiency"}
+    prior = family_prior(params, fitted if seen is None else fitted & set(seen)).compute.max_efficiency
+    out = params
+    for family in PRIOR_ONLY:
+        if family in efficiency and family in prior:
+            out = with_value(out, "compute.max_efficiency", family, prior[family])
+    return out
+
+
+# Rounds of coordinate descent from the shared cases' fit (``fit.start``) over the training cases: the shipped fit over
+# every shipped case (tools/fitting.py) and each cross-validation fold (evidence/holdout.py) take the same number, so
+# the accuracy ``trainsizer validate`` states is that of the procedure that made the shipped parameters. Few rounds
+# from a fit on the shared cases act as the regulariser (validation/published/README.md, "Shipped fit": fitted to
+# convergence on every case the held-out error is worse).
+REFINE_ROUNDS = 2
+
+
+def fit_start(params: P) -> P:
+    """``params`` at their ``fit.start`` values: what the shared cases alone (validation/cases/) give, where the
+    shipped fit over every case and each cross-validation fold start. Unchanged where the file has no such block."""
+    out = params
+    for name, value in params.fit.start.items():  # type: ignore[attr-defined]
+        dotted, key = name.rsplit(".", 1)
+        out = with_value(out, dotted, key, float(value))
+    return out
+
+
+def fold_start(params: P) -> P:
+    """Where a cross-validation fold's fit starts: the shared cases' fit (:func:`fit_start`) with every mechanism
+    parameter at its no-effect value (:func:`neutral_start`)."""
+    return neutral_start(fit_start(params))
+
+
+def coordinate_descent(loss: Callable[[P], float], params: P, free: Free, rounds: int = 3) -> tuple[P, float]:
+    """Minimise ``loss`` one parameter at a time over its grid, repeating until nothing improves. Each trial is
+    a copy with one value replaced (:func:`~trainsizer.estimate.typed_data.with_value`); ``params`` is unchanged."""
+    best_params, best = params, loss(params)
+    for _ in range(rounds):
+        improved = False
+        for dotted, key, grid in free:
+            for value in grid:
+                trial = with_value(best_params, dotted, key, float(value))
+                score = loss(trial)
+                if score < best - 1e-12:
+                    best, best_params, improved = score, trial, True
+        if not improved:
+            break
+    return best_params, best
+
+
+def _overrides(params: Any, free: Free) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for dotted, key, _ in free:
+        node = out
+        for part in dotted.split("."):
+            node = node.setdefault(part, {})
+        node[key] = float(value_at(params, dotted, key))
+    return out
+
+
+@dataclass
+class CalibrationResult:
+    profile: dict[str, Any]
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def _median_error(terms: Any, params: Any, rows: list[int]) -> float | None:
+    from trainsizer.evidence.cases import CaseResult, summarize
+
+    return summarize([CaseResult(terms.ids[i], terms.kind, float(p), float(terms.measured[i]))
+                      for i, p in zip(rows, terms.predict(params, rows), strict=True)]).median_abs_error
+
+
+def calibrate(cases: list[dict[str, Any]], holdout: int = 3) -> CalibrationResult:
+    """Fit memory parameters to the memory cases and step-time parameters to the speed cases."""
+    from trainsizer.estimate.memory import default_memory_model
+    from trainsizer.estimate.step import default_performance_model
+    from trainsizer.evidence.case_terms import build_case_terms, log_error_loss
+
+    if holdout < 2:
+        raise InputError("--holdout", f"{holdout}; accepted: 2 or more (every n-th case is held out)")
+    profile: dict[str, Any] = {"schema_version": 1, "created": datetime.date.today().isoformat()}
+    summary: dict[str, Any] = {}
+    mp, pp = default_memory_model(), default_performance_model()
+    fitted_on: list[str] = []
+    held_out: list[str] = []
+    for kind, free, base in (("memory", MEMORY_FREE, mp), ("performance", PERFORMANCE_FREE, pp)):
+        terms, _ = build_case_terms(cases, kind, mp, pp)
+        held = [i for i in range(len(terms)) if i % holdout == holdout - 1]
+        fit = terms.fit_rows([i for i in range(len(terms)) if i % holdout != holdout - 1])
+        if not fit:
+            continue
+        fitted, _ = coordinate_descent(log_error_loss(terms, fit), base, free, rounds=2)
+        profile[kind] = _overrides(fitted, free)
+        fitted_on += [terms.ids[i] for i in fit]
+        held_out += [terms.ids[i] for i in held]
+        held_fit = terms.fit_rows(held)
+        summary[kind] = {"fitted_cases": len(fit), "held_out_cases": len(held),
+                         "held_out_median_before": _median_error(terms, base, held_fit),
+                         "held_out_median_after": _median_error(terms, fitted, held_fit)}
+    if "memory" not in profile and "performance" not in profile:
+        raise InputError("cases", "no case with a measured memory or speed figure to fit")
+    profile["fitted_on"], profile["held_out"] = fitted_on, held_out
+    profile["summary"] = summary
+    return CalibrationResult(profile, summary)
+
+
+def write_profile(result: CalibrationResult, path: Path, overwrite: bool = False) -> None:
+    refuse_overwrite(path, "--out", overwrite)
+    path.write_text(yaml.safe_dump(result.profile, sort_keys=False, allow_unicode=True), encoding="utf-8")

@@ -1,0 +1,129 @@
+"""Measured cases prepared for fitting: each case's terms built once (:mod:`trainsizer.evidence.refit`),
+so a fit re-prices every case under a trial parameter set in about a millisecond."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from trainsizer.errors import InputError
+from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
+from trainsizer.evidence.cases import METRICS_MEMORY, METRICS_SPEED, speed_metric
+from trainsizer.evidence.refit import (
+    MemoryTerms,
+    SpeedTerms,
+    memory_prediction,
+    memory_terms,
+    speed_case,
+    speed_predictions,
+    stack_speed,
+)
+from trainsizer.scenario import scenario_from_dict
+
+Free = Sequence[tuple[str, str, np.ndarray]]  # (dotted section, key, grid)
+
+
+def source_key(case: dict[str, Any]) -> str:
+    """The publication a case comes from: its ``source`` up to the first comment (table names, commits and
+    notes in parentheses, quotes or after a comma), so the rows of one document form one group."""
+    return re.split(r"[(',]", str(case.get("source") or case.get("id") or "?"))[0].strip() or "?"
+
+
+def is_memory_case(case: dict[str, Any]) -> bool:
+    return "memory_gib" in case["measured"]
+
+
+def gpu_family(scenario: Any) -> str:
+    """The GPU family of a case: its accelerator's ``architecture`` in the catalog (hopper, ampere, ada, davinci =
+    Ascend, ...); an inline spec without one is ``other``."""
+    from trainsizer.estimate.estimator import resolve_gpu
+
+    return resolve_gpu(scenario).architecture or "other"
+
+
+@dataclass
+class CaseTerms:
+    """One kind of case (memory or speed), ready to be priced under any parameters of that kind."""
+
+    kind: str  # memory | performance
+    ids: list[str]
+    sources: list[str]
+    measured: np.ndarray
+    excluded_from_fit: list[str | None]  # the data's reason to leave a case out of fits (it stays in errors)
+    memory: list[MemoryTerms] | None = None
+    speed: SpeedTerms | None = None
+    families: list[str] = field(default_factory=list)  # each case's GPU family (:func:`gpu_family`)
+    methods: list[str] = field(default_factory=list)  # each case's training method (full, lora, qlora, freeze)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def predict(self, params: Any, idx: Sequence[int] | None = None) -> np.ndarray:
+        """Each case's prediction under ``params`` (a MemoryModel for memory cases, else a PerformanceModel)."""
+        rows = range(len(self.ids)) if idx is None else idx
+        if not len(rows):
+            return np.zeros(0)
+        if self.memory is not None:
+            return np.array([memory_prediction(self.memory[i], params) for i in rows], dtype=float)
+        assert self.speed is not None
+        return speed_predictions(self.speed, params)[list(rows)]
+
+    def fit_rows(self, idx: Sequence[int]) -> list[int]:
+        return [i for i in idx if not self.excluded_from_fit[i]]
+
+
+def build_case_terms(cases: list[dict[str, Any]], kind: str, memory_params: MemoryModel,
+                     perf_params: PerformanceModel) -> tuple[CaseTerms, list[tuple[str, str]]]:
+    """The cases of ``kind`` as terms, and (id, reason) for each one that could not be built."""
+    exclusions = {**memory_params.fit.exclude, **perf_params.fit.exclude}
+    ids, sources, measured, memory, speed, metrics, failed = [], [], [], [], [], [], []
+    families: list[str] = []
+    methods: list[str] = []
+    for case in cases:
+        if is_memory_case(case) != (kind == "memory"):
+            continue
+        cid = str(case.get("id", "?"))
+        try:
+            scenario = scenario_from_dict(case["scenario"], source=cid)
+            if kind == "memory":
+                metric = str(case["measured"].get("memory_metric", "allocated"))
+                if metric not in METRICS_MEMORY:
+                    raise InputError(f"{cid}.measured.memory_metric", f"{metric!r}; accepted: "
+                                     f"{', '.join(METRICS_MEMORY)}")
+                memory.append(memory_terms(scenario, metric, memory_params))
+                value = case["measured"]["memory_gib"]
+            else:
+                name = next(k for k in METRICS_SPEED if k in case["measured"])
+                metrics.append(speed_metric(cid, name, perf_params)[0])
+                speed.append(speed_case(scenario, memory_params, perf_params))
+                value = case["measured"][name]
+        except (InputError, StopIteration) as exc:
+            failed.append((cid, str(exc) or "no measured figure"))
+            continue
+        ids.append(cid)
+        sources.append(source_key(case))
+        measured.append(float(value))
+        families.append(gpu_family(scenario))
+        methods.append(str(scenario.training.method))
+    return CaseTerms(kind, ids, sources, np.array(measured, dtype=float),
+                      [exclusions.get(i) for i in ids], memory if kind == "memory" else None,
+                      stack_speed(speed, metrics) if speed else None, families, methods), failed
+
+
+def log_error_loss(terms: CaseTerms, rows: Sequence[int]) -> Callable[[Any], float]:
+    """Mean squared log error of the predictions on ``rows``: the fit's objective (a miss of x2 either
+    way weighs the same)."""
+    measured = terms.measured[list(rows)]
+
+    def loss(params: Any) -> float:
+        predicted = terms.predict(params, rows)
+        ok = predicted > 0
+        if not ok.any():
+            return float("inf")
+        errors = np.log(predicted[ok] / measured[ok])
+        return float(np.mean(errors ** 2)) + (0.0 if ok.all() else 1e3)  # a non-positive prediction never wins
+    return loss

@@ -1,0 +1,67 @@
+"""Which publications each fitted parameter rests on (issue 23: generalisation first).
+
+A parameter is *constrained* by a case when moving it across the grid the fitter searches (to either end of it, or to
+80 % of its value) moves that case's prediction by more than half a percent: a value fitted near zero is still
+constrained by the cases its grid moves. A parameter fitted on the cases of a single publication
+does not carry over to runs from elsewhere, so every grid of the fitter must be constrained by at least two
+publications of the cases it is fitted on (every shipped case, tools/fitting.py), or be listed in
+:data:`SINGLE_PUBLICATION` with the reason it stays
+free and what making it ``assumed`` was measured to cost held out (leave-one-source-out, ``trainsizer validate``).
+Parameters no case or one publication constrains, with no such reason, are ``assumed`` in the model files.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from trainsizer.estimate.typed_data import value_at, with_value
+from trainsizer.evidence.calibrate import MEMORY_FREE, PERFORMANCE_FREE, Free
+from trainsizer.evidence.case_terms import build_case_terms
+
+SENSITIVITY = 0.005  # |log change| of a prediction that counts as constraining
+
+# (kind, dotted section, key): why it stays fitted on one publication of the shipped cases. Empty since 2026-12-03:
+# with the shipped fit on every shipped case, the V100 and fp32 speed of DeepLearningExamples' BERT and
+# DeepSpeedExamples' autotuning table, Answer.AI's RTX 4090 runs and torchtitan's compiled runs give the four
+# parameters listed here before (max_efficiency volta, ada and fp32, compiled_factor) a second publication each.
+SINGLE_PUBLICATION: dict[tuple[str, str, str], str] = {}
+
+
+def _trials(value: float, grid: np.ndarray) -> list[float]:
+    """The values a parameter is moved to: 80 % of its own (the middle of its grid when it is 0) and both ends of its
+    grid, the range the fitter searches."""
+    nudged = float(value) * 0.8 if value else float(grid[len(grid) // 2] or grid[-1])
+    return [v for v in dict.fromkeys((nudged, float(np.min(grid)), float(np.max(grid)))) if v != float(value)]
+
+
+def publications_by_parameter(cases: list[dict[str, Any]], kind: str, free: Free, memory_params: Any,
+                              perf_params: Any) -> dict[tuple[str, str], Counter[str]]:
+    """For each (dotted, key) of ``free``: how many cases of each publication constrain it (fit.exclude cases left
+    out, as the fit leaves them). ``kind``: memory | performance."""
+    terms, _ = build_case_terms(cases, kind, memory_params, perf_params)
+    base = memory_params if kind == "memory" else perf_params
+    rows = terms.fit_rows(range(len(terms)))
+    before = terms.predict(base, rows)
+    out: dict[tuple[str, str], Counter[str]] = {}
+    for dotted, key, grid in free:
+        moved = np.zeros(len(rows), dtype=bool)
+        for value in _trials(value_at(base, dotted, key), grid):
+            trial = with_value(base, dotted, key, value)
+            moved |= np.abs(np.log(terms.predict(trial, rows) / before)) > SENSITIVITY
+        out[(dotted, key)] = Counter(terms.sources[r] for r, m in zip(rows, moved, strict=True) if m)
+    return out
+
+
+def audit(cases: list[dict[str, Any]], memory_params: Any, perf_params: Any) -> list[dict[str, Any]]:
+    """One row per fitted parameter: kind, parameter, publications (count of each), and ``ok`` (two or more
+    publications, or a documented :data:`SINGLE_PUBLICATION` reason)."""
+    rows: list[dict[str, Any]] = []
+    for kind, free in (("memory", MEMORY_FREE), ("performance", PERFORMANCE_FREE)):
+        for (dotted, key), pubs in publications_by_parameter(cases, kind, free, memory_params, perf_params).items():
+            reason = SINGLE_PUBLICATION.get((kind, dotted, key))
+            rows.append({"kind": kind, "parameter": f"{dotted}.{key}", "publications": dict(pubs),
+                         "ok": len(pubs) >= 2 or (len(pubs) == 1 and reason is not None), "reason": reason})
+    return rows

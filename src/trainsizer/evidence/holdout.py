@@ -1,0 +1,159 @@
+"""Cross-validation: the accuracy a user can expect on runs the model has not seen.
+
+Leave-one-source-out: for each publication (:func:`~trainsizer.evidence.case_terms.source_key`), the free
+parameters are fitted again on every other publication's cases the way the shipped parameters were fitted on all of
+them (``calibrate.REFINE_ROUNDS`` rounds of the same coordinate descent and grids as ``trainsizer calibrate``, from
+the shared cases' fit, ``fit.start``), and that publication's cases are predicted with them. Leave-one-family-out:
+the same with each GPU family (the catalog's ``architecture``: hopper, ampere, ada, davinci = Ascend, ...) held out,
+as a new part arrives without data: the held-out family's own fitted efficiency is set to the model's ``default``
+and its MFU ceiling rows are removed (it gets the ceiling of a GPU with no measured run), so nothing of it comes
+from its cases. Every fold derives its MFU ceilings from its own training cases (``mfu_evidence.fold_ceilings``): a
+held-out case never bounds its own prediction. In every fold a family that no training case shows takes its
+efficiency from its measured matmul efficiency (``calibrate.family_prior``), so a publication that alone shows a
+family does not lend it its own fitted value. Every case is predicted once and counted: cases the data flags as
+implausible stay out of the fits but not out of the error. Beside the absolute errors, each summary gives the signed
+median per GPU family and per training method (positive = predicted too fast / too large). """
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
+from trainsizer.estimate.typed_data import Table, value_at, with_value
+from trainsizer.evidence.calibrate import (
+    MEMORY_FREE,
+    PERFORMANCE_FREE,
+    REFINE_ROUNDS,
+    coordinate_descent,
+    family_prior,
+    fold_start,
+    settle_priors,
+)
+from trainsizer.evidence.case_terms import CaseTerms, build_case_terms, log_error_loss
+from trainsizer.evidence.cases import CaseResult, summarize
+from trainsizer.evidence.mfu_evidence import fold_ceilings
+
+KINDS = {"memory": MEMORY_FREE, "throughput": PERFORMANCE_FREE}
+GROUPINGS = ("source", "family")
+# A step-time figure is larger when the prediction is slower: its error is turned round so that every signed figure
+# reads "positive = predicted too fast" for speed and "too large" for memory.
+SLOWER_WHEN_LARGER = ("step_time_s",)
+
+
+def compared_metric(label: str) -> str:
+    """The quantity a result compares: ``tflops_per_gpu (as X)`` compares X."""
+    return label.split("(as ", 1)[1].rstrip(")") if "(as " in label else label
+
+
+def oriented_error(result: CaseResult) -> float | None:
+    """``result.error`` signed so that positive means predicted too fast (speed) or too large (memory)."""
+    if result.error is None:
+        return None
+    return -result.error if compared_metric(result.metric) in SLOWER_WHEN_LARGER else result.error
+
+
+def signed_summary(results: Sequence[CaseResult]) -> dict[str, Any]:
+    """Count, median and p90 of |error| and the signed median (:func:`oriented_error`) of ``results``."""
+    s = summarize(list(results))
+    signed = [e for e in (oriented_error(r) for r in results) if e is not None]
+    return {"count": s.count, "median_abs_error": None if s.median_abs_error is None else round(s.median_abs_error, 4),
+            "p90_abs_error": None if s.p90_abs_error is None else round(s.p90_abs_error, 4),
+            "signed_median_error": round(float(np.median(signed)), 4) if signed else None}
+
+
+def _groups(results: Sequence[CaseResult], key_of: dict[str, str]) -> dict[str, Any]:
+    keys = sorted(dict.fromkeys(key_of[r.id] for r in results))
+    return {k: signed_summary([r for r in results if key_of[r.id] == k]) for k in keys}
+
+
+EFFICIENCY = "compute.max_efficiency"  # the per-family fitted efficiency (calibrate.PERFORMANCE_FREE)
+
+
+def _without_family(params: Any, family: str, free: Any) -> Any:
+    """``params`` as they stand for a family with no case: a performance model's efficiency of that family, where the
+    fit sets it, at the table's ``default``, and the family's MFU ceiling rows removed; a memory model unchanged (it
+    has no per-family parameter). A value the data assumes from a source (not fitted) is kept."""
+    if not isinstance(params, PerformanceModel):
+        return params
+    out = params
+    if (EFFICIENCY, family) in {(d, k) for d, k, _ in free}:
+        out = with_value(out, EFFICIENCY, family, value_at(out, EFFICIENCY, "default"))
+    ceilings = out.mfu_ceiling
+    if ceilings is not None and family in ceilings.table:
+        table = Table({a: rows for a, rows in ceilings.table.items() if a != family})
+        out = replace(out, mfu_ceiling=replace(ceilings, table=table))
+    return out
+
+
+def _fold(terms: CaseTerms, groups: list[str], group: str, base: Any, free: Any, rounds: int,
+          held_family: str | None) -> tuple[list[int], Any]:
+    test = [i for i, g in enumerate(groups) if g == group]
+    train = terms.fit_rows([i for i, g in enumerate(groups) if g != group])
+    start = _without_family(base, held_family, free) if held_family else base
+    seen = {f for i, f in enumerate(terms.families) if groups[i] != group}
+    if isinstance(start, PerformanceModel):  # a family no training case shows: its efficiency from physics
+        start = family_prior(settle_priors(start, free, seen), seen)
+        start = fold_ceilings(start, terms, train)  # MFU ceilings from the training cases alone
+    free_here = [f for f in free if not (held_family and (f[0], f[1]) == (EFFICIENCY, held_family))]
+    params = coordinate_descent(log_error_loss(terms, train), start, free_here, rounds)[0] if train else start
+    params = settle_priors(params, free, seen)  # as the shipped fit writes them (tools/fitting.fit_shipped)
+    return test, terms.predict(params, test)
+
+
+GroupOf = Callable[[CaseTerms], list[str]]
+GROUP_OF: dict[str, GroupOf] = {"source": lambda t: t.sources, "family": lambda t: t.families}
+
+
+def leave_one_out(cases: list[dict[str, Any]], by: str = "source", memory_params: MemoryModel | None = None,
+                  perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS) -> dict[str, Any]:
+    """``{"memory": summary, "throughput": summary}`` with each group of ``by`` (source | family) held out in turn:
+    count, median and p90 absolute error of the held-out predictions, ``excluded`` (cases that could not be predicted
+    at all: 0 unless a case cannot be expressed), the error per held-out group (``by_source`` / ``by_family``) and
+    the signed medians per GPU family and per training method (``signed``)."""
+    from trainsizer.estimate.memory import default_memory_model
+    from trainsizer.estimate.step import default_performance_model
+
+    mp = memory_params or default_memory_model()
+    pp = perf_params or default_performance_model()
+    out: dict[str, Any] = {}
+    for kind, free in KINDS.items():
+        terms, failed = build_case_terms(cases, "memory" if kind == "memory" else "performance", mp, pp)
+        # from the shared cases' fit, as the shipped fit starts (a mechanism no training case shows has no effect)
+        base = fold_start(mp if kind == "memory" else pp)
+        groups = GROUP_OF[by](terms)
+        results: list[CaseResult] = []
+        by_group: dict[str, Any] = {}
+        for group in dict.fromkeys(groups):
+            test, predicted = _fold(terms, groups, group, base, free, rounds, group if by == "family" else None)
+            metrics = terms.speed.metrics if terms.speed is not None else [kind] * len(terms)
+            fold = [CaseResult(terms.ids[i], metrics[i], float(p), float(terms.measured[i]), terms.excluded_from_fit[i])
+                    for i, p in zip(test, predicted, strict=True)]
+            results += fold
+            by_group[group] = signed_summary(fold)
+        summary = summarize(results).to_dict()
+        family_of = dict(zip(terms.ids, terms.families, strict=True))
+        method_of = dict(zip(terms.ids, terms.methods, strict=True))
+        out[kind] = {"holdout": by, "count": summary["count"], "median_abs_error": summary["median_abs_error"],
+                     "p90_abs_error": summary["p90_abs_error"], "within_15pct": summary["within_15pct"],
+                     "signed_median_error": signed_summary(results)["signed_median_error"],
+                     "excluded": len(failed), "excluded_cases": [{"id": i, "reason": r} for i, r in failed],
+                     "sources" if by == "source" else "families": len(by_group), f"by_{by}": by_group,
+                     "signed": {"family": _groups(results, family_of), "method": _groups(results, method_of)},
+                     "cases": [r.to_dict() for r in results]}
+    return out
+
+
+def leave_one_source_out(cases: list[dict[str, Any]], memory_params: MemoryModel | None = None,
+                         perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS) -> dict[str, Any]:
+    """:func:`leave_one_out` by publication."""
+    return leave_one_out(cases, "source", memory_params, perf_params, rounds)
+
+
+def leave_one_family_out(cases: list[dict[str, Any]], memory_params: MemoryModel | None = None,
+                         perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS) -> dict[str, Any]:
+    """:func:`leave_one_out` by GPU family."""
+    return leave_one_out(cases, "family", memory_params, perf_params, rounds)

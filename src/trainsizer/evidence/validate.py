@@ -1,0 +1,174 @@
+"""Replaying measured cases: predicted vs measured, per-case error, median and p90."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from trainsizer.errors import N_, InputError
+from trainsizer.evidence.cases import (
+    METRICS_MEMORY,
+    METRICS_SPEED,
+    CaseResult,
+    Summary,
+    load_cases,
+    speed_metric,
+    summarize,
+)
+from trainsizer.scenario import scenario_from_dict
+
+if TYPE_CHECKING:
+    from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
+
+__all__ = ["CaseResult", "Summary", "load_cases", "run_case", "summarize", "validate_cases", "validate_files"]
+
+
+def run_case(case: dict[str, Any], exclusions: Mapping[str, str], memory_params: MemoryModel | None = None,
+             perf_params: PerformanceModel | None = None) -> CaseResult:
+    from trainsizer.estimate.estimator import estimate
+    from trainsizer.estimate.step import default_performance_model
+
+    cid = str(case.get("id", "?"))
+    measured = case["measured"]
+    try:
+        scenario = scenario_from_dict(case["scenario"], source=cid)
+    except InputError as exc:
+        raise InputError(f"case {cid}", str(exc)) from None
+    if "memory_gib" in measured:
+        metric = str(measured.get("memory_metric", "allocated"))
+        if metric not in METRICS_MEMORY:
+            raise InputError(f"{cid}.measured.memory_metric", f"{metric!r}; accepted: {', '.join(METRICS_MEMORY)}")
+        try:
+            result = estimate(scenario, memory_params=memory_params, with_limits=False, with_performance=False,
+                              source=cid)
+        except InputError as exc:
+            raise InputError(f"case {cid}", str(exc)) from None
+        return CaseResult(cid, metric, result.memory.metric_gib(metric), float(measured["memory_gib"]),
+                          exclusions.get(cid))
+    speed = [k for k in METRICS_SPEED if k in measured]
+    if not speed:
+        raise InputError(f"{cid}.measured", "needs memory_gib or one of " + ", ".join(METRICS_SPEED))
+    pp = perf_params or default_performance_model()
+    compare, _why = speed_metric(cid, speed[0], pp)
+    try:
+        result = estimate(scenario, memory_params=memory_params, with_limits=False, performance_params=pp, source=cid)
+    except InputError as exc:
+        raise InputError(f"case {cid}", str(exc)) from None
+    predicted = float(getattr(result.performance, compare))
+    label = speed[0] if compare == speed[0] else f"{speed[0]} (as {compare})"
+    return CaseResult(cid, label, predicted, float(measured[speed[0]]), exclusions.get(cid))
+
+
+def validate_cases(cases: list[dict[str, Any]], memory_params: MemoryModel | None = None,
+                   perf_params: PerformanceModel | None = None) -> list[CaseResult]:
+    from trainsizer.estimate.memory import default_memory_model
+    from trainsizer.estimate.step import default_performance_model
+
+    mparams = memory_params or default_memory_model()
+    pparams = perf_params or default_performance_model()
+    exclusions = {**mparams.fit.exclude, **pparams.fit.exclude}
+    return [run_case(c, exclusions, mparams, pparams) for c in cases]
+
+
+HOLDOUTS = ("none", "source", "family", "both")
+IN_SAMPLE_NOTE = N_("in-sample: the shipped parameters were fitted on every shipped case of validation/, so these "
+                     "errors flatter the model; --holdout source (or family) gives the cross-validated figure")
+
+
+def validate_files(paths: list[Path] | None = None, calibration: Path | None = None,
+                   holdout: str | None = None) -> tuple[list[CaseResult], dict[str, Any]]:
+    """Every case of the files predicted (with a calibration profile's parameters, if given) and the
+    summary: all cases, those the shipped fit used, those it left out, how many had no prediction, and
+    with ``holdout="source"`` the leave-one-source-out errors (``summary["holdout"]``), with ``"family"`` the
+    leave-one-family-out ones (``summary["holdout_family"]``), ``"both"`` both (:mod:`trainsizer.evidence.holdout`).
+    No files: the shipped cases (:mod:`trainsizer.evidence.shipped_cases`), held out both ways unless told
+    otherwise, and ``summary["accuracy"]``, the table the README quotes."""
+    from trainsizer.estimate.calibration import calibrated_params
+    from trainsizer.evidence.shipped_cases import shared_files, shipped_files
+
+    shipped = not paths
+    holdout = holdout or ("both" if shipped else "none")
+    if holdout not in HOLDOUTS:
+        raise InputError("--holdout", N_("{value!r}; accepted: {accepted}"), value=holdout,
+                         accepted=", ".join(HOLDOUTS))
+    files = shipped_files() if shipped else list(paths or [])
+    memory_params, perf_params = calibrated_params(calibration)
+    cases: list[dict[str, Any]] = []
+    for path in files:
+        cases += load_cases(path)
+    results = validate_cases(cases, memory_params, perf_params)
+    predicted = [r for r in results if r.error is not None]
+    fitted = [r for r in predicted if not r.excluded_from_fit]
+    summary: dict[str, Any] = {
+        "all": summarize(predicted).to_dict(), "fitted": summarize(fitted).to_dict(),
+        "excluded": summarize([r for r in predicted if r.excluded_from_fit]).to_dict(),
+        "skipped": len(results) - len(predicted), "in_sample": True, "in_sample_note": IN_SAMPLE_NOTE}
+    if holdout in ("source", "both"):
+        from trainsizer.evidence.holdout import leave_one_source_out
+
+        summary["holdout"] = leave_one_source_out(cases, memory_params, perf_params)
+        summary["range_coverage"] = range_coverage(cases, summary["holdout"], memory_params, perf_params)
+    if holdout in ("family", "both"):
+        from trainsizer.evidence.holdout import leave_one_family_out
+
+        summary["holdout_family"] = leave_one_family_out(cases, memory_params, perf_params)
+    if shipped:
+        from trainsizer.evidence.shipped_cases import label
+
+        shared = shared_files()
+        shared_cases = [c for path in shared for c in load_cases(path)]
+        summary["files"] = [label(f) for f in files]
+        summary["accuracy"] = accuracy_rows(cases, shared_cases, results, summary.get("holdout"),
+                                            memory_params, perf_params, [label(f) for f in shared],
+                                            summary.get("holdout_family"))
+    return results, summary
+
+
+def range_coverage(cases: list[dict[str, Any]], holdout: dict[str, Any], memory_params: Any = None,
+                   perf_params: Any = None) -> dict[str, Any]:
+    """How often the held-out cases fall inside their 80 % range, the ranges fitted without their publication, on
+    errors of parameters that never saw it either (``ranges_fit.coverage``, nested), with the median half-width."""
+    from trainsizer.evidence.ranges_fit import LEVEL, coverage, nested_residuals, residuals
+
+    inner = nested_residuals(cases, memory_params, perf_params)
+    return {"level": LEVEL, **coverage(residuals(cases, holdout), inner)}
+
+
+def _kinds(cases: list[dict[str, Any]]) -> dict[str, str]:
+    """Case id -> memory | throughput."""
+    return {str(c.get("id", "?")): "memory" if "memory_gib" in c["measured"] else "throughput" for c in cases}
+
+
+def _cell(summary: dict[str, Any], sources: int | None = None) -> dict[str, Any]:
+    return {"count": summary["count"], "sources": sources, "median_abs_error": summary["median_abs_error"],
+            "p90_abs_error": summary["p90_abs_error"], "signed_median_error": summary.get("signed_median_error")}
+
+
+def accuracy_rows(cases: list[dict[str, Any]], shared_cases: list[dict[str, Any]], results: list[CaseResult],
+                  holdout: dict[str, Any] | None, memory_params: dict[str, Any], perf_params: dict[str, Any],
+                  shared_labels: list[str], family: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The README's accuracy table: leave-one-source-out over every shipped case and over the shared cases
+    (validation/cases/) alone (both only when ``holdout``, the first pass, was run), leave-one-family-out over every
+    shipped case (when ``family`` was run), then every case in-sample (the shipped parameters were fitted on them all:
+    the figure that flatters the model)."""
+    from trainsizer.evidence.holdout import leave_one_source_out
+
+    rows: list[dict[str, Any]] = []
+    if holdout is not None:
+        for name, chosen in (("all", cases), ("shared", shared_cases)):
+            held = holdout if name == "all" else leave_one_source_out(chosen, memory_params, perf_params)
+            rows.append({"cases": name, "count": len(chosen), "method": "leave-one-source-out",
+                         **{k: _cell(held[k], held[k]["sources"]) for k in ("memory", "throughput")}})
+    if family is not None:
+        rows.append({"cases": "all", "count": len(cases), "method": "leave-one-family-out",
+                     **{k: _cell(family[k], family[k]["families"]) for k in ("memory", "throughput")}})
+    kind = _kinds(cases)
+    fit_results = [r for r in results if r.id in kind and r.error is not None]
+    rows.append({"cases": "all", "count": len(cases), "method": "in-sample",
+                 **{k: _cell(summarize([r for r in fit_results if kind[r.id] == k]).to_dict())
+                    for k in ("memory", "throughput")}})
+    for row in rows:
+        if row["cases"] == "shared":
+            row["files"] = shared_labels
+    return rows
