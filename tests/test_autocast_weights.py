@@ -10,7 +10,7 @@ from screen_layouts import one_layout  # tests/ is on sys.path
 from trainsizer.api import estimate
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
-from trainsizer.models.params import count_params, layer_norm_params
+from trainsizer.models.param_counts import count_params, layer_norm_params
 from trainsizer.plan.fast import job_basis, screen_memory
 from trainsizer.scenario import scenario_from_dict
 

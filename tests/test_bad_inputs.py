@@ -781,7 +781,7 @@ def test_dumps_strict_turns_non_finite_into_null_with_a_reason_or_raises():
 
 @pytest.mark.parametrize("value", [None, 1, 0.5, "2", 7.0])
 def test_finite_positive_accepts_finite_positive_numbers(value):
-    from trainsizer.validation import finite_positive
+    from trainsizer.input_checks import finite_positive
 
     assert finite_positive(value, "--x") == (None if value is None else float(value))
 
@@ -789,7 +789,7 @@ def test_finite_positive_accepts_finite_positive_numbers(value):
 @pytest.mark.parametrize("value", [0, -1, float("nan"), float("inf"), float("-inf"), True, "x", "nan"])
 def test_finite_positive_refuses_the_rest(value):
     from trainsizer.errors import InputError
-    from trainsizer.validation import finite_positive
+    from trainsizer.input_checks import finite_positive
 
     with pytest.raises(InputError) as err:
         finite_positive(value, "--x")

@@ -5,7 +5,7 @@ from conftest import base_scenario
 
 from trainsizer.api import estimate
 from trainsizer.models.catalog import preset_architecture
-from trainsizer.models.params import count_params
+from trainsizer.models.param_counts import count_params
 from trainsizer.report.message_text import text as _text
 
 GIB = 2**30

@@ -160,8 +160,8 @@ def test_an_index_row_silent_on_multi_node_is_never_a_cluster():
 def test_the_screen_keeps_host_memory_on_the_machines_to_be_had():
     from trainsizer.hardware.catalog import default_catalog
     from trainsizer.system.sites import get_site, load_sites
-    from trainsizer.workflows.objective import host_fits
-    from trainsizer.workflows.recommend import MoneyTerms
+    from trainsizer.workflows.pricing import MoneyTerms
+    from trainsizer.workflows.screen_pricing import host_fits
 
     terms = MoneyTerms(get_site("chengdu-legacy-colo", load_sites([])), load_prices("CNY"), "cn")
     fits = host_fits(terms, default_catalog(), 32_000_000_000)

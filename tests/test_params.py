@@ -4,7 +4,7 @@ import pytest
 
 from trainsizer.models.architecture import architecture_from_config
 from trainsizer.models.catalog import model_ids, preset_architecture, preset_entry
-from trainsizer.models.params import count_params
+from trainsizer.models.param_counts import count_params
 
 # Published counts (model cards / papers / safetensors metadata) named in the issue.
 PUBLISHED = {

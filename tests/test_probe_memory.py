@@ -23,7 +23,7 @@ from trainsizer.estimate.memory_types import GIB  # noqa: E402
 from trainsizer.estimate.training_state import training_state  # noqa: E402
 from trainsizer.evidence.validate import load_cases, validate_cases  # noqa: E402
 from trainsizer.models.catalog import resolve_model  # noqa: E402
-from trainsizer.models.params import count_params  # noqa: E402
+from trainsizer.models.param_counts import count_params  # noqa: E402
 from trainsizer.probe.common.gpu_match import detect_gpu_id  # noqa: E402
 from trainsizer.probe.memory.cases import measured_cases, write_cases  # noqa: E402
 from trainsizer.probe.memory.measure import Reading, extrapolate, measure  # noqa: E402

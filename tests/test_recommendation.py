@@ -116,7 +116,7 @@ def test_without_a_rental_of_its_own_the_horizon_rents_only_in_the_market():
     from types import SimpleNamespace
 
     from trainsizer.hardware.catalog import default_catalog
-    from trainsizer.workflows.recommend import _horizon_offer
+    from trainsizer.workflows.pricing import _horizon_offer
     cat = default_catalog()
     cn = SimpleNamespace(prices=load_prices("CNY"), market="cn")
     offer, rentable = _horizon_offer(cat.accelerator("h100-sxm5-80gb"), None, cn)

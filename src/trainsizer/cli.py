@@ -177,7 +177,7 @@ AllOpt = Annotated[bool, typer.Option("--all", help="Show every option searched,
 
 def _plan_request(**kw: Any) -> Any:
     """The workflow's PlanRequest from the shared plan options, each number checked first."""
-    from trainsizer.validation import count_in_range, finite_positive
+    from trainsizer.input_checks import count_in_range, finite_positive
     from trainsizer.workflows.jobs import parse_duration
     from trainsizer.workflows.plan_job import PlanRequest
 

@@ -55,7 +55,7 @@ _c("plan.fits_not_to_be_had",
 _c("plan.deadline_binds", N_("the deadline may be what binds: try without --deadline to see the fastest option's time"))
 _c("plan.global_batch_assumed", N_("global batch not given: {n} sequences per step assumed for every option"), n="int")
 
-# workflows/plan_job.py and recommend.py: market, budget, workload, notes of an option
+# workflows/plan_job.py and pricing.py: market, budget, workload, notes of an option
 _c("plan.market_excluded",
    N_("{market}: {n} of {total} GPU types left out, they cannot be bought or rented there ({gpus_list})"),
    market="market", n="int", total="int", gpus_list="gpus_list")
@@ -85,7 +85,7 @@ _c("cost.workload_runs", NP_("{n} run a month", "{n} runs a month"), n="g")
 _c("cost.workload_utilisation", N_("{pct} utilisation"), pct="pct")
 _c("site.rented", N_("rented: runs in the provider's data centre, your site's racks do not apply"))
 _c("site.verdict", N_("site: {verdict}"), verdict="clause")
-# an option's verdict (workflows/recommend.py)
+# an option's verdict (workflows/pricing.py)
 _c("verdict.per_token", N_("{acquisition}: {price} per million tokens"), acquisition="acquisition",
    price="small_money")
 _c("verdict.rent", N_("rent: {cost} a run from {provider} ({term}, {hours} billed)"), cost="money",
@@ -256,7 +256,7 @@ _c("system.remedy_liquid_site", N_("host it in a liquid-cooled site with >= {kw}
                                    "CDU and facility water)"), kw="num0")
 _c("system.remedy_baseboard", N_("or choose 8-GPU baseboard servers (HGX B200/H200) that a 30-60 kW site can take"))
 
-# workflows/recommend.py: deployment timeline and verification on hardware
+# workflows/next_steps.py: deployment timeline and verification on hardware
 _c("timeline.evaluation", N_("evaluation and quotes"))
 _c("timeline.delivery", N_("vendor delivery of bought servers"))
 _c("timeline.preparation", N_("server preparation (delivery, racking, cabling)"))

@@ -18,10 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from trainsizer.currency import CURRENCIES
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import N_, InputError
+from trainsizer.input_checks import Flag, Int, IsoDate, Number, checked_once, parse_model
 from trainsizer.lookup import unknown_id
 from trainsizer.messages import Message, msg
 from trainsizer.provenance import is_stale
-from trainsizer.validation import Flag, Int, IsoDate, Number, checked_once, parse_model
 
 RentalTerm = Literal["on-demand", "daily", "monthly", "yearly", "multi-year", "preemptible"]
 BillingGranularity = Literal["per-second", "per-minute", "per-hour", "per-day", "per-month"]

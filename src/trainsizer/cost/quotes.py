@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from trainsizer.cost.prices import Prices
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import InputError
+from trainsizer.input_checks import Flag, Int, Number, known_keys, parse_model
 from trainsizer.messages import Message, msg
-from trainsizer.validation import Flag, Int, Number, known_keys, parse_model
 
 HOURS_PER_MONTH = 730.0
 DEFAULT_MFU = 0.35  # without a job: a typical large-model MFU (stated in the output)

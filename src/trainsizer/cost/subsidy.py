@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trainsizer.cost.prices import Prices, load_prices
 from trainsizer.errors import InputError
+from trainsizer.input_checks import Flag, IsoDate, Number, parse_model
 from trainsizer.system.sites import Site
-from trainsizer.validation import Flag, IsoDate, Number, parse_model
 
 
 class Subsidy(BaseModel):

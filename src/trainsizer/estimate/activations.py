@@ -21,7 +21,7 @@ from trainsizer.estimate.model_params import MemoryModel
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, RESIDUAL_BYTES, LayerState, TrainingState
 from trainsizer.messages import Message, listing, msg
 from trainsizer.models.architecture import Architecture
-from trainsizer.models.params import Linear
+from trainsizer.models.param_counts import Linear
 from trainsizer.scenario import Scenario
 
 

@@ -24,7 +24,7 @@ from trainsizer.estimate.model_params import (
     performance_model,
 )
 from trainsizer.estimate.typed_data import Table, overlay
-from trainsizer.validation import known_keys
+from trainsizer.input_checks import known_keys
 
 # The sections of memory_model.yaml / performance_model.yaml whose values a profile may replace: those the
 # fitter (trainsizer.evidence.calibrate) has free parameters in.

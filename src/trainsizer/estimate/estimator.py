@@ -24,7 +24,7 @@ from trainsizer.hardware.catalog import (
 )
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.catalog import resolve_model
-from trainsizer.models.params import ParamCounts, count_params
+from trainsizer.models.param_counts import ParamCounts, count_params
 from trainsizer.scenario import Precision, Scenario, load_scenario, scenario_from_dict
 
 
@@ -162,7 +162,7 @@ def clear_caches() -> None:
     correctness (every cache is keyed by all that its result reads)."""
     from trainsizer.estimate import flops
     from trainsizer.estimate import training_state as ts
-    from trainsizer.models import params
+    from trainsizer.models import param_counts as params
 
     ts.clear_caches()
     flops.clear_caches()

@@ -34,7 +34,7 @@ from functools import lru_cache
 from typing import Any
 
 from trainsizer.models.architecture import Architecture
-from trainsizer.models.params import Linear, layer_linears, moe_layer_linears
+from trainsizer.models.param_counts import Linear, layer_linears, moe_layer_linears
 from trainsizer.scenario import Scenario
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from trainsizer.estimate.memory import MemoryEstimate
 from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
-from trainsizer.models.params import count_params
+from trainsizer.models.param_counts import count_params
 from trainsizer.scenario import Scenario
 
 GB = 1e9

@@ -26,7 +26,7 @@ from typing import Any
 from trainsizer.estimate.model_params import MemoryModel
 from trainsizer.messages import Message
 from trainsizer.models.architecture import Architecture
-from trainsizer.models.params import Linear, count_params, layer_linears, layer_norm_params
+from trainsizer.models.param_counts import Linear, count_params, layer_linears, layer_norm_params
 from trainsizer.scenario import Scenario
 
 # precision -> (compute weight bytes, master bytes, gradient bytes, optimizer-state element bytes)

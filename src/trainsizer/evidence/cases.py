@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import InputError
-from trainsizer.validation import Number, parse_model
+from trainsizer.input_checks import Number, parse_model
 
 if TYPE_CHECKING:
     from trainsizer.estimate.model_params import PerformanceModel

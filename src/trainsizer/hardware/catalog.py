@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidatorFun
 
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
+from trainsizer.input_checks import Flag, Int, IsoDate, Number, checked_once, known_keys, parse_model
 from trainsizer.lookup import unknown_id
-from trainsizer.validation import Flag, Int, IsoDate, Number, checked_once, known_keys, parse_model
 
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8")
 LinkScope = Literal["scale-up", "pcie", "scale-out"]

@@ -19,7 +19,7 @@ def rank_options(options: list[dict[str, Any]], top: int | None = None) -> dict[
         "best_mfu": sorted(idx, key=lambda i: -options[i]["performance"]["mfu"]),
     }
     priced = [i for i in idx if (options[i].get("per_run") or {}).get("cost") is not None]
-    if priced:  # what one run costs on its cheapest terms (workflows.recommend)
+    if priced:  # what one run costs on its cheapest terms (workflows.pricing)
         rankings["cheapest_per_run"] = sorted(priced, key=lambda i: options[i]["per_run"]["cost"])
     if any(o.get("cost") for o in options):
         rankings["cheapest_to_buy"] = sorted((i for i in idx if options[i].get("cost")),

@@ -12,7 +12,7 @@ from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.training_state import training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
-from trainsizer.models.params import count_params
+from trainsizer.models.param_counts import count_params
 from trainsizer.scenario import Scenario
 from trainsizer.system.host import HostSizing, size_host
 from trainsizer.system.inventory import Inventory

@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import InputError
+from trainsizer.input_checks import IsoDate, Number, checked_once, known_keys, parse_model
 from trainsizer.lookup import unknown_id
-from trainsizer.validation import IsoDate, Number, checked_once, known_keys, parse_model
 
 TOU_PROFILES = ("flat-24h",)
 Confidence = Literal["H", "M", "L"]

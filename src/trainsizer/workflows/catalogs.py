@@ -8,7 +8,7 @@ from typing import Any
 
 from trainsizer.hardware.catalog import load_catalog
 from trainsizer.models.catalog import model_ids, preset_architecture, preset_entry
-from trainsizer.models.params import count_params
+from trainsizer.models.param_counts import count_params
 from trainsizer.system.sites import default_site_id, load_sites
 
 KINDS = ("models", "gpus", "links", "sites")

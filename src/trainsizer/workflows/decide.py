@@ -50,7 +50,7 @@ def _value(o: dict[str, Any], objective: str) -> float:
     if objective == "fewest-gpus":
         return float(o["hardware"]["gpus"])
     pr = o["per_run"]
-    if pr.get("cost") is not None:  # the run's cost plus the value of its time (workflows.recommend)
+    if pr.get("cost") is not None:  # the run's cost plus the value of its time (workflows.pricing)
         return float(pr.get("objective", pr["cost"]))
     return float(pr["cost_per_million_tokens"])
 

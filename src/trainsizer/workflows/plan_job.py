@@ -20,7 +20,7 @@ from trainsizer.messages import Message, clauses, msg
 from trainsizer.messages import money as to_money
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.catalog import resolve_model
-from trainsizer.models.params import count_params
+from trainsizer.models.param_counts import count_params
 from trainsizer.plan.ranking import rank_options
 from trainsizer.plan.search import Constraints, PlanResult, plan
 from trainsizer.scenario import Scenario
@@ -37,15 +37,10 @@ from trainsizer.workflows.decide import (
 )
 from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
 from trainsizer.workflows.jobs import load_job
-from trainsizer.workflows.objective import host_fits, screen_rate
-from trainsizer.workflows.recommend import (
-    MoneyTerms,
-    merge_fabric_twins,
-    recommend_options,
-    timeline,
-    verification_steps,
-)
+from trainsizer.workflows.next_steps import timeline, verification_steps
+from trainsizer.workflows.pricing import MoneyTerms, merge_fabric_twins, recommend_options
 from trainsizer.workflows.robust import close_call, confidence, with_ranges
+from trainsizer.workflows.screen_pricing import host_fits, screen_rate
 from trainsizer.workflows.time_value import TimeValue, time_value
 
 __all__ = ["DEFAULT_MAX_GPUS", "PlanOutcome", "PlanRequest", "load_job", "plan_job", "price_hardware"]

@@ -88,7 +88,7 @@ def _scaling_chart(pick: dict[str, Any] | None, job: Scenario, arch: Any, max_gp
 
 def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> dict[str, Any]:
     """The report model of a job's plan under ``req``: the recommendation, its charts and its sources."""
-    from trainsizer.models.params import count_params
+    from trainsizer.models.param_counts import count_params
 
     lang = resolve_lang(req.lang)
     planned = plan_job(job, req, job_label)

@@ -2,7 +2,7 @@
 what one run costs on its cheapest terms the market offers within the budget, plus the value of the time
 it takes (``--time-value``, money per wall-clock hour). The planner ranks every screened layout by it
 before it cuts the shortlist, so layouts that meet the deadline and the budget at the lowest objective are
-the ones re-checked exactly; :mod:`trainsizer.workflows.recommend` then prices the survivors in full."""
+the ones re-checked exactly; :mod:`trainsizer.workflows.pricing` then prices the survivors in full."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from trainsizer.datafiles import packaged_yaml
 from trainsizer.hardware.catalog import Catalog
 from trainsizer.hardware.market import availability
 from trainsizer.system.host import instance_cores, instance_ram_gib
-from trainsizer.workflows.recommend import MoneyTerms
+from trainsizer.workflows.pricing import MoneyTerms
 
 Rate = Callable[[str, int, int, int, float, float], float | None]
 HostFits = Callable[[str, np.ndarray, np.ndarray], np.ndarray]
