@@ -115,7 +115,7 @@ def _prose_strings(node, path="$"):
 def test_plan_json_carries_every_sentence_as_a_message(lang):
     proc = subprocess.run([sys.executable, "-m", "trainsizer.cli", "plan", "examples/jobs/qwen2.5-7b-lora.yaml",
                            "--gpu", "rtx-4090-24gb", "--gpu", "h100-sxm5-80gb", "--max-gpus", "8", "--currency", "CNY",
-                           "--site", "chengdu-legacy-colo", "--json", "--lang", lang],
+                           "--site", "chengdu-legacy-colo", "--json", "--all", "--lang", lang],
                           cwd=REPO, capture_output=True, text=True, timeout=300,
                           env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -123,7 +123,8 @@ def test_plan_json_carries_every_sentence_as_a_message(lang):
     assert not list(_prose_strings(out)), list(_prose_strings(out))[:5]
     found = list(_messages(out))
     codes = {m["code"] for _, m in found}
-    # a rented answer: the rental's timeline and its first-hour check (workflows.recommend)
+    # a rented answer: the rental's timeline and its first-hour check (workflows.next_steps); --all: every option
+    # in full, so every message the plan makes is in the JSON
     assert {"plan.memory_headroom", "verdict.rent", "timeline.rent_instance", "verify.first_hour"} <= codes | {
         p["code"] for _, m in found for p in m["args"].get("parts", []) if isinstance(p, dict)}
     assert all(m["code"] in REGISTRY and m["text"] for _, m in found)

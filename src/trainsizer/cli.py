@@ -241,8 +241,10 @@ def plan_cmd(
         from trainsizer.i18n import resolve_lang
         from trainsizer.jsonout import dumps_strict
         from trainsizer.report.message_text import as_json as messages_as_json
+        from trainsizer.workflows.plan_json import plan_json
 
-        typer.echo(dumps_strict(messages_as_json(out, resolve_lang(lang))))
+        # compact: what a script reads (docs/plan-json.md); the answer outside the first screen is the table's
+        typer.echo(dumps_strict(messages_as_json(plan_json(out, req.all_options), resolve_lang(lang)), indent=None))
         return
     from trainsizer.report.text import print_plan
 

@@ -14,6 +14,7 @@ from typing import Any
 from trainsizer.report.message_text import as_json
 from trainsizer.web import schemas as s
 from trainsizer.web import service
+from trainsizer.workflows.plan_json import plan_json
 
 NAMES = ("estimate", "plan", "ui_plan", "ui_answer", "ui_rest", "scale", "cost", "quotes", "export")
 
@@ -38,7 +39,8 @@ def estimate(req: s.EstimateIn) -> bytes:
 
 
 def plan(req: s.PlanIn) -> bytes:
-    return json_bytes(as_json(service.plan(req).out))  # every message as {code, args, text}
+    """The plan as its JSON carries it (``workflows.plan_json``; every message as {code, args, text})."""
+    return json_bytes(as_json(plan_json(service.plan(req).out, req.constraints.all_options)))
 
 
 def scale(req: s.ScaleIn) -> bytes:
