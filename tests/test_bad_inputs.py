@@ -812,3 +812,122 @@ def test_the_edge_cases_say_what_is_accepted(args, job, says, tmp_path, monkeypa
 def en(message):
     """An engine message in English."""
     return _text(message, "en")
+
+
+# --- hostile YAML: bounded everywhere a user's file is read ------------------------------------------------------
+
+def yaml_bomb(levels: int) -> str:
+    """A 'billion laughs' file: a list of nine strings, then ``levels`` lists of nine aliases to the one before
+    (eight levels: 342 bytes that expand to 9**9 = 387 million strings)."""
+    names = "abcdefghijklmnopqrstuvwxyz"
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"{names[i]}: &{names[i]} [{','.join([f'*{names[i - 1]}'] * 9)}]" for i in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+HOSTILE_COMMANDS = [  # (the command, the field its file is read for); {f}: the hostile file
+    pytest.param(["estimate", "{f}"], "scenario", id="estimate"),
+    pytest.param(["plan", "{f}", "--gpu", "rtx-4090-24gb"], "job", id="plan"),
+    pytest.param(["quotes", "{f}"], "quotes", id="quotes"),
+    pytest.param(["validate", "{f}"], "cases", id="validate"),
+    pytest.param(["estimate", "--catalog", "{f}"], "catalog", id="catalog"),
+]
+
+
+def _hostile_run(args: list[str], text: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                 capsys: pytest.CaptureFixture[str], big: int = 0) -> tuple[int, str, Path]:
+    """Run ``args`` on ``{tmp}/hostile.yaml`` (``text``, or ``big`` bytes of a YAML list) with the cache in its own
+    folder; (exit status, output, the cache folder)."""
+    hostile = tmp_path / "hostile.yaml"
+    if big:
+        with hostile.open("w", encoding="utf-8") as f:
+            line = "- 12345678\n"
+            f.write(line * (big // len(line) + 1))
+    else:
+        hostile.write_text(text or "", encoding="utf-8")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TRAINSIZER_CACHE_DIR", str(cache))
+    monkeypatch.chdir(tmp_path)
+    code, output = run_cli([a.format(f=hostile) for a in args], monkeypatch, capsys)
+    return code, output, cache
+
+
+def _user_copies(cache: Path) -> list[Path]:
+    """The parsed copies of users' files in the cache (the shipped files' copies may be written by any command)."""
+    return sorted(cache.rglob("user-*")) if cache.exists() else []
+
+
+@pytest.mark.parametrize("levels", [8, 9])
+@pytest.mark.parametrize(("args", "field_name"), HOSTILE_COMMANDS)
+def test_a_yaml_bomb_is_refused_in_one_line_and_nothing_is_cached(args, field_name, levels, tmp_path, monkeypatch,
+                                                                    capsys):
+    """Eight and nine levels of aliases (387 million and 3.5 billion strings written out): refused while the file
+    is composed, counting each alias as the values it names (never expanding it), in one line that names the
+    field, the file and the bound; nothing reaches the parsed-file cache."""
+    code, output, cache = _hostile_run(args, yaml_bomb(levels), tmp_path, monkeypatch, capsys)
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in output, output[-2000:]
+    assert lines[0].startswith(f"error: {field_name}: ") and "hostile.yaml" in lines[0], lines[0]
+    assert "200,000 values with its aliases expanded" in lines[0] and len(lines[0]) < 300, lines[0]
+    assert _user_copies(cache) == []
+
+
+@pytest.mark.parametrize(("args", "field_name"), HOSTILE_COMMANDS[:2])
+def test_a_50_mb_file_is_refused_unread(args, field_name, tmp_path, monkeypatch, capsys):
+    """A file over yaml_text.MAX_YAML_BYTES is refused from its size (stat), before it is read or parsed."""
+    from trainsizer.yaml_text import MAX_YAML_BYTES
+
+    code, output, cache = _hostile_run(args, None, tmp_path, monkeypatch, capsys, big=50 * 2**20)
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, output[-2000:]
+    assert lines[0] == (f"error: {field_name}: {tmp_path / 'hostile.yaml'} is over {MAX_YAML_BYTES:,} bytes; "
+                        f"accepted: YAML files up to {MAX_YAML_BYTES:,} bytes")
+    assert _user_copies(cache) == []
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    pytest.param("model: &m {a: [*m]}\n", "alias *m in", id="alias-inside-its-value"),
+    pytest.param("model: " + "[" * 100_000 + "]" * 100_000 + "\n", "nests over 64 levels", id="nested-100000-deep"),
+    pytest.param("k: &k [1]\n" + "".join(f"k{i}: *k\n" for i in range(1_001)), "over 1,000 aliases",
+                 id="1001-aliases"),
+    pytest.param("model: " + "x" * 3_000_000 + "\n", "(got 'xxxxx", id="3-mb-scalar"),
+    pytest.param("model: *" + "x" * 100_000 + "\n", "found undefined alias 'xxx", id="long-undefined-alias"),
+    pytest.param("model:\n  " + "k" * 1_000 + ": 1\n  " + "k" * 1_000 + ": 2\n", "duplicate key 'model.kkk",
+                 id="long-duplicate-key"),
+])
+def test_hostile_yaml_gets_one_short_line_quoting_at_most_an_excerpt(text, says, tmp_path, monkeypatch, capsys):
+    """Recursion, depth (libyaml's own composer overflows the C stack at 100,000 levels), alias count, and errors
+    that quote the input: one line, exit 2, the input quoted in at most errors.MAX_INPUT_TEXT characters."""
+    code, output, cache = _hostile_run(["estimate", "{f}"], text, tmp_path, monkeypatch, capsys)
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in output, output[-2000:]
+    assert says in lines[0] and len(lines[0]) < 300, lines[0][:2000]
+
+
+def test_aliases_the_yaml_warrants_load_but_their_expansion_is_not_cached(tmp_path, monkeypatch, capsys):
+    """Four alias levels (59,049 strings from 202 bytes) are within the bounds and load, but their JSON copy would
+    be far larger than the file: the cache keeps no copy (datafiles.CACHE_GROWTH). A plain job file is kept."""
+    from trainsizer.datafiles import user_yaml
+
+    monkeypatch.setenv("TRAINSIZER_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "four.yaml").write_text(yaml_bomb(4), encoding="utf-8")
+    data = user_yaml(tmp_path / "four.yaml")
+    assert len(data["e"]) == 9 and data["e"][0][0][0][0] == ["lol"] * 9
+    assert _user_copies(tmp_path / "cache") == []
+    _write(tmp_path / "job.yaml", BASE)
+    assert user_yaml(tmp_path / "job.yaml") == BASE
+    assert len(_user_copies(tmp_path / "cache")) == 1
+
+
+def test_every_shipped_yaml_file_is_within_the_bounds():
+    """The shipped data (src/, validation/, examples/) loads through the bounded loader as PyYAML's own loader
+    reads it (anchors and aliases included)."""
+    from conftest import REPO
+
+    from trainsizer.yaml_text import load_yaml_text
+
+    files = [p for d in ("src", "validation", "examples") for p in sorted((REPO / d).rglob("*.y*ml"))]
+    assert len(files) > 30
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert load_yaml_text(text) == yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)), path

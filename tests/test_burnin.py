@@ -448,3 +448,188 @@ def test_ctrl_c_stops_the_command_and_still_judges(tmp_path):
     assert verdict.run["status"] == "interrupted" and verdict.run["load_exit_code"] == 130 and marker.exists()
     assert verdict.status == "WARN" and [r.rule for r in verdict.reasons] == ["run_incomplete"]
     assert verdict.gpus[0].samples == 11
+
+
+# --- a store that a crash, a full disk and an operator cannot lose -----------------------------------------------
+
+CLI = [sys.executable, "-m", "trainsizer.cli", "burnin"]
+ENV = {**os.environ, "PYTHONPATH": str(REPO / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def _read_only(db):
+    """A connection that changes nothing (the test's own look at a database)."""
+    return sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+
+
+def _crashed_run(db, min_elapsed):
+    """A 60 s fake burn-in in its own process, killed with SIGKILL once it has samples ``min_elapsed`` s in; the
+    files are left as the kill leaves them (RUN.db, RUN.db-wal, RUN.db-shm)."""
+    proc = subprocess.Popen([*CLI, "--backend", "fake", "--duration", "60s", "--interval", "0.1", "--db", str(db),
+                             "--quiet"], env=ENV)
+    try:
+        deadline = time.time() + 60
+        while True:
+            assert proc.poll() is None, "the burn-in exited early"
+            assert time.time() < deadline, "no samples after 60 s"
+            try:
+                with _read_only(db) as conn:
+                    last = conn.execute("SELECT MAX(elapsed) FROM samples").fetchone()[0]
+            except sqlite3.Error:
+                last = None
+            if last is not None and last >= min_elapsed:
+                break
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert db.with_name(db.name + "-wal").exists()
+
+
+def _stored(db):
+    """(samples, last elapsed) in a database, read without changing it."""
+    conn = _read_only(db)
+    try:
+        return conn.execute("SELECT COUNT(*), MAX(elapsed) FROM samples").fetchone()
+    finally:
+        conn.close()
+
+
+def test_kill_9_then_the_db_copied_alone_holds_all_but_the_last_seconds(tmp_path):
+    """After kill -9 the last rows are in RUN.db-wal; the run checkpoints every store.CHECKPOINT_S s, so the .db
+    copied alone reports every sample but those of the last seconds (CHECKPOINT_S and a round; at most 10 s)."""
+    from trainsizer.probe.burnin.store import CHECKPOINT_S
+
+    db = tmp_path / "crash.db"
+    _crashed_run(db, CHECKPOINT_S + 2.0)
+    alone = tmp_path / "copy" / "alone.db"
+    alone.parent.mkdir()
+    alone.write_bytes(db.read_bytes())  # the .db only, as an operator copies it
+    n_all, last_all = _stored(db)
+    verdict = report(alone)
+    assert sorted(p.name for p in alone.parent.iterdir()) == ["alone.db"]  # the report wrote nothing beside it
+    n_alone, last_alone = verdict.run["samples"], verdict.run["elapsed_s"] - verdict.run["interval_s"]
+    assert 0 < n_alone <= n_all and last_all - last_alone <= 10.0, (n_alone, n_all, last_alone, last_all)
+    assert ("run_incomplete", None) in _rules(verdict)
+
+
+def test_a_new_run_refuses_a_path_with_a_crashed_runs_wal_and_nothing_is_lost(tmp_path):
+    """The stale-WAL sequence: kill -9, the operator renames run.db to keep it, the -wal stays behind; a new run on
+    run.db (with --overwrite too) is refused in one line naming the files and how to recover them, and leaves
+    them as they were; moved beside the renamed database, they give back every sample."""
+    db = tmp_path / "run.db"
+    _crashed_run(db, 0.5)
+    n_samples, _ = _stored(db)
+    db.rename(tmp_path / "keep.db")
+    wal, shm = (tmp_path / "run.db-wal").read_bytes(), (tmp_path / "run.db-shm").read_bytes()
+    for extra in ([], ["--overwrite"]):
+        proc = subprocess.run([*CLI, "--backend", "fake", "--duration", "1s", "--db", str(db), *extra], env=ENV,
+                              capture_output=True, text=True, timeout=120)
+        lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
+        assert proc.returncode == 2 and len(lines) == 1, proc.stdout + proc.stderr
+        assert lines[0].startswith("error: --db: run.db-wal and run.db-shm beside") and "burnin report" in lines[0]
+        assert not db.exists()
+        assert (tmp_path / "run.db-wal").read_bytes() == wal and (tmp_path / "run.db-shm").read_bytes() == shm
+    for suffix in ("-wal", "-shm"):
+        (tmp_path / f"run.db{suffix}").rename(tmp_path / f"keep.db{suffix}")
+    assert report(tmp_path / "keep.db").run["samples"] == n_samples
+
+
+def _file_state(folder):
+    """Every file in ``folder``: its bytes and mode (permissions), by name."""
+    return {p.name: (p.read_bytes(), p.stat().st_mode) for p in sorted(folder.iterdir())}
+
+
+def test_report_opens_read_only_and_changes_no_file(tmp_path):
+    """report opens with mode=ro and sets no journal mode: a 0-byte file stays 0 bytes, an unrelated SQLite file
+    keeps its bytes and its rollback journal (no -wal/-shm appear beside it), a finished run is judged without a
+    byte changed or a file added (its WAL-mode file opened immutable: no -shm, no -wal)."""
+    (tmp_path / "empty.db").write_bytes(b"")
+    conn = sqlite3.connect(tmp_path / "other.db")
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    _fake(tmp_path, name="run.db", duration="0.3s")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.db", "other.db", "run.db"]
+    before = _file_state(tmp_path)
+    for name in ("empty.db", "other.db"):
+        with pytest.raises(InputError, match="not a burn-in database"):
+            report(tmp_path / name)
+    assert report(tmp_path / "run.db").run["samples"] == 6
+    assert _file_state(tmp_path) == before
+    with sqlite3.connect(tmp_path / "other.db") as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+
+
+def _unshare_ro_works():
+    try:
+        return subprocess.run(["unshare", "-rm", "true"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _read_only_mount(target, command):
+    """``command`` (a shell line) run where ``target`` (a folder or a file) is a read-only bind mount, in a mount
+    namespace of its own (unshare -rm). Tests run as root, and root writes a chmod 0444 file all the same: a
+    read-only mount is refused to root too (EROFS), so this is what a read-only disk or file does to SQLite."""
+    script = f"mount --bind '{target}' '{target}' && mount -o remount,bind,ro '{target}' && {command}"
+    return subprocess.run(["unshare", "-rm", "sh", "-c", script], env=ENV, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.skipif(not _unshare_ro_works(), reason="needs unshare -rm (a mount namespace) for a read-only mount")
+def test_read_only_folder_and_file_report_reads_and_resume_refuses_in_one_line(tmp_path):
+    """In a read-only folder: report judges a finished run and a crashed one (its -wal and -shm beside it); resume
+    is refused in one line, exit 2, before any load starts. A read-only database file in a writable folder
+    (SQLite: 'attempt to write a readonly database') is refused the same way. No file changes."""
+    finished, crashed = tmp_path / "ro" / "done.db", tmp_path / "ro" / "crash.db"
+    finished.parent.mkdir()
+    _fake(finished.parent, name="done.db", duration="0.3s")
+    _crashed_run(crashed, 0.5)
+    before = _file_state(finished.parent)
+    cli = " ".join(CLI)
+    proc = _read_only_mount(finished.parent, f"{cli} report {finished} --json; echo rc=$?; {cli} report {crashed} "
+                                             f"--json; echo rc=$?; {cli} --resume {finished} --duration 5s; echo rc=$?")
+    out = proc.stdout + proc.stderr
+    done_json, crash_json, _ = proc.stdout.split("rc=")[:3]
+    assert json.loads(done_json[done_json.index("{"):])["run"]["samples"] == 6, out
+    assert json.loads(crash_json[crash_json.index("{"):])["run"]["samples"] == _stored(crashed)[0], out
+    errors = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.stdout.rstrip().endswith("rc=2") and len(errors) == 1, out
+    assert errors[0].startswith(f"error: --resume: {finished} cannot be written") and "Traceback" not in out
+    assert _file_state(finished.parent) == before
+
+    writable = tmp_path / "rw"
+    writable.mkdir()
+    _fake(writable, name="run.db", duration="0.3s")
+    before = _file_state(writable)
+    proc = _read_only_mount(writable / "run.db", f"{cli} --resume {writable / 'run.db'} --duration 5s")
+    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
+    assert proc.returncode == 2 and len(lines) == 1, proc.stdout + proc.stderr
+    assert "cannot be written (attempt to write a readonly database)" in lines[0], lines[0]
+    assert {k: v for k, v in _file_state(writable).items() if k == "run.db"} == {"run.db": before["run.db"]}
+
+
+def test_a_full_disk_ends_the_run_in_one_line_with_the_samples_kept_and_judged(tmp_path):
+    """The disk fills mid-run: a file-size limit (RLIMIT_FSIZE; Python ignores SIGXFSZ, so a write past it fails
+    with EFBIG as on a full disk) makes SQLite's next write fail. The run ends in one line, exit 2, naming the
+    samples stored and their verdict; they are all there afterwards, and --resume continues the run."""
+    import re
+    import resource
+
+    db = tmp_path / "full.db"
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024, 256 * 1024))
+
+    proc = subprocess.run([*CLI, "--backend", "fake", "--duration", "60s", "--interval", "0.05", "--db", str(db),
+                           "--quiet"], env=ENV, capture_output=True, text=True, timeout=120, preexec_fn=limit)
+    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    said = re.fullmatch(rf"error: --db: {re.escape(str(db))}: writing stopped the run at ([\d.]+) s \((.+)\); the "
+                        r"(\d+) samples stored are kept and judge (WARN|FAIL|STABLE) .*--resume .*", lines[0])
+    assert said, lines[0]
+    verdict = report(db)
+    assert verdict.run["samples"] == int(said[3]) > 0 and verdict.status == said[4]
+    resumed = run_burnin(resume=db, duration=verdict.run["elapsed_s"] + 0.5, quiet=True)
+    assert resumed.run["samples"] > int(said[3]) and resumed.run["status"] == "completed"

@@ -605,3 +605,98 @@ else:
 def en(message):
     """An engine message in English."""
     return _text(message, "en")
+
+
+# --- every error in one shape; the server's connections -------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["/api/estimate", "/ui/plan?lang=zh-CN"])
+@pytest.mark.parametrize("raw", [b'{"model": "\xff\xfe"}', '{"model": {"preset": "x"}}'.encode("utf-16")])
+def test_a_body_that_is_not_utf8_is_422_field_and_message(client, path, raw):
+    """JSON is UTF-8 (RFC 8259 §8.1): other bytes get the documented 422 {field, message} (FastAPI alone answers
+    400 {"detail"}), with or without a content type, on the page in its language."""
+    for headers in ({"content-type": "application/json"}, {}):
+        body = assert_field(client.post(path, content=raw, headers=headers), "body")
+        assert set(body) == {"field", "message"}
+        assert "UTF-8" in body["message"]
+
+
+@pytest.mark.parametrize("content_type", ["application/JSON", "Application/Json; charset=UTF-8",
+                                          "application/vnd.trainsizer+JSON"])
+def test_the_json_guard_reads_the_content_type_in_any_case(client, content_type):
+    """Media types are case-insensitive (RFC 9110 §8.3.1) and FastAPI parses all of these as JSON: so does the
+    guard, and NaN or deep nesting never reach the models."""
+    for raw in (b'{"quotes": [{"price": NaN}]}', b"[" * 5000 + b"]" * 5000):
+        body = assert_field(client.post("/api/quotes", content=raw, headers={"content-type": content_type}), "body")
+        assert "detail" not in body
+
+
+def test_the_frameworks_own_errors_are_field_and_message(client):
+    assert assert_field(client.get("/no/such/page"), "path", 404)["message"] == "Not Found"
+    resp = client.get("/api/estimate")
+    assert assert_field(resp, "method", 405) and resp.headers["allow"] == "POST"
+
+
+def test_serve_runs_uvicorn_with_the_head_timeout(monkeypatch):
+    uvicorn = pytest.importorskip("uvicorn")
+    from trainsizer.web import app as web_app
+    from trainsizer.web.head_timeout import HEAD_TIMEOUT_S, HeadTimeoutH11
+
+    seen = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw))
+    monkeypatch.setattr(web_app, "create_app", lambda **kw: None)
+    web_app.serve(port=0)
+    assert seen["http"] is HeadTimeoutH11 and seen["timeout_keep_alive"] == 5 and HEAD_TIMEOUT_S <= 30
+
+
+def test_a_half_sent_request_head_is_timed_out():
+    """A connection that sends half a request head, or nothing, is closed once the head timeout passes (uvicorn
+    alone keeps it open for ever); a whole request is answered, and the same connection's next head is held to
+    the timeout too. The server is real (uvicorn on a loopback port), its timeout cut to 0.3 s for the test."""
+    import socket
+    import threading
+    import time
+
+    uvicorn = pytest.importorskip("uvicorn")
+    from trainsizer.web.head_timeout import HeadTimeoutH11, server_settings
+
+    class Quick(HeadTimeoutH11):
+        head_timeout_s = 0.3
+
+    async def hello(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(hello, log_level="warning", lifespan="off",
+                                           **{**server_settings(), "http": Quick, "timeout_keep_alive": 60}))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.time() + 30
+        while not server.started:
+            assert time.time() < deadline
+            time.sleep(0.05)
+
+        def closed_by_server(first: bytes, then: bytes = b"") -> bytes:
+            """Everything the server sends until it closes the connection (a read that waits 10 s fails)."""
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                c.sendall(first)
+                got = b""
+                if then:
+                    got += c.recv(4096)
+                    c.sendall(then)
+                while chunk := c.recv(4096):
+                    got += chunk
+                return got
+
+        assert closed_by_server(b"GET / HTTP/1.1\r\nHost: x\r\n") == b""  # half a head
+        assert closed_by_server(b"") == b""  # nothing at all
+        answered = closed_by_server(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", b"GET / HTTP/1.1\r\nHo")
+        assert answered.startswith(b"HTTP/1.1 200") and answered.endswith(b"ok")
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

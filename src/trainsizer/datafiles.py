@@ -55,14 +55,26 @@ def _cached_parse(source: Path) -> Any:
         return json.loads(cached.read_text(encoding="utf-8"), object_hook=_json_hook)
     except (OSError, ValueError):
         pass
-    data = load_yaml_text(source.read_text(encoding="utf-8"))
+    yaml_text = source.read_text(encoding="utf-8")
+    data = load_yaml_text(yaml_text)
     try:
         text = json.dumps(data, default=_json_default, ensure_ascii=False)
-        if json.loads(text, object_hook=_json_hook) == data:
+        if _warranted(text, yaml_text) and json.loads(text, object_hook=_json_hook) == data:
             _write_atomically(cached, text)
     except (OSError, TypeError, ValueError):
         pass
     return data
+
+
+# A JSON copy is at most this many times its YAML's size (the shipped files' copies: at most 1.4x, the GPU
+# catalog's aliases written out): a copy larger than that comes from aliases expanded, and is not written
+CACHE_GROWTH = 4
+CACHE_SLACK_CHARS = 1024  # a tiny file's JSON may be a little longer ('a: ~' is '{"a": null}')
+
+
+def _warranted(json_text: str, yaml_text: str) -> bool:
+    """A JSON copy of ``yaml_text`` is no larger than the YAML warrants (see CACHE_GROWTH)."""
+    return len(json_text) <= CACHE_GROWTH * len(yaml_text) + CACHE_SLACK_CHARS
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -132,35 +144,78 @@ def packaged_yaml(package: str, name: str) -> Any:
     return load_yaml_text(resource.read_text(encoding="utf-8"))  # a zipped install: no file to key a cache on
 
 
+def _read_user_text(p: Path, field: str) -> str:
+    """The file's text, refused unread when it is over ``yaml_text.MAX_YAML_BYTES`` (never more is read: a file that
+    grows while read is refused too) or not UTF-8."""
+    from trainsizer.yaml_text import MAX_YAML_BYTES
+
+    too_big = InputError(field, N_("{path} is over {limit} bytes; accepted: YAML files up to {limit} bytes"),
+                         path=str(p), limit=f"{MAX_YAML_BYTES:,}")
+    try:
+        if p.stat().st_size > MAX_YAML_BYTES:
+            raise too_big
+        with p.open("rb") as f:
+            raw = f.read(MAX_YAML_BYTES + 1)
+    except OSError as exc:
+        raise InputError(field, N_("cannot read {path}: {reason}"), path=str(p), reason=exc.strerror or "") from None
+    if len(raw) > MAX_YAML_BYTES:
+        raise too_big
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(field, N_("{path} is not UTF-8 text"), path=str(p)) from None
+
+
+def _yaml_error(exc: Exception, p: Path, field: str) -> InputError:
+    """A YAML error as one InputError naming the file and line, quoting at most ``errors.MAX_INPUT_TEXT`` of it."""
+    from trainsizer.errors import excerpt
+    from trainsizer.yaml_text import DuplicateKey, YamlLimit
+
+    mark = getattr(exc, "problem_mark", None)
+    line = mark.line + 1 if mark is not None else 0
+    if isinstance(exc, DuplicateKey):
+        return InputError(field, N_("duplicate key {key!r} in {path} (line {line}); accepted: each key once per "
+                                    "mapping"), key=exc.path, path=str(p), line=line)
+    if isinstance(exc, YamlLimit):
+        limit = f"{exc.limit:,}"
+        if exc.what == "bytes":
+            return InputError(field, N_("{path} is over {limit} bytes; accepted: YAML files up to {limit} bytes"),
+                              path=str(p), limit=limit)
+        if exc.what == "recursive":
+            return InputError(field, N_("alias *{name} in {path} (line {line}) is inside the value it names; "
+                                        "accepted: aliases to a value that ends before them"),
+                              name=excerpt(exc.name), path=str(p), line=line)
+        if exc.what == "aliases":
+            return InputError(field, N_("{path} has over {limit} aliases (line {line}); accepted: at most {limit} "
+                                        "aliases (*name) in a file"), path=str(p), limit=limit, line=line)
+        if exc.what == "depth":
+            return InputError(field, N_("{path} nests over {limit} levels deep (line {line}); accepted: at most "
+                                        "{limit} levels"), path=str(p), limit=limit, line=line)
+        return InputError(field, N_("{path} holds over {limit} values with its aliases expanded (line {line}); "
+                                    "accepted: at most {limit} values"), path=str(p), limit=limit, line=line)
+    problem = excerpt(getattr(exc, "problem", None) or (str(exc).splitlines() or [""])[0])
+    if mark is not None:
+        return InputError(field, N_("malformed YAML in {path} (line {line}, column {column}): {problem}"),
+                          path=str(p), line=line, column=mark.column + 1, problem=problem)
+    return InputError(field, N_("malformed YAML in {path}: {problem}"), path=str(p), problem=problem)
+
+
 def user_yaml(path: str | Path, field: str = "file") -> Any:
-    """Parse a user's YAML file; any problem becomes one InputError naming the file."""
+    """Parse a user's YAML file; any problem becomes one InputError naming the file. The file is bounded
+    (``trainsizer.yaml_text``: its size, nesting, aliases and the values they expand to)."""
     p = Path(path)
     if not p.is_file():
         raise InputError(field, N_("no such file: {path}"), path=str(p))
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(field, N_("{path} is not UTF-8 text"), path=str(p)) from None
+    text = _read_user_text(p, field)
     parsed = _parsed_before(text)
     if parsed is not None:
         return parsed[0]
     import yaml  # a user's file is always YAML text: PyYAML is needed here anyway
 
-    from trainsizer.yaml_text import DuplicateKey
-
     try:
         data = load_yaml_text(text)
-    except DuplicateKey as exc:
-        mark = exc.problem_mark
-        raise InputError(field, N_("duplicate key {key!r} in {path} (line {line}); accepted: each key once per "
-                                   "mapping"), key=exc.path, path=str(p), line=mark.line + 1) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        if mark:
-            raise InputError(field, N_("malformed YAML in {path} (line {line}, column {column}): {problem}"),
-                             path=str(p), line=mark.line + 1, column=mark.column + 1, problem=problem) from None
-        raise InputError(field, N_("malformed YAML in {path}: {problem}"), path=str(p), problem=problem) from None
+        raise _yaml_error(exc, p, field) from None
     _keep_parsed(text, data)
     return data
 
@@ -189,11 +244,15 @@ def _parsed_before(text: str) -> tuple[Any] | None:
 
 def _keep_parsed(text: str, data: Any) -> None:
     """Keep ``data`` (parsed from ``text`` without error) as JSON in the user's cache folder, when JSON holds it
-    exactly (no NaN, non-string keys or binary); a folder that cannot be written is skipped."""
+    exactly (no NaN, non-string keys or binary) and no larger than the YAML warrants (``CACHE_GROWTH``: aliases
+    are not written out in full); a folder that cannot be written is skipped."""
     if len(text) > USER_CACHE_MAX_CHARS:
         return
     try:
-        dumped = json.dumps({"text": text, "data": data}, default=_json_default, ensure_ascii=False)
+        data_json = json.dumps(data, default=_json_default, ensure_ascii=False)
+        if not _warranted(data_json, text):
+            return
+        dumped = f'{{"text": {json.dumps(text, ensure_ascii=False)}, "data": {data_json}}}'
         if json.loads(dumped, object_hook=_json_hook)["data"] != data:
             return
         _write_atomically(_user_cache_file(text), dumped)

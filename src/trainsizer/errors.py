@@ -12,7 +12,18 @@ if TYPE_CHECKING:
 
 MAX_CLOSE_KEYS = 3  # an unknown key names at most this many keys (its error line stays short: issue 20)
 MAX_KEYS_TEXT = 40  # ... and, where none is close, only the known keys that fit in this many characters
-MAX_INPUT_TEXT = 60
+MAX_INPUT_TEXT = 60  # at most this much of a value the user gave is quoted back in an error
+MAX_VALUE_TEXT = 500  # and no value of any message is longer (an accepted list, a path): one line stays one line
+
+
+def excerpt(text: str, limit: int = MAX_INPUT_TEXT) -> str:
+    """``text`` cut to ``limit`` characters ('...' marks the cut): what an error quotes of the user's input."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def short_input(value: Any) -> Any:
+    """A value the user gave, as an error may quote it: a string cut to :data:`MAX_INPUT_TEXT` characters."""
+    return excerpt(value) if isinstance(value, str) else value
 
 
 def N_(msgid: str) -> str:
@@ -31,13 +42,14 @@ class InputError(ValueError):
     """
 
     def __init__(self, field: str, message: str, /, *, source: str | None = None, **values: Any):
-        self.field = field
+        self.field = excerpt(field, MAX_VALUE_TEXT)
         self.template = message
+        values = {k: excerpt(v, MAX_VALUE_TEXT) if isinstance(v, str) else v for k, v in values.items()}
         self.values = values
         self.source = source
         text = message.format(**values) if values else message
         self.message = f"{text} (in {source})" if source else text
-        super().__init__(f"{field}: {self.message}" if field else self.message)
+        super().__init__(f"{self.field}: {self.message}" if field else self.message)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as its field, message id, file and values (a planner worker process sends it back to the web
@@ -67,6 +79,7 @@ def _join(where: str, loc: tuple[Any, ...]) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
+            part = excerpt(str(part))  # a key of the user's file
             out += f" {part}" if out.endswith(":") else (f".{part}" if out else str(part))
     return out.rstrip(":")
 

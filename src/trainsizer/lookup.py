@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-from trainsizer.errors import N_, InputError
+from trainsizer.errors import N_, InputError, short_input
 
 MAX_SUGGESTIONS = 4
 # the field an id was given for -> the listing of its catalog (first match wins)
@@ -32,6 +32,7 @@ def listing_command(field: str) -> str:
 def unknown_id(field: str, given: str, known: Iterable[str], listing: str | None = None) -> InputError:
     """The one-line error for an id that is not in the catalog: the closest ids, and where the rest are listed."""
     close = closest_ids(str(given), known)
+    given = short_input(given)  # quoted back: at most errors.MAX_INPUT_TEXT characters of it
     if close:
         return InputError(field, N_("unknown id {given!r}; did you mean {close}? all ids: {listing}"), given=given,
                           close=", ".join(close), listing=listing or listing_command(field))

@@ -24,7 +24,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from trainsizer.datafiles import user_yaml
-from trainsizer.errors import N_, InputError, in_file
+from trainsizer.errors import N_, InputError, excerpt, in_file, short_input
 from trainsizer.scenario_kernels import CommSettings, KernelSettings
 
 Method = Literal["full", "lora", "qlora", "freeze"]
@@ -418,10 +418,10 @@ def _first_error_message(exc: ValidationError) -> InputError:
     loc = [str(p) for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p in ("str", "InlineGpu")))]
     # pydantic adds union branch names (e.g. 'InlineGpu', "list[str]") to loc; drop them
     loc = [p for p in loc if p not in ("function-after[_targets(), union[list[str],literal['all-linear']]]",)]
-    loc = [p for p in loc if not p.startswith(("function-", "constrained-", "lax-", "strict-"))]
+    loc = [excerpt(p) for p in loc if not p.startswith(("function-", "constrained-", "lax-", "strict-"))]
     field = ".".join(loc)
     kind = err["type"]
-    given = err.get("input")
+    given = short_input(err.get("input"))  # an error quotes at most MAX_INPUT_TEXT characters of the file
     if kind == "extra_forbidden":
         parent, key = ".".join(loc[:-1]), loc[-1]
         known = list(_SECTION_MODELS.get(parent, Scenario).model_fields)

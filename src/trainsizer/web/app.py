@@ -2,8 +2,9 @@
 
 JSON API (OpenAPI schema at ``/openapi.json``): ``POST /api/estimate | plan | scale | cost |
 quotes``, ``GET /api/catalog/{models|gpus|links|sites}``; ``POST /api/export?format=xlsx|csv`` answers the
-plan of ``/api/plan`` as a spreadsheet. A user mistake is HTTP 422
-``{"field", "message"}`` (pydantic's ``detail`` list is kept beside them), a body over 64 KB is 413,
+plan of ``/api/plan`` as a spreadsheet. Every error is ``{"field", "message"}``: a user mistake is HTTP 422
+(pydantic's ``detail`` list is kept beside them; a body that is not UTF-8 JSON too), a body over 64 KB is 413,
+an unknown path 404 and a wrong method 405,
 a planner whose queue is full (a team's burst waits in it), or busy for longer than the wait limit, is 503 with
 ``Retry-After``; identical requests are computed once (``web/shared.py``). The page
 at ``/`` posts to ``/ui/plan``, which answers the same computation as an HTML fragment with its charts, streamed:
@@ -29,6 +30,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from trainsizer.errors import InputError
 from trainsizer.report.export import XLSX_MEDIA_TYPE
@@ -41,6 +43,8 @@ from trainsizer.web.pool import WAIT_S, Planner
 from trainsizer.web.shared import CACHED_ANSWERS
 
 STATIC = Path(__file__).parent / "static"
+# the field an HTTP error of the framework (no route, wrong method, a body it cannot read) names
+HTTP_ERROR_FIELDS = {404: "path", 405: "method"}
 ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"description": "Request body over 64 KB"},
     422: {"description": "Invalid input: {field, message}"},
@@ -101,6 +105,13 @@ def _install_handlers(app: FastAPI) -> None:
         body = validation_error_body(errors, lang)  # the page's language on the page, English in the API
         detail = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in errors[:20]]
         return _error(422, body["field"], body["message"], detail=detail)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> SafeJSONResponse:
+        """The framework's own errors (404, 405, 400 a body it cannot read) in the one shape {field, message}."""
+        response = _error(exc.status_code, HTTP_ERROR_FIELDS.get(exc.status_code, "body"), str(exc.detail))
+        response.headers.update(exc.headers or {})  # 405's Allow
+        return response
 
     @app.exception_handler(Busy)
     async def busy(_: Request, exc: Busy) -> SafeJSONResponse:
@@ -236,5 +247,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int | None = None,
     compute the plans (default: one per core), ``queue_limit`` requests wait (default: ``pool.default_queue``)."""
     import uvicorn
 
+    from trainsizer.web.head_timeout import server_settings
+
     uvicorn.run(create_app(workers=workers, queue_limit=queue_limit), host=host, port=port, log_level="info",
-                access_log=access_log)
+                access_log=access_log, **server_settings())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -16,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trainsizer.errors import InputError
+from trainsizer.errors import N_, InputError
 from trainsizer.messages import Message, msg
 from trainsizer.outputs import check_output_path
 from trainsizer.probe.burnin.backend import Backend, GpuSample, XidEvent
 from trainsizer.probe.burnin.fake import FakeBackend, FakeConfig, parse_fake_event
 from trainsizer.probe.burnin.load import CommandLoad, Load, LoadUnavailable, SleeperLoad
-from trainsizer.probe.burnin.store import Store
+from trainsizer.probe.burnin.store import CHECKPOINT_S, Store, refuse_leftovers
 from trainsizer.probe.burnin.verdict import Verdict, build_verdict, default_slowdown
 
 BACKENDS = ("auto", "fake", "nvml")
@@ -151,7 +152,7 @@ def _resume_start(resume: str | Path, duration: str | float | None, kernel_log: 
                   copy_mib: int, say: Callable[[Message | None], None]) -> _Start:
     """Open RUN.db and check it can continue here: time left, the same GPUs."""
     say(msg("progress.reopening", path=str(resume)))
-    store = Store.open(resume, field="--resume")
+    store = Store.open(resume, field="--resume", write=True)
     run = store.run()
     assert run is not None
     cfg = run["config"]
@@ -193,6 +194,7 @@ def _new_start(duration: str | float | None, interval: float, backend: str, db: 
     path = Path(db) if db is not None else Path(f"burnin-{time.strftime('%Y%m%d-%H%M%S')}.db")
     check_output_path(path, "--db", overwrite=overwrite, exists_hint=f"pass --resume {path} to continue that run, "
                                                                      "or --overwrite to replace it")
+    refuse_leftovers(path, "--db")
     if metrics_port is not None:
         from trainsizer.probe.burnin.exporter import check_port
 
@@ -267,25 +269,54 @@ def run_burnin(duration: str | float | None = None, interval: float = 1.0, backe
     finally:
         say(None)
     be = start.backend
-    if start.run is not None:
-        if start.total != start.run["duration_s"]:
-            store.set_duration(run_id, start.total)
-        store.add_note(run_id, f"resumed at {start.offset:.1f} s (previous status {start.run['status']})")
+    status, failure, segment = "store-failed", None, -1
     try:
+        if start.run is not None:
+            if start.total != start.run["duration_s"]:
+                store.set_duration(run_id, start.total)
+            store.add_note(run_id, f"resumed at {start.offset:.1f} s (previous status {start.run['status']})")
         for note in be.notes:
             store.add_note(run_id, note)
         segment = store.begin_segment(run_id, start.offset)
         status = _loop(store, run_id, segment, be, load, exporter, start.offset, start.total, start.interval_s,
                        quiet, on_sample, gpus)
+    except sqlite3.Error as exc:  # the disk filled, the file became read-only: what was committed stays
+        failure = exc
     finally:
         load.stop()
         if exporter is not None:
             exporter.close()
         be.close()
-    store.finish(run_id, segment, status, load.exit_code, load.error)
+    if failure is None:
+        try:
+            store.finish(run_id, segment, status, load.exit_code, load.error)
+            store.checkpoint("TRUNCATE")  # the verdict's rows all in the .db, the -wal emptied
+        except sqlite3.Error as exc:
+            failure = exc
+    if failure is not None:
+        raise _store_failed(store, run_id, "--resume" if start.run is not None else "--db", failure)
     verdict = build_verdict(store, run_id)
     store.close()
     return verdict
+
+
+def _store_failed(store: Store, run_id: int, field: str, exc: sqlite3.Error) -> InputError:
+    """A write that failed mid-run as one line: why, and the verdict of the samples stored until then (the round in
+    flight is dropped, every committed one kept); the store is closed."""
+    store.rollback()
+    try:
+        verdict = build_verdict(store, run_id)
+        judged = N_("{path}: writing stopped the run at {elapsed} s ({reason}); the {samples} samples stored are "
+                    "kept and judge {verdict} (trainsizer burnin report {path}); accepted: a disk with free space and "
+                    "a file you can write: then trainsizer burnin --resume {path} continues the run")
+        error = InputError(field, judged, path=str(store.path), elapsed=f"{verdict.run['elapsed_s']:.1f}",
+                           reason=str(exc), samples=verdict.run["samples"], verdict=verdict.status)
+    except sqlite3.Error:
+        error = InputError(field, N_("{path}: writing stopped the run ({reason}); accepted: a disk with free space "
+                                     "and a file you can write"), path=str(store.path), reason=str(exc))
+    finally:
+        store.close()
+    return error
 
 
 def _loop(store: Store, run_id: int, segment: int, be: Backend, load: Load, exporter: Any, offset: float,
@@ -307,6 +338,7 @@ def _loop(store: Store, run_id: int, segment: int, be: Backend, load: Load, expo
     try:
         load.start()
         t0 = time.monotonic()
+        next_checkpoint = t0 + CHECKPOINT_S
         k = 0
         while offset + k * interval < total - 1e-9:
             delay = t0 + k * interval - time.monotonic()
@@ -326,6 +358,9 @@ def _loop(store: Store, run_id: int, segment: int, be: Backend, load: Load, expo
                     xid_counts[ev.gpu] = xid_counts.get(ev.gpu, 0) + 1
                     last_xid[ev.gpu] = ev.code
             store.commit()  # every round: a crash loses at most the round in flight
+            if time.monotonic() >= next_checkpoint:  # the .db alone: all but the last CHECKPOINT_S seconds
+                store.checkpoint()
+                next_checkpoint = time.monotonic() + CHECKPOINT_S
             if exporter is not None:
                 exporter.update(samples, xid_counts, last_xid, elapsed, total - elapsed)
             progress(elapsed, total, samples, sum(xid_counts.values()))

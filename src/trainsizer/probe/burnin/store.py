@@ -1,12 +1,15 @@
 """The run database: SQLite in WAL mode, one row per GPU per sample, committed every sampling round.
 
 WAL with ``synchronous=NORMAL`` makes each commit survive a crash or ``kill -9`` of this process (only an
-OS crash or power loss can drop the last transactions), so at most the round in flight is lost. The
-verdict is rebuilt from this file alone (``trainsizer burnin report RUN.db``).
+OS crash or power loss can drop the last transactions), so at most the round in flight is lost. Committed rows
+sit in ``RUN.db-wal`` until a checkpoint copies them into ``RUN.db``: a run checkpoints every ``CHECKPOINT_S``
+seconds and at its end, so the ``.db`` alone (copied without its ``-wal`` after a crash) holds all but the last
+few seconds. The verdict is rebuilt from the files alone (``trainsizer burnin report RUN.db``), read-only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import sqlite3
@@ -14,11 +17,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-from trainsizer.errors import InputError
+from trainsizer.errors import N_, InputError
 from trainsizer.probe.burnin.backend import SAMPLE_FIELDS, GpuInfo, GpuSample, XidEvent
 
 SCHEMA_VERSION = 1
+# Committed rows are copied from the -wal into the .db at least this often. SQLite's own automatic checkpoint
+# waits for 1,000 WAL pages (https://www.sqlite.org/wal.html#automatic_checkpoint): hours of samples at 1 s.
+CHECKPOINT_S = 5.0
+WAL_SIDE_FILES = ("-wal", "-shm")  # beside RUN.db while it is open, and after a crash (sqlite.org/wal.html)
 
 _INT_FIELDS = {"throttle_mask", "pcie_replays", "remap_pending", "remap_failure"} | {
     f for f in SAMPLE_FIELDS if f.startswith(("ecc_", "remapped_"))}
@@ -64,6 +72,17 @@ class Store:
         conn.execute("PRAGMA synchronous=NORMAL")
         return conn
 
+    @staticmethod
+    def _connect_read_only(path: Path) -> sqlite3.Connection:
+        """A connection that cannot change the file: ``mode=ro`` (https://www.sqlite.org/uri.html), no journal mode
+        set. Without a ``-wal`` beside it the ``.db`` holds every row, and it is opened ``immutable=1`` too: SQLite
+        then creates no ``-shm``/``-wal`` beside it (it would, for a WAL-mode file) and reads it in a read-only
+        folder (sqlite.org/wal.html#readonly: a WAL file there needs its -shm, or immutable)."""
+        immutable = "" if side_file(path, "-wal").exists() else "&immutable=1"
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro{immutable}", uri=True, timeout=10.0)
+        conn.row_factory = sqlite3.Row
+        return conn
+
     @classmethod
     def create(cls, path: str | Path, *, duration_s: float, interval_s: float, backend: str, load: str,
                config: dict[str, Any], gpus: list[GpuInfo]) -> tuple[Store, int]:
@@ -72,6 +91,16 @@ class Store:
             raise InputError("--db", f"{p} exists; pass --resume {p} to continue that run, or choose another path")
         if not p.parent.is_dir():
             raise InputError("--db", f"folder {p.parent} does not exist")
+        refuse_leftovers(p, "--db")
+        try:
+            return cls._create(p, duration_s, interval_s, backend, load, config, gpus)
+        except sqlite3.Error as exc:
+            raise InputError("--db", N_("cannot write {path} ({reason}); accepted: a path on a disk with free "
+                                        "space in a folder you can write to"), path=str(p), reason=str(exc)) from None
+
+    @classmethod
+    def _create(cls, p: Path, duration_s: float, interval_s: float, backend: str, load: str, config: dict[str, Any],
+                gpus: list[GpuInfo]) -> tuple[Store, int]:
         store = cls(cls._connect(p), p)
         with store.conn:
             store.conn.executescript(SCHEMA)
@@ -85,24 +114,40 @@ class Store:
                 "INSERT INTO gpus VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [(run_id, g.index, g.name, g.uuid, g.vendor, g.slowdown_c, g.slowdown_source, g.pci_bus_id)
                  for g in gpus])
+        store.checkpoint()  # the .db alone is a burn-in database from the start
         return store, run_id
 
     @classmethod
-    def open(cls, path: str | Path, field: str = "RUN.db") -> Store:
+    def open(cls, path: str | Path, field: str = "RUN.db", write: bool = False) -> Store:
+        """The run in ``path``: read-only (``report``), or with ``write`` to add to it (``--resume``: a database
+        that cannot be written is refused here, before any load starts)."""
         p = Path(path)
         if not p.is_file():
             raise InputError(field, f"no such file: {p}")
         try:
-            conn = cls._connect(p)
+            conn = cls._connect(p) if write else cls._connect_read_only(p)
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
+            if write and isinstance(exc, sqlite3.OperationalError):
+                raise _unwritable(p, field, exc) from None
             raise InputError(field, f"{p} is not a burn-in database ({exc})") from None
         if not {"runs", "samples", "gpus"} <= tables:
             conn.close()
+            if not side_file(p, "-wal").exists() and _wal_mode(p):
+                raise InputError(field, N_("{path} holds no burn-in run, and its {wal} is missing: a run that "
+                                           "ended in a crash may have left its rows there; accepted: the database "
+                                           "with its -wal file beside it"), path=str(p), wal=side_file(p, "-wal").name)
             raise InputError(field, f"{p} is not a burn-in database (made by trainsizer burnin)")
         store = cls(conn, p)
         if store.run() is None:
             raise InputError(field, f"{p} holds no run")
+        if write:
+            try:  # a write that changes nothing: SQLite says 'readonly' only when it writes
+                with conn:
+                    conn.execute("UPDATE meta SET value = value WHERE key = 'schema_version'")
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                raise _unwritable(p, field, exc) from None
         return store
 
     # --- writing -------------------------------------------------------------------------------------------
@@ -130,6 +175,18 @@ class Store:
 
     def commit(self) -> None:
         self.conn.commit()
+
+    def rollback(self) -> None:
+        """Drop the round in flight after a failed write (what was committed stays); never raises."""
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.rollback()
+
+    def checkpoint(self, mode: str = "PASSIVE") -> None:
+        """Copy the committed rows from the -wal into the .db (https://www.sqlite.org/pragma.html#pragma_wal_checkpoint:
+        PASSIVE waits for no reader; TRUNCATE also empties the -wal, at the end of a run)."""
+        if mode not in ("PASSIVE", "TRUNCATE"):
+            raise ValueError(mode)
+        self.conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
 
     def set_duration(self, run_id: int, duration_s: float) -> None:
         with self.conn:
@@ -209,3 +266,39 @@ class Store:
     def segments(self, run_id: int) -> list[dict[str, Any]]:
         return [dict(r) for r in self.conn.execute("SELECT * FROM segments WHERE run_id = ? ORDER BY segment",
                                                    (run_id,))]
+
+
+def side_file(path: Path, suffix: str) -> Path:
+    """``RUN.db-wal`` or ``RUN.db-shm`` beside ``RUN.db``."""
+    return path.with_name(path.name + suffix)
+
+
+def _wal_mode(path: Path) -> bool:
+    """The file's header says WAL mode: bytes 18 and 19 are 2 (https://www.sqlite.org/fileformat2.html, 1.3.3)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(20)
+    except OSError:
+        return False
+    return len(head) == 20 and head.startswith(b"SQLite format 3\x00") and head[18:20] == b"\x02\x02"
+
+
+def refuse_leftovers(path: Path, field: str) -> None:
+    """A new run's database path with a ``-wal`` or ``-shm`` and no ``.db``: they are left from a run that did not
+    end cleanly and whose database was renamed or moved (the -wal holds its last rows, and SQLite would take it
+    for the new database's own and discard it: sqlite.org/wal.html). Refused, whatever --overwrite says."""
+    if path.exists():
+        return
+    left = [side_file(path, s) for s in WAL_SIDE_FILES if side_file(path, s).exists()]
+    if left:
+        raise InputError(field, N_("{files} beside {path} are left from a run that did not end cleanly (the -wal "
+                                   "holds its last samples); to keep them, move them beside that run's database as "
+                                   "NAME.db-wal and NAME.db-shm and run trainsizer burnin report NAME.db; "
+                                   "accepted: a path without them (move them away or choose another --db)"),
+                         files=" and ".join(f.name for f in left), path=str(path))
+
+
+def _unwritable(path: Path, field: str, exc: sqlite3.Error) -> InputError:
+    return InputError(field, N_("{path} cannot be written ({reason}); accepted: a database in a folder you can "
+                                "write to: copy it there with its -wal file, or judge it as it is with trainsizer "
+                                "burnin report {path}"), path=str(path), reason=str(exc))
