@@ -161,10 +161,10 @@ def test_the_screen_keeps_host_memory_on_the_machines_to_be_had():
     from trainsizer.hardware.catalog import default_catalog
     from trainsizer.system.sites import get_site, load_sites
     from trainsizer.workflows.pricing import MoneyTerms
-    from trainsizer.workflows.screen_pricing import host_fits
+    from trainsizer.workflows.screen_pricing import HostFit
 
     terms = MoneyTerms(get_site("chengdu-legacy-colo", load_sites([])), load_prices("CNY"), "cn")
-    fits = host_fits(terms, default_catalog(), 32_000_000_000)
+    fits = HostFit(terms, default_catalog(), 32_000_000_000).holds
     per_node, gib = np.array([4, 8, 8]), np.array([0.0, 10.0, 100.0]) * 2**30
     # RTX 4090 in China, rented: 优云's 64 GB per card holds (24 + 10) GiB a card and a 32B weight copy on 8 cards
     # ((34 x 8 + 59.6) x 1.25 = 415 GiB of 477), not 100 GiB a card offloaded

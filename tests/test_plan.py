@@ -11,6 +11,7 @@ from trainsizer.api import estimate
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
 from trainsizer.plan.fast import job_basis, screen_memory
+from trainsizer.plan.ranking import rank_options
 from trainsizer.plan.search import Constraints, _scenario_for, enumerate_layouts, plan
 from trainsizer.report.message_text import text as _text
 from trainsizer.scenario import scenario_from_dict
@@ -28,7 +29,7 @@ def job(preset, method="full", precision="bf16-mixed", seq=2048, gbs=64, **train
 def test_tier_8b_lora_fits_one_24gb_card():
     sc, arch = job("llama-3.1-8b", "lora", "bf16-true", gbs=16)
     result = plan(sc, arch, Constraints(("rtx-4090-24gb",), max_gpus=8))
-    fewest = result.options[result.rankings["fewest_gpus"][0]]
+    fewest = result.options[rank_options(result.options)["fewest_gpus"][0]]
     assert fewest["hardware"]["gpus"] == 1
 
 
@@ -54,7 +55,7 @@ def test_tier_70b_full_finetune_needs_8x80gb_with_full_sharding_and_more_without
 def test_tier_175b_pretraining_fastest_options_are_multi_node_over_infiniband():
     sc, arch = job("gpt3-175b", "full", "bf16-mixed", seq=2048, gbs=1536, tokens=3.0e11)
     result = plan(sc, arch, Constraints(("h100-sxm5-80gb", "a100-sxm4-80gb"), max_gpus=1024))
-    fastest = result.options[result.rankings["fastest"][0]]
+    fastest = result.options[rank_options(result.options)["fastest"][0]]
     assert fastest["hardware"]["nodes"] > 1 and fastest["hardware"]["inter_node"].startswith("ib-")
     # at every multi-node size, InfiniBand is at least as fast as RoCE
     best: dict = {}

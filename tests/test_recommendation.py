@@ -212,8 +212,12 @@ def test_relaxations_keep_to_the_machines_to_be_had():
     from trainsizer.plan.search import Constraints, plan
 
     job = load_job(LLAMA_70B)
-    only_a100 = lambda gpu, per_node, host: np.full(len(host), gpu == "a100-sxm4-80gb")  # noqa: E731
-    res = plan(job, resolve_model(job.model), Constraints(("v100-sxm2-16gb",), 2, host_fits=only_a100))
+
+    class OnlyA100:
+        def holds(self, gpu, per_node, host):
+            return np.full(len(host), gpu == "a100-sxm4-80gb")
+
+    res = plan(job, resolve_model(job.model), Constraints(("v100-sxm2-16gb",), 2, host=OnlyA100()))
     assert not res.options and res.blocked is None
     named = {m.args["gpu"] for m in res.suggestions if m.code == "plan.relaxation_fits"}
     assert named == {"a100-sxm4-80gb"}

@@ -71,6 +71,11 @@ class MarketAvailability:
     as_of: str
     confidence: str | None = None  # H / M / L as in prices.yaml, where the data gives it
 
+    @property
+    def obtainable(self) -> bool:
+        """Whether the planner offers it: available, or not known to be barred (status yes or unknown)."""
+        return self.status in (Status.YES, Status.UNKNOWN)
+
     def to_dict(self) -> dict[str, Any]:
         # every field is a str, bool or None: the field's value as is (dataclasses.asdict deep-copies each one,
         # ~20 us a call, and a plan dumps two per option)

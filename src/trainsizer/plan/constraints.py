@@ -3,22 +3,32 @@ host check) and what it answers (:class:`PlanResult`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from trainsizer.errors import InputError
 from trainsizer.messages import Message
 
-# The objective of one run for the screen: (gpu id, gpus, servers, gpus per server, hours) -> its cost in the
-# plan's currency, or None when it cannot be had (market, offers, budget); workflows.objective builds it.
-RunCost = Callable[[str, int, int, int, float, float], "float | None"]
-# Whether some way to have the GPU (an offer's machine, a bought server) holds each layout's host memory:
-# (gpu id, GPUs per server, host bytes offloaded per GPU) as arrays -> a boolean array; workflows.objective builds
-# it from the offers' machines. None: the planner's one host limit per GPU (planner.yaml host_memory).
-HostFits = Callable[[str, np.ndarray, np.ndarray], np.ndarray]
+
+class ScreenPricer(Protocol):
+    """The run cost the screen ranks layouts by (``workflows.screen_pricing.ScreenPricing``)."""
+
+    def run_cost(self, gpu: str, gpus: int, servers: int, gpus_per_server: int, hours: float,
+                 offloaded_gib_per_gpu: float) -> float | None:
+        """One run of ``hours`` on that hardware, in the plan's currency; None when it cannot be had (market,
+        offers, budget)."""
+        ...
+
+
+class HostCheck(Protocol):
+    """Whether some way to have a GPU (an offer's machine, a bought server) holds each layout's host memory
+    (``workflows.screen_pricing.HostFit``)."""
+
+    def holds(self, gpu: str, gpus_per_server: np.ndarray, offloaded_bytes_per_gpu: np.ndarray) -> np.ndarray:
+        """A boolean per layout (arrays of the same length)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -32,8 +42,9 @@ class Constraints:
     intra_node: str | None = None  # force the link inside a node
     inter_node: str | None = None  # force the network between nodes
     data_parallel_only: bool = False  # tp = pp = cp = 1: how teams usually add cards
-    run_cost: RunCost | None = field(default=None, compare=False)  # prices the screen's shortlist
-    host_fits: HostFits | None = field(default=None, compare=False)  # host memory on the machines to be had
+    pricer: ScreenPricer | None = field(default=None, compare=False)  # prices the screen's shortlist
+    # host memory on the machines to be had; None: the planner's one host limit per GPU (planner.yaml host_memory)
+    host: HostCheck | None = field(default=None, compare=False)
     time_value: float = 0.0  # money per wall-clock hour of the run, added to its cost (the objective)
 
     def __post_init__(self) -> None:

@@ -1,4 +1,4 @@
-"""The planner: search GPU type x count x node shape x layout, keep what fits, rank it, say why.
+"""The planner: search GPU type x count x node shape x layout, keep what fits, say why.
 
 Enumeration is vectorised (numpy meshgrid over the layout axes, ``plan.fast`` screens memory and
 step time for every candidate at once); the best candidates of each GPU type and count are then
@@ -8,6 +8,7 @@ re-evaluated by the reference estimators, so every reported number is the same a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,6 @@ from trainsizer.messages import Message, clauses, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan.constraints import Constraints, PlanResult
 from trainsizer.plan.fast import CKPT, JobBasis, Layouts, job_basis, screen_memory, screen_step_time
-from trainsizer.plan.ranking import rank_options
 from trainsizer.scenario import Scenario
 
 OFFLOAD = ("none", "optimizer", "optimizer+params")
@@ -172,16 +172,37 @@ def _option(result: Any, scenario: Scenario) -> dict[str, Any]:
     }
 
 
-# screened step time, GPU, layouts, index, network, host bytes offloaded per GPU
-Shortlisted = tuple[float, Accelerator, Layouts, int, str | None, float]
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScreenedLayout:
+    """One layout the screen shortlisted: its screened step time, on which GPU and network, where it sits in the
+    screen's layout arrays, and the host memory it offloads per GPU."""
+
+    step_time_s: float
+    gpu: Accelerator
+    layouts: Layouts
+    index: int
+    inter_node: str | None
+    host_bytes_per_gpu: float
+
+    @property
+    def gpus(self) -> int:
+        return int(self.layouts.gpus[self.index])
+
+    @property
+    def gpus_per_node(self) -> int:
+        return int(self.layouts.gpus_per_node[self.index])
+
+    def cell(self) -> tuple[str, int]:
+        """The hardware cell: GPU type and count."""
+        return self.gpu.id, self.gpus
 
 
 def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
                 basis: Any, mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
-                host_limit: float, layouts: dict[int, Layouts]) -> tuple[list[Shortlisted], int]:
+                host_limit: float, layouts: dict[int, Layouts]) -> tuple[list[ScreenedLayout], int]:
     """Every layout of one GPU type through the numpy screen; the fastest few of each (count, network).
     ``layouts``: the layouts of each node shape, enumerated once per plan (they do not depend on the GPU)."""
-    shortlist: list[Shortlisted] = []
+    shortlist: list[ScreenedLayout] = []
     evaluated = 0
     for per_node in _node_shapes(gpu, constraints):
         if per_node not in layouts:
@@ -191,7 +212,7 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
             continue
         evaluated += len(lay)
         device, host = screen_memory(basis, lay, job, gpu, mp)
-        held = (host <= host_limit) if constraints.host_fits is None else constraints.host_fits(
+        held = (host <= host_limit) if constraints.host is None else constraints.host.holds(
             gpu.id, np.minimum(lay.gpus, per_node), host)
         fits = (device <= gpu.memory_gib * 2**30) & held
         intra = constraints.intra_node or gpu.default_intra_node
@@ -219,12 +240,13 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
                 fastest = idx[np.argsort(time[idx])]
                 safe = fastest[device[sub[fastest]] <= _safe_bytes(gpu, job, int(count), per_node)][:1]
                 for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL], *safe]):  # and the fastest safe one
-                    shortlist.append((float(time[i]), gpu, lay, int(sub[i]), inter if count > per_node else None,
-                                      float(host[sub[i]])))
+                    shortlist.append(ScreenedLayout(
+                        step_time_s=float(time[i]), gpu=gpu, layouts=lay, index=int(sub[i]),
+                        inter_node=inter if count > per_node else None, host_bytes_per_gpu=float(host[sub[i]])))
     return shortlist, evaluated
 
 
-def _exact_options(chosen: list[Shortlisted], job: Scenario, constraints: Constraints, cat: Catalog,
+def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Constraints, cat: Catalog,
                    mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
                    late: list[dict[str, Any]] | None = None, fastest_only: bool = False) -> list[dict[str, Any]]:
     """The shortlisted layouts re-checked by the reference estimators; those that fit and meet the deadline
@@ -236,8 +258,9 @@ def _exact_options(chosen: list[Shortlisted], job: Scenario, constraints: Constr
     done: set[str] = set()
     fastest: tuple[float, Any, Scenario] | None = None
     fastest_only = fastest_only and not constraints.deadline_s
-    for _, gpu, lay, i, inter, _host in chosen:
-        sc = _scenario_for(job, gpu, lay, i, inter, global_batch, constraints.intra_node)
+    for item in chosen:
+        sc = _scenario_for(job, item.gpu, item.layouts, item.index, item.inter_node, global_batch,
+                           constraints.intra_node)
         signature = sc.model_dump_json(include={"parallel", "hardware", "training"})
         if signature in done:
             continue
@@ -266,27 +289,27 @@ def _exact_options(chosen: list[Shortlisted], job: Scenario, constraints: Constr
     return options
 
 
-def _exact_order(shortlist: list[Shortlisted]) -> list[Shortlisted]:
+def _exact_order(shortlist: list[ScreenedLayout]) -> list[ScreenedLayout]:
     """The order in which shortlisted candidates get the exact re-check. Every GPU type first gets its
     cheapest candidate (fewest GPU-seconds per step: within a type that is the lowest cost), its fewest-GPU
     one and its fastest,
     so the cheap end of the space (one or a few small cards) is never crowded out by large fast clusters;
     then the best of each (GPU, count, network) alternately by speed and by GPU-seconds; then the rest."""
-    def gpu_seconds(it: Shortlisted) -> float:
-        return it[0] * int(it[2].gpus[it[3]])
+    def gpu_seconds(it: ScreenedLayout) -> float:
+        return it.step_time_s * it.gpus
 
     firsts, rest, seen = [], [], set()
-    for item in sorted(shortlist, key=lambda it: it[0]):
-        key = (item[1].id, int(item[2].gpus[item[3]]), item[4])
+    for item in sorted(shortlist, key=lambda it: it.step_time_s):
+        key = (*item.cell(), item.inter_node)
         (rest if key in seen else firsts).append(item)
         seen.add(key)
     by_gpu_seconds = sorted(firsts, key=gpu_seconds)
-    per_type: dict[str, list[Shortlisted]] = {}
+    per_type: dict[str, list[ScreenedLayout]] = {}
     for item in by_gpu_seconds:
-        per_type.setdefault(item[1].id, []).append(item)
+        per_type.setdefault(item.gpu.id, []).append(item)
     type_picks = [pick(items) for items in per_type.values()
-                  for pick in (lambda xs: xs[0], lambda xs: min(xs, key=lambda it: int(it[2].gpus[it[3]])),
-                               lambda xs: min(xs, key=lambda it: it[0]))]
+                  for pick in (lambda xs: xs[0], lambda xs: min(xs, key=lambda it: it.gpus),
+                               lambda xs: min(xs, key=lambda it: it.step_time_s))]
     merged, taken = [], set()
     for item in [*type_picks, *(x for pair in zip(firsts, by_gpu_seconds, strict=True) for x in pair), *rest]:
         if id(item) not in taken:
@@ -295,31 +318,32 @@ def _exact_order(shortlist: list[Shortlisted]) -> list[Shortlisted]:
     return merged
 
 
-def _screen_hours(item: Shortlisted, job: Scenario, global_batch: int) -> float | None:
+def _screen_hours(item: ScreenedLayout, job: Scenario, global_batch: int) -> float | None:
     """The screened time to train in hours (tokens over the screened tokens per second)."""
     if not job.training.tokens:
         return None
-    return job.training.tokens * item[0] / (global_batch * job.training.seq_len) / 3600
+    return job.training.tokens * item.step_time_s / (global_batch * job.training.seq_len) / 3600
 
 
-def _screen_objective(item: Shortlisted, job: Scenario, constraints: Constraints, global_batch: int) -> float:
+def _screen_objective(item: ScreenedLayout, job: Scenario, constraints: Constraints, global_batch: int) -> float:
     """The screened layout's objective: the run's cost plus its time valued (per million tokens without
     training.tokens); GPU-seconds per step without prices; inf when it cannot be had."""
-    gpu, count, per_node = item[1], int(item[2].gpus[item[3]]), int(item[2].gpus_per_node[item[3]])
-    if constraints.run_cost is None:
-        return item[0] * count
+    count, per_node = item.gpus, item.gpus_per_node
+    if constraints.pricer is None:
+        return item.step_time_s * count
     hours = _screen_hours(item, job, global_batch)
     per_mtok = hours is None
     if per_mtok:
-        hours = 1e6 * item[0] / (global_batch * job.training.seq_len) / 3600
-    cost = constraints.run_cost(gpu.id, count, max(1, count // per_node), per_node, hours, item[5] / 2**30)
+        hours = 1e6 * item.step_time_s / (global_batch * job.training.seq_len) / 3600
+    cost = constraints.pricer.run_cost(item.gpu.id, count, max(1, count // per_node), per_node, hours,
+                                       item.host_bytes_per_gpu / 2**30)
     if cost is None:
         return float("inf")
     return cost if per_mtok else cost + constraints.time_value * hours
 
 
-def _choose_exact(shortlist: list[Shortlisted], job: Scenario, constraints: Constraints,
-                  global_batch: int) -> list[Shortlisted]:
+def _choose_exact(shortlist: list[ScreenedLayout], job: Scenario, constraints: Constraints,
+                  global_batch: int) -> list[ScreenedLayout]:
     """The candidates the estimator re-checks, chosen after the deadline, the market and the budget are
     applied: every one within COMPETITIVE of the best screened objective (so the answer is never cut
     away), then the planner's spread over GPU types, counts and speeds up to MAX_EXACT, then a few that miss
@@ -333,13 +357,13 @@ def _choose_exact(shortlist: list[Shortlisted], job: Scenario, constraints: Cons
     finite = [it for it in on_time if np.isfinite(value[id(it)])]
     best = min((value[id(it)] for it in finite), default=float("inf"))
     competitive = sorted((it for it in finite if value[id(it)] <= best * (1 + COMPETITIVE)),
-                         key=lambda it: (value[id(it)], it[0]))[:MAX_COMPETITIVE]
+                         key=lambda it: (value[id(it)], it.step_time_s))[:MAX_COMPETITIVE]
     taken = {id(it) for it in competitive}
     spread = [it for it in _exact_order(finite or on_time) if id(it) not in taken][:MAX_EXACT]
-    by_cell: dict[tuple[str, int], Shortlisted] = {}
-    for item in sorted(late, key=lambda it: it[0]):
-        by_cell.setdefault((item[1].id, int(item[2].gpus[item[3]])), item)
-    misses = sorted(by_cell.values(), key=lambda it: -int(it[2].gpus[it[3]]))[:MAX_LATE]
+    by_cell: dict[tuple[str, int], ScreenedLayout] = {}
+    for item in sorted(late, key=lambda it: it.step_time_s):
+        by_cell.setdefault(item.cell(), item)
+    misses = sorted(by_cell.values(), key=lambda it: -it.gpus)[:MAX_LATE]
     return competitive + spread + misses
 
 
@@ -389,7 +413,7 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     planner = packaged_yaml("trainsizer.plan", "planner.yaml")
     host_limit = planner["host_memory"]["gib_per_gpu"] * planner["host_memory"]["usable_fraction"] * 2**30
     evaluated = 0
-    shortlist: list[Shortlisted] = []
+    shortlist: list[ScreenedLayout] = []
     # the screen steps through the whole global batch the options are held to (the default one when unstated)
     screened_job = job if job.training.global_batch_size else job.model_copy(update={
         "training": job.training.model_copy(update={"global_batch_size": global_batch})})
@@ -405,10 +429,10 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     chosen = _choose_exact(shortlist, job, constraints, global_batch)
     options = _best_per_hardware(_exact_options(chosen, job, constraints, cat, mp, pp_, global_batch, late,
                                                 fastest_only))
-    rankings = rank_options(options, constraints.top)
     suggestions, blocked = ([], None) if options or not with_suggestions else suggest(job, arch, constraints, cat,
                                                                                      mp, pp_, basis)
-    return PlanResult(options, suggestions, rankings, evaluated, notes, _best_per_hardware(late), blocked)
+    # unranked: the plan ranks its options once, after they are priced and sized (workflows.plan_job)
+    return PlanResult(options, suggestions, {}, evaluated, notes, _best_per_hardware(late), blocked)
 
 
 def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog, mp: MemoryModel,
@@ -416,9 +440,9 @@ def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Ca
     """What would make something fit: each relaxation tried with the same search and the same machines to be had
     (the fastest option of each is what it says; ``basis``: the job's screen basis, reused by the relaxations that
     keep the job). When the job fits in memory on the allowed GPUs but no way to have them in the market holds it
-    (``constraints.host_fits``), that is said instead, with ``"market"`` as the reason: relaxing the job would
+    (``constraints.host``), that is said instead, with ``"market"`` as the reason: relaxing the job would
     not help. Returns (messages, blocked)."""
-    if constraints.host_fits is not None:
+    if constraints.host is not None:
         free = plan(job, arch, Constraints(constraints.gpus, constraints.max_gpus, constraints.gpus_per_node, None, 1),
                     cat, mp, pp_, with_suggestions=False, basis=basis, fastest_only=True)
         if free.options:
@@ -452,7 +476,7 @@ def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Ca
     out = []
     for label, sc, cons in tries:
         res = plan(sc, arch, Constraints(cons.gpus, cons.max_gpus, cons.gpus_per_node, None, 1,
-                                         host_fits=constraints.host_fits), cat, mp, pp_,
+                                         host=constraints.host), cat, mp, pp_,
                    with_suggestions=False, basis=basis if sc is job else None, fastest_only=True)
         if res and res.options:
             best = res.options[0]

@@ -40,7 +40,7 @@ from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
 from trainsizer.workflows.pricing import MoneyTerms, merge_fabric_twins, recommend_options
 from trainsizer.workflows.robust import close_call, confidence, with_ranges
-from trainsizer.workflows.screen_pricing import host_fits, screen_rate
+from trainsizer.workflows.screen_pricing import HostFit, ScreenPricing
 from trainsizer.workflows.time_value import TimeValue, time_value
 
 __all__ = ["DEFAULT_MAX_GPUS", "PlanOutcome", "PlanRequest", "load_job", "plan_job", "price_hardware"]
@@ -125,7 +125,7 @@ def _market_gpus(cat: Catalog, req: PlanRequest, market: str) -> tuple[tuple[str
     kept, excluded = [], []
     for gid, acc in cat.accelerators.items():
         buy, rent = availability(acc, market, "buy"), availability(acc, market, "rent")
-        if {buy.status, rent.status} & {"yes", "unknown"}:
+        if buy.obtainable or rent.obtainable:
             kept.append(gid)
         else:
             excluded.append({"gpu": gid, "buy": buy.status, "rent": rent.status, "reason": buy.reason})
@@ -168,10 +168,10 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
                        req.budget, _voucher(req, money), time_value(req.time_value, money.currency))
     cited = len(money.used)  # the screen prices many layouts; only the options shown cite their prices
     params = count_params(arch).total
-    held = host_fits(terms, cat, params)
+    held = HostFit(terms, cat, params)
     result = plan(job, arch, Constraints(gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top,
-                                         run_cost=screen_rate(terms, cat, params), time_value=terms.time.per_hour,
-                                         host_fits=held),
+                                         pricer=ScreenPricing(terms, cat, params), time_value=terms.time.per_hour,
+                                         host=held),
                   cat, memory_params, perf_params)
     del money.used[cited:]
     options, notes = recommend_options(result.options, job, arch, terms, cat)

@@ -69,7 +69,7 @@ def _rental(opt: dict[str, Any], gpu: Accelerator, money: MoneyTerms,
             need: MachineNeed | None = None) -> tuple[RentalRun | None, Message | None]:
     """The run rented on its cheapest terms in the market (cost.per_run.cheapest_rental), or why it cannot be."""
     rent_ok = availability(gpu, money.market, "rent")
-    if rent_ok.status not in ("yes", "unknown"):
+    if not rent_ok.obtainable:
         return None, msg("cost.not_rentable", market=money.market, status=rent_ok.status, reason=str(rent_ok.reason))
     run_s = opt["performance"].get("time_to_train_s")
     return cheapest_rental(money.prices, gpu.id, opt["hardware"]["gpus"], run_s / 3600 if run_s else 1.0,
@@ -81,7 +81,7 @@ def _horizon_offer(gpu: Accelerator, rental: RentalRun | None, money: MoneyTerms
     first of the GPU's offers in the market (well-sourced, then cheapest); (None, False) when the market has none."""
     if rental is not None:
         return rental.offer, True
-    if availability(gpu, money.market, "rent").status not in ("yes", "unknown"):
+    if not availability(gpu, money.market, "rent").obtainable:
         return None, False
     offer = next((o for o in money.prices.rental_offers(gpu.id) if offer_market(o) == money.market), None)
     return offer, offer is not None
@@ -106,7 +106,7 @@ def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, mo
         _claim(out["rent"], money.voucher)
     if not cost:
         out["buy_unavailable"] = msg("cost.no_purchase_price")
-    elif buy_ok.status not in ("yes", "unknown"):
+    elif not buy_ok.obtainable:
         out["buy_unavailable"] = msg("cost.not_buyable", market=money.market, status=buy_ok.status,
                                      reason=str(buy_ok.reason))
     elif not site_ok:
@@ -228,7 +228,7 @@ def recommend_options(options: list[dict[str, Any]], job: Scenario, arch: Archit
                 raise
             cost = None
         # buy prices only where the market sells the part (hardware.market): else no horizon view of owning
-        sold = availability(gpu, money.market, "buy").status in ("yes", "unknown")
+        sold = availability(gpu, money.market, "buy").obtainable
         rec["cost"] = cost.to_dict() if cost and sold else None
         site_ok = not system.site_fit or system.site_fit.fits
         rec["per_run"] = _per_run(opt, gpu, cost, site_ok, money, rental)

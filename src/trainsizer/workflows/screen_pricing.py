@@ -6,8 +6,6 @@ the ones re-checked exactly; :mod:`trainsizer.workflows.pricing` then prices the
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from trainsizer.cost.machine import MachineNeed, ram_gib
@@ -20,9 +18,6 @@ from trainsizer.hardware.market import availability
 from trainsizer.system.host import instance_cores, instance_ram_gib
 from trainsizer.workflows.pricing import MoneyTerms
 
-Rate = Callable[[str, int, int, int, float, float], float | None]
-HostFits = Callable[[str, np.ndarray, np.ndarray], np.ndarray]
-
 
 def _bought_host_gib_per_gpu() -> float:
     """Host RAM per GPU a bought server can carry for CPU offload (plan/planner.yaml host_memory: DGX-class)."""
@@ -31,7 +26,8 @@ def _bought_host_gib_per_gpu() -> float:
 
 
 class HostFit:
-    """``fit(gpu, gpus_per_server, offloaded_bytes_per_gpu)`` over arrays of layouts: True where some way to have
+    """``holds(gpu, gpus_per_server, offloaded_bytes_per_gpu)`` over arrays of layouts (``plan.constraints
+    .HostCheck``): True where some way to have
     the GPU in the market holds the layout's host memory: a bought server (sized to it, up to the planner's host
     limit per GPU) or a rental offer whose machine has the RAM (cost.machine; an offer that does not state it
     holds only layouts without CPU offload). ``unstated`` collects the GPUs whose offload layouts were held by no
@@ -41,13 +37,13 @@ class HostFit:
         self.money, self.cat, self.params = money, cat, params
         self.unstated: set[str] = set()
 
-    def __call__(self, gpu: str, per_node: np.ndarray, host_bytes: np.ndarray) -> np.ndarray:
+    def holds(self, gpu: str, per_node: np.ndarray, host_bytes: np.ndarray) -> np.ndarray:
         money, acc = self.money, self.cat.accelerator(gpu)
         out = np.zeros(len(host_bytes), dtype=bool)
-        if availability(acc, money.market, "buy").status in ("yes", "unknown"):
+        if availability(acc, money.market, "buy").obtainable:
             out |= host_bytes <= _bought_host_gib_per_gpu() * 2**30
         silent = False
-        if availability(acc, money.market, "rent").status in ("yes", "unknown"):
+        if availability(acc, money.market, "rent").obtainable:
             need = instance_ram_gib(self.params, per_node, host_bytes / 2**30)
             shapes = np.array(sorted(set(per_node.tolist())), dtype=per_node.dtype)  # np.unique loads numpy.ma
             for offer in money.prices.rental_offers(gpu):
@@ -62,64 +58,64 @@ class HostFit:
         return out
 
 
-def host_fits(money: MoneyTerms, cat: Catalog, params: int) -> HostFit:
-    """The screen's host-memory check on the machines to be had (:class:`HostFit`)."""
-    return HostFit(money, cat, params)
+class ScreenPricing:
+    """``run_cost(gpu, gpus, servers, gpus_per_server, hours, offloaded_gib_per_gpu)``: the run's approximate cost
+    on that hardware, or None when it cannot be had in the market within the budget (``plan.constraints
+    .ScreenPricer``). Renting is priced as the plan prices it (the cheapest offer on its own terms whose machine
+    holds the layout's host memory); buying by the servers' price over the runs at the stated workload (a lower
+    estimate: storage, network and running costs come on top in the full price).
 
+    What does not change with the run's length is found once per hardware shape (the screen prices ~1,500 layouts
+    on a few dozen shapes): the offers that can rent it and the price of its servers. The screen's price
+    citations are dropped (plan_job keeps only those of the options shown), so none are made here."""
 
-def screen_rate(money: MoneyTerms, cat: Catalog, params: int = 0) -> Rate:
-    """``rate(gpu, gpus, nodes, gpus_per_node, hours, offloaded_gib_per_gpu)``: the run's approximate cost on that
-    hardware, or None when it cannot be had in the market within the budget. Renting is priced as the plan prices
-    it (the cheapest offer on its own terms whose machine holds the layout's host memory); buying by the servers'
-    price over the runs at the stated workload (a lower estimate: storage, network and running costs come on top
-    in the full price)."""
-    can: dict[tuple[str, str], bool] = {}
+    def __init__(self, money: MoneyTerms, cat: Catalog, params: int = 0) -> None:
+        self.money, self.cat, self.params = money, cat, params
+        self._can: dict[tuple[str, str], bool] = {}
+        self._offers: dict[tuple[str, int, int, int, float], list[RentalOffer]] = {}
+        self._servers: dict[tuple[str, int], float | None] = {}
 
-    def available(gpu: str, acquisition: str) -> bool:
-        if (gpu, acquisition) not in can:
-            status = availability(cat.accelerator(gpu), money.market, acquisition).status
-            can[(gpu, acquisition)] = status in ("yes", "unknown")
-        return can[(gpu, acquisition)]
+    def _available(self, gpu: str, acquisition: str) -> bool:
+        if (gpu, acquisition) not in self._can:
+            self._can[(gpu, acquisition)] = availability(self.cat.accelerator(gpu), self.money.market,
+                                                         acquisition).obtainable
+        return self._can[(gpu, acquisition)]
 
-    # What does not change with the run's length is found once per hardware shape (the screen prices ~1,500
-    # layouts on a few dozen shapes): the offers that can rent it and the price of its servers. The screen's
-    # price citations are dropped (plan_job keeps only those of the options shown), so none are made here.
-    offers: dict[tuple[str, int, int, int, float], list[RentalOffer]] = {}
-    servers: dict[tuple[str, int], float | None] = {}
-
-    def rental_offers(gpu: str, gpus: int, nodes: int, in_server: int, offload_gib: float) -> list[RentalOffer]:
+    def _rental_offers(self, gpu: str, gpus: int, nodes: int, in_server: int, offload_gib: float) -> list[RentalOffer]:
         key = (gpu, gpus, nodes, in_server, offload_gib)
-        if key not in offers:
-            need = MachineNeed(in_server, float(instance_ram_gib(params, in_server, offload_gib)),
+        if key not in self._offers:
+            need = MachineNeed(in_server, float(instance_ram_gib(self.params, in_server, offload_gib)),
                                instance_cores(in_server), None, offload_gib > 0)
-            offers[key] = rental_candidates(money.prices, gpu, gpus, money.market, nodes, need)[0]
-        return offers[key]
+            self._offers[key] = rental_candidates(self.money.prices, gpu, gpus, self.money.market, nodes, need)[0]
+        return self._offers[key]
 
-    def server_price(gpu: str, in_server: int) -> float | None:
-        if (gpu, in_server) not in servers:
-            cited = len(money.prices.used)
-            server = money.prices.server(gpu, in_server)
-            if server is None and (card := money.prices.card(gpu)) is not None:
+    def _server_price(self, gpu: str, in_server: int) -> float | None:
+        if (gpu, in_server) not in self._servers:
+            prices = self.money.prices
+            cited = len(prices.used)
+            server = prices.server(gpu, in_server)
+            if server is None and (card := prices.card(gpu)) is not None:
                 server = (card * in_server, {})
-            del money.prices.used[cited:]
-            servers[(gpu, in_server)] = None if server is None else server[0]
-        return servers[(gpu, in_server)]
+            del prices.used[cited:]
+            self._servers[(gpu, in_server)] = None if server is None else server[0]
+        return self._servers[(gpu, in_server)]
 
-    def rate(gpu: str, gpus: int, nodes: int, per_node: int, hours: float, offload_gib: float = 0.0) -> float | None:
+    def run_cost(self, gpu: str, gpus: int, servers: int, gpus_per_server: int, hours: float,
+                 offloaded_gib_per_gpu: float = 0.0) -> float | None:
+        money = self.money
         costs = []
-        in_server = min(per_node, gpus)
-        if available(gpu, "rent") and (candidates := rental_offers(gpu, gpus, nodes, in_server, offload_gib)):
+        in_server = min(gpus_per_server, gpus)
+        if self._available(gpu, "rent") and (
+                candidates := self._rental_offers(gpu, gpus, servers, in_server, offloaded_gib_per_gpu)):
             # the offer cost.per_run.cheapest_rental picks; its cost is its commitment
             offer, cost = cheapest_offer(candidates, gpus, hours, money.budget)
             if money.budget is None or cost <= money.budget:
                 voucher = money.voucher if money.voucher and applies_to(money.voucher, offer.provider) else None
                 costs.append(cost * (1 - (voucher.fraction if voucher else 0.0)))
-        if available(gpu, "buy") and offload_gib <= _bought_host_gib_per_gpu():
-            price = server_price(gpu, in_server)
+        if self._available(gpu, "buy") and offloaded_gib_per_gpu <= _bought_host_gib_per_gpu():
+            price = self._server_price(gpu, in_server)
             if price is not None:
-                capex = price * max(1, nodes) * money.workload.sets(hours)
+                capex = price * max(1, servers) * money.workload.sets(hours)
                 if money.budget is None or capex <= money.budget:
                     costs.append(capex / money.workload.runs_over(money.horizon_years, hours))
         return min(costs) if costs else None
-
-    return rate
