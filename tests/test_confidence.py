@@ -4,11 +4,19 @@ a GPU family) in which the pick stays the best, meets the deadline and stays wit
 from __future__ import annotations
 
 import pytest
+from plan_options import plan_option
 
+from trainsizer.plan.option import PlanOption
 from trainsizer.workflows.robust import close_call, confidence, option_range
 
 
-def _option(gpu: str, gpus: int, cost: float, hours: float, device_gib: float = 40.0) -> dict:
+def _option(gpu: str, gpus: int, cost: float, hours: float, device_gib: float = 40.0) -> PlanOption:
+    return plan_option(gpu, gpus, time_to_train_s=hours * 3600, device_gib=device_gib,
+                       per_run={"cost": cost, "commitment": cost, "acquisition": "rent"})
+
+
+def _option_dict(gpu: str, gpus: int, cost: float, hours: float, device_gib: float = 40.0) -> dict:
+    """The same option as the plan's JSON writes what the charts read of it."""
     return {"hardware": {"gpu": gpu, "gpus": gpus, "gpus_per_node": 8},
             "training": {"method": "full"},
             "memory": {"device_gib": device_gib, "capacity_gib": 80.0},
@@ -92,23 +100,21 @@ def test_the_planner_prefers_a_safe_layout_within_a_few_percent_of_a_risky_one()
     from trainsizer.workflows.decide import choose, tight
     from trainsizer.workflows.robust import with_ranges
 
-    def layout(o: dict) -> dict:
-        return {**o, "parallel": {"tp": 1, "pp": 1, "cp": 1, "virtual_pp": 1, "offload": "none"}}
-
-    risky = layout(_option("a100-sxm4-80gb", 8, 970.0, 10.0, device_gib=70.0))  # 87 % of memory: under TIGHT_FRACTION
-    safe = layout(_option("a100-sxm4-80gb", 8, 1000.0, 10.0, device_gib=30.0))
+    risky = _option("a100-sxm4-80gb", 8, 970.0, 10.0, device_gib=70.0)  # 87 % of memory: under TIGHT_FRACTION
+    safe = _option("a100-sxm4-80gb", 8, 1000.0, 10.0, device_gib=30.0)
     options = with_ranges([risky, safe])
-    assert options[0]["range"]["at_risk"] and not options[1]["range"]["at_risk"]
+    assert options[0].at_risk and not options[1].at_risk
     assert tight(options[0]) and not tight(risky)  # the range, not the fraction, makes it tight
     assert choose(options, "cheapest")[0] == 1
-    assert any(n.code == "range.oom_risk" for n in options[0]["notes"])
+    assert any(n.code == "range.oom_risk" for n in options[0].notes)
 
 
 def test_the_time_chart_draws_the_recommended_options_range_as_an_error_bar():
     from trainsizer.report.charts import render_chart
     from trainsizer.report.specs import pareto_spec
 
-    option = {**_option("h100-sxm5-80gb", 8, 1000.0, 10.0), "range": {"time_to_train_s": [8 * 3600.0, 13 * 3600.0]}}
+    option = {**_option_dict("h100-sxm5-80gb", 8, 1000.0, 10.0),
+              "range": {"time_to_train_s": [8 * 3600.0, 13 * 3600.0]}}
     out = {"options": [option], "rankings": {"recommended": [0], "pareto_time_vs_gpus": [0]}}
     spec = pareto_spec(out)
     assert spec["recommended_range"] == [8.0, 13.0]
@@ -123,33 +129,31 @@ def test_a_short_run_at_real_risk_loses_to_a_safe_one_that_costs_more_but_a_long
     from trainsizer.workflows.decide import choose
     from trainsizer.workflows.robust import failure_cost, with_ranges
 
-    def layout(o: dict) -> dict:
-        return {**o, "parallel": {"tp": 1, "pp": 1, "cp": 1, "virtual_pp": 1, "offload": "none"}}
-
     for hours, pick in ((0.6, 1), (100.0, 0)):
-        risky = layout(_option("h800-sxm5-80gb", 8, 40.0 * hours, hours, device_gib=76.0))  # 95 % of memory
-        safe = layout(_option("h800-sxm5-80gb", 8, 53.0 * hours, 1.34 * hours, device_gib=36.0))
+        risky = _option("h800-sxm5-80gb", 8, 40.0 * hours, hours, device_gib=76.0)  # 95 % of memory
+        safe = _option("h800-sxm5-80gb", 8, 53.0 * hours, 1.34 * hours, device_gib=36.0)
         options = with_ranges([risky, safe])
-        assert options[0]["range"]["at_risk"] and not options[1]["range"]["at_risk"]
+        assert options[0].at_risk and not options[1].at_risk
         assert failure_cost(options[1], 53.0 * hours) == 0.0 < failure_cost(options[0], 40.0 * hours)
         assert choose(options, "cheapest")[0] == pick, hours
 
 
 @pytest.fixture(scope="module")
-def default_plan():
+def default_outcome():
     from conftest import REPO
 
     from trainsizer.workflows.jobs import load_job
     from trainsizer.workflows.plan_job import PlanRequest, plan_job
 
-    return plan_job(load_job(REPO / "examples" / "jobs" / "qwen2.5-7b-lora.yaml"), PlanRequest(currency="CNY")).out
+    return plan_job(load_job(REPO / "examples" / "jobs" / "qwen2.5-7b-lora.yaml"), PlanRequest(currency="CNY"))
 
 
-def test_the_default_plans_pick_weighs_its_risk_against_a_safe_layout_and_says_it(default_plan):
+def test_the_default_plans_pick_weighs_its_risk_against_a_safe_layout_and_says_it(default_outcome):
     """The pick states its chance of running out of memory; a pick at real risk says so on its card and is cheaper
     with the expected cost of a failed attempt (robust.failure_cost) priced in, beside safe options."""
     from trainsizer.workflows.robust import failure_cost
 
+    default_plan = default_outcome.out
     rec = default_plan["recommendation"]
     pick = default_plan["options"][rec["option"]]
     assert 0 <= pick["range"]["p_exceeds_capacity"] < 0.5
@@ -158,7 +162,8 @@ def test_the_default_plans_pick_weighs_its_risk_against_a_safe_layout_and_says_i
         safe = [o for o in default_plan["options"] if not o["range"]["at_risk"]
                 and o["per_run"].get("cost") is not None]
         assert safe  # the shortlist kept safe layouts to weigh against
-        assert failure_cost(pick, rec["per_run"]) > 0  # the risk was priced into the choice
+        chosen = default_outcome.result.options[rec["option"]]
+        assert failure_cost(chosen, rec["per_run"]) > 0  # the risk was priced into the choice
 
 
 def test_the_exact_shortlist_keeps_a_safe_layout_of_each_gpu_and_count_beside_its_fastest():
@@ -171,27 +176,32 @@ def test_the_exact_shortlist_keeps_a_safe_layout_of_each_gpu_and_count_beside_it
 
     job = load_job(REPO / "examples" / "jobs" / "qwen2.5-7b-lora.yaml")
     found = plan(job, resolve_model(job.model), Constraints(("h800-sxm5-80gb",), 8, exact_gpus=8))
-    ranged = [option_range({**o, "per_run": {}}) for o in found.options]
+    ranged = [option_range(o) for o in found.options]
     assert ranged[0]["at_risk"]  # the fastest layout fills 84 % of the card
     safe = [o for o, r in zip(found.options, ranged, strict=True) if r["p_exceeds_capacity"] <= RISK]
-    assert safe and safe[0]["hardware"] == found.options[0]["hardware"]
-    assert safe[0]["performance"]["step_time_s"] > found.options[0]["performance"]["step_time_s"]
+    assert safe and safe[0].hardware_dict() == found.options[0].hardware_dict()
+    assert safe[0].step_time_s > found.options[0].step_time_s
 
 
 def test_the_memory_chart_draws_the_picks_80_percent_range_as_an_error_bar():
     from trainsizer.report.charts import render_chart
     from trainsizer.report.specs import memory_spec
 
-    option = {**_option("h800-sxm5-80gb", 8, 1000.0, 10.0, device_gib=67.0),
+    option = {**_option_dict("h800-sxm5-80gb", 8, 1000.0, 10.0, device_gib=67.0),
               "memory": {"device_gib": 67.0, "capacity_gib": 80.0, "reserved_gib": 60.0,
                          "components_gib": {"weights": 15.0, "activations": 40.0}}}
     assert "memory-range" not in render_chart(memory_spec(option))
-    option["range"] = option_range(option)
+    option["range"] = option_range(_option("h800-sxm5-80gb", 8, 1000.0, 10.0, device_gib=67.0))
     spec = memory_spec(option, "zh-CN")
     lo, hi = spec["total_range"]
     assert lo < 67.0 < hi and "GiB" in spec["text"]["range"] and "范围" in spec["text"]["range"]
     svg = render_chart(spec)
     assert "data-testid='memory-range'" in svg and spec["text"]["range"] in svg
+
+
+@pytest.fixture(scope="module")
+def default_plan(default_outcome):
+    return default_outcome.out
 
 
 def test_every_face_of_an_option_carries_its_ranges_in_both_languages(default_plan):
@@ -234,10 +244,10 @@ def test_the_cost_chart_draws_the_rent_lines_range_where_the_runs_hours_move_it(
     from trainsizer.report.charts import render_chart
     from trainsizer.report.specs import cost_spec
 
-    option = {**_option("h800-sxm5-80gb", 8, 1000.0, 10.0),
+    option = {**_option_dict("h800-sxm5-80gb", 8, 1000.0, 10.0),
               "cost": {"series": [{"month": 0, "buy": 100.0, "rent": 0.0}, {"month": 36, "buy": 200.0, "rent": 360.0}],
                        "rent": {"per_year": 120.0}}}
-    option["range"] = option_range(option)
+    option["range"] = option_range(_option("h800-sxm5-80gb", 8, 1000.0, 10.0))
     assert "cost-range" not in render_chart(cost_spec(option, "CNY"))  # one run: the prices' line alone
     option["per_run"]["workload"] = msg("cost.workload_runs", n=4)
     spec = cost_spec(option, "CNY")

@@ -18,7 +18,7 @@ from trainsizer.cost.per_run import cheapest_rental
 from trainsizer.cost.prices import OfferMachine, RentalOffer, RentalTerms, load_prices
 from trainsizer.workflows.decide import SPAN_COST, SPAN_GPUS, objective_value
 from trainsizer.workflows.jobs import load_job
-from trainsizer.workflows.plan_job import PlanRequest, plan_job
+from trainsizer.workflows.plan_job import PlanOutcome, PlanRequest, plan_job
 
 JOBS = REPO / "examples" / "jobs"
 
@@ -31,12 +31,16 @@ def _job(name: str, **training: Any) -> Any:
 
 
 @cache
-def _plan(case: str, currency: str, all_options: bool = False) -> dict[str, Any]:
+def _planned(case: str, currency: str, all_options: bool = False) -> PlanOutcome:
     job = {"7b-lora": lambda: _job("qwen2.5-7b-lora.yaml"),
            "8b-qlora": lambda: _job("llama-3.1-8b-qlora.yaml"),
            "32b-full": lambda: _job("llama-3.1-70b-full-finetune.yaml", model="qwen2.5-32b"),
            "70b-full": lambda: _job("llama-3.1-70b-full-finetune.yaml")}[case]()
-    return plan_job(job, PlanRequest(currency=currency, all_options=all_options)).out
+    return plan_job(job, PlanRequest(currency=currency, all_options=all_options))
+
+
+def _plan(case: str, currency: str, all_options: bool = False) -> dict[str, Any]:
+    return _planned(case, currency, all_options).out
 
 
 CASES = [("7b-lora", "CNY"), ("8b-qlora", "USD"), ("32b-full", "CNY"), ("70b-full", "CNY"), ("70b-full", "USD")]
@@ -176,13 +180,14 @@ def test_the_screen_keeps_host_memory_on_the_machines_to_be_had():
 
 @pytest.mark.parametrize(("case", "currency"), [("7b-lora", "CNY"), ("70b-full", "USD")])
 def test_options_are_sized_to_the_job_unless_all_are_asked_for(case, currency):
-    out, every = _plan(case, currency), _plan(case, currency, all_options=True)
-    pick = out["options"][out["recommendation"]["option"]]
+    planned, every = _planned(case, currency), _plan(case, currency, all_options=True)
+    out, options = planned.out, planned.result.options
+    pick = options[out["recommendation"]["option"]]
     assert out["recommendation"]["gpu"] == every["recommendation"]["gpu"]
     assert out["recommendation"]["gpus"] == every["recommendation"]["gpus"]
     limit = objective_value(pick) * SPAN_COST
-    for o in out["options"]:
-        assert o["hardware"]["gpus"] <= pick["hardware"]["gpus"] * SPAN_GPUS or objective_value(o) <= limit
+    for o in options:
+        assert o.gpus <= pick.gpus * SPAN_GPUS or objective_value(o) <= limit
     assert len(every["options"]) >= len(out["options"])
     rows = [(o["hardware"]["gpu"], o["hardware"]["gpus"]) for o in every["options"]]
     assert len(rows) == len(set(rows))  # no duplicate rows

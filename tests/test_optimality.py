@@ -56,27 +56,27 @@ def _scenario(job: str | dict):
     return load_job(job) if isinstance(job, str) else job_from_dict(job)
 
 
-def _best(out: dict) -> tuple[float, float]:
+def _best(planned) -> tuple[float, float]:
     """(the recommendation's objective, the lowest objective of any option that can be had); inf without one."""
-    rec = out["recommendation"]
+    rec = planned.out["recommendation"]
     if not rec:
         return float("inf"), float("inf")
-    options = out["options"]
-    eligible = [objective_value(o) for o in options if (o.get("per_run") or {}).get("acquisition")]
+    options = planned.result.options  # the plan's typed options, indexed as its JSON's
+    eligible = [objective_value(o) for o in options if o.acquisition]
     return objective_value(options[rec["option"]]), min(eligible)
 
 
 @pytest.mark.parametrize(("name", "job", "req"), CASES, ids=[c[0] for c in CASES])
 def test_no_single_gpu_type_beats_the_whole_catalog(name: str, job: str | dict, req: PlanRequest) -> None:
     scenario = _scenario(job)
-    whole = plan_job(scenario, req).out
-    pick, lowest = _best(whole)
+    planned = plan_job(scenario, req)
+    whole = planned.out
+    pick, lowest = _best(planned)
     assert whole["recommendation"], f"{name}: no recommendation over the whole catalog"
     market = whole["market"]["excluded"]
     offered = sorted({o["hardware"]["gpu"] for o in whole["options"]} | _market_gpus(req, market))
     for gpu in offered:
-        alone = plan_job(scenario, replace(req, gpus=(gpu,))).out
-        alone_pick, alone_lowest = _best(alone)
+        alone_pick, alone_lowest = _best(plan_job(scenario, replace(req, gpus=(gpu,))))
         # the pick may trade up to NEAR_TIE of the objective for a faster run (decide.choose), never more
         assert pick <= alone_pick * (1 + NEAR_TIE) + 1e-6, (
             f"{name}: --gpu {gpu} answers {alone_pick:,.0f}, the whole catalog {pick:,.0f}")

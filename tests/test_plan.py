@@ -30,25 +30,25 @@ def test_tier_8b_lora_fits_one_24gb_card():
     sc, arch = job("llama-3.1-8b", "lora", "bf16-true", gbs=16)
     result = plan(sc, arch, Constraints(("rtx-4090-24gb",), max_gpus=8))
     fewest = result.options[rank_options(result.options)["fewest_gpus"][0]]
-    assert fewest["hardware"]["gpus"] == 1
+    assert fewest.gpus == 1
 
 
 def test_tier_8b_full_finetune_needs_sharding_8bit_or_offload_beyond_one_80gb_card():
     sc, arch = job("llama-3.1-8b", "full", "bf16-mixed", gbs=64)
     result = plan(sc, arch, Constraints(("h100-sxm5-80gb",), max_gpus=8))
-    single = [o for o in result.options if o["hardware"]["gpus"] == 1]
-    assert all(o["parallel"]["offload"] != "none" for o in single)
-    assert any(o["hardware"]["gpus"] > 1 and o["parallel"]["offload"] == "none" for o in result.options)
+    single = [o for o in result.options if o.gpus == 1]
+    assert all(o.offload != "none" for o in single)
+    assert any(o.gpus > 1 and o.offload == "none" for o in result.options)
 
 
 def test_tier_70b_full_finetune_needs_8x80gb_with_full_sharding_and_more_without_offload():
     sc, arch = job("llama-3.1-70b", "full", "bf16-mixed", seq=4096, gbs=256)
     result = plan(sc, arch, Constraints(("a100-sxm4-80gb",), max_gpus=64))
-    counts = [o["hardware"]["gpus"] for o in result.options]
+    counts = [o.gpus for o in result.options]
     assert min(counts) >= 8
-    at_eight = [o for o in result.options if o["hardware"]["gpus"] == 8]
-    assert all(o["parallel"]["zero"] == 3 or o["parallel"]["offload"] != "none" for o in at_eight)
-    no_offload = [o["hardware"]["gpus"] for o in result.options if o["parallel"]["offload"] == "none"]
+    at_eight = [o for o in result.options if o.gpus == 8]
+    assert all(o.scenario.parallel.zero == 3 or o.offload != "none" for o in at_eight)
+    no_offload = [o.gpus for o in result.options if o.offload == "none"]
     assert all(n > 8 for n in no_offload)  # (the fastest layout of a count may be an offloading one)
 
 
@@ -56,13 +56,13 @@ def test_tier_175b_pretraining_fastest_options_are_multi_node_over_infiniband():
     sc, arch = job("gpt3-175b", "full", "bf16-mixed", seq=2048, gbs=1536, tokens=3.0e11)
     result = plan(sc, arch, Constraints(("h100-sxm5-80gb", "a100-sxm4-80gb"), max_gpus=1024))
     fastest = result.options[rank_options(result.options)["fastest"][0]]
-    assert fastest["hardware"]["nodes"] > 1 and fastest["hardware"]["inter_node"].startswith("ib-")
+    assert fastest.nodes > 1 and fastest.inter_node.startswith("ib-")
     # at every multi-node size, InfiniBand is at least as fast as RoCE
     best: dict = {}
     for o in result.options:
-        if o["hardware"]["nodes"] > 1:
-            key = (o["hardware"]["gpu"], o["hardware"]["gpus"], o["hardware"]["inter_node"][:2])
-            best[key] = max(best.get(key, 0), o["performance"]["tokens_per_s"])
+        if o.nodes > 1:
+            key = (o.gpu, o.gpus, o.inter_node[:2])
+            best[key] = max(best.get(key, 0), o.tokens_per_s)
     for (gpu, n, net), tps in best.items():
         if net == "ib" and (gpu, n, "ro") in best:
             assert tps >= best[(gpu, n, "ro")]

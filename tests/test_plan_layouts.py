@@ -73,9 +73,9 @@ def test_networks_and_node_shapes_follow_the_part():
 def test_gb200_plans_span_whole_nvl72_domains():
     sc, arch = job("llama-3.1-70b")
     result = plan(sc, arch, Constraints(("gb200-186gb",), max_gpus=300, top=50))
-    counts = {o["hardware"]["gpus"] for o in result.options}
+    counts = {o.gpus for o in result.options}
     assert counts and all(n <= 64 or n % 72 == 0 for n in counts)
-    assert all(o["hardware"]["gpus_per_node"] in (72,) or o["hardware"]["gpus"] < 72 for o in result.options)
+    assert all(o.gpus_per_node in (72,) or o.gpus < 72 for o in result.options)
 
 
 SMALL_DENSE_JOB = {"model": {"preset": "llama-3.2-1b"}, "training": {"method": "full", "precision": "bf16-mixed",
@@ -94,13 +94,13 @@ def test_no_dense_bf16_option_claims_an_mfu_above_the_evidence(job):
     assert result.options
     cat, params = default_catalog(), default_performance_model()
     for opt in result.options:
-        mfu = opt["performance"]["mfu"]
-        gpu = cat.accelerator(opt["hardware"]["gpu"])
+        mfu = opt.mfu
+        gpu = cat.accelerator(opt.gpu)
         ceiling = mfu_ceiling(gpu.architecture or "", sc.training.precision, params)
-        assert mfu <= ceiling + 1e-3, opt["hardware"]
+        assert mfu <= ceiling + 1e-3, opt.hardware_dict()
         # issue 12: no dense bf16 option above 60 % MFU (model FLOPs with causal attention as its useful half, the
         # convention of trainsizer.estimate.flops; the best measured bf16-mixed runs plus the margin stay below it)
-        assert mfu <= 0.60 + 1e-3, opt["hardware"]
+        assert mfu <= 0.60 + 1e-3, opt.hardware_dict()
 
 
 def test_every_bf16_ceiling_is_at_most_60_percent():

@@ -4,10 +4,12 @@ budget limits, rented options never failed by the user's room, and one recommend
 from __future__ import annotations
 
 import pytest
+from plan_options import plan_option
 
 from trainsizer.cost.per_run import Workload, cheapest_rental, covers, price_offer
 from trainsizer.cost.prices import RentalOffer, RentalTerms, load_prices
 from trainsizer.errors import InputError
+from trainsizer.plan.option import PlanOption
 from trainsizer.report.message_text import text as _text
 from trainsizer.workflows.decide import NEAR_TIE, choose, parse_objective
 from trainsizer.workflows.jobs import load_job
@@ -146,30 +148,25 @@ def test_rented_options_are_not_failed_by_the_users_room():
 
 
 def test_near_ties_prefer_fewer_gpus_and_a_simpler_layout():
-    def option(gpus: int, cost: float, tp: int = 1) -> dict:
-        return {"hardware": {"gpu": "g", "gpus": gpus}, "parallel": {"tp": tp, "pp": 1, "cp": 1, "virtual_pp": 1,
-                                                                        "offload": "none"},
-                "per_run": {"acquisition": "rent", "cost": cost}, "performance": {"step_time_s": 1.0},
-                "memory": {"device_gib": 10.0, "capacity_gib": 80.0}}
+    def option(gpus: int, cost: float, tp: int = 1, device_gib: float = 10.0) -> PlanOption:
+        return plan_option("h100-sxm5-80gb", gpus, tp=tp, device_gib=device_gib,
+                           per_run={"acquisition": "rent", "cost": cost})
     cheap_many = option(8, 100.0)
     few = option(2, 100.0 * (1 + NEAR_TIE / 2))
     few_tp = option(2, 100.0 * (1 + NEAR_TIE / 4), tp=2)
     assert choose([cheap_many, few, few_tp], "cheapest")[0] == 1
     far = option(1, 100.0 * (1 + 3 * NEAR_TIE))
     assert choose([cheap_many, far], "cheapest")[0] == 0
-    crammed = {**option(1, 95.0), "memory": {"device_gib": 78.0, "capacity_gib": 80.0}}
+    crammed = option(1, 95.0, device_gib=78.0)
     assert choose([cheap_many, crammed], "cheapest")[0] == 0  # a tight fit loses to a roomier one within 10 %
     with pytest.raises(InputError):
         parse_objective("cheapest-ish")
 
 
 def test_near_ties_go_to_the_faster_then_to_fewer_gpus():
-    def option(gpus: int, cost: float, seconds: float) -> dict:
-        return {"hardware": {"gpu": "g", "gpus": gpus}, "parallel": {"tp": 1, "pp": 1, "cp": 1, "virtual_pp": 1,
-                                                                        "offload": "none"},
-                "per_run": {"acquisition": "rent", "cost": cost},
-                "performance": {"step_time_s": 1.0, "time_to_train_s": seconds},
-                "memory": {"device_gib": 10.0, "capacity_gib": 80.0}}
+    def option(gpus: int, cost: float, seconds: float) -> PlanOption:
+        return plan_option("h100-sxm5-80gb", gpus, time_to_train_s=seconds,
+                           per_run={"acquisition": "rent", "cost": cost})
     slow_few, fast_many = option(4, 100.0, 26 * 86400.0), option(8, 100.0, 13 * 86400.0)
     assert choose([slow_few, fast_many], "cheapest")[0] == 1  # the same cost: the faster wins
     assert choose([slow_few, option(8, 100.0, 25.5 * 86400.0)], "cheapest")[0] == 0  # as fast: fewer GPUs win

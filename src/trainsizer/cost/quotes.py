@@ -119,8 +119,8 @@ def _job_mfu(q: Quote, job: Any, arch: Any, catalog: Any) -> tuple[float, float 
     if not res.options:
         return 0.0, None, None
     best = res.options[0]
-    t = best["performance"].get("time_to_train_s")
-    return best["performance"]["mfu"], (t / 3600 if t else None), best["parallel"]["tp"]
+    t = best.time_to_train_s
+    return best.mfu, (t / 3600 if t else None), best.scenario.parallel.tp
 
 
 def compare_quotes(quotes: list[Quote], prices: Prices, job: Any = None, arch: Any = None,

@@ -10,6 +10,7 @@ import numpy as np
 
 from trainsizer.errors import InputError
 from trainsizer.messages import Message
+from trainsizer.plan.option import PlanOption
 
 
 class ScreenPricer(Protocol):
@@ -58,17 +59,18 @@ class Constraints:
 
 @dataclass
 class PlanResult:
-    options: list[dict[str, Any]]
+    options: list[PlanOption]
     suggestions: list[Message]
-    rankings: dict[str, list[int]] = field(default_factory=dict)  # index lists into options
+    rankings: dict[str, list[int]] = field(default_factory=dict)  # index lists into options (the plan ranks)
     evaluated: int = 0
     notes: list[Message] = field(default_factory=list)
-    late: list[dict[str, Any]] = field(default_factory=list)  # options that fit but miss the deadline
+    late: list[PlanOption] = field(default_factory=list)  # options that fit but miss the deadline
     blocked: str | None = None  # "market": no option because the layouts that fit cannot be had, not memory
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"options": self.options, "suggestions": self.suggestions, "rankings": self.rankings,
-               "candidates_evaluated": self.evaluated, "notes": self.notes}
+        """The plan's JSON edge: every option written once, here (docs/plan-json.md)."""
+        out = {"options": [o.to_dict() for o in self.options], "suggestions": self.suggestions,
+               "rankings": self.rankings, "candidates_evaluated": self.evaluated, "notes": self.notes}
         if self.blocked:
             out["blocked"] = self.blocked
         return out

@@ -89,10 +89,10 @@ def scale(job: Scenario, arch: Architecture, gpu_id: str, max_gpus: int = 64, ca
                 points.append(ScalePoint(count, None, None, None, None))
                 continue
             best = res.options[0]
-            tps = best["performance"]["tokens_per_s"]
+            tps = best.tokens_per_s
             if base_per_gpu is None:
                 base_per_gpu = tps / count
-            points.append(ScalePoint(count, tps, tps / (count * base_per_gpu), best["parallel"],
-                                     best["performance"]["dominant"]))
+            points.append(ScalePoint(count, tps, tps / (count * base_per_gpu), best.parallel_dict(),
+                                     best.performance.dominant))
         curves.append(ScaleCurve(intra, inter, points, dp_only))
     return curves

@@ -27,6 +27,7 @@ from trainsizer.messages import Message, clauses, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan.constraints import Constraints, PlanResult
 from trainsizer.plan.fast import CKPT, JobBasis, Layouts, job_basis, screen_memory, screen_step_time
+from trainsizer.plan.option import PlanOption
 from trainsizer.scenario import Scenario
 
 OFFLOAD = ("none", "optimizer", "optimizer+params")
@@ -145,9 +146,7 @@ def _scenario_for(job: Scenario, gpu: Accelerator, lay: Layouts, i: int, inter: 
     return job.model_copy(update={"training": training, "parallel": parallel, "hardware": hardware})
 
 
-def _option(result: Any, scenario: Scenario) -> dict[str, Any]:
-    par, hw, tr = scenario.parallel, scenario.hardware, scenario.training
-    per_node = scenario.gpus_per_node
+def _option(result: Any, scenario: Scenario) -> PlanOption:
     perf = result.performance
     mem = result.memory
     headroom = mem.capacity_gib - mem.device_gib
@@ -156,20 +155,7 @@ def _option(result: Any, scenario: Scenario) -> dict[str, Any]:
     dominant = perf.dominant
     why = clauses([binding, msg("plan.dominant_step", step=dominant, pct=perf.share(dominant)),
                    msg("plan.mfu", pct=perf.mfu)])
-    return {
-        "hardware": {"gpu": hw.gpu, "gpus": par.gpus, "gpus_per_node": per_node,
-                     "nodes": max(1, par.gpus // per_node), "intra_node": hw.intra_node,
-                     "inter_node": hw.inter_node},
-        "parallel": {"gpus": par.gpus, "tp": par.tp, "pp": par.pp, "cp": par.cp, "virtual_pp": par.virtual_pp,
-                     "sequence_parallel": par.sequence_parallel, "zero": par.zero,
-                     "distributed_optimizer": par.distributed_optimizer, "offload": par.offload, "dp": par.dp},
-        "training": {"micro_batch_size": tr.micro_batch_size, "activation_checkpointing": tr.activation_checkpointing,
-                     "global_batch_size": scenario.global_batch_size, "precision": tr.precision,
-                     "optimizer": tr.optimizer, "method": tr.method},
-        "memory": mem.to_dict(),
-        "performance": perf.to_dict(),
-        "why": why,
-    }
+    return PlanOption(scenario=scenario, memory=mem, performance=perf, why=why)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,13 +234,13 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
 
 def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Constraints, cat: Catalog,
                    mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
-                   late: list[dict[str, Any]] | None = None, fastest_only: bool = False) -> list[dict[str, Any]]:
+                   late: list[PlanOption] | None = None, fastest_only: bool = False) -> list[PlanOption]:
     """The shortlisted layouts re-checked by the reference estimators; those that fit and meet the deadline
     (those that fit but miss it go to ``late``). ``fastest_only`` (no deadline): only the first of the fastest,
     the option the full list would sort first, is made into an option (what a suggestion reads)."""
     from trainsizer.estimate.estimator import estimate
 
-    options: list[dict[str, Any]] = []
+    options: list[PlanOption] = []
     done: set[str] = set()
     fastest: tuple[float, Any, Scenario] | None = None
     fastest_only = fastest_only and not constraints.deadline_s
@@ -277,15 +263,14 @@ def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Con
                 fastest = (key, result, sc)
             continue
         opt = _option(result, sc)
-        if constraints.deadline_s and opt["performance"].get("time_to_train_s") and \
-                opt["performance"]["time_to_train_s"] > constraints.deadline_s:
+        if constraints.deadline_s and opt.time_to_train_s and opt.time_to_train_s > constraints.deadline_s:
             if late is not None:
                 late.append(opt)
             continue
         options.append(opt)
     if fastest is not None:
         options.append(_option(fastest[1], fastest[2]))
-    options.sort(key=lambda o: o["performance"]["step_time_s"])
+    options.sort(key=lambda o: o.step_time_s)
     return options
 
 
@@ -374,21 +359,19 @@ def _safe_bytes(gpu: Accelerator, job: Scenario, gpus: int, per_node: int) -> fl
     return b.safe_fraction(RISK) * gpu.memory_gib * 2**30
 
 
-def _safe(opt: dict[str, Any]) -> bool:
-    hw, mem = opt["hardware"], opt["memory"]
-    b = band("memory", regime(hw["gpu"], opt["training"]["method"], hw["gpus"], hw["gpus_per_node"]))
-    return b.p_above(mem["device_gib"], mem["capacity_gib"]) <= RISK
+def _safe(opt: PlanOption) -> bool:
+    b = band("memory", regime(opt.gpu, opt.method, opt.gpus, opt.gpus_per_node))
+    return b.p_above(opt.device_gib, opt.capacity_gib) <= RISK
 
 
-def _best_per_hardware(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _best_per_hardware(options: list[PlanOption]) -> list[PlanOption]:
     """Per hardware configuration (GPU, count, node shape, network): its best layout, and when that one is at
     real risk of running out of memory its fastest safe one too (the recommendation weighs the two:
     ``workflows/decide.objective_value``)."""
     kept: dict[tuple[Any, ...], bool] = {}  # hardware -> a safe layout kept
     out = []
     for opt in options:
-        hw = opt["hardware"]
-        key = (hw["gpu"], hw["gpus"], hw["gpus_per_node"], hw["inter_node"])
+        key = (opt.gpu, opt.gpus, opt.gpus_per_node, opt.inter_node)
         if key not in kept or not kept[key] and _safe(opt):
             kept[key] = _safe(opt)
             out.append(opt)
@@ -425,7 +408,7 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
                                layouts)
         shortlist += found
         evaluated += n
-    late: list[dict[str, Any]] = []
+    late: list[PlanOption] = []
     chosen = _choose_exact(shortlist, job, constraints, global_batch)
     options = _best_per_hardware(_exact_options(chosen, job, constraints, cat, mp, pp_, global_batch, late,
                                                 fastest_only))
@@ -446,8 +429,8 @@ def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Ca
         free = plan(job, arch, Constraints(constraints.gpus, constraints.max_gpus, constraints.gpus_per_node, None, 1),
                     cat, mp, pp_, with_suggestions=False, basis=basis, fastest_only=True)
         if free.options:
-            hw = free.options[0]["hardware"]
-            out = [msg("plan.fits_not_to_be_had", gpus=hw["gpus"], gpu=hw["gpu"])]
+            fits = free.options[0]
+            out = [msg("plan.fits_not_to_be_had", gpus=fits.gpus, gpu=fits.gpu)]
             return out + ([msg("plan.deadline_binds")] if constraints.deadline_s else []), "market"
     tries: list[tuple[Message, Scenario, Constraints]] = []
     tr = job.training
@@ -480,11 +463,10 @@ def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Ca
                    with_suggestions=False, basis=basis if sc is job else None, fastest_only=True)
         if res and res.options:
             best = res.options[0]
-            hw = best["hardware"]
-            par = best["parallel"]
-            out.append(msg("plan.relaxation_fits", clause=label, gpus=hw["gpus"], gpu=hw["gpu"], tp=par["tp"],
-                           pp=par["pp"], zero=par["zero"], ckpt=best["training"]["activation_checkpointing"],
-                           tps=best["performance"]["tokens_per_s"]))
+            par = best.scenario.parallel
+            out.append(msg("plan.relaxation_fits", clause=label, gpus=best.gpus, gpu=best.gpu, tp=par.tp, pp=par.pp,
+                           zero=par.zero, ckpt=best.scenario.training.activation_checkpointing,
+                           tps=best.tokens_per_s))
     if not out:
         out.append(msg("plan.nothing_fits"))
     if constraints.deadline_s:

@@ -175,7 +175,7 @@ def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | Non
 
     lang = resolve_lang(lang)
     con = _console()
-    out = extra or {"options": result.options, "suggestions": result.suggestions, "notes": result.notes}
+    out = extra or {**result.to_dict(), "suggestions": result.suggestions, "notes": result.notes}
     answer = card(out, lang)
     _print_answer(con, answer, lang)
     if not result.options:
@@ -187,7 +187,7 @@ def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | Non
         title = tr(RANKING_TITLES[key], lang)
         if not set(idx) <= set(result.rankings[key]):  # the answer's row added (_shown_rankings)
             title = tr("{ranking}, and the answer", lang, ranking=title)
-        _print_ranking(con, result.options, idx, title, out.get("currency", ""), lang,
+        _print_ranking(con, out["options"], idx, title, out.get("currency", ""), lang,
                        RANKING_COLUMNS if all_rankings else COMPACT_COLUMNS)
     con.print(tr("{candidates} candidate layouts screened; {options} hardware options re-checked with the reference "
                  "estimators.", lang, candidates=f"{result.evaluated:,}", options=len(result.options)))

@@ -14,6 +14,7 @@ from typing import Any
 
 from trainsizer.errors import InputError
 from trainsizer.messages import Message, clauses, listing, money, msg
+from trainsizer.plan.option import PlanOption
 from trainsizer.workflows.defaults import TIGHT_FRACTION
 from trainsizer.workflows.robust import failure_cost
 from trainsizer.workflows.time_value import TimeValue
@@ -38,24 +39,18 @@ def parse_objective(value: str | None) -> str:
     return objective
 
 
-def _seconds(o: dict[str, Any]) -> float:
-    perf = o["performance"]
-    return float(perf.get("time_to_train_s") or perf["step_time_s"])
-
-
-def _value(o: dict[str, Any], objective: str) -> float:
-    perf = o["performance"]
+def _value(o: PlanOption, objective: str) -> float:
     if objective == "fastest":
-        return perf.get("time_to_train_s") or perf["step_time_s"]
+        return o.time_to_train_s or o.step_time_s
     if objective == "fewest-gpus":
-        return float(o["hardware"]["gpus"])
-    pr = o["per_run"]
+        return float(o.gpus)
+    pr = o.per_run
     if pr.get("cost") is not None:  # the run's cost plus the value of its time (workflows.pricing)
         return float(pr.get("objective", pr["cost"]))
     return float(pr["cost_per_million_tokens"])
 
 
-def objective_value(o: dict[str, Any], objective: str = "cheapest") -> float:
+def objective_value(o: PlanOption, objective: str = "cheapest") -> float:
     """What the recommendation minimises for this option: its value on the objective, a tight fit penalised, and
     on the cheapest objective the expected cost of a failed attempt where it may run out of memory
     (``robust.failure_cost``: a short run at real risk loses to a safe layout that costs more)."""
@@ -64,24 +59,22 @@ def objective_value(o: dict[str, Any], objective: str = "cheapest") -> float:
     return value * (1 + TIGHT_PENALTY if tight(o) else 1) + risk
 
 
-def _layout_complexity(o: dict[str, Any]) -> tuple[int, int, int]:
-    par = o["parallel"]
-    return (par["tp"] * par["pp"] * par["cp"], par["virtual_pp"], 0 if par["offload"] == "none" else 1)
+def _layout_complexity(o: PlanOption) -> tuple[int, int, int]:
+    return (o.model_split(), o.scenario.parallel.virtual_pp, 0 if o.offload == "none" else 1)
 
 
-def tight(o: dict[str, Any]) -> bool:
+def tight(o: PlanOption) -> bool:
     """A tight fit: above TIGHT_FRACTION of the GPU's memory, or a real chance of running out of it (its 80 %
     range, ``workflows/robust.py``): recommended only when nothing safe is within TIGHT_PENALTY of its cost."""
-    mem = o["memory"]
-    return mem["device_gib"] > TIGHT_FRACTION * mem["capacity_gib"] or bool((o.get("range") or {}).get("at_risk"))
+    return o.device_gib > TIGHT_FRACTION * o.capacity_gib or o.at_risk
 
 
-def _eligible(o: dict[str, Any]) -> bool:
-    pr = o.get("per_run") or {}
+def _eligible(o: PlanOption) -> bool:
+    pr = o.per_run
     return bool(pr.get("acquisition")) and (pr.get("cost") is not None or pr.get("cost_per_million_tokens"))
 
 
-def choose(options: list[dict[str, Any]], objective: str) -> list[int]:
+def choose(options: list[PlanOption], objective: str) -> list[int]:
     """Indices: the recommended option, then its runner-ups (other GPU types or counts), best first."""
     pool = [i for i, o in enumerate(options) if _eligible(o)]
     if not pool:
@@ -91,85 +84,81 @@ def choose(options: list[dict[str, Any]], objective: str) -> list[int]:
     near = [i for i in pool if value[i] <= best * (1 + NEAR_TIE)]
     near = [i for i in near if not tight(options[i])] or near
     # ties go to the faster, then to fewer GPUs and the simpler layout
-    quickest = min(_seconds(options[i]) for i in near)
-    near = [i for i in near if _seconds(options[i]) <= quickest * (1 + NEAR_TIE)]
-    pick = min(near, key=lambda i: (options[i]["hardware"]["gpus"], _layout_complexity(options[i]), value[i]))
+    quickest = min(options[i].seconds() for i in near)
+    near = [i for i in near if options[i].seconds() <= quickest * (1 + NEAR_TIE)]
+    pick = min(near, key=lambda i: (options[i].gpus, _layout_complexity(options[i]), value[i]))
     order = [pick]
     ranked = sorted((i for i in pool if value[i] <= RUNNER_UP_SPAN * value[pick]),
-                    key=lambda i: (value[i], options[i]["hardware"]["gpus"]))
-    types = {options[pick]["hardware"]["gpu"]}
+                    key=lambda i: (value[i], options[i].gpus))
+    types = {options[pick].gpu}
     for i in ranked:  # other GPU types first: what a different purchase trades
-        if options[i]["hardware"]["gpu"] not in types and len(order) <= RUNNER_UPS:
-            types.add(options[i]["hardware"]["gpu"])
+        if options[i].gpu not in types and len(order) <= RUNNER_UPS:
+            types.add(options[i].gpu)
             order.append(i)
-    seen = {(options[i]["hardware"]["gpu"], options[i]["hardware"]["gpus"]) for i in order}
+    seen = {(options[i].gpu, options[i].gpus) for i in order}
     for i in ranked:  # then other counts of the same types
-        key = (options[i]["hardware"]["gpu"], options[i]["hardware"]["gpus"])
+        key = (options[i].gpu, options[i].gpus)
         if key not in seen and len(order) <= RUNNER_UPS:
             seen.add(key)
             order.append(i)
     return order
 
 
-def distinct(options: list[dict[str, Any]], objective: str) -> list[dict[str, Any]]:
+def distinct(options: list[PlanOption], objective: str) -> list[PlanOption]:
     """One option per GPU type and count: the best on the objective (then the faster), so no two rows show the
     same hardware (4- and 8-card servers of the same cards read alike in every table)."""
-    def rank(o: dict[str, Any]) -> tuple[bool, float, float]:
-        return (not _eligible(o), objective_value(o, objective) if _eligible(o) else 0.0, _seconds(o))
+    def rank(o: PlanOption) -> tuple[bool, float, float]:
+        return (not _eligible(o), objective_value(o, objective) if _eligible(o) else 0.0, o.seconds())
 
-    best: dict[tuple[Any, ...], dict[str, Any]] = {}
+    best: dict[tuple[Any, ...], PlanOption] = {}
     for o in options:
-        hw = o["hardware"]
-        key = (hw["gpu"], hw["gpus"])
+        key = (o.gpu, o.gpus)
         if key not in best or rank(o) < rank(best[key]):
             best[key] = o
     kept = {id(o) for o in best.values()}
     return [o for o in options if id(o) in kept]
 
 
-def sized_to_job(options: list[dict[str, Any]], order: list[int],
-                 objective: str) -> tuple[list[dict[str, Any]], list[int], int]:
+def sized_to_job(options: list[PlanOption], order: list[int],
+                 objective: str) -> tuple[list[PlanOption], list[int], int]:
     """The options within SPAN_COST times the pick's objective or SPAN_GPUS times its GPU count (all when nothing
     is picked), the order re-indexed, and how many were left out."""
     if not order:
         return options, order, 0
     pick = options[order[0]]
-    limit, gpus = objective_value(pick, objective) * SPAN_COST, pick["hardware"]["gpus"] * SPAN_GPUS
-    keep = [i for i, o in enumerate(options) if i in order or o["hardware"]["gpus"] <= gpus
+    limit, gpus = objective_value(pick, objective) * SPAN_COST, pick.gpus * SPAN_GPUS
+    keep = [i for i, o in enumerate(options) if i in order or o.gpus <= gpus
             or (_eligible(o) and objective_value(o, objective) <= limit)]
     index = {old: new for new, old in enumerate(keep)}
     return [options[i] for i in keep], [index[i] for i in order], len(options) - len(keep)
 
 
-def _days(o: dict[str, Any]) -> float | None:
-    t = o["performance"].get("time_to_train_s")
+def _days(o: PlanOption) -> float | None:
+    t = o.time_to_train_s
     return None if t is None else t / 86400
 
 
-def _binding(pick: dict[str, Any], options: list[dict[str, Any]], late: list[dict[str, Any]],
+def _binding(pick: PlanOption, options: list[PlanOption], late: list[PlanOption],
              deadline_s: float | None, budget_cheaper: float | None, timed: bool = False) -> dict[str, Any]:
     """The constraint that decided the pick: a code (deadline, budget, memory, cost) with its figures, and the
     deadline the plan was held to (None without one)."""
-    hw = pick["hardware"]
-    cost = (pick["per_run"] or {}).get("cost")
+    cost = pick.run_cost
     base = {"deadline_days": round(deadline_s / 86400, 4) if deadline_s else None}
-    if deadline_s and any(o["hardware"]["gpus"] < hw["gpus"] for o in late):
+    if deadline_s and any(o.gpus < pick.gpus for o in late):
         return {"code": "deadline", **base}
     if budget_cheaper is not None and cost is not None and budget_cheaper < cost:
         return {"code": "budget", **base}
-    cheaper = [o for o in options if cost is not None and tight(o) and (o["per_run"] or {}).get("cost") is not None
-               and o["per_run"]["cost"] < cost]
-    if any(o["memory"]["device_gib"] > TIGHT_FRACTION * o["memory"]["capacity_gib"] for o in cheaper):
+    cheaper = [o for o in options if cost is not None and tight(o) and o.run_cost is not None and o.run_cost < cost]
+    if any(o.device_gib > TIGHT_FRACTION * o.capacity_gib for o in cheaper):
         return {"code": "headroom", **base, "tight_fraction": TIGHT_FRACTION}
     if cheaper:  # cheaper layouts at real risk of running out of memory (their ranges, robust.py)
-        least = min(o["range"]["p_exceeds_capacity"] for o in cheaper)
+        least = min(o.range["p_exceeds_capacity"] for o in cheaper if o.range)
         return {"code": "oom_risk", **base, "p_exceeds_capacity": least}
-    mem = pick["memory"]
-    fewest = not any(o["hardware"]["gpu"] == hw["gpu"] and o["hardware"]["gpus"] < hw["gpus"] for o in options + late)
-    if fewest and hw["gpus"] > 1 and mem["device_gib"] > 0.9 * mem["capacity_gib"]:
-        return {"code": "memory", **base, "device_gib": mem["device_gib"], "capacity_gib": mem["capacity_gib"]}
-    if timed and cost is not None and any(_eligible(o) and o["per_run"].get("cost") is not None
-                                          and o["per_run"]["cost"] < cost for o in options):
+    fewest = not any(o.gpu == pick.gpu and o.gpus < pick.gpus for o in options + late)
+    if fewest and pick.gpus > 1 and pick.device_gib > 0.9 * pick.capacity_gib:
+        return {"code": "memory", **base, "device_gib": pick.device_gib, "capacity_gib": pick.capacity_gib}
+    if timed and cost is not None and any(_eligible(o) and o.run_cost is not None and o.run_cost < cost
+                                          for o in options):
         return {"code": "time", **base}
     return {"code": "cost", **base}
 
@@ -187,12 +176,12 @@ def _binding_message(binding: dict[str, Any]) -> Message:
     return msg(f"binding.{code}")
 
 
-def _why(pick: dict[str, Any], objective: str, binding: dict[str, Any], deadline_s: float | None,
+def _why(pick: PlanOption, objective: str, binding: dict[str, Any], deadline_s: float | None,
          currency: str, time: Any = None) -> Message:
     """What to do, for how much, how long, the goal and what bound the choice, in one sentence."""
-    pr, hw = pick["per_run"], pick["hardware"]
+    pr = pick.per_run
     acq, offer = pr["acquisition"], pr.get("rent") or pr.get("rent_offer") or {}
-    hardware = {"gpus": hw["gpus"], "gpu": hw["gpu"]}
+    hardware = {"gpus": pick.gpus, "gpu": pick.gpu}
     what = (msg("decide.rent_from", hardware=hardware, provider=offer["provider"], term=offer["term"])
             if acq == "rent" and offer else msg(f"decide.{acq}", hardware=hardware))
     cost = (msg("decide.cost_per_run", cost=money(pr["cost"], currency)) if pr.get("cost") is not None
@@ -200,21 +189,21 @@ def _why(pick: dict[str, Any], objective: str, binding: dict[str, Any], deadline
     suffix = "_deadline" if deadline_s else ""
     goal = (msg(f"goal.cheapest-timed{suffix}", money=money(time.per_hour, time.currency))
             if objective == "cheapest" and time and time.per_hour > 0 else msg(f"goal.{objective}{suffix}"))
-    seconds = pick["performance"].get("time_to_train_s")
+    seconds = pick.time_to_train_s
     if seconds is None:
         return msg("decide.why", what=what, cost=cost, goal=goal, binding=_binding_message(binding))
     return msg("decide.why_with_time", what=what, cost=cost, time=seconds, goal=goal,
                binding=_binding_message(binding))
 
 
-def recommendation(options: list[dict[str, Any]], order: list[int], objective: str, late: list[dict[str, Any]],
+def recommendation(options: list[PlanOption], order: list[int], objective: str, late: list[PlanOption],
                    deadline_s: float | None, budget_cheaper: float | None, currency: str,
                    time: TimeValue | None = None) -> dict[str, Any] | None:
     """The plan's top-level ``recommendation`` object (None when no option can be had)."""
     if not order:
         return None
     pick = options[order[0]]
-    pr, hw = pick["per_run"], pick["hardware"]
+    pr = pick.per_run
     acq = pr["acquisition"]
     rent = pr.get("rent") or pr.get("rent_offer") or {}
     offer = ({k: rent.get(k) for k in ("provider", "term", "billing", "price_per_gpu_hour", "as_of", "stale")}
@@ -227,15 +216,14 @@ def recommendation(options: list[dict[str, Any]], order: list[int], objective: s
     for i in order[1:]:
         o = options[i]
         trade = _trade(pick, o, currency)
-        runners.append({"option": i, "gpu": o["hardware"]["gpu"], "gpus": o["hardware"]["gpus"],
-                        "acquisition": o["per_run"]["acquisition"], "per_run": o["per_run"].get("cost"),
+        runners.append({"option": i, "gpu": o.gpu, "gpus": o.gpus, "acquisition": o.acquisition, "per_run": o.run_cost,
                         "days": None if _days(o) is None else round(_days(o), 2), "trade": trade})
     if runners:
         first = runners[0]
         runner_up = msg("decide.runner_up", hardware={"gpus": first["gpus"], "gpu": first["gpu"]}, trade=first["trade"])
         why = msg("sentences", parts=[why, runner_up])
-    return {"option": order[0], "acquisition": acq, "offer": offer, "gpu": hw["gpu"], "gpus": hw["gpus"],
-            "servers": hw["nodes"], "per_run": pr.get("cost"),
+    return {"option": order[0], "acquisition": acq, "offer": offer, "gpu": pick.gpu, "gpus": pick.gpus,
+            "servers": pick.nodes, "per_run": pr.get("cost"),
             "cost_per_million_tokens": pr.get("cost_per_million_tokens"),
             "commitment": pr.get("commitment"), "currency": currency,
             "time_to_train_days": None if days is None else round(days, 2), "objective": objective,
@@ -262,11 +250,11 @@ def _voucher(rent: dict[str, Any], currency: str) -> Message | None:
     return clauses(parts)
 
 
-def adjustments(pick: dict[str, Any], currency: str, time: TimeValue | None = None) -> list[Message]:
+def adjustments(pick: PlanOption, currency: str, time: TimeValue | None = None) -> list[Message]:
     """What adjusted the answer's figures, each said on the answer card: a voucher (with its cap and caveats),
     a contract's minimum term, the workload bought hardware is priced at (and the sets of servers it needs), a
     tight fit, and the value of the time (assumed or stated). A stale price is on the card's offer line."""
-    pr = pick["per_run"]
+    pr = pick.per_run
     out: list[Message | None] = []
     if pr.get("acquisition") == "rent" and pr.get("rent"):
         rent = pr["rent"]
@@ -279,9 +267,8 @@ def adjustments(pick: dict[str, Any], currency: str, time: TimeValue | None = No
             out.append(msg("adjust.bought_at", workload=pr["workload"], pct=buy["utilisation"]))
         out.append(buy.get("note"))
     if tight(pick):
-        mem = pick["memory"]
-        used = mem["device_gib"] / mem["capacity_gib"]
-        risk = (pick.get("range") or {}).get("p_exceeds_capacity")
+        used = pick.device_gib / pick.capacity_gib
+        risk = (pick.range or {}).get("p_exceeds_capacity")
         out.append(msg("adjust.tight_fit", pct=used, limit=TIGHT_FRACTION) if used > TIGHT_FRACTION or risk is None
                    else msg("adjust.oom_risk", pct=risk, used=used))
     if time is not None and time.per_hour > 0:
@@ -291,8 +278,8 @@ def adjustments(pick: dict[str, Any], currency: str, time: TimeValue | None = No
     return [m for m in out if m is not None]
 
 
-def _trade(pick: dict[str, Any], other: dict[str, Any], currency: str) -> Message:
-    a, b = pick["per_run"], other["per_run"]
+def _trade(pick: PlanOption, other: PlanOption, currency: str) -> Message:
+    a, b = pick.per_run, other.per_run
     parts = []
     if a.get("cost") and b.get("cost") is not None:
         parts.append(msg("trade.per_run", pct=b["cost"] / a["cost"] - 1))
@@ -302,6 +289,5 @@ def _trade(pick: dict[str, Any], other: dict[str, Any], currency: str) -> Messag
     if b.get("commitment") is not None:
         parts.append(msg("trade.commits", money=money(b["commitment"], currency)))
     if tight(other):
-        mem = other["memory"]
-        parts.append(msg("trade.tight_fit", pct=mem["device_gib"] / mem["capacity_gib"]))
+        parts.append(msg("trade.tight_fit", pct=other.device_gib / other.capacity_gib))
     return listing(parts) if parts else msg("trade.similar")

@@ -21,6 +21,7 @@ from trainsizer.messages import money as to_money
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.catalog import resolve_model
 from trainsizer.models.param_counts import count_params
+from trainsizer.plan.option import PlanOption
 from trainsizer.plan.ranking import rank_options
 from trainsizer.plan.search import Constraints, PlanResult, plan
 from trainsizer.scenario import Scenario
@@ -187,7 +188,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     result.notes += [n for n in (market_info["note"], *notes, None if order else _time_note(terms.time)) if n]
     result.rankings = rank_options(options, req.top)
     result.rankings["recommended"] = order[:1]
-    if held.unstated and (not order or options[order[0]]["per_run"].get("acquisition") != "rent"):
+    if held.unstated and (not order or options[order[0]].acquisition != "rent"):
         result.notes.append(msg("plan.offload_ram_unstated", gpus_list=sorted(held.unstated)[:6]))
     if req.budget is not None and not order:
         result.suggestions.append(msg("plan.nothing_within_budget", money=to_money(req.budget, money.currency)))
@@ -203,7 +204,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     return PlanOutcome(result, out, job, arch, site, money, cat)
 
 
-def _add_confidence(rec: dict[str, Any] | None, options: list[dict[str, Any]], order: list[int], objective: str,
+def _add_confidence(rec: dict[str, Any] | None, options: list[PlanOption], order: list[int], objective: str,
                     req: PlanRequest, job_label: str) -> None:
     """``recommendation.confidence`` across the model's error (``robust.py``); a close call says what settles it."""
     if not rec:
@@ -230,5 +231,5 @@ def price_hardware(job: Scenario, gpu: str, gpus: int, req: PlanRequest) -> dict
     market = _market(req, money, site)
     terms = MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation))
     options, _ = recommend_options(found.options[:1], job, arch, terms, cat)
-    return {"option": options[0], "site": site.id, "currency": money.currency,
+    return {"option": options[0].to_dict(), "site": site.id, "currency": money.currency,
             "prices_used": [c.to_dict() for c in sorted(set(money.used), key=lambda c: c.sort_key())]}

@@ -5,7 +5,7 @@ what to do next: ``next_steps.py``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from trainsizer.cost.machine import MachineNeed
@@ -19,6 +19,7 @@ from trainsizer.hardware.market import availability
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.messages import money as to_money
 from trainsizer.models.architecture import Architecture
+from trainsizer.plan.option import PlanOption, Pricing
 from trainsizer.scenario import Scenario
 from trainsizer.system.bom import SystemPlan, size_system
 from trainsizer.system.sites import Site
@@ -45,35 +46,23 @@ class MoneyTerms:
         return self.workload.busy(run_hours) or 0.7
 
 
-def _scenario_of(opt: dict[str, Any], job: Scenario) -> Scenario:
-    hw, par, tr = opt["hardware"], opt["parallel"], opt["training"]
-    return job.model_copy(update={
-        "parallel": job.parallel.model_copy(update={k: par[k] for k in (
-            "gpus", "tp", "pp", "cp", "virtual_pp", "sequence_parallel", "zero", "distributed_optimizer", "offload")}),
-        "training": job.training.model_copy(update={"micro_batch_size": tr["micro_batch_size"],
-                                                    "activation_checkpointing": tr["activation_checkpointing"],
-                                                    "global_batch_size": tr["global_batch_size"]}),
-        "hardware": job.hardware.model_copy(update={"gpu": hw["gpu"], "gpus_per_node": hw["gpus_per_node"],
-                                                    "intra_node": hw["intra_node"], "inter_node": hw["inter_node"]})})
-
-
-def machine_need(opt: dict[str, Any], system: SystemPlan) -> MachineNeed:
+def machine_need(opt: PlanOption, system: SystemPlan) -> MachineNeed:
     """What one rented instance of the option must hold beside its GPUs (system.host, system.storage)."""
     nodes = max(1, system.nodes)
     return MachineNeed(system.gpus_per_node if system.gpus > system.gpus_per_node else system.gpus,
                        system.host.instance_ram_gib, system.host.instance_cores,
-                       system.storage.capacity_tb * 1000 / nodes, opt["parallel"]["offload"] != "none")
+                       system.storage.capacity_tb * 1000 / nodes, opt.offload != "none")
 
 
-def _rental(opt: dict[str, Any], gpu: Accelerator, money: MoneyTerms,
+def _rental(opt: PlanOption, gpu: Accelerator, money: MoneyTerms,
             need: MachineNeed | None = None) -> tuple[RentalRun | None, Message | None]:
     """The run rented on its cheapest terms in the market (cost.per_run.cheapest_rental), or why it cannot be."""
     rent_ok = availability(gpu, money.market, "rent")
     if not rent_ok.obtainable:
         return None, msg("cost.not_rentable", market=money.market, status=rent_ok.status, reason=str(rent_ok.reason))
-    run_s = opt["performance"].get("time_to_train_s")
-    return cheapest_rental(money.prices, gpu.id, opt["hardware"]["gpus"], run_s / 3600 if run_s else 1.0,
-                           money.market, opt["hardware"]["nodes"], money.budget, need)
+    run_s = opt.time_to_train_s
+    return cheapest_rental(money.prices, gpu.id, opt.gpus, run_s / 3600 if run_s else 1.0, money.market, opt.nodes,
+                           money.budget, need)
 
 
 def _horizon_offer(gpu: Accelerator, rental: RentalRun | None, money: MoneyTerms) -> tuple[RentalOffer | None, bool]:
@@ -87,11 +76,11 @@ def _horizon_offer(gpu: Accelerator, rental: RentalRun | None, money: MoneyTerms
     return offer, offer is not None
 
 
-def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, money: MoneyTerms,
+def _per_run(opt: PlanOption, gpu: Accelerator, cost: Any, site_ok: bool, money: MoneyTerms,
              rental: tuple[RentalRun | None, Message | None]) -> dict[str, Any]:
     """The run rented on its cheapest terms (``rental``: :func:`_rental`) and bought at the stated workload, each
     with its commitment, or the reason it cannot be had; the acquisition that costs less per run within the budget."""
-    run_s = opt["performance"].get("time_to_train_s")
+    run_s = opt.time_to_train_s
     hours = run_s / 3600 if run_s else None
     cur = money.prices.currency
     out: dict[str, Any] = {"hours": None if hours is None else round(hours, 2), "currency": cur,
@@ -158,13 +147,13 @@ def _claim(rent: dict[str, Any], voucher: Subsidy) -> None:
                              "upper_bound": voucher.upper_bound}})
 
 
-def _per_token(out: dict[str, Any], opt: dict[str, Any], cost: Any, money: MoneyTerms) -> dict[str, Any]:
+def _per_token(out: dict[str, Any], opt: PlanOption, cost: Any, money: MoneyTerms) -> dict[str, Any]:
     """Without the run's length: the cost of a million trained tokens, renting by the hour or owning at the
     horizon view's utilisation; the cheaper is the acquisition."""
-    tokens_per_hour = opt["performance"]["tokens_per_s"] * 3600
+    tokens_per_hour = opt.tokens_per_s * 3600
     per_mtok: dict[str, float] = {}
     if out["rent"]:
-        per_mtok["rent"] = out["rent"]["price_per_gpu_hour"] * opt["hardware"]["gpus"] / tokens_per_hour * 1e6
+        per_mtok["rent"] = out["rent"]["price_per_gpu_hour"] * opt.gpus / tokens_per_hour * 1e6
     if out["buy"]:
         hours = cost.buy.horizon_years * HOURS_PER_YEAR * money.utilisation_at(None)
         per_mtok["buy"] = cost.buy.total / hours / tokens_per_hour * 1e6
@@ -199,25 +188,19 @@ def _verdict(pr: dict[str, Any], horizon_verdict: Message) -> Message:
     return msg("verdict.no_cost", reasons=[r for r in reasons if r], verdict=horizon_verdict)
 
 
-def recommend_options(options: list[dict[str, Any]], job: Scenario, arch: Architecture, money: MoneyTerms,
-                      catalog: Catalog | None = None) -> tuple[list[dict[str, Any]], list[Message]]:
+def recommend_options(options: list[PlanOption], job: Scenario, arch: Architecture, money: MoneyTerms,
+                      catalog: Catalog | None = None) -> tuple[list[PlanOption], list[Message]]:
     """Attach system sizing, site fit, availability and cost (horizon and per run) to each option; drop the
     options the budget rules out (their commitment); notes say how many and why."""
     cat = catalog or default_catalog()
     out, over_budget = [], 0
     for opt in options:
-        hw = opt["hardware"]
-        gpu = cat.accelerator(hw["gpu"])
-        server = money.prices.server(gpu.id, hw["gpus_per_node"])
+        gpu = cat.accelerator(opt.gpu)
+        server = money.prices.server(gpu.id, opt.gpus_per_node)
         published_kw = server[1].get("max_power_kw") if server else None
-        system = size_system(_scenario_of(opt, job), arch, gpu, opt["performance"]["tokens_per_s"], money.site,
-                             published_kw)
-        run_s = opt["performance"].get("time_to_train_s")
+        system = size_system(opt.scenario, arch, gpu, opt.tokens_per_s, money.site, published_kw)
+        run_s = opt.time_to_train_s
         hours = run_s / 3600 if run_s else None
-        rec = dict(opt)
-        rec["system"] = system.to_dict()
-        rec["availability"] = {"market": money.market, **{acq: availability(gpu, money.market, acq).to_dict()
-                                                          for acq in ("buy", "rent")}}
         rental = _rental(opt, gpu, money, machine_need(opt, system))
         offer, rentable = _horizon_offer(gpu, rental[0], money)
         try:
@@ -229,48 +212,45 @@ def recommend_options(options: list[dict[str, Any]], job: Scenario, arch: Archit
             cost = None
         # buy prices only where the market sells the part (hardware.market): else no horizon view of owning
         sold = availability(gpu, money.market, "buy").obtainable
-        rec["cost"] = cost.to_dict() if cost and sold else None
         site_ok = not system.site_fit or system.site_fit.fits
-        rec["per_run"] = _per_run(opt, gpu, cost, site_ok, money, rental)
-        rec["site_applies"] = rec["per_run"].get("acquisition") != "rent"
-        verdict = _verdict(rec["per_run"], cost.verdict if cost and sold else
-                           rec["per_run"].get("buy_unavailable") or msg("cost.no_purchase_price_short"))
-        if rec["per_run"].get("acquisition") == "rent" and not site_ok:
+        per_run = _per_run(opt, gpu, cost, site_ok, money, rental)
+        verdict = _verdict(per_run, cost.verdict if cost and sold else
+                           per_run.get("buy_unavailable") or msg("cost.no_purchase_price_short"))
+        if per_run.get("acquisition") == "rent" and not site_ok:
             verdict = clauses([verdict, msg("site.rented")])
         elif system.site_fit and not site_ok:
             verdict = clauses([verdict, msg("site.verdict", verdict=system.site_fit.verdict)])
-        rec["verdict"] = verdict
-        if rec["per_run"].get("over_budget"):
+        if per_run.get("over_budget"):
             over_budget += 1
             continue
-        out.append(rec)
+        available = {"market": money.market, **{acq: availability(gpu, money.market, acq).to_dict()
+                                                for acq in ("buy", "rent")}}
+        out.append(opt.with_pricing(Pricing(system=system, availability=available, cost=cost if cost and sold else None,
+                                            per_run=per_run, site_applies=per_run.get("acquisition") != "rent",
+                                            verdict=verdict)))
     notes = [msg("plan.over_budget", n=over_budget, money=to_money(money.budget or 0, money.prices.currency))
              ] if over_budget else []
     return out, notes
 
 
-def merge_fabric_twins(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def merge_fabric_twins(options: list[PlanOption]) -> list[PlanOption]:
     """Options that differ only in the network between nodes (InfiniBand vs RoCE) shown once: the one that
     costs less per run (then less to own, then the faster), with the other fabric named in its notes."""
-    def key(o: dict[str, Any]) -> tuple[Any, ...]:
-        hw, par, tr = o["hardware"], o["parallel"], o["training"]
-        return (hw["gpu"], hw["gpus"], hw["gpus_per_node"], hw["intra_node"], tuple(sorted(par.items())),
-                tr["micro_batch_size"], tr["activation_checkpointing"])
+    def key(o: PlanOption) -> tuple[Any, ...]:
+        tr = o.scenario.training
+        return (o.gpu, o.gpus, o.gpus_per_node, o.scenario.hardware.intra_node,
+                tuple(sorted(o.parallel_dict().items())), tr.micro_batch_size, tr.activation_checkpointing)
 
-    def price(o: dict[str, Any]) -> tuple[float, float, float]:
-        run = (o.get("per_run") or {}).get("cost")
-        own = ((o.get("cost") or {}).get("buy") or {}).get("total")
-        inf = float("inf")
-        return (inf if run is None else run, inf if own is None else own, o["performance"]["step_time_s"])
+    def price(o: PlanOption) -> tuple[float, float, float]:
+        run, own, inf = o.run_cost, o.buy_total, float("inf")
+        return (inf if run is None else run, inf if own is None else own, o.step_time_s)
 
-    kept: dict[tuple[Any, ...], dict[str, Any]] = {}
+    kept: dict[tuple[Any, ...], PlanOption] = {}
     for o in options:
         k = key(o)
         if k not in kept:
             kept[k] = o
             continue
         keep, drop = sorted((kept[k], o), key=price)
-        keep = {**keep, "notes": [*keep.get("notes", []), msg("plan.fabric_twin", fabric=drop["hardware"]["inter_node"],
-                                                              fabric2=keep["hardware"]["inter_node"])]}
-        kept[k] = keep
-    return [o for o in kept.values()]
+        kept[k] = replace(keep, fabric_twin=msg("plan.fabric_twin", fabric=drop.inter_node, fabric2=keep.inter_node))
+    return list(kept.values())

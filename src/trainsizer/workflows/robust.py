@@ -10,6 +10,7 @@ across the validation cases, ``ranges.yaml``), other families draw theirs indepe
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from trainsizer.estimate.intervals import RISK
 from trainsizer.estimate.ranges import Band, band
 from trainsizer.estimate.regimes import gpu_family, regime
 from trainsizer.messages import Message, msg
+from trainsizer.plan.option import PlanOption
 
 SAMPLES = 4000
 SEED = 20240601
@@ -28,69 +30,67 @@ CLOSE = 0.25  # the runner-up is the better choice in at least this share of out
 FAILED_ATTEMPT_HOURS = 1.0
 
 
-def _bands(o: dict[str, Any]) -> tuple[Band, Band]:
-    hw = o["hardware"]
-    reg = regime(hw["gpu"], o["training"]["method"], hw["gpus"], hw["gpus_per_node"])
+def _bands(o: PlanOption) -> tuple[Band, Band]:
+    reg = regime(o.gpu, o.method, o.gpus, o.gpus_per_node)
     return band("memory", reg), band("speed", reg)
 
 
-def option_range(o: dict[str, Any]) -> dict[str, Any]:
+def option_range(o: PlanOption) -> dict[str, Any]:
     """``option["range"]``: the 80 % ranges of the option's time to train and cost per run, the chance its peak
     memory exceeds the GPU, and whether that is a real risk (a message where it is)."""
     mem_b, speed_b = _bands(o)
-    mem, perf, pr = o["memory"], o["performance"], o.get("per_run") or {}
-    p = mem_b.p_above(mem["device_gib"], mem["capacity_gib"])
+    device, capacity = o.device_gib, o.capacity_gib
+    p = mem_b.p_above(device, capacity)
     out: dict[str, Any] = {"level": speed_b.level, "p_exceeds_capacity": round(p, 4), "at_risk": p > RISK,
-                           "fits_unless_above": round(mem["capacity_gib"] / mem["device_gib"] - 1, 4)
-                           if mem["device_gib"] else None,
-                           "device_gib": [round(v, 2) for v in mem_b.scale(mem["device_gib"])],
-                           "step_time_s": [round(v, 4) for v in speed_b.scale_inverse(perf["step_time_s"])]}
-    if perf.get("time_to_train_s"):
-        out["time_to_train_s"] = [round(v, 1) for v in speed_b.scale_inverse(perf["time_to_train_s"])]
-    if pr.get("cost") is not None:
-        out["per_run_cost"] = [round(v) for v in speed_b.scale_inverse(float(pr["cost"]))]
+                           "fits_unless_above": round(capacity / device - 1, 4) if device else None,
+                           "device_gib": [round(v, 2) for v in mem_b.scale(device)],
+                           "step_time_s": [round(v, 4) for v in speed_b.scale_inverse(o.step_time_s)]}
+    if o.time_to_train_s:
+        out["time_to_train_s"] = [round(v, 1) for v in speed_b.scale_inverse(o.time_to_train_s)]
+    if o.run_cost is not None:
+        out["per_run_cost"] = [round(v) for v in speed_b.scale_inverse(float(o.run_cost))]
     out["notes"] = ([msg("range.oom_risk", pct=p, above=max(out["fits_unless_above"] or 0.0, 0.0))]
                     if p > RISK else [])
     return out
 
 
-def failure_cost(o: dict[str, Any], value: float) -> float:
+def failure_cost(o: PlanOption, value: float) -> float:
     """The expected cost of running out of memory, in the objective's units: the option's chance of it
     (``range.p_exceeds_capacity``) times a failed attempt (FAILED_ATTEMPT_HOURS of its ``value`` per hour of the
     run); 0 where the option is not at real risk or its run's hours are not known (no training.tokens)."""
-    r = o.get("range") or {}
-    seconds = o["performance"].get("time_to_train_s")
+    r = o.range or {}
+    seconds = o.time_to_train_s
     if not r.get("at_risk") or not seconds:
         return 0.0
     return float(r["p_exceeds_capacity"]) * value * FAILED_ATTEMPT_HOURS * 3600 / float(seconds)
 
 
-def with_ranges(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_ranges(options: list[PlanOption]) -> list[PlanOption]:
     """Each option with its ``range`` (and a risk of running out of memory among its notes)."""
     out = []
     for o in options:
         r = option_range(o)
-        out.append({**o, "range": r, "notes": [*o.get("notes", []), *r["notes"]]})
+        out.append(replace(o, range=r, notes=(*((o.fabric_twin,) if o.fabric_twin else ()), *r["notes"])))
     return out
 
 
-def _samples(options: list[dict[str, Any]], n: int, seed: int) -> np.ndarray:
+def _samples(options: list[PlanOption], n: int, seed: int) -> np.ndarray:
     """``u`` (log of measured / predicted speed) per sample and option: a family draw shared by the options on
     one GPU family plus an option's own draw, each option's marginal normal fitted to its range."""
     rng = np.random.default_rng(seed)
-    families = sorted({gpu_family(o["hardware"]["gpu"]) for o in options})
+    families = sorted({gpu_family(o.gpu) for o in options})
     fam_z = rng.standard_normal((n, len(families)))
     own_z = rng.standard_normal((n, len(options)))
     rho = FAMILY_CORRELATION
     cols = []
     for j, o in enumerate(options):
         b = _bands(o)[1]
-        z = rho * fam_z[:, families.index(gpu_family(o["hardware"]["gpu"]))] + math.sqrt(1 - rho * rho) * own_z[:, j]
+        z = rho * fam_z[:, families.index(gpu_family(o.gpu))] + math.sqrt(1 - rho * rho) * own_z[:, j]
         cols.append(b.center + b.sigma * z)
     return np.stack(cols, axis=1)
 
 
-def confidence(options: list[dict[str, Any]], order: list[int], values: list[float], deadline_s: float | None,
+def confidence(options: list[PlanOption], order: list[int], values: list[float], deadline_s: float | None,
                budget: float | None, scales: bool = True, n: int = SAMPLES, seed: int = SEED) -> dict[str, Any] | None:
     """``recommendation.confidence``: the share of sampled outcomes in which the pick (``order[0]``) is the best
     on the objective among ``order`` (``values``: each option's objective value, one that scales with the run's
@@ -106,12 +106,12 @@ def confidence(options: list[dict[str, Any]], order: list[int], values: list[flo
     pick = chosen[0]
     ok = np.ones(n, dtype=bool)
     out: dict[str, Any] = {"samples": n, "seed": seed, "best_on_objective": round(float((best == 0).mean()), 4)}
-    seconds = pick["performance"].get("time_to_train_s")
+    seconds = pick.time_to_train_s
     if deadline_s and seconds:
         meets = seconds * factor[:, 0] <= deadline_s
         out["meets_deadline"] = round(float(meets.mean()), 4)
         ok &= meets
-    pr = pick.get("per_run") or {}
+    pr = pick.per_run
     commitment = pr.get("commitment")
     if budget is not None and commitment is not None:  # renting commits the run's hours; buying, the price
         within = commitment * (factor[:, 0] if pr.get("acquisition") == "rent" else 1.0) <= budget
@@ -125,12 +125,12 @@ def confidence(options: list[dict[str, Any]], order: list[int], values: list[flo
     return out
 
 
-def close_call(rec: dict[str, Any], options: list[dict[str, Any]], job_path: str) -> Message | None:
+def close_call(rec: dict[str, Any], options: list[PlanOption], job_path: str) -> Message | None:
     """When the runner-up wins in a large share of outcomes: what would settle it."""
     conf = rec.get("confidence") or {}
     if not conf.get("close"):
         return None
-    hw = options[conf["contender"]["option"]]["hardware"]
+    contender = options[conf["contender"]["option"]]
     conf["settle_with"] = f"trainsizer probe profile {job_path}"  # an hour on each of the two, then compare
-    return msg("range.close_call", hardware={"gpus": hw["gpus"], "gpu": hw["gpu"]},
+    return msg("range.close_call", hardware={"gpus": contender.gpus, "gpu": contender.gpu},
                pct=conf["contender"]["best_on_objective"])

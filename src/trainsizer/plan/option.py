@@ -1,0 +1,170 @@
+"""One option of a plan: a GPU type, count, node shape and layout, estimated by the reference estimators
+(:class:`PlanOption`); priced by ``workflows.pricing``, given its ranges by ``workflows.robust``. Every stage reads
+and returns this type; JSON is written once, at the edge (:meth:`PlanOption.to_dict`, the contract in
+docs/plan-json.md).
+
+The figures the plan decides on are those the plan shows (rounded as its JSON writes them): two options that
+read alike are alike to the recommendation too."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from trainsizer.estimate.memory import MemoryEstimate
+from trainsizer.estimate.step import Performance
+from trainsizer.messages import Message
+from trainsizer.scenario import Scenario
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pricing:
+    """What ``workflows.pricing`` attaches to an option: its servers, whether its part can be had in the market,
+    the horizon view of owning (``cost``, None where it cannot be bought), one run on real terms (``per_run``:
+    the JSON sub-document, docs/plan-json.md), whether the site's limits apply (bought) and the verdict."""
+
+    system: Any  # system.bom.SystemPlan (a lower layer: typed by duck, written by its to_dict)
+    availability: dict[str, Any]
+    cost: Any  # cost.tco.Comparison | None
+    per_run: dict[str, Any]
+    site_applies: bool
+    verdict: Message
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanOption:
+    scenario: Scenario  # the job with this option's hardware and layout
+    memory: MemoryEstimate
+    performance: Performance
+    why: Message
+    pricing: Pricing | None = None
+    range: dict[str, Any] | None = None  # workflows.robust.option_range
+    notes: tuple[Message, ...] | None = None  # None until the ranges are attached (with their notes)
+    fabric_twin: Message | None = None  # the same option on the other network, merged into this one
+
+    # --- the hardware and layout ------------------------------------------------------------------------------
+    @property
+    def gpu(self) -> str:
+        return self.scenario.hardware.gpu
+
+    @property
+    def gpus(self) -> int:
+        return self.scenario.parallel.gpus
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.scenario.gpus_per_node
+
+    @property
+    def nodes(self) -> int:
+        return max(1, self.gpus // self.gpus_per_node)
+
+    @property
+    def inter_node(self) -> str | None:
+        return self.scenario.hardware.inter_node
+
+    @property
+    def method(self) -> str:
+        return self.scenario.training.method
+
+    @property
+    def offload(self) -> str:
+        return self.scenario.parallel.offload
+
+    def model_split(self) -> int:
+        """GPUs one copy of the model spans: tensor x pipeline x context parallel."""
+        par = self.scenario.parallel
+        return par.tp * par.pp * par.cp
+
+    # --- the figures, as the plan shows them -------------------------------------------------------------------
+    @property
+    def step_time_s(self) -> float:
+        return round(self.performance.step_time_s, 4)
+
+    @property
+    def time_to_train_s(self) -> float | None:
+        t = self.performance.time_to_train_s
+        return None if t is None else round(t, 1)
+
+    @property
+    def tokens_per_s(self) -> float:
+        return round(self.performance.tokens_per_s, 1)
+
+    @property
+    def mfu(self) -> float:
+        return round(self.performance.mfu, 4)
+
+    @property
+    def device_gib(self) -> float:
+        return round(self.memory.device_gib, 3)
+
+    @property
+    def capacity_gib(self) -> float:
+        return round(self.memory.capacity_gib, 3)
+
+    def seconds(self) -> float:
+        """The run's time to train, else one step's time."""
+        return float(self.time_to_train_s or self.step_time_s)
+
+    # --- its price ---------------------------------------------------------------------------------------------
+    @property
+    def per_run(self) -> dict[str, Any]:
+        """One run on real terms (empty before pricing)."""
+        return self.pricing.per_run if self.pricing else {}
+
+    @property
+    def run_cost(self) -> float | None:
+        return self.per_run.get("cost")
+
+    @property
+    def acquisition(self) -> str | None:
+        return self.per_run.get("acquisition")
+
+    @property
+    def buy_total(self) -> float | None:
+        """The horizon view's cost of owning, where the part can be bought."""
+        cost = self.pricing.cost if self.pricing else None
+        return cost.buy.total if cost else None
+
+    @property
+    def at_risk(self) -> bool:
+        return bool((self.range or {}).get("at_risk"))
+
+    def with_pricing(self, pricing: Pricing) -> PlanOption:
+        return replace(self, pricing=pricing)
+
+    # --- the JSON edge -----------------------------------------------------------------------------------------
+    def hardware_dict(self) -> dict[str, Any]:
+        hw = self.scenario.hardware
+        return {"gpu": hw.gpu, "gpus": self.gpus, "gpus_per_node": self.gpus_per_node, "nodes": self.nodes,
+                "intra_node": hw.intra_node, "inter_node": hw.inter_node}
+
+    def parallel_dict(self) -> dict[str, Any]:
+        par = self.scenario.parallel
+        return {"gpus": par.gpus, "tp": par.tp, "pp": par.pp, "cp": par.cp, "virtual_pp": par.virtual_pp,
+                "sequence_parallel": par.sequence_parallel, "zero": par.zero,
+                "distributed_optimizer": par.distributed_optimizer, "offload": par.offload, "dp": par.dp}
+
+    def training_dict(self) -> dict[str, Any]:
+        tr = self.scenario.training
+        return {"micro_batch_size": tr.micro_batch_size, "activation_checkpointing": tr.activation_checkpointing,
+                "global_batch_size": self.scenario.global_batch_size, "precision": tr.precision,
+                "optimizer": tr.optimizer, "method": tr.method}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The option as the plan's JSON writes it (docs/plan-json.md)."""
+        out: dict[str, Any] = {"hardware": self.hardware_dict(), "parallel": self.parallel_dict(),
+                               "training": self.training_dict(), "memory": self.memory.to_dict(),
+                               "performance": self.performance.to_dict(), "why": self.why}
+        if self.pricing is not None:
+            p = self.pricing
+            out.update({"system": p.system.to_dict(), "availability": p.availability,
+                        "cost": p.cost.to_dict() if p.cost else None, "per_run": p.per_run,
+                        "site_applies": p.site_applies, "verdict": p.verdict})
+        if self.fabric_twin is not None:  # the note comes before the ranges it was made before
+            out["notes"] = [self.fabric_twin]
+        if self.range is not None:
+            out["range"] = self.range
+        if self.notes is not None:
+            out["notes"] = list(self.notes)
+        return out
