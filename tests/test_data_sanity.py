@@ -200,6 +200,27 @@ def test_every_rental_offer_has_consistent_contract_terms():
         assert len(set(o.terms.includes)) == len(o.terms.includes), where
 
 
+def test_an_offer_without_a_public_price_is_listed_never_priced():
+    # price_per_gpu_hour: null = the offer and its machine are public, its price is not (ask for a quote)
+    from trainsizer.workflows.catalogs import price_rows
+
+    unpriced = [e for e in PRICES["rental"] if e["price_per_gpu_hour"] is None]
+    assert unpriced and all((e.get("machine") or {}).get("instance") and e.get("notes") for e in unpriced)
+    prices = Prices(PRICES, "CNY")
+    for e in unpriced:
+        name = e["machine"]["instance"]
+        assert not any(o.machine and o.machine.instance == name for o in prices.rental_offers(e["gpu"])), name
+        assert all(entry["price_per_gpu_hour"] is not None for _, entry in prices.rentals(e["gpu"]))
+    listed = {r["item"]: r for r in price_rows("cn") if r["section"] == "rental"}
+    for e in unpriced:
+        row = listed[f"{e['gpu']} from {e['provider']}, {e['machine']['instance']}"]
+        assert row["price"] is None and row["machine"]["instance"] == e["machine"]["instance"]
+    # the Chinese public clouds' GPU instances are listed with their machines, each sourced and dated
+    clouds = {r["item"].split(" from ")[1].split(",")[0] for r in listed.values()
+              if (r["machine"] or {}).get("instance") and r["source"] and r["as_of"]}
+    assert len(clouds) >= 4, clouds
+
+
 def test_bad_contract_terms_name_the_field():
     from trainsizer.errors import InputError
 
