@@ -135,6 +135,8 @@ def test_rent_repays_the_card_in_more_than_3_months_and_less_than_10_years():
     purchase = _purchase_per_gpu(prices)
     checked = 0
     for i, rent in enumerate(PRICES["rental"]):
+        if rent["price_per_gpu_hour"] is None:  # price on request: nothing to check
+            continue
         hourly = _cny(prices, rent, "price_per_gpu_hour")
         for price, what in purchase.get(rent.get("gpu"), []):
             hours = price / hourly
@@ -185,7 +187,7 @@ def test_every_rental_offer_has_consistent_contract_terms():
     prices = Prices(PRICES, "CNY")
     gpus = {e.get("gpu") for e in PRICES["rental"]}
     offers = [o for gpu in gpus for o in prices.rental_offers(gpu)]
-    assert len(offers) == len(PRICES["rental"])
+    assert len(offers) == len([e for e in PRICES["rental"] if e["price_per_gpu_hour"] is not None])
     for o in offers:
         where = f"{o.provider} {o.gpu}"
         assert o.terms is not None, f"{where}: contract missing"
@@ -196,6 +198,27 @@ def test_every_rental_offer_has_consistent_contract_terms():
         if o.terms.term == "preemptible":  # rentals() ranks an offer as weak by these words in its notes
             assert any(w in (o.notes or "").lower() for w in ("preempt", "spot")), where
         assert len(set(o.terms.includes)) == len(o.terms.includes), where
+
+
+def test_an_offer_without_a_public_price_is_listed_never_priced():
+    # price_per_gpu_hour: null = the offer and its machine are public, its price is not (ask for a quote)
+    from trainsizer.workflows.catalogs import price_rows
+
+    unpriced = [e for e in PRICES["rental"] if e["price_per_gpu_hour"] is None]
+    assert unpriced and all((e.get("machine") or {}).get("instance") and e.get("notes") for e in unpriced)
+    prices = Prices(PRICES, "CNY")
+    for e in unpriced:
+        name = e["machine"]["instance"]
+        assert not any(o.machine and o.machine.instance == name for o in prices.rental_offers(e["gpu"])), name
+        assert all(entry["price_per_gpu_hour"] is not None for _, entry in prices.rentals(e["gpu"]))
+    listed = {r["item"]: r for r in price_rows("cn") if r["section"] == "rental"}
+    for e in unpriced:
+        row = listed[f"{e['gpu']} from {e['provider']}, {e['machine']['instance']}"]
+        assert row["price"] is None and row["machine"]["instance"] == e["machine"]["instance"]
+    # the Chinese public clouds' GPU instances are listed with their machines, each sourced and dated
+    clouds = {r["item"].split(" from ")[1].split(",")[0] for r in listed.values()
+              if (r["machine"] or {}).get("instance") and r["source"] and r["as_of"]}
+    assert len(clouds) >= 4, clouds
 
 
 def test_bad_contract_terms_name_the_field():

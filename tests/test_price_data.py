@@ -134,7 +134,7 @@ def test_an_availability_reason_that_quotes_a_price_has_that_row():
             if not quoted and not money.search(a.reason):
                 continue
             rows = [r for r in PRICES["rental"] if r.get("gpu") == gid]
-            per_hour = {round(float(r["price_per_gpu_hour"]), 2) for r in rows}
+            per_hour = {round(float(r["price_per_gpu_hour"]), 2) for r in rows if r["price_per_gpu_hour"] is not None}
             originals = {float((r.get("quoted") or {}).get("price", -1)) for r in rows}
             for value in quoted:
                 assert round(value, 2) in per_hour, f"{gid} {market}: reason quotes {value}/h, no such rental row"

@@ -57,8 +57,11 @@ class OfferMachine(_Row):
     vcpus_per_gpu: Number | None = Field(None, gt=0, le=512)
     vcpus_per_instance: Number | None = Field(None, gt=0, le=4096)
     disk_gb: Number | None = Field(None, gt=0, le=1e6)  # most local / data disk one instance can have
-    intra_node: Literal["nvlink", "pcie"] | None = None  # how the cards inside an instance are linked
-    fabric: str | None = None  # the network between instances, where multi-node (e.g. "ib-ndr-400")
+    intra_node: Literal["nvlink", "pcie", "hccs"] | None = None  # how the cards inside an instance are linked
+    fabric: str | None = None  # the network between instances, where multi-node (e.g. "ib-ndr-400", "roce")
+    rdma: Flag | None = None  # RDMA between instances (InfiniBand, RoCE, eRDMA); False: TCP/IP only; None: not stated
+    fabric_gbps: Number | None = Field(None, gt=0, le=100_000)  # Gbit/s between instances, per instance (ports summed)
+    instance: str | None = None  # the provider's instance type name (e.g. "ecs.gn7e-c16g1.32xlarge")
     source: str
     as_of: IsoDate
     notes: str | None = None
@@ -120,7 +123,7 @@ class Quoted(_Row):
     the source's own PFLOPS per card (``p_per_card``)."""
 
     price: Price
-    unit: Literal["card-hour", "card-month", "card-year", "server-month", "server-year", "P-year"]
+    unit: Literal["card-hour", "card-month", "card-year", "server-hour", "server-month", "server-year", "P-year"]
     gpus: Int = Field(1, ge=1, le=1024)
     hours: Number | None = Field(None, gt=0, le=10_000)  # hours in one period; None: 730 a month, 8,760 a year
     p_per_card: Number | None = Field(None, gt=0, le=100)  # P-year only: the source's PFLOPS per card
@@ -138,7 +141,9 @@ class Quoted(_Row):
 class RentalRow(_Sourced):
     provider: str
     gpu: str
-    price_per_gpu_hour: Number = Field(gt=0, le=1e5)
+    # null: the offer and its machine are public but the price is not ("ask for a quote"); never priced (rentals,
+    # rental_offers skip it), only listed (trainsizer catalog prices)
+    price_per_gpu_hour: Number | None = Field(gt=0, le=1e5)
     currency: Currency = "CNY"
     billing: str | None = None
     term: str | None = None
@@ -296,10 +301,11 @@ class Prices:
 
     def rentals(self, gpu: str) -> list[tuple[float, dict[str, Any]]]:
         """Offers for a GPU, cheapest first; well-sourced (H/M) commercial on-demand or term offers before
-        low-confidence, preemptible or internal ones."""
+        low-confidence, preemptible or internal ones. An offer without a public price (null: ask for a quote) is
+        not one that can be priced: left out."""
         out = []
         for entry in self.data.get("rental", []):
-            if entry.get("gpu") == gpu and entry.get("kind") != "internal":
+            if entry.get("gpu") == gpu and entry.get("kind") != "internal" and _priced(entry):
                 out.append((self.convert(float(entry["price_per_gpu_hour"]), entry.get("currency", "CNY")), entry))
         return sorted(out, key=_rental_rank)
 
@@ -311,8 +317,8 @@ class Prices:
         return list(self._offers[gpu])
 
     def _rental_offers(self, gpu: str) -> list[RentalOffer]:
-        rows = [(i, e) for i, e in enumerate(self.data.get("rental", []))
-                if e.get("gpu") == gpu and e.get("kind") != "internal"]  # an internal charge is never an offer
+        rows = [(i, e) for i, e in enumerate(self.data.get("rental", []))  # an internal charge is never an offer,
+                if e.get("gpu") == gpu and e.get("kind") != "internal" and _priced(e)]  # nor one without a price
         offers = []
         shipped = _shipped_offer_terms()
         for i, entry in rows:
@@ -349,6 +355,11 @@ class Cited:
 def cite(entry: dict[str, Any], item: Message) -> Cited:
     """The row ``entry`` cited for ``item``."""
     return Cited(item, str(entry.get("source", "?")), entry.get("relay") or None, str(entry.get("as_of", "?")))
+
+
+def _priced(entry: dict[str, Any]) -> bool:
+    """A rental row with a public price (null price_per_gpu_hour: the price is on request)."""
+    return entry.get("price_per_gpu_hour") is not None
 
 
 def _weak_offer(entry: dict[str, Any]) -> bool:

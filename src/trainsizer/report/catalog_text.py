@@ -85,6 +85,8 @@ def print_prices(rows: list[dict[str, Any]], lang: str = "en") -> None:
         value = r["price"] if r["price"] is not None else 0
         amount = f"{value:,.0f}" if value >= 1000 else f"{value:g}"
         price = f"{amount} {r['currency'] or ''} /{r['unit']}" if r["unit"] else amount
+        if r["price"] is None and r["section"] == "rental":  # the offer is public, its price is not
+            price = tr("ask for a quote", lang)
         when = str(r["as_of"]) + (" " + tr("STALE", lang) if r["stale"] else "")
         if r["read_on"]:
             when += " " + tr("(read {date})", lang, date=r["read_on"])

@@ -86,7 +86,14 @@ def _price_row(section: str, item: str, e: dict[str, Any], value: Any, unit: str
     return {"section": section, "item": item, "price": value, "currency": cur, "unit": unit,
             "kind": e.get("kind"), "confidence": e.get("confidence"), "market": market,
             "source": e.get("source"), "relay": e.get("relay"), "derived_from": e.get("derived_from"),
-            "as_of": e.get("as_of"), "read_on": e.get("read_on"), "stale": is_stale(e)}
+            "as_of": e.get("as_of"), "read_on": e.get("read_on"), "stale": is_stale(e),
+            "machine": e.get("machine") if section == "rental" else None}  # what a rented instance has
+
+
+def _instance(e: dict[str, Any]) -> str:
+    """", <instance type>" of a rental row whose machine names it, else ""."""
+    name = (e.get("machine") or {}).get("instance")
+    return f", {name}" if name else ""
 
 
 def price_rows(market: str | None = None, stale_only: bool = False,
@@ -100,8 +107,8 @@ def price_rows(market: str | None = None, stale_only: bool = False,
     market = None if market is None else parse_market(market, "--market").value
     data = load_prices("CNY", list(paths)).data
     rows = [_price_row("fx", e["pair"], e, e["rate"], "rate") for e in data.get("fx", [])]
-    rows += [_price_row("rental", f"{e['gpu']} from {e['provider']}", e, e["price_per_gpu_hour"], "GPU-hour")
-             for e in data.get("rental", [])]
+    rows += [_price_row("rental", f"{e['gpu']} from {e['provider']}" + _instance(e), e, e["price_per_gpu_hour"],
+                        "GPU-hour") for e in data.get("rental", [])]
     rows += [_price_row("servers", f"{e['gpus']} x {e['gpu']}", e, e["price"], "server")
              for e in data.get("servers", [])]
     rows += [_price_row("gpu_cards", e["gpu"], e, e["price"], "card") for e in data.get("gpu_cards", [])]
