@@ -15,7 +15,13 @@ import typer
 from trainsizer.cli_groups import LazyGroup
 from trainsizer.cli_options import CalibrationOpt, CatalogOpt, JsonOpt, LangOpt, PricesOpt
 from trainsizer.errors import N_, InputError
-from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
+from trainsizer.workflows.defaults import (
+    DEFAULT_HORIZON_YEARS,
+    DEFAULT_MAX_GPUS,
+    DEFAULT_MAX_OOM_RISK,
+    DEFAULT_OBJECTIVE,
+    DEFAULT_TOP,
+)
 
 GC_THRESHOLD = 100_000  # allocations between the collector's young-generation passes in the executable (console)
 app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -171,6 +177,12 @@ TimeValueOpt = Annotated[float | None, typer.Option(
     "--time-value", help="What an hour of waiting for the run is worth, in --currency; added to each run's cost "
     "to rank options (default: one engineer's loaded pay per hour, assumed; 0: the cheapest run).")]
 SitesOpt = Annotated[list[Path] | None, typer.Option("--sites", help="Your own sites YAML.")]
+MaxOomRiskOpt = Annotated[float, typer.Option(
+    "--max-oom-risk", help="The most a recommended layout may risk running out of GPU memory (0-1; its chance from "
+    "the estimate's 80 % range).")]
+SetupOpt = Annotated[float | None, typer.Option(
+    "--setup", help="Minutes from a rented instance's start to the first step (image, weights download, loading), "
+    "billed on every GPU (default: derived from the model's size, assumed).")]
 AllOpt = Annotated[bool, typer.Option("--all", help="Show every option searched, not only those sized to the job "
                                       "(within a few times the answer's cost or GPU count).")]
 
@@ -186,6 +198,10 @@ def _plan_request(**kw: Any) -> Any:
     finite_positive(kw["utilisation"], "--utilisation", N_("a fraction in (0, 1]"), maximum=1.0)
     finite_positive(kw["runs_per_month"], "--runs-per-month", N_("a finite number of runs > 0"))
     finite_positive(kw["horizon"], "--horizon", N_("years > 0"), maximum=15.0)
+    if kw.get("setup"):
+        finite_positive(kw["setup"], "--setup", N_("minutes >= 0"), maximum=10_000.0)
+    if kw.get("max_oom_risk", DEFAULT_MAX_OOM_RISK) != 0:
+        finite_positive(kw.get("max_oom_risk"), "--max-oom-risk", N_("a fraction in (0, 1]"), maximum=1.0)
     if kw["time_value"] is not None and kw["time_value"] != 0:
         finite_positive(kw["time_value"], "--time-value",
                         f"an amount >= 0 per hour in {kw['currency'] or 'the currency'}")
@@ -195,7 +211,8 @@ def _plan_request(**kw: Any) -> Any:
                        kw["horizon"], kw["utilisation"], tuple(kw["prices"] or ()), tuple(kw["sites"] or ()),
                        tuple(kw.get("catalog") or ()), kw["lang"], kw["calibration"], kw["market"], kw["objective"],
                        kw["runs_per_month"], kw["electricity_price"], kw["voucher"], kw["time_value"],
-                       all_options=bool(kw.get("all_options", False)))
+                       all_options=bool(kw.get("all_options", False)),
+                       max_oom_risk=kw.get("max_oom_risk", DEFAULT_MAX_OOM_RISK), setup_minutes=kw.get("setup"))
 
 
 # long: one typer option per planning constraint; the signature is the command's --help
@@ -218,6 +235,8 @@ def plan_cmd(
     electricity_price: ElectricityOpt = None,
     voucher: VoucherOpt = None,
     time_value: TimeValueOpt = None,
+    max_oom_risk: MaxOomRiskOpt = DEFAULT_MAX_OOM_RISK,
+    setup: SetupOpt = None,
     all_options: AllOpt = False,
     all_rankings: Annotated[bool, typer.Option("--all-rankings", help="Print every ranking (fastest, fewest GPUs, "
                                                "best MFU, cheapest per run and to own, Pareto), not only the "
@@ -271,6 +290,8 @@ def report_cmd(
     electricity_price: ElectricityOpt = None,
     voucher: VoucherOpt = None,
     time_value: TimeValueOpt = None,
+    max_oom_risk: MaxOomRiskOpt = DEFAULT_MAX_OOM_RISK,
+    setup: SetupOpt = None,
     all_options: AllOpt = False,
     prices: PricesOpt = None,
     sites: SitesOpt = None,

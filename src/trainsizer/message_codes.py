@@ -62,6 +62,17 @@ _c("plan.market_excluded",
 _c("plan.market_override", N_("name one with --gpu or override its availability in a --catalog file"))
 _c("plan.nothing_within_budget",
    N_("nothing can be had within the budget of {money}: raise it, or relax the GPU count / the model"), money="money")
+_c("plan.all_at_oom_risk",
+   N_("every option that can be had risks running out of memory above {limit} (the least: {pct} on {gpus} x {gpu}): "
+      "more GPUs, a GPU with more memory, or a higher --max-oom-risk"), limit="pct", pct="pct", gpus="int", gpu="gpu")
+# workflows/offer_gap.py: no known offer rents the job by the hour
+_c("gap.no_known_offer",
+   N_("no known offer rents it by the hour ({hold}); its compute alone, {hours} GPU-hours at {provider}'s {price} "
+      "per GPU-hour, is about {floor}: ask a cloud for a quote on that"),
+   hold="clause", hours="num0", provider="text", price="small_money", floor="money")
+_c("gap.hold_servers", N_("{n} with {gpus} x {gpu} each and RDMA between them"), n="n_servers", gpus="int", gpu="gpu")
+_c("gap.hold_instance", N_("one instance with {gpus} x {gpu}"), gpus="int", gpu="gpu")
+_c("gap.hold_ram", N_("at least {gib} GiB of host RAM an instance"), gib="num0")
 _c("plan.over_budget", NP_("{n} option left out: every way to get it commits more than the budget of {money}",
                            "{n} options left out: every way to get them commits more than the budget of {money}"),
    n="int", money="money")
@@ -142,6 +153,13 @@ _c("adjust.voucher_cap_year", N_("capped at {cap} a year per user"), cap="money"
 _c("adjust.voucher_cap_total", N_("capped at {cap} for the whole grant"), cap="money")
 _c("adjust.voucher_upper_bound", N_("the fraction is a ceiling: treat the saving as an upper bound"))
 _c("adjust.voucher_not_applied", N_("voucher {voucher} not applied: {reason}"), voucher="text", reason="clause")
+_c("adjust.setup", N_("{time} from the instance's start to the first step, billed on all {n} GPUs: about {money}"),
+   time="duration", n="int", money="money")
+_c("adjust.setup_assumed", N_("{time} from the instance's start to the first step (assumed: start, weights downloaded "
+                              "and loaded; --setup sets it), billed on all {n} GPUs: about {money}"),
+   time="duration", n="int", money="money")
+_c("adjust.ownership_on_one_run",
+   N_("the whole {years}-year cost of owning it falls on this one run: --runs-per-month shares it"), years="g")
 _c("adjust.tight_fit", N_("tight fit: {pct} of GPU memory used, above {limit}; measure the peak before the run"),
    pct="pct", limit="pct")
 _c("adjust.oom_risk", N_("a {pct} chance of running out of memory at {used} of GPU memory (the memory model's "
@@ -470,4 +488,10 @@ PAGE: dict[str, str] = {
     "adjust.time_value": N_("time valued at {money} an hour of the run (your “Time value per hour”)"),
     "cost.workload_once": N_("this one run (fill in “Runs per month” or “Utilisation” if the hardware will stay "
                              "busy)"),
+    "adjust.setup_assumed": N_("{time} from the instance's start to the first step (assumed: start, weights downloaded "
+                               "and loaded; “Setup minutes” sets it), billed on all {n} GPUs: about {money}"),
+    "adjust.ownership_on_one_run": N_("the whole {years}-year cost of owning it falls on this one run: “Runs per "
+                                      "month” shares it"),
+    "plan.all_at_oom_risk": N_("every option that can be had risks running out of memory above {limit} (the least: "
+                               "{pct} on {gpus} x {gpu}): more GPUs or a GPU with more memory"),
 }

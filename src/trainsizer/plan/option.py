@@ -130,6 +130,11 @@ class PlanOption:
     def at_risk(self) -> bool:
         return bool((self.range or {}).get("at_risk"))
 
+    @property
+    def oom_chance(self) -> float:
+        """The chance its peak memory exceeds the GPU's (its range; 0 before the ranges are attached)."""
+        return float((self.range or {}).get("p_exceeds_capacity", 0.0))
+
     def with_pricing(self, pricing: Pricing) -> PlanOption:
         return replace(self, pricing=pricing)
 

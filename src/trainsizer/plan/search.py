@@ -169,6 +169,7 @@ class ScreenedLayout:
     index: int
     inter_node: str | None
     host_bytes_per_gpu: float
+    safe: bool = False  # the fastest layout of its cell whose chance of running out of memory is at most RISK
 
     @property
     def gpus(self) -> int:
@@ -228,7 +229,8 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
                 for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL], *safe]):  # and the fastest safe one
                     shortlist.append(ScreenedLayout(
                         step_time_s=float(time[i]), gpu=gpu, layouts=lay, index=int(sub[i]),
-                        inter_node=inter if count > per_node else None, host_bytes_per_gpu=float(host[sub[i]])))
+                        inter_node=inter if count > per_node else None, host_bytes_per_gpu=float(host[sub[i]]),
+                        safe=bool(len(safe)) and i == safe[0]))
     return shortlist, evaluated
 
 
@@ -349,7 +351,12 @@ def _choose_exact(shortlist: list[ScreenedLayout], job: Scenario, constraints: C
     for item in sorted(late, key=lambda it: it.step_time_s):
         by_cell.setdefault(item.cell(), item)
     misses = sorted(by_cell.values(), key=lambda it: -it.gpus)[:MAX_LATE]
-    return competitive + spread + misses
+    chosen = competitive + spread
+    # each hardware cell re-checked keeps its fastest safe layout too: the answer may not run out of memory
+    cells = {(*it.cell(), it.inter_node) for it in chosen}
+    taken = {id(it) for it in chosen}
+    safe = [it for it in on_time if it.safe and id(it) not in taken and (*it.cell(), it.inter_node) in cells]
+    return chosen + safe + misses
 
 
 def _safe_bytes(gpu: Accelerator, job: Scenario, gpus: int, per_node: int) -> float:

@@ -91,6 +91,8 @@ def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
              (tr("Per run", lang), _cost(rec, lang)),
              (tr("Commitment", lang), w.money(rec.get("commitment"), cur, lang)),
              (tr("Time to train", lang), time)]
+    if out.get("offer_gap"):  # no known offer rents it by the hour: its compute floor and what would hold it
+        facts.insert(4, (tr("By the hour", lang), text(out["offer_gap"]["message"], lang)))
     facts += _ranges(out, rec, lang)
     adjusted = texts(rec.get("adjustments"), lang)  # voucher, minimum term, workload, tight fit, time value
     if adjusted:

@@ -22,6 +22,7 @@ FLAG_FIELDS = {
     "--deadline": "constraints.deadline_days", "--site": "constraints.site", "--currency": "constraints.currency",
     "--gpu": "constraints.gpus", "--budget": "constraints.budget", "--utilisation": "constraints.utilisation",
     "--horizon": "constraints.horizon_years", "--time-value": "constraints.time_value",
+    "--setup": "constraints.setup_minutes", "--max-oom-risk": "constraints.max_oom_risk",
     "--voucher": "constraints.voucher", "--runs-per-month": "constraints.runs_per_month",
     "--objective": "constraints.objective",
 }

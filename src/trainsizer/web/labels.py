@@ -43,6 +43,7 @@ WEB_LABELS: dict[str, str] = {
     "horizon": N_("Horizon (years)"),
     "utilisation": N_("Utilisation"),
     "time_value": N_("Time value per hour (empty: one engineer's pay)"),
+    "setup_minutes": N_("Setup minutes (empty: from the model's size)"),
     "objective": N_("Objective"),
     "objective_cheapest": N_("cheapest run (time valued)"),
     "objective_fastest": N_("fastest"),

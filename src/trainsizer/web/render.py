@@ -36,7 +36,8 @@ FORM_CHOICES = {
 # CLI flags that messages from the engine name, as the page's form calls them (a label key), or in words
 FLAG_LABELS = {"--max-gpus": "max_gpus", "--deadline": "deadline_days", "--site": "site", "--gpu": "gpus_allowed",
                "--gpus-per-node": "gpus_per_node", "--budget": "budget", "--currency": "currency",
-               "--horizon": "horizon", "--utilisation": "utilisation", "--time-value": "time_value"}
+               "--horizon": "horizon", "--utilisation": "utilisation", "--time-value": "time_value",
+               "--setup": "setup_minutes"}
 FLAG_WORDS = {"--prices": N_("your own price data"), "--sites": N_("your own site list"),
               "--catalog": N_("your own GPU catalog"), "--calibration": N_("a calibration profile"),
               "--fx": N_("the exchange rate"), "--lang": N_("the language"),

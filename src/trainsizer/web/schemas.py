@@ -12,7 +12,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from trainsizer.scenario import HardwareSpec, InlineGpu, ParallelSpec, TrainingSpec
-from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
+from trainsizer.workflows.defaults import (
+    DEFAULT_HORIZON_YEARS,
+    DEFAULT_MAX_GPUS,
+    DEFAULT_MAX_OOM_RISK,
+    DEFAULT_OBJECTIVE,
+    DEFAULT_TOP,
+)
 from trainsizer.workflows.quotes import Quote
 
 MAX_GPU_IDS = 16
@@ -85,6 +91,10 @@ class PlanConstraintsIn(_Request):
     market: Literal["cn", "global"] | None = Field(None, description="Default: cn for CNY or a Chinese site")
     objective: Literal["cheapest", "fastest", "fewest-gpus"] = DEFAULT_OBJECTIVE
     top: int = Field(DEFAULT_TOP, ge=1, le=50, description="Options per ranking")
+    setup_minutes: float | None = Field(None, ge=0, le=10_000, description="Minutes from a rented instance's start "
+                                        "to the first step, billed on every GPU; empty: derived from the model's size")
+    max_oom_risk: float = Field(DEFAULT_MAX_OOM_RISK, ge=0, le=1, description="The most a recommended layout may "
+                                "risk running out of GPU memory (its chance from the estimate's 80 % range).")
     time_value: float | None = Field(None, ge=0, le=1e7, description="What an hour of the run is worth, in the "
                                      "currency, added to its cost to rank options; none: one engineer's loaded "
                                      "pay (assumed, workflows/time_value.yaml); 0: the cheapest run")

@@ -52,7 +52,8 @@ def plan(req: s.PlanIn) -> PlanOutcome:
     request = PlanRequest(gpus, c.max_gpus, c.deadline_days * 86400 if c.deadline_days else None, c.gpus_per_node,
                           c.top, c.site, c.budget, c.currency, c.horizon_years, c.utilisation, market=c.market,
                           objective=c.objective, runs_per_month=c.runs_per_month, time_value=c.time_value,
-                          all_options=c.all_options, voucher=c.voucher)
+                          all_options=c.all_options, voucher=c.voucher, max_oom_risk=c.max_oom_risk,
+                          setup_minutes=c.setup_minutes)
     with fields(FLAG_FIELDS | {"--deadline": "constraints.deadline_days"}, job_prefix="job"):
         if request.deadline_s and not scenario.training.tokens:
             raise InputError("--deadline", "needs job.training.tokens to compute the time to train")

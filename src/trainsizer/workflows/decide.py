@@ -69,14 +69,20 @@ def tight(o: PlanOption) -> bool:
     return o.device_gib > TIGHT_FRACTION * o.capacity_gib or o.at_risk
 
 
-def _eligible(o: PlanOption) -> bool:
+def _priced(o: PlanOption) -> bool:
     pr = o.per_run
     return bool(pr.get("acquisition")) and (pr.get("cost") is not None or pr.get("cost_per_million_tokens"))
 
 
-def choose(options: list[PlanOption], objective: str) -> list[int]:
-    """Indices: the recommended option, then its runner-ups (other GPU types or counts), best first."""
-    pool = [i for i, o in enumerate(options) if _eligible(o)]
+def _eligible(o: PlanOption, max_oom_risk: float = 1.0) -> bool:
+    """Can be recommended: priced, and its chance of running out of memory at most ``max_oom_risk``."""
+    return _priced(o) and o.oom_chance <= max_oom_risk
+
+
+def choose(options: list[PlanOption], objective: str, max_oom_risk: float = 1.0) -> list[int]:
+    """Indices: the recommended option, then its runner-ups (other GPU types or counts), best first; only options
+    whose chance of running out of memory is at most ``max_oom_risk``."""
+    pool = [i for i, o in enumerate(options) if _eligible(o, max_oom_risk)]
     if not pool:
         return []
     value = {i: objective_value(options[i], objective) for i in pool}
@@ -104,11 +110,13 @@ def choose(options: list[PlanOption], objective: str) -> list[int]:
     return order
 
 
-def distinct(options: list[PlanOption], objective: str) -> list[PlanOption]:
-    """One option per GPU type and count: the best on the objective (then the faster), so no two rows show the
-    same hardware (4- and 8-card servers of the same cards read alike in every table)."""
-    def rank(o: PlanOption) -> tuple[bool, float, float]:
-        return (not _eligible(o), objective_value(o, objective) if _eligible(o) else 0.0, o.seconds())
+def distinct(options: list[PlanOption], objective: str, max_oom_risk: float = 1.0) -> list[PlanOption]:
+    """One option per GPU type and count: the best on the objective (then the faster) of those that can be
+    recommended (priced, at most ``max_oom_risk`` of running out of memory), so no two rows show the same hardware
+    (4- and 8-card servers of the same cards read alike in every table)."""
+    def rank(o: PlanOption) -> tuple[bool, bool, float, float]:
+        return (not _priced(o), not _eligible(o, max_oom_risk), objective_value(o, objective) if _priced(o) else 0.0,
+                o.seconds())
 
     best: dict[tuple[Any, ...], PlanOption] = {}
     for o in options:
@@ -128,7 +136,7 @@ def sized_to_job(options: list[PlanOption], order: list[int],
     pick = options[order[0]]
     limit, gpus = objective_value(pick, objective) * SPAN_COST, pick.gpus * SPAN_GPUS
     keep = [i for i, o in enumerate(options) if i in order or o.gpus <= gpus
-            or (_eligible(o) and objective_value(o, objective) <= limit)]
+            or (_priced(o) and objective_value(o, objective) <= limit)]
     index = {old: new for new, old in enumerate(keep)}
     return [options[i] for i in keep], [index[i] for i in order], len(options) - len(keep)
 
@@ -138,28 +146,28 @@ def _days(o: PlanOption) -> float | None:
     return None if t is None else t / 86400
 
 
-def _binding(pick: PlanOption, options: list[PlanOption], late: list[PlanOption],
-             deadline_s: float | None, budget_cheaper: float | None, timed: bool = False) -> dict[str, Any]:
-    """The constraint that decided the pick: a code (deadline, budget, memory, cost) with its figures, and the
-    deadline the plan was held to (None without one)."""
+def _binding(pick: PlanOption, options: list[PlanOption], late: list[PlanOption], deadline_s: float | None,
+             budget_cheaper: float | None, timed: bool = False, max_oom_risk: float = 1.0) -> dict[str, Any]:
+    """The constraint that decided the pick: a code (deadline, budget, time, headroom, oom_risk, memory, cost) with
+    its figures, and the deadline the plan was held to (None without one). Where a cheaper option with room to
+    spare lost on the value of time, time decided, whatever tighter options cost less still."""
     cost = pick.run_cost
     base = {"deadline_days": round(deadline_s / 86400, 4) if deadline_s else None}
     if deadline_s and any(o.gpus < pick.gpus for o in late):
         return {"code": "deadline", **base}
     if budget_cheaper is not None and cost is not None and budget_cheaper < cost:
         return {"code": "budget", **base}
-    cheaper = [o for o in options if cost is not None and tight(o) and o.run_cost is not None and o.run_cost < cost]
-    if any(o.device_gib > TIGHT_FRACTION * o.capacity_gib for o in cheaper):
+    cheaper = [o for o in options if cost is not None and _priced(o) and o.run_cost is not None and o.run_cost < cost]
+    at_risk = [o for o in cheaper if tight(o) or o.oom_chance > max_oom_risk]
+    if timed and len(at_risk) < len(cheaper):  # a cheaper run with room lost on its time
+        return {"code": "time", **base}
+    if any(o.device_gib > TIGHT_FRACTION * o.capacity_gib for o in at_risk):
         return {"code": "headroom", **base, "tight_fraction": TIGHT_FRACTION}
-    if cheaper:  # cheaper layouts at real risk of running out of memory (their ranges, robust.py)
-        least = min(o.range["p_exceeds_capacity"] for o in cheaper if o.range)
-        return {"code": "oom_risk", **base, "p_exceeds_capacity": least}
+    if at_risk:  # cheaper layouts at real risk of running out of memory (their ranges, robust.py)
+        return {"code": "oom_risk", **base, "p_exceeds_capacity": min(o.oom_chance for o in at_risk)}
     fewest = not any(o.gpu == pick.gpu and o.gpus < pick.gpus for o in options + late)
     if fewest and pick.gpus > 1 and pick.device_gib > 0.9 * pick.capacity_gib:
         return {"code": "memory", **base, "device_gib": pick.device_gib, "capacity_gib": pick.capacity_gib}
-    if timed and cost is not None and any(_eligible(o) and o.run_cost is not None and o.run_cost < cost
-                                          for o in options):
-        return {"code": "time", **base}
     return {"code": "cost", **base}
 
 
@@ -198,7 +206,7 @@ def _why(pick: PlanOption, objective: str, binding: dict[str, Any], deadline_s: 
 
 def recommendation(options: list[PlanOption], order: list[int], objective: str, late: list[PlanOption],
                    deadline_s: float | None, budget_cheaper: float | None, currency: str,
-                   time: TimeValue | None = None) -> dict[str, Any] | None:
+                   time: TimeValue | None = None, max_oom_risk: float = 1.0) -> dict[str, Any] | None:
     """The plan's top-level ``recommendation`` object (None when no option can be had)."""
     if not order:
         return None
@@ -210,7 +218,7 @@ def recommendation(options: list[PlanOption], order: list[int], objective: str, 
              if acq == "rent" else None)
     days = _days(pick)
     binding = _binding(pick, options, late, deadline_s, budget_cheaper,
-                       objective == "cheapest" and bool(time and time.per_hour > 0))
+                       objective == "cheapest" and bool(time and time.per_hour > 0), max_oom_risk)
     why = _why(pick, objective, binding, deadline_s, currency, time)
     runners = []
     for i in order[1:]:
@@ -259,12 +267,19 @@ def adjustments(pick: PlanOption, currency: str, time: TimeValue | None = None) 
     if pr.get("acquisition") == "rent" and pr.get("rent"):
         rent = pr["rent"]
         out.append(_voucher(rent, currency))
+        if pr.get("setup"):  # billed like the training, on every GPU (workflows.setup_time)
+            setup = pr["setup"]
+            out.append(msg("adjust.setup_assumed" if setup["assumed"] else "adjust.setup", time=setup["minutes"] * 60,
+                           n=pick.gpus,
+                           money=money(setup["minutes"] / 60 * pick.gpus * rent["price_per_gpu_hour"], currency)))
         out += [n for n in rent.get("notes") or [] if isinstance(n, Message)
                 and n.code in ("cost.contract_minimum", "machine.ram_unstated")]
     if pr.get("acquisition") == "buy" and pr.get("buy"):
         buy = pr["buy"]
         if buy.get("utilisation") is not None:
             out.append(msg("adjust.bought_at", workload=pr["workload"], pct=buy["utilisation"]))
+        elif pick.pricing and pick.pricing.cost:  # no workload stated: the one run carries the whole ownership
+            out.append(msg("adjust.ownership_on_one_run", years=pick.pricing.cost.buy.horizon_years))
         out.append(buy.get("note"))
     if tight(pick):
         used = pick.device_gib / pick.capacity_gib

@@ -36,12 +36,21 @@ from trainsizer.workflows.decide import (
     recommendation,
     sized_to_job,
 )
-from trainsizer.workflows.defaults import DEFAULT_HORIZON_YEARS, DEFAULT_MAX_GPUS, DEFAULT_OBJECTIVE, DEFAULT_TOP
+from trainsizer.workflows.defaults import (
+    DEFAULT_HORIZON_YEARS,
+    DEFAULT_MAX_GPUS,
+    DEFAULT_MAX_OOM_RISK,
+    DEFAULT_OBJECTIVE,
+    DEFAULT_TOP,
+)
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
+from trainsizer.workflows.offer_gap import offer_gap
 from trainsizer.workflows.pricing import MoneyTerms, merge_fabric_twins, recommend_options
 from trainsizer.workflows.robust import close_call, confidence, with_ranges
 from trainsizer.workflows.screen_pricing import HostFit, ScreenPricing
+from trainsizer.workflows.setup_time import NONE as NO_SETUP
+from trainsizer.workflows.setup_time import setup_time
 from trainsizer.workflows.time_value import TimeValue, time_value
 
 __all__ = ["DEFAULT_MAX_GPUS", "PlanOutcome", "PlanRequest", "load_job", "plan_job", "price_hardware"]
@@ -72,6 +81,8 @@ class PlanRequest:
     voucher: str | None = None  # a subsidy id from prices.yaml (e.g. the Chengdu compute voucher) on rentals
     time_value: float | None = None  # money per wall-clock hour of a run; None: the default (workflows.time_value)
     all_options: bool = False  # every option searched (--all), not only those sized to the job (decide.sized_to_job)
+    max_oom_risk: float = DEFAULT_MAX_OOM_RISK  # the most a recommended layout may risk running out of memory
+    setup_minutes: float | None = None  # start to first step of a rented run; None: the default (setup_time)
 
 
 @dataclass
@@ -146,9 +157,8 @@ def _time_note(time: TimeValue) -> Message | None:
                     msg("plan.time_value_flag")])
 
 
-def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> PlanOutcome:
-    """Search, price and rank the layouts of ``job`` under ``req``; recommend one."""
-    cat, site, money = _context(req)
+def _check_request(job: Scenario, req: PlanRequest, cat: Catalog, job_label: str) -> None:
+    """The request against the job, each mistake one line naming its flag."""
     for gid in req.gpus:  # a GPU the user names must run the job's precision (fp8 needs fp8 tensor cores)
         try:
             check_precision(job, cat.accelerator(gid, "--gpu"))
@@ -160,15 +170,32 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
         raise InputError("--deadline", N_("needs training.tokens in the job to compute the time to train"))
     if req.budget is not None and not req.budget > 0:
         raise InputError("--budget", N_("{value}; accepted: a finite positive amount"), value=req.budget)
+    if req.setup_minutes is not None and not 0 <= req.setup_minutes <= 10_000:
+        raise InputError("--setup", N_("{value}; accepted: minutes from 0 to 10000"), value=req.setup_minutes)
+    if not 0 <= req.max_oom_risk <= 1:
+        raise InputError("--max-oom-risk", N_("{value}; accepted: a fraction from 0 to 1"), value=req.max_oom_risk)
+
+
+def _terms(job: Scenario, req: PlanRequest, site: Site, money: Prices, market: str, params: int) -> MoneyTerms:
+    """How the user pays: site, prices, market, horizon, workload, budget, voucher, time value and setup (a run
+    without a length, no training.tokens, is priced per token: no run to set up)."""
+    setup = setup_time(params, req.setup_minutes) if job.training.tokens else NO_SETUP
+    return MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation),
+                      req.budget, _voucher(req, money), time_value(req.time_value, money.currency), setup)
+
+
+def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> PlanOutcome:
+    """Search, price and rank the layouts of ``job`` under ``req``; recommend one."""
+    cat, site, money = _context(req)
+    _check_request(job, req, cat, job_label)
     objective = parse_objective(req.objective)
     market = _market(req, money, site)
     gpus, market_info = _market_gpus(cat, req, market)
     arch = resolve_model(job.model)
     memory_params, perf_params = calibrated_params(req.calibration)
-    terms = MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation),
-                       req.budget, _voucher(req, money), time_value(req.time_value, money.currency))
-    cited = len(money.used)  # the screen prices many layouts; only the options shown cite their prices
     params = count_params(arch).total
+    terms = _terms(job, req, site, money, market, params)
+    cited = len(money.used)  # the screen prices many layouts; only the options shown cite their prices
     held = HostFit(terms, cat, params)
     result = plan(job, arch, Constraints(gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top,
                                          pricer=ScreenPricing(terms, cat, params), time_value=terms.time.per_hour,
@@ -176,8 +203,10 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
                   cat, memory_params, perf_params)
     del money.used[cited:]
     options, notes = recommend_options(result.options, job, arch, terms, cat)
-    options = distinct(with_ranges(merge_fabric_twins(options)), objective)  # a layout at risk weighed as such
-    order = choose(options, objective)
+    # a layout at risk weighed as such; one above the risk limit never recommended
+    options = distinct(with_ranges(merge_fabric_twins(options)), objective, req.max_oom_risk)
+    every_option = options
+    order = choose(options, objective, req.max_oom_risk)
     if not req.all_options:
         options, order, hidden = sized_to_job(options, order, objective)
         if hidden:
@@ -192,10 +221,18 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
         result.notes.append(msg("plan.offload_ram_unstated", gpus_list=sorted(held.unstated)[:6]))
     if req.budget is not None and not order:
         result.suggestions.append(msg("plan.nothing_within_budget", money=to_money(req.budget, money.currency)))
+    if not order and (risky := [o for o in options if o.acquisition]):
+        least = min(risky, key=lambda o: o.oom_chance)
+        result.suggestions.append(msg("plan.all_at_oom_risk", limit=req.max_oom_risk, pct=least.oom_chance,
+                                      gpus=least.gpus, gpu=least.gpu))
     out = result.to_dict()
     out["recommendation"] = recommendation(options, order, objective, result.late, req.deadline_s, None,
-                                           money.currency, terms.time)
+                                           money.currency, terms.time, req.max_oom_risk)
     _add_confidence(out["recommendation"], options, order, objective, req, job_label)
+    gap = offer_gap(out["recommendation"], every_option, money, market, req.max_oom_risk, terms.time.per_hour)
+    out["offer_gap"] = gap.to_dict() if gap else None
+    if gap and not out["recommendation"]:
+        out["suggestions"].append(gap.message())
     out["recommended_because"] = out["recommendation"]["why"] if out["recommendation"] else None
     acquisition = out["recommendation"]["acquisition"] if out["recommendation"] else None
     out.update({"site": site.id, "currency": money.currency, "market": market_info,

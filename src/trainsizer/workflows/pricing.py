@@ -23,6 +23,8 @@ from trainsizer.plan.option import PlanOption, Pricing
 from trainsizer.scenario import Scenario
 from trainsizer.system.bom import SystemPlan, size_system
 from trainsizer.system.sites import Site
+from trainsizer.workflows.setup_time import NONE as NO_SETUP
+from trainsizer.workflows.setup_time import SetupTime
 from trainsizer.workflows.time_value import TimeValue
 
 
@@ -38,6 +40,7 @@ class MoneyTerms:
     budget: float | None = None
     voucher: Subsidy | None = None  # claimed on eligible rentals (cost.subsidy)
     time: TimeValue = TimeValue(0.0, "CNY", False)  # the value of the run's wall-clock time (the objective)
+    setup: SetupTime = NO_SETUP  # start to first step, billed on a rented run's GPUs (workflows.setup_time)
 
     def utilisation_at(self, run_hours: float | None) -> float:
         """Utilisation for the horizon view of owning (power drawn, break-even, payback): the stated one, else
@@ -60,9 +63,9 @@ def _rental(opt: PlanOption, gpu: Accelerator, money: MoneyTerms,
     rent_ok = availability(gpu, money.market, "rent")
     if not rent_ok.obtainable:
         return None, msg("cost.not_rentable", market=money.market, status=rent_ok.status, reason=str(rent_ok.reason))
-    run_s = opt.time_to_train_s
-    return cheapest_rental(money.prices, gpu.id, opt.gpus, run_s / 3600 if run_s else 1.0, money.market, opt.nodes,
-                           money.budget, need)
+    run_s = opt.time_to_train_s  # a run is billed from the instance's start: its setup, then the training
+    return cheapest_rental(money.prices, gpu.id, opt.gpus, run_s / 3600 + money.setup.hours if run_s else 1.0,
+                           money.market, opt.nodes, money.budget, need)
 
 
 def _horizon_offer(gpu: Accelerator, rental: RentalRun | None, money: MoneyTerms) -> tuple[RentalOffer | None, bool]:
@@ -122,7 +125,9 @@ def _per_run(opt: PlanOption, gpu: Accelerator, cost: Any, site_ok: bool, money:
         acq = min(choices, key=lambda k: (choices[k]["cost"], choices[k]["commitment"]))
         out.update({"acquisition": acq, "cost": choices[acq]["cost"], "commitment": choices[acq]["commitment"]})
         # the objective: the run's cost plus its wall-clock time at the time value (--time-value)
-        out["time_cost"] = round(money.time.per_hour * hours)
+        out["time_cost"] = round(money.time.per_hour * (hours + money.setup.hours))
+        if money.setup.minutes:
+            out["setup"] = money.setup.to_dict()
         out["objective"] = out["cost"] + out["time_cost"]
     else:
         out["reason"] = clauses([r for r in (out["rent_unavailable"], out["buy_unavailable"]) if r])

@@ -107,8 +107,9 @@ class ScreenPricing:
         in_server = min(gpus_per_server, gpus)
         if self._available(gpu, "rent") and (
                 candidates := self._rental_offers(gpu, gpus, servers, in_server, offloaded_gib_per_gpu)):
-            # the offer cost.per_run.cheapest_rental picks; its cost is its commitment
-            offer, cost = cheapest_offer(candidates, gpus, hours, money.budget)
+            # the offer cost.per_run.cheapest_rental picks, billed from the instance's start (its setup); its cost
+            # is its commitment
+            offer, cost = cheapest_offer(candidates, gpus, hours + money.setup.hours, money.budget)
             if money.budget is None or cost <= money.budget:
                 voucher = money.voucher if money.voucher and applies_to(money.voucher, offer.provider) else None
                 costs.append(cost * (1 - (voucher.fraction if voucher else 0.0)))

@@ -64,6 +64,7 @@
     put(constraints, "runs_per_month", num("runs-per-month"));
     put(constraints, "utilisation", num("utilisation"));
     put(constraints, "time_value", num("time-value"));
+    put(constraints, "setup_minutes", num("setup-minutes"));
     put(constraints, "voucher", val("voucher"));
     return { job: { model: model, training: training }, constraints: constraints, scale: byId("want-scale").checked };
   }

@@ -1,0 +1,105 @@
+"""When no known offer rents the job by the hour: what its compute alone would cost at the cheapest on-demand price
+the market knows for the GPU (the compute floor), and the machines that would hold it (several servers with RDMA
+between them, or an instance with the host RAM its offload needs). The answer then says so in one line instead
+of passing off a term contract or a purchase as the cost of one run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from trainsizer.cost.per_run import offer_market
+from trainsizer.cost.prices import Prices
+from trainsizer.messages import Message, clauses, msg
+from trainsizer.messages import money as to_money
+from trainsizer.plan.option import PlanOption
+
+# A run priced at most this many times its compute floor is held by a known offer (assumed: per-second or per-hour
+# billing, setup and a cloud's mark-up over the cheapest price stay within it; a term contract or a one-run
+# purchase does not).
+FLOOR_FACTOR = 3.0
+ON_DEMAND = ("on-demand",)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OfferGap:
+    """The compute floor of the job and what would hold it."""
+
+    floor: float  # in the plan's currency
+    currency: str
+    gpu: str
+    gpus: int
+    servers: int
+    gpus_per_server: int
+    gpu_hours: float
+    price_per_gpu_hour: float
+    provider: str
+    host_ram_gib: float | None  # the instance RAM its offload needs (None without offload)
+
+    def holds(self) -> Message:
+        """What would hold the layout: its servers with RDMA between them, its host RAM."""
+        parts = []
+        if self.servers > 1:
+            parts.append(msg("gap.hold_servers", n=self.servers, gpus=self.gpus_per_server, gpu=self.gpu))
+        else:
+            parts.append(msg("gap.hold_instance", gpus=self.gpus_per_server, gpu=self.gpu))
+        if self.host_ram_gib:
+            parts.append(msg("gap.hold_ram", gib=self.host_ram_gib))
+        return clauses(parts)
+
+    def message(self) -> Message:
+        return msg("gap.no_known_offer", hold=self.holds(), floor=to_money(self.floor, self.currency),
+                   hours=self.gpu_hours, provider=self.provider,
+                   price=to_money(self.price_per_gpu_hour, self.currency))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"floor": round(self.floor), "currency": self.currency, "gpu": self.gpu, "gpus": self.gpus,
+                "servers": self.servers, "gpu_hours": round(self.gpu_hours, 1),
+                "price_per_gpu_hour": round(self.price_per_gpu_hour, 3), "provider": self.provider,
+                "host_ram_gib": None if self.host_ram_gib is None else round(self.host_ram_gib, 1),
+                "message": self.message()}
+
+
+def _hourly(prices: Prices, gpu: str, market: str) -> tuple[float, str] | None:
+    """The cheapest on-demand price per GPU-hour of the GPU in the market, and its provider."""
+    offers = [o for o in prices.rental_offers(gpu) if offer_market(o) == market
+              and (o.terms is None or o.terms.term in ON_DEMAND)]
+    best = min(offers, key=lambda o: o.price_per_gpu_hour, default=None)
+    return None if best is None else (best.price_per_gpu_hour, best.provider)
+
+
+def compute_floor(options: list[PlanOption], prices: Prices, market: str, max_oom_risk: float,
+                  time_value: float = 0.0) -> OfferGap | None:
+    """The compute of the job at its GPU's cheapest on-demand price, whether or not an offer rents its layout: of the
+    layouts that would not run out of memory, the one whose compute plus the value of its time (``time_value`` a
+    wall-clock hour, as the answer ranks) is least; None where no option has a run length or a price."""
+    gaps: list[tuple[float, OfferGap]] = []
+    hourly: dict[str, tuple[float, str] | None] = {}
+    for o in options:
+        hours = o.performance.gpu_hours
+        if hours is None or o.oom_chance > max_oom_risk:
+            continue
+        if o.gpu not in hourly:
+            hourly[o.gpu] = _hourly(prices, o.gpu, market)
+        if hourly[o.gpu] is None:
+            continue
+        price, provider = hourly[o.gpu]
+        system = o.pricing.system if o.pricing else None
+        ram = system.host.instance_ram_gib if system is not None and o.offload != "none" else None
+        gap = OfferGap(floor=hours * price, currency=prices.currency, gpu=o.gpu, gpus=o.gpus, servers=o.nodes,
+                       gpus_per_server=min(o.gpus, o.gpus_per_node), gpu_hours=hours, price_per_gpu_hour=price,
+                       provider=provider, host_ram_gib=ram)
+        gaps.append((gap.floor + time_value * hours / o.gpus, gap))
+    return min(gaps, key=lambda vg: (vg[0], vg[1].gpus))[1] if gaps else None
+
+
+def offer_gap(rec: dict[str, Any] | None, options: list[PlanOption], prices: Prices, market: str,
+              max_oom_risk: float, time_value: float = 0.0) -> OfferGap | None:
+    """The floor and what would hold the job, where the answer is not a run rented by the hour within
+    FLOOR_FACTOR of it (a purchase, a term contract, or no answer); None where it is."""
+    floor = compute_floor(options, prices, market, max_oom_risk, time_value)
+    if floor is None:
+        return None
+    if rec and rec.get("per_run") is not None and rec["per_run"] <= FLOOR_FACTOR * floor.floor:
+        return None
+    return floor

@@ -1,0 +1,36 @@
+"""The minutes from a rented instance's start to the training's first step: start from the image, download the
+weights, load them (``plan/planner.yaml`` ``setup``, assumed figures with their source; ``--setup`` states them).
+A rented run bills them on every GPU like the training itself, and the run's time value counts them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from trainsizer.datafiles import packaged_yaml
+
+
+@dataclass(frozen=True, slots=True)
+class SetupTime:
+    minutes: float
+    assumed: bool  # the planner's default, not the user's --setup
+
+    @property
+    def hours(self) -> float:
+        return self.minutes / 60
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"minutes": round(self.minutes, 1), "assumed": self.assumed}
+
+
+NONE = SetupTime(0.0, False)
+
+
+def setup_time(params: int, stated_minutes: float | None) -> SetupTime:
+    """The user's minutes, else start + the 16-bit weights downloaded + loaded (planner.yaml ``setup``)."""
+    if stated_minutes is not None:
+        return SetupTime(float(stated_minutes), False)
+    s = packaged_yaml("trainsizer.plan", "planner.yaml")["setup"]
+    weights_mb = params * float(s["bytes_per_param"]) / 1e6
+    seconds = weights_mb / float(s["download_mb_per_s"]) + weights_mb / 1e3 / float(s["load_gb_per_s"])
+    return SetupTime(float(s["start_minutes"]) + seconds / 60, True)

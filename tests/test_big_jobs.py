@@ -1,0 +1,105 @@
+"""Answers past one rented box and for short runs: a pick that will not run out of memory (its chance at most
+--max-oom-risk), the minutes before the first step billed on a rented run, the binding constraint named right, and
+a job no known offer rents by the hour said so, with its compute floor and what would hold it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from conftest import REPO
+from test_optimality import CASES, _scenario
+
+from trainsizer.messages import Message
+from trainsizer.report.answer import card
+from trainsizer.report.message_text import text
+from trainsizer.workflows.defaults import DEFAULT_MAX_OOM_RISK
+from trainsizer.workflows.jobs import job_from_dict, load_job
+from trainsizer.workflows.offer_gap import FLOOR_FACTOR
+from trainsizer.workflows.plan_job import PlanRequest, plan_job
+from trainsizer.workflows.setup_time import setup_time
+
+LLAMA_70B = str(REPO / "examples/jobs/llama-3.1-70b-full-finetune.yaml")
+SHORT_QLORA = {"model": {"preset": "llama-3.1-8b"},
+               "training": {"method": "qlora", "quantization": "nf4", "precision": "bf16-mixed", "seq_len": 2048,
+                            "micro_batch_size": 1, "global_batch_size": 32, "tokens": 5.0e7,
+                            "lora": {"rank": 16, "alpha": 32, "targets": "all-linear"}}}
+CNY = PlanRequest(currency="CNY")
+
+
+@pytest.mark.parametrize(("name", "job", "req"), CASES, ids=[c[0] for c in CASES])
+def test_no_answer_risks_running_out_of_memory_when_a_safer_option_exists(name, job, req):
+    planned = plan_job(_scenario(job), replace(req, all_options=True))
+    rec = planned.out["recommendation"]
+    eligible = [o for o in planned.result.options if o.acquisition and o.oom_chance <= DEFAULT_MAX_OOM_RISK]
+    if eligible:
+        assert rec, name
+        pick = planned.result.options[rec["option"]]
+        assert pick.oom_chance <= DEFAULT_MAX_OOM_RISK, (name, pick.gpus, pick.gpu, pick.oom_chance)
+
+
+def test_a_32b_full_finetune_gets_a_layout_with_headroom():
+    """Every 80 GB layout of 8 cards fills its memory (a coin flip on running out): the answer has room to spare."""
+    planned = plan_job(_scenario(CASES[9][1]), CNY)
+    rec = planned.out["recommendation"]
+    assert rec and planned.result.options[rec["option"]].oom_chance <= DEFAULT_MAX_OOM_RISK
+    loose = plan_job(_scenario(CASES[9][1]), replace(CNY, max_oom_risk=1.0)).out["recommendation"]
+    assert loose["per_run"] <= rec["per_run"]  # the limit costs something: a riskier layout was cheaper
+
+
+def test_setup_is_billed_on_a_short_run_and_a_longer_one_moves_it_to_fewer_gpus():
+    from trainsizer.models.param_counts import count_params
+
+    job = job_from_dict(SHORT_QLORA)
+    planned = plan_job(job, CNY)
+    none, default, long = (plan_job(job, replace(CNY, setup_minutes=m)).out for m in (0.0, None, 20.0))
+    params = count_params(planned.arch).total
+    assert default["recommendation"]["per_run"] > none["recommendation"]["per_run"]
+    pick = default["options"][default["recommendation"]["option"]]
+    setup = pick["per_run"]["setup"]
+    assert setup["assumed"] and setup["minutes"] == pytest.approx(setup_time(params, None).minutes, rel=0.05)
+    said = [text(a, "en") for a in default["recommendation"]["adjustments"]]
+    assert any("from the instance's start to the first step" in s and "--setup" in s for s in said)
+    assert long["recommendation"]["gpus"] < none["recommendation"]["gpus"]  # setup on every GPU: fewer pay off
+
+
+def test_the_default_setup_grows_with_the_weights_to_download():
+    small, large = setup_time(7_000_000_000, None), setup_time(70_000_000_000, None)
+    assert small.assumed and small.minutes < large.minutes
+    assert setup_time(7_000_000_000, 3.0).minutes == 3.0 and not setup_time(7_000_000_000, 3.0).assumed
+
+
+def test_a_70b_full_finetune_in_cny_names_the_compute_floor_and_what_would_hold_it():
+    out = plan_job(load_job(LLAMA_70B), CNY).out
+    rec, gap = out["recommendation"], out["offer_gap"]
+    assert rec
+    if rec["acquisition"] == "rent" and rec["per_run"] <= FLOOR_FACTOR * (gap or {}).get("floor", float("inf")):
+        return  # a sourced offer rents it within three times its compute: the answer itself
+    assert gap and gap["floor"] > 0 and gap["gpu_hours"] > 0 and isinstance(gap["message"], Message)
+    assert gap["message"].code == "gap.no_known_offer"
+    facts = dict(card(out, "en")["facts"])
+    assert "ask a cloud for a quote" in facts["By the hour"]
+    assert "按小时租用" in dict(card(out, "zh-CN")["facts"])
+    if rec["acquisition"] == "buy" and rec["per_run"] > rec["commitment"]:  # the whole ownership on one run
+        said = [text(a, "en") for a in rec["adjustments"]]
+        assert any("cost of owning it falls on this one run" in s for s in said)
+
+
+def test_the_binding_is_time_where_a_roomier_cheaper_run_lost_on_its_time():
+    out = plan_job(job_from_dict(SHORT_QLORA), replace(CNY, setup_minutes=0.0)).out
+    rec = out["recommendation"]
+    options = out["options"]
+    cheaper = [o for o in options if (o.get("per_run") or {}).get("cost") is not None
+               and o["per_run"]["cost"] < rec["per_run"]
+               and o["range"]["p_exceeds_capacity"] <= DEFAULT_MAX_OOM_RISK
+               and o["memory"]["device_gib"] <= 0.9 * o["memory"]["capacity_gib"]]
+    if cheaper:
+        assert rec["binding"]["code"] == "time"
+
+
+def test_max_oom_risk_out_of_range_is_refused():
+    from trainsizer.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        plan_job(job_from_dict(SHORT_QLORA), replace(CNY, max_oom_risk=1.5))
+    assert err.value.field == "--max-oom-risk"
