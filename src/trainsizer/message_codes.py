@@ -70,8 +70,8 @@ _c("plan.sized_to_job", N_("options over {cost} times the answer's cost and {gpu
 _c("plan.offload_ram_unstated",
    N_("layouts that offload to CPU were not priced on rental offers that state no host RAM ({gpus_list}): add your "
       "offer's machine (machine: ram_gb_per_gpu) with --prices"), gpus_list="gpus_list")
-_c("plan.fabric_twin", N_("same layout over {fabric} costs more; {fabric2} shown"), fabric="text", fabric2="text")
-_c("cost.voucher_not_here", N_("{voucher}: this provider is not one of its centres"), voucher="text")
+_c("plan.fabric_twin", N_("same layout over {fabric} costs more; {fabric2} shown"), fabric="link", fabric2="link")
+_c("cost.voucher_not_here", N_("{voucher}: this provider is not one of its centres"), voucher="voucher")
 _c("cost.no_run_length", N_("no per-run cost: the job states no training.tokens (the run's length)"))
 _c("cost.no_purchase_price", N_("no purchase price for this GPU in the price data (add one with --prices)"))
 _c("cost.no_purchase_price_short", N_("no purchase price"))
@@ -129,19 +129,19 @@ _c("cost.preemptible", N_("preemptible: the run may be interrupted"))
 _c("cost.checkpoint_often", N_("checkpoint often"))
 _c("cost.stale_price", N_("price from {year}: check before you sign"), year="text")
 _c("cost.voucher_eligibility_unknown",
-   N_("{voucher}: eligible providers unknown, check that this provider is in the scheme"), voucher="text")
+   N_("{voucher}: eligible providers unknown, check that this provider is in the scheme"), voucher="voucher")
 
 _c("cost.buy_sets",
    N_("bought as {sets} sets of these servers: {n} runs a month of {run} each do not fit in one set's month"),
    sets="int", n="g", run="duration")
 
 # workflows/decide.py: the adjustments behind the answer's figures, each on the answer card
-_c("adjust.voucher", N_("voucher {voucher}: {saved} off this run, at most {pct} of the rental"), voucher="text",
+_c("adjust.voucher", N_("voucher {voucher}: {saved} off this run, at most {pct} of the rental"), voucher="voucher",
    saved="money", pct="pct")
 _c("adjust.voucher_cap_year", N_("capped at {cap} a year per user"), cap="money")
 _c("adjust.voucher_cap_total", N_("capped at {cap} for the whole grant"), cap="money")
 _c("adjust.voucher_upper_bound", N_("the fraction is a ceiling: treat the saving as an upper bound"))
-_c("adjust.voucher_not_applied", N_("voucher {voucher} not applied: {reason}"), voucher="text", reason="clause")
+_c("adjust.voucher_not_applied", N_("voucher {voucher} not applied: {reason}"), voucher="voucher", reason="clause")
 _c("adjust.tight_fit", N_("tight fit: {pct} of GPU memory used, above {limit}; measure the peak before the run"),
    pct="pct", limit="pct")
 _c("adjust.oom_risk", N_("a {pct} chance of running out of memory at {used} of GPU memory (the memory model's "
@@ -152,10 +152,10 @@ _c("adjust.bought_at", N_("bought at {workload}: the servers busy {pct} of their
 
 # cost/prices.py, cost/tco.py, workflows/report_model.py: what each cited price or availability row backs
 _c("price.rental_offer", N_("rental offer: {gpu} from {provider} ({term})"), gpu="gpu", provider="text", term="term")
-_c("price.server", N_("server price: {n} x {gpu}"), n="int", gpu="gpu")
+_c("price.server", N_("server price: {server}"), server="server")
 _c("price.card", N_("card price: {gpu}"), gpu="gpu")
-_c("price.component", N_("component price: {component}"), component="text")
-_c("price.opex", N_("operating cost: {opex}"), opex="text")
+_c("price.component", N_("component price: {component}"), component="component")
+_c("price.opex", N_("operating cost: {opex}"), opex="opex")
 _c("price.availability_rent", N_("availability to rent: {gpu} in the {market}"), gpu="gpu", market="market")
 _c("price.availability_buy", N_("availability to buy: {gpu} in the {market}"), gpu="gpu", market="market")
 
@@ -196,7 +196,8 @@ _c("cost.no_server_price", N_("no server price for {gpu}: GPU cards at {pct} of 
 _c("cost.storage_minimum", N_("shared storage: {tb} TB is below the smallest {storage} minimum configuration"),
    tb="num1", storage="storage")
 _c("cost.storage_priced_at_minimum", N_("priced at that configuration"))
-_c("cost.component_fallback", N_("no {component} price: priced as {fallback}"), component="text", fallback="text")
+_c("cost.component_fallback", N_("no {component} price: priced as {fallback}"), component="component",
+   fallback="component")
 
 # system/: host, storage, network, power and site fit
 _c("system.host_seed_rule", N_("seed: host RAM >= 2x the parameter bytes (7B -> 64 GB, 70B -> 512 GB)"))
@@ -212,18 +213,18 @@ _c("system.net_roce_adequate", N_("{n_gpus}: RoCE is adequate below ~100 GPUs an
    n_gpus="n_gpus")
 _c("system.net_roce_own_fabric",
    N_("{n_gpus}: RoCE is adequate below ~100 GPUs and cheaper than InfiniBand ({fabric} is this part's own fabric)"),
-   n_gpus="n_gpus", fabric="text")
+   n_gpus="n_gpus", fabric="link")
 _c("system.net_ib", N_("{n_gpus}: InfiniBand (adaptive routing, SHARP)"), n_gpus="n_gpus")
 _c("system.net_roce_strained", N_("the seed guide finds RoCE strained beyond ~100 GPUs"))
-_c("system.net_either", N_("{n_gpus}: {fabric} (RoCE would also do at this size)"), n_gpus="n_gpus", fabric="text")
+_c("system.net_either", N_("{n_gpus}: {fabric} (RoCE would also do at this size)"), n_gpus="n_gpus", fabric="link")
 _c("system.net_own_fabric", N_("{n_gpus}: {fabric}, the part's own fabric (no InfiniBand for it)"),
-   n_gpus="n_gpus", fabric="text")
+   n_gpus="n_gpus", fabric="link")
 _c("system.net_roce_tuning",
    N_("the seed guide finds RoCE strained beyond ~100 GPUs, so plan lossless Ethernet tuning (PFC/ECN, adaptive "
       "routing) as large RoCE clusters do (Meta, Llama 3 on 24K-GPU RoCE)"))
-_c("system.net_replaced", N_("{fabric} replaced"), fabric="text")
+_c("system.net_replaced", N_("{fabric} replaced"), fabric="link")
 _c("system.net_replaced_by", N_("{fabric} replaced by {fabric2}: this part's servers ship RoCE, not InfiniBand"),
-   fabric="text", fabric2="text")
+   fabric="link", fabric2="link")
 _c("system.fits_racks",
    N_("fits: {n_servers} of {kw} kW per rack ({usable} kW usable of {rack} kW; {binds} binds), {n_racks} incl. "
       "{extra} for network/storage"),
@@ -291,19 +292,19 @@ _c("scale.slower", N_("{clause}: {n} GPUs are SLOWER than {m} ({a} vs {b} tokens
 _c("scale.efficiency_drop",
    N_("{clause}: from {n} GPUs scaling efficiency falls below 50% ({pct}; {step} dominates)"),
    clause="clause", n="int", pct="pct", step="step")
-_c("scale.data_parallel_only", N_("{links} (data parallel only)"), links="text")
-_c("scale.best_layout", N_("{links} (best layout)"), links="text")
+_c("scale.data_parallel_only", N_("{links} (data parallel only)"), links="links")
+_c("scale.best_layout", N_("{links} (best layout)"), links="links")
 
 # workflows/report_model.py: what each assumption is
 _c("assume.gpu", N_("GPU {gpu}: {gib} GiB, {tflops} TFLOPS bf16 dense, {gbps} GB/s, {watts} W"), gpu="gpu",
    gib="g", tflops="g", gbps="g", watts="g")
-_c("assume.link", N_("link {link}: {gbps} GB/s per direction"), link="text", gbps="g")
+_c("assume.link", N_("link {link}: {gbps} GB/s per direction"), link="link", gbps="g")
 _c("assume.site", N_("site {site}: {kw} kW/rack, {cooling}, PUE {pue}, {price}/kWh"), site="site", kw="g",
    cooling="cooling", pue="g", price="small_money")
-_c("assume.memory_model", N_("memory model: {section}"), section="text")
-_c("assume.step_model", N_("step-time model: {section}"), section="text")
-_c("assume.system_sizing", N_("system sizing: {section}"), section="text")
-_c("assume.planner", N_("planner: {section}"), section="text")
+_c("assume.memory_model", N_("memory model: {section}"), section="section")
+_c("assume.step_model", N_("step-time model: {section}"), section="section")
+_c("assume.system_sizing", N_("system sizing: {section}"), section="section")
+_c("assume.planner", N_("planner: {section}"), section="section")
 _c("assume.price", N_("price"))
 
 # workflows/decide.py: the recommendation in one sentence (what, for how much, how long, the goal, what bound it)
