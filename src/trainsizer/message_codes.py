@@ -75,9 +75,31 @@ _c("cost.voucher_not_here", N_("{voucher}: this provider is not one of its centr
 _c("cost.no_run_length", N_("no per-run cost: the job states no training.tokens (the run's length)"))
 _c("cost.no_purchase_price", N_("no purchase price for this GPU in the price data (add one with --prices)"))
 _c("cost.no_purchase_price_short", N_("no purchase price"))
-_c("cost.not_rentable", N_("not rentable in the {market}: {reason}"), market="market", status="text", reason="text")
+_c("cost.not_rentable", N_("not rentable in the {market}: {reason}"), market="market", status="text", reason="clause")
 _c("cost.not_buyable", N_("cannot be bought new in the {market}: {reason}"), market="market", status="text",
-   reason="text")
+   reason="clause")
+# hardware/market.py: why a part can or cannot be had in a market, by the kind the catalog states (accelerators.yaml
+# reason_code; the entry's own sentence is quoted data, `detail`)
+for _code, _msgid in {
+    "sold_new": N_("sold new through the vendor's resellers"),
+    "sold_as_racks": N_("sold only as whole rack-scale systems"),
+    "china_market_part": N_("made for the Chinese market to pass the US export limits"),
+    "below_export_limits": N_("below the US export limits, no licence needed"),
+    "domestic_part": N_("a Chinese domestic part, sold in China"),
+    "export_licence": N_("needs a US export licence (expect delay, extra cost and the risk of not getting it)"),
+    "export_banned": N_("not approved for export to China"),
+    "end_of_life": N_("no longer made, only remaining or used stock"),
+    "china_market_only": N_("a China-market part, not sold or rented outside China"),
+    "domestic_market_only": N_("a Chinese domestic part with no channel found outside China"),
+    "no_public_sku": N_("not sold as a public product"),
+    "rental_offers": N_("rental offers in the price data"),
+    "no_rental_offer": N_("no rental offer found on the price lists surveyed"),
+    "no_known_offer": N_("no dated public rental offer in the price data (ask providers for a quote)"),
+    "not_established": N_("not established from the sources found"),
+    "stated": N_("as your catalog file states"),
+    "no_data": N_("no availability data for this part in this market (add it in a --catalog file)"),
+}.items():
+    _c(f"availability.{_code}", _msgid)
 _c("cost.rent_instead", N_("does not fit the site (see site fit); rent it instead"))
 _c("cost.over_budget", N_("commitment {money} is over the budget of {money2}"), money="money", money2="money")
 _c("cost.workload_once", N_("this one run (say --runs-per-month or --utilisation if the hardware will stay busy)"))

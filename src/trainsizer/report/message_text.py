@@ -119,21 +119,6 @@ FORMATS: dict[str, Callable[[Any, str], str]] = {
 assert set(FORMATS) == set(KINDS), set(FORMATS) ^ set(KINDS)
 
 
-def _unavailable(m: Message, lang: str) -> str | None:
-    """Why a part cannot be had in a market: the reason is a line of the catalog's data in English, so a
-    Chinese reader gets what its status means instead."""
-    if lang != w.ZH:
-        return None
-    head = N_("cannot be bought new in the {market}") if m.code == "cost.not_buyable" else \
-        N_("not rentable in the {market}")
-    status = w.word(w.STATUSES, m.args.get("status"), lang)
-    return f"{tr(head, lang, market=w.word(w.MARKETS, m.args['market'], lang))}（{status}）"
-
-
-SPECIAL: dict[str, Callable[[Message, str], str | None]] = {"cost.not_rentable": _unavailable,
-                                                            "cost.not_buyable": _unavailable}
-
-
 _FACE: ContextVar[str] = ContextVar("message_face", default="")
 
 
@@ -155,9 +140,6 @@ def text(m: Any, lang: str) -> str:
     if not isinstance(m, Message):
         return str(m)
     spec = REGISTRY[m.code]
-    special = SPECIAL.get(m.code)
-    if special and (done := special(m, lang)) is not None:
-        return done
     values = {name: FORMATS[spec.kinds[name]](value, lang) for name, value in m.args.items()}
     if m.code in ("clauses", "items", "sentences"):
         return values["parts"]

@@ -20,8 +20,6 @@ TERMS = {"on-demand": N_("on-demand"), "preemptible": N_("preemptible"), "daily"
          "monthly": N_("monthly contract"), "yearly": N_("yearly contract"), "multi-year": N_("multi-year contract")}
 BILLING = {"per-second": N_("billed per second"), "per-minute": N_("billed per minute"),
            "per-hour": N_("billed per hour"), "per-day": N_("billed per day"), "per-month": N_("billed per month")}
-STATUSES = {"yes": N_("available"), "restricted": N_("restricted (needs an export licence or approval)"),
-            "no": N_("not sold there"), "unknown": N_("availability unknown")}
 ZH_CURRENCY = {"CNY": "元", "USD": "美元"}
 
 HOURS = NP_("{n} hour", "{n} hours")

@@ -70,7 +70,7 @@ def _rental(opt: dict[str, Any], gpu: Accelerator, money: MoneyTerms,
     """The run rented on its cheapest terms in the market (cost.per_run.cheapest_rental), or why it cannot be."""
     rent_ok = availability(gpu, money.market, "rent")
     if rent_ok.status not in ("yes", "unknown"):
-        return None, msg("cost.not_rentable", market=money.market, status=rent_ok.status, reason=str(rent_ok.reason))
+        return None, msg("cost.not_rentable", market=money.market, status=rent_ok.status, reason=rent_ok.reason)
     run_s = opt["performance"].get("time_to_train_s")
     return cheapest_rental(money.prices, gpu.id, opt["hardware"]["gpus"], run_s / 3600 if run_s else 1.0,
                            money.market, opt["hardware"]["nodes"], money.budget, need)
@@ -108,7 +108,7 @@ def _per_run(opt: dict[str, Any], gpu: Accelerator, cost: Any, site_ok: bool, mo
         out["buy_unavailable"] = msg("cost.no_purchase_price")
     elif buy_ok.status not in ("yes", "unknown"):
         out["buy_unavailable"] = msg("cost.not_buyable", market=money.market, status=buy_ok.status,
-                                     reason=str(buy_ok.reason))
+                                     reason=buy_ok.reason)
     elif not site_ok:
         out["buy_unavailable"] = msg("cost.rent_instead")
     else:  # cost.buy is already priced for the sets of servers the stated workload needs (cost.tco.compare)
