@@ -12,7 +12,7 @@ import pytest
 from trainsizer.cost.prices import Prices
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.hardware.catalog import default_catalog
-from trainsizer.hardware.market import ACQUISITIONS, MARKETS, STATUSES
+from trainsizer.hardware.market import ACQUISITIONS, MARKETS, REASON_CODES, STATUSES
 
 PRICES: dict[str, Any] = packaged_yaml("trainsizer.cost", "prices.yaml")
 RAW_ACCELERATORS: list[dict[str, Any]] = packaged_yaml("trainsizer.hardware", "accelerators.yaml")["accelerators"]
@@ -65,6 +65,7 @@ def test_every_accelerator_has_sourced_availability_for_each_market(raw):
             status = {True: "yes", False: "no"}.get(entry["status"], entry["status"])
             assert status in STATUSES, where
             assert entry.get("reason", "").strip() and "\n" not in entry["reason"], f"{where}: one-line reason"
+            assert entry.get("reason_code") in REASON_CODES, f"{where}: reason_code, one of {REASON_CODES}"
             assert entry.get("source", "").strip(), f"{where}: source"
             assert _date(entry["as_of"]) <= reviewed, f"{where}: as_of in the future"
     acc = default_catalog().accelerator(raw["id"])  # and the typed model accepts it

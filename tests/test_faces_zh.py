@@ -1,6 +1,8 @@
 """Every face in Chinese: the estimate table, the plan table, the report (HTML, Markdown), the spreadsheet, the
 catalogs and a web validation error rendered with --lang zh-CN hold no English prose (four English words in a
-row) outside quoted data (sources, offers, product names) and ids."""
+row) outside quoted data (sources, offers, product names) and ids; the default plan's web result, report and
+spreadsheet show no catalog id at all (every GPU, link, site, server, voucher and price item by its name), and
+its JSON holds no bare English sentence outside messages and quoted data."""
 
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ import re
 import subprocess
 import sys
 import warnings
+from typing import Any
 
 import pytest
+import yaml
 from conftest import REPO
 from test_i18n import ENGLISH_RUN, quoted_data, visible_text
 
@@ -164,3 +168,123 @@ def test_validate_and_calibrate_in_chinese(tmp_path):
     profile = tmp_path / "cal.yaml"
     said = cli("calibrate", "validation/cases/memory.yaml", "--out", str(profile), "--lang", "zh-CN")
     assert profile.is_file() and "已写入" in said and not english(said, [str(profile)]), said
+
+
+# --- the default plan: no ids, no English sentences, in any face a person reads --------------------------------
+
+DEFAULT_PLAN = ["--currency", "CNY", "--lang", "zh-CN"]  # the plan a newcomer makes first: every GPU of the market
+
+
+def catalog_ids() -> dict[str, str]:
+    """Every id of the catalogs a face could print, with what it names: GPUs, links, sites, vouchers, priced servers,
+    price components and running costs (the offers' providers are names in the data already)."""
+    from trainsizer.datafiles import packaged_yaml
+    from trainsizer.workflows import catalogs
+
+    prices = packaged_yaml("trainsizer.cost", "prices.yaml")
+    ids = {r["id"]: "GPU" for r in catalogs.gpu_rows()} | {r["id"]: "link" for r in catalogs.link_rows()}
+    ids |= {r["id"]: "site" for r in catalogs.site_rows()} | {r["id"]: "voucher" for r in catalogs.voucher_rows()}
+    ids |= {r["id"]: "server" for r in prices["servers"] if r.get("id")}
+    return ids | {k: "price component" for k in prices["components"]} | {k: "running cost" for k in prices["opex"]}
+
+
+IDS = catalog_ids()
+RAW_ID = re.compile(r"(?<![\w./-])(" + "|".join(re.escape(i) for i in sorted(IDS, key=len, reverse=True))
+                    + r")(?![\w/-])")
+
+
+def raw_ids(text: str) -> list[str]:
+    """The catalog ids ``text`` shows, each with what it names ("link ib-ndr-400")."""
+    return sorted({f"{IDS[m]} {m}" for m in RAW_ID.findall(text)})
+
+
+@pytest.fixture(scope="module")
+def default_plan(tmp_path_factory) -> dict[str, Any]:
+    """The default plan in zh-CN: its report (HTML), spreadsheet (xlsx, CSV) and report model, and the web
+    result of the same job with the plan JSON the page was made from."""
+    pytest.importorskip("fastapi")
+    pytest.importorskip("httpx")
+    d = tmp_path_factory.mktemp("zh-default")
+    for name in ("plan.json", "plan.html", "plan.xlsx", "plan.csv"):
+        cli("report", JOB, "--out", str(d / name), *DEFAULT_PLAN)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from fastapi.testclient import TestClient
+
+        from trainsizer.web.app import create_app
+
+        body = {"job": yaml.safe_load((REPO / JOB).read_text(encoding="utf-8")), "constraints": {"currency": "CNY"}}
+        with TestClient(create_app(workers=0)) as client:
+            page = client.post("/ui/plan?lang=zh-CN", json=body)
+            plan = client.post("/api/plan", json=body)
+    assert page.status_code == 200 and plan.status_code == 200, page.text[-500:]
+    return {"dir": d, "report": json.loads((d / "plan.json").read_text(encoding="utf-8")), "page": page.text,
+            "plan": plan.json()}
+
+
+def _sheet_cells(d) -> dict[str, str]:
+    """Every text cell of the xlsx and the CSV, one string per file."""
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.load_workbook(d / "plan.xlsx")
+    xlsx = [str(c) for sheet in book for row in sheet.iter_rows(values_only=True) for c in row if isinstance(c, str)]
+    rows = csv.reader(io.StringIO((d / "plan.csv").read_text(encoding="utf-8-sig")))
+    return {"plan.xlsx": " | ".join(xlsx), "plan.csv": " | ".join(c for r in rows for c in r if c)}
+
+
+def test_the_default_plan_shows_names_not_ids_and_no_english_sentence(default_plan):
+    """The web result, the report and the spreadsheet of the default plan in zh-CN: every GPU, link, site, server,
+    voucher and price item by its name (ids stay in the JSON), and no English sentence of the engine; the only
+    English left is quoted data (sources, offers, providers) and brand, product and unit names."""
+    report, d = default_plan["report"], default_plan["dir"]
+    data = _data(report)
+    shown = {"web result": visible_text(default_plan["page"], "html", []),
+             "report": visible_text((d / "plan.html").read_text(encoding="utf-8"), "html", [])} | _sheet_cells(d)
+    web_data = quoted_data(default_plan["plan"], [])
+    for name, text in shown.items():
+        read = visible_text(text, "sheet", web_data if name == "web result" else data)  # quoted data left out
+        assert CJK.search(read), name
+        assert not raw_ids(read), (name, raw_ids(read))
+        assert not english(read), (name, english(read))
+    # they name what the plan rests on: the answer's GPU, its links and site; the servers and NICs it was priced on
+    pick = report["plan"]["options"][report["plan"]["recommendation"]["option"]]
+    names = {w.gpu_name(pick["hardware"]["gpu"]), w.link_name(pick["hardware"]["intra_node"], "zh-CN"),
+             w.site_name(report["plan"]["site"], "zh-CN")}
+    assert all(n in shown["plan.xlsx"] and n in shown["report"] for n in names), names
+    fabrics = {w.link_name(o["hardware"]["inter_node"], "zh-CN") for o in default_plan["plan"]["options"]
+               if o["hardware"]["inter_node"]}  # the page titles a multi-server option with its network
+    assert any(f in shown["web result"] for f in fabrics), fabrics
+    assert "整机价格：8 × " in shown["plan.csv"] and "网卡" in shown["plan.csv"]
+
+
+QUOTED_KEYS = {"source", "relay", "detail", "provider", "offer", "derived_from"}  # data as its files state it
+COMMAND_KEYS = {"command", "settle_with"}  # a command line to run, not prose
+
+
+def bare_english(node: Any, path: str = "$", row: bool = False) -> list[tuple[str, str]]:
+    """Strings of the plan JSON with an English sentence (four English words in a row) outside messages
+    (``{code, args, text}``), quoted data (sources, details, offers, a sourced row's notes) and commands."""
+    if isinstance(node, dict):
+        if set(node) == {"code", "args", "text"}:
+            return []
+        sourced = "source" in node  # a row of a data file: its notes are the file's own words
+        skip = QUOTED_KEYS | COMMAND_KEYS | ({"notes"} if sourced else set())
+        return [hit for k, v in node.items() if k not in skip for hit in bare_english(v, f"{path}.{k}")]
+    if isinstance(node, list):
+        return [hit for i, v in enumerate(node) for hit in bare_english(v, f"{path}[{i}]")]
+    if isinstance(node, str) and ENGLISH_RUN.search(node):
+        return [(path, node[:120])]
+    return []
+
+
+@pytest.mark.parametrize("lang", ["zh-CN", "en"])
+def test_plan_json_holds_no_bare_english_sentence(lang):
+    """Every sentence of ``plan --json --all`` is a message; the rest is figures, ids and quoted data. A part's
+    availability says its reason as a message (its kind), the catalog's own line quoted as ``detail``."""
+    out = json.loads(cli("plan", JOB, "--currency", "CNY", "--json", "--all", "--lang", lang))
+    assert not bare_english(out), bare_english(out)[:10]
+    excluded = out["market"]["excluded"]
+    assert excluded and all(e["reason"]["code"].startswith("availability.") and e["detail"] for e in excluded)
+    reasons = [o["availability"][acq]["reason"] for o in out["options"] for acq in ("buy", "rent")]
+    assert all(r["code"].startswith("availability.") for r in reasons)
+    if lang == "zh-CN":
+        assert all(CJK.search(r["text"]) for r in reasons + [e["reason"] for e in excluded])

@@ -8,6 +8,7 @@ import yaml
 from trainsizer.errors import InputError
 from trainsizer.hardware.catalog import Accelerator, default_catalog, load_catalog
 from trainsizer.hardware.market import (
+    REASON_CODES,
     Market,
     MarketAvailability,
     availability,
@@ -15,6 +16,8 @@ from trainsizer.hardware.market import (
     default_market,
     parse_market,
 )
+from trainsizer.messages import REGISTRY
+from trainsizer.report.message_text import text
 from trainsizer.system.sites import default_sites
 
 
@@ -61,7 +64,7 @@ def test_availability_lookups():
     h200 = availability(cat.accelerator("h200-sxm-141gb"), "cn", "buy")
     assert isinstance(h200, MarketAvailability)
     assert (h200.status, h200.available) == ("restricted", False)
-    assert h200.reason and h200.source and h200.as_of
+    assert h200.reason.code == "availability.export_licence" and h200.detail and h200.source and h200.as_of
     assert availability(cat.accelerator("h200-sxm-141gb"), "global", "buy").available
     l20 = cat.accelerator("l20-48gb")
     assert availability(l20, Market.CN).available and availability(l20, "cn", "rent").available
@@ -73,7 +76,24 @@ def test_availability_lookups():
 def test_a_part_without_data_is_unknown_not_available():
     mine = Accelerator(id="my-npu", name="My NPU", memory_gib=32, source="vendor", as_of="2026-12-01")
     got = availability(mine, "cn", "rent")
-    assert (got.status, got.available) == ("unknown", False) and "--catalog" in got.reason
+    assert (got.status, got.available) == ("unknown", False) and got.reason.code == "availability.no_data"
+    assert "--catalog" in text(got.reason, "en") and got.detail is None
+
+
+def test_every_kind_of_reason_is_a_message_and_every_shipped_entry_states_one():
+    """What a reader is told is the kind of reason (a message in either language); the entry's own sentence is
+    quoted data (``detail``)."""
+    assert all(f"availability.{code}" in REGISTRY for code in (*REASON_CODES, "stated", "no_data"))
+    cat = default_catalog()
+    for gpu_id, acc in cat.accelerators.items():
+        for market in ("cn", "global"):
+            for acquisition in ("buy", "rent"):
+                got = availability(acc, market, acquisition)
+                assert got.reason.code != "availability.stated", (gpu_id, market, acquisition)
+                assert got.detail and got.to_dict()["reason"] is got.reason
+    licence = availability(cat.accelerator("h20-96gb"), "cn", "buy")
+    assert "licence" in text(licence.reason, "en") and "许可" in text(licence.reason, "zh-CN")
+    assert "2025-04" in licence.detail  # the data's own sentence, kept as it is
 
 
 @pytest.mark.parametrize("market,acquisition,field", [("eu", "buy", "market"), ("", "buy", "market"),
@@ -117,6 +137,8 @@ def test_a_user_file_can_override_only_availability(tmp_path):
     cat = load_catalog([path])
     got = availability(cat.accelerator("h200-sxm-141gb"), "cn", "buy")
     assert (got.status, got.available, got.source) == ("yes", True, "quote Q-17")
+    # no reason_code in the user's entry: the reader is told the file says so, the sentence kept as its detail
+    assert got.reason.code == "availability.stated" and got.detail == "our integrator holds a licence"
     shipped = default_catalog().accelerator("h200-sxm-141gb")
     patched = cat.accelerator("h200-sxm-141gb")
     # everything else kept: other fields, the cn rent entry, the global market
@@ -153,6 +175,8 @@ def test_a_new_user_gpu_with_availability(tmp_path):
     ({"cn": {"lease": {"status": "yes", "reason": "r", "source": "s", "as_of": "2026-01-01"}}}, "lease", ""),
     ({"cn": {"buy": {"status": "yes", "reason": "r", "source": "s", "as_of": "last year"}}}, "as_of", "YYYY-MM-DD"),
     ({"cn": {"buy": {"status": "yes", "reason": "", "source": "s", "as_of": "2026-01-01"}}}, "reason", ""),
+    ({"cn": {"buy": {"status": "yes", "reason_code": "cheap", "reason": "r", "source": "s", "as_of": "2026-01-01"}}},
+     "reason_code", "export_licence"),
 ])
 def test_bad_availability_in_a_user_file_names_the_field(tmp_path, availability_data, field_part, accepted):
     path = _write(tmp_path, {"accelerators": [{"id": "h100-sxm5-80gb", "availability": availability_data}]})

@@ -94,14 +94,12 @@ PROSE_KEYS = {"why", "verdict", "reason", "notes", "suggestions", "remedies", "s
 
 
 def _prose_strings(node, path="$"):
-    """Strings under keys that hold prose, outside quoted data (a part's availability in a market is a line of
-    accelerators.yaml with its source)."""
+    """Strings under keys that hold prose (a part's availability in a market too: its reason is a message, the
+    line of accelerators.yaml it rests on is its ``detail``, quoted data beside its source)."""
     if isinstance(node, dict):
         if set(node) == {"code", "args", "text"}:
             return
         for k, v in node.items():
-            if k in ("availability", "excluded"):
-                continue
             if k in PROSE_KEYS and (isinstance(v, str) or (isinstance(v, list) and any(isinstance(x, str)
                                                                                       for x in v))):
                 yield f"{path}.{k}", v

@@ -56,7 +56,7 @@ def consulted(prices: Prices) -> set[str]:
 def test_a_roce_part_gets_its_own_fabric_and_never_infiniband():
     assert size_network(4, 8, 32, None, True, "roce-200").fabric == "roce-200"  # none given: the part's own
     forced = size_network(4, 8, 32, "ib-hdr-200", True, "roce-200")
-    assert forced.fabric == "roce-200" and "replaced by roce-200" in en(forced.reason)
+    assert forced.fabric == "roce-200" and "replaced by RoCE v2 200 GbE" in en(forced.reason)  # the link by name
     big = size_network(32, 8, 256, "roce-200", True, "roce-200")  # above the seed's ~100-GPU line
     assert big.fabric == "roce-200" and "no InfiniBand" in en(big.reason)
     # a part without a vendor fabric still moves to InfiniBand at that size (unchanged rule)

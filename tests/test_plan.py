@@ -124,8 +124,8 @@ def test_scale_json_shows_throughput_per_count_and_link(tmp_path):
     proc = run_cli("scale", str(path), "--gpu", "rtx-4090-24gb", "--max-gpus", "8", "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    labels = {c["label"]["text"] for c in data["curves"]}
-    assert any(label.startswith("pcie4") for label in labels)
+    labels = {c["label"]["args"]["links"]: c["label"]["text"] for c in data["curves"]}  # ids in args, names in text
+    assert any(links.startswith("pcie4") and text.startswith("PCI Express 4.0") for links, text in labels.items())
     pts = data["curves"][0]["points"]
     assert [p["gpus"] for p in pts] == [1, 2, 4, 8]
 

@@ -130,15 +130,15 @@ def test_an_availability_reason_that_quotes_a_price_has_that_row():
     for gid, acc in CATALOG.accelerators.items():
         for market in MARKETS:
             a = availability(acc, market, "rent")
-            quoted = {float(x) for x in rate.findall(a.reason)}
-            if not quoted and not money.search(a.reason):
+            quoted = {float(x) for x in rate.findall(a.detail)}
+            if not quoted and not money.search(a.detail):
                 continue
             rows = [r for r in PRICES["rental"] if r.get("gpu") == gid]
             per_hour = {round(float(r["price_per_gpu_hour"]), 2) for r in rows if r["price_per_gpu_hour"] is not None}
             originals = {float((r.get("quoted") or {}).get("price", -1)) for r in rows}
             for value in quoted:
                 assert round(value, 2) in per_hour, f"{gid} {market}: reason quotes {value}/h, no such rental row"
-            for m in money.findall(a.reason):
+            for m in money.findall(a.detail):
                 value = float(m.replace(",", ""))
                 if value >= 100:  # a server-month or card-year figure: the row's quoted original
                     assert value in originals, f"{gid} {market}: reason quotes {m}, no row quotes it"

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from trainsizer.report import words as w
+
 JOB = "examples/jobs/qwen2.5-7b-lora.yaml"
 # the global market: these parts cannot be bought new in China, and a buy price is shown only where the market
 # sells the part (the report's cost section, chart and sheets need one)
@@ -114,7 +116,8 @@ def test_xlsx_totals_equal_the_plan(sheets):
     assert rec["buy capex total"] == cost["buy"]["capex_total"]
     assert rec["buy total over the horizon"] == cost["buy"]["total"]
     assert rec["rent total over the horizon"] == cost["rent"]["total"]
-    assert rec["GPU"] == plan["recommended"]["hardware"]["gpu"] and rec["GPU count"] == \
+    # a sheet is read by people: the GPU by its name (the JSON keeps the id)
+    assert rec["GPU"] == w.gpu_name(plan["recommended"]["hardware"]["gpu"]) and rec["GPU count"] == \
         plan["recommended"]["hardware"]["gpus"]
     per_run = plan["recommended"]["per_run"]  # the card's figures (one figure per quantity)
     assert rec["one training run: rent"] == (per_run["rent"] or {}).get("cost")

@@ -20,7 +20,8 @@ with warnings.catch_warnings():  # starlette's TestClient nudges towards httpx2;
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 
-from trainsizer.report.message_text import text as _text
+from trainsizer.report import words as w  # noqa: E402
+from trainsizer.report.message_text import text as _text  # noqa: E402
 from trainsizer.web.app import create_app  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -102,7 +103,7 @@ def test_a_voucher_from_the_form_is_on_the_card_and_a_wrong_one_names_the_field(
     body = {"job": JOB, "constraints": {"gpus": ["rtx-4090d-24gb"], "max_gpus": 4, "currency": "CNY",
                                         "voucher": "chengdu-compute-voucher-2025"}}
     html = client.post("/ui/plan", json=body).text
-    assert "voucher chengdu-compute-voucher-2025" in html and "upper bound" in html
+    assert "voucher 成都算力券 (2025)" in html and "upper bound" in html  # the voucher by its name
     bad = {**body, "constraints": {**body["constraints"], "voucher": "no-such-voucher"}}
     assert_field(client.post("/api/plan", json=bad), "constraints.voucher")
 
@@ -253,7 +254,7 @@ def test_export_xlsx_totals_equal_the_plan(client):
     assert wb.sheetnames == ["Recommendation", "Bill of materials", "Options", "Assumptions"]
     rec = {r[0]: r[1] for r in wb["Recommendation"].iter_rows(min_row=2, values_only=True)}
     cost = pick["cost"]
-    assert rec["GPU"] == pick["hardware"]["gpu"] and rec["GPU count"] == pick["hardware"]["gpus"]
+    assert rec["GPU"] == w.gpu_name(pick["hardware"]["gpu"]) and rec["GPU count"] == pick["hardware"]["gpus"]
     assert rec["buy capex total"] == cost["buy"]["capex_total"] and rec["buy total over the horizon"] == \
         cost["buy"]["total"]
     assert rec["rent total over the horizon"] == cost["rent"]["total"]

@@ -120,14 +120,17 @@ def t(key: str, lang: str) -> str:
 
 
 def extract_yaml_names(fileobj: Any, keywords: Any, comment_tags: Any, options: dict[str, str]) -> Any:
-    """Babel extractor (babel.cfg): the ``name`` of each entry of a data file's list (``list`` option, e.g.
-    the sites of sites.yaml), so that the shipped names are translated with everything else."""
+    """Babel extractor (babel.cfg): the ``name`` of each entry of a data file's lists (``list`` option, one or
+    more separated by spaces, e.g. the sites of sites.yaml, the servers and vouchers of prices.yaml), so that the
+    shipped names are translated with everything else."""
     import yaml
 
     text = fileobj.read().decode("utf-8")
     lines = text.splitlines()
-    for entry in yaml.safe_load(text).get(options.get("list", "sites"), []):
-        name = entry.get("name")
-        if name:
-            line = next((i + 1 for i, ln in enumerate(lines) if f"id: {entry['id']}" in ln), 0)
-            yield line, None, name, ["name of " + str(entry["id"])]
+    data = yaml.safe_load(text)
+    for key in options.get("list", "sites").split():
+        for entry in data.get(key, []):
+            name = entry.get("name")
+            if name:
+                line = next((i + 1 for i, ln in enumerate(lines) if f"id: {entry['id']}" in ln), 0)
+                yield line, None, name, ["name of " + str(entry["id"])]

@@ -81,14 +81,36 @@ _c("plan.sized_to_job", N_("options over {cost} times the answer's cost and {gpu
 _c("plan.offload_ram_unstated",
    N_("layouts that offload to CPU were not priced on rental offers that state no host RAM ({gpus_list}): add your "
       "offer's machine (machine: ram_gb_per_gpu) with --prices"), gpus_list="gpus_list")
-_c("plan.fabric_twin", N_("same layout over {fabric} costs more; {fabric2} shown"), fabric="text", fabric2="text")
-_c("cost.voucher_not_here", N_("{voucher}: this provider is not one of its centres"), voucher="text")
+_c("plan.fabric_twin", N_("same layout over {fabric} costs more; {fabric2} shown"), fabric="link", fabric2="link")
+_c("cost.voucher_not_here", N_("{voucher}: this provider is not one of its centres"), voucher="voucher")
 _c("cost.no_run_length", N_("no per-run cost: the job states no training.tokens (the run's length)"))
 _c("cost.no_purchase_price", N_("no purchase price for this GPU in the price data (add one with --prices)"))
 _c("cost.no_purchase_price_short", N_("no purchase price"))
-_c("cost.not_rentable", N_("not rentable in the {market}: {reason}"), market="market", status="text", reason="text")
+_c("cost.not_rentable", N_("not rentable in the {market}: {reason}"), market="market", status="text", reason="clause")
 _c("cost.not_buyable", N_("cannot be bought new in the {market}: {reason}"), market="market", status="text",
-   reason="text")
+   reason="clause")
+# hardware/market.py: why a part can or cannot be had in a market, by the kind the catalog states (accelerators.yaml
+# reason_code; the entry's own sentence is quoted data, `detail`)
+for _code, _msgid in {
+    "sold_new": N_("sold new through the vendor's resellers"),
+    "sold_as_racks": N_("sold only as whole rack-scale systems"),
+    "china_market_part": N_("made for the Chinese market to pass the US export limits"),
+    "below_export_limits": N_("below the US export limits, no licence needed"),
+    "domestic_part": N_("a Chinese domestic part, sold in China"),
+    "export_licence": N_("needs a US export licence (expect delay, extra cost and the risk of not getting it)"),
+    "export_banned": N_("not approved for export to China"),
+    "end_of_life": N_("no longer made, only remaining or used stock"),
+    "china_market_only": N_("a China-market part, not sold or rented outside China"),
+    "domestic_market_only": N_("a Chinese domestic part with no channel found outside China"),
+    "no_public_sku": N_("not sold as a public product"),
+    "rental_offers": N_("rental offers in the price data"),
+    "no_rental_offer": N_("no rental offer found on the price lists surveyed"),
+    "no_known_offer": N_("no dated public rental offer in the price data (ask providers for a quote)"),
+    "not_established": N_("not established from the sources found"),
+    "stated": N_("as your catalog file states"),
+    "no_data": N_("no availability data for this part in this market (add it in a --catalog file)"),
+}.items():
+    _c(f"availability.{_code}", _msgid)
 _c("cost.rent_instead", N_("does not fit the site (see site fit); rent it instead"))
 _c("cost.over_budget", N_("commitment {money} is over the budget of {money2}"), money="money", money2="money")
 _c("cost.workload_once", N_("this one run (say --runs-per-month or --utilisation if the hardware will stay busy)"))
@@ -140,19 +162,19 @@ _c("cost.preemptible", N_("preemptible: the run may be interrupted"))
 _c("cost.checkpoint_often", N_("checkpoint often"))
 _c("cost.stale_price", N_("price from {year}: check before you sign"), year="text")
 _c("cost.voucher_eligibility_unknown",
-   N_("{voucher}: eligible providers unknown, check that this provider is in the scheme"), voucher="text")
+   N_("{voucher}: eligible providers unknown, check that this provider is in the scheme"), voucher="voucher")
 
 _c("cost.buy_sets",
    N_("bought as {sets} sets of these servers: {n} runs a month of {run} each do not fit in one set's month"),
    sets="int", n="g", run="duration")
 
 # workflows/decide.py: the adjustments behind the answer's figures, each on the answer card
-_c("adjust.voucher", N_("voucher {voucher}: {saved} off this run, at most {pct} of the rental"), voucher="text",
+_c("adjust.voucher", N_("voucher {voucher}: {saved} off this run, at most {pct} of the rental"), voucher="voucher",
    saved="money", pct="pct")
 _c("adjust.voucher_cap_year", N_("capped at {cap} a year per user"), cap="money")
 _c("adjust.voucher_cap_total", N_("capped at {cap} for the whole grant"), cap="money")
 _c("adjust.voucher_upper_bound", N_("the fraction is a ceiling: treat the saving as an upper bound"))
-_c("adjust.voucher_not_applied", N_("voucher {voucher} not applied: {reason}"), voucher="text", reason="clause")
+_c("adjust.voucher_not_applied", N_("voucher {voucher} not applied: {reason}"), voucher="voucher", reason="clause")
 _c("adjust.setup", N_("{time} from the instance's start to the first step, billed on all {n} GPUs: about {money}"),
    time="duration", n="int", money="money")
 _c("adjust.setup_assumed", N_("{time} from the instance's start to the first step (assumed: start, weights downloaded "
@@ -170,10 +192,10 @@ _c("adjust.bought_at", N_("bought at {workload}: the servers busy {pct} of their
 
 # cost/prices.py, cost/tco.py, workflows/report_model.py: what each cited price or availability row backs
 _c("price.rental_offer", N_("rental offer: {gpu} from {provider} ({term})"), gpu="gpu", provider="text", term="term")
-_c("price.server", N_("server price: {n} x {gpu}"), n="int", gpu="gpu")
+_c("price.server", N_("server price: {server}"), server="server")
 _c("price.card", N_("card price: {gpu}"), gpu="gpu")
-_c("price.component", N_("component price: {component}"), component="text")
-_c("price.opex", N_("operating cost: {opex}"), opex="text")
+_c("price.component", N_("component price: {component}"), component="component")
+_c("price.opex", N_("operating cost: {opex}"), opex="opex")
 _c("price.availability_rent", N_("availability to rent: {gpu} in the {market}"), gpu="gpu", market="market")
 _c("price.availability_buy", N_("availability to buy: {gpu} in the {market}"), gpu="gpu", market="market")
 
@@ -214,7 +236,8 @@ _c("cost.no_server_price", N_("no server price for {gpu}: GPU cards at {pct} of 
 _c("cost.storage_minimum", N_("shared storage: {tb} TB is below the smallest {storage} minimum configuration"),
    tb="num1", storage="storage")
 _c("cost.storage_priced_at_minimum", N_("priced at that configuration"))
-_c("cost.component_fallback", N_("no {component} price: priced as {fallback}"), component="text", fallback="text")
+_c("cost.component_fallback", N_("no {component} price: priced as {fallback}"), component="component",
+   fallback="component")
 
 # system/: host, storage, network, power and site fit
 _c("system.host_seed_rule", N_("seed: host RAM >= 2x the parameter bytes (7B -> 64 GB, 70B -> 512 GB)"))
@@ -230,18 +253,18 @@ _c("system.net_roce_adequate", N_("{n_gpus}: RoCE is adequate below ~100 GPUs an
    n_gpus="n_gpus")
 _c("system.net_roce_own_fabric",
    N_("{n_gpus}: RoCE is adequate below ~100 GPUs and cheaper than InfiniBand ({fabric} is this part's own fabric)"),
-   n_gpus="n_gpus", fabric="text")
+   n_gpus="n_gpus", fabric="link")
 _c("system.net_ib", N_("{n_gpus}: InfiniBand (adaptive routing, SHARP)"), n_gpus="n_gpus")
 _c("system.net_roce_strained", N_("the seed guide finds RoCE strained beyond ~100 GPUs"))
-_c("system.net_either", N_("{n_gpus}: {fabric} (RoCE would also do at this size)"), n_gpus="n_gpus", fabric="text")
+_c("system.net_either", N_("{n_gpus}: {fabric} (RoCE would also do at this size)"), n_gpus="n_gpus", fabric="link")
 _c("system.net_own_fabric", N_("{n_gpus}: {fabric}, the part's own fabric (no InfiniBand for it)"),
-   n_gpus="n_gpus", fabric="text")
+   n_gpus="n_gpus", fabric="link")
 _c("system.net_roce_tuning",
    N_("the seed guide finds RoCE strained beyond ~100 GPUs, so plan lossless Ethernet tuning (PFC/ECN, adaptive "
       "routing) as large RoCE clusters do (Meta, Llama 3 on 24K-GPU RoCE)"))
-_c("system.net_replaced", N_("{fabric} replaced"), fabric="text")
+_c("system.net_replaced", N_("{fabric} replaced"), fabric="link")
 _c("system.net_replaced_by", N_("{fabric} replaced by {fabric2}: this part's servers ship RoCE, not InfiniBand"),
-   fabric="text", fabric2="text")
+   fabric="link", fabric2="link")
 _c("system.fits_racks",
    N_("fits: {n_servers} of {kw} kW per rack ({usable} kW usable of {rack} kW; {binds} binds), {n_racks} incl. "
       "{extra} for network/storage"),
@@ -309,19 +332,19 @@ _c("scale.slower", N_("{clause}: {n} GPUs are SLOWER than {m} ({a} vs {b} tokens
 _c("scale.efficiency_drop",
    N_("{clause}: from {n} GPUs scaling efficiency falls below 50% ({pct}; {step} dominates)"),
    clause="clause", n="int", pct="pct", step="step")
-_c("scale.data_parallel_only", N_("{links} (data parallel only)"), links="text")
-_c("scale.best_layout", N_("{links} (best layout)"), links="text")
+_c("scale.data_parallel_only", N_("{links} (data parallel only)"), links="links")
+_c("scale.best_layout", N_("{links} (best layout)"), links="links")
 
 # workflows/report_model.py: what each assumption is
 _c("assume.gpu", N_("GPU {gpu}: {gib} GiB, {tflops} TFLOPS bf16 dense, {gbps} GB/s, {watts} W"), gpu="gpu",
    gib="g", tflops="g", gbps="g", watts="g")
-_c("assume.link", N_("link {link}: {gbps} GB/s per direction"), link="text", gbps="g")
+_c("assume.link", N_("link {link}: {gbps} GB/s per direction"), link="link", gbps="g")
 _c("assume.site", N_("site {site}: {kw} kW/rack, {cooling}, PUE {pue}, {price}/kWh"), site="site", kw="g",
    cooling="cooling", pue="g", price="small_money")
-_c("assume.memory_model", N_("memory model: {section}"), section="text")
-_c("assume.step_model", N_("step-time model: {section}"), section="text")
-_c("assume.system_sizing", N_("system sizing: {section}"), section="text")
-_c("assume.planner", N_("planner: {section}"), section="text")
+_c("assume.memory_model", N_("memory model: {section}"), section="section")
+_c("assume.step_model", N_("step-time model: {section}"), section="section")
+_c("assume.system_sizing", N_("system sizing: {section}"), section="section")
+_c("assume.planner", N_("planner: {section}"), section="section")
 _c("assume.price", N_("price"))
 
 # workflows/decide.py: the recommendation in one sentence (what, for how much, how long, the goal, what bound it)
@@ -468,30 +491,3 @@ _c("system.iops_seed_not_this_job", N_("seed: 'SSD clusters of a million IOPS or
                                        "not this job: {b}B parameters)"), iops="num0", b="num0")
 _c("quote.basis_job", N_("the job's best layout on each offer"))
 _c("quote.basis_assumed", N_("an assumed MFU of {mfu} (no job given)"), mfu="g")
-
-# The web page's wording of the messages that name a CLI flag: the page has form fields instead (their labels in
-# web/labels.py) and only the built-in price data. A face renders these inside message_text.face("page").
-PAGE: dict[str, str] = {
-    "plan.try_more_gpus": N_("more GPUs (“Max GPUs”: {n})"),
-    "plan.deadline_binds": N_("the deadline may be what binds: try with “Deadline (days)” left empty to see the "
-                              "fastest option's time"),
-    "plan.market_override": N_("name one under “GPUs allowed (none selected = all)”"),
-    "cost.no_purchase_price": N_("no purchase price for this GPU: the built-in price data has none"),
-    "cost.no_rental_offer": N_("no rental offer for {gpu} in the {market}: the built-in price data has none"),
-    "cost.no_cluster_lease": N_("no offer for {gpu} in the {market} rents {n_gpus} across {n_servers}: the per-card "
-                                "clouds rent single machines (the built-in price data has no cluster lease)"),
-    "cost.buy_no_rental": N_("buy: no rental offer for this GPU: the built-in price data has none"),
-    "plan.time_value_flag": N_("“Time value per hour” sets it, 0 ranks by cost alone"),
-    "plan.offload_ram_unstated": N_("layouts that offload to CPU were not priced on rental offers that state no "
-                                    "host RAM ({gpus_list})"),
-    "plan.sized_to_job": N_("options over {cost} times the answer's cost and {gpus} times its GPUs left out: {n}"),
-    "adjust.time_value": N_("time valued at {money} an hour of the run (your “Time value per hour”)"),
-    "cost.workload_once": N_("this one run (fill in “Runs per month” or “Utilisation” if the hardware will stay "
-                             "busy)"),
-    "adjust.setup_assumed": N_("{time} from the instance's start to the first step (assumed: start, weights downloaded "
-                               "and loaded; “Setup minutes” sets it), billed on all {n} GPUs: about {money}"),
-    "adjust.ownership_on_one_run": N_("the whole {years}-year cost of owning it falls on this one run: “Runs per "
-                                      "month” shares it"),
-    "plan.all_at_oom_risk": N_("every option that can be had risks running out of memory above {limit} (the least: "
-                               "{pct} on {gpus} x {gpu}): more GPUs or a GPU with more memory"),
-}

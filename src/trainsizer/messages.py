@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainsizer.message_codes import CODES, PAGE
+from trainsizer.message_codes import CODES
+from trainsizer.message_pages import PAGE
 
 # The kinds of argument and how each is shown (the renderer implements them; a sample value for tests).
 KINDS: dict[str, tuple[str, Any]] = {
@@ -29,7 +30,7 @@ KINDS: dict[str, tuple[str, Any]] = {
     "pct": ("a fraction shown as a whole percentage", 0.456),
     "pct1": ("a fraction shown as a percentage with one decimal", 0.0456),
     "signed_pct": ("a fraction shown as a signed percentage", 0.03),
-    "text": ("verbatim: an id, a command, a date, a data line", "ib-ndr-400"),
+    "text": ("verbatim: a command, a path, a date, a data line", "2024"),
     "small_money": ("a small amount with cents: {amount, currency}", {"amount": 0.1234, "currency": "USD"}),
     "acquisition": ("rent or buy", "rent"),
     "hours": ("a count of hours", 720.0),
@@ -37,6 +38,14 @@ KINDS: dict[str, tuple[str, Any]] = {
     "gpu": ("a GPU id, shown as its product name", "h100-sxm5-80gb"),
     "gpus_list": ("a list of GPU ids ('...' for more)", ["h100-sxm5-80gb", "a100-sxm4-80gb", "..."]),
     "site": ("a site id, shown as its name", "chengdu-legacy-colo"),
+    "link": ("a link id, shown as its name", "ib-ndr-400"),
+    "links": ("link ids joined by ' + ', each shown as its name", "nvlink4 + ib-ndr-400"),
+    "voucher": ("a compute voucher id, shown as its name", "chengdu-compute-voucher-2025"),
+    "server": ("a priced server: {id, gpus, gpu}, shown as its name", {"id": "a100-sxm4-80gb-8x", "gpus": 8,
+                                                                       "gpu": "a100-sxm4-80gb"}),
+    "component": ("a component of the price data, shown as its name", "nic_400g"),
+    "opex": ("an operating cost of the price data, shown as its name", "staff_cost_per_year"),
+    "section": ("a section of a model or sizing data file, shown as its name", "allocator"),
     "market": ("a market code: cn, global", "cn"),
     "term": ("a rental term code: on-demand, monthly, ...", "monthly"),
     "cooling": ("a cooling code: air, rear-door, liquid", "air"),

@@ -103,6 +103,7 @@ class FxRow(_Sourced):
 
 class ServerRow(_Sourced):
     id: str | None = None
+    name: str | None = None  # what a reader sees instead of the id
     gpu: str
     gpus: Int = Field(ge=1, le=1024)
     price: Price
@@ -271,7 +272,7 @@ class Prices:
         if entry is None:
             return None
         price = self.convert(float(entry["price"]), entry.get("currency", "CNY")) * gpus / int(entry["gpus"])
-        self._cite(entry, msg("price.server", n=int(entry["gpus"]), gpu=gpu))
+        self._cite(entry, msg("price.server", server={"id": entry.get("id"), "gpus": int(entry["gpus"]), "gpu": gpu}))
         return price, entry
 
     def card(self, gpu: str) -> float | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidatorFunctionWrapHandler, field_validator
 
@@ -55,6 +55,16 @@ class Status(StrEnum):
     UNKNOWN = "unknown"
 
 
+# The kinds of reason a part can or cannot be had for (an availability entry's ``reason_code``), each said by the
+# message ``availability.<code>``: what a reader is told; the entry's ``reason`` is its own sentence (quoted data)
+ReasonCode = Literal[
+    "sold_new", "sold_as_racks", "china_market_part", "below_export_limits", "domestic_part",  # can be had
+    "export_licence",  # only under a US export licence
+    "export_banned", "end_of_life", "china_market_only", "domestic_market_only", "no_public_sku",  # cannot be bought
+    "rental_offers", "no_rental_offer", "no_known_offer",  # rented or not
+    "not_established"]  # the sources found do not settle it
+REASON_CODES: tuple[str, ...] = get_args(ReasonCode)
+
 MARKETS: tuple[str, ...] = tuple(m.value for m in Market)
 ACQUISITIONS: tuple[str, ...] = tuple(a.value for a in Acquisition)
 STATUSES: tuple[str, ...] = tuple(s.value for s in Status)
@@ -87,7 +97,8 @@ class AvailabilityEntry(_Entry):
     """Whether a part can be bought new / rented in one market, and why (see hardware/market.py)."""
 
     status: Status  # yes | restricted | no | unknown
-    reason: str = Field(min_length=1)  # one line
+    reason_code: ReasonCode | None = None  # the kind of reason, what a reader is told (None: a user's entry)
+    reason: str = Field(min_length=1)  # one line: the entry's own sentence, quoted as data
     source: str = Field(min_length=1)  # a public address (URL, or repository + path + commit)
     as_of: IsoDate  # the date of the fact
     read_on: IsoDate | None = None  # the day the source was read, where it differs

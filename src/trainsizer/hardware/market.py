@@ -4,7 +4,9 @@ Export rules decide what a Chinese team can buy (the H20, L20, RTX 4090 D and RT
 them; H200 sales to China were licensed case by case in 2026; new state-funded computing centres must use
 domestic chips). The facts live in ``accelerators.yaml``: every entry has an ``availability`` mapping,
 per market (``cn``, ``global``) and per way of getting the part (``buy`` = bought new, ``rent`` = rented
-from a cloud or lessor there), each with a ``status``, a one-line ``reason``, ``source`` and ``as_of``.
+from a cloud or lessor there), each with a ``status``, a ``reason_code`` (the kind of reason: what a reader is
+told, the message ``availability.<code>``), a one-line ``reason`` (the entry's own sentence, quoted data),
+``source`` and ``as_of``.
 
 The closed sets of values (markets, acquisitions, statuses) are types of the catalog (``catalog.py``, which
 validates the data with them; imported from there, so the two modules do not import each other); this module
@@ -21,7 +23,8 @@ Statuses (closed set):
 ``available`` in :class:`MarketAvailability` is True for ``yes`` only.
 
 A user's catalog file (``--catalog``) can override availability for a shipped part with an entry that has
-only the ``id`` and the fields to change (see ``catalog.py``), e.g.::
+only the ``id`` and the fields to change (see ``catalog.py``; ``reason_code`` may be left out: the reader is then
+told the file says so), e.g.::
 
     accelerators:
       - id: h200-sxm-141gb
@@ -41,6 +44,7 @@ from trainsizer.errors import InputError
 from trainsizer.hardware.catalog import (  # noqa: F401
     ACQUISITIONS,
     MARKETS,
+    REASON_CODES,
     STATUSES,
     Accelerator,
     Acquisition,
@@ -48,6 +52,7 @@ from trainsizer.hardware.catalog import (  # noqa: F401
     Market,
     Status,
 )
+from trainsizer.messages import Message, msg
 
 # Site regions (system/sites.yaml `region`) and country codes that mean mainland China. Shipped sites carry
 # `country: CN`; a region or site id starting with one of these prefixes counts as Chinese too.
@@ -59,14 +64,16 @@ _NOT_CN_ZH_REGIONS = frozenset({"tw", "sg", "my"})  # zh locales of Taiwan, Sing
 
 @dataclass(frozen=True)
 class MarketAvailability:
-    """Whether ``gpu`` can be bought new / rented in ``market``, with the reason and its source."""
+    """Whether ``gpu`` can be bought new / rented in ``market``: the reason as a message (its kind) and the data's
+    own sentence (``detail``) with its source."""
 
     gpu: str
     market: str
     acquisition: str
     available: bool  # True only for status "yes"
     status: str  # one of STATUSES
-    reason: str
+    reason: Message  # availability.<reason_code>: what a reader is told
+    detail: str | None  # the entry's own sentence (English, quoted data beside its source); None without data
     source: str
     as_of: str
     confidence: str | None = None  # H / M / L as in prices.yaml, where the data gives it
@@ -80,6 +87,11 @@ class MarketAvailability:
         # every field is a str, bool or None: the field's value as is (dataclasses.asdict deep-copies each one,
         # ~20 us a call, and a plan dumps two per option)
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+# each kind of reason as its message (one per code: the lookup runs for every GPU of a plan); "stated": an entry of a
+# user's file that gives no reason_code
+_REASONS: dict[str, Message] = {code: msg(f"availability.{code}") for code in (*REASON_CODES, "stated")}
 
 
 def _closed(value: Any, field: str, accepted: tuple[str, ...]) -> str:
@@ -159,11 +171,11 @@ def availability(accelerator: Accelerator, market: Any, acquisition: Any = "buy"
     entry = getattr(per_market, acq.value, None) if per_market is not None else None
     if entry is None:
         return MarketAvailability(accelerator.id, m.value, acq.value, False, Status.UNKNOWN.value,
-                                  f"no availability data for {accelerator.id} in market {m.value}; "
-                                  f"add it in a --catalog file", "", "", None)
+                                  msg("availability.no_data"), None, "", "", None)
     status = Status(entry.status)
-    return MarketAvailability(accelerator.id, m.value, acq.value, status is Status.YES, status.value, entry.reason,
-                              entry.source, entry.as_of, entry.confidence)
+    return MarketAvailability(accelerator.id, m.value, acq.value, status is Status.YES, status.value,
+                              _REASONS[entry.reason_code or "stated"], entry.reason, entry.source, entry.as_of,
+                              entry.confidence)
 
 
 def available_ids(catalog: Catalog, market: Any, acquisition: Any = "buy",

@@ -1,6 +1,7 @@
 """The engine's messages (``trainsizer.messages``) in the reader's language: each code's catalog message
-filled with its arguments, each argument shown as its kind says (money in 万元 for CNY in Chinese, a GPU
-as its product name, "2 servers", a nested message as a clause), through :mod:`trainsizer.report.words`.
+filled with its arguments, each argument shown as its kind says (money in 万元 for CNY in Chinese, a GPU,
+link, site, server or voucher by its name, "2 servers", a nested message as a clause), through
+:mod:`trainsizer.report.words`.
 English is a rendering like any other. ``as_json`` turns every message in a plan's data into
 ``{"code", "args", "text"}`` for ``--json``, the web API and the report's JSON file."""
 
@@ -27,6 +28,31 @@ COOLING = {"air": N_("air"), "rear-door": N_("rear-door"), "liquid": N_("liquid"
 BINDS = {"power": N_("power"), "cooling": N_("cooling")}
 LOSSES = {"standard": N_("standard"), "chunked": N_("chunked"), "compute-dtype": N_("compute-dtype")}
 STORAGE = {"nas": N_("NAS"), "parallel fs": N_("parallel file system")}
+COMPONENTS = {  # the components of the price data (prices.yaml ``components``) by name
+    "host_dram_per_gb": N_("host RAM (per GB)"), "nvme_ssd_per_tb": N_("NVMe SSD (per TB)"),
+    "parallel_fs_per_tb": N_("parallel file system (per usable TB)"),
+    "parallel_fs_minimum": N_("smallest parallel file system"), "nas_minimum": N_("NVMe NAS server"),
+    "ib_ndr_switch_64port": N_("InfiniBand NDR switch, 64 ports"),
+    "ib_hdr_switch_40port": N_("InfiniBand HDR switch, 40 ports"),
+    "roce_400g_switch_64port": N_("400GbE RoCE switch, 64 ports"),
+    "roce_200g_switch_64port": N_("200GbE RoCE switch, 64 ports"), "nic_400gbe": N_("400GbE RoCE network card"),
+    "nic_200gbe": N_("200GbE RoCE network card"), "nic_400g": N_("400G InfiniBand network card"),
+    "nic_200g": N_("200G InfiniBand network card"), "optical_transceiver_400g": N_("400G optical transceiver"),
+    "rack_and_pdu": N_("rack with power distribution units"),
+    "installation_per_server": N_("installation (per server)"),
+    "liquid_cooling_retrofit_per_rack": N_("liquid-cooling retrofit (per rack)"),
+}
+OPEX = {"maintenance_fraction_per_year": N_("maintenance (share of the hardware a year)"),
+        "staff_cost_per_year": N_("staff (a year)"), "residual_value_after_3_years": N_("residual value after 3 years"),
+        "depreciation_years": N_("depreciation period")}
+SECTIONS = {  # the sections of memory_model.yaml, performance_model.yaml, sizing.yaml and planner.yaml
+    "activations": N_("activations"), "logits": N_("logits and loss"), "quantization": N_("quantization"),
+    "optimizer": N_("optimizer states"), "communication": N_("communication"), "allocator": N_("allocator"),
+    "device": N_("device overhead"), "compute": N_("compute"), "memory_bound": N_("memory-bound kernels"),
+    "overhead": N_("overheads"), "host": N_("host RAM and CPU"), "storage": N_("storage"), "network": N_("network"),
+    "power": N_("power"), "host_memory": N_("host memory"), "delivery_lead_time": N_("delivery lead time"),
+    "adapter_methods": N_("adapter methods"),
+}
 
 
 def _gpu_list(ids: list[str], lang: str) -> str:
@@ -64,6 +90,13 @@ FORMATS: dict[str, Callable[[Any, str], str]] = {
     "gpu": lambda v, lang: w.gpu_name(v),
     "gpus_list": _gpu_list,
     "site": lambda v, lang: w.site_name(v, lang),
+    "link": lambda v, lang: w.link_name(v, lang),
+    "links": lambda v, lang: w.links(str(v).split(" + "), lang),
+    "voucher": lambda v, lang: w.voucher_name(v, lang),
+    "server": lambda v, lang: w.server(v, lang),
+    "component": lambda v, lang: w.word(COMPONENTS, v, lang),
+    "opex": lambda v, lang: w.word(OPEX, v, lang),
+    "section": lambda v, lang: w.word(SECTIONS, v, lang),
     "market": lambda v, lang: w.word(w.MARKETS, v, lang),
     "term": lambda v, lang: w.word(w.TERMS, v, lang),
     "cooling": lambda v, lang: w.word(COOLING, v, lang),
@@ -86,28 +119,13 @@ FORMATS: dict[str, Callable[[Any, str], str]] = {
 assert set(FORMATS) == set(KINDS), set(FORMATS) ^ set(KINDS)
 
 
-def _unavailable(m: Message, lang: str) -> str | None:
-    """Why a part cannot be had in a market: the reason is a line of the catalog's data in English, so a
-    Chinese reader gets what its status means instead."""
-    if lang != w.ZH:
-        return None
-    head = N_("cannot be bought new in the {market}") if m.code == "cost.not_buyable" else \
-        N_("not rentable in the {market}")
-    status = w.word(w.STATUSES, m.args.get("status"), lang)
-    return f"{tr(head, lang, market=w.word(w.MARKETS, m.args['market'], lang))}（{status}）"
-
-
-SPECIAL: dict[str, Callable[[Message, str], str | None]] = {"cost.not_rentable": _unavailable,
-                                                            "cost.not_buyable": _unavailable}
-
-
 _FACE: ContextVar[str] = ContextVar("message_face", default="")
 
 
 @contextmanager
 def face(name: str) -> Iterator[None]:
     """Messages rendered inside take the wording of face ``name`` where a code has one (``"page"``: the web
-    page's, which names form fields instead of CLI flags; message_codes.PAGE)."""
+    page's, which names form fields instead of CLI flags; message_pages.PAGE)."""
     token = _FACE.set(name)
     try:
         yield
@@ -122,9 +140,6 @@ def text(m: Any, lang: str) -> str:
     if not isinstance(m, Message):
         return str(m)
     spec = REGISTRY[m.code]
-    special = SPECIAL.get(m.code)
-    if special and (done := special(m, lang)) is not None:
-        return done
     values = {name: FORMATS[spec.kinds[name]](value, lang) for name, value in m.args.items()}
     if m.code in ("clauses", "items", "sentences"):
         return values["parts"]

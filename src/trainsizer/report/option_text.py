@@ -1,6 +1,6 @@
 """An option's verdict, why-not and why in the reader's language: the engine's messages (the option's
 ``verdict`` and ``why``, its per-run ``rent_unavailable`` / ``buy_unavailable``) rendered through
-:mod:`trainsizer.report.message_text`; the layout and servers from the option's figures."""
+:mod:`trainsizer.report.message_text`; the layout, servers and links from the option's figures."""
 
 from __future__ import annotations
 
@@ -21,9 +21,10 @@ def why(option: dict[str, Any], lang: str) -> str:
     return text(option.get("why"), lang)
 
 
-def links(option: dict[str, Any]) -> str:
+def links(option: dict[str, Any], lang: str) -> str:
+    """The option's links by name: "NVLink 4.0 + InfiniBand NDR 400 Gb/s"."""
     hw = option["hardware"]
-    return " + ".join(x for x in (hw.get("intra_node"), hw.get("inter_node")) if x)
+    return w.links((hw.get("intra_node"), hw.get("inter_node")), lang)
 
 
 def layout(option: dict[str, Any]) -> str:

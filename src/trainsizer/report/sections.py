@@ -54,7 +54,7 @@ def _summary(job: dict[str, Any], lang: str) -> Section:
 def recommended(pick: dict[str, Any], lang: str) -> Section:
     hw, perf = pick["hardware"], pick["performance"]
     args = {"hardware": w.hardware(hw["gpus"], hw["gpu"]), "servers": ot.servers_text(pick, lang),
-            "links": ot.links(pick) or "-", "tps": f"{perf['tokens_per_s']:,.0f}", "mfu": w.percent(perf["mfu"])}
+            "links": ot.links(pick, lang) or "-", "tps": f"{perf['tokens_per_s']:,.0f}", "mfu": w.percent(perf["mfu"])}
     line = (tr("{hardware} in {servers} ({links}): {tps} tokens/s, MFU {mfu}, {time} to train.", lang,
                time=w.duration(perf["time_to_train_s"], lang), **args) if perf.get("time_to_train_s")
             else tr("{hardware} in {servers} ({links}): {tps} tokens/s, MFU {mfu}.", lang, **args))
@@ -143,8 +143,9 @@ def bom(pick: dict[str, Any], lang: str) -> Section:
         [tr("Local NVMe per server", lang), f"{st['local_nvme_tb_per_node']:g} TB",
          tr("checkpoint staging, dataset cache", lang)],
         [tr("Network", lang), tr("{fabric}; {nics} NICs per server; {leaf} leaf + {spine} spine switches", lang,
-                                  fabric=net["fabric"] or "-", nics=net["nics_per_node"], leaf=net["leaf_switches"],
-                                  spine=net["spine_switches"]), mt.text(net["reason"], lang)],
+                                  fabric=w.link_name(net["fabric"], lang), nics=net["nics_per_node"],
+                                  leaf=net["leaf_switches"], spine=net["spine_switches"]),
+         mt.text(net["reason"], lang)],
         [tr("Power", lang), tr("{server} kW per server, {it} kW IT, {facility} kW at the site", lang,
                                 server=f"{pw['server_max_kw']:.1f}", it=f"{pw['total_it_max_kw']:.1f}",
                                 facility=f"{pw['facility_kw']:.1f}"),

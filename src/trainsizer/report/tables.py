@@ -1,8 +1,8 @@
 """The plan's bill of materials and cost as tables (sheets of rows), for the .xlsx and .csv exports:
 "Recommendation", "Bill of materials", "Options" and "Assumptions". Cells are numbers where the plan
 has numbers; an amount of money is a :class:`Money` (a float the spreadsheet formats as currency). Sheet names,
-headers, labels and the engine's messages are in the report's language (``lang``); ids and numbers are as the
-plan has them."""
+headers, labels, the engine's messages and the names of GPUs, links, sites and rankings are in the report's
+language (``lang``); numbers are as the plan has them (ids stay in the JSON)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from trainsizer.report import words as w
 from trainsizer.report.message_text import text
 from trainsizer.report.specs import pick_index
 
-RANKINGS = ("recommended", "fastest", "fewest_gpus", "best_mfu", "cheapest_to_buy", "pareto_time_vs_gpus")
+RANKINGS = {"recommended": N_("recommended"), "fastest": N_("fastest"), "fewest_gpus": N_("fewest GPUs"),
+            "best_mfu": N_("best MFU"), "cheapest_to_buy": N_("cheapest to buy"), "pareto_time_vs_gpus": N_("Pareto")}
 BOM_HEADERS = [N_("item"), N_("quantity"), N_("unit"), N_("unit price"), N_("total price"), N_("note")]
 SHEETS = {"recommendation": N_("Recommendation"), "bom": N_("Bill of materials"), "options": N_("Options"),
           "assumptions": N_("Assumptions")}
@@ -127,14 +128,14 @@ def recommendation_sheet(plan: dict[str, Any], pick: dict[str, Any] | None, reco
         [tr("option", lang), tr("recommended", lang) if recommended
          else tr("fastest (no option fits the site with prices)", lang), ""],
         [tr("because", lang), plan.get("recommended_because", "") if recommended else "", ""],
-        ["GPU", hw["gpu"], ""], [tr("GPU count", lang), hw["gpus"], tr("GPUs", lang)],
+        ["GPU", w.gpu_name(hw["gpu"]), ""], [tr("GPU count", lang), hw["gpus"], tr("GPUs", lang)],
         [tr("servers", lang), hw["nodes"], tr("servers of {n} GPUs", lang, n=hw["gpus_per_node"])],
-        [tr("interconnect", lang), " + ".join(x for x in (hw.get("intra_node"), hw.get("inter_node")) if x), ""],
+        [tr("interconnect", lang), w.links((hw.get("intra_node"), hw.get("inter_node")), lang), ""],
         [tr("layout", lang), layout(pick), ""], [tr("tokens/s", lang), perf["tokens_per_s"], tr("tokens/s", lang)],
         [tr("step time", lang), perf["step_time_s"], "s"], ["MFU", perf["mfu"], tr("fraction", lang)],
         [tr("time to train", lang), _days(perf.get("time_to_train_s")), tr("days", lang)],
         [tr("memory per GPU", lang), mem["device_gib"], "GiB"], [tr("GPU memory", lang), mem["capacity_gib"], "GiB"],
-        [tr("site", lang), plan["site"], ""], [tr("site fit", lang), fit.get("verdict"), ""],
+        [tr("site", lang), w.site_name(plan["site"], lang), ""], [tr("site fit", lang), fit.get("verdict"), ""],
         [tr("currency", lang), cur, ""],
     ]
     sheet.rows += _run_rows(pick, cur, lang)
@@ -155,7 +156,7 @@ def bom_sheet(pick: dict[str, Any] | None, lang: str = "en") -> Sheet:
         return sheet
     sysd = pick["system"]
     srv, host, st, net, pw = sysd["servers"], sysd["host"], sysd["storage"], sysd["network"], sysd["power"]
-    n = srv["count"]
+    n, gpu = srv["count"], w.gpu_name(srv["gpu"])
     capex = dict((pick.get("cost") or {}).get("buy", {}).get("capex", {}))
 
     def priced(item: str, qty: float, unit: str, key: str | None, note: Any) -> list[Any]:
@@ -168,10 +169,9 @@ def bom_sheet(pick: dict[str, Any] | None, lang: str = "en") -> Sheet:
                      nics=net["nics_per_node"], leaf=net["leaf_switches"], spine=net["spine_switches"],
                      cables=net.get("cables", 0))
     sheet.rows = [
-        priced(tr("GPU servers", lang), n, tr("server ({n} x {gpu})", lang, n=srv["gpus_per_server"], gpu=srv["gpu"]),
-               "servers",
-               tr("GPUs, host RAM and CPUs are in the server price", lang)),
-        priced(tr("GPUs", lang), n * srv["gpus_per_server"], srv["gpu"], None, tr("in the server price", lang)),
+        priced(tr("GPU servers", lang), n, tr("server ({n} x {gpu})", lang, n=srv["gpus_per_server"], gpu=gpu),
+               "servers", tr("GPUs, host RAM and CPUs are in the server price", lang)),
+        priced(tr("GPUs", lang), n * srv["gpus_per_server"], gpu, None, tr("in the server price", lang)),
         priced(tr("host RAM", lang), n * host["ram_gib_per_node"], "GiB", None,
                tr("{per} GiB per server; {needed} GiB needed", lang, per=f"{host['ram_gib_per_node']:g}",
                  needed=f"{host['ram_needed_gib']:g}")),
@@ -183,7 +183,7 @@ def bom_sheet(pick: dict[str, Any] | None, lang: str = "en") -> Sheet:
                  data=f"{st['dataset_tb']:g}")),
         priced(tr("local NVMe", lang), n * st["local_nvme_tb_per_node"], "TB", "local_nvme",
                tr("{tb} TB per server", lang, tb=f"{st['local_nvme_tb_per_node']:g}")),
-        priced(tr("network", lang), 1, tr("fabric {fabric}", lang, fabric=net["fabric"] or "-"), "network",
+        priced(tr("network", lang), 1, tr("fabric {fabric}", lang, fabric=w.link_name(net["fabric"], lang)), "network",
                w.join([network_note, text(net["reason"], lang)], lang)),
         priced(tr("racks and installation", lang), sites.get("racks") or 1,
                tr("racks", lang) if sites.get("racks") else tr("lot", lang),
@@ -208,8 +208,9 @@ def options_sheet(plan: dict[str, Any], lang: str = "en") -> Sheet:
         buy, rent, pr = cost.get("buy") or {}, cost.get("rent") or {}, o.get("per_run") or {}
         fit = (o["system"].get("site_fit") or {}).get("fits")
         sheet.rows.append([
-            i, ", ".join(k for k in RANKINGS if i in plan["rankings"].get(k, [])), hw["gpu"], hw["gpus"],
-            hw["nodes"], hw["gpus_per_node"], " + ".join(x for x in (hw.get("intra_node"), hw.get("inter_node")) if x),
+            i, w.listing([tr(v, lang) for k, v in RANKINGS.items() if i in plan["rankings"].get(k, [])], lang),
+            w.gpu_name(hw["gpu"]), hw["gpus"], hw["nodes"], hw["gpus_per_node"],
+            w.links((hw.get("intra_node"), hw.get("inter_node")), lang),
             layout(o), perf["step_time_s"], perf["tokens_per_s"], perf["mfu"],
             _days(perf.get("time_to_train_s")), mem["device_gib"], mem["capacity_gib"],
             "" if fit is None else w.yes_no(fit, lang), _money(buy.get("capex_total")),

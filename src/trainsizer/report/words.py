@@ -1,7 +1,7 @@
 """Amounts, durations, counts and names as a reader of either language expects them: money in 万元 / 亿元
-for CNY in Chinese, "1 server" / "2 servers", "< 1 day", product and site names instead of ids. Every
-face (terminal, HTML and Markdown report, web page) formats through here, with the catalog of
-:mod:`trainsizer.i18n`."""
+for CNY in Chinese, "1 server" / "2 servers", "< 1 day", the names of GPUs, links, sites, servers and vouchers
+instead of their ids. Every face (terminal, HTML and Markdown report, web page, spreadsheet) formats through
+here, with the catalog of :mod:`trainsizer.i18n`."""
 
 from __future__ import annotations
 
@@ -20,8 +20,6 @@ TERMS = {"on-demand": N_("on-demand"), "preemptible": N_("preemptible"), "daily"
          "monthly": N_("monthly contract"), "yearly": N_("yearly contract"), "multi-year": N_("multi-year contract")}
 BILLING = {"per-second": N_("billed per second"), "per-minute": N_("billed per minute"),
            "per-hour": N_("billed per hour"), "per-day": N_("billed per day"), "per-month": N_("billed per month")}
-STATUSES = {"yes": N_("available"), "restricted": N_("restricted (needs an export licence or approval)"),
-            "no": N_("not sold there"), "unknown": N_("availability unknown")}
 ZH_CURRENCY = {"CNY": "元", "USD": "美元"}
 
 HOURS = NP_("{n} hour", "{n} hours")
@@ -188,6 +186,65 @@ def site_name(site_id: Any, lang: str) -> str:
     """A site's name from sites.yaml, in ``lang`` (the catalog translates the shipped names)."""
     name = _site_names().get(str(site_id))
     return tr(name, lang) if name else str(site_id)
+
+
+def _remark_cut(name: str) -> str:
+    """A name without its trailing remark in brackets: "InfiniBand NDR 400 Gb/s (ConnectX-7)" -> "InfiniBand NDR
+    400 Gb/s" (the Chinese bracket too)."""
+    for opening, closing in ((" (", ")"), ("（", "）")):
+        if name.endswith(closing) and opening in name:
+            return name[: name.rindex(opening)].strip()
+    return name
+
+
+@cache
+def _link_names() -> tuple[dict[str, str], frozenset[str]]:
+    """Each link's name, and the ids whose name without its remark is still unique."""
+    from trainsizer.workflows.catalogs import link_names
+
+    names = link_names()
+    short = [_remark_cut(n) for n in names.values()]
+    return names, frozenset(i for i, n in names.items() if short.count(_remark_cut(n)) == 1)
+
+
+def link_name(link_id: Any, lang: str) -> str:
+    """A link's name from links.yaml in ``lang`` ("NVLink 4.0", "InfiniBand NDR 400 Gb/s"), its remark left out
+    where the name stays unique; the id itself for a link the catalog does not list."""
+    if link_id is None:
+        return MISSING
+    names, short = _link_names()
+    name = names.get(str(link_id))
+    if name is None:
+        return str(link_id)
+    local = tr(name, lang)
+    return _remark_cut(local) if link_id in short else local
+
+
+def links(ids: Any, lang: str) -> str:
+    """Links one after the other, by name: "NVLink 4.0 + InfiniBand NDR 400 Gb/s"."""
+    return " + ".join(link_name(i, lang) for i in ids if i)
+
+
+@cache
+def _price_names() -> dict[str, dict[str, str]]:
+    from trainsizer.workflows.catalogs import price_names
+
+    return price_names()
+
+
+def server(row: Any, lang: str) -> str:
+    """A priced server ({id, gpus, gpu}) by its name in the price data, in ``lang``; a row without one as its
+    GPUs and the word server ("8 × H800 SXM5 80GB server")."""
+    name = _price_names()["servers"].get(str(row.get("id")))
+    if name:
+        return tr(name, lang)
+    return tr("{hardware} server", lang, hardware=hardware(row["gpus"], row["gpu"]))
+
+
+def voucher_name(voucher_id: Any, lang: str) -> str:
+    """A compute voucher's name from the price data, in ``lang`` (the id for one it does not name)."""
+    name = _price_names()["subsidies"].get(str(voucher_id))
+    return tr(name, lang) if name else str(voucher_id)
 
 
 def hardware(n: Any, gpu_id: Any) -> str:

@@ -55,7 +55,7 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 def page_text(text: Any, lang: str = "en") -> str:
     """An input error (``InputError``, English) as the page shows it: CLI flags (``--max-gpus 32``, ``without
     --deadline``, ``add one with --prices``) become the form's field names or plain words; other text is unchanged.
-    The engine's messages need none of this: the page renders them in face("page") (message_codes.PAGE)."""
+    The engine's messages need none of this: the page renders them in face("page") (message_pages.PAGE)."""
     if _missing(text):
         return ""
     lab = labels(lang)
@@ -115,6 +115,11 @@ def site_name(ctx: Any, site_id: str) -> str:
 
 
 @pass_context
+def link_name(ctx: Any, link_id: str) -> str:
+    return w.link_name(link_id, ctx.get("lang", "en"))
+
+
+@pass_context
 def hw_title(ctx: Any, option: dict[str, Any]) -> str:
     """ "8 × H800 SXM5 80GB in 1 server of 8 GPUs" """
     hw, lang = option["hardware"], ctx.get("lang", "en")
@@ -138,7 +143,7 @@ def environment() -> Environment:
                       auto_reload=False, trim_blocks=True, lstrip_blocks=True)  # templates ship with the package
     env.filters.update(num=fmt_num, duration=fmt_duration, money=fmt_money, layout=layout_text, span=span_filter,
                        say=say_filter, verdict=verdict_filter, why=why_filter, hw_title=hw_title, gpu_name=w.gpu_name,
-                       site_name=site_name)
+                       site_name=site_name, link_name=link_name)
     env.globals.update(fit_status=fit_status)
     return env
 
@@ -211,4 +216,5 @@ def index_page(lang: str, model_ids: list[str], gpus: list[dict[str, Any]], site
     return environment().get_template("index.html").render(
         L=lab, lang=lang, model_ids=model_ids, gpus=gpus, sites=sites, default_site=default_site,
         choices=FORM_CHOICES, default_currency="CNY" if lang == "zh-CN" else "USD", objectives=objectives,
-        default_objective=DEFAULT_OBJECTIVE, vouchers=[(v["id"], v["id"]) for v in vouchers or []])
+        default_objective=DEFAULT_OBJECTIVE,
+        vouchers=[(v["id"], w.voucher_name(v["id"], lang)) for v in vouchers or []])

@@ -42,6 +42,21 @@ def gpu_names(catalogs: list[Path] | tuple[Path, ...] = ()) -> dict[str, str]:
     return {a.id: a.name for a in load_catalog(list(catalogs)).accelerators.values()}
 
 
+def link_names(catalogs: list[Path] | tuple[Path, ...] = ()) -> dict[str, str]:
+    """Each link's id and name (links.yaml ``name``)."""
+    return {link.id: link.name for link in load_catalog(list(catalogs)).links.values()}
+
+
+def price_names() -> dict[str, dict[str, str]]:
+    """The names of the shipped price data's rows a plan names by id: ``servers`` and ``subsidies`` (vouchers),
+    each id -> its ``name`` (a row without one is left out)."""
+    from trainsizer.cost.prices import load_prices
+
+    data = load_prices("CNY").data
+    return {section: {str(e["id"]): str(e["name"]) for e in data.get(section, []) if e.get("id") and e.get("name")}
+            for section in ("servers", "subsidies")}
+
+
 def link_rows(catalogs: list[Path] | tuple[Path, ...] = ()) -> list[dict[str, Any]]:
     return [link.model_dump() for link in load_catalog(list(catalogs)).links.values()]
 

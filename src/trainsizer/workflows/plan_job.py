@@ -140,7 +140,8 @@ def _market_gpus(cat: Catalog, req: PlanRequest, market: str) -> tuple[tuple[str
         if buy.obtainable or rent.obtainable:
             kept.append(gid)
         else:
-            excluded.append({"gpu": gid, "buy": buy.status, "rent": rent.status, "reason": buy.reason})
+            excluded.append({"gpu": gid, "buy": buy.status, "rent": rent.status, "reason": buy.reason,
+                             "detail": buy.detail})
     note = None
     if excluded:
         names = [e["gpu"] for e in excluded[:6]] + (["..."] if len(excluded) > 6 else [])

@@ -62,7 +62,7 @@ def _rental(opt: PlanOption, gpu: Accelerator, money: MoneyTerms,
     """The run rented on its cheapest terms in the market (cost.per_run.cheapest_rental), or why it cannot be."""
     rent_ok = availability(gpu, money.market, "rent")
     if not rent_ok.obtainable:
-        return None, msg("cost.not_rentable", market=money.market, status=rent_ok.status, reason=str(rent_ok.reason))
+        return None, msg("cost.not_rentable", market=money.market, status=rent_ok.status, reason=rent_ok.reason)
     run_s = opt.time_to_train_s  # a run is billed from the instance's start: its setup, then the training
     return cheapest_rental(money.prices, gpu.id, opt.gpus, run_s / 3600 + money.setup.hours if run_s else 1.0,
                            money.market, opt.nodes, money.budget, need)
@@ -100,7 +100,7 @@ def _per_run(opt: PlanOption, gpu: Accelerator, cost: Any, site_ok: bool, money:
         out["buy_unavailable"] = msg("cost.no_purchase_price")
     elif not buy_ok.obtainable:
         out["buy_unavailable"] = msg("cost.not_buyable", market=money.market, status=buy_ok.status,
-                                     reason=str(buy_ok.reason))
+                                     reason=buy_ok.reason)
     elif not site_ok:
         out["buy_unavailable"] = msg("cost.rent_instead")
     else:  # cost.buy is already priced for the sets of servers the stated workload needs (cost.tco.compare)
