@@ -99,10 +99,11 @@ def shipped_summary():
 BAND = (0.75, 0.85)  # issue 24: the 80 % ranges hold 75-85 % of held-out cases, overall and per family
 # (kind, GPU family): a family backed by two publications or more whose nested coverage is measured outside two
 # binomial standard errors of 80 %, with why. The test asserts each is still outside, so an entry cannot go stale: when
-# the family comes back within, the entry must go (issue 24 stays open while any is listed; README says so).
+# the family comes back within, the entry must go (issue 24 stays open while any is listed; docs/accuracy.md says so).
 KNOWN_MISCALIBRATED: dict[tuple[str, str], str] = {}
 # Emptied 2026-12-04: ("memory", "ampere") read 77 of 111 inside (69.4 %) while each case weighed one in memory's
-# quantiles; with each publication weighing one (ranges_fit.WEIGHTING) it reads 81.1 % (README, "80 % ranges").
+# quantiles; with each publication weighing one (ranges_fit.WEIGHTING) it reads 81.1 % (docs/accuracy.md,
+# "80 % ranges").
 
 
 def test_nested_coverage_is_within_75_to_85_percent_overall_and_consistent_with_80_in_every_family(shipped_summary):
@@ -119,8 +120,8 @@ def test_nested_coverage_is_within_75_to_85_percent_overall_and_consistent_with_
         families = {v: r for v, r in c["by_regime"]["gpu_family"].items() if r["count"] >= 10}
         assert "ampere" in families and "hopper" in families
         for fam, r in families.items():
-            # per family the issue's 75-85 % band is the target (README says where it is missed); the test holds
-            # each family backed by two publications or more to what 80 % ranges give by chance on its count:
+            # per family the issue's 75-85 % band is the target (docs/accuracy.md says where it is missed); the test
+            # holds each family backed by two publications or more to what 80 % ranges give by chance on its count:
             # within two binomial standard errors of 80 %. A family one publication backs is one draw, not
             # ``count`` independent ones (errors within a publication move together: estimate/ranges.py), so its
             # share inside says nothing about calibration either way and is only reported.
@@ -408,7 +409,7 @@ def test_a_publication_of_many_cases_weighs_one_in_publication_weighted_quantile
     assert by_publication["cases"] == 60 and by_publication["sources"] == 11
 
 
-def test_validate_reports_the_ranges_coverage_and_the_readme_quotes_it(shipped_summary):
+def test_validate_reports_the_ranges_coverage_and_the_accuracy_page_quotes_it(shipped_summary):
     import re
 
     sys.path.insert(0, str(REPO / "tools"))
@@ -419,14 +420,14 @@ def test_validate_reports_the_ranges_coverage_and_the_readme_quotes_it(shipped_s
     summary = shipped_summary
     cov = summary["range_coverage"]
     assert cov["level"] == 0.8
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    row = next(line for line in readme.splitlines() if line.startswith("| held-out cases inside their range"))
+    page = (REPO / "docs" / "accuracy.md").read_text(encoding="utf-8")  # tools/readme_accuracy.py writes its tables
+    row = next(line for line in page.splitlines() if line.startswith("| held-out cases inside their range"))
     assert re.findall(r"\*\*(\d+\.\d) %\*\* \((\d+) cases\)", row) == [
         (f"{100 * cov[k]['coverage']:.1f}", str(cov[k]["count"])) for k in ("memory", "speed")]
-    widths = next(line for line in readme.splitlines() if line.startswith("| median half-width"))
+    widths = next(line for line in page.splitlines() if line.startswith("| median half-width"))
     assert re.findall(r"\| (\d\.\d\d)", widths) == [f"{cov[k]['median_half_width']:.2f}" for k in ("memory", "speed")]
     for kind in ("memory", "speed"):
         assert cov[kind]["by_regime"]["gpu_family"]["ampere"]["count"] >= 10
-    lines = readme.splitlines()
+    lines = page.splitlines()
     for row in readme_accuracy.coverage_rows(summary):  # every regime's row, with its half-width
         assert row in lines, f"{row} (run tools/readme_accuracy.py --write)"

@@ -1,6 +1,7 @@
 """The evidence behind the shipped parameters is in the repository: every measured case the fits and the MFU
 ceilings read lives under validation/ with a public source and its date, a refit from these cases rewrites the
-shipped parameter files byte for byte, and `trainsizer validate` alone prints the accuracy the README quotes."""
+shipped parameter files byte for byte, and `trainsizer validate` alone prints the accuracy docs/accuracy.md tabulates
+and README.md quotes."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from trainsizer.evidence import shipped_cases
 from trainsizer.evidence.cases import load_cases
 
 TOOLS = REPO / "tools"
+ACCURACY = REPO / "docs" / "accuracy.md"  # the accuracy tables (tools/readme_accuracy.py writes them)
+README = REPO / "README.md"  # quotes the tables' first row as its headline
 ESTIMATE = REPO / "src" / "trainsizer" / "estimate"
 # A reader finds the figure from its source: a URL, an arXiv id or a repository path read at a named commit.
 PUBLIC_ADDRESS = re.compile(r"https?://|arXiv \d{4}\.\d{4,5}|(?:commit|@|at)\s+[0-9a-f]{7,40}\b")
@@ -110,10 +113,10 @@ def test_the_mfu_ceilings_are_derived_from_the_repository_cases(tools):
     assert mfu_ceilings.EVERY_SHIPPED in text  # every shipped speed case is the evidence
 
 
-def _readme_row(label: str) -> tuple[float, ...]:
-    """The four percentages of one row of the README's accuracy table."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    row = next(line for line in readme.splitlines() if line.startswith(f"| {label}"))
+def _accuracy_row(label: str, page: Path = ACCURACY) -> tuple[float, ...]:
+    """The four percentages of one row of the accuracy table on ``page``."""
+    text = page.read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith(f"| {label}"))
     numbers = re.findall(r"(\d+\.\d) %", row)
     assert len(numbers) == 4, row
     return tuple(float(n) for n in numbers)
@@ -133,7 +136,7 @@ def shipped_validation():
     return json.loads(proc.stdout)
 
 
-def test_validate_alone_runs_the_shipped_cases_and_reproduces_the_readme_table(shipped_validation):
+def test_validate_alone_runs_the_shipped_cases_and_reproduces_the_accuracy_tables(shipped_validation):
     summary = shipped_validation["summary"]
     assert summary["files"] == [shipped_cases.label(f) for f in shipped_cases.shipped_files()]
     rows = {(r["cases"], r["method"]): r for r in summary["accuracy"]}
@@ -144,21 +147,23 @@ def test_validate_alone_runs_the_shipped_cases_and_reproduces_the_readme_table(s
         row = rows[key]
         computed = tuple(round(100 * row[k][m], 1) for k in ("memory", "throughput")
                          for m in ("median_abs_error", "p90_abs_error"))
-        assert computed == _readme_row(label), (key, computed)
+        assert computed == _accuracy_row(label), (key, computed)
     every = rows[("all", "leave-one-source-out")]
     assert every["count"] == len(shipped_validation["cases"])
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert (f"| all {every['count']} ({every['memory']['sources']} memory, {every['throughput']['sources']} speed "
-            f"publications) | **{_pct(every['memory'])}** ({every['memory']['count']} cases) | "
-            f"**{_pct(every['throughput'])}** ({every['throughput']['count']} cases) |") in readme
+    page = ACCURACY.read_text(encoding="utf-8")
+    headline = (f"| all {every['count']} ({every['memory']['sources']} memory, {every['throughput']['sources']} speed "
+                f"publications) | **{_pct(every['memory'])}** ({every['memory']['count']} cases) | "
+                f"**{_pct(every['throughput'])}** ({every['throughput']['count']} cases) |")
+    assert headline in page
+    assert headline in README.read_text(encoding="utf-8"), "README's headline row: run tools/readme_accuracy.py --write"
     assert summary["holdout"]["memory"]["excluded"] == summary["holdout"]["throughput"]["excluded"] == 0
     family = rows[("all", "leave-one-family-out")]
     assert family["count"] == every["count"]
     assert (f"| leave-one-family-out, all {family['count']} ({family['memory']['sources']} memory, "
-            f"{family['throughput']['sources']} speed GPU families) |") in readme
+            f"{family['throughput']['sources']} speed GPU families) |") in page
     held = summary["holdout_family"]
     assert held["memory"]["excluded"] == held["throughput"]["excluded"] == 0
-    _check_readme_signed_table(readme, summary["holdout"], held)
+    _check_signed_table(page, summary["holdout"], held)
 
 
 def _signed_cell(cell: dict | None) -> str:
@@ -168,11 +173,11 @@ def _signed_cell(cell: dict | None) -> str:
     return f"{100 * cell['median_abs_error']:.1f} % / {100 * cell['p90_abs_error']:.1f} %, {sign}"
 
 
-def _check_readme_signed_table(readme: str, source: dict, family: dict) -> None:
-    """Each family's and method's row of the README's signed table holds the figures both holdouts compute."""
+def _check_signed_table(page: str, source: dict, family: dict) -> None:
+    """Each family's and method's row of docs/accuracy.md's signed table holds the figures both holdouts compute."""
     from trainsizer.report.text import FAMILY_NAMES
 
-    lines = readme.splitlines()
+    lines = page.splitlines()
     for group, label in (("family", lambda n: FAMILY_NAMES.get(n, n.title())), ("method", lambda n: f"method {n}")):
         names = set(source["memory"]["signed"][group]) | set(source["throughput"]["signed"][group])
         for name in names:

@@ -1,7 +1,7 @@
 """`trainsizer validate` in-sample on the measured cases: the shared ones (validation/cases/), where the shipped fit
 starts, and every shipped case, which the shipped parameters are fitted on (tools/fitting.py). In-sample figures
 flatter the model; these tests guard the fit against regressions, the accuracy to quote is cross-validated
-(tests/test_shipped_fit.py checks the README's)."""
+(tests/test_shipped_fit.py checks the tables of docs/accuracy.md)."""
 
 import pytest
 from conftest import VALIDATION
@@ -73,7 +73,8 @@ def speed_results():
 def test_shared_throughput_cases_median_within_15pct_and_usable_ones_within_35pct(speed_results):
     """Refined on every case, the shipped fit gives the shared throughput cases (torchtune, Megatron-LM, the
     transformers docs) 12 % median in-sample (2026-12-03): the refinement trades them for
-    the publications gathered since (cross-validated among themselves alone they give 4.7 %, README)."""
+    the publications gathered since (cross-validated among themselves alone: the 'validation/cases only' row of
+    docs/accuracy.md)."""
     usable = [r for r in speed_results if not r.excluded_from_fit]
     assert len(usable) >= 30
     assert summarize(usable).median_abs_error <= 0.15

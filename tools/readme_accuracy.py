@@ -1,13 +1,15 @@
-"""Rewrite README.md's accuracy tables from `trainsizer validate` (no arguments: every shipped case).
+"""Rewrite the accuracy tables of docs/accuracy.md, and the headline row README.md quotes, from `trainsizer validate`
+(no arguments: every shipped case).
 
 The rows tests/test_shipped_fit.py checks: leave-one-source-out over all cases, leave-one-family-out over all cases, the
 shared cases alone held out by source, every case in-sample, and the signed table per GPU family and per method (both
 holdouts);
 and the 80 % ranges' nested coverage, overall and per regime with its median half-width (tests/test_ranges.py).
+README.md carries the first of these rows (all cases, leave-one-source-out) as its headline.
 Run it after a change to the model, its parameters or the cases:
 
     PYTHONPATH=src python3 tools/readme_accuracy.py          # prints the rows
-    PYTHONPATH=src python3 tools/readme_accuracy.py --write  # rewrites them in README.md
+    PYTHONPATH=src python3 tools/readme_accuracy.py --write  # rewrites them in docs/accuracy.md and README.md
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+ACCURACY = ROOT / "docs" / "accuracy.md"  # every table
+README = ROOT / "README.md"  # the headline row only
+HEADLINE = "| all "
 SIGNED_HEADER = "| group | memory: cases |"
 COVERAGE_HEADER = "| 80 % ranges, each publication held out |"
 METHODS = ("full", "lora", "qlora", "freeze")
@@ -36,7 +40,7 @@ def _signed(cell: dict[str, Any] | None) -> str:
 
 
 def accuracy_rows(summary: dict[str, Any]) -> dict[str, str]:
-    """README row prefix -> the whole row, for the four rows of the accuracy table."""
+    """Row prefix -> the whole row, for the four rows of the accuracy table."""
     acc = {(r["cases"], r["method"]): r for r in summary["accuracy"]}
     a, f = acc[("all", "leave-one-source-out")], acc[("all", "leave-one-family-out")]
     s, i = acc[("shared", "leave-one-source-out")], acc[("all", "in-sample")]
@@ -109,6 +113,7 @@ def _replace_table(lines: list[str], header: str, body: list[str]) -> None:
 
 
 def rewrite(text: str, summary: dict[str, Any]) -> str:
+    """docs/accuracy.md with its three tables' rows from ``summary``."""
     lines = text.splitlines()
     for prefix, new in accuracy_rows(summary).items():
         at = next(i for i, line in enumerate(lines) if line.startswith(prefix))
@@ -118,15 +123,25 @@ def rewrite(text: str, summary: dict[str, Any]) -> str:
     return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
 
 
+def rewrite_headline(text: str, summary: dict[str, Any]) -> str:
+    """README.md with its one accuracy row (all cases, leave-one-source-out) from ``summary``."""
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(HEADLINE))
+    lines[at] = accuracy_rows(summary)[HEADLINE]
+    return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="rewrite README.md (default: print the rows)")
+    parser.add_argument("--write", action="store_true",
+                        help="rewrite docs/accuracy.md and README.md (default: print the rows)")
     args = parser.parse_args(argv)
     from trainsizer.evidence.validate import validate_files
 
     _, summary = validate_files()
     if args.write:
-        README.write_text(rewrite(README.read_text(encoding="utf-8"), summary), encoding="utf-8")
+        ACCURACY.write_text(rewrite(ACCURACY.read_text(encoding="utf-8"), summary), encoding="utf-8")
+        README.write_text(rewrite_headline(README.read_text(encoding="utf-8"), summary), encoding="utf-8")
     else:
         print("\n".join([*accuracy_rows(summary).values(), "", *signed_rows(summary), "", *coverage_rows(summary)]))
     return 0

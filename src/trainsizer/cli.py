@@ -123,7 +123,7 @@ def estimate(
 def validate(
     cases: Annotated[list[Path] | None, typer.Argument(
         help="Case files (validation/FORMAT.md, 'Case file'); none: the shipped cases of validation/ and the "
-             "accuracy table the README quotes.", show_default=False)] = None,
+             "accuracy tables of docs/accuracy.md.", show_default=False)] = None,
     calibration: CalibrationOpt = None,
     holdout: Annotated[str | None, typer.Option("--holdout", help="source: leave-one-source-out cross-validation "
                                                 "(refit without each publication, predict it); family: "
@@ -137,7 +137,7 @@ def validate(
     """Replay measured cases: predicted vs measured, per-case error, median and p90; with --holdout source
     (or family) the cross-validated error (the figure to quote) and the signed median per GPU family and per
     method. Without case files: the shipped cases, in-sample and held out by source and by family, as the
-    README's accuracy tables."""
+    tables of docs/accuracy.md."""
     from trainsizer.evidence.validate import validate_files
 
     results, summary = validate_files(cases or [], calibration, holdout)
@@ -318,7 +318,7 @@ def report_cmd(
 
 @app.command("quotes")
 def quotes_cmd(
-    quotes: Annotated[Path, typer.Argument(help="Quotes YAML (see README: Quotes).")],
+    quotes: Annotated[Path, typer.Argument(help="Quotes YAML (examples/quotes.yaml; docs/guide-planning.md).")],
     job: Annotated[Path | None, typer.Option("--job", help="Job YAML: compare per training run.")] = None,
     currency: Annotated[str | None, typer.Option(help="CNY | USD")] = None,
     prices: Annotated[list[Path] | None, typer.Option("--prices")] = None,

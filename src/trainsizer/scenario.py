@@ -2,7 +2,7 @@
 
 Every key of FORMAT.md is accepted with exactly its spelling and meaning; unknown keys are
 rejected with the closest known key. Defaults of the optional keys are the ones documented in
-the README (section "Scenario defaults") and in the field descriptions below.
+docs/guide-scenarios.md (section "Scenario format") and in the field descriptions below.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ class TrainingSpec(_Strict, KernelSettings):  # extensions zero_grad, activation
     lora: LoraSpec | None = None
     quantization: Quantization | None = None
     tokens: Number | None = Field(None, gt=0, le=1e16)
-    # extensions (not in FORMAT.md; documented in the README)
+    # extensions (not in FORMAT.md; documented in docs/guide-scenarios.md)
     loss: Loss = Field("standard", description="extension: 'chunked' = chunked/fused cross-entropy that "
                        "never materialises fp32 logits of the whole sequence (torchtune, litgpt, Liger); "
                        "'compute-dtype' = a plain cross-entropy left in bf16/fp16 (a model whose code does not "

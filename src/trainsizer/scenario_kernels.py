@@ -1,5 +1,5 @@
 """Scenario extensions that say how the framework runs the model's kernels between steps and within a layer: the
-fields ``trainsizer.scenario.TrainingSpec`` takes from :class:`KernelSettings` (README, "Extensions";
+fields ``trainsizer.scenario.TrainingSpec`` takes from :class:`KernelSettings` (docs/guide-scenarios.md, "Extensions";
 validation/FORMAT.md). Their effects: ``trainsizer.estimate.activation_ops`` (step time), ``zero_grad`` in
 ``trainsizer.estimate.memory`` (gradients between steps)."""
 
@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, Strict
 class KernelSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
 
-    zero_grad: Literal["none", "zeros"] = Field("none", description="extension: gradients between steps (README)")
+    zero_grad: Literal["none", "zeros"] = Field(
+        "none", description="extension: gradients between steps (docs/guide-scenarios.md)")
     activation_kernel: Literal["fused", "unfused"] = Field(
         "fused", description="extension: how the MLP activation runs: 'fused' = one kernel (PyTorch's F.gelu / "
         "silu, Megatron's bias-GELU fusion, anything under torch.compile); 'unfused' = written as separate PyTorch "

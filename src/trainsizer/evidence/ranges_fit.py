@@ -45,7 +45,8 @@ PART_KINDS = ("speed",)
 # family (or the method, or the scale) moves it. Speed: all three, fixed. An unseen family's speed error grows (held
 # out by family, Hopper's median error 0.08 -> 0.17) and its range must say so; the score ranks speed's full set first
 # too, and a selection per fold would only add its own noise to the nested check. Layout dimensions derived from the
-# scenario (sharding, variable sequence lengths, torch.compile) were tried and not kept (README: "80 % ranges").
+# scenario (sharding, variable sequence lengths, torch.compile) were tried and not kept (docs/accuracy.md, "80 %
+# ranges").
 CANDIDATES: dict[str, tuple[tuple[str, ...], ...]] = {
     "memory": tuple(c for k in range(len(DIMENSIONS), -1, -1) for c in combinations(DIMENSIONS, k)),
     "speed": (DIMENSIONS,)}
@@ -57,7 +58,8 @@ CANDIDATES: dict[str, tuple[tuple[str, ...], ...]] = {
 # it set the quantiles while it is in and leave the ranges narrow for it when it is the one held out. Each kind's
 # weighting is the one whose best candidate scores lower on all publications held out in turn (weighting_scores,
 # written to ranges.yaml; tests/test_ranges.py fails when the data come to prefer the other), fixed, like speed's
-# dimensions, inside the nested check's folds (README, "80 % ranges": what a choice made again in each fold gives).
+# dimensions, inside the nested check's folds (docs/accuracy.md, "80 % ranges": what a choice made again in each fold
+# gives).
 WEIGHTINGS = ("case", "publication")
 WEIGHTING = {"memory": "publication", "speed": "case"}
 

@@ -47,7 +47,7 @@ def shipped_files(root: Path | None = None) -> list[Path]:
 
 
 def label(path: Path) -> str:
-    """``path`` as the README names it: relative to the repository when it is a shipped file, else as given."""
+    """``path`` as docs/accuracy.md names it: relative to the repository when it is a shipped file, else as given."""
     path = Path(path)
     root = VALIDATION_DIR.parent
     resolved = path.resolve()

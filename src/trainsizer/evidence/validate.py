@@ -83,7 +83,7 @@ def validate_files(paths: list[Path] | None = None, calibration: Path | None = N
     with ``holdout="source"`` the leave-one-source-out errors (``summary["holdout"]``), with ``"family"`` the
     leave-one-family-out ones (``summary["holdout_family"]``), ``"both"`` both (:mod:`trainsizer.evidence.holdout`).
     No files: the shipped cases (:mod:`trainsizer.evidence.shipped_cases`), held out both ways unless told
-    otherwise, and ``summary["accuracy"]``, the table the README quotes."""
+    otherwise, and ``summary["accuracy"]``, the table of docs/accuracy.md."""
     from trainsizer.estimate.calibration import calibrated_params
     from trainsizer.evidence.shipped_cases import shared_files, shipped_files
 
@@ -148,7 +148,7 @@ def _cell(summary: dict[str, Any], sources: int | None = None) -> dict[str, Any]
 def accuracy_rows(cases: list[dict[str, Any]], shared_cases: list[dict[str, Any]], results: list[CaseResult],
                   holdout: dict[str, Any] | None, memory_params: dict[str, Any], perf_params: dict[str, Any],
                   shared_labels: list[str], family: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The README's accuracy table: leave-one-source-out over every shipped case and over the shared cases
+    """The accuracy table of docs/accuracy.md: leave-one-source-out over every shipped case and over the shared cases
     (validation/cases/) alone (both only when ``holdout``, the first pass, was run), leave-one-family-out over every
     shipped case (when ``family`` was run), then every case in-sample (the shipped parameters were fitted on them all:
     the figure that flatters the model)."""

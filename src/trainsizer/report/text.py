@@ -112,7 +112,7 @@ ACCURACY_ROWS = {
 
 
 def _print_accuracy(summary: dict[str, Any], con: Console, lang: str) -> None:
-    """The README's accuracy table: median / p90 absolute error (cases, publications) per row."""
+    """The accuracy table of docs/accuracy.md: median / p90 absolute error (cases, publications) per row."""
     table = Table(title=tr("How accurate is it? (median / p90 absolute error)", lang), title_justify="left")
     for col, just in ((N_("cases"), "left"), (N_("memory"), "right"), (N_("throughput"), "right")):
         table.add_column(tr(col, lang), justify=just, overflow="fold")

@@ -20,7 +20,7 @@ from trainsizer.workflows.robust import failure_cost
 from trainsizer.workflows.time_value import TimeValue
 
 OBJECTIVES = ("cheapest", "fastest", "fewest-gpus")
-NEAR_TIE = 0.05  # within 5 % of the best the difference is below the model's own error (README: accuracy)
+NEAR_TIE = 0.05  # within 5 % of the best the difference is below the model's own error (docs/accuracy.md)
 # A tight fit (above TIGHT_FRACTION of the GPU's memory) is recommended only when nothing roomier is within this
 # much of it: running out of memory costs more than the difference (assumed).
 TIGHT_PENALTY = 0.10
