@@ -20,6 +20,34 @@ def thresholds() -> dict[str, Any]:
     return packaged_yaml("trainsizer.probe.burnin", "thresholds.yaml")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rule:
+    """One rule of ``thresholds.yaml``: its level, its source and the limits it has (the others None)."""
+
+    level: str
+    source: str = ""
+    max_new: float | None = None
+    max: float | None = None
+    max_percent: float | None = None
+    min_c: float | None = None
+    min_percent: float | None = None
+    window_fraction: float | None = None
+    warmup_fraction: float | None = None
+    warmup_max_s: float | None = None
+    reasons: tuple[str, ...] = ()
+    codes: tuple[tuple[int, str], ...] = ()  # XID code -> what it means
+
+
+def rules_by_name() -> dict[str, Rule]:
+    """The verdict's rules by name, typed."""
+    out = {}
+    for name, entry in thresholds()["rules"].items():
+        fields_ = {k: v for k, v in entry.items() if k not in ("reasons", "codes")}
+        out[name] = Rule(**fields_, reasons=tuple(entry.get("reasons") or ()),
+                         codes=tuple((int(k), str(v)) for k, v in (entry.get("codes") or {}).items()))
+    return out
+
+
 def default_slowdown(vendor: str) -> tuple[float | None, str]:
     entry = thresholds()["slowdown_default_c"].get(vendor)
     if not entry:
@@ -95,13 +123,13 @@ def _max_delta(store: Store, run_id: int, gpu: int, *columns: str) -> int | None
     return max(deltas) if deltas else None
 
 
-def _drift(series: list[tuple[float, float]], rule: dict[str, Any]) -> tuple[float | None, float | None, float | None]:
+def _drift(series: list[tuple[float, float]], rule: Rule) -> tuple[float | None, float | None, float | None]:
     """Mean TFLOPS of the first and last ``window_fraction`` of the samples after warm-up, and the change in %."""
     if not series:
         return None, None, None
-    warmup = min(float(rule["warmup_max_s"]), float(rule["warmup_fraction"]) * series[-1][0])
+    warmup = min(float(rule.warmup_max_s or 0.0), float(rule.warmup_fraction or 0.0) * series[-1][0])
     values = [v for t, v in series if t >= warmup]
-    w = max(1, round(float(rule["window_fraction"]) * len(values)))
+    w = max(1, round(float(rule.window_fraction or 0.0) * len(values)))
     if len(values) < max(2 * w, 4):
         return None, None, None
     first, last = fmean(values[:w]), fmean(values[-w:])
@@ -112,10 +140,10 @@ def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _summarise(store: Store, run_id: int, gpu: Any, rules: dict[str, Any]) -> GpuSummary:
+def _summarise(store: Store, run_id: int, gpu: Any, rules: dict[str, Rule]) -> GpuSummary:
     """One GPU's figures, with SQL aggregates so that a 3-day run at 1 s is summarised without loading it."""
     g = gpu.index
-    bad = sum(REASON_BITS[r] for r in rules["throttle"]["reasons"])
+    bad = sum(REASON_BITS[r] for r in rules["throttle"].reasons)
     exprs = {"n": "COUNT(*)", "temp_max": "MAX(temperature_c)", "temp_mean": "AVG(temperature_c)",
              "power_mean": "AVG(power_w)", "power_max": "MAX(power_w)", "util": "AVG(util_gpu)",
              "masks": "COUNT(throttle_mask)", "bad": f"SUM((throttle_mask & {bad}) != 0)",
@@ -148,49 +176,49 @@ def _summarise(store: Store, run_id: int, gpu: Any, rules: dict[str, Any]) -> Gp
     return s
 
 
-def _judge(s: GpuSummary, rules: dict[str, Any]) -> list[Reason]:
+def _judge(s: GpuSummary, rules: dict[str, Rule]) -> list[Reason]:
     out: list[Reason] = []
 
     def add(rule: str, message: str) -> None:
-        out.append(Reason(rules[rule]["level"], rule, s.gpu, f"GPU {s.gpu}: {message}", rules[rule]["source"]))
+        out.append(Reason(rules[rule].level, rule, s.gpu, f"GPU {s.gpu}: {message}", rules[rule].source))
 
-    if s.ecc_uncorrected_new and s.ecc_uncorrected_new > rules["ecc_uncorrected_new"]["max_new"]:
+    if s.ecc_uncorrected_new and s.ecc_uncorrected_new > rules["ecc_uncorrected_new"].max_new:
         add("ecc_uncorrected_new", f"{s.ecc_uncorrected_new} new uncorrected ECC error(s) during the run")
-    if s.ecc_uncorrected_before and s.ecc_uncorrected_before > rules["ecc_uncorrected_history"]["max"]:
+    if s.ecc_uncorrected_before and s.ecc_uncorrected_before > rules["ecc_uncorrected_history"].max:
         add("ecc_uncorrected_history", f"{s.ecc_uncorrected_before} uncorrected ECC error(s) in the board's "
                                        f"lifetime before this run")
-    if s.ecc_corrected_new and s.ecc_corrected_new > rules["ecc_corrected_new"]["max_new"]:
+    if s.ecc_corrected_new and s.ecc_corrected_new > rules["ecc_corrected_new"].max_new:
         add("ecc_corrected_new", f"{s.ecc_corrected_new} new corrected ECC error(s) during the run")
     if s.remap_failure:
         add("remap_failure", "row remapping failed")
     if s.remap_pending:
         add("remap_pending", "a row remap is pending (reset the GPU to apply it)")
-    critical = {int(k): v for k, v in rules["xid_critical"]["codes"].items()}
+    critical = dict(rules["xid_critical"].codes)
     for code in sorted(set(s.xids)):
         n = s.xids.count(code)
         if code in critical:
             add("xid_critical", f"XID {code} ({critical[code]}) x{n}")
         else:
             add("xid_other", f"XID {code} x{n}")
-    lim = rules["throttle"]["max_percent"]
+    lim = rules["throttle"].max_percent
     if s.throttled_percent > lim:
         by = ", ".join(f"{REASON_LABELS.get(r, r)} {p:g} %" for r, p in s.throttle_percent_by_reason.items()
-                       if r in rules["throttle"]["reasons"])
+                       if r in rules["throttle"].reasons)
         add("throttle", f"throttled {s.throttled_percent:g} % of the time (> {lim} %): {by}")
-    if s.headroom_c is not None and s.headroom_c < rules["thermal_headroom"]["min_c"]:
+    if s.headroom_c is not None and s.headroom_c < rules["thermal_headroom"].min_c:
         add("thermal_headroom", f"max {s.temp_max_c:g} C is {s.headroom_c:g} C from the slowdown threshold "
-                                f"{s.slowdown_c:g} C (< {rules['thermal_headroom']['min_c']} C)")
-    if s.drift_percent is not None and s.drift_percent < rules["throughput_drift"]["min_percent"]:
+                                f"{s.slowdown_c:g} C (< {rules['thermal_headroom'].min_c} C)")
+    if s.drift_percent is not None and s.drift_percent < rules["throughput_drift"].min_percent:
         add("throughput_drift", f"throughput drifted {s.drift_percent:+.1f} % ({s.tflops_first:g} -> "
-                                f"{s.tflops_last:g} TFLOPS; limit {rules['throughput_drift']['min_percent']} %)")
-    if s.pcie_replays_new is not None and s.pcie_replays_new > rules["pcie_replays"]["max_new"]:
-        add("pcie_replays", f"{s.pcie_replays_new} PCIe replays during the run (> {rules['pcie_replays']['max_new']})")
+                                f"{s.tflops_last:g} TFLOPS; limit {rules['throughput_drift'].min_percent} %)")
+    if s.pcie_replays_new is not None and s.pcie_replays_new > rules["pcie_replays"].max_new:
+        add("pcie_replays", f"{s.pcie_replays_new} PCIe replays during the run (> {rules['pcie_replays'].max_new})")
     return out
 
 
 def build_verdict(store: Store, run_id: int | None = None) -> Verdict:
     """The verdict of the (latest) run in ``store``, from the stored rows only."""
-    rules = thresholds()["rules"]
+    rules = rules_by_name()
     run = store.run(run_id)
     assert run is not None
     rid = run["id"]
@@ -206,28 +234,28 @@ def build_verdict(store: Store, run_id: int | None = None) -> Verdict:
             stray.append(x)
     for s in summaries:
         reasons += _judge(s, rules)
-    critical = {int(k) for k in rules["xid_critical"]["codes"]}
+    critical = {code for code, _ in rules["xid_critical"].codes}
     for x in stray:
         rule = "xid_critical" if x["code"] in critical else "xid_other"
-        reasons.append(Reason(rules[rule]["level"], rule, None, f"XID {x['code']} on an unmapped GPU: {x['message']}",
-                              rules[rule]["source"]))
+        reasons.append(Reason(rules[rule].level, rule, None, f"XID {x['code']} on an unmapped GPU: {x['message']}",
+                              rules[rule].source))
     last = store.last_sample(rid)
     elapsed = (last[1] + run["interval_s"]) if last else 0.0
     status = run["status"]
     if status == "load-failed":
-        reasons.append(Reason(rules["load_failed"]["level"], "load_failed", None,
+        reasons.append(Reason(rules["load_failed"].level, "load_failed", None,
                               f"the load failed: {run['load_error'] or 'exit code ' + str(run['load_exit_code'])}",
-                              rules["load_failed"]["source"]))
+                              rules["load_failed"].source))
     if status != "completed" and elapsed < run["duration_s"] - 1e-6:
         why = {"running": "stopped without a clean end (crash or kill)", "interrupted": "interrupted",
                "load-ended": "the load command finished early",
                "load-failed": "the load failed"}.get(status, status)
-        reasons.append(Reason(rules["run_incomplete"]["level"], "run_incomplete", None,
+        reasons.append(Reason(rules["run_incomplete"].level, "run_incomplete", None,
                               f"ran {elapsed:.1f} s of {run['duration_s']:.1f} s: {why}",
-                              rules["run_incomplete"]["source"]))
+                              rules["run_incomplete"].source))
     if not any(s.samples for s in summaries):
         reasons.append(Reason("WARN", "run_incomplete", None, "no samples were recorded",
-                              rules["run_incomplete"]["source"]))
+                              rules["run_incomplete"].source))
     level = max((LEVELS.index(r.level) for r in reasons), default=0)
     reasons.sort(key=lambda r: (-LEVELS.index(r.level), r.gpu if r.gpu is not None else -1, r.rule))
     info = {k: run[k] for k in ("id", "started_at", "duration_s", "interval_s", "backend", "load", "status",
