@@ -874,8 +874,8 @@ def test_a_yaml_bomb_is_refused_in_one_line_and_nothing_is_cached(args, field_na
 
 @pytest.mark.parametrize(("args", "field_name"), HOSTILE_COMMANDS[:2])
 def test_a_50_mb_file_is_refused_unread(args, field_name, tmp_path, monkeypatch, capsys):
-    """A file over yaml_text.MAX_YAML_BYTES is refused from its size (stat), before it is read or parsed."""
-    from trainsizer.yaml_text import MAX_YAML_BYTES
+    """A file over yaml_limits.MAX_YAML_BYTES is refused from its size (stat), before it is read or parsed."""
+    from trainsizer.yaml_limits import MAX_YAML_BYTES
 
     code, output, cache = _hostile_run(args, None, tmp_path, monkeypatch, capsys, big=50 * 2**20)
     lines = [line for line in output.splitlines() if line.strip()]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from trainsizer.errors import N_, InputError
+from trainsizer.yaml_limits import MAX_YAML_BYTES
 
 T = TypeVar("T")
 
@@ -145,10 +146,8 @@ def packaged_yaml(package: str, name: str) -> Any:
 
 
 def _read_user_text(p: Path, field: str) -> str:
-    """The file's text, refused unread when it is over ``yaml_text.MAX_YAML_BYTES`` (never more is read: a file that
+    """The file's text, refused unread when it is over ``yaml_limits.MAX_YAML_BYTES`` (never more is read: a file that
     grows while read is refused too) or not UTF-8."""
-    from trainsizer.yaml_text import MAX_YAML_BYTES
-
     too_big = InputError(field, N_("{path} is over {limit} bytes; accepted: YAML files up to {limit} bytes"),
                          path=str(p), limit=f"{MAX_YAML_BYTES:,}")
     try:
