@@ -169,7 +169,7 @@ class ScreenedLayout:
     index: int
     inter_node: str | None
     host_bytes_per_gpu: float
-    safe: bool = False  # the fastest layout of its cell whose chance of running out of memory is at most RISK
+    safe: bool = False  # its chance of running out of memory (screened) is at most RISK
 
     @property
     def gpus(self) -> int:
@@ -225,12 +225,13 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
                 if not len(idx):
                     continue
                 fastest = idx[np.argsort(time[idx])]
-                safe = fastest[device[sub[fastest]] <= _safe_bytes(gpu, job, int(count), per_node)][:1]
+                limit = _safe_bytes(gpu, job, int(count), per_node)
+                safe = fastest[device[sub[fastest]] <= limit][:1]
                 for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL], *safe]):  # and the fastest safe one
                     shortlist.append(ScreenedLayout(
                         step_time_s=float(time[i]), gpu=gpu, layouts=lay, index=int(sub[i]),
                         inter_node=inter if count > per_node else None, host_bytes_per_gpu=float(host[sub[i]]),
-                        safe=bool(len(safe)) and i == safe[0]))
+                        safe=bool(device[sub[i]] <= limit)))
     return shortlist, evaluated
 
 
@@ -332,9 +333,9 @@ def _screen_objective(item: ScreenedLayout, job: Scenario, constraints: Constrai
 def _choose_exact(shortlist: list[ScreenedLayout], job: Scenario, constraints: Constraints,
                   global_batch: int) -> list[ScreenedLayout]:
     """The candidates the estimator re-checks, chosen after the deadline, the market and the budget are
-    applied: every one within COMPETITIVE of the best screened objective (so the answer is never cut
-    away), then the planner's spread over GPU types, counts and speeds up to MAX_EXACT, then a few that miss
-    the deadline (to say what it rules out)."""
+    applied: every one within COMPETITIVE of the best screened objective of a safe layout (the answer may not run
+    out of memory, so the best safe one is never cut away, nor anything cheaper), then the planner's spread over GPU
+    types, counts and speeds up to MAX_EXACT, then a few that miss the deadline (to say what it rules out)."""
     deadline_h = constraints.deadline_s / 3600 * (1 + DEADLINE_SLACK) if constraints.deadline_s else None
     on_time, late = [], []
     for item in shortlist:
@@ -342,7 +343,9 @@ def _choose_exact(shortlist: list[ScreenedLayout], job: Scenario, constraints: C
         (late if deadline_h and hours is not None and hours > deadline_h else on_time).append(item)
     value = {id(it): _screen_objective(it, job, constraints, global_batch) for it in on_time}
     finite = [it for it in on_time if np.isfinite(value[id(it)])]
-    best = min((value[id(it)] for it in finite), default=float("inf"))
+    best = min((value[id(it)] for it in finite if it.safe), default=None)
+    if best is None:
+        best = min((value[id(it)] for it in finite), default=float("inf"))
     competitive = sorted((it for it in finite if value[id(it)] <= best * (1 + COMPETITIVE)),
                          key=lambda it: (value[id(it)], it.step_time_s))[:MAX_COMPETITIVE]
     taken = {id(it) for it in competitive}
@@ -351,12 +354,7 @@ def _choose_exact(shortlist: list[ScreenedLayout], job: Scenario, constraints: C
     for item in sorted(late, key=lambda it: it.step_time_s):
         by_cell.setdefault(item.cell(), item)
     misses = sorted(by_cell.values(), key=lambda it: -it.gpus)[:MAX_LATE]
-    chosen = competitive + spread
-    # each hardware cell re-checked keeps its fastest safe layout too: the answer may not run out of memory
-    cells = {(*it.cell(), it.inter_node) for it in chosen}
-    taken = {id(it) for it in chosen}
-    safe = [it for it in on_time if it.safe and id(it) not in taken and (*it.cell(), it.inter_node) in cells]
-    return chosen + safe + misses
+    return competitive + spread + misses
 
 
 def _safe_bytes(gpu: Accelerator, job: Scenario, gpus: int, per_node: int) -> float:
