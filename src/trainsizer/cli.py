@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from trainsizer.cli_groups import LazyGroup
-from trainsizer.cli_options import CalibrationOpt, CatalogOpt, JsonOpt, LangOpt, PricesOpt
+from trainsizer.cli_options import CalibrationOpt, CatalogOpt, FrameworkOpt, JsonOpt, LangOpt, PricesOpt
 from trainsizer.errors import N_, InputError
 from trainsizer.workflows.defaults import (
     DEFAULT_HORIZON_YEARS,
@@ -73,6 +73,7 @@ def estimate(
     optimizer_in_backward: Annotated[bool | None, typer.Option("--optimizer-in-backward/--no-optimizer-in-backward")
                                      ] = None,
     tokens: Annotated[float | None, typer.Option(help="Total training tokens.")] = None,
+    framework: FrameworkOpt = None,
     gpu: Annotated[str | None, typer.Option(help="GPU catalog id, e.g. rtx-4090-24gb.")] = None,
     gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node")] = None,
     intra_node: Annotated[str | None, typer.Option("--intra-node", help="Link id inside a node, e.g. nvlink4.")] = None,
@@ -104,7 +105,7 @@ def estimate(
         "hardware.inter_node": inter_node, "parallel.distributed_optimizer": distributed_optimizer,
         "parallel.ep": ep, "training.optimizer_in_backward": optimizer_in_backward, "training.tokens": tokens,
     }
-    result, origin = estimate_job(scenario, flags, tuple(catalog or ()), calibration)
+    result, origin = estimate_job(scenario, flags, tuple(catalog or ()), calibration, framework)
     if as_json:
         out = result.to_dict()
         out["scenario_source"] = origin
@@ -117,6 +118,10 @@ def estimate(
     from trainsizer.report.estimate_text import print_estimate
 
     print_estimate(result, origin, lang)
+    from trainsizer.frameworks.text import framework_lines
+    from trainsizer.i18n import resolve_lang
+
+    typer.echo("\n".join(framework_lines(result.framework, resolve_lang(lang))))
 
 
 @app.command()
@@ -131,6 +136,9 @@ def validate(
                                                 "cases in the fit); both; none: in-sample only. Default: both "
                                                 "without case files, else none.",
                                                 show_default=False)] = None,
+    view: Annotated[str, typer.Option("--view", help="annotated: each case as written, internals included; "
+                                      "user: only what a user states, internals from its framework's profile."
+                                      )] = "annotated",
     as_json: JsonOpt = False,
     lang: LangOpt = None,
 ) -> None:
@@ -140,7 +148,7 @@ def validate(
     tables of docs/accuracy.md."""
     from trainsizer.evidence.validate import validate_files
 
-    results, summary = validate_files(cases or [], calibration, holdout)
+    results, summary = validate_files(cases or [], calibration, holdout, view)
     if as_json:
         from trainsizer.jsonout import dumps_strict
 
@@ -238,6 +246,7 @@ def plan_cmd(
     max_oom_risk: MaxOomRiskOpt = DEFAULT_MAX_OOM_RISK,
     setup: SetupOpt = None,
     all_options: AllOpt = False,
+    framework: FrameworkOpt = None,
     all_rankings: Annotated[bool, typer.Option("--all-rankings", help="Print every ranking (fastest, fewest GPUs, "
                                                "best MFU, cheapest per run and to own, Pareto), not only the "
                                                "objective's.")] = False,
@@ -254,7 +263,7 @@ def plan_cmd(
     from trainsizer.workflows.plan_job import plan_job
 
     req = _plan_request(**locals())
-    planned = plan_job(load_job(job, gpu), req, str(job))
+    planned = plan_job(load_job(job, gpu, framework), req, str(job))
     result, out = planned.result, planned.out
     if as_json:
         from trainsizer.i18n import resolve_lang

@@ -14,3 +14,7 @@ LangOpt = Annotated[str | None, typer.Option("--lang", help="en | zh-CN (default
 CalibrationOpt = Annotated[Path | None, typer.Option("--calibration", help="A profile from `trainsizer calibrate`: "
                                                      "its fitted parameters replace the shipped ones.")]
 PricesOpt = Annotated[list[Path] | None, typer.Option("--prices", help="Your own quotes/prices YAML.")]
+FrameworkOpt = Annotated[str | None, typer.Option("--framework", help="The framework that runs the job, e.g. "
+                                                  "llama-factory, hf-trainer+deepspeed@0.14, torchtune, megatron-lm: "
+                                                  "its profile fills the internals keys the scenario leaves out "
+                                                  "(default: training.framework, else assumed for the method).")]

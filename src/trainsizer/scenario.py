@@ -25,6 +25,7 @@ from pydantic_core import PydanticCustomError
 
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import N_, InputError, excerpt, in_file, short_input
+from trainsizer.scenario_framework import FrameworkSettings
 from trainsizer.scenario_kernels import CommSettings, KernelSettings
 
 Method = Literal["full", "lora", "qlora", "freeze"]
@@ -109,7 +110,7 @@ class LoraSpec(_Strict):
         return v
 
 
-class TrainingSpec(_Strict, KernelSettings):  # extensions zero_grad, activation_kernel, autocast
+class TrainingSpec(_Strict, KernelSettings, FrameworkSettings):  # zero_grad, activation_kernel, autocast, framework
     method: Method
     precision: Precision = "bf16-mixed"
     optimizer: Optimizer = "adamw"

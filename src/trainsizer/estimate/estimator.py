@@ -39,6 +39,7 @@ class Estimate:
     rule_of_thumb: RuleOfThumb
     performance: Performance | None = None
     state: TrainingState | None = None
+    framework: dict[str, Any] | None = None  # the framework profile it ran with (trainsizer.frameworks.resolve)
 
     def to_dict(self) -> dict[str, Any]:
         tr = self.scenario.training
@@ -62,6 +63,8 @@ class Estimate:
         }
         if self.limits:
             out["limits"] = self.limits.to_dict()
+        if self.framework is not None:
+            out["framework"] = self.framework
         self._add_intervals(out)
         return out
 

@@ -77,18 +77,23 @@ IN_SAMPLE_NOTE = N_("in-sample: the shipped parameters were fitted on every ship
 
 
 def validate_files(paths: list[Path] | None = None, calibration: Path | None = None,
-                   holdout: str | None = None) -> tuple[list[CaseResult], dict[str, Any]]:
+                   holdout: str | None = None, view: str = "annotated") -> tuple[list[CaseResult], dict[str, Any]]:
     """Every case of the files predicted (with a calibration profile's parameters, if given) and the
     summary: all cases, those the shipped fit used, those it left out, how many had no prediction, and
     with ``holdout="source"`` the leave-one-source-out errors (``summary["holdout"]``), with ``"family"`` the
     leave-one-family-out ones (``summary["holdout_family"]``), ``"both"`` both (:mod:`trainsizer.evidence.holdout`).
     No files: the shipped cases (:mod:`trainsizer.evidence.shipped_cases`), held out both ways unless told
-    otherwise, and ``summary["accuracy"]``, the table of docs/accuracy.md."""
+    otherwise, and ``summary["accuracy"]``, the table of docs/accuracy.md. ``view="user"``: each case with only what a
+    user states, its internals from its framework's profile (:mod:`trainsizer.evidence.user_view`), in-sample unless
+    a holdout is asked for."""
     from trainsizer.estimate.calibration import calibrated_params
     from trainsizer.evidence.shipped_cases import shared_files, shipped_files
+    from trainsizer.evidence.user_view import VIEWS, user_case
 
+    if view not in VIEWS:
+        raise InputError("--view", N_("{value!r}; accepted: {accepted}"), value=view, accepted=", ".join(VIEWS))
     shipped = not paths
-    holdout = holdout or ("both" if shipped else "none")
+    holdout = holdout or ("both" if shipped and view == "annotated" else "none")
     if holdout not in HOLDOUTS:
         raise InputError("--holdout", N_("{value!r}; accepted: {accepted}"), value=holdout,
                          accepted=", ".join(HOLDOUTS))
@@ -97,6 +102,8 @@ def validate_files(paths: list[Path] | None = None, calibration: Path | None = N
     cases: list[dict[str, Any]] = []
     for path in files:
         cases += load_cases(path)
+    if view == "user":
+        cases = [user_case(c) for c in cases]
     results = validate_cases(cases, memory_params, perf_params)
     predicted = [r for r in results if r.error is not None]
     fitted = [r for r in predicted if not r.excluded_from_fit]
@@ -104,6 +111,8 @@ def validate_files(paths: list[Path] | None = None, calibration: Path | None = N
         "all": summarize(predicted).to_dict(), "fitted": summarize(fitted).to_dict(),
         "excluded": summarize([r for r in predicted if r.excluded_from_fit]).to_dict(),
         "skipped": len(results) - len(predicted), "in_sample": True, "in_sample_note": IN_SAMPLE_NOTE}
+    if view == "user":
+        summary["view"] = view
     if holdout in ("source", "both"):
         from trainsizer.evidence.holdout import leave_one_source_out
 

@@ -30,8 +30,13 @@ def job_from_dict(data: Any, gpu_ids: list[str] | tuple[str, ...] | None = None,
     return scenario_from_dict(data, source=source)
 
 
-def load_job(path: str | Path, gpu_ids: list[str] | tuple[str, ...] | None = None) -> Scenario:
-    return job_from_dict(user_yaml(path, field="job"), gpu_ids, str(path))
+def load_job(path: str | Path, gpu_ids: list[str] | tuple[str, ...] | None = None,
+             framework: str | None = None) -> Scenario:
+    """The job of a file, with its framework's profile applied (``framework``, else its ``training.framework``, else
+    the one assumed for its method: ``trainsizer.frameworks.resolve``)."""
+    from trainsizer.frameworks import resolve
+
+    return resolve(job_from_dict(user_yaml(path, field="job"), gpu_ids, str(path)), framework)[0]
 
 
 def _is_number(text: str) -> bool:

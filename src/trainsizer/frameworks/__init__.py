@@ -1,0 +1,17 @@
+"""Framework profiles (``training.framework`` / ``--framework``): each shipped ``<family>.yaml`` holds the defaults a
+framework release applies, read from its source and cited line by line, as values of the scenario's internals keys
+(validation/FORMAT.md, "Extensions"). :func:`resolve` fills the keys a scenario leaves out from the profile; a key the
+scenario states wins. A scenario that names no framework takes the one ``index.yaml`` assumes for its method, and the
+estimate says so."""
+
+from trainsizer.frameworks.profiles import (
+    INTERNALS,
+    FrameworkUse,
+    Profile,
+    Setting,
+    families,
+    load_profile,
+    resolve,
+)
+
+__all__ = ["INTERNALS", "FrameworkUse", "Profile", "Setting", "families", "load_profile", "resolve"]

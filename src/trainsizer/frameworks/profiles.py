@@ -1,0 +1,152 @@
+"""Loading the framework profiles and applying one to a scenario (``trainsizer.frameworks``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from trainsizer.datafiles import packaged_yaml
+from trainsizer.errors import N_, InputError
+from trainsizer.input_checks import IsoDate, parse_model
+from trainsizer.scenario import Scenario
+
+PACKAGE = "trainsizer.frameworks"
+# the keys that say how a framework runs the model, not what the user trains: a profile may set only these, and the
+# user's view of a case (validate --view user) leaves them to the profile
+INTERNALS = ("training.zero_grad", "training.activation_kernel", "training.autocast", "training.loss",
+             "training.quantized_inputs", "training.unquantized_dtype", "parallel.sharded_weights",
+             "parallel.accumulation_sync", "parallel.overlap_grad_reduce", "parallel.grad_reduce_dtype",
+             "parallel.zero_grad_sync", "parallel.checkpoint_loading")
+BACKENDS = ("none", "deepspeed", "fsdp")
+
+
+class Setting(BaseModel):
+    """One default of a framework: an internals key, its value, when it holds, and the source line it is read from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    key: str
+    value: Any
+    when: dict[str, Any] = Field(default_factory=dict)
+    source: str = Field(min_length=1)
+    quote: str = Field(min_length=1)
+
+    def holds(self, scenario: Scenario, backend: str) -> bool:
+        """Whether the setting's conditions (backend, zero, precision, method) hold for ``scenario``."""
+        facts = {"backend": backend, "zero": scenario.parallel.zero, "precision": scenario.training.precision,
+                 "method": scenario.training.method}
+        for name, accepted in self.when.items():
+            allowed = accepted if isinstance(accepted, list) else [accepted]
+            if facts.get(name) not in allowed:
+                return False
+        return True
+
+
+class Unset(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    key: str
+    looked: str
+
+
+class Profile(BaseModel):
+    """A framework family's profile file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    family: str
+    name: str
+    version: str
+    source: str = Field(min_length=1)
+    as_of: IsoDate
+    zero_backend: str | None = None  # the backend a ZeRO stage > 0 implies when the name gives none
+    backends: list[str] = Field(default_factory=list)
+    settings: list[Setting] = Field(default_factory=list)
+    unset: list[Unset] = Field(default_factory=list)
+
+
+def _index() -> dict[str, Any]:
+    return packaged_yaml(PACKAGE, "index.yaml")
+
+
+def families() -> list[str]:
+    """The framework families with a shipped profile."""
+    return list(_index()["families"])
+
+
+def load_profile(family: str) -> Profile:
+    """The shipped profile of ``family`` (checked against the internals keys)."""
+    profile = parse_model(Profile, packaged_yaml(PACKAGE, f"{family}.yaml"), f"frameworks/{family}.yaml")
+    for s in profile.settings:
+        if s.key not in INTERNALS:
+            raise InputError(f"frameworks/{family}.yaml: {s.key}", N_("{value!r} is not accepted; accepted: "
+                                                                      "{accepted}"), value=s.key,
+                             accepted=", ".join(INTERNALS))
+    return profile
+
+
+@dataclass(frozen=True)
+class FrameworkUse:
+    """The framework an estimate ran with: its name, whether it was assumed, and where each internals key came
+    from (``stated``: the scenario; ``profile``: the profile, with its source; unset keys keep the estimate's
+    default)."""
+
+    framework: str
+    family: str
+    version_read: str
+    backend: str
+    assumed: bool
+    settings: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"framework": self.framework, "family": self.family, "profile_version": self.version_read,
+                "backend": self.backend, "assumed": self.assumed, "settings": self.settings}
+
+
+def parse_name(name: str) -> tuple[str, str | None, str | None]:
+    """'hf-trainer+deepspeed@0.14' -> (family, backend, version); an unknown family or backend is refused."""
+    rest, _, version = name.partition("@")
+    family, _, backend = rest.partition("+")
+    known = families()
+    if family not in known:
+        raise InputError("training.framework", N_("{value!r} is not accepted; accepted: {accepted}"), value=name,
+                         accepted=", ".join(known) + " (optionally +deepspeed / +fsdp and @version)")
+    profile = load_profile(family)
+    if backend and backend not in profile.backends:
+        raise InputError("training.framework", N_("{value!r} is not accepted; accepted: {accepted}"), value=name,
+                         accepted=", ".join([family, *(f"{family}+{b}" for b in profile.backends)]))
+    return family, backend or None, version or None
+
+
+def _stated(scenario: Scenario, key: str) -> bool:
+    section, name = key.split(".", 1)
+    return name in getattr(scenario, section).model_fields_set
+
+
+def resolve(scenario: Scenario, framework: str | None = None) -> tuple[Scenario, FrameworkUse]:
+    """``scenario`` with the internals keys it leaves out filled from its framework's profile (``framework`` if
+    given, else ``training.framework``, else the one assumed for the method), and what each key came from."""
+    name = framework or scenario.training.framework
+    assumed = name is None
+    if name is None:
+        name = str(_index()["assumed"][scenario.training.method])
+    family, backend, _version = parse_name(name)
+    profile = load_profile(family)
+    if backend is None:
+        backend = profile.zero_backend if (profile.zero_backend and scenario.parallel.zero > 0) else "none"
+    updates: dict[str, dict[str, Any]] = {"training": {}, "parallel": {}}
+    rows: list[dict[str, Any]] = []
+    for s in profile.settings:
+        if s.key in (r["key"] for r in rows) or not s.holds(scenario, backend):
+            continue
+        section, key = s.key.split(".", 1)
+        if _stated(scenario, s.key):
+            rows.append({"key": s.key, "value": getattr(getattr(scenario, section), key), "from": "stated"})
+            continue
+        updates[section][key] = s.value
+        rows.append({"key": s.key, "value": s.value, "from": "profile", "source": s.source})
+    training = scenario.training.model_validate({**scenario.training.model_dump(exclude_unset=True),
+                                                 **updates["training"], "framework": name})
+    parallel = scenario.parallel.model_validate({**scenario.parallel.model_dump(exclude_unset=True),
+                                                 **updates["parallel"]})
+    resolved = scenario.model_copy(update={"training": training, "parallel": parallel})
+    return resolved, FrameworkUse(name, family, profile.version, backend, assumed, rows)
