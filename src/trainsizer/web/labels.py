@@ -104,6 +104,9 @@ WEB_LABELS: dict[str, str] = {
     "download_csv": N_("CSV"),
     "export_failed": N_("The download failed"),
     "on_the_machine": N_("on the machine:"),
+    "tokens_hint": N_("e.g. 2e8, 200M or 2亿"),
+    "budget_hint": N_("e.g. 200000 or 20万"),
+    "bad_number": N_("“{value}” is not a number; write it as 200000000, 2e8, 200M or 2亿"),
 }
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, Undefined, pass_context, select_autoescape
 
+from trainsizer.errors import InputError
 from trainsizer.i18n import N_, tr
 from trainsizer.report import option_text, sections
 from trainsizer.report import words as w
@@ -16,6 +17,7 @@ from trainsizer.report.answer import card
 from trainsizer.report.charts import fit_status, render_chart
 from trainsizer.report.message_text import face, text
 from trainsizer.report.specs import plan_chart_specs, scale_spec
+from trainsizer.web.form_words import labelled
 from trainsizer.web.labels import labels
 from trainsizer.workflows.decide import OBJECTIVES
 from trainsizer.workflows.defaults import DEFAULT_OBJECTIVE
@@ -30,6 +32,7 @@ FORM_CHOICES = {
     "quantizations": ["nf4", "nf4-dq", "int8", "int4"],
     "node_shapes": [1, 2, 4, 8, 16],
     "currencies": ["USD", "CNY"],
+    "lora_targets": ["all-linear"],
 }
 
 
@@ -49,6 +52,9 @@ _ADD_WITH = re.compile(r"(\s*\()?add (?:one|it|them) with --prices(?: FILE)?(?(1
 _WITHOUT = re.compile(r"\bwithout (--[a-z][a-z0-9-]*)")
 _FLAG_VALUE = re.compile(r"(--[a-z][a-z0-9-]*)[ =](\d[\w.]*)")
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
+READ_AS = N_("“{given}” read as the preset {preset}")
+READ_AS_VARIANT = N_("“{given}” read as the preset {preset}: the {variant} model has the base model's architecture, "
+                     "so its memory and speed are the same")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -72,6 +78,22 @@ def page_text(text: Any, lang: str = "en") -> str:
     out = _WITHOUT.sub(lambda m: tr(LEFT_EMPTY, words, field=name(m.group(1))), out)
     out = _FLAG_VALUE.sub(lambda m: f"{name(m.group(1))}: {m.group(2)}", out)
     return _FLAG.sub(lambda m: name(m.group(1)), out)
+
+
+def page_error(exc: InputError, lang: str) -> tuple[str, str, dict[str, Any]]:
+    """An input error as the page shows it: its field (none for a CLI flag), its message in the page's language and
+    words (:func:`page_text`), and for an unknown model the closest presets as choices to click."""
+    values = dict(exc.values)
+    if isinstance(values.get("accepted"), str) and values["accepted"]:
+        values["accepted"] = tr(values["accepted"], lang)
+    message = tr(exc.template, lang, **values) if values else tr(exc.template, lang)
+    if exc.source:
+        message = tr("{message} (in {source})", lang, message=message, source=exc.source)
+    field = exc.field or "body"
+    extra = {}
+    if field.endswith("model.preset") and values.get("close"):
+        extra["choices"] = str(values["close"]).split(", ")
+    return ("" if field.startswith("--") else field), page_text(message, lang), extra
 
 
 def _missing(value: Any) -> bool:
@@ -133,8 +155,9 @@ def span_filter(ctx: Any, option: dict[str, Any], what: str) -> str:
     return option_text.span(option, what, ctx.get("currency", ""), ctx.get("lang", "en"))
 
 
-def layout_text(option: dict[str, Any]) -> str:
-    return option_text.layout(option)
+@pass_context
+def layout_text(ctx: Any, option: dict[str, Any]) -> str:
+    return option_text.layout(option, ctx.get("lang", "en"))
 
 
 @cache
@@ -169,18 +192,27 @@ def _rows(out: dict[str, Any]) -> list[int]:
 
 
 def plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None = None,
-                  scale_gpu: str | None = None) -> str:
-    """The plan as the page's result: every engine message in the page's wording (form fields, not CLI flags)."""
+                  scale_gpu: str | None = None, read_as: dict[str, Any] | None = None) -> str:
+    """The plan as the page's result: every engine message in the page's wording (form fields, not CLI flags);
+    ``read_as``: the preset a model name was read as (``service.model_read_as``), said above the answer."""
     with face("page"):
-        return _plan_fragment(out, lang, curves, scale_gpu)
+        return _plan_fragment(out, lang, curves, scale_gpu, read_as)
 
 
-def plan_fragment_head(out: dict[str, Any], lang: str) -> str:
+def plan_fragment_head(out: dict[str, Any], lang: str, read_as: dict[str, Any] | None = None) -> str:
     """The start of :func:`plan_fragment` up to the end of its answer card (``result_head.html``, which the whole
     fragment includes): what the page can show before the charts and details are made."""
     with face("page"):
         return environment().get_template("result_head.html").render(
-            L=labels(lang), lang=lang, out=out, rec=_recommended(out), answer=card(out, lang))
+            L=labels(lang), lang=lang, out=out, rec=_recommended(out), answer=card(out, lang),
+            read_as=_read_as_text(read_as, lang))
+
+
+def _read_as_text(read_as: dict[str, Any] | None, lang: str) -> str:
+    if not read_as:
+        return ""
+    msgid = READ_AS_VARIANT if read_as["variant"] else READ_AS
+    return tr(msgid, lang, given=read_as["given"], preset=read_as["preset"], variant=read_as["variant"])
 
 
 def _recommended(out: dict[str, Any]) -> dict[str, Any] | None:
@@ -190,7 +222,7 @@ def _recommended(out: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None,
-                   scale_gpu: str | None) -> str:
+                   scale_gpu: str | None, read_as: dict[str, Any] | None = None) -> str:
     lab = labels(lang)
     options = out["options"]
     rec_idx = out["rankings"].get("recommended", [])
@@ -204,7 +236,7 @@ def _plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None,
     return environment().get_template("result.html").render(
         L=lab, lang=lang, out=out, rec=rec, rec_is_recommended=bool(rec_idx), rows=rows, badges=badges,
         picks=picks, charts=charts, currency=out["currency"], scale_gpu=scale_gpu, answer=card(out, lang),
-        detail=detail,
+        detail=detail, read_as=_read_as_text(read_as, lang),
         verdicts=[v for c in (curves or []) for v in c.verdicts()])
 
 
@@ -215,6 +247,6 @@ def index_page(lang: str, model_ids: list[str], gpus: list[dict[str, Any]], site
     objectives = [(o, lab[f"objective_{o}"]) for o in OBJECTIVES]
     return environment().get_template("index.html").render(
         L=lab, lang=lang, model_ids=model_ids, gpus=gpus, sites=sites, default_site=default_site,
-        choices=FORM_CHOICES, default_currency="CNY" if lang == "zh-CN" else "USD", objectives=objectives,
-        default_objective=DEFAULT_OBJECTIVE,
+        choices=labelled(FORM_CHOICES, lang), default_currency="CNY" if lang == "zh-CN" else "USD",
+        objectives=objectives, default_objective=DEFAULT_OBJECTIVE,
         vouchers=[(v["id"], w.voucher_name(v["id"], lang)) for v in vouchers or []])

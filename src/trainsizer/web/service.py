@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainsizer.errors import InputError
+from trainsizer.models.catalog import find_preset
 from trainsizer.scenario import Scenario, scenario_from_dict
 from trainsizer.web import schemas as s
 from trainsizer.web.errors import FLAG_FIELDS, fields
@@ -17,8 +18,21 @@ __all__ = ["PlanOutcome", "catalog", "cost", "estimate", "plan", "quotes", "repo
 
 
 def _job_dict(job: s.JobIn) -> dict[str, Any]:
-    return {"model": job.model.model_dump(exclude_none=True),
-            "training": job.training.model_dump(exclude_unset=True)}
+    model = job.model.model_dump(exclude_none=True)
+    if (read := model_read_as(job)) is not None:
+        model["preset"] = read["preset"]
+    return {"model": model, "training": job.training.model_dump(exclude_unset=True)}
+
+
+def model_read_as(job: s.JobIn) -> dict[str, Any] | None:
+    """A model named as people type it (``Qwen2.5-7B-Instruct``, ``千问2.5-7B``) -> ``{given, preset, variant}``:
+    the preset it was read as, and the tuned variant it named (the base model's architecture); None for a
+    preset id as it is, an inline architecture or an unknown name (that one is an error, with the closest ids)."""
+    given = job.model.preset
+    found = find_preset(given) if given else None
+    if found is None or found[0] == given:
+        return None
+    return {"given": given, "preset": found[0], "variant": found[1]}
 
 
 def build_job(job: s.JobIn, gpu: str | None, prefix: str = "job") -> Scenario:
