@@ -29,10 +29,10 @@ def links(option: dict[str, Any], lang: str) -> str:
 
 LAYOUT_WORDS = {"tp": N_("tensor parallel {n}"), "pp": N_("pipeline {n}"), "vpp": N_("{n} virtual stages"),
                 "cp": N_("context parallel {n}"), "dp": N_("data parallel {n}"), "zero": N_("ZeRO-{n}"),
-                "dist-opt": N_("distributed optimizer"), "offload": N_("offload to {n}"), "mbs": N_("micro-batch {n}"),
-                "ckpt": N_("recomputation: {n}")}
+                "dist-opt": N_("distributed optimizer"), "offload": N_("offloaded to CPU memory: {n}"),
+                "mbs": N_("micro-batch {n}"), "ckpt": N_("recomputation: {n}")}
 CHECKPOINTING = {"none": N_("none"), "selective": N_("selective"), "full": N_("full")}
-OFFLOAD = {"cpu": N_("CPU memory"), "nvme": N_("NVMe")}
+OFFLOAD = {"optimizer": N_("optimizer states"), "optimizer+params": N_("optimizer states and weights")}
 
 
 def layout(option: dict[str, Any], lang: str = "en") -> str:
@@ -173,10 +173,23 @@ def range_text(option: dict[str, Any], currency: str, lang: str) -> str:
     return w.join(parts, lang)
 
 
-def confidence_text(rec: dict[str, Any], lang: str) -> str:
-    """ "holds in 72 % of the plausible outcomes" (the pick is best, meets the deadline and the budget)."""
+def confidence(rec: dict[str, Any], oom: float | None = None) -> float | None:
+    """How often the choice holds, never above its chance of running (1 − the chance of running out of memory):
+    a layout that runs out of memory holds in no outcome."""
     conf = rec.get("confidence")
     if not conf:
+        return None
+    return min(conf["share"], 1.0 - oom) if oom is not None else conf["share"]
+
+
+def confidence_text(rec: dict[str, Any], lang: str, oom: float | None = None) -> str:
+    """ "holds in 72 % of the plausible outcomes" (the pick is best, meets the deadline and the budget); with the
+    pick's chance of running out of memory ``oom``, at most 1 − oom, and what lowers it."""
+    share = confidence(rec, oom)
+    if share is None:
         return w.MISSING
-    return tr("the choice holds in {pct} of the plausible outcomes (the ranges sampled)", lang,
-              pct=f"{conf['share']:.0%}")
+    said = tr("the choice holds in {pct} of the plausible outcomes (the ranges sampled)", lang, pct=f"{share:.0%}")
+    if oom and oom >= 0.005:  # a chance said as 1 % or more
+        said = w.join([said, tr("lowered by its {pct} chance of running out of memory", lang, pct=f"{oom:.0%}")],
+                      lang)
+    return said
