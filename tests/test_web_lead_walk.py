@@ -35,15 +35,18 @@ ALLOWED = {
     "titan", "ecs", "alibaba", "cloud", "smm", "lessor", "guangzhou", "die", "one", "nf", "int", "sgd", "lion",
     "adafactor", "json", "config", "hugging", "face", "dgx", "hgx", "tflops", "ib", "nv", "it", "free", "nvidia-smi",
     "pl", "trainsizer", "probe", "memory", "profile", "burnin", "duration", "job", "yaml", "ecc", "qwen", "llama",
-    "instruct", "tp", "ssd", "ram", "gen", "cn", "id", "ids", "catalog", "models", "pipeline", "peft",
+    "instruct", "smi", "tp", "ssd", "ram", "gen", "cn", "id", "ids", "catalog", "models", "pipeline", "peft",
 }
 LATIN = re.compile(r"[A-Za-z][A-Za-z\-/]*[A-Za-z]")
 LAYOUT_CODES = re.compile(r"\b(tp\d|pp\d|cp\d|dp\d|zero\d|mbs \d|ckpt (?:full|none|selective))\b")
 
 
+CODE = re.compile(r"[A-Za-z][\w-]*(?:[._][\w-]+)+")  # torch.cuda.max_memory_allocated: a name in code, as typed
+
+
 def foreign_words(text: str) -> set[str]:
-    """Latin-script words outside the allowed names (each part of a hyphenated word checked)."""
-    return {word for word in LATIN.findall(text)
+    """Latin-script words outside the allowed names (each part of a hyphenated word checked; code names left)."""
+    return {word for word in LATIN.findall(CODE.sub("", text))
             if not all(part.lower() in ALLOWED for part in re.split(r"[-/]", word) if len(part) > 1)}
 
 
@@ -257,5 +260,30 @@ def test_the_8b_qlora_job_and_the_downloads_in_chinese(browser, base_url, tmp_pa
     text = Path(info.value.path()).read_text(encoding="utf-8-sig")
     first = next(csv.reader(io.StringIO(text)))
     assert any(re.search(r"[\u4e00-\u9fff]", c) for c in first), first
+    assert_job_file_and_its_commands(page, card, tmp_path)
     context.close()
     assert not problems, problems
+
+
+def assert_job_file_and_its_commands(page, card, tmp_path) -> None:
+    """The job as trainsizer-job.yaml (the plan's layout and hardware: a scenario the probes take), the verification
+    commands naming that file, and the settings the plan did not keep said on the card."""
+    from trainsizer.scenario import scenario_from_dict
+    from trainsizer.yaml_text import load_yaml_text
+
+    with page.expect_download(timeout=PLAN_TIMEOUT_MS) as info:
+        page.click("[data-testid=export-yaml]")
+    assert info.value.suggested_filename == "trainsizer-job.yaml"
+    job = scenario_from_dict(load_yaml_text(Path(info.value.path()).read_text(encoding="utf-8")))
+    assert job.hardware.gpu == card.get_attribute("data-gpu")
+    assert job.parallel.gpus == int(card.get_attribute("data-gpus"))
+    steps = page.locator("[data-testid=verification-step] code")
+    assert steps.count() >= 2 and "trainsizer probe memory trainsizer-job.yaml" in steps.all_inner_texts()
+    words = page.evaluate("""() => { const f = document.querySelector('[data-testid=fold-verification]')
+        .cloneNode(true); f.querySelectorAll('code, button').forEach(c => c.remove()); return f.textContent; }""")
+    assert_chinese(words, "the verification steps (their commands as typed)")
+    kept = (job.training.micro_batch_size, job.training.activation_checkpointing) == (1, "full")
+    changed = page.locator("[data-testid=settings-changed]")
+    assert changed.count() == (0 if kept else 1)
+    if not kept:
+        assert "方案没有完全沿用你的设置" in changed.inner_text()

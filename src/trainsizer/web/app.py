@@ -199,14 +199,15 @@ def _api_routes(app: FastAPI, planner: Planner, job: dict[str, Callable[..., Any
     @app.post("/api/export", responses={**ERRORS, 200: {"description": "The plan's bill of materials and cost",
                                                          "content": {XLSX_MEDIA_TYPE: {}, "text/csv": {}}}},
               response_class=Response, tags=["api"])
-    def export(req: s.PlanIn, format: Literal["xlsx", "csv"] = Query("xlsx"),
+    def export(req: s.PlanIn, format: Literal["xlsx", "csv", "yaml"] = Query("xlsx"),
                lang: str | None = Query(None, max_length=10)) -> Response:
         """The plan of ``/api/plan`` (same body) as a spreadsheet: sheets Recommendation, Bill of materials,
         Options and Assumptions; ``format=csv`` gives the same tables in one CSV file; ``lang=zh-CN``: sheets,
-        headers, names and messages in Chinese."""
+        headers, names and messages in Chinese; ``format=yaml``: the recommended option as a job file
+        (trainsizer-job.yaml, what the verification steps' commands take)."""
         body, media = planner.answer("export", job["export"], req, format, resolve(lang))
-        return Response(body, media_type=media,
-                        headers={"Content-Disposition": f'attachment; filename="trainsizer-plan.{format}"'})
+        name = "trainsizer-job.yaml" if format == "yaml" else f"trainsizer-plan.{format}"
+        return Response(body, media_type=media, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     @app.get("/api/catalog/{kind}", tags=["api"])
     async def catalog(kind: Literal["models", "gpus", "links", "sites"]) -> list[dict[str, Any]]:

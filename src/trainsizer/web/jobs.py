@@ -61,7 +61,7 @@ def ui_answer(req: s.UiPlanIn, lang: str) -> tuple[str, tuple[Any, ...]]:
     from trainsizer.web.render import plan_fragment_head
 
     outcome = service.plan(req)
-    read_as = service.model_read_as(req.job)
+    read_as = {"model": service.model_read_as(req.job), "changed": service.settings_changed(req.job, outcome.out)}
     head = plan_fragment_head(outcome.out, lang, read_as)
     return head, (outcome.out, outcome.scenario, head, read_as)
 
@@ -94,12 +94,14 @@ def ui_plan(req: s.UiPlanIn, lang: str) -> str:
 
 
 def export(req: s.PlanIn, fmt: str, lang: str = "en") -> tuple[bytes, str]:
-    """The plan's sheets (bill of materials and cost) as an .xlsx or .csv file in ``lang``: its bytes and media
-    type."""
+    """The plan's sheets (bill of materials and cost) as an .xlsx or .csv file in ``lang``, or the recommended
+    option as a job file (``yaml``): its bytes and media type."""
     from trainsizer.report.export import CSV_MEDIA_TYPE, XLSX_MEDIA_TYPE, csv_text, xlsx_bytes
     from trainsizer.report.tables import export_sheets
 
     outcome = service.plan(req)
+    if fmt == "yaml":
+        return service.job_yaml(outcome).encode("utf-8"), "application/yaml"
     with face("page"):  # the page's download: its form's fields, not the CLI's flags
         sheets = export_sheets({**service.report_data(outcome), "lang": lang})
     if fmt == "csv":

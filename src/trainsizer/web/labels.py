@@ -107,6 +107,10 @@ WEB_LABELS: dict[str, str] = {
     "on_the_machine": N_("on the machine:"),
     "oom_rule": N_("Only a layout whose chance of running out of memory is at most {pct} is recommended (the planner's "
                    "rule)."),
+    "job_file": N_("The job with the plan's layout and hardware, the file the commands below take:"),
+    "ck_none": N_("no recomputation"),
+    "ck_selective": N_("selective recomputation"),
+    "ck_full": N_("full recomputation"),
     "tokens_hint": N_("e.g. 2e8, 200M or 2亿"),
     "budget_hint": N_("e.g. 200000 or 20万"),
     "bad_number": N_("“{value}” is not a number; write it as 200000000, 2e8, 200M or 2亿"),

@@ -55,6 +55,10 @@ _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 READ_AS = N_("“{given}” read as the preset {preset}")
 READ_AS_VARIANT = N_("“{given}” read as the preset {preset}: the {variant} model has the base model's architecture, "
                      "so its memory and speed are the same")
+CHANGED = N_("The plan does not keep all you chose: {changes}. The planner searches the micro-batch and the "
+             "activation checkpointing for the cheapest layout that fits in memory; the layout above uses its values.")
+CHANGED_PART = N_("{field} {given} → {used}")
+CHANGED_FIELDS = {"micro_batch_size": "micro_batch", "activation_checkpointing": "checkpointing"}
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -205,14 +209,23 @@ def plan_fragment_head(out: dict[str, Any], lang: str, read_as: dict[str, Any] |
     with face("page"):
         return environment().get_template("result_head.html").render(
             L=labels(lang), lang=lang, out=out, rec=_recommended(out), answer=card(out, lang),
-            read_as=_read_as_text(read_as, lang))
+            **_said(read_as, lang))
 
 
-def _read_as_text(read_as: dict[str, Any] | None, lang: str) -> str:
-    if not read_as:
-        return ""
-    msgid = READ_AS_VARIANT if read_as["variant"] else READ_AS
-    return tr(msgid, lang, given=read_as["given"], preset=read_as["preset"], variant=read_as["variant"])
+def _said(said: dict[str, Any] | None, lang: str) -> dict[str, str]:
+    """What the card says of the form (``jobs.ui_answer``): ``read_as``, the preset a model name was read as;
+    ``changed``, the settings the plan's layout does not keep and why."""
+    said = said or {}
+    model, changed = said.get("model"), said.get("changed") or []
+    read_as = ""
+    if model:
+        read_as = tr(READ_AS_VARIANT if model["variant"] else READ_AS, lang, given=model["given"],
+                     preset=model["preset"], variant=model["variant"])
+    lab = labels(lang)
+    words = {"none": lab["ck_none"], "selective": lab["ck_selective"], "full": lab["ck_full"]}
+    parts = [tr(CHANGED_PART, lang, field=lab[CHANGED_FIELDS[key]], given=words.get(given, given),
+                used=words.get(used, used)) for key, given, used in changed]
+    return {"read_as": read_as, "changed": tr(CHANGED, lang, changes=w.listing(parts, lang)) if parts else ""}
 
 
 def _recommended(out: dict[str, Any]) -> dict[str, Any] | None:
@@ -236,7 +249,7 @@ def _plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None,
     return environment().get_template("result.html").render(
         L=lab, lang=lang, out=out, rec=rec, rec_is_recommended=bool(rec_idx), rows=rows, badges=badges,
         picks=picks, charts=charts, currency=out["currency"], scale_gpu=scale_gpu, answer=card(out, lang),
-        detail=detail, read_as=_read_as_text(read_as, lang),
+        detail=detail, **_said(read_as, lang),
         verdicts=[v for c in (curves or []) for v in c.verdicts()])
 
 
