@@ -200,6 +200,11 @@ def test_names_and_numbers_as_typed_give_the_7b_answer(browser, base_url):  # no
         if name != "qwen2.5-7b":
             assert "qwen2.5-7b" in read_as.inner_text() and "按预设模型" in read_as.inner_text()
     assert len(set(answers.values())) == 1, answers
+    # the comparison opens on the answer and its first runner-up, as the card lists them
+    compared = page.locator("[data-testid=compare-grid] .option-card")
+    runner = card.locator("[data-testid=runner-up]").first
+    assert compared.count() == 2 and runner.count() == 1
+    assert f"{runner.get_attribute('data-gpus')} × " in compared.nth(1).locator("h4").inner_text()
     # the same job with 200000000 tokens written out: 2亿 was read as 2 x 10^8, not 2
     fill(page, preset="qwen2.5-7b", method="lora", tokens="200,000,000")
     assert plan(page).get_attribute("data-per-run") == answers["qwen2.5-7b"][3]

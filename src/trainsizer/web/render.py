@@ -192,6 +192,7 @@ def chart_svgs(out: dict[str, Any], lang: str, curves: list[Any] | None = None,
 def _rows(out: dict[str, Any]) -> list[int]:
     """Option indices for the rankings table: every ranked option, fastest first."""
     picked = {i for key in RANKING_ORDER for i in out["rankings"].get(key, [])}
+    picked |= {r["option"] for r in (out.get("recommendation") or {}).get("runner_ups") or []}  # compared first
     return sorted(picked, key=lambda i: out["options"][i]["performance"]["step_time_s"])
 
 
@@ -234,6 +235,16 @@ def _recommended(out: dict[str, Any]) -> dict[str, Any] | None:
     return options[rec_idx[0]] if rec_idx else (options[0] if options else None)
 
 
+def _picks(out: dict[str, Any], rows: list[int]) -> list[int]:
+    """The two options the comparison opens on: the answer and its first runner-up (sized to the job, as the
+    ranking shows it), else the answer and the next row, else the first two rows."""
+    rec_idx = out["rankings"].get("recommended", [])
+    if not rec_idx:
+        return rows[:2]
+    runner_ups = [r["option"] for r in (out.get("recommendation") or {}).get("runner_ups") or [] if r["option"] in rows]
+    return [rec_idx[0]] + (runner_ups or [i for i in rows if i != rec_idx[0]])[:1]
+
+
 def _plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None,
                    scale_gpu: str | None, read_as: dict[str, Any] | None = None) -> str:
     lab = labels(lang)
@@ -242,7 +253,7 @@ def _plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None,
     rec = _recommended(out)
     rows = _rows(out) if options else []
     badges = {i: [key for key in RANKING_ORDER if i in out["rankings"].get(key, [])] for i in rows}
-    picks = rows[:2] if not rec_idx else [rec_idx[0]] + [i for i in rows if i != rec_idx[0]][:1]
+    picks = _picks(out, rows)
     charts = chart_svgs(out, lang, curves, scale_gpu)
     detail = {"bom": sections.bom(rec, lang), "site": sections.site_fit(rec, lang),
               "cost": sections.cost(rec, out["currency"], lang)} if rec else {}
