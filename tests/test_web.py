@@ -741,3 +741,17 @@ def test_names_and_numbers_as_people_type_them(client):
                                                        "constraints": {"max_gpus": 4}})
     assert unknown.status_code == 422 and unknown.json()["field"] == "job.model.preset"
     assert "未知" in unknown.json()["message"] and unknown.json()["choices"][0] == "qwen2.5-7b"
+
+
+def test_a_voucher_not_yet_confirmed_is_beside_the_price_not_in_it(client):
+    """A voucher whose eligibility is not confirmed: the card's run and commitment before it, and beside them what
+    it would take off if approved."""
+    training = {**TRAINING, "seq_len": 4096, "global_batch_size": 32}
+    body = {"job": {"model": {"preset": "qwen2.5-7b"}, "training": training},
+            "constraints": {"currency": "CNY", "voucher": "chengdu-compute-voucher-2025"}}
+    plan = client.post("/api/plan", json=body).json()
+    rent = plan["options"][plan["recommendation"]["option"]]["per_run"]["rent"]
+    assert rent["voucher"]["eligibility"] == "unknown"
+    card = re.search(r'<section class="answer.*?</section>', client.post("/ui/plan?lang=zh-CN", json=body).text,
+                     re.S).group(0)
+    assert f"单次训练费用</dt><dd>{rent['cost_before_voucher']} 元（若成都算力券（2025）获批，可再省" in card

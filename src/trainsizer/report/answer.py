@@ -80,6 +80,22 @@ def _odds(out: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
     return {"oom": oom, "confidence": confidence(rec, oom)}
 
 
+def _voucher_possible(out: dict[str, Any], rec: dict[str, Any], lang: str) -> list[tuple[str, str]]:
+    """A voucher whose eligibility is not confirmed is a possibility, not the price: the run and the commitment
+    before it, and beside them what it would take off if approved ([] when no such voucher was claimed)."""
+    options = out.get("options") or []
+    rent = (options[rec["option"]].get("per_run") or {}).get("rent") or {} if rec["option"] < len(options) else {}
+    v, before = rent.get("voucher") or {}, rent.get("cost_before_voucher")
+    if rec["acquisition"] != "rent" or v.get("eligibility") != "unknown" or before is None:
+        return []
+    cur, saved = rec["currency"], v["saved"]
+    maybe = tr("if {voucher} is approved, {saved} less: {net}", lang, voucher=w.voucher_name(v["id"], lang),
+               saved=w.money(saved, cur, lang), net=w.money(before - saved, cur, lang))
+    brackets = "（{}）" if lang.startswith("zh") else " ({})"
+    return [(tr("Per run", lang), w.money(before, cur, lang) + brackets.format(maybe)),
+            (tr("Commitment", lang), w.money((rec.get("commitment") or 0) + saved, cur, lang))]
+
+
 CAUSES = {"budget": N_("The budget binds: no option that fits can be had within it."),
           "limits": N_("No option can be had within the deadline, the budget and this market."),
           "memory": N_("Nothing fits in memory within these limits.")}
@@ -113,6 +129,7 @@ def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
              (tr("Per run", lang), _cost(rec, lang)),
              (tr("Commitment", lang), w.money(rec.get("commitment"), cur, lang)),
              (tr("Time to train", lang), time)]
+    facts[3:5] = _voucher_possible(out, rec, lang) or facts[3:5]
     if out.get("offer_gap"):  # no known offer rents it by the hour: its compute floor and what would hold it
         facts.insert(4, (tr("By the hour", lang), text(out["offer_gap"]["message"], lang)))
     facts += _ranges(out, rec, lang)
