@@ -111,6 +111,7 @@ WEB_LABELS: dict[str, str] = {
     "ck_none": N_("no recomputation"),
     "ck_selective": N_("selective recomputation"),
     "ck_full": N_("full recomputation"),
+    "original": N_("the original"),
     "tokens_hint": N_("e.g. 2e8, 200M or 2亿"),
     "budget_hint": N_("e.g. 200000 or 20万"),
     "bad_number": N_("“{value}” is not a number; write it as 200000000, 2e8, 200M or 2亿"),

@@ -164,13 +164,30 @@ def layout_text(ctx: Any, option: dict[str, Any]) -> str:
     return option_text.layout(option, ctx.get("lang", "en"))
 
 
+_URL = re.compile(r"https?://[^\s'\"()<>]+[^\s'\"()<>.,;:]")
+ESTIMATE = N_("estimate")
+
+
+@pass_context
+def source_short(ctx: Any, source: str) -> dict[str, str]:
+    """A price source as a Chinese page names it: the site it is from (its address's host) or "estimate", the English
+    original only behind a link (``url``; ``title``: the original text)."""
+    text, lang = str(source or ""), ctx.get("lang", "en")
+    url = m.group(0) if (m := _URL.search(text)) else ""
+    inner = url[url.rfind("http"):]  # an archived page: the site it archived
+    host = re.sub(r"^www\.", "", inner.split("/")[2]) if len(inner.split("/")) > 2 else ""
+    estimate = text.upper().startswith("ESTIMATE")
+    name = " · ".join(x for x in (tr(ESTIMATE, lang) if estimate else "", host) if x) or text
+    return {"name": name, "url": url, "title": text}
+
+
 @cache
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]),
                       auto_reload=False, trim_blocks=True, lstrip_blocks=True)  # templates ship with the package
     env.filters.update(num=fmt_num, duration=fmt_duration, money=fmt_money, layout=layout_text, span=span_filter,
                        say=say_filter, verdict=verdict_filter, why=why_filter, hw_title=hw_title, gpu_name=w.gpu_name,
-                       site_name=site_name, link_name=link_name)
+                       site_name=site_name, link_name=link_name, source_short=source_short)
     env.globals.update(fit_status=fit_status)
     return env
 
