@@ -701,3 +701,57 @@ def test_a_half_sent_request_head_is_timed_out():
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+
+
+@pytest.mark.parametrize("preset,method", [("qwen2.5-7b", "lora"), ("llama-3.1-70b", "full")])
+def test_every_precision_of_the_form_gets_an_answer_whose_confidence_is_at_most_its_chance_of_running(
+        client, preset, method):
+    """Each precision the form offers: an answer card (its confidence at most 1 − its chance of running out of
+    memory) or a card that names the binding cause; never an error."""
+    from trainsizer.web.render import FORM_CHOICES
+
+    for precision in FORM_CHOICES["precisions"]:
+        training = {"method": method, "precision": precision, "micro_batch_size": 1, "seq_len": 4096,
+                    "global_batch_size": 32, "tokens": 2e8, "activation_checkpointing": "full"}
+        body = {"job": {"model": {"preset": preset}, "training": training}, "constraints": {"currency": "CNY"}}
+        resp = client.post("/ui/plan?lang=zh-CN", json=body)
+        assert resp.status_code == 200, (precision, resp.text)
+        head = re.search(r'<section class="answer[^>]*>', resp.text).group(0)
+        if 'data-ok="true"' in head:
+            oom = float(re.search(r'data-oom="([^"]+)"', head).group(1))
+            assert float(re.search(r'data-confidence="([^"]+)"', head).group(1)) <= 1 - oom + 1e-9, precision
+            assert oom <= 0.10, precision  # the planner's rule, said on the card
+        else:
+            assert re.search(r'data-cause="(budget|limits|memory)"', head), precision
+
+
+def test_names_and_numbers_as_people_type_them(client):
+    """千问2.5-7B and Qwen2.5-7B-Instruct plan as qwen2.5-7b, said on the card; an unknown name is answered in the
+    page's language with the closest presets as choices."""
+    constraints = {"currency": "CNY", "max_gpus": 8}
+    plain = client.post("/api/plan", json={"job": with_(JOB, "model.preset", "qwen2.5-7b"), "constraints": constraints})
+    assert plain.json()["recommendation"]["per_run"]
+    for name in ("千问2.5-7B", "Qwen2.5-7B-Instruct", "QWEN2.5-7B", "Qwen/Qwen2.5-7B"):
+        job = with_(JOB, "model.preset", name)
+        body = {"job": job, "constraints": constraints}
+        assert client.post("/api/plan", json=body).json()["recommendation"] == plain.json()["recommendation"], name
+        html = client.post("/ui/plan?lang=zh-CN", json=body).text
+        assert "按预设模型 qwen2.5-7b 计算" in html, name
+    unknown = client.post("/ui/plan?lang=zh-CN", json={"job": with_(JOB, "model.preset", "千问2.5-7bx"),
+                                                       "constraints": {"max_gpus": 4}})
+    assert unknown.status_code == 422 and unknown.json()["field"] == "job.model.preset"
+    assert "未知" in unknown.json()["message"] and unknown.json()["choices"][0] == "qwen2.5-7b"
+
+
+def test_a_voucher_not_yet_confirmed_is_beside_the_price_not_in_it(client):
+    """A voucher whose eligibility is not confirmed: the card's run and commitment before it, and beside them what
+    it would take off if approved."""
+    training = {**TRAINING, "seq_len": 4096, "global_batch_size": 32}
+    body = {"job": {"model": {"preset": "qwen2.5-7b"}, "training": training},
+            "constraints": {"currency": "CNY", "voucher": "chengdu-compute-voucher-2025"}}
+    plan = client.post("/api/plan", json=body).json()
+    rent = plan["options"][plan["recommendation"]["option"]]["per_run"]["rent"]
+    assert rent["voucher"]["eligibility"] == "unknown"
+    card = re.search(r'<section class="answer.*?</section>', client.post("/ui/plan?lang=zh-CN", json=body).text,
+                     re.S).group(0)
+    assert f"单次训练费用</dt><dd>{rent['cost_before_voucher']} 元（若成都算力券（2025）获批，可再省" in card

@@ -174,7 +174,7 @@ def test_answer_card_comes_first_and_matches_the_cli(browser, base_url, tmp_path
     else:
         assert ("租用" if rec["acquisition"] == "rent" else "购买") in text and "元" in text
     runners = card.locator("[data-testid=runner-up]")
-    assert runners.count() == len(rec["runner_ups"]) >= 1
+    assert runners.count() == len(rec["runner_ups"])  # none where no other layout is safe enough to recommend
     for i, r in enumerate(rec["runner_ups"]):
         assert runners.nth(i).get_attribute("data-gpus") == str(r["gpus"])
         assert runners.nth(i).get_attribute("data-gpu") == r["gpu"]
@@ -401,7 +401,7 @@ def test_download_the_plan_as_xlsx_and_csv(phone, base_url, tmp_path):
     wb = openpyxl.load_workbook(path)
     assert wb.sheetnames == ["Recommendation", "Bill of materials", "Options", "Assumptions"]
     rec = {r[0]: r[1] for r in wb["Recommendation"].iter_rows(min_row=2, values_only=True)}
-    assert rec["GPU"] == "rtx-4090d-24gb"
+    assert rec["GPU"] == "GeForce RTX 4090 D"  # the product's name (the id is in the JSON)
     with phone.expect_download(timeout=PLAN_TIMEOUT_MS) as info:
         phone.click("[data-testid=export-csv]")
     assert info.value.suggested_filename == "trainsizer-plan.csv"

@@ -29,9 +29,11 @@ def listing_command(field: str) -> str:
     return next((command for key, command in LISTINGS if key in name), "trainsizer catalog --help")
 
 
-def unknown_id(field: str, given: str, known: Iterable[str], listing: str | None = None) -> InputError:
-    """The one-line error for an id that is not in the catalog: the closest ids, and where the rest are listed."""
-    close = closest_ids(str(given), known)
+def unknown_id(field: str, given: str, known: Iterable[str], listing: str | None = None,
+               close: list[str] | None = None) -> InputError:
+    """The one-line error for an id that is not in the catalog: the closest ids (``close``, else the most similar
+    spellings), and where the rest are listed."""
+    close = closest_ids(str(given), known) if close is None else close
     given = short_input(given)  # quoted back: at most errors.MAX_INPUT_TEXT characters of it
     if close:
         return InputError(field, N_("unknown id {given!r}; did you mean {close}? all ids: {listing}"), given=given,

@@ -76,6 +76,8 @@ _c("gap.hold_ram", N_("at least {gib} GiB of host RAM an instance"), gib="num0")
 _c("plan.over_budget", NP_("{n} option left out: every way to get it commits more than the budget of {money}",
                            "{n} options left out: every way to get them commits more than the budget of {money}"),
    n="int", money="money")
+_c("plan.least_budget", N_("the least budget that would do: {money} ({hardware}, {acquisition})"), money="money",
+   hardware="hardware", acquisition="acquisition")
 _c("plan.sized_to_job", N_("options over {cost} times the answer's cost and {gpus} times its GPUs left out: {n} "
                            "(--all shows every option)"), n="int", cost="g", gpus="int")
 _c("plan.offload_ram_unstated",

@@ -148,3 +148,8 @@ def load_yaml_text(text: str) -> Any:
         return loader.construct_document(node)
     finally:
         loader.dispose()
+
+
+def dump_yaml(data: Any) -> str:
+    """Plain data as block YAML, keys in their order, non-ASCII text as it is (a job file people read)."""
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110)

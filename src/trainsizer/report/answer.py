@@ -11,7 +11,7 @@ from typing import Any
 from trainsizer.i18n import N_, tr
 from trainsizer.report import words as w
 from trainsizer.report.message_text import text, texts
-from trainsizer.report.option_text import confidence_text, range_text
+from trainsizer.report.option_text import confidence, confidence_text, range_text
 
 
 def _action(acquisition: str, gpus: int, gpu: str, offer: dict[str, Any] | None, lang: str) -> str:
@@ -67,8 +67,46 @@ def _ranges(out: dict[str, Any], rec: dict[str, Any], lang: str) -> list[tuple[s
     options = out.get("options") or []
     if rec["option"] >= len(options) or not options[rec["option"]].get("range"):
         return []
+    oom = options[rec["option"]]["range"].get("p_exceeds_capacity")
     return [(tr("Range (80 %)", lang), range_text(options[rec["option"]], rec["currency"], lang)),
-            (tr("Confidence", lang), confidence_text(rec, lang))]
+            (tr("Confidence", lang), confidence_text(rec, lang, oom))]
+
+
+def _odds(out: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
+    """The pick's chance of running out of memory and the confidence the card says (at most 1 − that chance)."""
+    options = out.get("options") or []
+    r = options[rec["option"]].get("range") or {} if rec["option"] < len(options) else {}
+    oom = r.get("p_exceeds_capacity")
+    return {"oom": oom, "confidence": confidence(rec, oom)}
+
+
+def _voucher_possible(out: dict[str, Any], rec: dict[str, Any], lang: str) -> list[tuple[str, str]]:
+    """A voucher whose eligibility is not confirmed is a possibility, not the price: the run and the commitment
+    before it, and beside them what it would take off if approved ([] when no such voucher was claimed)."""
+    options = out.get("options") or []
+    rent = (options[rec["option"]].get("per_run") or {}).get("rent") or {} if rec["option"] < len(options) else {}
+    v, before = rent.get("voucher") or {}, rent.get("cost_before_voucher")
+    if rec["acquisition"] != "rent" or v.get("eligibility") != "unknown" or before is None:
+        return []
+    cur, saved = rec["currency"], v["saved"]
+    maybe = tr("if {voucher} is approved, {saved} less: {net}", lang, voucher=w.voucher_name(v["id"], lang),
+               saved=w.money(saved, cur, lang), net=w.money(before - saved, cur, lang))
+    brackets = "（{}）" if lang.startswith("zh") else " ({})"
+    return [(tr("Per run", lang), w.money(before, cur, lang) + brackets.format(maybe)),
+            (tr("Commitment", lang), w.money((rec.get("commitment") or 0) + saved, cur, lang))]
+
+
+CAUSES = {"budget": N_("The budget binds: no option that fits can be had within it."),
+          "limits": N_("No option can be had within the deadline, the budget and this market."),
+          "memory": N_("Nothing fits in memory within these limits.")}
+
+
+def _cause(out: dict[str, Any]) -> str:
+    """What binds a plan without a recommendation: the budget where every option that fits was left out for it."""
+    codes = {getattr(m, "code", None) for m in out.get("suggestions") or []}
+    if "plan.nothing_within_budget" in codes:
+        return "budget"
+    return "limits" if out.get("options") or out.get("blocked") == "market" else "memory"
 
 
 def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
@@ -77,11 +115,11 @@ def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
     recommendation ``reason`` and ``advice`` (suggestions, then notes)."""
     rec = out.get("recommendation")
     if not rec:
-        reason = (N_("No option can be had within the deadline, the budget and this market.")
-                  if out.get("options") or out.get("blocked") == "market" else
-                  N_("Nothing fits in memory within these limits."))
-        return {"ok": False, "title": tr("No recommendation", lang), "reason": tr(reason, lang),
-                "advice": texts(out.get("suggestions"), lang) + texts(out.get("notes"), lang)}
+        cause, notes = _cause(out), out.get("notes") or []
+        first = [n for n in notes if getattr(n, "code", None) == "plan.least_budget"]  # what would make it feasible
+        return {"ok": False, "title": tr("No recommendation", lang), "reason": tr(CAUSES[cause], lang), "cause": cause,
+                "advice": texts(first, lang) + texts(out.get("suggestions"), lang)
+                + texts([n for n in notes if n not in first], lang)}
     cur = rec["currency"]
     time = _time(out, rec["option"], rec.get("time_to_train_days"), lang)
     facts = [(tr("What", lang), _action(rec["acquisition"], rec["gpus"], rec["gpu"], None, lang)),
@@ -91,6 +129,7 @@ def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
              (tr("Per run", lang), _cost(rec, lang)),
              (tr("Commitment", lang), w.money(rec.get("commitment"), cur, lang)),
              (tr("Time to train", lang), time)]
+    facts[3:5] = _voucher_possible(out, rec, lang) or facts[3:5]
     if out.get("offer_gap"):  # no known offer rents it by the hour: its compute floor and what would hold it
         facts.insert(4, (tr("By the hour", lang), text(out["offer_gap"]["message"], lang)))
     facts += _ranges(out, rec, lang)
@@ -110,4 +149,5 @@ def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
     return {"ok": True, "title": tr("Answer", lang), "facts": facts, "why": why(rec, lang), "runner_ups": runners,
             "runner_ups_title": tr("Runner-ups and what each trades", lang),
             "data": {"option": rec["option"], "gpu": rec["gpu"], "gpus": rec["gpus"], "servers": rec["servers"],
-                     "acquisition": rec["acquisition"], "per_run": rec.get("per_run"), "currency": cur}}
+                     "acquisition": rec["acquisition"], "per_run": rec.get("per_run"), "currency": cur,
+                     **_odds(out, rec)}}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.i18n import ntr, tr
+from trainsizer.i18n import N_, ntr, tr
 from trainsizer.report import words as w
 from trainsizer.report.message_text import text
 
@@ -27,8 +27,36 @@ def links(option: dict[str, Any], lang: str) -> str:
     return w.links((hw.get("intra_node"), hw.get("inter_node")), lang)
 
 
-def layout(option: dict[str, Any]) -> str:
-    """The parallel layout in the planner's notation (codes, the same in every language)."""
+LAYOUT_WORDS = {"tp": N_("tensor parallel {n}"), "pp": N_("pipeline {n}"), "vpp": N_("{n} virtual stages"),
+                "cp": N_("context parallel {n}"), "dp": N_("data parallel {n}"), "zero": N_("ZeRO-{n}"),
+                "dist-opt": N_("distributed optimizer"), "offload": N_("offloaded to CPU memory: {n}"),
+                "mbs": N_("micro-batch {n}"), "ckpt": N_("recomputation: {n}")}
+CHECKPOINTING = {"none": N_("none"), "selective": N_("selective"), "full": N_("full")}
+OFFLOAD = {"optimizer": N_("optimizer states"), "optimizer+params": N_("optimizer states and weights")}
+
+
+def layout(option: dict[str, Any], lang: str = "en") -> str:
+    """The parallel layout: the planner's notation in English (``tp4 · pp1 · … · ckpt full``, as the CLI's flags
+    and the JSON spell it), in words in another language (``张量并行 4 · 流水线 1 · …``)."""
+    if lang == "en":
+        return _layout_codes(option)
+    p, t = option["parallel"], option["training"]
+
+    def part(key: str, n: Any) -> str:
+        return tr(LAYOUT_WORDS[key], lang, n=n)
+
+    pp = part("pp", p["pp"]) + (f" ({part('vpp', p['virtual_pp'])})" if p.get("virtual_pp", 1) > 1 else "")
+    parts = [part("tp", p["tp"]), pp, part("cp", p.get("cp", 1)), part("dp", p["dp"]), part("zero", p["zero"])]
+    if p.get("distributed_optimizer"):
+        parts.append(tr(LAYOUT_WORDS["dist-opt"], lang))
+    if p.get("offload", "none") != "none":
+        parts.append(part("offload", w.word(OFFLOAD, p["offload"], lang)))
+    ckpt = t["activation_checkpointing"]
+    parts += [part("mbs", t["micro_batch_size"]), part("ckpt", w.word(CHECKPOINTING, ckpt, lang))]
+    return " · ".join(parts)
+
+
+def _layout_codes(option: dict[str, Any]) -> str:
     p, t = option["parallel"], option["training"]
     parts = [f"tp{p['tp']}", f"pp{p['pp']}" + (f"×v{p['virtual_pp']}" if p.get("virtual_pp", 1) > 1 else ""),
              f"cp{p.get('cp', 1)}", f"dp{p['dp']}", f"zero{p['zero']}"]
@@ -48,6 +76,8 @@ def servers_text(option: dict[str, Any], lang: str) -> str:
 
 def _unit(seconds: float) -> tuple[tuple[str, str], float]:
     """The unit ``words.duration`` would choose for ``seconds`` and its size in seconds."""
+    if seconds < 120:
+        return w._SECONDS, 1.0
     if seconds < 3600:
         return w._MINUTES, 60.0
     if seconds < 172800:
@@ -55,12 +85,13 @@ def _unit(seconds: float) -> tuple[tuple[str, str], float]:
     return w._DAYS, 86400.0
 
 
-def duration_range(span: list[float] | None, lang: str) -> str:
-    """ "26–34 hours": both ends in the unit of the longer one."""
+def duration_range(span: list[float] | None, lang: str, like: float | None = None) -> str:
+    """ "26–34 hours": both ends in the unit of the longer one, or of the figure ``like`` (the range follows it:
+    "3 minutes (2.1–4.6 minutes)", one unit per figure)."""
     if not span:
         return w.MISSING
-    forms, size = _unit(float(span[1]))
-    digits = 0 if span[1] / size >= 10 else 1
+    forms, size = _unit(float(span[1] if like is None else like))
+    digits = 0 if span[1] / size >= 10 else (2 if span[1] / size < 1 else 1)
     return ntr(forms, 2, lang, n=f"{w._num(span[0] / size, digits)}–{w._num(span[1] / size, digits)}")
 
 
@@ -109,11 +140,11 @@ def span(o: dict[str, Any], what: str, currency: str, lang: str) -> str:
     (to train), step (time), tokens (per second), memory (GiB) or run (its cost); "" without a range."""
     r, perf = o.get("range") or {}, o["performance"]
     if what == "time" and r.get("time_to_train_s"):
-        return f"({duration_range(r['time_to_train_s'], lang)})"
+        return f"({duration_range(r['time_to_train_s'], lang, like=perf.get('time_to_train_s'))})"
     if what in ("step", "tokens") and r.get("step_time_s"):
         lo, hi = r["step_time_s"]
         if what == "step":
-            return f"({w._num(lo, 2)}–{w._num(hi, 2)} s)"
+            return f"({duration_range([lo, hi], lang, like=perf['step_time_s'])})"
         tokens = perf["tokens_per_s"] * perf["step_time_s"]  # per step: a speed is the step time read inversely
         return f"({tokens / hi:,.0f}–{tokens / lo:,.0f})"
     if what == "memory" and r.get("device_gib"):
@@ -142,10 +173,23 @@ def range_text(option: dict[str, Any], currency: str, lang: str) -> str:
     return w.join(parts, lang)
 
 
-def confidence_text(rec: dict[str, Any], lang: str) -> str:
-    """ "holds in 72 % of the plausible outcomes" (the pick is best, meets the deadline and the budget)."""
+def confidence(rec: dict[str, Any], oom: float | None = None) -> float | None:
+    """How often the choice holds, never above its chance of running (1 − the chance of running out of memory):
+    a layout that runs out of memory holds in no outcome."""
     conf = rec.get("confidence")
     if not conf:
+        return None
+    return min(conf["share"], 1.0 - oom) if oom is not None else conf["share"]
+
+
+def confidence_text(rec: dict[str, Any], lang: str, oom: float | None = None) -> str:
+    """ "holds in 72 % of the plausible outcomes" (the pick is best, meets the deadline and the budget); with the
+    pick's chance of running out of memory ``oom``, at most 1 − oom, and what lowers it."""
+    share = confidence(rec, oom)
+    if share is None:
         return w.MISSING
-    return tr("the choice holds in {pct} of the plausible outcomes (the ranges sampled)", lang,
-              pct=f"{conf['share']:.0%}")
+    said = tr("the choice holds in {pct} of the plausible outcomes (the ranges sampled)", lang, pct=f"{share:.0%}")
+    if oom and oom >= 0.005:  # a chance said as 1 % or more
+        said = w.join([said, tr("lowered by its {pct} chance of running out of memory", lang, pct=f"{oom:.0%}")],
+                      lang)
+    return said

@@ -76,7 +76,7 @@ def alternatives(plan: dict[str, Any], lang: str, limit: int = 15) -> Section:
         o = opts[i]
         hw, perf, cost, cur = o["hardware"], o["performance"], o.get("cost") or {}, plan["currency"]
         fit = (o["system"].get("site_fit") or {}).get("fits")
-        rows.append([w.hardware(hw["gpus"], hw["gpu"]), ot.servers_text(o, lang), Code(ot.layout(o)),
+        rows.append([w.hardware(hw["gpus"], hw["gpu"]), ot.servers_text(o, lang), Code(ot.layout(o, lang)),
                      ot.memory_cell(o, " / "), ot.tokens_cell(o), w.percent(perf["mfu"]), ot.time_cell(o, lang),
                      ot.run_cell(o, cur, lang),
                      w.money((cost.get("buy") or {}).get("total"), cur, lang),

@@ -11,6 +11,7 @@ from typing import Any
 
 from trainsizer.i18n import N_, tr
 from trainsizer.messages import Message
+from trainsizer.report import option_text
 from trainsizer.report import words as w
 from trainsizer.report.message_text import text
 from trainsizer.report.specs import pick_index
@@ -55,7 +56,9 @@ def _days(seconds: float | None) -> float | None:
     return None if seconds is None else seconds / 86400
 
 
-def layout(option: dict[str, Any]) -> str:
+def layout(option: dict[str, Any], lang: str = "en") -> str:
+    if lang != "en":
+        return option_text.layout(option, lang)  # in words
     p, t = option["parallel"], option["training"]
     return (f"tp{p['tp']} pp{p['pp']} cp{p.get('cp', 1)} dp{p['dp']} zero{p['zero']}"
             + (f" offload {p['offload']}" if p.get("offload", "none") != "none" else "")
@@ -131,7 +134,8 @@ def recommendation_sheet(plan: dict[str, Any], pick: dict[str, Any] | None, reco
         ["GPU", w.gpu_name(hw["gpu"]), ""], [tr("GPU count", lang), hw["gpus"], tr("GPUs", lang)],
         [tr("servers", lang), hw["nodes"], tr("servers of {n} GPUs", lang, n=hw["gpus_per_node"])],
         [tr("interconnect", lang), w.links((hw.get("intra_node"), hw.get("inter_node")), lang), ""],
-        [tr("layout", lang), layout(pick), ""], [tr("tokens/s", lang), perf["tokens_per_s"], tr("tokens/s", lang)],
+        [tr("layout", lang), layout(pick, lang), ""],
+        [tr("tokens/s", lang), perf["tokens_per_s"], tr("tokens/s", lang)],
         [tr("step time", lang), perf["step_time_s"], "s"], ["MFU", perf["mfu"], tr("fraction", lang)],
         [tr("time to train", lang), _days(perf.get("time_to_train_s")), tr("days", lang)],
         [tr("memory per GPU", lang), mem["device_gib"], "GiB"], [tr("GPU memory", lang), mem["capacity_gib"], "GiB"],
@@ -211,7 +215,7 @@ def options_sheet(plan: dict[str, Any], lang: str = "en") -> Sheet:
             i, w.listing([tr(v, lang) for k, v in RANKINGS.items() if i in plan["rankings"].get(k, [])], lang),
             w.gpu_name(hw["gpu"]), hw["gpus"], hw["nodes"], hw["gpus_per_node"],
             w.links((hw.get("intra_node"), hw.get("inter_node")), lang),
-            layout(o), perf["step_time_s"], perf["tokens_per_s"], perf["mfu"],
+            layout(o, lang), perf["step_time_s"], perf["tokens_per_s"], perf["mfu"],
             _days(perf.get("time_to_train_s")), mem["device_gib"], mem["capacity_gib"],
             "" if fit is None else w.yes_no(fit, lang), _money(buy.get("capex_total")),
             _money(buy.get("opex_total_per_year")), _money(buy.get("total")), _money(rent.get("per_year")),

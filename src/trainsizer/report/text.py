@@ -237,7 +237,7 @@ def _print_ranking(con: Console, options: list[dict[str, Any]], idx: list[int], 
         hw, perf = o["hardware"], o["performance"]
         run = ot.run_cell(o, cur, lang, "\n") if (o.get("per_run") or {}).get("cost") is not None else "-"
         cells = dict(zip(RANKING_COLUMNS, (
-            str(hw["gpus"]), w.gpu_name(hw["gpu"]), ot.servers_text(o, lang), ot.layout(o),
+            str(hw["gpus"]), w.gpu_name(hw["gpu"]), ot.servers_text(o, lang), ot.layout(o, lang),
             ot.memory_cell(o, gap="\n"), ot.tokens_cell(o, "\n"), f"{perf['mfu']:.0%}", ot.time_cell(o, lang, "\n"),
             run, escape(ot.why(o, lang))), strict=True))
         table.add_row(*(cells[col] for col in columns))

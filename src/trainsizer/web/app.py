@@ -91,11 +91,11 @@ def _install_handlers(app: FastAPI) -> None:
         from trainsizer.web.errors import message_of
 
         field, message = exc.field or "body", message_of(exc)
-        if request.url.path.startswith("/ui/"):  # shown on the page: no CLI flags in its words
-            from trainsizer.web.render import page_text
+        if request.url.path.startswith("/ui/"):  # shown on the page: in its language, no CLI flags in its words
+            from trainsizer.web.render import page_error
 
-            lang = resolve(request.query_params.get("lang"))
-            field, message = ("" if field.startswith("--") else field), page_text(message, lang)
+            field, message, extra = page_error(exc, resolve(request.query_params.get("lang")))
+            return _error(422, field, message, **extra)
         return _error(422, field, message)
 
     @app.exception_handler(RequestValidationError)
@@ -199,12 +199,15 @@ def _api_routes(app: FastAPI, planner: Planner, job: dict[str, Callable[..., Any
     @app.post("/api/export", responses={**ERRORS, 200: {"description": "The plan's bill of materials and cost",
                                                          "content": {XLSX_MEDIA_TYPE: {}, "text/csv": {}}}},
               response_class=Response, tags=["api"])
-    def export(req: s.PlanIn, format: Literal["xlsx", "csv"] = Query("xlsx")) -> Response:
+    def export(req: s.PlanIn, format: Literal["xlsx", "csv", "yaml"] = Query("xlsx"),
+               lang: str | None = Query(None, max_length=10)) -> Response:
         """The plan of ``/api/plan`` (same body) as a spreadsheet: sheets Recommendation, Bill of materials,
-        Options and Assumptions; ``format=csv`` gives the same tables in one CSV file."""
-        body, media = planner.answer("export", job["export"], req, format)
-        return Response(body, media_type=media,
-                        headers={"Content-Disposition": f'attachment; filename="trainsizer-plan.{format}"'})
+        Options and Assumptions; ``format=csv`` gives the same tables in one CSV file; ``lang=zh-CN``: sheets,
+        headers, names and messages in Chinese; ``format=yaml``: the recommended option as a job file
+        (trainsizer-job.yaml, what the verification steps' commands take)."""
+        body, media = planner.answer("export", job["export"], req, format, resolve(lang))
+        name = "trainsizer-job.yaml" if format == "yaml" else f"trainsizer-plan.{format}"
+        return Response(body, media_type=media, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     @app.get("/api/catalog/{kind}", tags=["api"])
     async def catalog(kind: Literal["models", "gpus", "links", "sites"]) -> list[dict[str, Any]]:

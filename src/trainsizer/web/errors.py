@@ -88,7 +88,7 @@ def fields(flags: dict[str, str] | None = None, job_prefix: str | None = None) -
         new = renamed(exc.field, flags, job_prefix)
         if new == exc.field:
             raise
-        raise InputError(new, message_of(exc)) from None
+        raise InputError(new, exc.template, source=exc.source, **exc.values) from None
 
 
 def _loc_to_field(loc: tuple[Any, ...] | list[Any]) -> str:

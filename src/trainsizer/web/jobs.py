@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from trainsizer.report.message_text import as_json
+from trainsizer.report.message_text import as_json, face
 from trainsizer.web import schemas as s
 from trainsizer.web import service
 from trainsizer.workflows.plan_json import plan_json
@@ -61,8 +61,9 @@ def ui_answer(req: s.UiPlanIn, lang: str) -> tuple[str, tuple[Any, ...]]:
     from trainsizer.web.render import plan_fragment_head
 
     outcome = service.plan(req)
-    head = plan_fragment_head(outcome.out, lang)
-    return head, (outcome.out, outcome.scenario, head)
+    read_as = {"model": service.model_read_as(req.job), "changed": service.settings_changed(req.job, outcome.out)}
+    head = plan_fragment_head(outcome.out, lang, read_as)
+    return head, (outcome.out, outcome.scenario, head, read_as)
 
 
 def ui_rest(req: s.UiPlanIn, lang: str, state: tuple[Any, ...]) -> str:
@@ -70,7 +71,7 @@ def ui_rest(req: s.UiPlanIn, lang: str, state: tuple[Any, ...]) -> str:
     rankings and the details (the whole fragment less the part :func:`ui_answer` sent)."""
     from trainsizer.web.render import plan_fragment
 
-    out, scenario, head = state
+    out, scenario, head, read_as = state
     curves, gpu = None, None
     if req.scale:
         options, rec = out["options"], out["rankings"].get("recommended", [])
@@ -79,7 +80,7 @@ def ui_rest(req: s.UiPlanIn, lang: str, state: tuple[Any, ...]) -> str:
         if gpu:
             curves = service.scale_curves(scenario, gpu, min(req.constraints.max_gpus, s.MAX_SCALE_GPUS),
                                           req.constraints.gpus_per_node)
-    whole = plan_fragment(out, lang, curves, gpu)
+    whole = plan_fragment(out, lang, curves, gpu, read_as)
     if not whole.startswith(head):  # result.html includes result_head.html first: a template edit broke that
         raise RuntimeError("the page's result does not start with its answer card (web/templates/result.html)")
     return whole[len(head):]
@@ -92,13 +93,17 @@ def ui_plan(req: s.UiPlanIn, lang: str) -> str:
     return head + ui_rest(req, lang, state)
 
 
-def export(req: s.PlanIn, fmt: str) -> tuple[bytes, str]:
-    """The plan's sheets (bill of materials and cost) as an .xlsx or .csv file: its bytes and media type."""
+def export(req: s.PlanIn, fmt: str, lang: str = "en") -> tuple[bytes, str]:
+    """The plan's sheets (bill of materials and cost) as an .xlsx or .csv file in ``lang``, or the recommended
+    option as a job file (``yaml``): its bytes and media type."""
     from trainsizer.report.export import CSV_MEDIA_TYPE, XLSX_MEDIA_TYPE, csv_text, xlsx_bytes
     from trainsizer.report.tables import export_sheets
 
     outcome = service.plan(req)
-    sheets = export_sheets(service.report_data(outcome))
+    if fmt == "yaml":
+        return service.job_yaml(outcome).encode("utf-8"), "application/yaml"
+    with face("page"):  # the page's download: its form's fields, not the CLI's flags
+        sheets = export_sheets({**service.report_data(outcome), "lang": lang})
     if fmt == "csv":
         return csv_text(sheets).encode("utf-8"), CSV_MEDIA_TYPE
     return xlsx_bytes(sheets, outcome.out["currency"]), XLSX_MEDIA_TYPE

@@ -7,6 +7,7 @@ from functools import cache
 
 from trainsizer.i18n import LABELS, LANGS, N_, tr
 from trainsizer.report.charts import TIGHT_FRACTION
+from trainsizer.workflows.defaults import DEFAULT_MAX_OOM_RISK
 
 WEB_LABELS: dict[str, str] = {
     "page_title": N_("trainsizer planner"),
@@ -104,6 +105,16 @@ WEB_LABELS: dict[str, str] = {
     "download_csv": N_("CSV"),
     "export_failed": N_("The download failed"),
     "on_the_machine": N_("on the machine:"),
+    "oom_rule": N_("Only a layout whose chance of running out of memory is at most {pct} is recommended (the planner's "
+                   "rule)."),
+    "job_file": N_("The job with the plan's layout and hardware, the file the commands below take:"),
+    "ck_none": N_("no recomputation"),
+    "ck_selective": N_("selective recomputation"),
+    "ck_full": N_("full recomputation"),
+    "original": N_("the original"),
+    "tokens_hint": N_("e.g. 2e8, 200M or 2亿"),
+    "budget_hint": N_("e.g. 200000 or 20万"),
+    "bad_number": N_("“{value}” is not a number; write it as 200000000, 2e8, 200M or 2亿"),
 }
 
 
@@ -124,4 +135,5 @@ def labels(lang: str) -> dict[str, str]:
     merged = {key: tr(msgid, lang) for key, msgid in LABELS.items()}
     merged.update({key: tr(msgid, lang) for key, msgid in WEB_LABELS.items()})
     merged["mem_tight"] = tr(WEB_LABELS["mem_tight"], lang, pct=f"{TIGHT_FRACTION:.0%}")
+    merged["oom_rule"] = tr(WEB_LABELS["oom_rule"], lang, pct=f"{DEFAULT_MAX_OOM_RISK:.0%}")
     return merged

@@ -9,6 +9,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, Undefined, pass_context, select_autoescape
 
+from trainsizer.errors import InputError
 from trainsizer.i18n import N_, tr
 from trainsizer.report import option_text, sections
 from trainsizer.report import words as w
@@ -16,6 +17,7 @@ from trainsizer.report.answer import card
 from trainsizer.report.charts import fit_status, render_chart
 from trainsizer.report.message_text import face, text
 from trainsizer.report.specs import plan_chart_specs, scale_spec
+from trainsizer.web.form_words import labelled
 from trainsizer.web.labels import labels
 from trainsizer.workflows.decide import OBJECTIVES
 from trainsizer.workflows.defaults import DEFAULT_OBJECTIVE
@@ -30,6 +32,7 @@ FORM_CHOICES = {
     "quantizations": ["nf4", "nf4-dq", "int8", "int4"],
     "node_shapes": [1, 2, 4, 8, 16],
     "currencies": ["USD", "CNY"],
+    "lora_targets": ["all-linear"],
 }
 
 
@@ -49,6 +52,13 @@ _ADD_WITH = re.compile(r"(\s*\()?add (?:one|it|them) with --prices(?: FILE)?(?(1
 _WITHOUT = re.compile(r"\bwithout (--[a-z][a-z0-9-]*)")
 _FLAG_VALUE = re.compile(r"(--[a-z][a-z0-9-]*)[ =](\d[\w.]*)")
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
+READ_AS = N_("“{given}” read as the preset {preset}")
+READ_AS_VARIANT = N_("“{given}” read as the preset {preset}: the {variant} model has the base model's architecture, "
+                     "so its memory and speed are the same")
+CHANGED = N_("The plan does not keep all you chose: {changes}. The planner searches the micro-batch and the "
+             "activation checkpointing for the cheapest layout that fits in memory; the layout above uses its values.")
+CHANGED_PART = N_("{field} {given} → {used}")
+CHANGED_FIELDS = {"micro_batch_size": "micro_batch", "activation_checkpointing": "checkpointing"}
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -72,6 +82,22 @@ def page_text(text: Any, lang: str = "en") -> str:
     out = _WITHOUT.sub(lambda m: tr(LEFT_EMPTY, words, field=name(m.group(1))), out)
     out = _FLAG_VALUE.sub(lambda m: f"{name(m.group(1))}: {m.group(2)}", out)
     return _FLAG.sub(lambda m: name(m.group(1)), out)
+
+
+def page_error(exc: InputError, lang: str) -> tuple[str, str, dict[str, Any]]:
+    """An input error as the page shows it: its field (none for a CLI flag), its message in the page's language and
+    words (:func:`page_text`), and for an unknown model the closest presets as choices to click."""
+    values = dict(exc.values)
+    if isinstance(values.get("accepted"), str) and values["accepted"]:
+        values["accepted"] = tr(values["accepted"], lang)
+    message = tr(exc.template, lang, **values) if values else tr(exc.template, lang)
+    if exc.source:
+        message = tr("{message} (in {source})", lang, message=message, source=exc.source)
+    field = exc.field or "body"
+    extra = {}
+    if field.endswith("model.preset") and values.get("close"):
+        extra["choices"] = str(values["close"]).split(", ")
+    return ("" if field.startswith("--") else field), page_text(message, lang), extra
 
 
 def _missing(value: Any) -> bool:
@@ -133,8 +159,26 @@ def span_filter(ctx: Any, option: dict[str, Any], what: str) -> str:
     return option_text.span(option, what, ctx.get("currency", ""), ctx.get("lang", "en"))
 
 
-def layout_text(option: dict[str, Any]) -> str:
-    return option_text.layout(option)
+@pass_context
+def layout_text(ctx: Any, option: dict[str, Any]) -> str:
+    return option_text.layout(option, ctx.get("lang", "en"))
+
+
+_URL = re.compile(r"https?://[^\s'\"()<>]+[^\s'\"()<>.,;:]")
+ESTIMATE = N_("estimate")
+
+
+@pass_context
+def source_short(ctx: Any, source: str) -> dict[str, str]:
+    """A price source as a Chinese page names it: the site it is from (its address's host) or "estimate", the English
+    original only behind a link (``url``; ``title``: the original text)."""
+    text, lang = str(source or ""), ctx.get("lang", "en")
+    url = m.group(0) if (m := _URL.search(text)) else ""
+    inner = url[url.rfind("http"):]  # an archived page: the site it archived
+    host = re.sub(r"^www\.", "", inner.split("/")[2]) if len(inner.split("/")) > 2 else ""
+    estimate = text.upper().startswith("ESTIMATE")
+    name = " · ".join(x for x in (tr(ESTIMATE, lang) if estimate else "", host) if x) or text
+    return {"name": name, "url": url, "title": text}
 
 
 @cache
@@ -143,7 +187,7 @@ def environment() -> Environment:
                       auto_reload=False, trim_blocks=True, lstrip_blocks=True)  # templates ship with the package
     env.filters.update(num=fmt_num, duration=fmt_duration, money=fmt_money, layout=layout_text, span=span_filter,
                        say=say_filter, verdict=verdict_filter, why=why_filter, hw_title=hw_title, gpu_name=w.gpu_name,
-                       site_name=site_name, link_name=link_name)
+                       site_name=site_name, link_name=link_name, source_short=source_short)
     env.globals.update(fit_status=fit_status)
     return env
 
@@ -165,22 +209,41 @@ def chart_svgs(out: dict[str, Any], lang: str, curves: list[Any] | None = None,
 def _rows(out: dict[str, Any]) -> list[int]:
     """Option indices for the rankings table: every ranked option, fastest first."""
     picked = {i for key in RANKING_ORDER for i in out["rankings"].get(key, [])}
+    picked |= {r["option"] for r in (out.get("recommendation") or {}).get("runner_ups") or []}  # compared first
     return sorted(picked, key=lambda i: out["options"][i]["performance"]["step_time_s"])
 
 
 def plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None = None,
-                  scale_gpu: str | None = None) -> str:
-    """The plan as the page's result: every engine message in the page's wording (form fields, not CLI flags)."""
+                  scale_gpu: str | None = None, read_as: dict[str, Any] | None = None) -> str:
+    """The plan as the page's result: every engine message in the page's wording (form fields, not CLI flags);
+    ``read_as``: the preset a model name was read as (``service.model_read_as``), said above the answer."""
     with face("page"):
-        return _plan_fragment(out, lang, curves, scale_gpu)
+        return _plan_fragment(out, lang, curves, scale_gpu, read_as)
 
 
-def plan_fragment_head(out: dict[str, Any], lang: str) -> str:
+def plan_fragment_head(out: dict[str, Any], lang: str, read_as: dict[str, Any] | None = None) -> str:
     """The start of :func:`plan_fragment` up to the end of its answer card (``result_head.html``, which the whole
     fragment includes): what the page can show before the charts and details are made."""
     with face("page"):
         return environment().get_template("result_head.html").render(
-            L=labels(lang), lang=lang, out=out, rec=_recommended(out), answer=card(out, lang))
+            L=labels(lang), lang=lang, out=out, rec=_recommended(out), answer=card(out, lang),
+            **_said(read_as, lang))
+
+
+def _said(said: dict[str, Any] | None, lang: str) -> dict[str, str]:
+    """What the card says of the form (``jobs.ui_answer``): ``read_as``, the preset a model name was read as;
+    ``changed``, the settings the plan's layout does not keep and why."""
+    said = said or {}
+    model, changed = said.get("model"), said.get("changed") or []
+    read_as = ""
+    if model:
+        read_as = tr(READ_AS_VARIANT if model["variant"] else READ_AS, lang, given=model["given"],
+                     preset=model["preset"], variant=model["variant"])
+    lab = labels(lang)
+    words = {"none": lab["ck_none"], "selective": lab["ck_selective"], "full": lab["ck_full"]}
+    parts = [tr(CHANGED_PART, lang, field=lab[CHANGED_FIELDS[key]], given=words.get(given, given),
+                used=words.get(used, used)) for key, given, used in changed]
+    return {"read_as": read_as, "changed": tr(CHANGED, lang, changes=w.listing(parts, lang)) if parts else ""}
 
 
 def _recommended(out: dict[str, Any]) -> dict[str, Any] | None:
@@ -189,22 +252,32 @@ def _recommended(out: dict[str, Any]) -> dict[str, Any] | None:
     return options[rec_idx[0]] if rec_idx else (options[0] if options else None)
 
 
+def _picks(out: dict[str, Any], rows: list[int]) -> list[int]:
+    """The two options the comparison opens on: the answer and its first runner-up (sized to the job, as the
+    ranking shows it), else the answer and the next row, else the first two rows."""
+    rec_idx = out["rankings"].get("recommended", [])
+    if not rec_idx:
+        return rows[:2]
+    runner_ups = [r["option"] for r in (out.get("recommendation") or {}).get("runner_ups") or [] if r["option"] in rows]
+    return [rec_idx[0]] + (runner_ups or [i for i in rows if i != rec_idx[0]])[:1]
+
+
 def _plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None,
-                   scale_gpu: str | None) -> str:
+                   scale_gpu: str | None, read_as: dict[str, Any] | None = None) -> str:
     lab = labels(lang)
     options = out["options"]
     rec_idx = out["rankings"].get("recommended", [])
     rec = _recommended(out)
     rows = _rows(out) if options else []
     badges = {i: [key for key in RANKING_ORDER if i in out["rankings"].get(key, [])] for i in rows}
-    picks = rows[:2] if not rec_idx else [rec_idx[0]] + [i for i in rows if i != rec_idx[0]][:1]
+    picks = _picks(out, rows)
     charts = chart_svgs(out, lang, curves, scale_gpu)
     detail = {"bom": sections.bom(rec, lang), "site": sections.site_fit(rec, lang),
               "cost": sections.cost(rec, out["currency"], lang)} if rec else {}
     return environment().get_template("result.html").render(
         L=lab, lang=lang, out=out, rec=rec, rec_is_recommended=bool(rec_idx), rows=rows, badges=badges,
         picks=picks, charts=charts, currency=out["currency"], scale_gpu=scale_gpu, answer=card(out, lang),
-        detail=detail,
+        detail=detail, **_said(read_as, lang),
         verdicts=[v for c in (curves or []) for v in c.verdicts()])
 
 
@@ -215,6 +288,6 @@ def index_page(lang: str, model_ids: list[str], gpus: list[dict[str, Any]], site
     objectives = [(o, lab[f"objective_{o}"]) for o in OBJECTIVES]
     return environment().get_template("index.html").render(
         L=lab, lang=lang, model_ids=model_ids, gpus=gpus, sites=sites, default_site=default_site,
-        choices=FORM_CHOICES, default_currency="CNY" if lang == "zh-CN" else "USD", objectives=objectives,
-        default_objective=DEFAULT_OBJECTIVE,
+        choices=labelled(FORM_CHOICES, lang), default_currency="CNY" if lang == "zh-CN" else "USD",
+        objectives=objectives, default_objective=DEFAULT_OBJECTIVE,
         vouchers=[(v["id"], w.voucher_name(v["id"], lang)) for v in vouchers or []])

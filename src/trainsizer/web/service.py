@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainsizer.errors import InputError
+from trainsizer.models.catalog import find_preset
 from trainsizer.scenario import Scenario, scenario_from_dict
 from trainsizer.web import schemas as s
 from trainsizer.web.errors import FLAG_FIELDS, fields
@@ -17,8 +18,33 @@ __all__ = ["PlanOutcome", "catalog", "cost", "estimate", "plan", "quotes", "repo
 
 
 def _job_dict(job: s.JobIn) -> dict[str, Any]:
-    return {"model": job.model.model_dump(exclude_none=True),
-            "training": job.training.model_dump(exclude_unset=True)}
+    model = job.model.model_dump(exclude_none=True)
+    if (read := model_read_as(job)) is not None:
+        model["preset"] = read["preset"]
+    return {"model": model, "training": job.training.model_dump(exclude_unset=True)}
+
+
+CHOSEN = ("micro_batch_size", "activation_checkpointing")  # settings the form sends that the planner searches
+
+
+def settings_changed(job: s.JobIn, out: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """The settings the user gave that the recommended (else fastest) layout does not keep: (field, given, used)."""
+    rec = out["rankings"].get("recommended") or [0]
+    if not out["options"]:
+        return []
+    used, given = out["options"][rec[0]]["training"], job.training.model_dump(exclude_unset=True)
+    return [(key, given[key], used[key]) for key in CHOSEN if key in given and key in used and given[key] != used[key]]
+
+
+def model_read_as(job: s.JobIn) -> dict[str, Any] | None:
+    """A model named as people type it (``Qwen2.5-7B-Instruct``, ``千问2.5-7B``) -> ``{given, preset, variant}``:
+    the preset it was read as, and the tuned variant it named (the base model's architecture); None for a
+    preset id as it is, an inline architecture or an unknown name (that one is an error, with the closest ids)."""
+    given = job.model.preset
+    found = find_preset(given) if given else None
+    if found is None or found[0] == given:
+        return None
+    return {"given": given, "preset": found[0], "variant": found[1]}
 
 
 def build_job(job: s.JobIn, gpu: str | None, prefix: str = "job") -> Scenario:
@@ -120,3 +146,15 @@ def quotes(req: s.QuotesIn) -> dict[str, Any]:
 
 def catalog(kind: str) -> list[dict[str, Any]]:
     return catalogs.rows(kind)
+
+
+def job_yaml(outcome: PlanOutcome) -> str:
+    """The recommended (else fastest) option as a scenario file, the ``JOB.yaml`` the verification steps' commands
+    take (``trainsizer probe memory trainsizer-job.yaml``): the job with the layout and hardware the plan chose."""
+    from trainsizer.yaml_text import dump_yaml
+
+    rec = outcome.out["rankings"].get("recommended") or [0]
+    if not outcome.result.options:
+        raise InputError("job", "no option to write: nothing fits within these limits")
+    scenario = outcome.result.options[rec[0]].scenario
+    return dump_yaml(scenario.model_dump(mode="json", exclude_none=True, exclude_defaults=True))

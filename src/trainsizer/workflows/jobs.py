@@ -93,11 +93,10 @@ def _check_model_flag(model: Any) -> None:
     """An unknown preset id given with ``--model`` as the error about ``--model``."""
     if model is None or str(model).endswith(".json"):
         return
-    from trainsizer.models.catalog import model_ids
+    from trainsizer.models.catalog import closest_presets, find_preset, model_ids
 
-    known = model_ids()
-    if str(model) not in known:
-        raise unknown_id("--model", str(model), known, "trainsizer catalog models")
+    if find_preset(str(model)) is None:
+        raise unknown_id("--model", str(model), model_ids(), "trainsizer catalog models", closest_presets(str(model)))
 
 
 def scenario_data(path: Path | None, flags: dict[str, Any]) -> tuple[dict[str, Any], str]:

@@ -198,7 +198,7 @@ def recommend_options(options: list[PlanOption], job: Scenario, arch: Architectu
     """Attach system sizing, site fit, availability and cost (horizon and per run) to each option; drop the
     options the budget rules out (their commitment); notes say how many and why."""
     cat = catalog or default_catalog()
-    out, over_budget = [], 0
+    out, over_budget, least = [], 0, None
     for opt in options:
         gpu = cat.accelerator(opt.gpu)
         server = money.prices.server(gpu.id, opt.gpus_per_node)
@@ -227,6 +227,9 @@ def recommend_options(options: list[PlanOption], job: Scenario, arch: Architectu
             verdict = clauses([verdict, msg("site.verdict", verdict=system.site_fit.verdict)])
         if per_run.get("over_budget"):
             over_budget += 1
+            for k in ("rent", "buy"):  # the least commitment that would have it
+                if (c := per_run.get(k)) and (least is None or c["commitment"] < least[0]):
+                    least = (c["commitment"], k, opt)
             continue
         available = {"market": money.market, **{acq: availability(gpu, money.market, acq).to_dict()
                                                 for acq in ("buy", "rent")}}
@@ -235,6 +238,9 @@ def recommend_options(options: list[PlanOption], job: Scenario, arch: Architectu
                                             verdict=verdict)))
     notes = [msg("plan.over_budget", n=over_budget, money=to_money(money.budget or 0, money.prices.currency))
              ] if over_budget else []
+    if least and not out:  # nothing within the budget: the least that would have one
+        notes.insert(0, msg("plan.least_budget", money=to_money(least[0], money.prices.currency),
+                            hardware={"gpus": least[2].gpus, "gpu": least[2].gpu}, acquisition=least[1]))
     return out, notes
 
 

@@ -15,11 +15,25 @@
 
   function byId(id) { return document.getElementById(id); }
   function val(id) { var el = byId(id); return el ? el.value.trim() : ""; }
+  /* a number as people type it: 2亿, 2e8, 200M, 2,000,000,000, full-width digits; null when it is none */
+  var SCALE = { "千": 1e3, "万": 1e4, "亿": 1e8, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12 };
+  function parseNumber(text) {
+    var t = text.replace(/[\uff01-\uff5e]/g, function (c) { return String.fromCharCode(c.charCodeAt(0) - 0xfee0); })
+      .replace(/[\s,_'\u3000\u00a0]/g, "").replace(/\u3002/g, ".").toLowerCase();
+    var m = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)([千万亿kmbgt]*)$/.exec(t);
+    if (!m) { return null; }
+    var n = Number(m[1]);
+    m[2].split("").forEach(function (c) { n *= SCALE[c]; });
+    return isFinite(n) ? n : null;
+  }
   function num(id) {
     var v = val(id);
     if (v === "") { return undefined; }
-    var n = Number(v);
-    return isFinite(n) ? n : v;  /* the server names the field and says what it accepts */
+    var n = parseNumber(v);
+    if (n === null) {  /* refused here, in the page's language: never a number cut short */
+      throw { field: byId(id).getAttribute("data-field"), message: ui.bad_number.replace("{value}", v) };
+    }
+    return n;
   }
   function put(obj, key, value) { if (value !== undefined && value !== "") { obj[key] = value; } }
 
@@ -90,9 +104,27 @@
     return best || byId("error-form");
   }
 
-  function showError(field, message) {
+  /* the closest model presets to an unknown name, as buttons: one click plans with it */
+  function offerChoices(el, choices) {
+    if (!choices || !choices.length) { return; }
+    var list = document.createElement("span");
+    list.className = "choices";
+    list.setAttribute("data-testid", "preset-choices");
+    choices.forEach(function (c) {
+      var b = document.createElement("button");
+      b.type = "button";
+      b.className = "choice";
+      b.textContent = c;
+      b.addEventListener("click", function () { byId("model-preset").value = c; submit(); });
+      list.appendChild(b);
+    });
+    el.appendChild(list);
+  }
+
+  function showError(field, message, choices) {
     var el = errorElementFor(field || "");
     el.textContent = message + (el.id === "error-form" && field ? " (" + field + ")" : "");
+    offerChoices(el, choices);
     var input = document.querySelector('[data-field="' + el.getAttribute("data-error-for") + '"]');
     if (input) { input.setAttribute("aria-invalid", "true"); }
     el.scrollIntoView({ block: "center" });
@@ -157,6 +189,12 @@
     }
   }
 
+  /* the answer card in view once planned: on a phone the form above it is a few screens long */
+  function showAnswer() {
+    var card = byId("answer");
+    if (card) { card.scrollIntoView({ block: "start" }); }
+  }
+
   function fileName(disposition, format) {
     var m = /filename="?([^";]+)"?/.exec(disposition || "");
     return m ? m[1] : "trainsizer-plan." + format;
@@ -165,7 +203,7 @@
   function exportPlan(format, button) {
     if (!lastBody) { return; }
     button.disabled = true;
-    fetch("api/export?format=" + encodeURIComponent(format), {
+    fetch("api/export?format=" + encodeURIComponent(format) + "&lang=" + encodeURIComponent(lang), {
       method: "POST", headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ job: lastBody.job, constraints: lastBody.constraints })
     }).then(function (resp) {
@@ -221,8 +259,10 @@
         return readAll(resp, function (answer) {
           place(answer);  /* the answer card, before the charts and details are made */
           result.setAttribute("data-state", "answer");
+          showAnswer();
         }).then(function (html) {
           place(html);
+          showAnswer();
           lastBody = body;
           result.setAttribute("data-state", "done");
           initCompare();
@@ -236,7 +276,7 @@
         setStatus("");
         if (result.getAttribute("data-state") === "done") { result.setAttribute("data-state", "stale"); }
         if (resp.status === 503) { showError("", ui.busy); return; }
-        showError(data.field || "", data.message || (ui.failed + " (HTTP " + resp.status + ")"));
+        showError(data.field || "", data.message || (ui.failed + " (HTTP " + resp.status + ")"), data.choices);
       });
     }).catch(function (err) {
       setStatus("");
