@@ -173,13 +173,18 @@ def test_near_ties_go_to_the_faster_then_to_fewer_gpus():
     assert choose([slow_few, option(8, 120.0, 13 * 86400.0)], "cheapest")[0] == 0  # not a tie
 
 
-def test_a_compute_voucher_lowers_an_eligible_rental():
+def test_a_voucher_of_unconfirmed_eligibility_is_a_possibility_beside_the_price():
+    """The 2025 Chengdu voucher names no eligible provider: the run is priced and ranked without it, and what it
+    would take off if approved is said beside the price (never folded into the headline)."""
     base = plan_job(load_job(QWEN_LORA), PlanRequest(max_gpus=8, currency="CNY")).out["recommendation"]
     with_voucher = plan_job(load_job(QWEN_LORA), PlanRequest(max_gpus=8, currency="CNY",
                                                              voucher="chengdu-compute-voucher-2025")).out
     rec = with_voucher["recommendation"]
     rent = with_voucher["options"][rec["option"]]["per_run"]["rent"]
-    assert rec["per_run"] < base["per_run"] and rent["voucher"]["saved"] > 0
+    assert rec["per_run"] == base["per_run"] and rent["voucher"]["possible"] and rent["voucher"]["saved"] > 0
+    assert "cost_before_voucher" not in rent
+    assert any(m.code == "adjust.voucher_possible" for part in rec["adjustments"]
+               for m in ([part, *part.args.get("parts", [])] if hasattr(part, "args") else [part]))
 
 
 def en(message):

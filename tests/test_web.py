@@ -744,8 +744,8 @@ def test_names_and_numbers_as_people_type_them(client):
 
 
 def test_a_voucher_not_yet_confirmed_is_beside_the_price_not_in_it(client):
-    """A voucher whose eligibility is not confirmed: the card's run and commitment before it, and beside them what
-    it would take off if approved."""
+    """A voucher whose eligibility is not confirmed: the plan prices the run without it, and the card says beside the
+    price what it would take off if approved."""
     training = {**TRAINING, "seq_len": 4096, "global_batch_size": 32}
     body = {"job": {"model": {"preset": "qwen2.5-7b"}, "training": training},
             "constraints": {"currency": "CNY", "voucher": "chengdu-compute-voucher-2025"}}
@@ -754,4 +754,5 @@ def test_a_voucher_not_yet_confirmed_is_beside_the_price_not_in_it(client):
     assert rent["voucher"]["eligibility"] == "unknown"
     card = re.search(r'<section class="answer.*?</section>', client.post("/ui/plan?lang=zh-CN", json=body).text,
                      re.S).group(0)
-    assert f"单次训练费用</dt><dd>{rent['cost_before_voucher']} 元（若成都算力券（2025）获批，可再省" in card
+    assert rent["voucher"]["possible"] and "cost_before_voucher" not in rent  # the plan's price is without it
+    assert f"单次训练费用</dt><dd>{rent['cost']} 元（若成都算力券（2025）获批，可再省" in card

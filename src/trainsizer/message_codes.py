@@ -171,6 +171,8 @@ _c("cost.buy_sets",
    sets="int", n="g", run="duration")
 
 # workflows/decide.py: the adjustments behind the answer's figures, each on the answer card
+_c("adjust.voucher_possible", N_("voucher {voucher}: if approved, {saved} off this run (at most {pct} of the rental); "
+                                "not counted in the price"), voucher="voucher", saved="money", pct="pct")
 _c("adjust.voucher", N_("voucher {voucher}: {saved} off this run, at most {pct} of the rental"), voucher="voucher",
    saved="money", pct="pct")
 _c("adjust.voucher_cap_year", N_("capped at {cap} a year per user"), cap="money")
@@ -326,6 +328,7 @@ _c("trade.faster", N_("{span} faster"), span="span")
 _c("trade.slower", N_("{span} slower"), span="span")
 _c("trade.commits", N_("commits {money}"), money="money")
 _c("trade.tight_fit", N_("tight fit ({pct} of memory)"), pct="pct")
+_c("trade.ownership_on_one_run", N_("its whole {years}-year cost of owning on this one run"), years="g")
 _c("trade.similar", N_("similar"))
 
 # plan/scale.py: the scaling curve's labels and verdicts

@@ -43,6 +43,7 @@ DEADLINE_SLACK = 0.10
 COMPETITIVE = 0.5
 MAX_COMPETITIVE = 320
 MAX_LATE = 12
+RUNNER_UP_SPAN = 3.0  # workflows.decide.RUNNER_UP_SPAN: a runner-up costs at most this many times the pick
 
 def _inter_links(gpu: Accelerator, constraints: Constraints | None = None) -> tuple[str, ...]:
     """The scale-out networks to try: the user's, else the part's own (Ascend servers ship RoCE, never
@@ -170,6 +171,7 @@ class ScreenedLayout:
     inter_node: str | None
     host_bytes_per_gpu: float
     safe: bool = False  # its chance of running out of memory (screened) is at most RISK
+    cell_safe: bool = False  # the fastest safe layout of its cell (GPU, count, network)
 
     @property
     def gpus(self) -> int:
@@ -231,7 +233,7 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
                     shortlist.append(ScreenedLayout(
                         step_time_s=float(time[i]), gpu=gpu, layouts=lay, index=int(sub[i]),
                         inter_node=inter if count > per_node else None, host_bytes_per_gpu=float(host[sub[i]]),
-                        safe=bool(device[sub[i]] <= limit)))
+                        safe=bool(device[sub[i]] <= limit), cell_safe=bool(len(safe)) and i == safe[0]))
     return shortlist, evaluated
 
 
@@ -354,7 +356,13 @@ def _choose_exact(shortlist: list[ScreenedLayout], job: Scenario, constraints: C
     for item in sorted(late, key=lambda it: it.step_time_s):
         by_cell.setdefault(item.cell(), item)
     misses = sorted(by_cell.values(), key=lambda it: -it.gpus)[:MAX_LATE]
-    return competitive + spread + misses
+    chosen = competitive + spread
+    # a cell re-checked without a safe layout, priced within RUNNER_UP_SPAN of the best safe objective (a runner-up
+    # the answer may name), gets its fastest safe layout too: the runner-ups may not run out of memory either
+    near = {(*it.cell(), it.inter_node) for it in chosen if value.get(id(it), np.inf) <= best * RUNNER_UP_SPAN}
+    covered = {(*it.cell(), it.inter_node) for it in chosen if it.safe}
+    safe = [it for it in on_time if it.cell_safe and (*it.cell(), it.inter_node) in near - covered]
+    return chosen + safe + misses
 
 
 def _safe_bytes(gpu: Accelerator, job: Scenario, gpus: int, per_node: int) -> float:

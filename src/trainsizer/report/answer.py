@@ -81,19 +81,20 @@ def _odds(out: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _voucher_possible(out: dict[str, Any], rec: dict[str, Any], lang: str) -> list[tuple[str, str]]:
-    """A voucher whose eligibility is not confirmed is a possibility, not the price: the run and the commitment
-    before it, and beside them what it would take off if approved ([] when no such voucher was claimed)."""
+    """A voucher whose eligibility is not confirmed is a possibility, not the price (the plan prices the run without
+    it, ``workflows.pricing``): the run and the commitment, and beside the run what the voucher would take off if
+    approved ([] when no such voucher was claimed)."""
     options = out.get("options") or []
     rent = (options[rec["option"]].get("per_run") or {}).get("rent") or {} if rec["option"] < len(options) else {}
-    v, before = rent.get("voucher") or {}, rent.get("cost_before_voucher")
-    if rec["acquisition"] != "rent" or v.get("eligibility") != "unknown" or before is None:
+    v, before = rent.get("voucher") or {}, rec.get("per_run")
+    if rec["acquisition"] != "rent" or not v.get("possible") or before is None:
         return []
     cur, saved = rec["currency"], v["saved"]
     maybe = tr("if {voucher} is approved, {saved} less: {net}", lang, voucher=w.voucher_name(v["id"], lang),
                saved=w.money(saved, cur, lang), net=w.money(before - saved, cur, lang))
     brackets = "（{}）" if lang.startswith("zh") else " ({})"
     return [(tr("Per run", lang), w.money(before, cur, lang) + brackets.format(maybe)),
-            (tr("Commitment", lang), w.money((rec.get("commitment") or 0) + saved, cur, lang))]
+            (tr("Commitment", lang), w.money(rec.get("commitment"), cur, lang))]
 
 
 CAUSES = {"budget": N_("The budget binds: no option that fits can be had within it."),

@@ -248,7 +248,8 @@ def _voucher(rent: dict[str, Any], currency: str) -> Message | None:
     v = rent.get("voucher")
     if not v:
         return None
-    parts = [msg("adjust.voucher", voucher=v["id"], saved=money(v["saved"], currency), pct=v["fraction"])]
+    parts = [msg("adjust.voucher_possible" if v.get("possible") else "adjust.voucher", voucher=v["id"],
+                 saved=money(v["saved"], currency), pct=v["fraction"])]
     if v.get("cap") is not None:
         parts.append(msg(f"adjust.voucher_cap_{v.get('cap_period') or 'year'}", cap=money(v["cap"], currency)))
     if v.get("upper_bound"):
@@ -303,6 +304,9 @@ def _trade(pick: PlanOption, other: PlanOption, currency: str) -> Message:
         parts.append(msg("trade.faster" if db < da else "trade.slower", span=round(abs(db - da), 1)))
     if b.get("commitment") is not None:
         parts.append(msg("trade.commits", money=money(b["commitment"], currency)))
+    owned = other.pricing.cost if other.pricing else None
+    if b.get("acquisition") == "buy" and owned and (b.get("buy") or {}).get("utilisation") is None:
+        parts.append(msg("trade.ownership_on_one_run", years=owned.buy.horizon_years))  # why a run costs the servers
     if tight(other):
         parts.append(msg("trade.tight_fit", pct=other.device_gib / other.capacity_gib))
     return listing(parts) if parts else msg("trade.similar")

@@ -134,22 +134,29 @@ def _per_run(opt: PlanOption, gpu: Accelerator, cost: Any, site_ok: bool, money:
     return out
 
 
+def voucher_confirmed(voucher: Subsidy) -> bool:
+    """Whether the voucher's eligibility is confirmed: only then does it lower the price a plan ranks and shows."""
+    return voucher.eligibility != "unknown"
+
+
 def _claim(rent: dict[str, Any], voucher: Subsidy) -> None:
-    """A compute voucher on an eligible rental: the run's cost and commitment net of it; on a provider it does
-    not cover, the reason (the answer card says both: workflows.decide.adjustments)."""
+    """A compute voucher on an eligible rental: the run's cost and commitment net of it where its eligibility is
+    confirmed, else what it would take off if approved (``possible``); on a provider it does not cover, the reason
+    (the answer card says each: workflows.decide.adjustments)."""
     if not applies_to(voucher, rent["provider"]):
         why = msg("cost.voucher_not_here", voucher=voucher.id)
         rent["notes"].append(why)
         rent["voucher_not_applied"] = {"id": voucher.id, "reason": why}
         return
     net, saved = apply_subsidy(rent["cost"], voucher)
-    if voucher.eligibility == "unknown":
+    claim = {"id": voucher.id, "saved": round(saved), "fraction": voucher.fraction, "confidence": voucher.confidence,
+             "eligibility": voucher.eligibility, "cap": voucher.cap_per_year, "cap_period": voucher.cap_period,
+             "upper_bound": voucher.upper_bound}
+    if not voucher_confirmed(voucher):  # a possibility beside the price, never folded into it
         rent["notes"].append(msg("cost.voucher_eligibility_unknown", voucher=voucher.id))
-    rent.update({"cost_before_voucher": rent["cost"], "cost": round(net), "commitment": round(net),
-                 "voucher": {"id": voucher.id, "saved": round(saved), "fraction": voucher.fraction,
-                             "confidence": voucher.confidence, "eligibility": voucher.eligibility,
-                             "cap": voucher.cap_per_year, "cap_period": voucher.cap_period,
-                             "upper_bound": voucher.upper_bound}})
+        rent["voucher"] = {**claim, "possible": True}
+        return
+    rent.update({"cost_before_voucher": rent["cost"], "cost": round(net), "commitment": round(net), "voucher": claim})
 
 
 def _per_token(out: dict[str, Any], opt: PlanOption, cost: Any, money: MoneyTerms) -> dict[str, Any]:
