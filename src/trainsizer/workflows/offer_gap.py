@@ -18,6 +18,10 @@ from trainsizer.plan.option import PlanOption
 # billing, setup and a cloud's mark-up over the cheapest price stay within it; a term contract or a one-run
 # purchase does not).
 FLOOR_FACTOR = 3.0
+# The layout named is the one of fewest GPUs whose compute plus time value is within this factor of the least
+# (assumed: a team asks a cloud for the smallest cluster that does about as well, not the largest a few percent
+# better).
+SMALLEST_WITHIN = 1.25
 ON_DEMAND = ("on-demand",)
 
 
@@ -90,7 +94,10 @@ def compute_floor(options: list[PlanOption], prices: Prices, market: str, max_oo
                        gpus_per_server=min(o.gpus, o.gpus_per_node), gpu_hours=hours, price_per_gpu_hour=price,
                        provider=provider, host_ram_gib=ram)
         gaps.append((gap.floor + time_value * hours / o.gpus, gap))
-    return min(gaps, key=lambda vg: (vg[0], vg[1].gpus))[1] if gaps else None
+    if not gaps:
+        return None
+    least = min(v for v, _ in gaps)  # of those about as good, the smallest cluster: what a team asks a cloud for
+    return min((g for v, g in gaps if v <= SMALLEST_WITHIN * least), key=lambda g: (g.gpus, g.floor))
 
 
 def offer_gap(rec: dict[str, Any] | None, options: list[PlanOption], prices: Prices, market: str,

@@ -248,8 +248,11 @@ def _add_confidence(rec: dict[str, Any] | None, options: list[PlanOption], order
     if not rec:
         return
     values = [objective_value(o, objective) if i in order else 0.0 for i, o in enumerate(options)]
-    rec["confidence"] = confidence(options, order, values, req.deadline_s, req.budget,
-                                   scales=objective != "fewest-gpus")
+    conf = confidence(options, order, values, req.deadline_s, req.budget, scales=objective != "fewest-gpus")
+    if conf:  # the choice holds in no outcome where it runs out of memory: never above its chance of running
+        conf["runs"] = round(1.0 - options[order[0]].oom_chance, 4)
+        conf["share"] = min(conf["share"], conf["runs"])
+    rec["confidence"] = conf
     close = close_call(rec, options, job_label)
     if close is not None:
         rec["why"] = msg("sentences", parts=[rec["why"], close])
