@@ -178,6 +178,7 @@ def test_the_impossible_job_names_the_budget(browser, base_url):  # noqa: F811
     assert "预算是限制因素" in text and "3,000 元" in text
     least = card.locator("li").first.inner_text()  # the least budget that works, first
     assert least.startswith("最少需要的预算") and "万元" in least, least
+    assert page.locator("[data-testid=fold-timeline]").count() == 0  # nothing to deploy: no purchase timeline
     assert_in_view(page, card)
     shoot(page, "impossible-zh-CN-phone")
     context.close()

@@ -250,7 +250,7 @@ def document(report: dict[str, Any], charts: bool = True) -> list[Section]:
         out += [alternatives(plan, lang), bom(pick, lang), site_fit(pick, lang), cost(pick, plan["currency"], lang)]
     if plan.get("notes") and pick and answer["ok"]:  # without a recommendation the card lists them
         out.append(Section("notes", tr(TITLES["notes"], lang), [("list", mt.texts(plan["notes"], lang))]))
-    if pick:
-        out += [timeline(plan, lang), verification(plan, lang)]
+    if pick:  # a deployment timeline only for an answer: nothing is rented or bought without one
+        out += [timeline(plan, lang) if answer["ok"] else None, verification(plan, lang)]
     out.append(sources(report["assumptions"], lang))
     return [s for s in out if s]

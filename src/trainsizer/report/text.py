@@ -273,7 +273,8 @@ def _print_detail(con: Console, out: dict[str, Any], lang: str) -> None:
     pick = out["options"][idx]
     con.print()
     for section in (sec.recommended(pick, lang), sec.bom(pick, lang), sec.site_fit(pick, lang),
-                    sec.cost(pick, out["currency"], lang), sec.timeline(out, lang), sec.verification(out, lang)):
+                    sec.cost(pick, out["currency"], lang),
+                    sec.timeline(out, lang) if out.get("recommendation") else None, sec.verification(out, lang)):
         if section:
             _print_section(con, section)
 
