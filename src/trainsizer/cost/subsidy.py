@@ -52,6 +52,11 @@ class Subsidy(BaseModel):
     stale: Flag = False
     notes: str | None = None
 
+    @property
+    def confirmed(self) -> bool:
+        """Its eligibility is confirmed (``listed``): only then does it lower the price a plan ranks and shows."""
+        return self.eligibility == "listed"
+
 
 def load_subsidies(prices: Prices | dict[str, Any] | None = None) -> list[Subsidy]:
     """The ``subsidies:`` rows of a price list (a :class:`Prices`, its raw data, or the shipped prices.yaml),

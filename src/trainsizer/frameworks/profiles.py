@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -73,8 +74,10 @@ def families() -> list[str]:
     return list(_index()["families"])
 
 
+@cache
 def load_profile(family: str) -> Profile:
-    """The shipped profile of ``family`` (checked against the internals keys)."""
+    """The shipped profile of ``family`` (checked against the internals keys; parsed once: callers must not mutate
+    it)."""
     profile = parse_model(Profile, packaged_yaml(PACKAGE, f"{family}.yaml"), f"frameworks/{family}.yaml")
     for s in profile.settings:
         if s.key not in INTERNALS:

@@ -127,6 +127,15 @@ class PlanOption:
         return cost.buy.total if cost else None
 
     @property
+    def ownership_years_on_one_run(self) -> float | None:
+        """The horizon a bought option's one run carries whole (no runs a month or utilisation stated to share it);
+        None where it is rented, not bought, or shared."""
+        bought, cost = self.per_run.get("buy"), self.pricing.cost if self.pricing else None
+        if self.acquisition != "buy" or not bought or bought.get("utilisation") is not None or not cost:
+            return None
+        return cost.buy.horizon_years
+
+    @property
     def at_risk(self) -> bool:
         return bool((self.range or {}).get("at_risk"))
 

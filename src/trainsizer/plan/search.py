@@ -359,7 +359,7 @@ def _choose_exact(shortlist: list[ScreenedLayout], job: Scenario, constraints: C
     chosen = competitive + spread
     # a cell re-checked without a safe layout, priced within RUNNER_UP_SPAN of the best safe objective (a runner-up
     # the answer may name), gets its fastest safe layout too: the runner-ups may not run out of memory either
-    near = {(*it.cell(), it.inter_node) for it in chosen if value.get(id(it), np.inf) <= best * RUNNER_UP_SPAN}
+    near = {(*it.cell(), it.inter_node) for it in chosen if value[id(it)] <= best * RUNNER_UP_SPAN}
     covered = {(*it.cell(), it.inter_node) for it in chosen if it.safe}
     safe = [it for it in on_time if it.cell_safe and (*it.cell(), it.inter_node) in near - covered]
     return chosen + safe + misses

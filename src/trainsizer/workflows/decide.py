@@ -279,8 +279,8 @@ def adjustments(pick: PlanOption, currency: str, time: TimeValue | None = None) 
         buy = pr["buy"]
         if buy.get("utilisation") is not None:
             out.append(msg("adjust.bought_at", workload=pr["workload"], pct=buy["utilisation"]))
-        elif pick.pricing and pick.pricing.cost:  # no workload stated: the one run carries the whole ownership
-            out.append(msg("adjust.ownership_on_one_run", years=pick.pricing.cost.buy.horizon_years))
+        elif pick.ownership_years_on_one_run:  # no workload stated: the one run carries the whole ownership
+            out.append(msg("adjust.ownership_on_one_run", years=pick.ownership_years_on_one_run))
         out.append(buy.get("note"))
     if tight(pick):
         used = pick.device_gib / pick.capacity_gib
@@ -304,9 +304,8 @@ def _trade(pick: PlanOption, other: PlanOption, currency: str) -> Message:
         parts.append(msg("trade.faster" if db < da else "trade.slower", span=round(abs(db - da), 1)))
     if b.get("commitment") is not None:
         parts.append(msg("trade.commits", money=money(b["commitment"], currency)))
-    owned = other.pricing.cost if other.pricing else None
-    if b.get("acquisition") == "buy" and owned and (b.get("buy") or {}).get("utilisation") is None:
-        parts.append(msg("trade.ownership_on_one_run", years=owned.buy.horizon_years))  # why a run costs the servers
+    if other.ownership_years_on_one_run:  # why its run costs the servers
+        parts.append(msg("trade.ownership_on_one_run", years=other.ownership_years_on_one_run))
     if tight(other):
         parts.append(msg("trade.tight_fit", pct=other.device_gib / other.capacity_gib))
     return listing(parts) if parts else msg("trade.similar")

@@ -26,7 +26,7 @@ def option_summary(option: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for part, keys in SUMMARY_KEYS.items():
         value = option.get(part)
-        if value is None or part not in option:
+        if value is None:
             continue
         out[part] = value if keys is None else {k: value[k] for k in keys if k in value}
     out["detail"] = SUMMARY

@@ -134,11 +134,6 @@ def _per_run(opt: PlanOption, gpu: Accelerator, cost: Any, site_ok: bool, money:
     return out
 
 
-def voucher_confirmed(voucher: Subsidy) -> bool:
-    """Whether the voucher's eligibility is confirmed: only then does it lower the price a plan ranks and shows."""
-    return voucher.eligibility != "unknown"
-
-
 def _claim(rent: dict[str, Any], voucher: Subsidy) -> None:
     """A compute voucher on an eligible rental: the run's cost and commitment net of it where its eligibility is
     confirmed, else what it would take off if approved (``possible``); on a provider it does not cover, the reason
@@ -152,7 +147,7 @@ def _claim(rent: dict[str, Any], voucher: Subsidy) -> None:
     claim = {"id": voucher.id, "saved": round(saved), "fraction": voucher.fraction, "confidence": voucher.confidence,
              "eligibility": voucher.eligibility, "cap": voucher.cap_per_year, "cap_period": voucher.cap_period,
              "upper_bound": voucher.upper_bound}
-    if not voucher_confirmed(voucher):  # a possibility beside the price, never folded into it
+    if not voucher.confirmed:  # a possibility beside the price, never folded into it
         rent["notes"].append(msg("cost.voucher_eligibility_unknown", voucher=voucher.id))
         rent["voucher"] = {**claim, "possible": True}
         return

@@ -16,7 +16,7 @@ from trainsizer.datafiles import packaged_yaml
 from trainsizer.hardware.catalog import Catalog
 from trainsizer.hardware.market import availability
 from trainsizer.system.host import instance_cores, instance_ram_gib
-from trainsizer.workflows.pricing import MoneyTerms, voucher_confirmed
+from trainsizer.workflows.pricing import MoneyTerms
 
 
 def _bought_host_gib_per_gpu() -> float:
@@ -112,7 +112,7 @@ class ScreenPricing:
             offer, cost = cheapest_offer(candidates, gpus, hours + money.setup.hours, money.budget)
             if money.budget is None or cost <= money.budget:
                 voucher = money.voucher if money.voucher and applies_to(money.voucher, offer.provider) \
-                    and voucher_confirmed(money.voucher) else None
+                    and money.voucher.confirmed else None
                 costs.append(cost * (1 - (voucher.fraction if voucher else 0.0)))
         if self._available(gpu, "buy") and offloaded_gib_per_gpu <= _bought_host_gib_per_gpu():
             price = self._server_price(gpu, in_server)
