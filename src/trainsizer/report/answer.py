@@ -77,7 +77,7 @@ def _odds(out: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
     options = out.get("options") or []
     r = options[rec["option"]].get("range") or {} if rec["option"] < len(options) else {}
     oom = r.get("p_exceeds_capacity")
-    return {"oom": oom, "confidence": confidence(rec, oom)}
+    return {"oom": oom, "confidence": confidence(rec)}
 
 
 def _voucher_possible(out: dict[str, Any], rec: dict[str, Any], lang: str) -> list[tuple[str, str]]:

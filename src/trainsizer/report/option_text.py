@@ -173,19 +173,17 @@ def range_text(option: dict[str, Any], currency: str, lang: str) -> str:
     return w.join(parts, lang)
 
 
-def confidence(rec: dict[str, Any], oom: float | None = None) -> float | None:
-    """How often the choice holds, never above its chance of running (1 − the chance of running out of memory):
-    a layout that runs out of memory holds in no outcome."""
+def confidence(rec: dict[str, Any]) -> float | None:
+    """How often the choice holds: the plan's share, never above its chance of running (``confidence.runs``, 1 − the
+    chance of running out of memory: a layout that runs out of memory holds in no outcome)."""
     conf = rec.get("confidence")
-    if not conf:
-        return None
-    return min(conf["share"], 1.0 - oom) if oom is not None else conf["share"]
+    return conf["share"] if conf else None
 
 
 def confidence_text(rec: dict[str, Any], lang: str, oom: float | None = None) -> str:
     """ "holds in 72 % of the plausible outcomes" (the pick is best, meets the deadline and the budget); with the
-    pick's chance of running out of memory ``oom``, at most 1 − oom, and what lowers it."""
-    share = confidence(rec, oom)
+    pick's chance of running out of memory ``oom``, what lowers it."""
+    share = confidence(rec)
     if share is None:
         return w.MISSING
     said = tr("the choice holds in {pct} of the plausible outcomes (the ranges sampled)", lang, pct=f"{share:.0%}")
