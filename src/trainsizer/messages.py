@@ -4,7 +4,7 @@ money with its currency, nested messages for a clause), never an English sentenc
 The engine (plan, cost, system, workflows, estimate) builds messages with :func:`msg`; the faces render them
 in the reader's language through the gettext catalog (``trainsizer.report.message_text``: English is a
 rendering too), and ``--json`` carries each as ``{"code", "args", "text"}``. Each code is registered once,
-in ``trainsizer/message_codes.py``: its catalog message id (or singular and plural from ``NP_``) and the
+in ``trainsizer/message_codes/``: its catalog message id (or singular and plural from ``NP_``) and the
 kind of each argument, which says how the argument is shown (:data:`KINDS`).
 """
 
@@ -125,7 +125,7 @@ def msg(code: str, **args: Any) -> Message:
     """A message of a registered code; its args must be exactly the code's (a typo fails here, not in a face)."""
     spec = REGISTRY.get(code)
     if spec is None:
-        raise KeyError(f"message code {code!r} is not registered in trainsizer/message_codes.py")
+        raise KeyError(f"message code {code!r} is not registered in trainsizer/message_codes/")
     if args.keys() != spec.names:  # the engine makes thousands a plan: no set built per call
         raise TypeError(f"message {code!r} takes {sorted(spec.kinds)}, got {sorted(args)}")
     return Message(code, args)
