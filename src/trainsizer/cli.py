@@ -15,6 +15,7 @@ import typer
 from trainsizer.cli_groups import LazyGroup
 from trainsizer.cli_options import CalibrationOpt, CatalogOpt, FrameworkOpt, JsonOpt, LangOpt, PricesOpt
 from trainsizer.errors import N_, InputError
+from trainsizer.scenario_flags import ESTIMATE_FLAGS, with_scenario_flags
 from trainsizer.workflows.defaults import (
     DEFAULT_HORIZON_YEARS,
     DEFAULT_MAX_GPUS,
@@ -32,53 +33,14 @@ app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, pre
 
 
 
-# long: one typer option per scenario field; the signature is the command's --help
 @app.command()
+@with_scenario_flags(ESTIMATE_FLAGS)
 def estimate(
     scenario: Annotated[Path | None, typer.Argument(help="Scenario YAML (validation/FORMAT.md). "
                                                     "Without it and without flags: the built-in example; flags "
                                                     "alone need --model, --method and --gpu.")] = None,
-    model: Annotated[str | None, typer.Option(help="Model preset id, or a Hugging Face config.json path.")] = None,
-    method: Annotated[str | None, typer.Option(help="full | lora | qlora | freeze")] = None,
-    precision: Annotated[str | None, typer.Option(help="fp32 | fp16-mixed | bf16-mixed | bf16-true | "
-                                                  "fp8-mixed")] = None,
-    optimizer: Annotated[str | None, typer.Option(help="adamw | adamw-8bit | paged-adamw-8bit | adafactor | "
-                                                  "sgd-momentum | sgd | lion")] = None,
-    micro_batch_size: Annotated[int | None, typer.Option("--micro-batch-size", "--mbs")] = None,
-    seq_len: Annotated[int | None, typer.Option("--seq-len")] = None,
-    global_batch_size: Annotated[int | None, typer.Option("--global-batch-size")] = None,
-    checkpointing: Annotated[str | None, typer.Option("--checkpointing", help="none | selective | full")] = None,
-    attention: Annotated[str | None, typer.Option(help="flash | sdpa | eager")] = None,
-    lora_rank: Annotated[int | None, typer.Option("--lora-rank")] = None,
-    lora_alpha: Annotated[float | None, typer.Option("--lora-alpha")] = None,
-    lora_targets: Annotated[str | None, typer.Option("--lora-targets", help="Comma-separated module names, "
-                                                     "or all-linear.")] = None,
-    quantization: Annotated[str | None, typer.Option(help="nf4 | nf4-dq | int8 | int4 (qlora)")] = None,
-    loss: Annotated[str | None, typer.Option(help="standard | chunked | compute-dtype cross-entropy")] = None,
-    document_tokens: Annotated[int | None, typer.Option("--document-tokens", help="Packed sequences: tokens per "
-                                                        "document, each attending only to itself.")] = None,
-    compile_model: Annotated[bool | None, typer.Option("--compile/--no-compile", help="The model runs under "
-                                                       "torch.compile.")] = None,
-    gpus: Annotated[int | None, typer.Option(help="Total GPUs.")] = None,
-    tp: Annotated[int | None, typer.Option()] = None,
-    pp: Annotated[int | None, typer.Option()] = None,
-    cp: Annotated[int | None, typer.Option()] = None,
-    virtual_pp: Annotated[int | None, typer.Option("--virtual-pp")] = None,
-    sequence_parallel: Annotated[bool | None, typer.Option("--sequence-parallel/--no-sequence-parallel")] = None,
-    zero: Annotated[int | None, typer.Option(help="ZeRO stage 0-3 (FSDP full shard = 3).")] = None,
-    offload: Annotated[str | None, typer.Option(help="none | optimizer | optimizer+params")] = None,
-    distributed_optimizer: Annotated[bool | None, typer.Option("--distributed-optimizer/--no-distributed-optimizer",
-                                                               help="Megatron's distributed optimizer.")] = None,
-    ep: Annotated[int | None, typer.Option(help="Expert parallelism (MoE).")] = None,
-    optimizer_in_backward: Annotated[bool | None, typer.Option("--optimizer-in-backward/--no-optimizer-in-backward")
-                                     ] = None,
-    tokens: Annotated[float | None, typer.Option(help="Total training tokens.")] = None,
+    scenario_flags: dict[str, Any] | None = None,
     framework: FrameworkOpt = None,
-    gpu: Annotated[str | None, typer.Option(help="GPU catalog id, e.g. rtx-4090-24gb.")] = None,
-    gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node")] = None,
-    intra_node: Annotated[str | None, typer.Option("--intra-node", help="Link id inside a node, e.g. nvlink4.")] = None,
-    inter_node: Annotated[str | None, typer.Option("--inter-node", help="Link id between nodes, e.g. ib-ndr-400.")
-                          ] = None,
     catalog: CatalogOpt = None,
     calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
@@ -87,25 +49,7 @@ def estimate(
     """Per-GPU memory of one training job: breakdown, totals against capacity, fit limits, seed rule."""
     from trainsizer.workflows.estimate_job import estimate_job
 
-    targets: Any = lora_targets
-    if lora_targets and lora_targets != "all-linear":
-        targets = [t.strip() for t in lora_targets.split(",") if t.strip()]
-    flags = {
-        "model": model, "training.method": method, "training.precision": precision,
-        "training.optimizer": optimizer, "training.micro_batch_size": micro_batch_size,
-        "training.seq_len": seq_len, "training.global_batch_size": global_batch_size,
-        "training.activation_checkpointing": checkpointing, "training.attention": attention,
-        "training.lora.rank": lora_rank, "training.lora.alpha": lora_alpha, "training.lora.targets": targets,
-        "training.quantization": quantization, "training.loss": loss, "training.document_tokens": document_tokens,
-        "training.compile": compile_model,
-        "parallel.gpus": gpus,
-        "parallel.tp": tp, "parallel.pp": pp, "parallel.cp": cp, "parallel.virtual_pp": virtual_pp,
-        "parallel.sequence_parallel": sequence_parallel, "parallel.zero": zero, "parallel.offload": offload,
-        "hardware.gpu": gpu, "hardware.gpus_per_node": gpus_per_node, "hardware.intra_node": intra_node,
-        "hardware.inter_node": inter_node, "parallel.distributed_optimizer": distributed_optimizer,
-        "parallel.ep": ep, "training.optimizer_in_backward": optimizer_in_backward, "training.tokens": tokens,
-    }
-    result, origin = estimate_job(scenario, flags, tuple(catalog or ()), calibration, framework)
+    result, origin = estimate_job(scenario, scenario_flags or {}, tuple(catalog or ()), calibration, framework)
     if as_json:
         out = result.to_dict()
         out["scenario_source"] = origin

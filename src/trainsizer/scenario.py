@@ -350,7 +350,7 @@ class Scenario(_Strict):
         return self.global_batch_size // (self.training.micro_batch_size * self.parallel.dp)
 
 
-_SECTION_MODELS: dict[str, type[BaseModel]] = {
+SECTION_MODELS: dict[str, type[BaseModel]] = {
     "": Scenario, "model": ModelSpec, "training": TrainingSpec, "parallel": ParallelSpec,
     "hardware": HardwareSpec, "training.lora": LoraSpec, "hardware.gpu": InlineGpu,
 }
@@ -361,29 +361,29 @@ _SPECIAL_ACCEPTED = {
 }
 
 
-def _flat_types(annotation: Any) -> set[Any]:
+def flat_types(annotation: Any) -> set[Any]:
     """The plain types inside a (union / Annotated) annotation; a Literal stays whole."""
     if get_origin(annotation) is Literal:
         return {annotation}
     args = get_args(annotation)
-    return set().union(*(_flat_types(a) for a in args)) if args else {annotation}
+    return set().union(*(flat_types(a) for a in args)) if args else {annotation}
 
 
 def _bound(value: float) -> str:
     return f"{int(value):,}" if float(value).is_integer() and abs(value) < 1e9 else f"{value:g}"
 
 
-def _accepted(field: str) -> str:
+def accepted(field: str) -> str:
     """What a field accepts, in words, from its type and bounds (e.g. 'an integer from 1 to 65,536')."""
     if field in _SPECIAL_ACCEPTED:
         return _SPECIAL_ACCEPTED[field]
-    if field in _SECTION_MODELS:
-        return f"a mapping of {', '.join(_SECTION_MODELS[field].model_fields)}"
+    if field in SECTION_MODELS:
+        return f"a mapping of {', '.join(SECTION_MODELS[field].model_fields)}"
     parent, _, key = field.rpartition(".")
-    info = _SECTION_MODELS.get(parent, Scenario).model_fields.get(key)
+    info = SECTION_MODELS.get(parent, Scenario).model_fields.get(key)
     if info is None:
         return "see validation/FORMAT.md"
-    types = _flat_types(info.annotation)
+    types = flat_types(info.annotation)
     literals = [str(v) for t in types if get_origin(t) is Literal for v in get_args(t)]
     if literals:
         return ", ".join(literals)
@@ -425,14 +425,14 @@ def _first_error_message(exc: ValidationError) -> InputError:
     given = short_input(err.get("input"))  # an error quotes at most MAX_INPUT_TEXT characters of the file
     if kind == "extra_forbidden":
         parent, key = ".".join(loc[:-1]), loc[-1]
-        known = list(_SECTION_MODELS.get(parent, Scenario).model_fields)
+        known = list(SECTION_MODELS.get(parent, Scenario).model_fields)
         close = difflib.get_close_matches(key, known, n=1)
         if close:
             return InputError(field, N_("unknown key (did you mean '{close}'?); accepted keys: {keys}"),
                               close=close[0], keys=", ".join(known))
         return InputError(field, N_("unknown key; accepted keys: {keys}"), keys=", ".join(known))
     if kind == "missing":
-        return InputError(field, N_("is required; accepted: {accepted}"), accepted=_accepted(field))
+        return InputError(field, N_("is required; accepted: {accepted}"), accepted=accepted(field))
     if kind in ("literal_error", "enum"):
         expected = err.get("ctx", {}).get("expected", "")
         options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
@@ -452,11 +452,11 @@ def _first_error_message(exc: ValidationError) -> InputError:
         return InputError("scenario", f"{err['msg'].lower()} (got {given!r})")
     if kind in ("model_type", "dict_type", "model_attributes_type"):
         return InputError(field, N_("input should be a mapping (got {value!r}); accepted: {accepted}"), value=given,
-                          accepted=_accepted(field))
+                          accepted=accepted(field))
     if isinstance(given, dict | list):
         given = type(given).__name__.replace("dict", "a mapping").replace("list", "a list")
-        return InputError(field, f"{err['msg'].lower()} (got {given}); accepted: {_accepted(field)}")
-    return InputError(field, f"{err['msg'].lower()} (got {given!r}); accepted: {_accepted(field)}")
+        return InputError(field, f"{err['msg'].lower()} (got {given}); accepted: {accepted(field)}")
+    return InputError(field, f"{err['msg'].lower()} (got {given!r}); accepted: {accepted(field)}")
 
 
 def scenario_from_dict(data: Any, source: str = "scenario") -> Scenario:
