@@ -23,7 +23,7 @@ JOB = "examples/jobs/qwen2.5-7b-lora.yaml"
 @pytest.fixture(scope="module")
 def out():
     # the global market: these parts cannot be bought new in China, and the cost chart needs a buy price
-    req = PlanRequest(("rtx-4090-24gb", "h100-sxm5-80gb"), 8, site="chengdu-legacy-colo", market="global")
+    req = PlanRequest(gpus=("rtx-4090-24gb", "h100-sxm5-80gb"), max_gpus=8, site="chengdu-legacy-colo", market="global")
     return plan_job(load_job(JOB, None), req).out
 
 

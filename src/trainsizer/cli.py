@@ -140,29 +140,17 @@ AllOpt = Annotated[bool, typer.Option("--all", help="Show every option searched,
 
 
 def _plan_request(**kw: Any) -> Any:
-    """The workflow's PlanRequest from the shared plan options, each number checked first."""
-    from trainsizer.input_checks import count_in_range, finite_positive
+    """The workflow's PlanRequest from the shared plan options (it checks its own numbers)."""
     from trainsizer.workflows.jobs import parse_duration
-    from trainsizer.workflows.plan_job import PlanRequest
+    from trainsizer.workflows.plan_request import PlanRequest
 
-    finite_positive(parse_duration(kw["deadline"]), "--deadline", N_("a duration > 0 such as 7d, 36h or 90m"))
-    finite_positive(kw["budget"], "--budget", f"a finite amount > 0 in {kw['currency'] or 'the currency'}")
-    finite_positive(kw["utilisation"], "--utilisation", N_("a fraction in (0, 1]"), maximum=1.0)
-    finite_positive(kw["runs_per_month"], "--runs-per-month", N_("a finite number of runs > 0"))
-    finite_positive(kw["horizon"], "--horizon", N_("years > 0"), maximum=15.0)
-    if kw.get("setup"):
-        finite_positive(kw["setup"], "--setup", N_("minutes >= 0"), maximum=10_000.0)
-    if kw.get("max_oom_risk", DEFAULT_MAX_OOM_RISK) != 0:
-        finite_positive(kw.get("max_oom_risk"), "--max-oom-risk", N_("a fraction in (0, 1]"), maximum=1.0)
-    if kw["time_value"] is not None and kw["time_value"] != 0:
-        finite_positive(kw["time_value"], "--time-value",
-                        f"an amount >= 0 per hour in {kw['currency'] or 'the currency'}")
-    count_in_range(kw.get("top", DEFAULT_TOP), "--top", 1, 1000)
-    return PlanRequest(tuple(kw["gpu"] or ()), kw["max_gpus"], parse_duration(kw["deadline"]),
-                       kw.get("gpus_per_node"), kw.get("top", DEFAULT_TOP), kw["site"], kw["budget"], kw["currency"],
-                       kw["horizon"], kw["utilisation"], tuple(kw["prices"] or ()), tuple(kw["sites"] or ()),
-                       tuple(kw.get("catalog") or ()), kw["lang"], kw["calibration"], kw["market"], kw["objective"],
-                       kw["runs_per_month"], kw["electricity_price"], kw["voucher"], kw["time_value"],
+    return PlanRequest(gpus=tuple(kw["gpu"] or ()), max_gpus=kw["max_gpus"], deadline_s=parse_duration(kw["deadline"]),
+                       gpus_per_node=kw.get("gpus_per_node"), top=kw.get("top", DEFAULT_TOP), site=kw["site"],
+                       budget=kw["budget"], currency=kw["currency"], horizon_years=kw["horizon"],
+                       utilisation=kw["utilisation"], prices=tuple(kw["prices"] or ()), sites=tuple(kw["sites"] or ()),
+                       catalogs=tuple(kw.get("catalog") or ()), lang=kw["lang"], calibration=kw["calibration"],
+                       market=kw["market"], objective=kw["objective"], runs_per_month=kw["runs_per_month"],
+                       electricity_price=kw["electricity_price"], voucher=kw["voucher"], time_value=kw["time_value"],
                        all_options=bool(kw.get("all_options", False)),
                        max_oom_risk=kw.get("max_oom_risk", DEFAULT_MAX_OOM_RISK), setup_minutes=kw.get("setup"))
 

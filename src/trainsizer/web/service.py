@@ -75,12 +75,13 @@ def plan(req: s.PlanIn) -> PlanOutcome:
     c = req.constraints
     gpus = _check_gpu_ids(c.gpus, "constraints.gpus")
     scenario = build_job(req.job, gpus[0] if gpus else None)
-    request = PlanRequest(gpus, c.max_gpus, c.deadline_days * 86400 if c.deadline_days else None, c.gpus_per_node,
-                          c.top, c.site, c.budget, c.currency, c.horizon_years, c.utilisation, market=c.market,
-                          objective=c.objective, runs_per_month=c.runs_per_month, time_value=c.time_value,
-                          all_options=c.all_options, voucher=c.voucher, max_oom_risk=c.max_oom_risk,
-                          setup_minutes=c.setup_minutes)
     with fields(FLAG_FIELDS | {"--deadline": "constraints.deadline_days"}, job_prefix="job"):
+        request = PlanRequest(gpus=gpus, max_gpus=c.max_gpus, gpus_per_node=c.gpus_per_node, top=c.top,
+                              deadline_s=c.deadline_days * 86400 if c.deadline_days else None, site=c.site,
+                              budget=c.budget, currency=c.currency, horizon_years=c.horizon_years,
+                              utilisation=c.utilisation, market=c.market, objective=c.objective,
+                              runs_per_month=c.runs_per_month, time_value=c.time_value, all_options=c.all_options,
+                              voucher=c.voucher, max_oom_risk=c.max_oom_risk, setup_minutes=c.setup_minutes)
         if request.deadline_s and not scenario.training.tokens:
             raise InputError("--deadline", "needs job.training.tokens to compute the time to train")
         return plan_job(scenario, request)
@@ -115,11 +116,11 @@ def cost(req: s.CostIn) -> dict[str, Any]:
     """The fastest layout of the job on exactly this hardware, with its servers, site fit and cost."""
     _check_gpu_ids([req.gpu], "gpu", indexed=False)
     scenario = build_job(req.job, req.gpu)
-    request = PlanRequest((req.gpu,), req.gpus, None, req.gpus_per_node, 1, req.site, None, req.currency,
-                          req.horizon_years, req.utilisation)
     flags = {"--max-gpus": "gpus", "--gpus-per-node": "gpus_per_node", "--gpu": "gpu", "--site": "site",
              "--utilisation": "utilisation", "--horizon": "horizon_years", "--currency": "currency"}
     with fields(flags, job_prefix="job"):
+        request = PlanRequest(gpus=(req.gpu,), max_gpus=req.gpus, gpus_per_node=req.gpus_per_node, top=1, site=req.site,
+                              currency=req.currency, horizon_years=req.horizon_years, utilisation=req.utilisation)
         return price_hardware(scenario, req.gpu, req.gpus, request)
 
 

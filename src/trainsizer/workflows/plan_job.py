@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any
 
 from trainsizer.cost.per_run import Workload
@@ -37,15 +36,12 @@ from trainsizer.workflows.decide import (
     sized_to_job,
 )
 from trainsizer.workflows.defaults import (
-    DEFAULT_HORIZON_YEARS,
     DEFAULT_MAX_GPUS,
-    DEFAULT_MAX_OOM_RISK,
-    DEFAULT_OBJECTIVE,
-    DEFAULT_TOP,
 )
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
 from trainsizer.workflows.offer_gap import offer_gap
+from trainsizer.workflows.plan_request import PlanRequest
 from trainsizer.workflows.pricing import MoneyTerms, merge_fabric_twins, recommend_options
 from trainsizer.workflows.robust import close_call, confidence, with_ranges
 from trainsizer.workflows.screen_pricing import HostFit, ScreenPricing
@@ -55,34 +51,6 @@ from trainsizer.workflows.time_value import TimeValue, time_value
 
 __all__ = ["DEFAULT_MAX_GPUS", "PlanOutcome", "PlanRequest", "load_job", "plan_job", "price_hardware"]
 
-
-
-@dataclass(frozen=True)
-class PlanRequest:
-    gpus: tuple[str, ...] = ()
-    max_gpus: int = DEFAULT_MAX_GPUS
-    deadline_s: float | None = None
-    gpus_per_node: int | None = None
-    top: int = DEFAULT_TOP
-    site: str | None = None
-    budget: float | None = None
-    currency: str | None = None
-    horizon_years: float = DEFAULT_HORIZON_YEARS
-    utilisation: float | None = None  # of bought hardware; with runs_per_month None too, the job runs once
-    prices: tuple[Path, ...] = ()
-    sites: tuple[Path, ...] = ()
-    catalogs: tuple[Path, ...] = ()
-    lang: str | None = None
-    calibration: Path | None = None
-    market: str | None = None  # cn | global; default from currency, site and locale (hardware.market)
-    objective: str = DEFAULT_OBJECTIVE  # workflows.decide.OBJECTIVES
-    runs_per_month: float | None = None
-    electricity_price: float | None = None  # the user's own bill, per kWh in the site's currency
-    voucher: str | None = None  # a subsidy id from prices.yaml (e.g. the Chengdu compute voucher) on rentals
-    time_value: float | None = None  # money per wall-clock hour of a run; None: the default (workflows.time_value)
-    all_options: bool = False  # every option searched (--all), not only those sized to the job (decide.sized_to_job)
-    max_oom_risk: float = DEFAULT_MAX_OOM_RISK  # the most a recommended layout may risk running out of memory
-    setup_minutes: float | None = None  # start to first step of a rented run; None: the default (setup_time)
 
 
 @dataclass
@@ -260,7 +228,7 @@ def _add_confidence(rec: dict[str, Any] | None, options: list[PlanOption], order
 
 def price_hardware(job: Scenario, gpu: str, gpus: int, req: PlanRequest) -> dict[str, Any]:
     """The fastest layout of the job on exactly ``gpus`` x ``gpu``, with its servers, site fit and cost."""
-    cat, site, money = _context(PlanRequest(**{**req.__dict__, "gpus": (gpu,)}))
+    cat, site, money = _context(replace(req, gpus=(gpu,)))
     per_node = req.gpus_per_node
     if per_node and gpus > per_node and gpus % per_node:
         raise InputError("--max-gpus", f"{gpus} must be a multiple of gpus_per_node ({per_node}) across servers")
