@@ -6,7 +6,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainsizer.hardware.catalog import load_catalog
+from trainsizer.hardware.catalog import Catalog, load_catalog
 from trainsizer.models.catalog import model_ids, preset_architecture, preset_entry
 from trainsizer.models.param_counts import count_params
 from trainsizer.system.sites import default_site_id, load_sites
@@ -14,6 +14,7 @@ from trainsizer.system.sites import default_site_id, load_sites
 if TYPE_CHECKING:
     from trainsizer.cost.price_rows import OfferMachine, RentalRow, SourcedRow
     from trainsizer.cost.subsidy import Subsidy
+    from trainsizer.system.sites import Site
 
 KINDS = ("models", "gpus", "links", "sites")
 _MARKET_OF = {"CNY": "cn", "USD": "global"}  # a row quoted in CNY is a Chinese seller's (cost/per_run.py)
@@ -87,12 +88,12 @@ def rows(kind: str) -> list[dict[str, Any]]:
             "vouchers": voucher_rows}[kind]()
 
 
-def accelerators_and_links(catalogs: list[Path] | tuple[Path, ...] = ()) -> Any:
+def accelerators_and_links(catalogs: list[Path] | tuple[Path, ...] = ()) -> Catalog:
     """The GPU and link catalog (shipped, with the user's files over it)."""
     return load_catalog(list(catalogs))
 
 
-def sites(paths: list[Path] | tuple[Path, ...] = ()) -> dict[str, Any]:
+def sites(paths: list[Path] | tuple[Path, ...] = ()) -> dict[str, Site]:
     return load_sites(list(paths))
 
 
