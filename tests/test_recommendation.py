@@ -77,6 +77,14 @@ def small_job():
     return plan_job(load_job(QWEN_LORA), PlanRequest(max_gpus=64, currency="CNY")).out
 
 
+def test_each_rented_option_cites_its_offer(small_job):
+    offers = {(u["item"].args["provider"], u["item"].args["gpu"]) for u in small_job["prices_used"]
+              if u["item"].code == "price.rental_offer"}
+    rented = [(o["per_run"]["rent"]["provider"], o["hardware"]["gpu"]) for o in small_job["options"]
+              if o["per_run"].get("rent")]
+    assert rented and set(rented) <= offers
+
+
 def test_a_small_lora_job_is_rented_on_a_few_china_available_gpus(small_job):
     rec = small_job["recommendation"]
     pick = small_job["options"][rec["option"]]

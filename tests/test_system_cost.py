@@ -116,6 +116,21 @@ def test_buy_capex_opex_and_break_even_by_hand():
     assert two.rent.per_year == pytest.approx(2 * rent_year)
 
 
+def test_a_comparison_cites_the_rows_it_rests_on_and_the_list_keeps_none():
+    prices = price_list(PRICES, "CNY")
+    inv = Inventory("h100-sxm5-80gb", 16, 8, 2, 10.0, 3.84, 8, 9, 16 + 8 * 32, 2, 16.32, "ib-ndr-400")
+    cmp = compare(inv, site(30.0), prices, 3.0, 0.7, run_hours=240)
+    codes = {c.item.code for c in cmp.cited}
+    assert codes == {"price.server", "price.component", "price.opex", "price.rental_offer"}  # no card in the list
+    assert {c.item.args["component"] for c in cmp.cited if c.item.code == "price.component"} == {
+        "parallel_fs_per_tb", "nvme_ssd_per_tb", "rack_and_pdu", "installation_per_server", "nic_400g",
+        "ib_ndr_switch_64port", "optical_transceiver_400g"}
+    one = buy_cost(Inventory("h100-sxm5-80gb", 8, 8, 1, 10.0, 3.84, 0, 0, 0, 1, 10.2, None), site(30.0), prices,
+                   3.0, 0.7)
+    assert not {c.item.args.get("component") for c in one.cited} & {"nic_400g", "ib_ndr_switch_64port"}
+    assert compare(inv, site(30.0), prices, 3.0, 0.7).cited == cmp.cited  # asking again: the same, nothing kept
+
+
 def test_short_project_rents_steady_use_buys():
     prices = price_list(PRICES, "CNY")
     inv = Inventory("h100-sxm5-80gb", 8, 8, 1, 5.0, 3.84, 0, 0, 0, 1, 8.16, None)

@@ -1,7 +1,7 @@
 """The rows of a price list (``prices.yaml``, or a user's ``--prices`` file of the same shape), each a typed
 object with its source and date: what a row is, what it quotes, in which currency, and the citation it gives
 the figure it backs (:class:`Cited`). Lookups over a whole list and the conversion between currencies are
-:mod:`trainsizer.cost.prices`'."""
+:mod:`trainsizer.cost.prices`."""
 
 from __future__ import annotations
 

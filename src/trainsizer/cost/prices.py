@@ -83,10 +83,9 @@ class RentalOffer:
     machine: OfferMachine | None = None  # what one instance has beside its GPUs (None: not stated)
 
     @classmethod
-    def of(cls, row: RentalRow, price: float, currency: str) -> RentalOffer:
-        """The row offered at ``price`` per GPU-hour in ``currency`` (its own price converted)."""
-        assert row.price_per_gpu_hour is not None  # noqa: S101 - only offers (RentalRow.is_offer) are priced
-        return cls(row.provider, row.gpu, price, currency, row.contract, row.price_per_gpu_hour, row.currency,
+    def of(cls, row: RentalRow, quoted: float, price: float, currency: str) -> RentalOffer:
+        """The row offered at ``quoted`` per GPU-hour in its own currency, ``price`` in ``currency``."""
+        return cls(row.provider, row.gpu, price, currency, row.contract, quoted, row.currency,
                    row.confidence, row.source, row.as_of, row.out_of_date, row.notes, row.kind, row.read_on,
                    row.relay, row.machine)
 
@@ -207,11 +206,11 @@ class Prices:
     @cached_property
     def _offers(self) -> dict[str, tuple[RentalOffer, ...]]:
         # each GPU's offers, built once per list (the planner's screen asks for them once per screened layout)
-        priced = [(self.convert(r.price_per_gpu_hour, r.currency), r) for r in self.file.rental
-                  if r.is_offer and r.price_per_gpu_hour is not None]
+        priced = [(self.convert(quoted, r.currency), quoted, r) for r in self.file.rental
+                  if r.is_offer and (quoted := r.price_per_gpu_hour) is not None]
         by_gpu: dict[str, list[RentalOffer]] = {}
-        for price, row in sorted(priced, key=lambda p: (p[1].weak, p[0])):
-            by_gpu.setdefault(row.gpu, []).append(RentalOffer.of(row, price, self.currency))
+        for price, quoted, row in sorted(priced, key=lambda p: (p[2].weak, p[0])):
+            by_gpu.setdefault(row.gpu, []).append(RentalOffer.of(row, quoted, price, self.currency))
         return {gpu: tuple(offers) for gpu, offers in by_gpu.items()}
 
 
