@@ -30,3 +30,16 @@ def base_scenario(**overrides):
 def scenario_data():
     return base_scenario()
 
+
+
+def price_list(data, currency="CNY", fx_override=None):
+    """A test's own price list, parsed as a user's --prices file is; rows it gives no source or date get a test
+    one (the checks on shipped rows' sources are tests/test_price_data.py's)."""
+    from trainsizer.cost.prices import Prices, check_price_file
+
+    def sourced(row):
+        return {"source": "test", "as_of": "2026-12-01", **row} if isinstance(row, dict) else row
+
+    rows = {k: ([sourced(r) for r in v] if isinstance(v, list) else {n: sourced(r) for n, r in v.items()})
+            for k, v in data.items()}
+    return Prices(check_price_file(rows, "test prices"), currency, fx_override)

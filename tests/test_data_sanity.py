@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from trainsizer.cost.prices import Prices
+from trainsizer.cost.prices import Prices, check_price_file, load_prices
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.hardware.market import ACQUISITIONS, MARKETS, REASON_CODES, STATUSES
@@ -108,7 +108,7 @@ def test_chinese_price_rows_link_to_catalogued_gpus():
 
 
 def test_no_server_is_cheaper_than_its_chips():
-    prices = Prices(PRICES, "CNY")
+    prices = load_prices("CNY")
     cards = [(e["gpu"], _cny(prices, e, "price"), e) for e in PRICES["gpu_cards"]]
     checked = 0
     for server in PRICES["servers"]:
@@ -132,7 +132,7 @@ def _purchase_per_gpu(prices: Prices) -> dict[str, list[tuple[float, str]]]:
 
 
 def test_rent_repays_the_card_in_more_than_3_months_and_less_than_10_years():
-    prices = Prices(PRICES, "CNY")
+    prices = load_prices("CNY")
     purchase = _purchase_per_gpu(prices)
     checked = 0
     for i, rent in enumerate(PRICES["rental"]):
@@ -185,7 +185,7 @@ MIN_HOURS_BY_TERM = {"monthly": 28 * 24, "yearly": 8760, "multi-year": 2 * 8760}
 
 
 def test_every_rental_offer_has_consistent_contract_terms():
-    prices = Prices(PRICES, "CNY")
+    prices = load_prices("CNY")
     gpus = {e.get("gpu") for e in PRICES["rental"]}
     offers = [o for gpu in gpus for o in prices.rental_offers(gpu)]
     assert len(offers) == len([e for e in PRICES["rental"] if e["price_per_gpu_hour"] is not None])
@@ -207,11 +207,10 @@ def test_an_offer_without_a_public_price_is_listed_never_priced():
 
     unpriced = [e for e in PRICES["rental"] if e["price_per_gpu_hour"] is None]
     assert unpriced and all((e.get("machine") or {}).get("instance") and e.get("notes") for e in unpriced)
-    prices = Prices(PRICES, "CNY")
+    prices = load_prices("CNY")
     for e in unpriced:
         name = e["machine"]["instance"]
         assert not any(o.machine and o.machine.instance == name for o in prices.rental_offers(e["gpu"])), name
-        assert all(entry["price_per_gpu_hour"] is not None for _, entry in prices.rentals(e["gpu"]))
     listed = {r["item"]: r for r in price_rows("cn") if r["section"] == "rental"}
     for e in unpriced:
         row = listed[f"{e['gpu']} from {e['provider']}, {e['machine']['instance']}"]
@@ -226,16 +225,18 @@ def test_bad_contract_terms_name_the_field():
     from trainsizer.errors import InputError
 
     data = {"fx": PRICES["fx"], "rental": [{"provider": "X", "gpu": "h100-sxm5-80gb", "price_per_gpu_hour": 15,
-                                            "currency": "CNY", "contract": {"term": "weekly"}}]}
+                                            "currency": "CNY", "contract": {"term": "weekly"},
+                                            "source": "https://example.com/x", "as_of": "2026-01-01"}]}
     with pytest.raises(InputError) as exc:
-        Prices(data, "CNY").rental_offers("h100-sxm5-80gb")
-    assert exc.value.field == "prices.rental[0].contract.term" and "multi-year" in str(exc.value)
+        check_price_file(data, "p.yaml")
+    assert "rental[0].contract.term" in exc.value.field and "multi-year" in str(exc.value)
     data["rental"][0]["contract"] = {"term": "monthly", "includes": ["rack", "coffee"]}
     with pytest.raises(InputError) as exc:
-        Prices(data, "CNY").rental_offers("h100-sxm5-80gb")
+        check_price_file(data, "p.yaml")
     assert "includes" in exc.value.field
     del data["rental"][0]["contract"]
-    assert Prices(data, "CNY").rental_offers("h100-sxm5-80gb")[0].terms is None  # rows without terms still load
+    offers = Prices(check_price_file(data, "p.yaml"), "CNY").rental_offers("h100-sxm5-80gb")
+    assert offers[0].terms is None  # rows without terms still load
 
 
 def test_the_shipped_price_list_passes_the_checks_a_users_prices_file_gets():

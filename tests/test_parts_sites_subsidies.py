@@ -4,11 +4,11 @@ Chengdu time-of-use electricity and the user's own bill, and the compute-voucher
 import datetime
 
 import pytest
-from conftest import base_scenario
+from conftest import base_scenario, price_list
 
-from trainsizer.cost.prices import Prices, load_prices
-from trainsizer.cost.subsidy import Subsidy, apply_subsidy, in_currency, load_subsidies, subsidy_for
-from trainsizer.cost.tco import HOURS_PER_YEAR, buy_cost
+from trainsizer.cost.prices import check_price_file, load_prices
+from trainsizer.cost.subsidy import Subsidy, apply_subsidy, subsidy_for
+from trainsizer.cost.tco import HOURS_PER_YEAR, BuyCost, buy_cost
 from trainsizer.errors import InputError
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
@@ -24,7 +24,7 @@ from trainsizer.system.storage import size_storage
 
 CAT = default_catalog()
 
-# every component's source is its own key, so Prices.used tells which rows a bill consulted
+# every component's source is its own key, so a bill's citations tell which rows it consulted
 COMPONENTS = {
     "parallel_fs_per_tb": 1000, "parallel_fs_minimum": 300_000, "nas_minimum": 100_000, "nvme_ssd_per_tb": 500,
     "nic_400g": 10000, "nic_200g": 6000, "nic_400gbe": 7000, "nic_200gbe": 4000,
@@ -47,8 +47,8 @@ def site(kw=10.0, cooling="air", pue=1.5, price=0.8, tou=None):
                 source="test", as_of="2026-12-01")
 
 
-def consulted(prices: Prices) -> set[str]:
-    return {u.source for u in prices.used}
+def consulted(buy: BuyCost) -> set[str]:
+    return {c.source for c in buy.cited}
 
 
 # --- Ascend: RoCE, one NIC per NPU ------------------------------------------------------------------------------
@@ -81,9 +81,9 @@ def _ascend_plan(gpus=32):
 def test_an_ascend_plan_has_one_nic_per_npu_and_no_infiniband_line_in_its_bill():
     plan = _ascend_plan()
     assert plan.network.fabric == "roce-200" and plan.network.nics_per_node == 8
-    prices = Prices(PRICES, "CNY")
+    prices = price_list(PRICES, "CNY")
     buy = buy_cost(plan.inventory(), site(30.0), prices, 3.0, 0.7)
-    used = consulted(prices)
+    used = consulted(buy)
     assert {"nic_200gbe", "roce_200g_switch_64port"} <= used
     assert not used & {"nic_400g", "nic_200g", "ib_ndr_switch_64port", "ib_hdr_switch_40port"}
     net = plan.network
@@ -146,15 +146,15 @@ def test_shared_storage_is_never_priced_below_the_floor():
     def inv(tb, nodes):
         return Inventory("ascend-910b-64gb", 8 * nodes, 8, nodes, tb, 3.84, 8, 1, 8 * nodes, nodes + 1,
                          6.0 * nodes, "roce-200" if nodes > 1 else None)
-    prices = Prices(PRICES, "CNY")
+    prices = price_list(PRICES, "CNY")
     small = buy_cost(inv(4.0, 4), site(30.0), prices, 3.0, 0.7)
     assert small.capex["shared_storage"] == 300_000
     assert any("below the smallest parallel file system minimum" in en(n) for n in small.notes)
     assert buy_cost(inv(400.0, 4), site(30.0), prices, 3.0, 0.7).capex["shared_storage"] == 400_000
     assert buy_cost(inv(4.0, 1), site(30.0), prices, 3.0, 0.7).capex["shared_storage"] == 100_000
     shipped = load_prices("CNY")
-    floor = shipped.component("parallel_fs_minimum")
-    assert floor > 4 * shipped.component("parallel_fs_per_tb")
+    floor = shipped.component("parallel_fs_minimum").amount
+    assert floor > 4 * shipped.component("parallel_fs_per_tb").amount
     assert buy_cost(inv(4.0, 4), site(30.0), shipped, 3.0, 0.7).capex["shared_storage"] == pytest.approx(floor)
 
 
@@ -187,10 +187,11 @@ def test_buy_cost_pays_the_tou_price_and_the_users_bill_replaces_it():
     s = site(30.0, pue=1.2, price=0.9, tou=tou)
     inv = Inventory("ascend-910b-64gb", 8, 8, 1, 5.0, 3.84, 0, 0, 0, 1, 6.0, None)
     energy = 6.0 * (0.3 + 0.7 * 0.7) * 1.2 * HOURS_PER_YEAR
-    assert buy_cost(inv, s, Prices(PRICES, "CNY"), 3.0, 0.7).opex_per_year["electricity"] == pytest.approx(energy * 0.8)
+    prices = price_list(PRICES, "CNY")
+    assert buy_cost(inv, s, prices, 3.0, 0.7).opex_per_year["electricity"] == pytest.approx(energy * 0.8)
     mine = with_electricity_price(s, 0.55)
     assert mine.electricity_tou is None and mine.effective_electricity_price() == 0.55 and s.electricity_tou
-    assert buy_cost(inv, mine, Prices(PRICES, "CNY"), 3.0, 0.7).opex_per_year["electricity"] == pytest.approx(
+    assert buy_cost(inv, mine, prices, 3.0, 0.7).opex_per_year["electricity"] == pytest.approx(
         energy * 0.55)
     with pytest.raises(InputError, match="--electricity-price"):
         with_electricity_price(s, -0.1)
@@ -214,8 +215,8 @@ def test_voucher_fraction_and_cap():
 
 
 def test_shipped_vouchers_load_match_chengdu_sites_and_convert():
-    subsidies = load_subsidies()
-    reviewed = datetime.date.fromisoformat(load_prices().data["reviewed"])
+    subsidies = load_prices().subsidies
+    reviewed = datetime.date.fromisoformat(load_prices().file.reviewed)
     for s in subsidies:
         assert s.source and s.as_of and s.confidence in ("H", "M", "L")
         old = (reviewed - datetime.date.fromisoformat(s.as_of)).days > 548  # the data files' 18-month stale rule
@@ -225,14 +226,14 @@ def test_shipped_vouchers_load_match_chengdu_sites_and_convert():
     assert subsidy_for(default_sites()["ningxia-zhongwei-green"], subsidies) == []
     latest = chengdu[0]
     assert (latest.fraction, latest.cap_per_year, latest.eligible) == (0.6, 5_000_000, "rental")
-    usd = in_currency(latest, Prices(PRICES, "USD"))
+    usd = price_list(PRICES, "USD").in_currency(latest)
     assert usd.currency == "USD" and usd.cap_per_year == pytest.approx(5_000_000 / 7.0)
 
 
 def test_a_bad_subsidy_row_names_the_field():
-    with pytest.raises(InputError, match=r"prices\.subsidies\[0\]\.fraction"):
-        load_subsidies({"subsidies": [{"id": "x", "region": "chengdu", "fraction": 1.5, "source": "s",
-                                       "as_of": "2025-01-01", "confidence": "M"}]})
+    with pytest.raises(InputError, match=r"p\.yaml: subsidies\[0\]\.fraction"):
+        check_price_file({"subsidies": [{"id": "x", "region": "chengdu", "fraction": 1.5, "source": "s",
+                                         "as_of": "2025-01-01", "confidence": "M"}]}, "p.yaml")
 
 
 def en(message):

@@ -131,15 +131,12 @@ def test_cached_objects_rebuild_on_a_changed_source_and_trust_only_a_private_fil
     assert cached_objects("u", [source], broken) is None  # the caller checks entries as it uses them
 
 
-def test_the_kept_sites_and_rental_terms_are_those_checked_row_by_row():
-    from trainsizer.cost.prices import _default_data, _offer_terms, _shipped_offer_terms
+def test_the_kept_sites_and_price_list_are_those_checked_row_by_row():
+    from trainsizer.cost.prices import PriceFile, _default_data, shipped_price_file
     from trainsizer.system.sites import _checked_sites, default_sites
 
     assert default_sites() == _checked_sites()
-    rows = _default_data()["rental"]
-    kept = _shipped_offer_terms()
-    assert len(kept) == len(rows)
-    assert all(kept[id(e)] == _offer_terms(e, i) for i, e in enumerate(rows))
+    assert shipped_price_file() == PriceFile.model_validate(_default_data())
 
 
 def test_a_users_yaml_is_parsed_once_per_text(tmp_path, monkeypatch):

@@ -77,6 +77,14 @@ def small_job():
     return plan_job(load_job(QWEN_LORA), PlanRequest(max_gpus=64, currency="CNY")).out
 
 
+def test_each_rented_option_cites_its_offer(small_job):
+    offers = {(u["item"].args["provider"], u["item"].args["gpu"]) for u in small_job["prices_used"]
+              if u["item"].code == "price.rental_offer"}
+    rented = [(o["per_run"]["rent"]["provider"], o["hardware"]["gpu"]) for o in small_job["options"]
+              if o["per_run"].get("rent")]
+    assert rented and set(rented) <= offers
+
+
 def test_a_small_lora_job_is_rented_on_a_few_china_available_gpus(small_job):
     rec = small_job["recommendation"]
     pick = small_job["options"][rec["option"]]
@@ -101,8 +109,8 @@ def test_every_option_has_a_per_run_cost_or_the_reason(small_job):
 def test_the_horizon_rents_on_the_options_own_offer(small_job):
     # "rent over N years" is the offer the run is priced on, not the first row of the price list: for an H100 in
     # USD that row is a Guangzhou lessor's 3-year lease (cheapest per card-hour, a Chinese offer)
-    first = load_prices("USD").rentals("h100-sxm5-80gb")[0][1]
-    assert first["currency"] == "CNY"
+    first = load_prices("USD").rental_offers("h100-sxm5-80gb")[0]
+    assert first.quoted_currency == "CNY"
     usd = plan_job(load_job(QWEN_LORA), PlanRequest(currency="USD", gpus=("h100-sxm5-80gb",))).out
     for out in (small_job, usd):
         rented = [o for o in out["options"] if o["per_run"].get("rent") and o.get("cost")]
@@ -110,7 +118,7 @@ def test_the_horizon_rents_on_the_options_own_offer(small_job):
         for o in rented:
             run, horizon = o["per_run"]["rent"], o["cost"]["rent"]
             assert (horizon["offer"], horizon["price_per_gpu_hour"]) == (run["provider"], run["price_per_gpu_hour"])
-    assert all(o["cost"]["rent"]["offer"] != first["provider"] for o in usd["options"] if o.get("cost"))
+    assert all(o["cost"]["rent"]["offer"] != first.provider for o in usd["options"] if o.get("cost"))
 
 
 def test_without_a_rental_of_its_own_the_horizon_rents_only_in_the_market():

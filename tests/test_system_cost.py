@@ -1,8 +1,8 @@
 """System sizing and cost: hand-checked examples with explicit inputs, and the seed's rules beside."""
 
 import pytest
+from conftest import price_list
 
-from trainsizer.cost.prices import Prices
 from trainsizer.cost.tco import HOURS_PER_YEAR, buy_cost, compare
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.report.message_text import text as _text
@@ -92,7 +92,7 @@ def test_an_8_gpu_h100_server_does_not_fit_a_10kw_air_rack_without_capping():
 
 
 def test_buy_capex_opex_and_break_even_by_hand():
-    prices = Prices(PRICES, "CNY")
+    prices = price_list(PRICES, "CNY")
     inv = Inventory("h100-sxm5-80gb", 16, 8, 2, 10.0, 3.84, 8, 9, 16 + 8 * 32, 2, 16.32, "ib-ndr-400")
     s = site(30.0, pue=1.3, price=0.5, rent=12000)
     buy = buy_cost(inv, s, prices, 3.0, 0.7)
@@ -116,8 +116,23 @@ def test_buy_capex_opex_and_break_even_by_hand():
     assert two.rent.per_year == pytest.approx(2 * rent_year)
 
 
+def test_a_comparison_cites_the_rows_it_rests_on_and_the_list_keeps_none():
+    prices = price_list(PRICES, "CNY")
+    inv = Inventory("h100-sxm5-80gb", 16, 8, 2, 10.0, 3.84, 8, 9, 16 + 8 * 32, 2, 16.32, "ib-ndr-400")
+    cmp = compare(inv, site(30.0), prices, 3.0, 0.7, run_hours=240)
+    codes = {c.item.code for c in cmp.cited}
+    assert codes == {"price.server", "price.component", "price.opex", "price.rental_offer"}  # no card in the list
+    assert {c.item.args["component"] for c in cmp.cited if c.item.code == "price.component"} == {
+        "parallel_fs_per_tb", "nvme_ssd_per_tb", "rack_and_pdu", "installation_per_server", "nic_400g",
+        "ib_ndr_switch_64port", "optical_transceiver_400g"}
+    one = buy_cost(Inventory("h100-sxm5-80gb", 8, 8, 1, 10.0, 3.84, 0, 0, 0, 1, 10.2, None), site(30.0), prices,
+                   3.0, 0.7)
+    assert not {c.item.args.get("component") for c in one.cited} & {"nic_400g", "ib_ndr_switch_64port"}
+    assert compare(inv, site(30.0), prices, 3.0, 0.7).cited == cmp.cited  # asking again: the same, nothing kept
+
+
 def test_short_project_rents_steady_use_buys():
-    prices = Prices(PRICES, "CNY")
+    prices = price_list(PRICES, "CNY")
     inv = Inventory("h100-sxm5-80gb", 8, 8, 1, 5.0, 3.84, 0, 0, 0, 1, 8.16, None)
     short = compare(inv, site(30.0), prices, horizon_years=0.25, utilisation=0.9, run_hours=24 * 5)
     assert en(short.verdict).startswith("rent")
@@ -128,9 +143,9 @@ def test_short_project_rents_steady_use_buys():
 
 
 def test_currency_conversion_uses_the_stated_rate():
-    usd = Prices(PRICES, "USD")
-    assert usd.server("h100-sxm5-80gb", 8)[0] == pytest.approx(2_000_000 / 7.0)
-    assert Prices(PRICES, "USD", fx_override=6.5).convert(650, "CNY") == pytest.approx(100)
+    usd = price_list(PRICES, "USD")
+    assert usd.server("h100-sxm5-80gb", 8).amount == pytest.approx(2_000_000 / 7.0)
+    assert price_list(PRICES, "USD", fx_override=6.5).convert(650, "CNY") == pytest.approx(100)
 
 
 def test_quotes_rank_on_delivered_compute_and_flag_risks(tmp_path):
@@ -149,7 +164,7 @@ def test_quotes_rank_on_delivered_compute_and_flag_risks(tmp_path):
          "billing": "per-hour", "topology": "pcie"},
     ]}))
     quotes = load_quotes(path)
-    prices = Prices(PRICES, "CNY")
+    prices = price_list(PRICES, "CNY")
     data = {"model": {"preset": "llama-3.1-70b"}, "training": {"method": "lora", "precision": "bf16-true",
             "micro_batch_size": 1, "seq_len": 4096, "global_batch_size": 32, "tokens": 2e8,
             "activation_checkpointing": "full"}, "parallel": {"gpus": 1}, "hardware": {"gpu": "h100-sxm5-80gb"}}

@@ -8,7 +8,7 @@ import json
 from typer.testing import CliRunner
 
 from trainsizer.cli import app
-from trainsizer.cost.subsidy import load_subsidies
+from trainsizer.cost.prices import load_prices
 
 
 def _run(*args: str) -> str:
@@ -24,7 +24,7 @@ def test_catalog_vouchers_lists_every_voucher_with_its_cap_and_caveat(monkeypatc
 
     monkeypatch.setattr(text, "_console", lambda: Console(highlight=False, emoji=False, width=2000))  # no folding
     rows = json.loads(_run("--json"))
-    shipped = load_subsidies()
+    shipped = load_prices().subsidies
     assert [r["id"] for r in rows] == [s.id for s in shipped] and rows
     chengdu = next(r for r in rows if r["id"] == "chengdu-compute-voucher-2025")
     assert chengdu["upper_bound"] and chengdu["eligibility"] == "unknown" and chengdu["cap_per_year"] == 5_000_000
@@ -38,4 +38,4 @@ def test_catalog_vouchers_lists_every_voucher_with_its_cap_and_caveat(monkeypatc
 
 
 def test_the_ceiling_is_data_and_only_the_2025_voucher_is_one():
-    assert {s.id for s in load_subsidies() if s.upper_bound} == {"chengdu-compute-voucher-2025"}
+    assert {s.id for s in load_prices().subsidies if s.upper_bound} == {"chengdu-compute-voucher-2025"}

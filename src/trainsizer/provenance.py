@@ -45,7 +45,12 @@ def months_old(as_of: Any, today: datetime.date | None = None) -> int | None:
 
 def is_stale(row: dict[str, Any], today: datetime.date | None = None) -> bool:
     """A row marked ``stale`` in the data, or whose figure (``as_of``) is over :data:`STALE_MONTHS` months old."""
-    if row.get("stale"):
+    return stale_figure(bool(row.get("stale")), row.get("as_of"), today)
+
+
+def stale_figure(marked: bool, as_of: Any, today: datetime.date | None = None) -> bool:
+    """A figure marked stale, or dated (``as_of``) over :data:`STALE_MONTHS` months before ``today``."""
+    if marked:
         return True
-    age = months_old(row.get("as_of"), today)
+    age = months_old(as_of, today)
     return age is not None and age >= STALE_MONTHS

@@ -20,15 +20,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from trainsizer.cost.machine import MachineNeed, shortfall, unchecked
-from trainsizer.cost.prices import Prices, RentalOffer, cite
+from trainsizer.cost.price_rows import Cited
+from trainsizer.cost.prices import Prices, RentalOffer
 from trainsizer.cost.tco import HOURS_PER_MONTH, HOURS_PER_YEAR, BuyCost
 from trainsizer.messages import Message, clauses, msg
 
-# Hours a contract of each term binds when the offer states no minimum (assumed: the term's own length).
-TERM_HOURS = {"on-demand": 0.0, "preemptible": 0.0, "daily": 24.0, "monthly": HOURS_PER_MONTH,
-              "yearly": HOURS_PER_YEAR, "multi-year": 3 * HOURS_PER_YEAR}
-GRANULARITY_HOURS = {"per-second": 1 / 3600, "per-minute": 1 / 60, "per-hour": 1.0, "per-day": 24.0,
-                     "per-month": HOURS_PER_MONTH}
 OFFER_MARKET = {"CNY": "cn", "USD": "global"}  # an offer quoted in CNY is a Chinese provider's
 
 
@@ -80,6 +76,11 @@ class RentalRun:
     commitment: float
     notes: tuple[Message, ...] = ()
 
+    @property
+    def cited(self) -> Cited:
+        """The offer's row, cited for renting on it on this run's term."""
+        return self.offer.cite(self.term)
+
     def to_dict(self) -> dict[str, Any]:
         t = self.offer.terms
         return {"provider": self.offer.provider, "term": self.term,
@@ -99,30 +100,9 @@ def _stated(machine: Any) -> dict[str, Any]:
             and (value := getattr(machine, name)) is not None}
 
 
-def offer_term(offer: RentalOffer) -> str:
-    if offer.terms:
-        return offer.terms.term
-    return "preemptible" if "preempt" in (offer.notes or "").lower() else "on-demand"
-
-
-def _billed(offer: RentalOffer, run_hours: float) -> tuple[str, float, float | None]:
-    """(term, billed hours, the contract's minimum where it bills more than the run) on this offer's terms."""
-    term = offer_term(offer)
-    terms = offer.terms
-    step = GRANULARITY_HOURS.get(terms.billing_granularity if terms and terms.billing_granularity else "per-hour",
-                                 1.0)
-    minimum = terms.min_term_hours if terms and terms.min_term_hours is not None else TERM_HOURS.get(term, 0.0)
-    billed = math.ceil(run_hours / step - 1e-9) * step
-    if minimum > billed:
-        return term, minimum, minimum
-    if minimum and term not in ("on-demand", "preemptible"):
-        billed = math.ceil(run_hours / minimum - 1e-9) * minimum  # whole contract periods
-    return term, billed, None
-
-
 def price_offer(offer: RentalOffer, gpus: int, run_hours: float) -> RentalRun:
     """The run billed on this offer's terms."""
-    term, billed, minimum = _billed(offer, run_hours)
+    term, billed, minimum = offer.billed(run_hours)
     notes: list[Message] = []
     if minimum is not None:
         notes.append(msg("cost.contract_minimum", term=term, hours=minimum, run=run_hours))
@@ -175,7 +155,7 @@ def cheapest_offer(offers: list[RentalOffer], gpus: int, run_hours: float,
     exceeds it are passed over while one within it exists (a yearly lease does not hide the on-demand offer that
     fits the budget); preemptible ones only when nothing else is offered."""
     runs = [(o, term, o.price_per_gpu_hour * gpus * billed)
-            for o in offers for term, billed, _ in (_billed(o, run_hours),)]
+            for o in offers for term, billed, _ in (o.billed(run_hours),)]
     if budget is not None:
         runs = [r for r in runs if r[2] <= budget] or runs
     firm = [r for r in runs if r[1] != "preemptible"]
@@ -197,8 +177,6 @@ def cheapest_rental(prices: Prices, gpu: str, gpus: int, run_hours: float, marke
     caveat = unchecked(best.offer, need) if need is not None else None
     if caveat is not None:
         best = replace(best, notes=(*best.notes, caveat))
-    prices.used.append(cite({"source": best.offer.source, "relay": best.offer.relay, "as_of": best.offer.as_of},
-                            msg("price.rental_offer", gpu=gpu, provider=best.offer.provider, term=best.term)))
     return best, None
 
 

@@ -173,8 +173,8 @@ def compare_quotes(quotes: list[Quote], prices: Prices, job: Any = None, arch: A
         purchase = prices.server(q.gpu, q.gpus_per_server)
         if purchase:
             server_month = per_gpu_hour * q.gpus_per_server * HOURS_PER_MONTH
-            if server_month * 12 < purchase[0] / 3:
-                flags.append(msg("quote.rent_too_cheap", rent=server_month * 12, price=purchase[0]))
+            if server_month * 12 < purchase.amount / 3:
+                flags.append(msg("quote.rent_too_cheap", rent=server_month * 12, price=purchase.amount))
         split, estimated = _split(q, prices, monthly)
         results.append(QuoteResult(q.name, gpus, per_gpu_hour, monthly, delivered, mfu, per_pflop_hour, run_cost,
                                    split, estimated, flags))
@@ -194,8 +194,8 @@ def _split(q: Quote, prices: Prices, monthly: float) -> tuple[dict[str, float], 
         total = sum(s.values()) or 1.0
         return {k: v / total for k, v in s.items()}, False
     # estimate: storage and network at their purchase price over 36 months, service 10 %
-    storage = q.storage.included_tb * prices.component("parallel_fs_per_tb") / 36
-    network = (q.servers * q.gpus_per_server * prices.component("nic_400g") / 36) if q.servers > 1 else 0.0
+    storage = q.storage.included_tb * prices.component("parallel_fs_per_tb").amount / 36
+    network = (q.servers * q.gpus_per_server * prices.component("nic_400g").amount / 36) if q.servers > 1 else 0.0
     service = 0.10 * monthly
     compute = max(0.0, monthly - storage - network - service)
     return {"compute": compute / monthly, "storage": storage / monthly, "network": network / monthly,

@@ -8,19 +8,18 @@ A subsidy pays ``fraction`` of an eligible amount up to a cap; the cap counts wh
 (the rule as the Chengdu policies word it: '按照算力成本30%申领总额不超过300万元' / '最高可抵扣不超过60%的算力
 购买费用,每家算力需求方每年累计可领取最高500万元'; sources per entry in prices.yaml). Subsidies are optional:
 nothing here is applied unless a caller (the per-run pricing, on the user's request) calls ``apply_subsidy``.
-Amounts and caps are in the subsidy's ``currency``; ``in_currency`` converts a subsidy for a price list.
+Amounts and caps are in the subsidy's ``currency``; ``Prices.in_currency`` converts a subsidy for a price list.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trainsizer.cost.prices import Prices, load_prices
 from trainsizer.errors import InputError
-from trainsizer.input_checks import Flag, IsoDate, Number, parse_model
+from trainsizer.input_checks import Flag, IsoDate, Number
 from trainsizer.system.sites import Site
 
 
@@ -58,16 +57,6 @@ class Subsidy(BaseModel):
         return self.eligibility == "listed"
 
 
-def load_subsidies(prices: Prices | dict[str, Any] | None = None) -> list[Subsidy]:
-    """The ``subsidies:`` rows of a price list (a :class:`Prices`, its raw data, or the shipped prices.yaml),
-    validated; a bad row is an InputError naming ``prices.subsidies[i].field``."""
-    data = load_prices().data if prices is None else prices.data if isinstance(prices, Prices) else prices
-    rows = data.get("subsidies") or []
-    if not isinstance(rows, list):
-        raise InputError("prices.subsidies", "must be a list of subsidy rows")
-    return [parse_model(Subsidy, row, f"prices.subsidies[{i}]") for i, row in enumerate(rows)]
-
-
 def subsidy_for(region_or_site: str | Site | None, subsidies: list[Subsidy]) -> list[Subsidy]:
     """The subsidies of a region (or of a site's ``region``), in data order; none for a site without a region."""
     region = region_or_site.region if isinstance(region_or_site, Site) else region_or_site
@@ -93,11 +82,3 @@ def apply_subsidy(amount: float, subsidy: Subsidy, already_used: float = 0.0) ->
     if subsidy.cap_per_year is not None:
         saved = min(saved, max(0.0, subsidy.cap_per_year - already_used))
     return amount - saved, saved
-
-
-def in_currency(subsidy: Subsidy, prices: Prices) -> Subsidy:
-    """The subsidy with its cap converted to ``prices.currency`` at the price list's rate."""
-    if subsidy.currency == prices.currency:
-        return subsidy
-    cap = None if subsidy.cap_per_year is None else prices.convert(subsidy.cap_per_year, subsidy.currency)
-    return subsidy.model_copy(update={"cap_per_year": cap, "currency": prices.currency})

@@ -11,17 +11,19 @@ than two years of steady use) are reported beside.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from trainsizer.cost.prices import Prices, RentalOffer, cite
+from trainsizer.cost.price_rows import HOURS_PER_MONTH, HOURS_PER_YEAR, Cited
+from trainsizer.cost.prices import Priced, Prices, RentalOffer
 from trainsizer.errors import InputError
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.system.inventory import Inventory
 from trainsizer.system.sites import Site
 
-HOURS_PER_YEAR = 8760.0
-HOURS_PER_MONTH = 730.0
+__all__ = ["HOURS_PER_MONTH", "HOURS_PER_YEAR", "BuyCost", "Comparison", "RentCost", "buy_cost", "compare",
+           "rent_cost", "rent_on"]
 
 
 @dataclass
@@ -31,6 +33,7 @@ class BuyCost:
     residual: float
     horizon_years: float
     notes: list[Message] = field(default_factory=list)
+    cited: tuple[Cited, ...] = ()  # the price rows it rests on
 
     @property
     def capex_total(self) -> float:
@@ -54,7 +57,7 @@ class BuyCost:
             return self
         return BuyCost({k: v * sets for k, v in self.capex.items()},
                        {k: v * sets for k, v in self.opex_per_year.items()}, self.residual * sets, self.horizon_years,
-                       list(self.notes))
+                       list(self.notes), self.cited)
 
     def to_dict(self) -> dict[str, Any]:
         return {"capex": {k: round(v) for k, v in self.capex.items()}, "capex_total": round(self.capex_total),
@@ -70,33 +73,39 @@ def buy_cost(inv: Inventory, site: Site, prices: Prices, horizon_years: float, u
     if not 0 < horizon_years <= 15:
         raise InputError("--horizon", f"{horizon_years} years; accepted: 0 to 15")
     notes: list[Message] = []
+    cited: list[Cited] = []
+
+    def used(figure: Priced) -> float:  # a figure the bill rests on, cited with it
+        cited.append(figure.cited)
+        return figure.amount
+
     server = prices.server(inv.gpu, inv.gpus_per_node)
     if server:
-        server_price, entry = server
-        if int(entry["gpus"]) != inv.gpus_per_node:
-            notes.append(msg("cost.server_price_scaled", n=int(entry["gpus"]), gpu=inv.gpu))
+        server_price = used(server)
+        if server.row.gpus != inv.gpus_per_node:
+            notes.append(msg("cost.server_price_scaled", n=server.row.gpus, gpu=inv.gpu))
     else:
         card = prices.card(inv.gpu)
         if card is None:
             raise InputError("hardware.gpu", f"no purchase price for {inv.gpu} in prices.yaml; add one with --prices")
-        share = prices.rule("gpu_share_of_server_cost")
-        mid = (float(share.get("low", 0.4)) + float(share.get("high", 0.6))) / 2
-        server_price = card * inv.gpus_per_node / mid
+        low, high = prices.rule_range("gpu_share_of_server_cost", 0.4, 0.6)
+        mid = (low + high) / 2
+        server_price = used(card) * inv.gpus_per_node / mid
         notes.append(msg("cost.no_server_price", gpu=inv.gpu, pct=mid))
     capex = {
         "servers": server_price * inv.nodes,
-        "shared_storage": _shared_storage(inv, prices, notes),
-        "local_nvme": inv.local_nvme_tb_per_node * inv.nodes * prices.component("nvme_ssd_per_tb"),
+        "shared_storage": _shared_storage(inv, prices, notes, used),
+        "local_nvme": inv.local_nvme_tb_per_node * inv.nodes * used(prices.component("nvme_ssd_per_tb")),
         "network": 0.0,
-        "racks_and_installation": inv.racks * prices.component("rack_and_pdu")
-        + inv.nodes * prices.component("installation_per_server"),
+        "racks_and_installation": inv.racks * used(prices.component("rack_and_pdu"))
+        + inv.nodes * used(prices.component("installation_per_server")),
     }
     if inv.nodes > 1:
         nic_key, switch_key = _fabric_parts(inv.fabric)
-        nic = _component(prices, nic_key, notes)
-        switch = _component(prices, switch_key, notes)
+        nic = used(_component(prices, nic_key, notes))
+        switch = used(_component(prices, switch_key, notes))
         capex["network"] = (inv.nodes * inv.nics_per_node * nic + inv.switches * switch
-                            + inv.cables * 2 * prices.component("optical_transceiver_400g"))
+                            + inv.cables * 2 * used(prices.component("optical_transceiver_400g")))
     hardware = capex["servers"] + capex["shared_storage"] + capex["local_nvme"] + capex["network"]
     # power drawn: idle servers draw about 30 % of their training power
     load = 0.3 + 0.7 * utilisation
@@ -106,15 +115,15 @@ def buy_cost(inv: Inventory, site: Site, prices: Prices, horizon_years: float, u
         # a training load draws round the clock: the TOU bands weighted by their hours (system/sites.py)
         "electricity": inv.typical_it_kw * load * site.pue * HOURS_PER_YEAR * prices.convert(
             site.effective_electricity_price("flat-24h"), site.currency),
-        "maintenance": hardware * prices.opex("maintenance_fraction_per_year"),
-        "staff": prices.opex("staff_cost_per_year") * max(0.25, inv.nodes / 32),
+        "maintenance": hardware * used(prices.opex("maintenance_fraction_per_year")),
+        "staff": used(prices.opex("staff_cost_per_year")) * max(0.25, inv.nodes / 32),
     }
     if site.currency != prices.currency:
         opex["colocation"] = prices.convert(opex["colocation"], site.currency)
-    residual_3y = prices.opex("residual_value_after_3_years")
+    residual_3y = used(prices.opex("residual_value_after_3_years"))
     residual_fraction = max(0.05, 1 - (1 - residual_3y) * horizon_years / 3)
     residual = hardware * residual_fraction
-    return BuyCost(capex, opex, residual, horizon_years, notes)
+    return BuyCost(capex, opex, residual, horizon_years, notes, tuple(cited))
 
 
 # Scale-out parts by fabric: InfiniBand gets IB (VPI) adapters and IB switches; RoCE / Ethernet gets Ethernet
@@ -132,22 +141,22 @@ def _fabric_parts(fabric: str | None) -> tuple[str, str]:
     return ("nic_400gbe", "roce_400g_switch_64port") if fast else ("nic_200gbe", "roce_200g_switch_64port")
 
 
-def _component(prices: Prices, key: str, notes: list[Message]) -> float:
+def _component(prices: Prices, key: str, notes: list[Message]) -> Priced:
     """A component price; a user price list without the Ethernet rows falls back to the nearest older row."""
-    if key not in prices.data.get("components", {}) and key in _FALLBACK:
+    if not prices.has_component(key) and key in _FALLBACK:
         notes.append(msg("cost.component_fallback", component=key, fallback=_FALLBACK[key]))
         key = _FALLBACK[key]
     return prices.component(key)
 
 
-def _shared_storage(inv: Inventory, prices: Prices, notes: list[Message]) -> float:
+def _shared_storage(inv: Inventory, prices: Prices, notes: list[Message], used: Callable[[Priced], float]) -> float:
     """Shared storage: capacity x per-TB price, never below the smallest system that can be bought
     (components.parallel_fs_minimum for multi-server plans, nas_minimum for one server), where the data has it."""
-    per_tb = inv.storage_tb * prices.component("parallel_fs_per_tb")
+    per_tb = inv.storage_tb * used(prices.component("parallel_fs_per_tb"))
     key = "parallel_fs_minimum" if inv.nodes > 1 else "nas_minimum"
-    if key not in prices.data.get("components", {}):
+    if not prices.has_component(key):
         return per_tb
-    floor = prices.component(key)
+    floor = used(prices.component(key))
     if floor > per_tb:
         notes.append(clauses([msg("cost.storage_minimum", tb=inv.storage_tb, storage=key.removesuffix("_minimum")
                                   .replace("_", " ")), msg("cost.storage_priced_at_minimum")]))
@@ -164,6 +173,7 @@ class RentCost:
     horizon_years: float
     utilisation: float
     term_contract: bool
+    cited: tuple[Cited, ...] = ()  # the offer's row
 
     @property
     def billed_hours_per_year(self) -> float:
@@ -183,27 +193,17 @@ class RentCost:
 
 
 def rent_cost(gpu: str, gpus: int, prices: Prices, horizon_years: float, utilisation: float) -> RentCost | None:
-    offers = prices.rentals(gpu)
-    if not offers:
-        return None
-    price, entry = offers[0]
-    term = entry.get("term", "on-demand") != "on-demand" or entry.get("billing") in ("monthly", "yearly",
-                                                                                         "multi-year")
-    contract_term = (entry.get("contract") or {}).get("term") or "on-demand"
-    item = msg("price.rental_offer", gpu=gpu, provider=str(entry.get("provider", "?")), term=contract_term)
-    prices.used.append(cite(entry, item))
-    return RentCost(price, entry.get("provider", "?"), entry.get("billing", "per-hour"), gpus, horizon_years,
-                    utilisation, term)
+    """Renting ``gpus`` cards on the GPU's first offer (well-sourced, then cheapest), None: no offer."""
+    offers = prices.rental_offers(gpu)
+    return rent_on(offers[0], gpus, horizon_years, utilisation) if offers else None
 
 
-def rent_on(offer: RentalOffer, gpus: int, prices: Prices, horizon_years: float, utilisation: float) -> RentCost:
+def rent_on(offer: RentalOffer, gpus: int, horizon_years: float, utilisation: float) -> RentCost:
     """Renting ``gpus`` cards on this ``offer`` over the horizon (a term contract bills every hour)."""
     term = offer.terms.term if offer.terms else "on-demand"
     billing = (offer.terms.billing_granularity if offer.terms else None) or "per-hour"
-    item = msg("price.rental_offer", gpu=offer.gpu or "?", provider=offer.provider, term=term)
-    prices.used.append(cite({"source": offer.source, "relay": offer.relay, "as_of": offer.as_of}, item))
     return RentCost(offer.price_per_gpu_hour, offer.provider, billing, gpus, horizon_years, utilisation,
-                    term not in ("on-demand", "preemptible"))
+                    term not in ("on-demand", "preemptible"), (offer.cite(term),))
 
 
 @dataclass
@@ -219,6 +219,7 @@ class Comparison:
     series: list[dict[str, float]]
     fx_sensitivity: dict[str, float] = field(default_factory=dict)  # USD/CNY rate -> buy total
     seed_checks: list[Message] = field(default_factory=list)
+    cited: tuple[Cited, ...] = ()  # the price rows buying and renting rest on
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -244,11 +245,11 @@ def compare(inv: Inventory, site: Site, prices: Prices, horizon_years: float = 3
     option's own rental: the one its run is priced on), else on the GPU's first offer in the price data;
     ``rentable=False``: no rental at all (none in the market)."""
     buy = buy_cost(inv, site, prices, horizon_years, utilisation).times(sets)
-    rent = (rent_on(offer, inv.gpus * sets, prices, horizon_years, utilisation) if offer is not None
+    rent = (rent_on(offer, inv.gpus * sets, horizon_years, utilisation) if offer is not None
             else rent_cost(inv.gpu, inv.gpus * sets, prices, horizon_years, utilisation) if rentable else None)
-    rule = prices.rule("first_year_tco_factor")
+    low, high = prices.rule_range("first_year_tco_factor", 1.6, 1.8)
     hardware = buy.capex["servers"]
-    seed = (hardware * float(rule.get("low", 1.6)), hardware * float(rule.get("high", 1.8)))
+    seed = (hardware * low, hardware * high)
     months = util = None
     series = []
     for m in range(0, int(horizon_years * 12) + 1):
@@ -262,21 +263,22 @@ def compare(inv: Inventory, site: Site, prices: Prices, horizon_years: float = 3
         buy_per_year = (buy.capex_total - buy.residual) / horizon_years + buy.opex_total_per_year
         util = buy_per_year / (rent.price_per_gpu_hour * inv.gpus * sets * HOURS_PER_YEAR)
     verdict = _verdict(buy, rent, months, util, horizon_years, utilisation, run_hours)
-    comparison = Comparison(buy, rent, run_hours, prices.currency, seed, verdict, months, util, series)
+    card = prices.card(inv.gpu)
+    cited = buy.cited + (rent.cited if rent else ()) + ((card.cited,) if card else ())
+    comparison = Comparison(buy, rent, run_hours, prices.currency, seed, verdict, months, util, series, cited=cited)
     # FX sensitivity: prices quoted in the other currency move with the rate (the seed: lock prices early)
     rate = prices.usd_cny
     for factor in (0.9, 1.1):
-        shifted = Prices(prices.data, prices.currency, rate * factor)
+        shifted = replace(prices, fx_override=rate * factor)
         comparison.fx_sensitivity[f"{rate * factor:.3f}"] = round(
             buy_cost(inv, site, shifted, horizon_years, utilisation).times(sets).total)
     hardware_all = sum(buy.capex[k] for k in ("servers", "shared_storage", "local_nvme", "network"))
     storage = buy.capex["shared_storage"] + buy.capex["local_nvme"]
-    share = prices.rule("storage_share_of_hardware")
+    share = prices.rule_value("storage_share_of_hardware", 0.2)
     comparison.seed_checks.append(clauses([msg("cost.seed_storage_share", pct=storage / hardware_all),
-                                           msg("cost.seed_storage_rule", pct=float(share.get("value", 0.2)))]))
-    card = prices.card(inv.gpu)
+                                           msg("cost.seed_storage_rule", pct=share)]))
     if card:
-        gpu_share = card * inv.gpus * sets / buy.capex["servers"] if buy.capex["servers"] else 0
+        gpu_share = card.amount * inv.gpus * sets / buy.capex["servers"] if buy.capex["servers"] else 0
         comparison.seed_checks.append(clauses([msg("cost.seed_gpu_share", pct=gpu_share), msg("cost.seed_gpu_rule")]))
     comparison.seed_checks.append(clauses([msg("cost.seed_first_year", x=buy.first_year / max(hardware, 1)),
                                            msg("cost.seed_first_year_rule")]))

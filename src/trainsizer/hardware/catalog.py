@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Generic, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidatorFunctionWrapHandler, field_validator
 
@@ -287,19 +287,22 @@ def _merged(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _parse(model: type[BaseModel], entry: Any, where: str) -> Any:
+E = TypeVar("E", bound=BaseModel)
+
+
+def _parse(model: type[E], entry: Any, where: str) -> E:
     return parse_model(model, entry, where)
 
 
-class _LazyEntries(Mapping[str, Any]):
+class _LazyEntries(Mapping[str, E], Generic[E]):
     """Catalog entries validated on first use (start-up stays fast; a listing validates them all)."""
 
-    def __init__(self, model: type[BaseModel], raw: list[dict[str, Any]], origin: str):
+    def __init__(self, model: type[E], raw: list[dict[str, Any]], origin: str):  # raw: the YAML's entries
         self._model, self._origin = model, origin
         self._raw = {entry["id"]: entry for entry in raw}
-        self._parsed: dict[str, Any] = {}
+        self._parsed: dict[str, E] = {}
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> E:
         if key not in self._parsed:
             self._parsed[key] = _parse(self._model, self._raw[key], self._origin)
         return self._parsed[key]
@@ -327,8 +330,8 @@ def _lazy_catalog() -> Catalog:
     """The shipped catalog with each entry checked on first use (start-up stays fast)."""
     accelerators = packaged_yaml("trainsizer.hardware", "accelerators.yaml")["accelerators"]
     links = packaged_yaml("trainsizer.hardware", "links.yaml")["links"]
-    return Catalog(_LazyEntries(Accelerator, accelerators, "accelerators.yaml"),  # type: ignore[arg-type]
-                   _LazyEntries(Link, links, "links.yaml"))  # type: ignore[arg-type]
+    return Catalog(_LazyEntries(Accelerator, accelerators, "accelerators.yaml"),
+                   _LazyEntries(Link, links, "links.yaml"))
 
 
 def load_catalog(paths: list[str | Path] | None = None) -> Catalog:

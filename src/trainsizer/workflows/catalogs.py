@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trainsizer.hardware.catalog import load_catalog
+from trainsizer.hardware.catalog import Catalog, load_catalog
 from trainsizer.models.catalog import model_ids, preset_architecture, preset_entry
 from trainsizer.models.param_counts import count_params
 from trainsizer.system.sites import default_site_id, load_sites
+
+if TYPE_CHECKING:
+    from trainsizer.cost.price_rows import OfferMachine, RentalRow, SourcedRow
+    from trainsizer.cost.subsidy import Subsidy
+    from trainsizer.system.sites import Site
 
 KINDS = ("models", "gpus", "links", "sites")
 _MARKET_OF = {"CNY": "cn", "USD": "global"}  # a row quoted in CNY is a Chinese seller's (cost/per_run.py)
@@ -50,11 +55,11 @@ def link_names(catalogs: list[Path] | tuple[Path, ...] = ()) -> dict[str, str]:
 def price_names() -> dict[str, dict[str, str]]:
     """The names of the shipped price data's rows a plan names by id: ``servers`` and ``subsidies`` (vouchers),
     each id -> its ``name`` (a row without one is left out)."""
-    from trainsizer.cost.prices import load_prices
+    from trainsizer.cost.prices import shipped_price_file
 
-    data = load_prices("CNY").data
-    return {section: {str(e["id"]): str(e["name"]) for e in data.get(section, []) if e.get("id") and e.get("name")}
-            for section in ("servers", "subsidies")}
+    shipped = shipped_price_file()
+    return {"servers": {s.id: s.name for s in shipped.servers if s.id and s.name},
+            "subsidies": {s.id: s.name for s in shipped.subsidies if s.id and s.name}}
 
 
 def link_rows(catalogs: list[Path] | tuple[Path, ...] = ()) -> list[dict[str, Any]]:
@@ -74,9 +79,8 @@ def voucher_rows(paths: list[Path] | tuple[Path, ...] = ()) -> list[dict[str, An
     (``upper_bound``: the policy's ceiling), cap, what spend and which providers it covers (``eligibility``
     ``unknown``: none named, never applied unless claimed), source and date."""
     from trainsizer.cost.prices import load_prices
-    from trainsizer.cost.subsidy import load_subsidies
 
-    return [v.model_dump() for v in load_subsidies(load_prices("CNY", list(paths) or None))]
+    return [v.model_dump() for v in load_prices("CNY", list(paths) or None).subsidies]
 
 
 def rows(kind: str) -> list[dict[str, Any]]:
@@ -84,31 +88,32 @@ def rows(kind: str) -> list[dict[str, Any]]:
             "vouchers": voucher_rows}[kind]()
 
 
-def accelerators_and_links(catalogs: list[Path] | tuple[Path, ...] = ()) -> Any:
+def accelerators_and_links(catalogs: list[Path] | tuple[Path, ...] = ()) -> Catalog:
     """The GPU and link catalog (shipped, with the user's files over it)."""
     return load_catalog(list(catalogs))
 
 
-def sites(paths: list[Path] | tuple[Path, ...] = ()) -> dict[str, Any]:
+def sites(paths: list[Path] | tuple[Path, ...] = ()) -> dict[str, Site]:
     return load_sites(list(paths))
 
 
-def _price_row(section: str, item: str, e: dict[str, Any], value: Any, unit: str) -> dict[str, Any]:
-    from trainsizer.provenance import is_stale
+def _price_row(section: str, item: str, row: SourcedRow | Subsidy, value: float | None, unit: str,
+               currency: str | None, machine: OfferMachine | None = None) -> dict[str, Any]:
+    """One row of the listing; ``machine``: what a rented instance has."""
+    from trainsizer.provenance import stale_figure
 
-    cur = e.get("currency")
-    market = "cn" if section == "subsidies" and e.get("region") else _MARKET_OF.get(cur or "")
-    return {"section": section, "item": item, "price": value, "currency": cur, "unit": unit,
-            "kind": e.get("kind"), "confidence": e.get("confidence"), "market": market,
-            "source": e.get("source"), "relay": e.get("relay"), "derived_from": e.get("derived_from"),
-            "as_of": e.get("as_of"), "read_on": e.get("read_on"), "stale": is_stale(e),
-            "machine": e.get("machine") if section == "rental" else None}  # what a rented instance has
+    market = "cn" if section == "subsidies" else _MARKET_OF.get(currency or "")  # a voucher is a region's
+    return {"section": section, "item": item, "price": value, "currency": currency, "unit": unit,
+            "kind": getattr(row, "kind", None), "confidence": row.confidence, "market": market,
+            "source": row.source, "relay": row.relay, "derived_from": getattr(row, "derived_from", None),
+            "as_of": row.as_of, "read_on": row.read_on, "stale": stale_figure(row.stale, row.as_of),
+            "machine": machine.model_dump(exclude_unset=True) if machine else None}
 
 
-def _instance(e: dict[str, Any]) -> str:
-    """", <instance type>" of a rental row whose machine names it, else ""."""
-    name = (e.get("machine") or {}).get("instance")
-    return f", {name}" if name else ""
+def _rental_item(row: RentalRow) -> str:
+    """"<gpu> from <provider>", and ", <instance type>" where the row's machine names it."""
+    name = row.machine.instance if row.machine else None
+    return f"{row.gpu} from {row.provider}" + (f", {name}" if name else "")
 
 
 def price_rows(market: str | None = None, stale_only: bool = False,
@@ -120,17 +125,15 @@ def price_rows(market: str | None = None, stale_only: bool = False,
     from trainsizer.hardware.market import parse_market
 
     market = None if market is None else parse_market(market, "--market").value
-    data = load_prices("CNY", list(paths)).data
-    rows = [_price_row("fx", e["pair"], e, e["rate"], "rate") for e in data.get("fx", [])]
-    rows += [_price_row("rental", f"{e['gpu']} from {e['provider']}" + _instance(e), e, e["price_per_gpu_hour"],
-                        "GPU-hour") for e in data.get("rental", [])]
-    rows += [_price_row("servers", f"{e['gpus']} x {e['gpu']}", e, e["price"], "server")
-             for e in data.get("servers", [])]
-    rows += [_price_row("gpu_cards", e["gpu"], e, e["price"], "card") for e in data.get("gpu_cards", [])]
-    rows += [_price_row("subsidies", e["id"], e, e.get("fraction"), "fraction") for e in data.get("subsidies", [])]
-    rows += [_price_row("components", k, e, e["price"], e.get("unit") or "")
-             for k, e in data.get("components", {}).items()]
-    rows += [_price_row("opex", k, e, e["value"], "") for k, e in data.get("opex", {}).items()]
+    file = load_prices("CNY", list(paths)).file
+    rows = [_price_row("fx", e.pair, e, e.rate, "rate", None) for e in file.fx]
+    rows += [_price_row("rental", _rental_item(e), e, e.price_per_gpu_hour, "GPU-hour", e.currency, e.machine)
+             for e in file.rental]
+    rows += [_price_row("servers", f"{e.gpus} x {e.gpu}", e, e.price, "server", e.currency) for e in file.servers]
+    rows += [_price_row("gpu_cards", e.gpu, e, e.price, "card", e.currency) for e in file.gpu_cards]
+    rows += [_price_row("subsidies", e.id, e, e.fraction, "fraction", e.currency) for e in file.subsidies]
+    rows += [_price_row("components", k, e, e.price, e.unit or "", e.currency) for k, e in file.components.items()]
+    rows += [_price_row("opex", k, e, e.value, "", e.currency) for k, e in file.opex.items()]
     if market is not None:
         rows = [r for r in rows if r["market"] in (market, None) or r["section"] in ("components", "opex")]
     return [r for r in rows if r["stale"]] if stale_only else rows

@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from trainsizer.cost.per_run import Workload
-from trainsizer.cost.prices import Prices, load_prices
-from trainsizer.cost.subsidy import Subsidy, in_currency, load_subsidies
+from trainsizer.cost.prices import Prices, listed, load_prices
+from trainsizer.cost.subsidy import Subsidy
 from trainsizer.errors import N_, InputError, in_file
 from trainsizer.estimate.calibration import calibrated_params
 from trainsizer.estimate.estimator import check_precision
@@ -83,10 +83,10 @@ def _voucher(req: PlanRequest, money: Prices) -> Subsidy | None:
     """The subsidy the user claims on rentals (``--voucher ID``), in the price list's currency."""
     if req.voucher is None:
         return None
-    known = {s.id: s for s in load_subsidies(money)}
+    known = {s.id: s for s in money.subsidies}
     if req.voucher not in known:
         raise InputError("--voucher", f"{req.voucher!r}; accepted: {', '.join(known) or 'none in the price data'}")
-    return in_currency(known[req.voucher], money)
+    return money.in_currency(known[req.voucher])
 
 
 def _market(req: PlanRequest, money: Prices, site: Site) -> str:
@@ -164,14 +164,13 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     memory_params, perf_params = calibrated_params(req.calibration)
     params = count_params(arch).total
     terms = _terms(job, req, site, money, market, params)
-    cited = len(money.used)  # the screen prices many layouts; only the options shown cite their prices
     held = HostFit(terms, cat, params)
     result = plan(job, arch, Constraints(gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top,
                                          pricer=ScreenPricing(terms, cat, params), time_value=terms.time.per_hour,
                                          host=held),
                   cat, memory_params, perf_params)
-    del money.used[cited:]
-    options, notes = recommend_options(result.options, job, arch, terms, cat)
+    priced = recommend_options(result.options, job, arch, terms, cat)  # each priced option cites its prices
+    options, notes = priced.options, priced.notes
     # a layout at risk weighed as such; one above the risk limit never recommended
     options = distinct(with_ranges(merge_fabric_twins(options)), objective, req.max_oom_risk)
     every_option = options
@@ -206,7 +205,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     acquisition = out["recommendation"]["acquisition"] if out["recommendation"] else None
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
                 "timeline": timeline(acquisition), "verification": verification_steps(job_label, acquisition),
-                "prices_used": [c.to_dict() for c in sorted(set(money.used), key=lambda c: c.sort_key())]})
+                "prices_used": [c.to_dict() for c in listed(priced.cited)]})
     return PlanOutcome(result, out, job, arch, site, money, cat)
 
 
@@ -239,6 +238,6 @@ def price_hardware(job: Scenario, gpu: str, gpus: int, req: PlanRequest) -> dict
                          "a larger GPU or a lighter method (lora, qlora, 8-bit optimizer)")
     market = _market(req, money, site)
     terms = MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation))
-    options, _ = recommend_options(found.options[:1], job, arch, terms, cat)
-    return {"option": options[0].to_dict(), "site": site.id, "currency": money.currency,
-            "prices_used": [c.to_dict() for c in sorted(set(money.used), key=lambda c: c.sort_key())]}
+    priced = recommend_options(found.options[:1], job, arch, terms, cat)
+    return {"option": priced.options[0].to_dict(), "site": site.id, "currency": money.currency,
+            "prices_used": [c.to_dict() for c in listed(priced.cited)]}

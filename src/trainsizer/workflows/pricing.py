@@ -10,6 +10,7 @@ from typing import Any
 
 from trainsizer.cost.machine import MachineNeed
 from trainsizer.cost.per_run import RentalRun, Workload, buy_share, cheapest_rental, offer_market
+from trainsizer.cost.price_rows import Cited
 from trainsizer.cost.prices import Prices, RentalOffer
 from trainsizer.cost.subsidy import Subsidy, applies_to, apply_subsidy
 from trainsizer.cost.tco import HOURS_PER_YEAR, compare
@@ -195,16 +196,28 @@ def _verdict(pr: dict[str, Any], horizon_verdict: Message) -> Message:
     return msg("verdict.no_cost", reasons=[r for r in reasons if r], verdict=horizon_verdict)
 
 
+@dataclass(frozen=True)
+class PricedOptions:
+    """The options priced (those within the budget), notes on the ones dropped, and the price rows every option
+    priced rests on (a plan's ``prices_used``, dropped options' included)."""
+
+    options: list[PlanOption]
+    notes: list[Message]
+    cited: tuple[Cited, ...]
+
+
 def recommend_options(options: list[PlanOption], job: Scenario, arch: Architecture, money: MoneyTerms,
-                      catalog: Catalog | None = None) -> tuple[list[PlanOption], list[Message]]:
+                      catalog: Catalog | None = None) -> PricedOptions:
     """Attach system sizing, site fit, availability and cost (horizon and per run) to each option; drop the
     options the budget rules out (their commitment); notes say how many and why."""
     cat = catalog or default_catalog()
     out, over_budget, least = [], 0, None
+    cited: list[Cited] = []
     for opt in options:
         gpu = cat.accelerator(opt.gpu)
         server = money.prices.server(gpu.id, opt.gpus_per_node)
-        published_kw = server[1].get("max_power_kw") if server else None
+        published_kw = server.row.max_power_kw if server else None
+        cited += [server.cited] if server else []
         system = size_system(opt.scenario, arch, gpu, opt.tokens_per_s, money.site, published_kw)
         run_s = opt.time_to_train_s
         hours = run_s / 3600 if run_s else None
@@ -217,6 +230,7 @@ def recommend_options(options: list[PlanOption], job: Scenario, arch: Architectu
             if exc.field != "hardware.gpu":
                 raise
             cost = None
+        cited += [*(cost.cited if cost else ()), *([rental[0].cited] if rental[0] else [])]
         # buy prices only where the market sells the part (hardware.market): else no horizon view of owning
         sold = availability(gpu, money.market, "buy").obtainable
         site_ok = not system.site_fit or system.site_fit.fits
@@ -243,7 +257,7 @@ def recommend_options(options: list[PlanOption], job: Scenario, arch: Architectu
     if least and not out:  # nothing within the budget: the least that would have one
         notes.insert(0, msg("plan.least_budget", money=to_money(least[0], money.prices.currency),
                             hardware={"gpus": least[2].gpus, "gpu": least[2].gpu}, acquisition=least[1]))
-    return out, notes
+    return PricedOptions(out, notes, tuple(cited))
 
 
 def merge_fabric_twins(options: list[PlanOption]) -> list[PlanOption]:

@@ -66,8 +66,8 @@ class ScreenPricing:
     estimate: storage, network and running costs come on top in the full price).
 
     What does not change with the run's length is found once per hardware shape (the screen prices ~1,500 layouts
-    on a few dozen shapes): the offers that can rent it and the price of its servers. The screen's price
-    citations are dropped (plan_job keeps only those of the options shown), so none are made here."""
+    on a few dozen shapes): the offers that can rent it and the price of its servers. The screen cites no price:
+    the options priced in full cite theirs (:func:`trainsizer.workflows.pricing.recommend_options`)."""
 
     def __init__(self, money: MoneyTerms, cat: Catalog, params: int = 0) -> None:
         self.money, self.cat, self.params = money, cat, params
@@ -92,12 +92,9 @@ class ScreenPricing:
     def _server_price(self, gpu: str, in_server: int) -> float | None:
         if (gpu, in_server) not in self._servers:
             prices = self.money.prices
-            cited = len(prices.used)
-            server = prices.server(gpu, in_server)
-            if server is None and (card := prices.card(gpu)) is not None:
-                server = (card * in_server, {})
-            del prices.used[cited:]
-            self._servers[(gpu, in_server)] = None if server is None else server[0]
+            server, card = prices.server(gpu, in_server), prices.card(gpu)
+            self._servers[(gpu, in_server)] = (server.amount if server else card.amount * in_server if card
+                                               else None)
         return self._servers[(gpu, in_server)]
 
     def run_cost(self, gpu: str, gpus: int, servers: int, gpus_per_server: int, hours: float,
