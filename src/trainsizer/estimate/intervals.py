@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from trainsizer.estimate.ranges import Band, band
+from trainsizer.estimate.ranges import Band, band, framework_regime
 from trainsizer.estimate.regimes import regime
 from trainsizer.messages import Message, msg
 
@@ -25,9 +25,10 @@ def _pair(values: tuple[float, float], digits: int) -> list[float]:
     return [round(values[0], digits), round(values[1], digits)]
 
 
-def scenario_bands(gpu_id: str | None, method: str, gpus: int, gpus_per_node: int) -> tuple[Band, Band]:
-    """(memory, speed) ranges for a scenario's regime."""
-    reg = regime(gpu_id, method, gpus, gpus_per_node)
+def scenario_bands(gpu_id: str | None, method: str, gpus: int, gpus_per_node: int,
+                   framework: str | None = None) -> tuple[Band, Band]:
+    """(memory, speed) ranges for a scenario's regime; wider where it names no ``framework`` (``ranges.py``)."""
+    reg = framework_regime(regime(gpu_id, method, gpus, gpus_per_node), framework)
     return band("memory", reg), band("speed", reg)
 
 
