@@ -33,10 +33,11 @@ def scenario_bands(gpu_id: str | None, method: str, gpus: int, gpus_per_node: in
 
 
 def evidence_notes(b: Band) -> list[Message]:
-    """A range no case backs says so."""
-    if not b.no_evidence:
-        return []
-    return [msg(f"range.no_evidence_{b.kind}", what=", ".join(b.no_evidence))]
+    """A range no case backs says so; so does the wider range of a scenario that names no framework."""
+    notes = [msg(f"range.no_evidence_{b.kind}", what=", ".join(b.no_evidence))] if b.no_evidence else []
+    if b.framework_widened:
+        notes.append(msg(f"range.framework_not_stated_{b.kind}"))
+    return notes
 
 
 def memory_interval(memory: MemoryEstimate, b: Band) -> dict[str, Any]:

@@ -56,7 +56,7 @@ class Band:
     cases: int  # cases behind the regime (the fewest over its dimensions)
     no_evidence: tuple[str, ...] = ()  # dimension=value pairs no case shows
     mid: float | None = None  # the median log factor (None: the middle of the range)
-    framework_stated: bool = True  # False: the wider range of a scenario that names no framework
+    framework_widened: bool = False  # widened because the scenario names no framework (NOT_STATED)
 
     def scale(self, value: float) -> tuple[float, float]:
         """[lo, hi] of a quantity that grows with the measured one (memory; speed: tokens per second)."""
@@ -150,8 +150,10 @@ def _band(kind: str, regime: dict[str, str], data: dict[str, Any], corrected: bo
     if regime.get("framework") != "not_stated" or not other:
         return own
     wide = _regime_band(kind, regime, {**data, kind: other}, corrected)
-    return Band(kind, min(own.lo, wide.lo), max(own.hi, wide.hi), own.level, min(own.cases, wide.cases),
-                tuple(dict.fromkeys(own.no_evidence + wide.no_evidence)), wide.mid, framework_stated=False)
+    lo, hi = min(own.lo, wide.lo), max(own.hi, wide.hi)
+    return Band(kind, lo, hi, own.level, min(own.cases, wide.cases),
+                tuple(dict.fromkeys(own.no_evidence + wide.no_evidence)), wide.mid,
+                framework_widened=(lo, hi) != (own.lo, own.hi))
 
 
 def _regime_band(kind: str, regime: dict[str, str], data: dict[str, Any], corrected: bool) -> Band:
