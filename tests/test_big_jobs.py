@@ -21,7 +21,8 @@ from trainsizer.workflows.setup_time import setup_time
 
 LLAMA_70B = str(REPO / "examples/jobs/llama-3.1-70b-full-finetune.yaml")
 SHORT_QLORA = {"model": {"preset": "llama-3.1-8b"},
-               "training": {"method": "qlora", "quantization": "nf4", "precision": "bf16-mixed", "seq_len": 2048,
+               "training": {"method": "qlora", "framework": "llama-factory", "quantization": "nf4",
+                            "precision": "bf16-mixed", "seq_len": 2048,
                             "micro_batch_size": 1, "global_batch_size": 32, "tokens": 5.0e7,
                             "lora": {"rank": 16, "alpha": 32, "targets": "all-linear"}}}
 CNY = PlanRequest(currency="CNY")
@@ -47,7 +48,7 @@ def test_a_32b_full_finetune_gets_a_layout_with_headroom():
     assert loose["per_run"] <= rec["per_run"]  # the limit costs something: a riskier layout was cheaper
 
 
-def test_setup_is_billed_on_a_short_run_and_a_longer_one_moves_it_to_fewer_gpus():
+def test_setup_is_billed_on_a_short_run_and_a_longer_one_moves_it_to_cheaper_gpu_hours():
     from trainsizer.models.param_counts import count_params
 
     job = job_from_dict(SHORT_QLORA)
@@ -60,7 +61,12 @@ def test_setup_is_billed_on_a_short_run_and_a_longer_one_moves_it_to_fewer_gpus(
     assert setup["assumed"] and setup["minutes"] == pytest.approx(setup_time(params, None).minutes, rel=0.05)
     said = [text(a, "en") for a in default["recommendation"]["adjustments"]]
     assert any("from the instance's start to the first step" in s and "--setup" in s for s in said)
-    assert long["recommendation"]["gpus"] < none["recommendation"]["gpus"]  # setup on every GPU: fewer pay off
+    # setup is billed on every GPU of the instance: a longer one moves the answer to fewer GPU-hours an hour (fewer
+    # GPUs, or cheaper ones)
+    def hourly(out: dict) -> float:
+        pick = out["options"][out["recommendation"]["option"]]
+        return pick["parallel"]["gpus"] * pick["per_run"]["rent"]["price_per_gpu_hour"]
+    assert hourly(long) < hourly(none)
 
 
 def test_the_default_setup_grows_with_the_weights_to_download():

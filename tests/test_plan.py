@@ -101,7 +101,8 @@ def run_cli(*args):
 
 def test_plan_json_contract(tmp_path):
     path = tmp_path / "job.yaml"
-    path.write_text("model: {preset: llama-3.1-8b}\ntraining: {method: lora, precision: bf16-true, "
+    path.write_text("model: {preset: llama-3.1-8b}\ntraining: {method: lora, framework: llama-factory, "
+                    "precision: bf16-true, "
                     "micro_batch_size: 1, seq_len: 2048, global_batch_size: 16, tokens: 1.0e+8}\n")
     proc = run_cli("plan", str(path), "--gpu", "rtx-4090-24gb", "--max-gpus", "4", "--json")
     assert proc.returncode == 0, proc.stderr

@@ -4,13 +4,22 @@ where no case shows the regime."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import pytest
 from conftest import REPO
 
 from trainsizer.estimate.ranges import band, shipped_ranges
 from trainsizer.estimate.regimes import DIMENSIONS, gpu_family, regime
-from trainsizer.evidence.ranges_fit import WEIGHTING, conformal, coverage, fit_ranges, quantile_kind, select_dimensions
+from trainsizer.evidence.ranges_fit import (
+    WEIGHTING,
+    Residual,
+    conformal,
+    coverage,
+    fit_ranges,
+    quantile_kind,
+    select_dimensions,
+)
 
 FULL = {"memory": DIMENSIONS, "speed": DIMENSIONS}  # the mechanism tests condition both kinds on every dimension
 
@@ -62,8 +71,8 @@ def test_the_conformal_correction_quantile_covers_the_level_in_expectation_not_m
 
 
 def _rows(us, family="a100", source="s"):
-    return [{"id": f"{source}{i}", "source": f"{source}{i % 3}", "u": u,
-             "regime": {"gpu_family": family, "method": "full", "scale": "1-gpu"}} for i, u in enumerate(us)]
+    return [Residual(f"{source}{i}", f"{source}{i % 3}", u, {"gpu_family": family, "method": "full", "scale": "1-gpu"})
+            for i, u in enumerate(us)]
 
 
 def test_a_regime_of_few_publications_is_pulled_to_the_pooled_range_and_an_unseen_one_is_wide():
@@ -93,7 +102,7 @@ def test_the_shipped_ranges_cover_the_speed_and_memory_estimates_both_ways():
 def shipped_summary():
     from trainsizer.evidence.validate import validate_files
 
-    return validate_files()[1]
+    return validate_files(view="user")[1]
 
 
 BAND = (0.75, 0.85)  # issue 24: the 80 % ranges hold 75-85 % of held-out cases, overall and per family
@@ -156,8 +165,8 @@ def _publications(kind: str, family: str) -> int:
 
 
 def _two_sources(us, family, source):
-    return [{"id": f"{source}{i}", "source": f"{source}{i % 4}", "u": u,
-             "regime": {"gpu_family": family, "method": "full", "scale": "1-gpu"}} for i, u in enumerate(us)]
+    return [Residual(f"{source}{i}", f"{source}{i % 4}", u, {"gpu_family": family, "method": "full", "scale": "1-gpu"})
+            for i, u in enumerate(us)]
 
 
 def test_the_conformal_correction_widens_ranges_that_a_new_publication_breaks_and_narrows_loose_ones():
@@ -167,12 +176,12 @@ def test_the_conformal_correction_widens_ranges_that_a_new_publication_breaks_an
     # each publication of family x shifted as a whole (between-publication spread): quantiles of the cases alone are
     # too narrow for a new publication, the correction moves both ends out
     shifted = [u for shift in (-0.3, -0.1, 0.1, 0.3) for u in shift + 0.05 * rng.standard_normal(30)]
-    rows = [{**r, "source": f"p{i // 30}"} for i, r in enumerate(_two_sources(shifted, "x", "p"))]
+    rows = [replace(r, source=f"p{i // 30}") for i, r in enumerate(_two_sources(shifted, "x", "p"))]
     fix = fit_ranges({"memory": rows, "speed": rows}, dims=FULL)["memory"]["correction"]
     assert fix["pooled"]["lo"] > 0 and fix["pooled"]["hi"] > 0
     # publications that agree (no shift) and a heavy tail in one: the central ranges need no widening
-    calm = [{**r, "source": f"q{i % 5}"} for i, r in enumerate(_two_sources(list(0.1 * rng.standard_normal(200)), "y",
-                                                                             "q"))]
+    calm = [replace(r, source=f"q{i % 5}") for i, r in enumerate(_two_sources(list(0.1 * rng.standard_normal(200)),
+                                                                               "y", "q"))]
     fix = fit_ranges({"memory": calm, "speed": calm}, dims=FULL)["memory"]["correction"]
     assert abs(fix["pooled"]["lo"]) < 0.05 and abs(fix["pooled"]["hi"]) < 0.05
 
@@ -203,7 +212,7 @@ def test_the_unseen_range_counts_every_family_once_and_is_widened_by_families_it
     Dunn, Wasserman & Ramdas 2023); and when the only publication of a family fell outside the wide range of the
     others, the unseen correction moves that end out."""
     many = _two_sources([0.01 * i for i in range(-20, 21)], "a", "a")
-    few = [{**r, "source": "b"} for r in _two_sources([0.6 + 0.01 * i for i in range(5)], "b", "b")]
+    few = [replace(r, source="b") for r in _two_sources([0.6 + 0.01 * i for i in range(5)], "b", "b")]
     data = fit_ranges({"memory": many + few, "speed": many + few}, dims=FULL)
     wide = data["memory"]["no_evidence"]
     assert wide["hi"] >= 0.6  # unweighted, 5 of 46 cases would sit beyond the 80 % half-width
@@ -220,7 +229,7 @@ def test_a_gpu_part_no_case_measured_gets_the_wide_speed_range_inside_a_measured
 
     assert gpu_part("h100-sxm5-96gb-500w") == "h100" and gpu_part("h20-96gb") == "h20"
     assert regime("h20-96gb", "full", 8, 8)["gpu_part"] == "h20"
-    rows = [{**r, "regime": {**r["regime"], "gpu_family": "hopper", "gpu_part": "h100"}}
+    rows = [replace(r, regime={**r.regime, "gpu_family": "hopper", "gpu_part": "h100"})
             for r in _two_sources([0.01 * i for i in range(-20, 21)], "hopper", "p")]
     data = fit_ranges({"memory": rows, "speed": rows}, dims=FULL)
     assert data["speed"]["gpu_parts"] == ["h100"] and "gpu_parts" not in data["memory"]
@@ -236,10 +245,10 @@ def test_coverage_builds_each_publications_range_from_the_inner_errors_alone():
     """A publication whose errors the others do not show is not inside a range fitted without it: coverage reads
     the inner errors (ranges_fit.coverage's ``inner``), not the held-out publication's own."""
     near = _two_sources([0.01 * i for i in range(-20, 21)], "x", "a")
-    far = [{**r, "source": "far", "id": f"far{i}"} for i, r in enumerate(_two_sources([2.0] * 10, "x", "b"))]
+    far = [replace(r, source="far", id=f"far{i}") for i, r in enumerate(_two_sources([2.0] * 10, "x", "b"))]
     res = {"memory": near + far, "speed": near + far}
-    inner = {s: {k: [r for r in near + far if r["source"] != s] for k in ("memory", "speed")}
-             for s in {r["source"] for r in near + far}}
+    inner = {s: {k: [r for r in near + far if r.source != s] for k in ("memory", "speed")}
+             for s in {r.source for r in near + far}}
     cov = coverage(res, inner)
     assert cov["memory"]["by_regime"]["gpu_family"]["x"]["count"] == 51
     assert cov["memory"]["coverage"] < 0.85  # the far publication falls outside: its own errors built nothing
@@ -255,16 +264,16 @@ def test_coverage_counts_the_publications_of_each_regime_and_the_widening_it_wou
     assert reach(b, 0.1) == 0.0 and reach(b, 0.4) == pytest.approx(1.0) and reach(b, -0.5) == pytest.approx(2.0)
     assert reach(b, 0.25) == pytest.approx(0.5)
     near = _two_sources([0.01 * i for i in range(-20, 21)], "x", "a")
-    far = [{**r, "source": f"far{i % 2}", "id": f"far{i}", "u": (2.0, -2.0)[i % 2]}  # two far publications, apart
+    far = [replace(r, source=f"far{i % 2}", id=f"far{i}", u=(2.0, -2.0)[i % 2])  # two far publications, apart
            for i, r in enumerate(_two_sources([0.0] * 16, "x", "b"))]
     res = {"memory": near + far, "speed": near + far}
-    inner = {s: {k: [r for r in near + far if r["source"] != s] for k in ("memory", "speed")}
-             for s in {r["source"] for r in near + far}}
+    inner = {s: {k: [r for r in near + far if r.source != s] for k in ("memory", "speed")}
+             for s in {r.source for r in near + far}}
     row = coverage(res, inner)["memory"]["by_regime"]["gpu_family"]["x"]
     assert row["count"] == 57 and row["sources"] == 6
     assert row["coverage"] < 0.75 < row["widen_for_75"], row  # the far publications fall outside
-    alone = {s: {k: [r for r in near if r["source"] != s] for k in ("memory", "speed")}
-             for s in {r["source"] for r in near}}
+    alone = {s: {k: [r for r in near if r.source != s] for k in ("memory", "speed")}
+             for s in {r.source for r in near}}
     calm = coverage({"memory": near, "speed": near}, alone)["memory"]
     assert calm["coverage"] >= 0.75 and calm["widen_for_75"] <= 1.0 and calm["sources"] == 4
 
@@ -278,8 +287,8 @@ def test_a_regime_range_is_as_wide_as_its_widest_dimension_about_their_mean_medi
     assert mid == pytest.approx(0.05) and lo == pytest.approx(0.05 - 0.7) and hi == pytest.approx(0.05 + 0.4)
     assert combine([], [], [], {"lo": -0.2, "mid": 0.01, "hi": 0.2}) == (-0.2, 0.01, 0.2)
     rng = __import__("numpy").random.default_rng(3)
-    rows = [{"id": f"{f}{p}-{i}", "source": f"{f}{p}", "u": float(shift + s * rng.standard_normal()),
-             "regime": {"gpu_family": f, "method": "full", "scale": "1-gpu"}}
+    rows = [Residual(f"{f}{p}-{i}", f"{f}{p}", float(shift + s * rng.standard_normal()),
+                     {"gpu_family": f, "method": "full", "scale": "1-gpu"})
             for f, s, shifts in (("calm", 0.05, (-0.02, 0.0, 0.02, 0.01, -0.01, 0.0)), ("wild", 0.05, (-0.4, 0.0, 0.4)))
             for p, shift in enumerate(shifts) for i in range(10)]
     data = fit_ranges({"memory": rows, "speed": rows}, dims=FULL)
@@ -293,8 +302,8 @@ def test_ranges_fitted_on_no_dimension_give_every_regime_the_pooled_range_not_th
     """A memory fit that keeps no regime dimension (``dimensions: []``, what select_dimensions may pick) is the pooled
     range for every scenario, seen family or not: no dimension it was not conditioned on marks it 'no evidence'."""
     rng = __import__("numpy").random.default_rng(5)
-    rows = [{"id": f"{f}{p}-{i}", "source": f"{f}{p}", "u": float(0.05 * rng.standard_normal()),
-             "regime": {"gpu_family": f, "method": "lora", "scale": "1-gpu"}}
+    rows = [Residual(f"{f}{p}-{i}", f"{f}{p}", float(0.05 * rng.standard_normal()),
+                     {"gpu_family": f, "method": "lora", "scale": "1-gpu"})
             for f in ("ampere", "hopper") for p in range(4) for i in range(10)]
     data = fit_ranges({"memory": rows, "speed": rows}, dims={"memory": (), "speed": ("gpu_family",)})
     assert data["memory"]["dimensions"] == []
@@ -357,8 +366,8 @@ def _shifted(by_family: dict[str, float], spread: float = 0.05, seed: int = 1):
     for fam, shift in by_family.items():
         for p in range(4):
             offset = shift + 0.02 * rng.standard_normal()
-            rows += [{"id": f"{fam}{p}-{i}", "source": f"{fam}{p}", "u": float(offset + spread * rng.standard_normal()),
-                      "regime": {"gpu_family": fam, "method": ("full", "lora")[i % 2], "scale": "1-gpu"}}
+            rows += [Residual(f"{fam}{p}-{i}", f"{fam}{p}", float(offset + spread * rng.standard_normal()),
+                              {"gpu_family": fam, "method": ("full", "lora")[i % 2], "scale": "1-gpu"})
                      for i in range(12)]
     return rows
 
@@ -399,9 +408,9 @@ def test_a_publication_of_many_cases_weighs_one_in_publication_weighted_quantile
     """Ten publications of two cases near 0 and one of forty cases at +0.5: weighing cases, the big publication
     sets the upper quantile; weighing publications, it is one draw of eleven and the upper end stays near 0."""
     where = {"gpu_family": "ampere", "method": "lora", "scale": "1-gpu"}
-    small = [{"id": f"p{p}-{i}", "source": f"p{p}", "u": 0.01 * (p - 5) + 0.002 * i, "regime": where}
+    small = [Residual(f"p{p}-{i}", f"p{p}", 0.01 * (p - 5) + 0.002 * i, where)
              for p in range(10) for i in range(2)]
-    big = [{"id": f"big-{i}", "source": "big", "u": 0.5 + 0.001 * i, "regime": where} for i in range(40)]
+    big = [Residual(f"big-{i}", "big", 0.5 + 0.001 * i, where) for i in range(40)]
     by_case = quantile_kind(small + big, 0.8, "memory", (), "case")["pooled"]
     by_publication = quantile_kind(small + big, 0.8, "memory", (), "publication")["pooled"]
     assert by_case["hi"] >= 0.5 and by_case["mid"] >= 0.5

@@ -1,10 +1,13 @@
-"""Rewrite the accuracy tables of docs/accuracy.md, and the headline row README.md quotes, from `trainsizer validate`
-(no arguments: every shipped case).
+"""Rewrite the accuracy tables of docs/accuracy.md, and the headline row README.md quotes, from `trainsizer validate
+--view user` (no case files: every shipped case, each scored as a user states it and as annotated).
 
 The rows tests/test_shipped_fit.py checks: leave-one-source-out over all cases, leave-one-family-out over all cases, the
 shared cases alone held out by source, every case in-sample, and the signed table per GPU family and per method (both
 holdouts);
 and the 80 % ranges' nested coverage, overall and per regime with its median half-width (tests/test_ranges.py).
+Each row gives the user view (what a user states: the framework's profile sets the internals) beside the annotated
+view (every key as the case writes it); the signed table and the ranges' coverage are the user view's (the shipped
+ranges are fitted on it), the other views' coverage in its last rows.
 README.md carries the first of these rows (all cases, leave-one-source-out) as its headline.
 Run it after a change to the model, its parameters or the cases:
 
@@ -39,22 +42,32 @@ def _signed(cell: dict[str, Any] | None) -> str:
     return f"{_pct(cell)}, {sign}"
 
 
+def _pair(row: dict[str, Any], other: dict[str, Any], kind: str, bold: bool) -> str:
+    """The user view's cell (bold on the headline row) and the annotated view's beside it."""
+    mine = f"**{_pct(row[kind])}**" if bold else _pct(row[kind])
+    return f"{mine} | {_pct(other[kind])}"
+
+
 def accuracy_rows(summary: dict[str, Any]) -> dict[str, str]:
-    """Row prefix -> the whole row, for the four rows of the accuracy table."""
-    acc = {(r["cases"], r["method"]): r for r in summary["accuracy"]}
-    a, f = acc[("all", "leave-one-source-out")], acc[("all", "leave-one-family-out")]
-    s, i = acc[("shared", "leave-one-source-out")], acc[("all", "in-sample")]
+    """Row prefix -> the whole row, for the four rows of the accuracy table: each cell the user view's figure
+    (``validate --view user``) then the annotated view's."""
+    acc = {(r.get("view", "annotated"), r["cases"], r["method"]): r for r in summary["accuracy"]}
+
+    def both(cases: str, method: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        return acc[("user", cases, method)], acc[("annotated", cases, method)]
+    (a, a0), (f, f0) = both("all", "leave-one-source-out"), both("all", "leave-one-family-out")
+    (s, s0), (i, i0) = both("shared", "leave-one-source-out"), both("all", "in-sample")
     m, t = "memory", "throughput"
     return {
-        "| all ": f"| all {a['count']} ({a[m]['sources']} memory, {a[t]['sources']} speed publications) | "
-                  f"**{_pct(a[m])}** ({a[m]['count']} cases) | **{_pct(a[t])}** ({a[t]['count']} cases) |",
+        "| all ": f"| all {a['count']} ({a[m]['sources']} memory, {a[t]['sources']} speed publications; "
+                  f"{a[m]['count']} / {a[t]['count']} cases) | {_pair(a, a0, m, True)} | {_pair(a, a0, t, True)} |",
         "| leave-one-family-out, all ": f"| leave-one-family-out, all {f['count']} ({f[m]['sources']} memory, "
-                                       f"{f[t]['sources']} speed GPU families) | {_pct(f[m])} ({f[m]['count']}) | "
-                                       f"{_pct(f[t])} ({f[t]['count']}) |",
+                                       f"{f[t]['sources']} speed GPU families) | {_pair(f, f0, m, False)} | "
+                                       f"{_pair(f, f0, t, False)} |",
         "| validation/cases only": f"| validation/cases only, {s['count']} ({s[m]['sources']} / {s[t]['sources']} "
-                                  f"publications) | {_pct(s[m])} ({s[m]['count']}) | {_pct(s[t])} ({s[t]['count']}) |",
+                                  f"publications) | {_pair(s, s0, m, False)} | {_pair(s, s0, t, False)} |",
         "| every case in-sample": f"| every case in-sample, {i['count']} (flatters the model) | "
-                                       f"{_pct(i[m])} ({i[m]['count']}) | {_pct(i[t])} ({i[t]['count']}) |",
+                                 f"{_pair(i, i0, m, False)} | {_pair(i, i0, t, False)} |",
     }
 
 
@@ -82,9 +95,13 @@ def signed_rows(summary: dict[str, Any]) -> list[str]:
             + [row(f"method {n}", "method", n) for n in methods])
 
 
+VIEW_ROWS = {"annotated": "every key as annotated", "unstated": "no framework named (the wider ranges)"}
+
+
 def coverage_rows(summary: dict[str, Any]) -> list[str]:
-    """The coverage table's body: overall (share inside, median half-width), then each regime value with at least
-    MIN_CASES held-out cases of either kind (share inside, cases, median half-width)."""
+    """The coverage table's body: the user view's (the shipped ranges are fitted on it) overall share inside and
+    median half-width, each regime value with at least MIN_CASES held-out cases of either kind (share inside, cases,
+    median half-width), then the other views' overall share inside."""
     from trainsizer.report.coverage_text import MIN_CASES
 
     cov = summary["range_coverage"]
@@ -102,6 +119,12 @@ def coverage_rows(summary: dict[str, Any]) -> list[str]:
                 cells.append(f"{100 * r['coverage']:.1f} % ({r['count']}), {r['median_half_width']:.2f}"
                              if r and r["count"] >= MIN_CASES else "-")
             rows.append(f"| {label} {value} | " + " | ".join(cells) + " |")
+    for view, label in VIEW_ROWS.items():
+        other = summary.get("views", {}).get(view, {}).get("range_coverage")
+        if other:
+            rows.append(f"| {label}: inside / median half-width | " + " | ".join(
+                f"{100 * other[k]['coverage']:.1f} % ({other[k]['count']}), {other[k]['median_half_width']:.2f}"
+                for k in kinds) + " |")
     return rows
 
 
@@ -138,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from trainsizer.evidence.validate import validate_files
 
-    _, summary = validate_files()
+    _, summary = validate_files(view="user")
     if args.write:
         ACCURACY.write_text(rewrite(ACCURACY.read_text(encoding="utf-8"), summary), encoding="utf-8")
         README.write_text(rewrite_headline(README.read_text(encoding="utf-8"), summary), encoding="utf-8")

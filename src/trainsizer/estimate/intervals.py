@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from trainsizer.estimate.ranges import Band, band
+from trainsizer.estimate.ranges import Band, band, framework_regime
 from trainsizer.estimate.regimes import regime
 from trainsizer.messages import Message, msg
 
@@ -25,17 +25,19 @@ def _pair(values: tuple[float, float], digits: int) -> list[float]:
     return [round(values[0], digits), round(values[1], digits)]
 
 
-def scenario_bands(gpu_id: str | None, method: str, gpus: int, gpus_per_node: int) -> tuple[Band, Band]:
-    """(memory, speed) ranges for a scenario's regime."""
-    reg = regime(gpu_id, method, gpus, gpus_per_node)
+def scenario_bands(gpu_id: str | None, method: str, gpus: int, gpus_per_node: int,
+                   framework: str | None = None) -> tuple[Band, Band]:
+    """(memory, speed) ranges for a scenario's regime; wider where it names no ``framework`` (``ranges.py``)."""
+    reg = framework_regime(regime(gpu_id, method, gpus, gpus_per_node), framework)
     return band("memory", reg), band("speed", reg)
 
 
 def evidence_notes(b: Band) -> list[Message]:
-    """A range no case backs says so."""
-    if not b.no_evidence:
-        return []
-    return [msg(f"range.no_evidence_{b.kind}", what=", ".join(b.no_evidence))]
+    """A range no case backs says so; so does the wider range of a scenario that names no framework."""
+    notes = [msg(f"range.no_evidence_{b.kind}", what=", ".join(b.no_evidence))] if b.no_evidence else []
+    if b.framework_widened:
+        notes.append(msg(f"range.framework_not_stated_{b.kind}"))
+    return notes
 
 
 def memory_interval(memory: MemoryEstimate, b: Band) -> dict[str, Any]:

@@ -39,6 +39,9 @@ from trainsizer.estimate.regimes import DIMENSIONS
 PACKAGE = "trainsizer.estimate"
 RANGES_FILE = "ranges.yaml"
 KINDS = ("memory", "speed")
+# ranges.yaml's block of ranges fitted on the cases scored with no framework named (evidence/user_view.UNSTATED): a
+# scenario that names none gets, per end, the wider of its regime's range and this block's
+NOT_STATED = "framework_not_stated"
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class Band:
     cases: int  # cases behind the regime (the fewest over its dimensions)
     no_evidence: tuple[str, ...] = ()  # dimension=value pairs no case shows
     mid: float | None = None  # the median log factor (None: the middle of the range)
+    framework_widened: bool = False  # widened because the scenario names no framework (NOT_STATED)
 
     def scale(self, value: float) -> tuple[float, float]:
         """[lo, hi] of a quantity that grows with the measured one (memory; speed: tokens per second)."""
@@ -97,6 +101,12 @@ class Band:
         return {"level": self.level, "cases": self.cases, "no_evidence": list(self.no_evidence)}
 
 
+def framework_regime(regime: dict[str, str], framework: str | None) -> dict[str, str]:
+    """``regime`` with whether the scenario names its framework (``training.framework``; ``frameworks.resolve``
+    leaves an assumed one unnamed): a scenario that names none gets the wider range (``NOT_STATED``)."""
+    return {**regime, "framework": "stated" if framework else "not_stated"}
+
+
 @cache
 def shipped_ranges() -> dict[str, Any]:
     """The fitted ranges shipped with the package (``ranges.yaml``)."""
@@ -133,6 +143,20 @@ def _shipped_band(kind: str, regime: tuple[tuple[str, str], ...], corrected: boo
 
 
 def _band(kind: str, regime: dict[str, str], data: dict[str, Any], corrected: bool) -> Band:
+    """The regime's band; a scenario that names no framework (``regime["framework"]`` ``not_stated``) the widest of
+    that band and the one fitted on the errors of the cases scored with no framework named (``NOT_STATED``)."""
+    own = _regime_band(kind, regime, data, corrected)
+    other = (data.get(NOT_STATED) or {}).get(kind)
+    if regime.get("framework") != "not_stated" or not other:
+        return own
+    wide = _regime_band(kind, regime, {**data, kind: other}, corrected)
+    lo, hi = min(own.lo, wide.lo), max(own.hi, wide.hi)
+    return Band(kind, lo, hi, own.level, min(own.cases, wide.cases),
+                tuple(dict.fromkeys(own.no_evidence + wide.no_evidence)), wide.mid,
+                framework_widened=(lo, hi) != (own.lo, own.hi))
+
+
+def _regime_band(kind: str, regime: dict[str, str], data: dict[str, Any], corrected: bool) -> Band:
     fit = data[kind]
     pooled = fit["pooled"]
     k = float(data["shrinkage_sources"])

@@ -90,8 +90,8 @@ def _without_family(params: Any, family: str, free: Any) -> Any:
 
 
 def _fold(terms: CaseTerms, groups: list[str], group: str, base: Any, free: Any, rounds: int,
-          held_family: str | None) -> tuple[list[int], Any]:
-    test = [i for i, g in enumerate(groups) if g == group]
+          held_family: str | None) -> Any:
+    """The parameters fitted, as the shipped fit is, on every case whose group is not ``group``."""
     train = terms.fit_rows([i for i, g in enumerate(groups) if g != group])
     start = _without_family(base, held_family, free) if held_family else base
     seen = {f for i, f in enumerate(terms.families) if groups[i] != group}
@@ -100,8 +100,7 @@ def _fold(terms: CaseTerms, groups: list[str], group: str, base: Any, free: Any,
         start = fold_ceilings(start, terms, train)  # MFU ceilings from the training cases alone
     free_here = [f for f in free if not (held_family and (f[0], f[1]) == (EFFICIENCY, held_family))]
     params = coordinate_descent(log_error_loss(terms, train), start, free_here, rounds)[0] if train else start
-    params = settle_priors(params, free, seen)  # as the shipped fit writes them (tools/fitting.fit_shipped)
-    return test, terms.predict(params, test)
+    return settle_priors(params, free, seen)  # as the shipped fit writes them (tools/fitting.fit_shipped)
 
 
 GroupOf = Callable[[CaseTerms], list[str]]
@@ -109,51 +108,79 @@ GROUP_OF: dict[str, GroupOf] = {"source": lambda t: t.sources, "family": lambda 
 
 
 def leave_one_out(cases: list[dict[str, Any]], by: str = "source", memory_params: MemoryModel | None = None,
-                  perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS) -> dict[str, Any]:
+                  perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS,
+                  scored: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """``{"memory": summary, "throughput": summary}`` with each group of ``by`` (source | family) held out in turn:
     count, median and p90 absolute error of the held-out predictions, ``excluded`` (cases that could not be predicted
     at all: 0 unless a case cannot be expressed), the error per held-out group (``by_source`` / ``by_family``) and
-    the signed medians per GPU family and per training method (``signed``)."""
+    the signed medians per GPU family and per training method (``signed``). The folds are fitted on ``cases``; the
+    held-out predictions are of ``scored`` (the same cases in another view, ``user_view``; default ``cases``)."""
+    return leave_one_out_views(cases, {"": scored if scored is not None else cases}, by, memory_params,
+                               perf_params, rounds)[""]
+
+
+def leave_one_out_views(cases: list[dict[str, Any]], views: dict[str, list[dict[str, Any]]], by: str = "source",
+                        memory_params: MemoryModel | None = None, perf_params: PerformanceModel | None = None,
+                        rounds: int = REFINE_ROUNDS) -> dict[str, dict[str, Any]]:  # long: one fit, many views
+    """:func:`leave_one_out` per view: every fold fitted once on ``cases`` (as the shipped parameters are fitted:
+    on the cases as annotated), and each view's cases of the held-out group predicted by it (a view holds the same
+    cases written another way: what a user states, with or without the framework)."""
     from trainsizer.estimate.memory import default_memory_model
     from trainsizer.estimate.step import default_performance_model
 
     mp = memory_params or default_memory_model()
     pp = perf_params or default_performance_model()
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, Any]] = {name: {} for name in views}
     for kind, free in KINDS.items():
-        terms, failed = build_case_terms(cases, "memory" if kind == "memory" else "performance", mp, pp)
+        what = "memory" if kind == "memory" else "performance"
+        terms, _failed = build_case_terms(cases, what, mp, pp)
+        scored = {name: build_case_terms(view, what, mp, pp) for name, view in views.items()}
         # from the shared cases' fit, as the shipped fit starts (a mechanism no training case shows has no effect)
         base = fold_start(mp if kind == "memory" else pp)
         groups = GROUP_OF[by](terms)
-        results: list[CaseResult] = []
-        by_group: dict[str, Any] = {}
-        for group in dict.fromkeys(groups):
-            test, predicted = _fold(terms, groups, group, base, free, rounds, group if by == "family" else None)
-            metrics = terms.speed.metrics if terms.speed is not None else [kind] * len(terms)
-            fold = [CaseResult(terms.ids[i], metrics[i], float(p), float(terms.measured[i]), terms.excluded_from_fit[i])
-                    for i, p in zip(test, predicted, strict=True)]
-            results += fold
-            by_group[group] = signed_summary(fold)
-        summary = summarize(results).to_dict()
-        family_of = dict(zip(terms.ids, terms.families, strict=True))
-        method_of = dict(zip(terms.ids, terms.methods, strict=True))
-        out[kind] = {"holdout": by, "count": summary["count"], "median_abs_error": summary["median_abs_error"],
-                     "p90_abs_error": summary["p90_abs_error"], "within_15pct": summary["within_15pct"],
-                     "signed_median_error": signed_summary(results)["signed_median_error"],
-                     "excluded": len(failed), "excluded_cases": [{"id": i, "reason": r} for i, r in failed],
-                     "sources" if by == "source" else "families": len(by_group), f"by_{by}": by_group,
-                     "signed": {"family": _groups(results, family_of), "method": _groups(results, method_of)},
-                     "cases": [r.to_dict() for r in results]}
+        results: dict[str, list[CaseResult]] = {name: [] for name in views}
+        by_group: dict[str, dict[str, Any]] = {name: {} for name in views}
+        every = [g for name in views for g in GROUP_OF[by](scored[name][0])]
+        for group in dict.fromkeys(groups + every):
+            params = _fold(terms, groups, group, base, free, rounds, group if by == "family" else None)
+            for name, (view, _) in scored.items():
+                test = [i for i, g in enumerate(GROUP_OF[by](view)) if g == group]
+                if not test:
+                    continue
+                predicted = view.predict(params, test)
+                metrics = view.speed.metrics if view.speed is not None else [kind] * len(view)
+                fold = [CaseResult(view.ids[i], metrics[i], float(p), float(view.measured[i]),
+                                   view.excluded_from_fit[i]) for i, p in zip(test, predicted, strict=True)]
+                results[name] += fold
+                by_group[name][group] = signed_summary(fold)
+        for name, (view, failed) in scored.items():
+            out[name][kind] = _kind_summary(view, failed, results[name], by_group[name], by)
     return out
 
 
+def _kind_summary(terms: CaseTerms, failed: list[tuple[str, str]], results: list[CaseResult],
+                  by_group: dict[str, Any], by: str) -> dict[str, Any]:
+    summary = summarize(results).to_dict()
+    family_of = dict(zip(terms.ids, terms.families, strict=True))
+    method_of = dict(zip(terms.ids, terms.methods, strict=True))
+    return {"holdout": by, "count": summary["count"], "median_abs_error": summary["median_abs_error"],
+            "p90_abs_error": summary["p90_abs_error"], "within_15pct": summary["within_15pct"],
+            "signed_median_error": signed_summary(results)["signed_median_error"],
+            "excluded": len(failed), "excluded_cases": [{"id": i, "reason": r} for i, r in failed],
+            "sources" if by == "source" else "families": len(by_group), f"by_{by}": by_group,
+            "signed": {"family": _groups(results, family_of), "method": _groups(results, method_of)},
+            "cases": [r.to_dict() for r in results]}
+
+
 def leave_one_source_out(cases: list[dict[str, Any]], memory_params: MemoryModel | None = None,
-                         perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS) -> dict[str, Any]:
+                         perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS,
+                         scored: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """:func:`leave_one_out` by publication."""
-    return leave_one_out(cases, "source", memory_params, perf_params, rounds)
+    return leave_one_out(cases, "source", memory_params, perf_params, rounds, scored)
 
 
 def leave_one_family_out(cases: list[dict[str, Any]], memory_params: MemoryModel | None = None,
-                         perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS) -> dict[str, Any]:
+                         perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS,
+                         scored: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """:func:`leave_one_out` by GPU family."""
-    return leave_one_out(cases, "family", memory_params, perf_params, rounds)
+    return leave_one_out(cases, "family", memory_params, perf_params, rounds, scored)

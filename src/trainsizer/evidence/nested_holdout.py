@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.typed_data import value_at
 from trainsizer.evidence.calibrate import REFINE_ROUNDS, coordinate_descent, family_prior, fold_start, settle_priors
@@ -40,15 +38,15 @@ def _near(free: Any, params: Any) -> list[tuple[str, str, list[float]]]:
     return out
 
 
-Fitted = Callable[[str, str | None], tuple[Any, np.ndarray]]
+Fitted = Callable[[str, str | None], Any]
 
 
 def _fitter(terms: CaseTerms, base: Any, free: Any, rounds: int) -> Fitted:
-    memo: dict[tuple[str, tuple[int, ...], frozenset[str]], tuple[Any, np.ndarray]] = {}
+    memo: dict[tuple[str, tuple[int, ...], frozenset[str]], Any] = {}
     perf = isinstance(base, PerformanceModel)
 
-    def fitted(outer: str, inner: str | None = None) -> tuple[Any, np.ndarray]:
-        """The parameters fitted on the cases of neither publication, and every case's prediction by them. With
+    def fitted(outer: str, inner: str | None = None) -> Any:
+        """The parameters fitted on the cases of neither publication. With
         ``inner``: a search near the fit without ``outer`` (which never saw it), each grid cut to NEAR steps (the
         inner one's pull is small; a full search per pair would cost minutes)."""
         train = [i for i, s in enumerate(terms.sources) if s not in (outer, inner)]
@@ -58,41 +56,53 @@ def _fitter(terms: CaseTerms, base: Any, free: Any, rounds: int) -> Fitted:
         if key not in memo:
             grid, start = free, base
             if inner is not None:
-                start = fitted(outer)[0]
+                start = fitted(outer)
                 grid = _near(free, start)
             if perf:  # a family no training case shows from physics; MFU ceilings from the training cases alone
                 start = fold_ceilings(family_prior(settle_priors(start, free, seen), set(seen)), terms, list(rows))
             params = coordinate_descent(log_error_loss(terms, list(rows)), start, grid, rounds)[0] if rows else start
             params = settle_priors(params, free, seen) if perf else params
-            memo[key] = (params, terms.predict(params))
+            memo[key] = params
         return memo[key]
     return fitted
 
 
 def nested_source_out(cases: list[dict[str, Any]], memory_params: MemoryModel | None = None,
-                      perf_params: PerformanceModel | None = None,
-                      rounds: int = REFINE_ROUNDS) -> dict[str, dict[str, Any]]:
+                      perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS,
+                      scored: list[dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
     """Per outer publication P: a holdout-shaped dict (``{"memory": {"cases": [...]}, "throughput": {...}}``, each
     row ``{"id", "predicted", "measured"}``) of every case *not* of P, each predicted by parameters fitted without
-    P and without its own publication. ``ranges_fit.residuals`` reads it like a leave-one-source-out answer."""
+    P and without its own publication. ``ranges_fit.residuals`` reads it like a leave-one-source-out answer. The fits
+    are on ``cases``; the predictions of ``scored`` (the same cases in another view; default ``cases``)."""
+    return nested_source_out_views(cases, {"": scored if scored is not None else cases}, memory_params,
+                                   perf_params, rounds)[""]
+
+
+def nested_source_out_views(cases: list[dict[str, Any]], views: dict[str, list[dict[str, Any]]],
+                            memory_params: MemoryModel | None = None, perf_params: PerformanceModel | None = None,
+                            rounds: int = REFINE_ROUNDS) -> dict[str, dict[str, dict[str, Any]]]:
+    """:func:`nested_source_out` per view, every pair's fit made once on ``cases``."""
     from trainsizer.estimate.memory import default_memory_model
     from trainsizer.estimate.step import default_performance_model
 
     mp = memory_params or default_memory_model()
     pp = perf_params or default_performance_model()
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in views}
     for kind, free in KINDS.items():
-        terms, _failed = build_case_terms(cases, "memory" if kind == "memory" else "performance", mp, pp)
+        what = "memory" if kind == "memory" else "performance"
+        terms, _failed = build_case_terms(cases, what, mp, pp)
         fitted = _fitter(terms, fold_start(mp if kind == "memory" else pp), free, rounds)
         sources = list(dict.fromkeys(terms.sources))
-        for outer in sources:
-            rows: list[dict[str, Any]] = []
-            for inner in sources:
-                if inner == outer:
-                    continue
-                test = [i for i, s in enumerate(terms.sources) if s == inner]
-                predicted = fitted(outer, inner)[1][test]
-                rows += [{"id": terms.ids[i], "predicted": float(p), "measured": float(terms.measured[i])}
-                         for i, p in zip(test, predicted, strict=True)]
-            out.setdefault(outer, {})[kind] = {"cases": rows}
+        for name, view in views.items():
+            scored = build_case_terms(view, what, mp, pp)[0]
+            for outer in sources:
+                rows: list[dict[str, Any]] = []
+                for inner in sources:
+                    test = [i for i, s in enumerate(scored.sources) if s == inner]
+                    if inner == outer or not test:
+                        continue
+                    predicted = scored.predict(fitted(outer, inner), test)
+                    rows += [{"id": scored.ids[i], "predicted": float(p), "measured": float(scored.measured[i])}
+                             for i, p in zip(test, predicted, strict=True)]
+                out[name].setdefault(outer, {})[kind] = {"cases": rows}
     return out

@@ -34,9 +34,9 @@ class Setting(BaseModel):
     quote: str = Field(min_length=1)
 
     def holds(self, scenario: Scenario, backend: str) -> bool:
-        """Whether the setting's conditions (backend, zero, precision, method) hold for ``scenario``."""
+        """Whether the setting's conditions (backend, zero, precision, method, compile) hold for ``scenario``."""
         facts = {"backend": backend, "zero": scenario.parallel.zero, "precision": scenario.training.precision,
-                 "method": scenario.training.method}
+                 "method": scenario.training.method, "compile": scenario.training.compile}
         for name, accepted in self.when.items():
             allowed = accepted if isinstance(accepted, list) else [accepted]
             if facts.get(name) not in allowed:
@@ -147,8 +147,9 @@ def resolve(scenario: Scenario, framework: str | None = None) -> tuple[Scenario,
             continue
         updates[section][key] = s.value
         rows.append({"key": s.key, "value": s.value, "from": "profile", "source": s.source})
+    named = {} if assumed else {"framework": name}  # an assumed framework stays unnamed: its ranges are wider
     training = scenario.training.model_validate({**scenario.training.model_dump(exclude_unset=True),
-                                                 **updates["training"], "framework": name})
+                                                 **updates["training"], **named})
     parallel = scenario.parallel.model_validate({**scenario.parallel.model_dump(exclude_unset=True),
                                                  **updates["parallel"]})
     resolved = scenario.model_copy(update={"training": training, "parallel": parallel})

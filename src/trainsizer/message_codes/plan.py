@@ -14,6 +14,10 @@ _c("range.no_evidence_memory", N_("no measured case backs the memory range here 
                                  "cases"), what="text")
 _c("range.no_evidence_speed", N_("no measured case backs the speed range here ({what}): it is the wide range of all "
                                 "cases"), what="text")
+_c("range.framework_not_stated_memory", N_("no framework named: the memory range is the wider one of runs whose "
+                                          "framework is not known (--framework or training.framework narrows it)"))
+_c("range.framework_not_stated_speed", N_("no framework named: the speed range is the wider one of runs whose "
+                                         "framework is not known (--framework or training.framework narrows it)"))
 _c("range.oom_risk", N_("a {pct} chance that memory exceeds the GPU (fits unless memory is {above} above the "
                         "estimate)"), pct="pct", above="pct")
 _c("range.close_call", N_("a close call: {hardware} comes out ahead in {pct} of the plausible outcomes; a one-hour "

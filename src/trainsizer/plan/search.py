@@ -19,7 +19,7 @@ from trainsizer.estimate.comm import fabric, roce_derate
 from trainsizer.estimate.intervals import RISK
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
-from trainsizer.estimate.ranges import band
+from trainsizer.estimate.ranges import band, framework_regime
 from trainsizer.estimate.regimes import regime
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
@@ -368,12 +368,13 @@ def _choose_exact(shortlist: list[ScreenedLayout], job: Scenario, constraints: C
 def _safe_bytes(gpu: Accelerator, job: Scenario, gpus: int, per_node: int) -> float:
     """The most device memory a layout may be estimated at and still run out of memory with a chance of at most
     ``intervals.RISK`` (its regime's memory range, ``estimate/ranges.py``)."""
-    b = band("memory", regime(gpu.id, job.training.method, gpus, per_node))
+    b = band("memory", framework_regime(regime(gpu.id, job.training.method, gpus, per_node), job.training.framework))
     return b.safe_fraction(RISK) * gpu.memory_gib * 2**30
 
 
 def _safe(opt: PlanOption) -> bool:
-    b = band("memory", regime(opt.gpu, opt.method, opt.gpus, opt.gpus_per_node))
+    b = band("memory", framework_regime(regime(opt.gpu, opt.method, opt.gpus, opt.gpus_per_node),
+                                        opt.scenario.training.framework))
     return b.p_above(opt.device_gib, opt.capacity_gib) <= RISK
 
 

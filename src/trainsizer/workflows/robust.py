@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from trainsizer.estimate.intervals import RISK
-from trainsizer.estimate.ranges import Band, band
+from trainsizer.estimate.ranges import Band, band, framework_regime
 from trainsizer.estimate.regimes import gpu_family, regime
 from trainsizer.messages import Message, msg
 from trainsizer.plan.option import PlanOption
@@ -31,7 +31,7 @@ FAILED_ATTEMPT_HOURS = 1.0
 
 
 def _bands(o: PlanOption) -> tuple[Band, Band]:
-    reg = regime(o.gpu, o.method, o.gpus, o.gpus_per_node)
+    reg = framework_regime(regime(o.gpu, o.method, o.gpus, o.gpus_per_node), o.scenario.training.framework)
     return band("memory", reg), band("speed", reg)
 
 
