@@ -187,8 +187,12 @@ def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = N
     free_running = (allocated + a.reserved_fraction_dynamic * (dynamic - fused + freed)
                     + a.reserved_fraction_variable * varied
                     + a.reserved_fraction_static * (allocated - dynamic) + a.reserved_floor_gib * GIB)
-    if usable is None:
-        return free_running
+    return free_running if usable is None else capped_reserved(free_running, allocated, usable)
+
+
+def capped_reserved(free_running: Any, allocated: Any, usable: Any) -> Any:
+    """The reserved bytes of :func:`reserved_bytes` within the device: the allocator's free-running cache, at most
+    ``usable`` while the allocated bytes fit. Floats, or arrays of many layouts (plan/fast.py)."""
     if isinstance(free_running, float | int) and isinstance(usable, float | int):
         return min(free_running, max(allocated, usable))
     import numpy as np

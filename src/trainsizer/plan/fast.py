@@ -11,7 +11,7 @@ reference agree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from trainsizer.estimate.gemm_rows import row_scale
 from trainsizer.estimate.grad_overlap import reduce_overlaps
 from trainsizer.estimate.memory import (
     backward_gradients,
+    capped_reserved,
     compiled_saved_bytes,
     default_memory_model,
     device_overhead_bytes,
@@ -53,9 +54,8 @@ from trainsizer.estimate.training_state import (
 )
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
+from trainsizer.plan.layouts import CKPT, Layouts, accumulation_steps, zero_group
 from trainsizer.scenario import Scenario
-
-CKPT = ("none", "selective", "full")
 
 
 @dataclass(frozen=True)
@@ -189,56 +189,42 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
                     mp.activations.implementation_factor, unfused_width(base, arch), unsaved)
 
 
-def accumulation_steps(lay: Layouts, scenario: Scenario) -> np.ndarray:
-    """Micro-batches per step of each layout: the global batch over micro-batch x data parallelism, at least 1 (one
-    when the scenario states no global batch), as ``Scenario.grad_accumulation_steps`` gives one layout."""
-    if not scenario.training.global_batch_size:
-        return np.ones(len(lay))
-    return np.maximum(scenario.global_batch_size // np.maximum(1, lay.mbs * lay.dp), 1)
-
-
-def zero_group(group: np.ndarray, scenario: Scenario) -> np.ndarray:
-    """Ranks of dp x cp (``group``) one copy of the ZeRO-sharded states spans, per layout: as
-    :attr:`trainsizer.scenario.ParallelSpec.zero_group`, ``parallel.zero_shard_gpus`` where it divides ``group``."""
-    shard = scenario.parallel.zero_shard_gpus
-    if not shard:
-        return group
-    return np.where(np.mod(group, shard) == 0, float(shard), group)
-
-
-@dataclass
-class Layouts:
-    """Candidate layouts as parallel arrays (one entry per candidate)."""
-
-    gpus: np.ndarray
-    tp: np.ndarray
-    pp: np.ndarray
-    cp: np.ndarray
-    vpp: np.ndarray
-    zero: np.ndarray
-    dist_opt: np.ndarray  # bool
-    sp: np.ndarray  # bool
-    offload: np.ndarray  # 0 none, 1 optimizer, 2 optimizer+params
-    mbs: np.ndarray
-    ckpt: np.ndarray  # index into CKPT
-    gpus_per_node: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.gpus)
-
-    def take(self, idx: np.ndarray) -> Layouts:
-        """The layouts at ``idx``, in their order."""
-        return Layouts(*(getattr(self, f.name)[idx] for f in fields(Layouts)))
-
-    @property
-    def dp(self) -> np.ndarray:
-        return self.gpus // (self.tp * self.pp * self.cp)
-
-
-# long: one numpy expression per memory component, in the order of estimate/memory.py, over every layout at once
 def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator,
                   mp: MemoryModel | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(device bytes per GPU of the most loaded stage, host bytes per GPU offloaded), per candidate."""
+    return memory_screen(b, lay, scenario, mp).on(gpu)
+
+
+@dataclass(frozen=True)
+class ScreenedMemory:
+    """The memory screen of every layout before the GPU is chosen (the GPU sets only the memory outside the allocator
+    and the device's cap on its cache): for the two stages that can peak (the first and the last; the whole model
+    without pipelining) the allocated bytes and the allocator's uncapped reserve (``memory.reserved_bytes``), and the
+    (allocated, transient) bytes while a full state dict loads (None when none loads); the host bytes offloaded."""
+
+    stages: tuple[tuple[np.ndarray, np.ndarray], ...]
+    loads: tuple[tuple[np.ndarray, np.ndarray], ...] | None
+    multi_gpu: np.ndarray
+    host: np.ndarray
+    params: MemoryModel
+
+    def on(self, gpu: Accelerator) -> tuple[np.ndarray, np.ndarray]:
+        """(device bytes per GPU of the most loaded stage, host bytes per GPU offloaded) on ``gpu``."""
+        mp = self.params
+        overhead = np.where(self.multi_gpu, device_overhead_bytes(gpu, 2, mp), device_overhead_bytes(gpu, 1, mp))
+        usable = gpu.memory_gib * GIB - overhead  # the allocator's cache stays within the device
+        peaks = []
+        for i, (allocated, free_running) in enumerate(self.stages):
+            reserved = capped_reserved(free_running, allocated, usable)
+            if self.loads is not None:
+                reserved = with_checkpoint_load(allocated, reserved, *self.loads[i], mp, usable)[1]
+            peaks.append(reserved)
+        return np.maximum(*peaks) + overhead, self.host
+
+
+# long: one numpy expression per memory component, in the order of estimate/memory.py, over every layout at once
+def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel | None = None) -> ScreenedMemory:
+    """The memory screen of every candidate, to be finished on each GPU (:meth:`ScreenedMemory.on`)."""
     mp = mp or default_memory_model()
     tp, pp, cp, dp = lay.tp.astype(float), lay.pp.astype(float), lay.cp.astype(float), lay.dp.astype(float)
     group = zero_group(dp * cp, scenario)  # dp x cp, or parallel.zero_shard_gpus (Scenario.parallel.zero_group)
@@ -318,12 +304,10 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     frac = mp.activations.backward_working_fraction
     working = np.where(lay.ckpt == 2, full_layer * (1 + frac), full_layer * frac)
 
-    overhead = np.where(lay.gpus > 1, device_overhead_bytes(gpu, 2, mp), device_overhead_bytes(gpu, 1, mp))
-    usable = gpu.memory_gib * GIB - overhead  # the allocator's cache stays within the device (memory.reserved_bytes)
-
     # memory.gradients_transient: freed by zero_grad between steps, none before backward (one micro-batch a step)
     tr1 = scenario.training
     transient = gradients_freed(tr1.zero_grad, tr1.optimizer_in_backward, offl != 0, lay.tp, lay.pp, lay.dist_opt, gas)
+    one = lay.pp == 1  # without pipeline parallelism the one stage holds both ends: the embedding and the output head
 
     def peak(static, grads, saved, lg, load):
         # memory.peak_phase: forward+loss, or backward (where transient gradients replace freed activations)
@@ -335,18 +319,17 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
         dynamic = np.where(forward, saved + lg, saved + working)
         freed = np.where(transient, grads - np.where(forward, 0.0, bwd_grads), 0.0)  # freed by zero_grad
         allocated = static + buffers + np.maximum(fwd, bwd)
-        reserved = reserved_bytes(allocated, dynamic, mp, usable, varied_bytes(scenario, lg),
-                                  compiled_saved_bytes(float(scenario.training.compile), saved), freed)
-        return with_checkpoint_load(allocated, reserved, *load, mp, usable)[1]
+        return allocated, reserved_bytes(allocated, dynamic, mp, None, varied_bytes(scenario, lg),
+                                         compiled_saved_bytes(float(scenario.training.compile), saved), freed), load
 
-    first = peak(first_static, first_grads, saved_first, 0.0, stage_load(b.first_extra))
-    last = peak(last_static, last_grads, saved_last, logits, stage_load(b.last_extra))
-    # without pipeline parallelism the one stage holds both ends: the embedding and the output head
     whole_extra = {k: b.first_extra[k] + b.last_extra[k] for k in b.first_extra}
     whole_static, whole_grads = stage_states(whole_extra)
     whole = peak(whole_static, whole_grads, saved_first + b.lm_head_cast / tp, logits, stage_load(whole_extra))
-    reserved = np.where(lay.pp == 1, whole, np.maximum(first, last))
-    return reserved + overhead, host
+    ends = (peak(first_static, first_grads, saved_first, 0.0, stage_load(b.first_extra)),
+            peak(last_static, last_grads, saved_last, logits, stage_load(b.last_extra)))
+    stages = tuple(tuple(np.where(one, w, e) for w, e in zip(whole[:2], end[:2], strict=True)) for end in ends)
+    loads = tuple(tuple(np.where(one, w, e) for w, e in zip(whole[2], end[2], strict=True)) for end in ends)
+    return ScreenedMemory(stages, loads if full_load.any() else None, lay.gpus > 1, host, mp)
 
 
 def _nic_share(inter_busbw: float, group: np.ndarray, stride: np.ndarray, per_node: np.ndarray) -> np.ndarray:

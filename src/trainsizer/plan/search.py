@@ -26,7 +26,8 @@ from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan.constraints import Constraints, PlanResult
-from trainsizer.plan.fast import CKPT, JobBasis, Layouts, job_basis, screen_memory, screen_step_time
+from trainsizer.plan.fast import JobBasis, ScreenedMemory, job_basis, memory_screen, screen_step_time
+from trainsizer.plan.layouts import CKPT, Layouts
 from trainsizer.plan.option import PlanOption
 from trainsizer.scenario import Scenario
 
@@ -188,19 +189,22 @@ class ScreenedLayout:
 
 def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
                 basis: Any, mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
-                host_limit: float, layouts: dict[int, Layouts]) -> tuple[list[ScreenedLayout], int]:
+                host_limit: float, layouts: dict[int, tuple[Layouts, ScreenedMemory | None]]
+                ) -> tuple[list[ScreenedLayout], int]:
     """Every layout of one GPU type through the numpy screen; the fastest few of each (count, network).
-    ``layouts``: the layouts of each node shape, enumerated once per plan (they do not depend on the GPU)."""
+    ``layouts``: the layouts of each node shape and their memory before the GPU is chosen, made once per plan (they
+    do not depend on the GPU)."""
     shortlist: list[ScreenedLayout] = []
     evaluated = 0
     for per_node in _node_shapes(gpu, constraints):
         if per_node not in layouts:
-            layouts[per_node] = enumerate_layouts(job, arch, gpu, constraints, per_node, global_batch)
-        lay = layouts[per_node]
-        if not len(lay):
+            lay = enumerate_layouts(job, arch, gpu, constraints, per_node, global_batch)
+            layouts[per_node] = lay, memory_screen(basis, lay, job, mp) if len(lay) else None
+        lay, memory = layouts[per_node]
+        if memory is None:
             continue
         evaluated += len(lay)
-        device, host = screen_memory(basis, lay, job, gpu, mp)
+        device, host = memory.on(gpu)
         held = (host <= host_limit) if constraints.host is None else constraints.host.holds(
             gpu.id, np.minimum(lay.gpus, per_node), host)
         fits = (device <= gpu.memory_gib * 2**30) & held
@@ -413,7 +417,7 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     # the screen steps through the whole global batch the options are held to (the default one when unstated)
     screened_job = job if job.training.global_batch_size else job.model_copy(update={
         "training": job.training.model_copy(update={"global_batch_size": global_batch})})
-    layouts: dict[int, Layouts] = {}
+    layouts: dict[int, tuple[Layouts, ScreenedMemory | None]] = {}
     for gpu in gpus:
         if not gpu.peak_tflops("bf16") and not gpu.peak_tflops("fp16"):
             continue
