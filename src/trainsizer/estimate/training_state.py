@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from trainsizer.estimate.model_params import MemoryModel
@@ -111,7 +111,7 @@ class TrainingState:
     # sequence length: the fit-limit searches ask for them again and again)
     stage_cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @property
+    @cached_property  # read by every step term of an estimate and of each screened GPU
     def trainable_params(self) -> int:
         n = sum(layer.lora_params for layer in self.layers) + self.lm_head_lora_params
         n += sum(layer.base_linear_params + layer.norm_params for layer in self.layers if layer.trainable_base)

@@ -11,12 +11,11 @@ reference agree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from trainsizer.estimate.activation_ops import activation_ops_s, extra_bytes, unfused_width
 from trainsizer.estimate.activations import (
     compiled_activation_factor,
     kept_quantized_inputs,
@@ -24,10 +23,9 @@ from trainsizer.estimate.activations import (
     lm_head_cast_bytes,
     stage_activations,
 )
+from trainsizer.estimate.comm import Fabric
 from trainsizer.estimate.deferred_sync import skipped_sync, unsharded_gradient_bytes
-from trainsizer.estimate.flops import pipeline_stage_linear, step_flops
-from trainsizer.estimate.gemm_rows import row_scale
-from trainsizer.estimate.grad_overlap import reduce_overlaps
+from trainsizer.estimate.flops import StepFlops, step_flops
 from trainsizer.estimate.memory import (
     backward_gradients,
     capped_reserved,
@@ -42,20 +40,22 @@ from trainsizer.estimate.memory import (
 from trainsizer.estimate.memory_types import GIB
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.model_states import model_states
-from trainsizer.estimate.peak import peak_share
 from trainsizer.estimate.step import default_performance_model, peak_for
+from trainsizer.estimate.step_layout import StepLayout, recomputed_share
+from trainsizer.estimate.step_terms import StepContext, combine_step, raw_step
 from trainsizer.estimate.training_state import (
-    ACTIVATION_BYTES,
     PRECISION_BYTES,
     RESIDUAL_BYTES,
+    TrainingState,
     gradient_bytes,
     training_state,
-    weight_grad_bytes,
 )
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan.layouts import CKPT, Layouts, accumulation_steps, zero_group
 from trainsizer.scenario import Scenario
+
+FLOPS_READ = ("model_per_token", "linear_per_token", "expert_per_token", "attention_per_token", "head_per_token")
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,6 @@ class JobBasis:
     layer_rep: dict[str, float]
     first_extra: dict[str, float]  # embedding side (tp-divisible)
     last_extra: dict[str, float]  # output head side (tp-divisible)
-    trainable_elems_layer: float
     dequant_buffer: float
     # activations per token per layer, by checkpointing mode: (replicated, sharded, scores)
     act: dict[str, tuple[float, float, float]]
@@ -76,22 +75,18 @@ class JobBasis:
     logits_per_token_div: float  # divided by tp
     logits_per_token_rep: float
     embed_act_per_token: float
-    # FLOPs per token by checkpointing mode: model, and executed linear, routed-expert and attention GEMMs
-    flops: dict[str, tuple[float, float, float, float]]
-    hidden: int
-    kv_dim: int
-    act_bytes: float
-    expert_rows_per_token: float = 0.0  # rows of one expert's GEMM per local token (k / E, ep = 1)
-    expert_width: float = 0.0
-    gathered_bytes_layer: float = 0.0  # what ZeRO-3 gathers of one layer (as estimate.step_terms.zero3_mb)
-    weight_bytes_layer: float = 0.0  # base weights of one layer as stored (parameter offload traffic)
+    # the step's FLOPs per token (estimate.flops.step_flops) and recomputed shares (matmuls, element-wise work:
+    # estimate.step_layout.recomputed_share), by checkpointing mode
+    flops: dict[str, StepFlops]
+    recomputed: dict[str, tuple[float, float]]
+    arch: Architecture
+    state: TrainingState  # of the job on one GPU: the trainable and per-layer parameters every layout shares
     compiled_activation_factor: float = 1.0  # what torch.compile's partitioner keeps of ``act`` (1 in eager mode)
     # quantized-linear inputs per token per layer that checkpointing cannot drop: (replicated, sharded)
     # (estimate.activations.kept_quantized_inputs)
     kept_inputs_per_token: tuple[float, float] = (0.0, 0.0)
     lm_head_cast: float = 0.0  # bytes on the last stage, divided by tp (estimate.activations.lm_head_cast_bytes)
     implementation_factor: float = 1.0  # the memory fit's factor in ``act`` (the speed screen takes it out)
-    unfused_width: float = 0.0  # intermediate elements per token per layer of an unfused activation (activation_ops)
     unsaved_per_token: float = 0.0  # tp-sharded bytes written but not kept, per layer (activations.LayerActivations)
 
 
@@ -102,8 +97,6 @@ def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
 
 # long: one per-layer quantity per line, each the array twin of a term in estimate/, read side by side
 def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = None) -> JobBasis:
-    from trainsizer.estimate.comm import gathered_linear_bytes
-
     mp = mp or default_memory_model()
     L = arch.num_layers
     cats = ("weights", "master_weights", "optimizer_states", "gradients")
@@ -139,17 +132,11 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
     base = _probe(scenario, tp=1, pp=1, cp=1, zero=0, distributed_optimizer=False, offload="none", gpus=1,
                   virtual_pp=1)
     st = training_state(base, arch, mp)
-    trainable_layer = st.trainable_params / L
     dequant = {c.name: c.bytes for c in model_states(st, 0).static}.get("buffers", 0.0)
-    w_b = PRECISION_BYTES[base.training.precision][0]
-    quant = mp.quantization.formats.get(base.training.quantization or "") if base.training.method == "qlora" else None
-    linear_b = quant.code_bytes + quant.constant_bytes if quant else w_b
-    gathered = sum(la.base_linear_params * gathered_linear_bytes(base.training.fp8_all_gather, linear_b)
-                   + la.norm_params * w_b for la in st.layers) / L
-    weight_bytes = sum(la.base_linear_params for la in st.layers) * linear_b / L  # as stored (step_terms)
 
     act: dict[str, tuple[float, float, float]] = {}
-    flops: dict[str, tuple[float, float, float, float]] = {}
+    flops: dict[str, StepFlops] = {}
+    recomputed: dict[str, tuple[float, float]] = {}
     unsaved = 0.0
     for mode in CKPT:
         sc = base.model_copy(update={"training": base.training.model_copy(
@@ -164,15 +151,13 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
         act[mode] = (float(np.mean([r.replicated for r in rows])) * frac if rows else 0.0,
                      float(np.mean([r.sharded for r in rows])) * frac if rows else 0.0,
                      float(np.mean([r.scores for r in rows])) * frac if rows else 0.0)
-        fl = step_flops(sc, arch)
-        flops[mode] = (fl.model_per_token, fl.linear_per_token, fl.expert_per_token, fl.attention_per_token,
-                       fl.head_per_token)
+        flops[mode] = step_flops(sc, arch)
+        recomputed[mode] = (recomputed_share(mode, sc, arch), recomputed_share(mode, sc, arch, elementwise=True))
     kept_rows = [kept_quantized_inputs(base, arch, layer) for layer in st.layers]
     kept = (float(np.mean([r[0] for r in kept_rows])), float(np.mean([r[1] for r in kept_rows]))) if kept_rows \
         else (0.0, 0.0)
     tokens = base.training.micro_batch_size * base.training.seq_len
     sa = stage_activations(base, arch, mp, st, 0)
-    e = ACTIVATION_BYTES[base.training.precision]
     logit_total = sa.logits / tokens
     logit_rep = arch.hidden_size * 4.0 if arch.lm_head else 0.0
     embed = 0.0
@@ -180,13 +165,10 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
         embed += arch.hidden_size
     if arch.embedding_norm:
         embed += arch.hidden_size * RESIDUAL_BYTES[base.training.precision]
-    return JobBasis(L, layer_div, layer_rep, first_extra, last_extra, trainable_layer, dequant, act,
+    return JobBasis(L, layer_div, layer_rep, first_extra, last_extra, dequant, act,
                     arch.hidden_size * RESIDUAL_BYTES[base.training.precision], logit_total - logit_rep, logit_rep,
-                    embed, flops, arch.hidden_size, arch.kv_dim, e,
-                    arch.moe.experts_per_token / arch.moe.num_experts if arch.moe else 0.0,
-                    float(arch.moe.expert_intermediate_size) if arch.moe else 0.0, gathered, weight_bytes,
-                    compiled_activation_factor(base.training.compile, mp), kept, lm_head_cast_bytes(base, arch),
-                    mp.activations.implementation_factor, unfused_width(base, arch), unsaved)
+                    embed, flops, recomputed, arch, st, compiled_activation_factor(base.training.compile, mp), kept,
+                    lm_head_cast_bytes(base, arch), mp.activations.implementation_factor, unsaved)
 
 
 def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator,
@@ -332,132 +314,36 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     return ScreenedMemory(stages, loads if full_load.any() else None, lay.gpus > 1, host, mp)
 
 
-def _nic_share(inter_busbw: float, group: np.ndarray, stride: np.ndarray, per_node: np.ndarray) -> np.ndarray:
-    """The node's NIC bandwidth a group strided across nodes gets (``Fabric.inter_share``)."""
-    members = np.maximum(1, np.minimum(group, per_node // np.maximum(1, stride)))
-    return inter_busbw * members / per_node
+def step_layout(lay: Layouts, scenario: Scenario, b: JobBasis) -> StepLayout:
+    """The layouts as the step's terms read them (``estimate.step_layout.StepLayout`` of each one's scenario)."""
+    dp, cp = lay.dp, lay.cp
+    group = zero_group(dp * cp, scenario)  # ParallelSpec.zero_group
+    shards = np.where(group == dp * cp, dp, np.maximum(1, group // cp))  # ParallelSpec.zero_dp_shards
+    scatters = (((lay.zero == 1) | (lay.zero == 2) | lay.dist_opt) & (shards == dp)
+                & (scenario.parallel.zero_grad_sync == "reduce-scatter"))  # ParallelSpec.scatters_gradients
+    recomputed = np.array([b.recomputed[m] for m in CKPT])[lay.ckpt]
+    return StepLayout(lay.tp, lay.pp, cp, dp, 1, lay.vpp, lay.zero, lay.dist_opt, lay.sp, lay.offload, lay.mbs,
+                      accumulation_steps(lay, scenario), lay.gpus_per_node, group, shards, scatters,
+                      recomputed[:, 0], recomputed[:, 1])
 
 
-# long: one numpy expression per step-time term, in the order of estimate/step_terms.py, over every layout at once
-def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator, intra_busbw: float,
-                     inter_busbw: float, pp_params: PerformanceModel | None = None,
-                     shared_host_gbps: float | None = None) -> np.ndarray:
-    """Approximate step time (s) for every candidate: compute, TP/DP/ZeRO-3 communication, bubble, offload, and
-    the MFU ceiling of the GPU's architecture and precision."""
-    from trainsizer.estimate.step_terms import (
-        attention_relative,
-        elementwise_s,
-        gather_overlaps,
-        gemm_ceiling,
-        launch_exposed_s,
-        mfu_ceiling,
-        pcie_bytes_per_s,
-        saturation,
-    )
-
+def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator, fab: Fabric,
+                     pp_params: PerformanceModel | None = None, mp: MemoryModel | None = None) -> np.ndarray:
+    """The step time (s) of every candidate on ``gpu`` over the links of ``fab``: the estimate's own terms
+    (``estimate.step_terms.raw_step``, ``combine_step``) over the layouts' arrays."""
     p = pp_params or default_performance_model()
-    tr = scenario.training
-    peak, dtype, _ = peak_for(gpu, tr.precision)
+    layout = step_layout(lay, scenario, b)
+    picked = [b.flops[m] for m in CKPT]
+    flops = replace(picked[0], **{f: np.array([getattr(fl, f) for fl in picked])[lay.ckpt] for f in FLOPS_READ})
+    peak, dtype, _ = peak_for(gpu, scenario.training.precision)
     attention_peak, attention_dtype = peak, dtype
-    if dtype == "fp8" and tr.fp8_scope == "linear":
+    if dtype == "fp8" and scenario.training.fp8_scope == "linear":  # as estimate.step.step_context
         attention_peak, attention_dtype, _ = peak_for(gpu, "bf16-mixed")
-    tp, pp, cp, dp = lay.tp.astype(float), lay.pp.astype(float), lay.cp.astype(float), lay.dp.astype(float)
-    architecture = gpu.architecture or ""
-    # the efficiencies of estimate/step_terms.py (compute_s), over every layout at once
-    tokens_local = (lay.mbs * tr.seq_len / cp).astype(float)
-    scale = row_scale(gpu, dtype)  # fp32 GEMMs saturate at fewer rows and a narrower width (estimate/gemm_rows.py)
-    width = b.hidden / tp
-    linear_eff = gemm_ceiling(p, architecture, dtype) * saturation(tokens_local, width, p, scale)
-    expert_eff = gemm_ceiling(p, architecture, dtype) * saturation(tokens_local * b.expert_rows_per_token,
-                                                                   b.expert_width / tp, p, scale)
-    relative = attention_relative(p, architecture, attention_dtype, tr.attention)
-    attention_eff = gemm_ceiling(p, architecture, attention_dtype) * saturation(tokens_local, width, p,
-                                                                                scale) * relative
-    fl = np.array([b.flops[m] for m in CKPT])[lay.ckpt]  # (candidates, 5)
-    gas = accumulation_steps(lay, scenario)
-    split = lay.mbs * tr.seq_len / (tp * cp * pp)
-    sustained = peak_share(gpu, p)  # power limit and measured matmul share, as raw_step (estimate/peak.py)
-    compute_mb = split / sustained * (pipeline_stage_linear(fl[:, 1], fl[:, 4], pp) / (peak * 1e12) / linear_eff
-                                      + np.where(fl[:, 2] > 0, fl[:, 2] / (peak * 1e12) / np.maximum(expert_eff, 1e-30),
-                                                 0.0)
-                                      + fl[:, 3] / (attention_peak * 1e12) / attention_eff)
-    hbm = (gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * p.memory_bound.hbm_efficiency
+    ctx = StepContext(scenario, b.arch, gpu, p, mp or default_memory_model(), fab, flops, b.state, peak, dtype,
+                      attention_peak, attention_dtype, layout)
     # the eager saved bytes as counted (the basis holds them as the job runs: scaled by the memory fit's
     # implementation_factor and, under torch.compile, by compiled_factor; the speed model reads neither)
     eager = 1.0 / (b.compiled_activation_factor * b.implementation_factor)
     rep, sh = b.act["none"][0] * eager, (b.act["none"][1] + b.act["none"][2]) * eager + b.unsaved_per_token
-    passes = np.where(lay.ckpt == 2, 1.5, 1.0)
-    elementwise_mb = elementwise_s((rep + sh / tp) * tokens_local * b.layers / pp * passes / hbm,
-                                   float(tr.compile), p)
-    if b.unfused_width:  # an activation run as separate ops: its traffic beyond a fused kernel's (activation_ops.py)
-        elementwise_mb = elementwise_mb + activation_ops_s(b.layers / pp * tokens_local * b.unfused_width / tp,
-                                                           *extra_bytes(p, tr.precision, tr.autocast),
-                                                           np.where(lay.ckpt == 2, 1.0, 0.0), hbm)
-    lat = p.communication.nccl_step_latency_us * 1e-6
-    tp_bytes = tokens_local * b.hidden * b.act_bytes
-    colls = np.where(lay.ckpt == 2, 6, 4)
-
-    def intra(group: np.ndarray) -> np.ndarray:
-        if shared_host_gbps:
-            return np.minimum(intra_busbw, shared_host_gbps / np.maximum(1.0, np.minimum(group, lay.gpus_per_node)))
-        return np.full(len(lay), intra_busbw)
-
-    def busbw(group: np.ndarray, stride: np.ndarray, nic_share: bool = True) -> np.ndarray:
-        within = group * stride <= lay.gpus_per_node
-        inter = _nic_share(inter_busbw, group, stride, lay.gpus_per_node) if nic_share else inter_busbw
-        return np.where(within, intra(group), np.minimum(intra(group), inter))
-
-    tp_s = np.where(lay.tp > 1, b.layers / pp * colls * (2 * (tp - 1) * lat + 2 * (tp - 1) / tp * tp_bytes /
-                                                         (intra(tp) * 1e9)), 0.0)
-    tp_s *= 1 - p.communication.overlap.tp
-    launch = launch_exposed_s(b.layers / pp, compute_mb + elementwise_mb + tp_s, p)  # only while the GPU waits
-    t_mb = compute_mb + elementwise_mb + tp_s + launch
-    bubble = np.where(lay.pp > 1, t_mb * (pp - 1) / lay.vpp, 0.0)
-    w_b, grad_b = weight_grad_bytes(scenario)  # as StepContext.weight_and_grad_bytes
-    trainable = b.trainable_elems_layer * b.layers / (tp * pp)
-    overlap = p.communication.overlap
-    # data parallel: all-reduce (DDP), or reduce-scatter + all-gather of the weights (sharded optimizer)
-    dp_ring = np.where(dp > 1, (dp - 1) / np.maximum(dp, 1), 0.0)
-    dp_bw = busbw(dp, lay.tp * lay.cp, nic_share=False) * 1e9
-    sharded = (lay.zero == 1) | (lay.zero == 2) | lay.dist_opt
-    # the sharded optimizer's group: dp, or parallel.zero_shard_gpus (ParallelSpec.zero_dp_shards): then the gradients
-    # are all-reduced over dp (step_terms.data_parallel_sync_s), and ZeRO-3's copies all-reduce their shares
-    # (comm.replica_all_reduce_s)
-    zgroup = zero_group(dp * cp, scenario)
-    zshard = np.where(zgroup == dp * cp, dp, np.maximum(1.0, zgroup // cp))
-    copies = dp * cp / zgroup
-
-    def replica_s(stride: np.ndarray) -> np.ndarray:
-        return np.where(copies > 1, 2 * (copies - 1) / np.maximum(copies, 1) * trainable * grad_b / zgroup
-                        / (busbw(copies, stride * zgroup, nic_share=False) * 1e9), 0.0)
-
-    z_ring = np.where(zshard > 1, (zshard - 1) / np.maximum(zshard, 1), 0.0)
-    z_bw = busbw(zshard, lay.tp * lay.cp, nic_share=False) * 1e9
-    scatter = sharded & (zshard == dp) & (scenario.parallel.zero_grad_sync == "reduce-scatter")
-    reduce_s = np.where(scatter, dp_ring * trainable * grad_b / dp_bw,
-                        2.0 * dp_ring * trainable * grad_b / dp_bw)
-    gather_s = np.where(sharded, z_ring * trainable * w_b / z_bw, 0.0)
-    reduce_hidden = reduce_overlaps(scenario.parallel.overlap_grad_reduce) * overlap.dp  # estimate/grad_overlap.py
-    dp_exposed = np.where(lay.zero == 3, 0.0, np.maximum(0.0, reduce_s - reduce_hidden * (compute_mb * 2 / 3 + bubble))
-                          + np.maximum(0.0, gather_s - gather_overlaps(lay.dist_opt) * overlap.dp * compute_mb / 3))
-    # ZeRO-3: gather the weights forward and backward, reduce-scatter the gradients, per micro-batch, over dp x cp
-    # (or parallel.zero_shard_gpus, then all-reduce across the copies: step_terms.replica_all_reduce_s)
-    group = zgroup
-    ring = np.where(group > 1, (group - 1) / np.maximum(group, 1), 0.0)
-    gathered = b.layers * b.gathered_bytes_layer / (tp * pp)
-    z3 = np.where(lay.zero == 3, ring * (2 * gathered + trainable * grad_b) / (busbw(group, lay.tp) * 1e9)
-                  + replica_s(lay.tp), 0.0)
-    # CPU offload: gradients and parameters over PCIe, and the CPU optimizer step
-    pcie = pcie_bytes_per_s(gpu)
-    shards = np.where((lay.zero >= 1) | lay.dist_opt, zshard, 1.0)
-    trainable_local = trainable / shards
-    offload_s = np.where(lay.offload > 0, trainable_local * 6.0 / pcie + trainable_local /
-                         p.overhead.cpu_adam_params_per_s, 0.0)
-    weight_bytes = b.layers * b.weight_bytes_layer / (tp * pp)
-    offload_s += np.where(lay.offload == 2, gas * 2 * weight_bytes / np.maximum(dp, 1) / pcie, 0.0)
-    z3_exposed = gas * np.maximum(0.0, z3 - overlap.zero3 * compute_mb)
-    step = gas * t_mb + bubble + dp_exposed + z3_exposed + offload_s + p.overhead.per_step_s
-    # evidence bound: model FLOPs at the MFU ceiling of this architecture and precision
-    floor = fl[:, 0] * split * gas / (peak * 1e12 * mfu_ceiling(gpu.architecture or "", tr.precision, p,
-                                                                 tr.compile))
-    return np.maximum(step, floor)
+    counted = (rep / np.where(lay.sp, lay.tp, 1) + sh / lay.tp) * ctx.local_tokens * b.layers  # as sharded in memory
+    return sum(combine_step(raw_step(ctx, counted), p).values())

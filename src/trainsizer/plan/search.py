@@ -210,24 +210,22 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
         fits = (device <= gpu.memory_gib * 2**30) & held
         intra = constraints.intra_node or gpu.default_intra_node
         networks = _inter_links(gpu, constraints)
-        for inter in networks:
-            # only layouts that fit (past the first network, that span nodes): the screen is element-wise
-            sub = np.nonzero(fits if inter == networks[0] else fits & (lay.gpus > per_node))[0]
-            if not len(sub):
-                continue
-            part = lay.take(sub)
-            fab = fabric(cat, gpu, intra, inter, None, per_node, pp_)
-            inter_bw = fab.inter_busbw_gbps
-            time = screen_step_time(basis, part, job, gpu, fab.intra_busbw_gbps, inter_bw, pp_, fab.shared_host_gbps)
-            threshold = pp_.communication.roce_at_scale.gpus_threshold
-            large = np.nonzero(part.gpus > threshold)[0]
-            if inter.startswith("roce") and len(large):  # the same derating the reference applies at scale
-                time[large] = screen_step_time(basis, part.take(large), job, gpu, fab.intra_busbw_gbps,
-                                               inter_bw * roce_derate(inter, 1 << 30, pp_), pp_,
-                                               fab.shared_host_gbps)
-            finite = np.isfinite(time)
-            for count in sorted(set(part.gpus.tolist())):  # np.unique would load numpy.ma (~8 ms of a command)
-                idx = np.nonzero((part.gpus == count) & finite)[0]
+        # only layouts that fit (past the first network, those that span nodes), every network in one screen
+        subs = [np.nonzero(fits if k == 0 else fits & (lay.gpus > per_node))[0] for k in range(len(networks))]
+        every = np.concatenate(subs)
+        if not len(every):
+            continue
+        which = np.repeat(np.arange(len(networks)), [len(sub) for sub in subs])
+        fabs = [fabric(cat, gpu, intra, inter, None, per_node, pp_) for inter in networks]
+        # the derating the reference applies to RoCE at scale
+        large = lay.gpus[every] > pp_.communication.roce_at_scale.gpus_threshold
+        derate = np.where(large, np.array([roce_derate(inter, 1 << 30, pp_) for inter in networks])[which], 1.0)
+        times = screen_step_time(basis, lay.take(every), job, gpu, fabs[0].per_layout(fabs, which, derate), pp_, mp)
+        for inter, sub, time in zip(networks, subs, np.split(times, np.cumsum([len(s) for s in subs])[:-1]),
+                                    strict=True):
+            gpus, finite = lay.gpus[sub], np.isfinite(time)
+            for count in sorted(set(gpus.tolist())):  # np.unique would load numpy.ma (~8 ms of a command)
+                idx = np.nonzero((gpus == count) & finite)[0]
                 if not len(idx):
                     continue
                 fastest = idx[np.argsort(time[idx])]
