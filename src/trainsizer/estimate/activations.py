@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trainsizer.estimate.cache_keys import json_key
 from trainsizer.estimate.flops import recomputed_layer
 from trainsizer.estimate.model_params import MemoryModel
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, RESIDUAL_BYTES, LayerState, TrainingState
@@ -262,7 +263,7 @@ def stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Trai
     layout on many GPU types)."""
     if p is not st.params or arch is not st.arch:
         return _stage_activations(sc, arch, p, st, stage)
-    key = ("activations", stage, sc.training.model_dump_json(), sc.parallel.model_dump_json())
+    key = ("activations", stage, json_key(sc.training), json_key(sc.parallel))
     if key not in st.stage_cache:
         st.stage_cache[key] = _stage_activations(sc, arch, p, st, stage)
     return st.stage_cache[key]

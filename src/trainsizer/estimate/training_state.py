@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
+from trainsizer.estimate.cache_keys import json_key
 from trainsizer.estimate.model_params import MemoryModel
 from trainsizer.messages import Message
 from trainsizer.models.architecture import Architecture
@@ -226,8 +227,7 @@ _STAGE_LOCK = threading.Lock()
 def _shared_stage_cache(built: _Layers, scenario: Scenario, params: MemoryModel) -> dict[Any, Any]:
     """The per-stage cache of every state with these layers, memory parameters, training (but for
     PER_LAYOUT_ONLY) and parallel layout."""
-    key = (built, id(params), scenario.training.model_dump_json(exclude=PER_LAYOUT_ONLY),
-           scenario.parallel.model_dump_json())
+    key = (built, id(params), json_key(scenario.training, PER_LAYOUT_ONLY), json_key(scenario.parallel))
     with _STAGE_LOCK:  # the web server's threads may plan at once
         hit = _STAGE_CACHES.get(key)
         if hit is not None and hit[0] is params:

@@ -196,6 +196,7 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
     do not depend on the GPU)."""
     shortlist: list[ScreenedLayout] = []
     evaluated = 0
+    limits: dict[tuple[int, int], float] = {}
     for per_node in _node_shapes(gpu, constraints):
         if per_node not in layouts:
             lay = enumerate_layouts(job, arch, gpu, constraints, per_node, global_batch)
@@ -229,7 +230,9 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
                 if not len(idx):
                     continue
                 fastest = idx[np.argsort(time[idx])]
-                limit = _safe_bytes(gpu, job, int(count), per_node)
+                if (count, per_node) not in limits:  # each network of the GPU has the same cells
+                    limits[count, per_node] = _safe_bytes(gpu, job, int(count), per_node)
+                limit = limits[count, per_node]
                 safe = fastest[device[sub[fastest]] <= limit][:1]
                 for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL], *safe]):  # and the fastest safe one
                     shortlist.append(ScreenedLayout(
