@@ -14,12 +14,19 @@ keeps only the output and the log-sum-exp instead of the ``s*s`` scores.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from trainsizer.estimate.cache_keys import json_key
 from trainsizer.estimate.flops import recomputed_layer
 from trainsizer.estimate.model_params import MemoryModel
-from trainsizer.estimate.training_state import ACTIVATION_BYTES, RESIDUAL_BYTES, LayerState, TrainingState
+from trainsizer.estimate.training_state import (
+    ACTIVATION_BYTES,
+    RESIDUAL_BYTES,
+    LayerState,
+    TrainingState,
+    training_state,
+)
 from trainsizer.messages import Message, listing, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.param_counts import Linear
@@ -330,3 +337,36 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
     working = largest * (1 + frac) if _recomputes(sc) else largest * frac
     return StageActivations(saved, logits, working, why, logits_why, scaled_saved, largest, _recomputes(sc),
                             unsaved * in_flight * interleave)
+
+
+_COUNTED: dict[tuple[str, str], tuple[Architecture, MemoryModel, float]] = {}
+COUNTED_KEPT = 4096
+_COUNTED_LOCK = threading.Lock()
+
+
+def clear_caches() -> None:
+    with _COUNTED_LOCK:
+        _COUNTED.clear()
+
+
+def eager_traffic_bytes(sc: Scenario, arch: Architecture, p: MemoryModel) -> float:
+    """The activation bytes one GPU's layers write in a step's forward without checkpointing, in eager mode and as
+    counted (without the memory fit's implementation_factor), with those written but not kept: what the step's
+    element-wise term reads (``step_terms.saved_traffic_s``). Kept per training and parallel block (a layout is
+    re-checked on many GPU types)."""
+    key = (json_key(sc.training), json_key(sc.parallel))
+    hit = _COUNTED.get(key)
+    if hit is not None and hit[0] is arch and hit[1] is p:
+        return hit[2]
+    tr, par = sc.training, sc.parallel
+    plain = sc.model_copy(update={"training": tr.model_copy(update={"activation_checkpointing": "none",
+                                                                    "compile": False}),
+                                  "parallel": par.model_copy(update={"pp": 1, "virtual_pp": 1,
+                                                                     "gpus": par.gpus // par.pp})})
+    acts = stage_activations(plain, arch, p, training_state(plain, arch, p), 0)
+    counted = acts.refit(1.0 / p.activations.implementation_factor, 0.0)[0] + acts.unsaved_traffic
+    with _COUNTED_LOCK:  # the web server's threads may plan at once
+        if len(_COUNTED) >= COUNTED_KEPT:
+            _COUNTED.pop(next(iter(_COUNTED)))
+        _COUNTED[key] = (arch, p, counted)
+    return counted

@@ -25,3 +25,8 @@ def json_key(block: BaseModel, exclude: frozenset[str] | None = None) -> str:
         if len(_KEYS) > KEPT:
             _KEYS.popitem(last=False)
     return text
+
+
+def clear_caches() -> None:
+    with _LOCK:
+        _KEYS.clear()

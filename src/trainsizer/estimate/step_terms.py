@@ -27,7 +27,7 @@ from trainsizer.estimate.grad_overlap import gather_overlaps, reduce_overlaps
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
 from trainsizer.estimate.peak import peak_share
 from trainsizer.estimate.step_layout import StepLayout
-from trainsizer.estimate.training_state import ACTIVATION_BYTES, TrainingState, training_state, weight_grad_bytes
+from trainsizer.estimate.training_state import ACTIVATION_BYTES, TrainingState, weight_grad_bytes
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
@@ -117,16 +117,9 @@ def saved_traffic_s(ctx: StepContext, counted: Any = None) -> Any:
     ``counted``: those bytes of the whole model on one GPU of each layout, where the caller has them (the planner's
     screen, from its per-layer basis); else counted on the scenario."""
     if counted is None:
-        from trainsizer.estimate.activations import stage_activations
+        from trainsizer.estimate.activations import eager_traffic_bytes
 
-        sc, tr, par = ctx.scenario, ctx.scenario.training, ctx.scenario.parallel
-        plain = sc.model_copy(update={"training": tr.model_copy(update={"activation_checkpointing": "none",
-                                                                        "compile": False}),
-                                      "parallel": par.model_copy(update={"pp": 1, "virtual_pp": 1,
-                                                                         "gpus": par.gpus // par.pp})})
-        acts = stage_activations(plain, ctx.arch, ctx.memory_params,
-                                 training_state(plain, ctx.arch, ctx.memory_params), 0)
-        counted = acts.refit(1.0 / ctx.memory_params.activations.implementation_factor, 0.0)[0] + acts.unsaved_traffic
+        counted = eager_traffic_bytes(ctx.scenario, ctx.arch, ctx.memory_params)
     passes = 1.0 + 0.5 * ctx.layout.recomputed_elementwise
     return counted / ctx.layout.pp * passes / ctx.hbm_bytes_per_s
 
