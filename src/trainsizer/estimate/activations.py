@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import Any
 
+from trainsizer.estimate.arrays import maximum, minimum, where
 from trainsizer.estimate.cache_keys import json_key
 from trainsizer.estimate.flops import recomputed_layer
 from trainsizer.estimate.model_params import MemoryModel
@@ -297,17 +299,14 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
         if key not in computed:
             computed[key] = layer_activations(sc, arch, p, layer)
         la = computed[key]
-        full = (la.replicated / replicated_div + (la.sharded + la.scores) / tp) * tokens
+        full = layer_bytes(la.replicated, la.sharded + la.scores, tp, replicated_div, tokens)
         per_layer_full.append(full)
         unsaved += la.unsaved / tp * tokens
         scaled, exact = _layer_saved(sc, arch, layer, la, full, tokens, replicated_div)
         scaled_layers += scaled
         exact_layers += exact
 
-    # Pipeline schedule: under 1F1B stage s holds (pp - s) micro-batches in flight; the
-    # interleaved schedule holds 1 + (pp-1)/(pp*v) times more on the first stage (Korthikanti sec. 5).
-    in_flight = min(pp - stage, max(1, sc.grad_accumulation_steps)) if pp > 1 else 1
-    interleave = 1 + (pp - 1) / (pp * par.virtual_pp) if (pp > 1 and par.virtual_pp > 1 and stage == 0) else 1
+    in_flight, interleave = pipeline_in_flight(pp, stage, sc.grad_accumulation_steps, par.virtual_pp)
     saved = (scaled_layers + exact_layers) * in_flight * interleave
     scaled_saved = scaled_layers * in_flight * interleave
     why = listing([msg("mem.activations", layers=len(layers), tokens=tokens, ckpt=tr.activation_checkpointing,
@@ -333,10 +332,31 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
         logits_why = msg("mem.logits", tokens=tokens, vocab=arch.vocab_size, b=per_logit, loss=tr.loss)
 
     largest = max(per_layer_full, default=0.0)
-    frac = p.activations.backward_working_fraction
-    working = largest * (1 + frac) if _recomputes(sc) else largest * frac
+    working = backward_working(largest, _recomputes(sc), p)
     return StageActivations(saved, logits, working, why, logits_why, scaled_saved, largest, _recomputes(sc),
                             unsaved * in_flight * interleave)
+
+
+def layer_bytes(replicated: Any, sharded: Any, tp: Any, replicated_div: Any, tokens: Any) -> Any:
+    """One layer's activations on one GPU: the replicated part split by sequence parallelism (``replicated_div``),
+    the rest by tensor parallelism (Korthikanti et al. 2022, arXiv:2205.05198, section 4); numbers or arrays."""
+    return (replicated / replicated_div + sharded / tp) * tokens
+
+
+def pipeline_in_flight(pp: Any, stage: int, accumulation: Any, virtual_pp: Any) -> tuple[Any, Any]:
+    """(micro-batches in flight on pipeline stage ``stage``, the interleaved schedule's factor on it): under 1F1B
+    stage s holds (pp - s) micro-batches in flight, the interleaved schedule 1 + (pp-1)/(pp*v) times more on the
+    first stage (Korthikanti et al. 2022, section 5); numbers or arrays of many layouts (plan/fast.py)."""
+    in_flight = where(pp > 1, minimum(pp - stage, maximum(1, accumulation)), 1)
+    interleaved = (pp > 1) & (virtual_pp > 1) & (stage == 0)
+    return in_flight, where(interleaved, 1 + (pp - 1) / (pp * virtual_pp), 1)
+
+
+def backward_working(largest_layer: Any, recomputes: Any, p: MemoryModel) -> Any:
+    """The backward pass's working set: ``backward_working_fraction`` of the largest layer's activations, plus the
+    layer itself where backward recomputes it (memory_model.yaml); numbers or arrays."""
+    frac = p.activations.backward_working_fraction
+    return where(recomputes, largest_layer * (1 + frac), largest_layer * frac)
 
 
 _COUNTED: dict[tuple[str, str], tuple[Architecture, MemoryModel, float]] = {}

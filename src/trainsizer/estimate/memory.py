@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainsizer.estimate.arrays import is_array, positive_part
+from trainsizer.estimate.arrays import is_array, positive_part, where
 from trainsizer.estimate.memory_types import GIB, Component
 from trainsizer.estimate.model_params import MemoryModel, memory_model
 from trainsizer.estimate.model_states import model_states
@@ -123,13 +123,25 @@ def peak_phase(gradients: float, saved: float, logits: float, working: float, st
     forward, and in backward each layer's gradients appear as its saved activations are freed, so the backward holds
     the larger of the two at its start or its end, where the last layer's own activations (``last_layer``; 0 when
     it is recomputed: the working set holds them) are still alive."""
-    alive = {"forward+loss": 0.0 if transient_gradients else gradients,
-             "backward": backward_gradients(gradients, saved, last_layer, transient_gradients),
-             "optimizer step": gradients}
-    phases = {"forward+loss": (saved, logits), "backward": (saved, working), "optimizer step": (step_temporaries,)}
-    totals = {k: alive[k] + sum(v) for k, v in phases.items()}
-    phase = max(totals, key=lambda k: totals[k])
-    return phase, phases[phase], alive[phase]
+    index, _extra, alive = phase_peak(gradients, saved, logits, working, step_temporaries, transient_gradients,
+                                      last_layer)
+    return PHASES[index], ((saved, logits), (saved, working), (step_temporaries,))[index], alive
+
+
+PHASES = ("forward+loss", "backward", "optimizer step")
+
+
+def phase_peak(gradients: Any, saved: Any, logits: Any, working: Any, step_temporaries: Any, transient: Any = False,
+               last_layer: Any = 0.0) -> tuple[Any, Any, Any]:
+    """:func:`peak_phase` as numbers: (the peak phase's index in PHASES, the transient bytes it adds, the gradient
+    bytes alive in it), for one layout or, elementwise, arrays of many (plan/fast.py); the first of equal phases."""
+    alive = (where(transient, 0.0, gradients), backward_gradients(gradients, saved, last_layer, transient), gradients)
+    extra = (saved + logits, saved + working, step_temporaries)
+    total = [a + e for a, e in zip(alive, extra, strict=True)]
+    index = where(total[0] >= total[1], where(total[0] >= total[2], 0, 2), where(total[1] >= total[2], 1, 2))
+    if not is_array(index):
+        return index, extra[index], alive[index]
+    return index, *(where(index == 0, x[0], where(index == 1, x[1], x[2])) for x in (extra, alive))
 
 
 def gradients_transient(scenario: Scenario) -> bool:

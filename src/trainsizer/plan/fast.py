@@ -17,22 +17,26 @@ from typing import Any
 import numpy as np
 
 from trainsizer.estimate.activations import (
+    backward_working,
     compiled_activation_factor,
     kept_quantized_inputs,
     layer_activations,
+    layer_bytes,
     lm_head_cast_bytes,
+    pipeline_in_flight,
     stage_activations,
 )
 from trainsizer.estimate.comm import Fabric
 from trainsizer.estimate.deferred_sync import skipped_sync, unsharded_gradient_bytes
 from trainsizer.estimate.flops import StepFlops, step_flops
 from trainsizer.estimate.memory import (
-    backward_gradients,
+    PHASES,
     capped_reserved,
     compiled_saved_bytes,
     default_memory_model,
     device_overhead_bytes,
     gradients_freed,
+    phase_peak,
     reserved_bytes,
     varied_bytes,
     with_checkpoint_load,
@@ -112,6 +116,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
             d["gradients"] = ms.gradients.bytes
             d["optimizer_states"] = d.get("optimizer_states", 0.0) + ms.managed_bytes
             d["lora_adapters"] = d.get("lora_adapters", 0.0)
+            d["step_temporaries"] = ms.step_temporaries
             d["unsharded_gradients"] = unsharded_gradient_bytes(st, st.stage_layers(stage), stage == 0, stage == L - 1)
             out.append(d)
         return out
@@ -123,7 +128,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
         return float(np.mean([rows[i].get(key, 0.0) for i in mids]))
 
     layer_div, layer_rep, first_extra, last_extra = {}, {}, {}, {}
-    for key in (*cats, "lora_adapters", "unsharded_gradients"):
+    for key in (*cats, "lora_adapters", "unsharded_gradients", "step_temporaries"):
         a1, a2 = avg(s1, key), avg(s2, key)
         div = max(0.0, 2 * (a1 - a2))
         layer_div[key], layer_rep[key] = div, max(0.0, a1 - div)
@@ -225,14 +230,14 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     # deferred_sync.skips_sync: FSDP no_sync keeps each unit's gradients unsharded until the step's last micro-batch
     no_sync = skipped_sync(scenario.parallel.accumulation_sync, zero, group, offl != 0, gas)
 
-    def stage_states(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+    def stage_states(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         def cat(key: str) -> np.ndarray:
             return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
         weights = np.where((offl == 2) | master_only, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
         opt = np.where(offl > 0, 0.0, (cat("master_weights") + cat("optimizer_states")) / opt_shard)
         grads = np.where(offl > 0, 0.0, cat("gradients") / grad_shard)
         grads = np.where(no_sync, np.maximum(grads, cat("unsharded_gradients")), grads)
-        return weights + opt, grads
+        return weights + opt, grads, np.where(offl > 0, 0.0, cat("step_temporaries") / opt_shard)
 
     def offloaded(extra: dict[str, float]) -> np.ndarray:
         def cat(key: str) -> np.ndarray:
@@ -252,8 +257,7 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
         return np.where(full_load, kept + cat("weights"), 0.0), np.where(full_load, cat("weights"), 0.0)
 
     host = np.maximum(offloaded(b.first_extra), offloaded(b.last_extra))
-    first_static, first_grads = stage_states(b.first_extra)
-    last_static, last_grads = stage_states(b.last_extra)
+    first_states, last_states = stage_states(b.first_extra), stage_states(b.last_extra)
     megatron = (lay.tp > 1) | (lay.pp > 1)
     # the unsharded gradients a data-parallel bucket copies (model_states._stage_buffers: the stage's trainable
     # elements): every layer's, the embedding's and the head's; read only without tensor or pipeline parallelism
@@ -274,41 +278,36 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     rep = np.array([b.act[m][0] for m in CKPT])[lay.ckpt]
     sh = np.array([b.act[m][1] for m in CKPT])[lay.ckpt]
     sc_ = np.array([b.act[m][2] for m in CKPT])[lay.ckpt]
-    full_layer = (rep / sp_div + (sh + sc_) / tp) * tokens
+    full_layer = layer_bytes(rep, sh + sc_, tp, sp_div, tokens)
     kept_layer = (b.kept_inputs_per_token[0] / sp_div + b.kept_inputs_per_token[1] / tp) * tokens
     saved_layer = np.select([lay.ckpt == 0, lay.ckpt == 1], [full_layer, full_layer - sc_ / tp * tokens],
                             b.ckpt_input_per_token * tokens / sp_div + kept_layer)
-    in_flight_first = np.where(lay.pp > 1, np.minimum(lay.pp, gas), 1)
-    interleave = np.where((lay.pp > 1) & (lay.vpp > 1), 1 + (pp - 1) / (pp * lay.vpp), 1.0)
+    in_flight_first, interleave = pipeline_in_flight(lay.pp, 0, gas, lay.vpp)
     saved_first = saved_layer * layers_stage * in_flight_first * interleave + b.embed_act_per_token * tokens
     saved_last = saved_layer * layers_stage + b.lm_head_cast / tp
     logits = tokens * (b.logits_per_token_div / tp + b.logits_per_token_rep)
-    frac = mp.activations.backward_working_fraction
-    working = np.where(lay.ckpt == 2, full_layer * (1 + frac), full_layer * frac)
+    working = backward_working(full_layer, lay.ckpt == CKPT.index("full"), mp)
 
     # memory.gradients_transient: freed by zero_grad between steps, none before backward (one micro-batch a step)
     tr1 = scenario.training
     transient = gradients_freed(tr1.zero_grad, tr1.optimizer_in_backward, offl != 0, lay.tp, lay.pp, lay.dist_opt, gas)
+    compile_ = float(scenario.training.compile)
     one = lay.pp == 1  # without pipeline parallelism the one stage holds both ends: the embedding and the output head
 
-    def peak(static, grads, saved, lg, load):
-        # memory.peak_phase: forward+loss, or backward (where transient gradients replace freed activations)
-        fwd = saved + lg + np.where(transient, 0.0, grads)
+    def peak(states, saved, lg, load):
+        static, grads, temporaries = states
         last = np.where(lay.ckpt == 2, 0.0, full_layer)  # the last layer's activations, unless recomputed
-        bwd_grads = backward_gradients(grads, saved, last, transient)
-        bwd = saved + working + bwd_grads
-        forward = fwd >= bwd
-        dynamic = np.where(forward, saved + lg, saved + working)
-        freed = np.where(transient, grads - np.where(forward, 0.0, bwd_grads), 0.0)  # freed by zero_grad
-        allocated = static + buffers + np.maximum(fwd, bwd)
-        return allocated, reserved_bytes(allocated, dynamic, mp, None, varied_bytes(scenario, lg),
-                                         compiled_saved_bytes(float(scenario.training.compile), saved), freed), load
+        phase, extra, alive = phase_peak(grads, saved, lg, working, temporaries, transient, last)
+        stepping = phase == PHASES.index("optimizer step")
+        allocated = static + buffers + alive + extra
+        dynamic, fused = (np.where(stepping, 0.0, x) for x in (extra, compiled_saved_bytes(compile_, saved)))
+        return allocated, reserved_bytes(allocated, dynamic, mp, None, varied_bytes(scenario, lg), fused,
+                                         grads - alive), load
 
     whole_extra = {k: b.first_extra[k] + b.last_extra[k] for k in b.first_extra}
-    whole_static, whole_grads = stage_states(whole_extra)
-    whole = peak(whole_static, whole_grads, saved_first + b.lm_head_cast / tp, logits, stage_load(whole_extra))
-    ends = (peak(first_static, first_grads, saved_first, 0.0, stage_load(b.first_extra)),
-            peak(last_static, last_grads, saved_last, logits, stage_load(b.last_extra)))
+    whole = peak(stage_states(whole_extra), saved_first + b.lm_head_cast / tp, logits, stage_load(whole_extra))
+    ends = (peak(first_states, saved_first, 0.0, stage_load(b.first_extra)),
+            peak(last_states, saved_last, logits, stage_load(b.last_extra)))
     stages = tuple(tuple(np.where(one, w, e) for w, e in zip(whole[:2], end[:2], strict=True)) for end in ends)
     loads = tuple(tuple(np.where(one, w, e) for w, e in zip(whole[2], end[2], strict=True)) for end in ends)
     return ScreenedMemory(stages, loads if full_load.any() else None, lay.gpus > 1, host, mp)
