@@ -1,14 +1,13 @@
-"""Vectorised screening of many layouts at once (numpy), for the planner's search.
+"""Vectorised screening of many layouts at once (numpy), for the planner's search: the estimate's own model over
+arrays of candidates.
 
-The per-layer physics comes from the reference estimators (``estimate.memory``,
-``estimate.activations``, ``estimate.step``): this module probes them once per job at a few base
-layouts to get per-layer and per-end bytes and FLOPs, then applies the same layout arithmetic
-(tensor/pipeline/context sharding, ZeRO stages, 1F1B in-flight micro-batches, ring collectives,
-bubble) to whole arrays of candidates. It only screens: every option the planner reports is
-re-evaluated by the reference estimators, and ``tests/test_plan.py`` checks that screen and
-reference agree.
+Step time: the layouts as ``estimate.step_layout.StepLayout`` arrays through ``estimate.step_terms.raw_step`` and
+``combine_step``. Memory: the estimate's per-layer and per-end bytes, probed once per job at a few base layouts
+(``job_basis``), sharded per layout (tensor/pipeline/context, ZeRO stages, offload) and combined by the estimate's
+functions (``memory.phase_peak``, ``reserved_bytes``, ``activations.pipeline_in_flight``, ...), once per node shape,
+then finished on each GPU (``ScreenedMemory.on``). Every option the planner reports is re-evaluated by the
+estimators; ``tests/test_screen_agreement.py`` holds screen and estimate equal on every re-checked candidate.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass, replace

@@ -8,7 +8,7 @@ re-evaluated by the reference estimators, so every reported number is the same a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -186,6 +186,13 @@ class ScreenedLayout:
         """The hardware cell: GPU type and count."""
         return self.gpu.id, self.gpus
 
+    def scenario_key(self) -> tuple[Any, ...]:
+        """What ``_scenario_for`` makes of this layout (equal keys, equal scenarios): the GPU, the network, the
+        layout's fields and GPUs per node (one node shape's single-node layouts are another's)."""
+        lay, i = self.layouts, self.index
+        return (self.gpu.id, self.inter_node, min(self.gpus_per_node, self.gpus),
+                *(getattr(lay, f.name)[i].item() for f in fields(Layouts) if f.name != "gpus_per_node"))
+
 
 def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
                 basis: Any, mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
@@ -251,16 +258,15 @@ def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Con
     from trainsizer.estimate.estimator import estimate
 
     options: list[PlanOption] = []
-    done: set[str] = set()
+    done: set[tuple[Any, ...]] = set()
     fastest: tuple[float, Any, Scenario] | None = None
     fastest_only = fastest_only and not constraints.deadline_s
     for item in chosen:
+        if item.scenario_key() in done:
+            continue
+        done.add(item.scenario_key())
         sc = _scenario_for(job, item.gpu, item.layouts, item.index, item.inter_node, global_batch,
                            constraints.intra_node)
-        signature = sc.model_dump_json(include={"parallel", "hardware", "training"})
-        if signature in done:
-            continue
-        done.add(signature)
         try:
             result = estimate(sc, catalog=cat, memory_params=mp, performance_params=pp_, with_limits=False)
         except InputError:
