@@ -252,9 +252,19 @@ def checkpoint_load_bytes(scenario: Scenario, unsharded_weights: float, kept: fl
     FULL_STATE_DICT load hooks unshard one unit at a time (Lightning-AI/pytorch-lightning
     src/lightning/fabric/strategies/fsdp.py ``_load_raw_module_state_from_path`` @ 71aed751). (0, 0) otherwise."""
     par = scenario.parallel
-    if par.checkpoint_loading != "full" or par.zero != 3 or par.dp * par.cp == 1:
-        return 0.0, 0.0
-    return kept + unsharded_weights, unsharded_weights
+    return checkpoint_load(loads_state_dict(par.checkpoint_loading, par.zero, par.dp * par.cp), unsharded_weights,
+                           kept)
+
+
+def loads_state_dict(checkpoint_loading: str, zero: Any, ranks: Any) -> Any:
+    """Whether every rank loads its stage's whole state dict (:func:`checkpoint_load_bytes`): ``full`` loading of
+    ZeRO-3 / FSDP weights sharded over ``ranks`` (dp x cp) > 1. Numbers, or arrays of many layouts (plan/fast.py)."""
+    return (checkpoint_loading == "full") & (zero == 3) & (ranks > 1)
+
+
+def checkpoint_load(loads: Any, unsharded_weights: Any, kept: Any) -> tuple[Any, Any]:
+    """(allocated, transient) bytes while the checkpoint loads where ``loads`` (:func:`loads_state_dict`), else 0."""
+    return where(loads, kept + unsharded_weights, 0.0), where(loads, unsharded_weights, 0.0)
 
 
 def with_checkpoint_load(allocated: Any, reserved: Any, load: Any, load_dynamic: Any, p: MemoryModel,

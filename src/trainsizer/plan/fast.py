@@ -31,10 +31,12 @@ from trainsizer.estimate.flops import StepFlops, step_flops
 from trainsizer.estimate.memory import (
     PHASES,
     capped_reserved,
+    checkpoint_load,
     compiled_saved_bytes,
     default_memory_model,
     device_overhead_bytes,
     gradients_freed,
+    loads_state_dict,
     phase_peak,
     reserved_bytes,
     varied_bytes,
@@ -42,7 +44,7 @@ from trainsizer.estimate.memory import (
 )
 from trainsizer.estimate.memory_types import GIB
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
-from trainsizer.estimate.model_states import model_states
+from trainsizer.estimate.model_states import keeps_master_only, model_states
 from trainsizer.estimate.step import default_performance_model, peak_for
 from trainsizer.estimate.step_layout import StepLayout, recomputed_share
 from trainsizer.estimate.step_terms import StepContext, combine_step, raw_step
@@ -221,9 +223,8 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     w_shard = np.where(zero == 3, group, 1.0)
     offl = lay.offload
     # model_states.master_only_shards: FSDP mixed precision keeps only the fp32 master shard of a full fine-tune
-    tr0 = scenario.training
-    master_only = ((scenario.parallel.sharded_weights == "master-only") & (tr0.method == "full")
-                   & (PRECISION_BYTES[tr0.precision][1] > 0) & (zero == 3) & (group > 1) & (offl == 0))
+    tr0, par0 = scenario.training, scenario.parallel
+    master_only = keeps_master_only(par0.sharded_weights, tr0.method, tr0.precision, zero, group, offl != 0)
 
     gas = accumulation_steps(lay, scenario)
     # deferred_sync.skips_sync: FSDP no_sync keeps each unit's gradients unsharded until the step's last micro-batch
@@ -245,7 +246,7 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
                         + cat("gradients") / grad_shard, 0.0)
         return host + np.where(offl == 2, cat("weights") / w_shard, 0.0)
 
-    full_load = (scenario.parallel.checkpoint_loading == "full") & (zero == 3) & (group > 1)
+    full_load = loads_state_dict(scenario.parallel.checkpoint_loading, zero, dp * cp)
 
     def stage_load(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
         """(allocated, transient) bytes while a full state dict loads (memory.checkpoint_load_bytes)."""
@@ -253,7 +254,7 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
             return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
         kept = (np.where((offl == 2) | master_only, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
                 + np.where(offl > 0, 0.0, cat("master_weights") / opt_shard))
-        return np.where(full_load, kept + cat("weights"), 0.0), np.where(full_load, cat("weights"), 0.0)
+        return checkpoint_load(full_load, cat("weights"), kept)
 
     host = np.maximum(offloaded(b.first_extra), offloaded(b.last_extra))
     first_states, last_states = stage_states(b.first_extra), stage_states(b.last_extra)
