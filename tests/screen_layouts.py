@@ -52,6 +52,5 @@ def estimate_and_screen(job: dict, gpu_id: str, layout: Layouts):
     params = default_performance_model()
     gpus, per_node = sc.parallel.gpus, sc.hardware.gpus_per_node
     fab = fabric(cat, gpu, None, None, None, gpus, params, per_node)
-    screen = float(screen_step_time(job_basis(sc, arch), layout, sc, gpu, fab.intra_busbw_gbps, fab.inter_busbw_gbps,
-                                    params, fab.shared_host_gbps)[0])
+    screen = float(screen_step_time(job_basis(sc, arch), layout, sc, gpu, fab, params)[0])
     return sc, arch, perf, raw, screen

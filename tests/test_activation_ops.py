@@ -87,8 +87,7 @@ def test_the_screen_adds_what_the_estimate_adds(tp, ckpt):
     def both(**training):
         sc = scenario_from_dict(_job(ckpt=ckpt, tp=tp, **training))
         arch = resolve_model(sc.model)
-        screen = float(screen_step_time(job_basis(sc, arch), lay, sc, gpu, fab.intra_busbw_gbps, fab.inter_busbw_gbps,
-                                        params, fab.shared_host_gbps)[0])
+        screen = float(screen_step_time(job_basis(sc, arch), lay, sc, gpu, fab, params)[0])
         return screen, estimate_performance(sc, arch, gpu, cat).step_time_s
 
     (s0, e0), (s1, e1) = both(), both(activation_kernel="unfused", autocast=True)

@@ -69,6 +69,5 @@ def test_the_estimate_and_the_screen_price_the_unsaved_output_as_traffic():
     lay = one_layout(mbs=4)
 
     def screened(b):
-        return float(screen_step_time(b, lay, sc, gpu, fab.intra_busbw_gbps, fab.inter_busbw_gbps, params,
-                                      fab.shared_host_gbps)[0])
+        return float(screen_step_time(b, lay, sc, gpu, fab, params)[0])
     assert screened(basis) > screened(dataclasses.replace(basis, unsaved_per_token=0.0))

@@ -44,6 +44,5 @@ def test_the_screens_elementwise_traffic_ignores_it_too():
     lay = one_layout(gpus=8, zero=3, gpus_per_node=8)
     sc = scenario_from_dict(JOB)
     arch = resolve_model(sc.model)
-    steps = [float(screen_step_time(job_basis(sc, arch, _memory(f)), lay, sc, gpu, fab.intra_busbw_gbps,
-                                    fab.inter_busbw_gbps, params, fab.shared_host_gbps)[0]) for f in (0.9, 1.3)]
+    steps = [float(screen_step_time(job_basis(sc, arch, _memory(f)), lay, sc, gpu, fab, params)[0]) for f in (0.9, 1.3)]
     assert steps[0] > 0 and steps[0] == pytest.approx(steps[1])

@@ -62,7 +62,6 @@ def test_the_planners_screen_scales_fp32_rows_as_the_estimate_does():
     for mbs in (1, 4):
         lay = one_layout(mbs=mbs)
         sc = scenario_from_dict(job("fp32", mbs))
-        screened.append(screen_step_time(job_basis(sc, resolve_model(sc.model)), lay, sc, gpu, fab.intra_busbw_gbps,
-                                         fab.inter_busbw_gbps, params, fab.shared_host_gbps)[0])
+        screened.append(screen_step_time(job_basis(sc, resolve_model(sc.model)), lay, sc, gpu, fab, params)[0])
         estimated.append(estimate(sc, with_limits=False).performance.step_time_s)
     assert screened[0] / screened[1] == pytest.approx(estimated[0] / estimated[1], rel=0.05)

@@ -102,7 +102,7 @@ def test_the_planners_screen_prices_compute_dtype_gradients_as_the_estimate_does
     for dtype in ("fp32", "compute"):
         sc = _scenario(dtype, seq=SCREEN_SEQ)
         basis = job_basis(sc, resolve_model(sc.model))
-        steps = screen_step_time(basis, lay, sc, gpu, fab.intra_busbw_gbps, fab.inter_busbw_gbps, params)
+        steps = screen_step_time(basis, lay, sc, gpu, fab, params)
         mem, _host = screen_memory(basis, lay, sc, gpu)
         screened[dtype], estimated[dtype] = (steps, mem), []
         for i, (zero, tp, gpus) in enumerate(LAYOUTS):

@@ -315,11 +315,10 @@ def test_the_planners_screen_prices_a_full_state_dict_load_as_the_estimate_does(
 
 def test_offloaded_4bit_bases_cross_pcie_as_stored_in_the_estimate_and_the_screen():
     """FSDP parameter offload brings each micro-batch's weight shards over PCIe as stored: QLoRA's packed 4-bit codes
-    move about a quarter of LoRA's 16-bit bytes, in estimate.step_terms and in plan.fast alike."""
+    move about a quarter of LoRA's 16-bit bytes (the planner's screen prices it with the same term)."""
     import numpy as np
 
-    from trainsizer.estimate.step_terms import optimizer_and_offload_s
-    from trainsizer.plan.fast import job_basis
+    from trainsizer.estimate.step_terms import optimizer_and_offload_s, stored_base_bytes
 
     def offload(method, **extra):
         sc = scenario({"method": method, "precision": "bf16-true", "micro_batch_size": 2, "seq_len": 2048,
@@ -328,7 +327,7 @@ def test_offloaded_4bit_bases_cross_pcie_as_stored_in_the_estimate_and_the_scree
                       {"gpu": "rtx-4090-24gb", "gpus_per_node": 2}, preset="llama-2-70b")
         arch = resolve_model(sc.model)
         ctx = step_context(sc, arch, default_catalog().accelerator("rtx-4090-24gb"))[0]
-        return optimizer_and_offload_s(ctx)[1], job_basis(sc, arch).weight_bytes_layer
+        return optimizer_and_offload_s(ctx)[1], stored_base_bytes(ctx)
 
     (q_s, q_bytes), (l_s, l_bytes) = offload("qlora", quantization="nf4-dq"), offload("lora")
     assert 0.25 <= q_bytes / l_bytes <= 0.3  # codes (0.5 B) + constants over 2 B per parameter

@@ -9,8 +9,10 @@ import itertools
 import numpy as np
 
 from trainsizer.api import estimate
+from trainsizer.estimate.comm import fabric
 from trainsizer.estimate.estimator import clear_caches
 from trainsizer.estimate.flops import count_step_flops, step_flops
+from trainsizer.estimate.step import default_performance_model
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
 from trainsizer.plan.fast import job_basis, screen_memory, screen_step_time
@@ -63,8 +65,9 @@ def test_the_screen_of_a_subset_is_the_subset_of_the_screen():
     basis = job_basis(sc, arch)
     idx = np.arange(0, len(lay), 7)
     part = lay.take(idx)
-    whole = screen_step_time(basis, lay, sc, gpu, 300.0, 50.0)
-    assert np.array_equal(screen_step_time(basis, part, sc, gpu, 300.0, 50.0), whole[idx])
+    fab = fabric(default_catalog(), gpu, None, "ib-ndr-400", None, 8, default_performance_model())
+    whole = screen_step_time(basis, lay, sc, gpu, fab)
+    assert np.array_equal(screen_step_time(basis, part, sc, gpu, fab), whole[idx])
     assert np.array_equal(screen_memory(basis, part, sc, gpu)[0], screen_memory(basis, lay, sc, gpu)[0][idx])
 
 

@@ -123,8 +123,7 @@ def test_screen_prices_steps_as_the_estimator_does(preset, gpu_id, precision):
     gpu = cat.accelerator(gpu_id)
     lay = enumerate_layouts(sc, arch, gpu, Constraints((gpu_id,), max_gpus=64), 8, 64)
     fab = fabric(cat, gpu, gpu.default_intra_node, "ib-ndr-400", None, 8, params)
-    screened = screen_step_time(job_basis(sc, arch), lay, sc, gpu, fab.intra_busbw_gbps, fab.inter_busbw_gbps, params,
-                                fab.shared_host_gbps)
+    screened = screen_step_time(job_basis(sc, arch), lay, sc, gpu, fab, params)
     rng = np.random.default_rng(0)
     for i in rng.choice(len(lay), size=min(30, len(lay)), replace=False):
         ref = estimate(_scenario_for(sc, gpu, lay, int(i), "ib-ndr-400", 64), with_limits=False).performance

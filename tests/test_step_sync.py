@@ -62,8 +62,7 @@ def test_the_planners_screen_waits_for_the_gather_as_the_estimate_does():
     lay = Layouts(gpus=two(GPUS, GPUS), tp=two(1, 1), pp=two(1, 1), cp=two(1, 1), vpp=two(1, 1), zero=two(1, 0),
                   dist_opt=two(False, True, bool), sp=two(False, False, bool), offload=two(0, 0), mbs=two(2, 2),
                   ckpt=two(CKPT.index("none"), CKPT.index("none")), gpus_per_node=two(8, 8))
-    screened = screen_step_time(job_basis(sc, arch), lay, sc, gpu, fab.intra_busbw_gbps, fab.inter_busbw_gbps, params,
-                                fab.shared_host_gbps)
+    screened = screen_step_time(job_basis(sc, arch), lay, sc, gpu, fab, params)
     estimated = [estimate(scenario_from_dict(job(z, d)), with_limits=False).performance.step_time_s
                  for z, d in ((1, False), (0, True))]
     assert screened[0] > screened[1]
@@ -150,8 +149,7 @@ def test_the_planners_screen_gathers_fp8_weights_as_the_estimate_does():
     screened, estimated = [], []
     for flag in (False, True):
         sc = scenario_from_dict(fsdp_fp8(flag))
-        screened.append(screen_step_time(job_basis(sc, resolve_model(sc.model)), lay, sc, gpu, fab.intra_busbw_gbps,
-                                         fab.inter_busbw_gbps, params, fab.shared_host_gbps)[0])
+        screened.append(screen_step_time(job_basis(sc, resolve_model(sc.model)), lay, sc, gpu, fab, params)[0])
         estimated.append(estimate(sc, with_limits=False).performance.step_time_s)
     assert screened[1] < screened[0]
     assert screened[0] - screened[1] == pytest.approx(estimated[0] - estimated[1], rel=0.1)

@@ -113,7 +113,7 @@ def test_the_planners_screen_prices_shard_groups_as_the_estimate_does():
         sc = _scenario(shard, gbs=1024) if shard != "all-reduce" else _scenario(gbs=1024, sync="all-reduce")
         arch = resolve_model(sc.model)
         basis = job_basis(sc, arch)
-        steps = screen_step_time(basis, lay, sc, gpu, fab.intra_busbw_gbps, fab.inter_busbw_gbps, params)
+        steps = screen_step_time(basis, lay, sc, gpu, fab, params)
         mem, _host = screen_memory(basis, lay, sc, gpu)
         screened[shard] = steps, mem
         for i, (zero, tp, gpus) in enumerate(LAYOUTS):
@@ -138,8 +138,7 @@ def test_the_screen_prices_an_all_reducing_sharded_optimizer_as_the_estimate_doe
     steps = {}
     for sync in ("reduce-scatter", "all-reduce"):
         sc = _scenario(sync=sync, seq=256)
-        screened = screen_step_time(job_basis(sc, resolve_model(sc.model)), lay, sc, gpu, fab.intra_busbw_gbps,
-                                    fab.inter_busbw_gbps, params)[0]
+        screened = screen_step_time(job_basis(sc, resolve_model(sc.model)), lay, sc, gpu, fab, params)[0]
         steps[sync] = screened, _run(sc).performance.step_time_s
         assert screened == pytest.approx(steps[sync][1], rel=0.1), sync
     (scr_rs, est_rs), (scr_ar, est_ar) = steps["reduce-scatter"], steps["all-reduce"]

@@ -51,13 +51,13 @@ def activation_ops_s(elements: Any, forward_b: float, backward_b: float, recompu
     return elements * (forward_b * (1.0 + recomputed) + backward_b) / hbm
 
 
-def activation_ops_mb(ctx: Any, recomputed: float) -> float:
-    """:func:`activation_ops_s` of one micro-batch on one GPU of the estimate (tp splits the intermediate); ``ctx`` is
-    the step's ``step_terms.StepContext``."""
+def activation_ops_mb(ctx: Any, recomputed: Any) -> Any:
+    """:func:`activation_ops_s` of one micro-batch on one GPU of each layout of ``ctx`` (tp splits the intermediate);
+    ``ctx`` is the step's ``step_terms.StepContext``."""
     width = unfused_width(ctx.scenario, ctx.arch)
     if not width:
         return 0.0
-    tr, par = ctx.scenario.training, ctx.scenario.parallel
+    tr = ctx.scenario.training
     forward_b, backward_b = extra_bytes(ctx.params, tr.precision, tr.autocast)
-    elements = ctx.layers_per_stage * ctx.local_tokens * width / par.tp
-    return float(activation_ops_s(elements, forward_b, backward_b, recomputed, ctx.hbm_bytes_per_s))
+    elements = ctx.layers_per_stage * ctx.local_tokens * width / ctx.layout.tp
+    return activation_ops_s(elements, forward_b, backward_b, recomputed, ctx.hbm_bytes_per_s)

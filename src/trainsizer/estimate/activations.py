@@ -14,11 +14,21 @@ keeps only the output and the log-sum-exp instead of the ``s*s`` scores.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+from typing import Any
 
+from trainsizer.estimate.arrays import maximum, minimum, where
+from trainsizer.estimate.cache_keys import json_key
 from trainsizer.estimate.flops import recomputed_layer
 from trainsizer.estimate.model_params import MemoryModel
-from trainsizer.estimate.training_state import ACTIVATION_BYTES, RESIDUAL_BYTES, LayerState, TrainingState
+from trainsizer.estimate.training_state import (
+    ACTIVATION_BYTES,
+    RESIDUAL_BYTES,
+    LayerState,
+    TrainingState,
+    training_state,
+)
 from trainsizer.messages import Message, listing, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.param_counts import Linear
@@ -262,7 +272,7 @@ def stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Trai
     layout on many GPU types)."""
     if p is not st.params or arch is not st.arch:
         return _stage_activations(sc, arch, p, st, stage)
-    key = ("activations", stage, sc.training.model_dump_json(), sc.parallel.model_dump_json())
+    key = ("activations", stage, json_key(sc.training), json_key(sc.parallel))
     if key not in st.stage_cache:
         st.stage_cache[key] = _stage_activations(sc, arch, p, st, stage)
     return st.stage_cache[key]
@@ -289,17 +299,14 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
         if key not in computed:
             computed[key] = layer_activations(sc, arch, p, layer)
         la = computed[key]
-        full = (la.replicated / replicated_div + (la.sharded + la.scores) / tp) * tokens
+        full = layer_bytes(la.replicated, la.sharded + la.scores, tp, replicated_div, tokens)
         per_layer_full.append(full)
         unsaved += la.unsaved / tp * tokens
         scaled, exact = _layer_saved(sc, arch, layer, la, full, tokens, replicated_div)
         scaled_layers += scaled
         exact_layers += exact
 
-    # Pipeline schedule: under 1F1B stage s holds (pp - s) micro-batches in flight; the
-    # interleaved schedule holds 1 + (pp-1)/(pp*v) times more on the first stage (Korthikanti sec. 5).
-    in_flight = min(pp - stage, max(1, sc.grad_accumulation_steps)) if pp > 1 else 1
-    interleave = 1 + (pp - 1) / (pp * par.virtual_pp) if (pp > 1 and par.virtual_pp > 1 and stage == 0) else 1
+    in_flight, interleave = pipeline_in_flight(pp, stage, sc.grad_accumulation_steps, par.virtual_pp)
     saved = (scaled_layers + exact_layers) * in_flight * interleave
     scaled_saved = scaled_layers * in_flight * interleave
     why = listing([msg("mem.activations", layers=len(layers), tokens=tokens, ckpt=tr.activation_checkpointing,
@@ -325,7 +332,61 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
         logits_why = msg("mem.logits", tokens=tokens, vocab=arch.vocab_size, b=per_logit, loss=tr.loss)
 
     largest = max(per_layer_full, default=0.0)
-    frac = p.activations.backward_working_fraction
-    working = largest * (1 + frac) if _recomputes(sc) else largest * frac
+    working = backward_working(largest, _recomputes(sc), p)
     return StageActivations(saved, logits, working, why, logits_why, scaled_saved, largest, _recomputes(sc),
                             unsaved * in_flight * interleave)
+
+
+def layer_bytes(replicated: Any, sharded: Any, tp: Any, replicated_div: Any, tokens: Any) -> Any:
+    """One layer's activations on one GPU: the replicated part split by sequence parallelism (``replicated_div``),
+    the rest by tensor parallelism (Korthikanti et al. 2022, arXiv:2205.05198, section 4); numbers or arrays."""
+    return (replicated / replicated_div + sharded / tp) * tokens
+
+
+def pipeline_in_flight(pp: Any, stage: int, accumulation: Any, virtual_pp: Any) -> tuple[Any, Any]:
+    """(micro-batches in flight on pipeline stage ``stage``, the interleaved schedule's factor on it): under 1F1B
+    stage s holds (pp - s) micro-batches in flight, the interleaved schedule 1 + (pp-1)/(pp*v) times more on the
+    first stage (Korthikanti et al. 2022, section 5); numbers or arrays of many layouts (plan/fast.py)."""
+    in_flight = where(pp > 1, minimum(pp - stage, maximum(1, accumulation)), 1)
+    interleaved = (pp > 1) & (virtual_pp > 1) & (stage == 0)
+    return in_flight, where(interleaved, 1 + (pp - 1) / (pp * virtual_pp), 1)
+
+
+def backward_working(largest_layer: Any, recomputes: Any, p: MemoryModel) -> Any:
+    """The backward pass's working set: ``backward_working_fraction`` of the largest layer's activations, plus the
+    layer itself where backward recomputes it (memory_model.yaml); numbers or arrays."""
+    frac = p.activations.backward_working_fraction
+    return where(recomputes, largest_layer * (1 + frac), largest_layer * frac)
+
+
+_COUNTED: dict[tuple[str, str], tuple[Architecture, MemoryModel, float]] = {}
+COUNTED_KEPT = 4096
+_COUNTED_LOCK = threading.Lock()
+
+
+def clear_caches() -> None:
+    with _COUNTED_LOCK:
+        _COUNTED.clear()
+
+
+def eager_traffic_bytes(sc: Scenario, arch: Architecture, p: MemoryModel) -> float:
+    """The activation bytes one GPU's layers write in a step's forward without checkpointing, in eager mode and as
+    counted (without the memory fit's implementation_factor), with those written but not kept: what the step's
+    element-wise term reads (``step_terms.saved_traffic_s``). Kept per training and parallel block (a layout is
+    re-checked on many GPU types)."""
+    key = (json_key(sc.training), json_key(sc.parallel))
+    hit = _COUNTED.get(key)
+    if hit is not None and hit[0] is arch and hit[1] is p:
+        return hit[2]
+    tr, par = sc.training, sc.parallel
+    plain = sc.model_copy(update={"training": tr.model_copy(update={"activation_checkpointing": "none",
+                                                                    "compile": False}),
+                                  "parallel": par.model_copy(update={"pp": 1, "virtual_pp": 1,
+                                                                     "gpus": par.gpus // par.pp})})
+    acts = stage_activations(plain, arch, p, training_state(plain, arch, p), 0)
+    counted = acts.refit(1.0 / p.activations.implementation_factor, 0.0)[0] + acts.unsaved_traffic
+    with _COUNTED_LOCK:  # the web server's threads may plan at once
+        if len(_COUNTED) >= COUNTED_KEPT:
+            _COUNTED.pop(next(iter(_COUNTED)))
+        _COUNTED[key] = (arch, p, counted)
+    return counted

@@ -24,3 +24,30 @@ def safe_div(num: Any, den: Any) -> Any:
 def positive_part(x: Any) -> Any:
     """max(0, x) for a float or, elementwise, an array."""
     return x.clip(min=0.0) if is_array(x) else max(0.0, x)
+
+
+def where(condition: Any, value: Any, other: Any = 0.0) -> Any:
+    """``value`` where ``condition`` holds, else ``other``: for a bool, or elementwise for an array of them."""
+    if is_array(condition):
+        import numpy as np
+
+        return np.where(condition, value, other)
+    return value if condition else other
+
+
+def minimum(a: Any, b: Any) -> Any:
+    """min(a, b) for numbers, elementwise for arrays."""
+    if is_array(a) or is_array(b):
+        import numpy as np
+
+        return np.minimum(a, b)
+    return min(a, b)
+
+
+def maximum(a: Any, b: Any) -> Any:
+    """max(a, b) for numbers, elementwise for arrays."""
+    if is_array(a) or is_array(b):
+        import numpy as np
+
+        return np.maximum(a, b)
+    return max(a, b)

@@ -14,10 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import median
+from typing import TYPE_CHECKING, Any
 
+from trainsizer.estimate.arrays import is_array, maximum, minimum, where
 from trainsizer.estimate.model_params import PerformanceModel
 from trainsizer.hardware.catalog import INTER_NODE_SCOPES, INTRA_NODE_SCOPES, Accelerator, Catalog, Link
 from trainsizer.scenario import ParallelSpec
+
+if TYPE_CHECKING:
+    from trainsizer.estimate.step_layout import StepLayout
 
 
 @dataclass(frozen=True)
@@ -32,16 +37,41 @@ class Fabric:
     inter_latency_s: float
     gpus_per_node: int
     shared_host_gbps: float | None = None  # no P2P: all GPUs of a node share the host-memory path
+    # per layout where one screen prices several scale-out networks at once (:meth:`per_layout`); else the link's
+    inter_line_gbps: Any = None
 
-    def intra_for(self, group: int) -> float:
+    @property
+    def inter_line_rate_gbps(self) -> Any:
+        """The scale-out link's per-direction line rate (GB/s; 12.5 where none is named)."""
+        if self.inter_line_gbps is not None:
+            return self.inter_line_gbps
+        return self.inter.per_direction_gbps if self.inter else 12.5
+
+    def per_layout(self, fabrics: list[Fabric], which: Any, inter_factor: Any = 1.0) -> Fabric:
+        """This fabric's scale-up links with the scale-out network of ``fabrics[which[i]]`` for layout ``i`` (arrays),
+        its node-level bandwidth times ``inter_factor`` (RoCE's derating at scale, :func:`roce_derate`)."""
+        import numpy as np
+
+        def pick(values: list[float]) -> Any:
+            return np.array(values, dtype=float)[which]
+
+        return Fabric(self.intra, None, self.intra_busbw_gbps,
+                      pick([f.inter_busbw_gbps for f in fabrics]) * inter_factor, self.intra_latency_s,
+                      pick([f.inter_latency_s for f in fabrics]), self.gpus_per_node, self.shared_host_gbps,
+                      pick([f.inter_line_rate_gbps for f in fabrics]))
+
+    def intra_for(self, group: Any) -> Any:
         """Intra-node bus bandwidth for a group: without P2P the host-memory path is shared."""
         if self.shared_host_gbps:
-            return min(self.intra_busbw_gbps, self.shared_host_gbps / max(1, group))
+            return minimum(self.intra_busbw_gbps, self.shared_host_gbps / maximum(1, group))
         return self.intra_busbw_gbps
 
-    def busbw(self, group: int, stride: int = 1, nic_share: bool = True) -> tuple[float, float]:
+    def busbw(self, group: Any, stride: Any = 1, nic_share: bool = True) -> tuple[Any, Any]:
         """(bus bandwidth GB/s, per-step latency s) for a group of ``group`` GPUs whose members are
-        ``stride`` ranks apart (TP innermost, then CP, PP, DP, as Megatron orders ranks)."""
+        ``stride`` ranks apart (TP innermost, then CP, PP, DP, as Megatron orders ranks). Numbers, or arrays of
+        many layouts (the planner's screen)."""
+        if is_array(group) or is_array(stride):
+            return self._busbw_many(group, stride, nic_share)
         if group <= 1:
             return float("inf"), 0.0
         intra = self.intra_for(min(group, self.gpus_per_node))
@@ -49,12 +79,23 @@ class Fabric:
             return intra, self.intra_latency_s
         return min(intra, self.inter_share(group, stride) if nic_share else self.inter_busbw_gbps), self.inter_latency_s
 
-    def inter_share(self, group: int, stride: int = 1) -> float:
+    def _busbw_many(self, group: Any, stride: Any, nic_share: bool) -> tuple[Any, Any]:
+        """:meth:`busbw` elementwise over arrays of groups and strides."""
+        import numpy as np
+
+        intra = self.intra_for(np.minimum(group, self.gpus_per_node))
+        within = group * stride <= self.gpus_per_node
+        inter = self.inter_share(group, stride) if nic_share else self.inter_busbw_gbps
+        single = group <= 1
+        return (np.where(single, np.inf, np.where(within, intra, np.minimum(intra, inter))),
+                np.where(single, 0.0, np.where(within, self.intra_latency_s, self.inter_latency_s)))
+
+    def inter_share(self, group: Any, stride: Any = 1) -> Any:
         """The node's NIC bandwidth a group that spans nodes can use: the share of the GPUs it has on each node.
         ``gpus_per_node / stride`` members of the group sit on one node; the node's other GPUs belong to the
         other groups of the same kind, which run their collectives at the same time over the same NICs (a
         data-parallel group under tp=8 has one GPU per node and gets that GPU's NIC, not all eight)."""
-        members = max(1, min(group, self.gpus_per_node // max(1, stride)))
+        members = maximum(1, minimum(group, self.gpus_per_node // maximum(1, stride)))
         return self.inter_busbw_gbps * members / self.gpus_per_node
 
 
@@ -97,22 +138,33 @@ def fabric(catalog: Catalog, gpu: Accelerator, intra_id: str | None, inter_id: s
                   (inter.latency_us or 5.0) * 1e-6 + lat * 1e-6, gpus_per_node, shared)
 
 
-def all_reduce_s(bytes_: float, group: int, fab: Fabric, stride: int = 1, nic_share: bool = True) -> float:
+def _many(*values: Any) -> bool:
+    return any(is_array(v) for v in values)
+
+
+def all_reduce_s(bytes_: Any, group: Any, fab: Fabric, stride: Any = 1, nic_share: bool = True) -> Any:
+    """Ring all-reduce of a buffer of ``bytes_``; numbers, or arrays of many layouts (0 where the group is one GPU)."""
+    if _many(bytes_, group, stride):
+        bw, lat = fab.busbw(group, stride, nic_share)
+        return where((group > 1) & (bytes_ > 0), 2 * (group - 1) * lat + 2 * (group - 1) / group * bytes_ / (bw * 1e9))
     if group <= 1 or bytes_ <= 0:
         return 0.0
     bw, lat = fab.busbw(group, stride, nic_share)
     return 2 * (group - 1) * lat + 2 * (group - 1) / group * bytes_ / (bw * 1e9)
 
 
-def all_gather_s(bytes_: float, group: int, fab: Fabric, stride: int = 1, nic_share: bool = True) -> float:
-    """All-gather (or reduce-scatter) of a buffer of ``bytes_`` total."""
+def all_gather_s(bytes_: Any, group: Any, fab: Fabric, stride: Any = 1, nic_share: bool = True) -> Any:
+    """All-gather (or reduce-scatter) of a buffer of ``bytes_`` total; numbers or arrays."""
+    if _many(bytes_, group, stride):
+        bw, lat = fab.busbw(group, stride, nic_share)
+        return where((group > 1) & (bytes_ > 0), (group - 1) * lat + (group - 1) / group * bytes_ / (bw * 1e9))
     if group <= 1 or bytes_ <= 0:
         return 0.0
     bw, lat = fab.busbw(group, stride, nic_share)
     return (group - 1) * lat + (group - 1) / group * bytes_ / (bw * 1e9)
 
 
-def replica_all_reduce_s(bytes_: float, par: ParallelSpec, fab: Fabric, stride: int) -> float:
+def replica_all_reduce_s(bytes_: Any, par: ParallelSpec | StepLayout, fab: Fabric, stride: Any) -> Any:
     """Where each copy of the ZeRO-sharded states spans only ``parallel.zero_shard_gpus`` ranks, the gradients
     reduced inside a copy (``bytes_`` before sharding) are then all-reduced, a ``1/group`` share per rank, across the
     copies, whose members are ``stride x group`` ranks apart (the 2-hop gradient synchronisation of MiCS, Zhang et
@@ -139,12 +191,16 @@ def all_to_all_s(bytes_: float, group: int, fab: Fabric, stride: int = 1) -> flo
     return lat * (group - 1) + max(on_node, off_node)
 
 
-def p2p_s(bytes_: float, fab: Fabric, crosses_node: bool) -> float:
+def p2p_s(bytes_: Any, fab: Fabric, crosses_node: Any) -> Any:
+    """One point-to-point transfer to the next pipeline stage or ring neighbour; numbers or arrays."""
+    if _many(bytes_, crosses_node):
+        bw = fab.inter_line_rate_gbps * 0.9
+        return where(bytes_ > 0, where(crosses_node, fab.inter_latency_s + bytes_ / (bw * 1e9),
+                                       fab.intra_latency_s + bytes_ / (fab.intra_busbw_gbps * 1e9)))
     if bytes_ <= 0:
         return 0.0
     if crosses_node:
-        link = fab.inter
-        bw = (link.per_direction_gbps if link else 12.5) * 0.9
+        bw = fab.inter_line_rate_gbps * 0.9
         return fab.inter_latency_s + bytes_ / (bw * 1e9)
     return fab.intra_latency_s + bytes_ / (fab.intra_busbw_gbps * 1e9)
 

@@ -162,14 +162,16 @@ def check_layout(scenario: Scenario, arch: Architecture, catalog: Catalog | None
 
 def clear_caches() -> None:
     """Forget what the estimators keep between calls (per-model layer states and parameter counts, per-layout
-    model states and activations, FLOPs per training block): a benchmark's cold start, not needed for
+    model states and activations, FLOPs per training block, cache keys): a benchmark's cold start, not needed for
     correctness (every cache is keyed by all that its result reads)."""
-    from trainsizer.estimate import flops
+    from trainsizer.estimate import activations, cache_keys, flops
     from trainsizer.estimate import training_state as ts
     from trainsizer.models import param_counts as params
 
     ts.clear_caches()
     flops.clear_caches()
+    activations.clear_caches()
+    cache_keys.clear_caches()
     for cached in (params.count_params, params._layer_linears, params._layer_params):
         cached.cache_clear()
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from trainsizer.estimate.cache_keys import json_key
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.param_counts import Linear, layer_linears, moe_layer_linears
 from trainsizer.scenario import Scenario
@@ -149,7 +150,7 @@ def clear_caches() -> None:
 def step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
     """The FLOPs per token of ``scenario`` on ``arch``. They read the model and the training block only (not the
     layout or the GPU: ``tests/test_plan.py`` checks it), so every layout of a job shares one count."""
-    key = (arch, scenario.training.model_dump_json())
+    key = (arch, json_key(scenario.training))
     found = _FLOPS.get(key)
     if found is None:
         found = count_step_flops(scenario, arch)

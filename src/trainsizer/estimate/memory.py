@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainsizer.estimate.arrays import is_array, positive_part
+from trainsizer.estimate.arrays import is_array, positive_part, where
 from trainsizer.estimate.memory_types import GIB, Component
 from trainsizer.estimate.model_params import MemoryModel, memory_model
 from trainsizer.estimate.model_states import model_states
@@ -123,13 +123,25 @@ def peak_phase(gradients: float, saved: float, logits: float, working: float, st
     forward, and in backward each layer's gradients appear as its saved activations are freed, so the backward holds
     the larger of the two at its start or its end, where the last layer's own activations (``last_layer``; 0 when
     it is recomputed: the working set holds them) are still alive."""
-    alive = {"forward+loss": 0.0 if transient_gradients else gradients,
-             "backward": backward_gradients(gradients, saved, last_layer, transient_gradients),
-             "optimizer step": gradients}
-    phases = {"forward+loss": (saved, logits), "backward": (saved, working), "optimizer step": (step_temporaries,)}
-    totals = {k: alive[k] + sum(v) for k, v in phases.items()}
-    phase = max(totals, key=lambda k: totals[k])
-    return phase, phases[phase], alive[phase]
+    index, _extra, alive = phase_peak(gradients, saved, logits, working, step_temporaries, transient_gradients,
+                                      last_layer)
+    return PHASES[index], ((saved, logits), (saved, working), (step_temporaries,))[index], alive
+
+
+PHASES = ("forward+loss", "backward", "optimizer step")
+
+
+def phase_peak(gradients: Any, saved: Any, logits: Any, working: Any, step_temporaries: Any, transient: Any = False,
+               last_layer: Any = 0.0) -> tuple[Any, Any, Any]:
+    """:func:`peak_phase` as numbers: (the peak phase's index in PHASES, the transient bytes it adds, the gradient
+    bytes alive in it), for one layout or, elementwise, arrays of many (plan/fast.py); the first of equal phases."""
+    alive = (where(transient, 0.0, gradients), backward_gradients(gradients, saved, last_layer, transient), gradients)
+    extra = (saved + logits, saved + working, step_temporaries)
+    total = [a + e for a, e in zip(alive, extra, strict=True)]
+    index = where(total[0] >= total[1], where(total[0] >= total[2], 0, 2), where(total[1] >= total[2], 1, 2))
+    if not is_array(index):
+        return index, extra[index], alive[index]
+    return index, *(where(index == 0, x[0], where(index == 1, x[1], x[2])) for x in (extra, alive))
 
 
 def gradients_transient(scenario: Scenario) -> bool:
@@ -187,8 +199,12 @@ def reserved_bytes(allocated: Any, dynamic: Any, p: MemoryModel, usable: Any = N
     free_running = (allocated + a.reserved_fraction_dynamic * (dynamic - fused + freed)
                     + a.reserved_fraction_variable * varied
                     + a.reserved_fraction_static * (allocated - dynamic) + a.reserved_floor_gib * GIB)
-    if usable is None:
-        return free_running
+    return free_running if usable is None else capped_reserved(free_running, allocated, usable)
+
+
+def capped_reserved(free_running: Any, allocated: Any, usable: Any) -> Any:
+    """The reserved bytes of :func:`reserved_bytes` within the device: the allocator's free-running cache, at most
+    ``usable`` while the allocated bytes fit. Floats, or arrays of many layouts (plan/fast.py)."""
     if isinstance(free_running, float | int) and isinstance(usable, float | int):
         return min(free_running, max(allocated, usable))
     import numpy as np
@@ -236,9 +252,19 @@ def checkpoint_load_bytes(scenario: Scenario, unsharded_weights: float, kept: fl
     FULL_STATE_DICT load hooks unshard one unit at a time (Lightning-AI/pytorch-lightning
     src/lightning/fabric/strategies/fsdp.py ``_load_raw_module_state_from_path`` @ 71aed751). (0, 0) otherwise."""
     par = scenario.parallel
-    if par.checkpoint_loading != "full" or par.zero != 3 or par.dp * par.cp == 1:
-        return 0.0, 0.0
-    return kept + unsharded_weights, unsharded_weights
+    return checkpoint_load(loads_state_dict(par.checkpoint_loading, par.zero, par.dp * par.cp), unsharded_weights,
+                           kept)
+
+
+def loads_state_dict(checkpoint_loading: str, zero: Any, ranks: Any) -> Any:
+    """Whether every rank loads its stage's whole state dict (:func:`checkpoint_load_bytes`): ``full`` loading of
+    ZeRO-3 / FSDP weights sharded over ``ranks`` (dp x cp) > 1. Numbers, or arrays of many layouts (plan/fast.py)."""
+    return (checkpoint_loading == "full") & (zero == 3) & (ranks > 1)
+
+
+def checkpoint_load(loads: Any, unsharded_weights: Any, kept: Any) -> tuple[Any, Any]:
+    """(allocated, transient) bytes while the checkpoint loads where ``loads`` (:func:`loads_state_dict`), else 0."""
+    return where(loads, kept + unsharded_weights, 0.0), where(loads, unsharded_weights, 0.0)
 
 
 def with_checkpoint_load(allocated: Any, reserved: Any, load: Any, load_dynamic: Any, p: MemoryModel,

@@ -6,7 +6,9 @@ optimizer and expert parallelism say (Rajbhandari et al. 2020, arXiv:1910.02054,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from trainsizer.estimate.arrays import is_array
 from trainsizer.estimate.deferred_sync import skips_sync, unsharded_gradient_bytes
 from trainsizer.estimate.memory_types import GIB, Component
 from trainsizer.estimate.model_params import QuantFormat
@@ -229,8 +231,15 @@ def master_only_shards(scenario: Scenario) -> bool:
     ran). An fp8 run's fp8 weights are likewise cast per gathered unit (torchao float8 with FSDP2's float8
     all-gather). DeepSpeed ZeRO-3 instead keeps a compute-dtype partition beside the fp32 one (``compute-copy``)."""
     tr, par = scenario.training, scenario.parallel
-    return (par.sharded_weights == "master-only" and tr.method == "full" and PRECISION_BYTES[tr.precision][1] > 0
-            and par.zero == 3 and par.zero_group > 1 and par.offload == "none")
+    return bool(keeps_master_only(par.sharded_weights, tr.method, tr.precision, par.zero, par.zero_group,
+                                  par.offload != "none"))
+
+
+def keeps_master_only(sharded_weights: str, method: str, precision: str, zero: Any, group: Any, offloaded: Any) -> Any:
+    """:func:`master_only_shards` over the layout's quantities: numbers, or arrays of many layouts (plan/fast.py)."""
+    kept = sharded_weights == "master-only" and method == "full" and PRECISION_BYTES[precision][1] > 0
+    return kept & (zero == 3) & (group > 1) & ~offloaded if is_array(zero) else (
+        kept and zero == 3 and group > 1 and not offloaded)
 
 
 def _stage_trainables(st: TrainingState, layers: list[LayerState], first: bool, last: bool) -> _StageTrainables:

@@ -18,15 +18,16 @@ from typing import Any
 
 from trainsizer.estimate import comm
 from trainsizer.estimate.activation_ops import activation_ops_mb
-from trainsizer.estimate.arrays import positive_part, safe_div
+from trainsizer.estimate.arrays import is_array, positive_part, safe_div, where
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, gathered_linear_bytes, p2p_s
 from trainsizer.estimate.dequantization import dequant_traffic
-from trainsizer.estimate.flops import StepFlops, pipeline_stage_linear, recomputed_layer
+from trainsizer.estimate.flops import StepFlops, pipeline_stage_linear
 from trainsizer.estimate.gemm_rows import row_scale
 from trainsizer.estimate.grad_overlap import gather_overlaps, reduce_overlaps
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
 from trainsizer.estimate.peak import peak_share
-from trainsizer.estimate.training_state import ACTIVATION_BYTES, TrainingState, training_state, weight_grad_bytes
+from trainsizer.estimate.step_layout import StepLayout
+from trainsizer.estimate.training_state import ACTIVATION_BYTES, TrainingState, weight_grad_bytes
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
@@ -60,15 +61,21 @@ class StepContext:
     dtype: str
     attention_peak_tflops: float = 0.0  # the attention core's dtype peak (bf16 under fp8-mixed linears)
     attention_dtype: str = ""
+    # the layout's quantities, numbers (StepLayout.of the scenario) or arrays of many layouts (the planner's screen)
+    layout: StepLayout = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.layout is None:
+            self.layout = StepLayout.of(self.scenario, self.arch)
 
     @property
-    def tokens_mb(self) -> float:
+    def tokens_mb(self) -> Any:
         """Tokens of one micro-batch of one data-parallel replica."""
-        return self.scenario.training.micro_batch_size * self.scenario.training.seq_len
+        return self.layout.micro_batch_size * self.scenario.training.seq_len
 
     @property
-    def local_tokens(self) -> float:
-        return self.tokens_mb / self.scenario.parallel.cp
+    def local_tokens(self) -> Any:
+        return self.tokens_mb / self.layout.cp
 
     @property
     def act_bytes(self) -> float:
@@ -79,110 +86,96 @@ class StepContext:
         return (self.gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * self.params.memory_bound.hbm_efficiency
 
     @property
-    def layers_per_stage(self) -> float:
-        return self.arch.num_layers / self.scenario.parallel.pp
+    def layers_per_stage(self) -> Any:
+        return self.arch.num_layers / self.layout.pp
 
     @property
     def overlap(self) -> Overlap:
         return self.params.communication.overlap
 
     @property
-    def model_shards(self) -> int:
-        return self.scenario.parallel.tp * self.scenario.parallel.pp
+    def model_shards(self) -> Any:
+        return self.layout.tp * self.layout.pp
 
     @property
     def weight_and_grad_bytes(self) -> tuple[float, float]:
         return weight_grad_bytes(self.scenario)  # fp32 adapter gradients; grad_reduce_dtype for trained weights
 
     @property
-    def trainable_local(self) -> float:
+    def trainable_local(self) -> Any:
         return self.state.trainable_params / self.model_shards
 
     @property
-    def base_linear_local(self) -> float:
+    def base_linear_local(self) -> Any:
         return sum(layer.base_linear_params for layer in self.state.layers) / self.model_shards
 
 
-def recomputed_share(ctx: StepContext, elementwise: bool = False) -> float:
-    """Share of a forward pass that backward runs again: all of it under full checkpointing, the recomputed layers'
-    share under every-n-layers, under torchtitan's per-op policy every second matmul and (``elementwise``) all
-    element-wise work."""
-    policy = ctx.scenario.training.activation_checkpointing
-    if policy == "full":
-        return 1.0
-    if policy == "every-n-layers":
-        layers = ctx.arch.num_layers
-        return sum(recomputed_layer(ctx.scenario, i) for i in range(layers)) / layers
-    if policy == "selective-op":
-        return 1.0 if elementwise else 0.5
-    return 0.0
-
-
-def saved_traffic_s(ctx: StepContext) -> float:
+def saved_traffic_s(ctx: StepContext, counted: Any = None) -> Any:
     """Memory-bound element-wise work per byte of it per saved activation byte: proportional to the
     activations a layer keeps without checkpointing in eager mode, as counted (without the memory fit's
-    implementation_factor; times ``elementwise_bytes_per_saved_byte``; compile's fusion: :func:`elementwise_s`)."""
-    from trainsizer.estimate.activations import stage_activations
+    implementation_factor; times ``elementwise_bytes_per_saved_byte``; compile's fusion: :func:`elementwise_s`).
+    ``counted``: those bytes of the whole model on one GPU of each layout, where the caller has them (the planner's
+    screen, from its per-layer basis); else counted on the scenario."""
+    if counted is None:
+        from trainsizer.estimate.activations import eager_traffic_bytes
 
-    sc, tr, par = ctx.scenario, ctx.scenario.training, ctx.scenario.parallel
-    plain = sc.model_copy(update={"training": tr.model_copy(update={"activation_checkpointing": "none",
-                                                                    "compile": False}),
-                                  "parallel": par.model_copy(update={"pp": 1, "virtual_pp": 1,
-                                                                     "gpus": par.gpus // par.pp})})
-    acts = stage_activations(plain, ctx.arch, ctx.memory_params, training_state(plain, ctx.arch, ctx.memory_params), 0)
-    passes = 1.0 + 0.5 * recomputed_share(ctx, elementwise=True)
-    counted = acts.refit(1.0 / ctx.memory_params.activations.implementation_factor, 0.0)[0] + acts.unsaved_traffic
-    return counted / par.pp * passes / ctx.hbm_bytes_per_s
+        counted = eager_traffic_bytes(ctx.scenario, ctx.arch, ctx.memory_params)
+    passes = 1.0 + 0.5 * ctx.layout.recomputed_elementwise
+    return counted / ctx.layout.pp * passes / ctx.hbm_bytes_per_s
 
 
-def dequantization_mb(ctx: StepContext) -> float:
+def dequantization_mb(ctx: StepContext) -> Any:
     """QLoRA: every base weight is dequantised on the passes that need it (estimate/dequantization.py)."""
     tr = ctx.scenario.training
     if tr.method != "qlora":
         return 0.0
-    per_pass, passes = dequant_traffic(ctx.params, tr.quantization, recomputed_share(ctx))
+    per_pass, passes = dequant_traffic(ctx.params, tr.quantization, ctx.layout.recomputed)
     return ctx.base_linear_local * per_pass * passes / ctx.hbm_bytes_per_s
 
 
-def tensor_parallel_mb(ctx: StepContext) -> float:
+def _none(degree: Any) -> bool:  # a term is 0 where the degree is 1: for one layout, or for every one of many
+    return not (degree > 1).any() if is_array(degree) else degree <= 1
+
+
+def tensor_parallel_mb(ctx: StepContext) -> Any:
     """Megatron TP: 2 all-reduces forward, 2 backward per layer (+2 with full recomputation)
     (Shoeybi et al. 2019, arXiv:1909.08053, section 3)."""
-    par = ctx.scenario.parallel
-    if par.tp <= 1:
+    lay = ctx.layout
+    if _none(lay.tp):
         return 0.0
-    colls = 4 + 2 * recomputed_share(ctx)
+    colls = 4 + 2 * ctx.layout.recomputed
     return ctx.layers_per_stage * colls * all_reduce_s(ctx.local_tokens * ctx.arch.hidden_size * ctx.act_bytes,
-                                                       par.tp, ctx.fabric)
+                                                       lay.tp, ctx.fabric)
 
 
-def context_parallel_mb(ctx: StepContext) -> float:
+def context_parallel_mb(ctx: StepContext) -> Any:
     """Ring attention: K/V chunks passed around the ring, forward once and backward twice
     (Liu et al. 2023, arXiv:2310.01889)."""
-    par = ctx.scenario.parallel
-    if par.cp <= 1:
+    lay = ctx.layout
+    if _none(lay.cp):
         return 0.0
-    chunk = ctx.local_tokens * 2 * ctx.arch.kv_dim / par.tp * ctx.act_bytes
-    return ctx.layers_per_stage * 3 * (par.cp - 1) * p2p_s(chunk, ctx.fabric,
-                                                           par.tp * par.cp > ctx.scenario.gpus_per_node)
+    chunk = ctx.local_tokens * 2 * ctx.arch.kv_dim / lay.tp * ctx.act_bytes
+    return ctx.layers_per_stage * 3 * (lay.cp - 1) * p2p_s(chunk, ctx.fabric, lay.tp * lay.cp > lay.gpus_per_node)
 
 
-def expert_parallel_mb(ctx: StepContext) -> float:
-    """MoE: dispatch and combine all-to-all, forward and backward, per MoE layer (Lepikhin et al. 2020,
-    GShard, arXiv:2006.16668)."""
-    par, arch = ctx.scenario.parallel, ctx.arch
-    if not arch.moe or par.ep <= 1:
+def expert_parallel_mb(ctx: StepContext) -> Any:
+    """MoE: dispatch and combine all-to-all, forward and backward, per MoE layer (Lepikhin et al. 2020, GShard,
+    arXiv:2006.16668); one expert-parallel degree for all layouts (the planner's is 1)."""
+    lay, arch = ctx.layout, ctx.arch
+    if not arch.moe or lay.ep <= 1:
         return 0.0
     a2a = ctx.local_tokens * arch.moe.experts_per_token * arch.hidden_size * ctx.act_bytes
-    return arch.moe_layers / par.pp * 4 * all_to_all_s(a2a, par.ep, ctx.fabric, stride=par.tp * par.cp)
+    return arch.moe_layers / lay.pp * 4 * all_to_all_s(a2a, lay.ep, ctx.fabric, stride=lay.tp * lay.cp)
 
 
-def pipeline_p2p_mb(ctx: StepContext) -> float:
+def pipeline_p2p_mb(ctx: StepContext) -> Any:
     """Activations forward and gradients backward at each stage boundary (Narayanan et al. 2021)."""
-    par = ctx.scenario.parallel
-    if par.pp <= 1:
+    lay = ctx.layout
+    if _none(lay.pp):
         return 0.0
-    boundary = ctx.local_tokens * ctx.arch.hidden_size * ctx.act_bytes / (par.tp if par.sequence_parallel else 1)
-    return 2 * par.virtual_pp * p2p_s(boundary, ctx.fabric, par.tp * par.cp * par.dp >= ctx.scenario.gpus_per_node)
+    boundary = ctx.local_tokens * ctx.arch.hidden_size * ctx.act_bytes / where(lay.sequence_parallel, lay.tp, 1)
+    return where(lay.pp > 1, 2 * lay.virtual_pp * p2p_s(boundary, ctx.fabric,
+                                                        lay.tp * lay.cp * lay.dp >= lay.gpus_per_node))
 
 
 def stored_base_bytes(ctx: StepContext) -> float:
@@ -195,71 +188,76 @@ def stored_base_bytes(ctx: StepContext) -> float:
     return ctx.weight_and_grad_bytes[0]
 
 
-def zero3_mb(ctx: StepContext) -> float:
+def zero3_mb(ctx: StepContext) -> Any:
     """ZeRO-3 / FSDP, per micro-batch: all-gather each layer's weights in forward and again in backward, and
     reduce-scatter its gradients (in fp32 where the framework reduces in fp32: FSDP ``reduce_dtype``, the bf16-mixed
     default), over the group the state is sharded on (dp x cp, as the memory model shards it; torchtitan shards
     FSDP over dp_shard x cp) (Zhao et al. 2023, FSDP, arXiv:2304.11277, section 3.2)."""
-    par = ctx.scenario.parallel
-    group = par.zero_group  # dp x cp, or the smaller group of parallel.zero_shard_gpus (HYBRID_SHARD)
-    if par.zero != 3 or group <= 1:
+    lay = ctx.layout
+    group = lay.zero_group  # dp x cp, or the smaller group of parallel.zero_shard_gpus (HYBRID_SHARD)
+    if _none(where(lay.zero == 3, group, 1)):
         return 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
     linear_b = gathered_linear_bytes(ctx.scenario.training.fp8_all_gather, stored_base_bytes(ctx))
     weights_bytes = sum(layer.base_linear_params * linear_b + layer.norm_params * w_b
                         for layer in ctx.state.layers) / ctx.model_shards
-    return (2 * all_gather_s(weights_bytes, group, ctx.fabric, stride=par.tp)
-            + all_gather_s(ctx.trainable_local * grad_b, group, ctx.fabric, stride=par.tp)
-            + comm.replica_all_reduce_s(ctx.trainable_local * grad_b, par, ctx.fabric, par.tp))
+    return where((lay.zero == 3) & (group > 1),
+                 2 * all_gather_s(weights_bytes, group, ctx.fabric, stride=lay.tp)
+                 + all_gather_s(ctx.trainable_local * grad_b, group, ctx.fabric, stride=lay.tp)
+                 + comm.replica_all_reduce_s(ctx.trainable_local * grad_b, lay, ctx.fabric, lay.tp))
 
 
-def data_parallel_sync_s(ctx: StepContext) -> float:
+def data_parallel_sync_s(ctx: StepContext) -> Any:
     """Gradient all-reduce once per step (ZeRO-3 reduce-scatters per micro-batch instead). A sharded optimizer
     (ZeRO-1/2, Megatron's distributed optimizer) reduce-scatters them instead (Rajbhandari et al. 2020, section 5.3)
     and gathers the weights (:func:`data_parallel_gather_s`)."""
-    par = ctx.scenario.parallel
-    if par.dp <= 1 or par.zero == 3:
+    lay = ctx.layout
+    if _none(where(lay.zero == 3, 1, lay.dp)):
         return 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
-    stride = par.tp * par.cp
+    stride = lay.tp * lay.cp
     # once per step, at the node's full NIC bandwidth: the Megatron runs (in-network reduction on their
     # InfiniBand fabric, bucketed overlap) show it hidden where the strided groups' NIC share would expose it
     # zero_grad_sync all-reduce, or zero_shard_gpus < dp: all-reduce over dp, each rank keeps its share (InternLM
     # internlm/solver/optimizer/hybrid_zero_optim.py @ 01e7fd6: reduce_tensor, dst_rank None, ParallelMode.DATA)
-    if par.scatters_gradients:
-        return all_gather_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride, nic_share=False)
-    return all_reduce_s(ctx.trainable_local * grad_b, par.dp, ctx.fabric, stride=stride, nic_share=False)
+    def sync(scatter: bool) -> Any:
+        return (all_gather_s if scatter else all_reduce_s)(ctx.trainable_local * grad_b, lay.dp, ctx.fabric,
+                                                           stride=stride, nic_share=False)
+    if not is_array(lay.dp):
+        return sync(lay.scatters_gradients)
+    return where((lay.dp > 1) & (lay.zero != 3), where(lay.scatters_gradients, sync(True), sync(False)))
 
 
-def data_parallel_gather_s(ctx: StepContext) -> float:
+def data_parallel_gather_s(ctx: StepContext) -> Any:
     """A sharded optimizer all-gathers the updated 16-bit weights after its step; Megatron overlaps the gather with
     the next step's first forward (``--overlap-param-gather``, :func:`gather_overlaps`)."""
-    par = ctx.scenario.parallel
-    if par.dp <= 1 or par.zero == 3 or not (par.zero in (1, 2) or par.distributed_optimizer):
+    lay = ctx.layout
+    sharded = (lay.dp > 1) & (lay.zero != 3) & ((lay.zero == 1) | (lay.zero == 2) | lay.distributed_optimizer)
+    if not (sharded.any() if is_array(sharded) else sharded):
         return 0.0
-    return all_gather_s(ctx.trainable_local * ctx.weight_and_grad_bytes[0], par.zero_dp_shards, ctx.fabric,
-                        stride=par.tp * par.cp, nic_share=False)
+    return where(sharded, all_gather_s(ctx.trainable_local * ctx.weight_and_grad_bytes[0], lay.zero_dp_shards,
+                                       ctx.fabric, stride=lay.tp * lay.cp, nic_share=False))
 
 
-def optimizer_and_offload_s(ctx: StepContext) -> tuple[float, float]:
+def optimizer_and_offload_s(ctx: StepContext) -> tuple[Any, Any]:
     """The optimizer step, memory bound and sharded by ZeRO / the distributed optimizer; or, offloaded,
     the PCIe traffic and the CPU Adam (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840)."""
-    tr, par = ctx.scenario.training, ctx.scenario.parallel
-    shards = par.zero_dp_shards if (par.zero >= 1 or par.distributed_optimizer) else 1
+    tr, lay = ctx.scenario.training, ctx.layout
+    shards = where((lay.zero >= 1) | lay.distributed_optimizer, lay.zero_dp_shards, 1)
     optimizer_s = ctx.trainable_local / shards * optimizer_bytes_per_param(tr.optimizer, tr.precision, ctx.params) \
         / ctx.hbm_bytes_per_s
-    if par.offload == "none":
+    if _none(lay.offload + 1):  # nothing offloaded (offload is 0)
         return optimizer_s, 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
     pcie = pcie_bytes_per_s(ctx.gpu)
     moved = ctx.trainable_local / shards * (grad_b + w_b)
     offload_s = moved / pcie + ctx.trainable_local / shards / ctx.params.overhead.cpu_adam_params_per_s
-    if par.offload == "optimizer+params":
-        # each micro-batch brings the GPU's shard of the base weights over PCIe for forward and backward, as stored
-        # (FSDP CPUOffload(offload_params=True) copies the flat shards; Zhao et al. 2023, arXiv:2304.11277, 3.4)
-        offload_s += ctx.scenario.grad_accumulation_steps * 2 * ctx.base_linear_local / par.dp \
-            * stored_base_bytes(ctx) / pcie
-    return 0.0, offload_s
+    # optimizer+params: each micro-batch brings the GPU's shard of the base weights over PCIe for forward and backward,
+    # as stored (FSDP CPUOffload(offload_params=True) copies the flat shards; Zhao et al. 2023, arXiv:2304.11277, 3.4)
+    params_s = lay.accumulation * 2 * ctx.base_linear_local / lay.dp * stored_base_bytes(ctx) / pcie
+    if not is_array(lay.offload):
+        return 0.0, offload_s + params_s if lay.offload == 2 else offload_s
+    return where(lay.offload == 0, optimizer_s), where(lay.offload > 0, offload_s + where(lay.offload == 2, params_s))
 
 
 @dataclass(frozen=True)
@@ -302,11 +300,13 @@ class RawStep:
     reduce_overlapped: float = 1.0  # 1 where the gradient reduction hides behind backward (grad_overlap.py)
 
 
-def raw_step(ctx: StepContext) -> RawStep:
-    par, fl, arch, tr = ctx.scenario.parallel, ctx.flops, ctx.arch, ctx.scenario.training
-    split = ctx.tokens_mb / (par.tp * par.cp * par.pp)
+def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
+    """The step's terms of one layout (numbers), or of many (arrays: the planner's screen, which passes the
+    element-wise traffic it counts from its per-layer basis as ``counted_traffic``, :func:`saved_traffic_s`)."""
+    lay, fl, arch, tr = ctx.layout, ctx.flops, ctx.arch, ctx.scenario.training
+    split = ctx.tokens_mb / (lay.tp * lay.cp * lay.pp)
 
-    def at_peak(flops_per_token: float, peak: float) -> float:
+    def at_peak(flops_per_token: Any, peak: float) -> Any:
         return flops_per_token * split / (peak * 1e12) if peak else 0.0
 
     sustained = peak_share(ctx.gpu, ctx.params)  # power limit and measured matmul share (estimate/peak.py)
@@ -315,22 +315,22 @@ def raw_step(ctx: StepContext) -> RawStep:
     expert_tokens = expert_width = 0.0
     if arch.moe:
         # grouped GEMM rows: the micro-batch's k token copies over E experts, ep ranks' worth on each local expert
-        expert_tokens = ctx.local_tokens * arch.moe.experts_per_token * par.ep / arch.moe.num_experts
-        expert_width = arch.moe.expert_intermediate_size / par.tp
-    return RawStep(ctx.scenario.grad_accumulation_steps, ctx.gpu.architecture or "", ctx.dtype,
-                   ctx.attention_dtype or ctx.dtype, ctx.local_tokens, arch.hidden_size / par.tp,
-                   at_peak(pipeline_stage_linear(fl.linear_per_token, fl.head_per_token, par.pp),
+        expert_tokens = ctx.local_tokens * arch.moe.experts_per_token * lay.ep / arch.moe.num_experts
+        expert_width = arch.moe.expert_intermediate_size / lay.tp
+    return RawStep(lay.accumulation, ctx.gpu.architecture or "", ctx.dtype,
+                   ctx.attention_dtype or ctx.dtype, ctx.local_tokens, arch.hidden_size / lay.tp,
+                   at_peak(pipeline_stage_linear(fl.linear_per_token, fl.head_per_token, lay.pp),
                            ctx.peak_tflops * sustained),
                    at_peak(fl.expert_per_token, ctx.peak_tflops * sustained), expert_tokens, expert_width,
                    at_peak(fl.attention_per_token, (ctx.attention_peak_tflops or ctx.peak_tflops) * sustained),
-                   tr.attention, saved_traffic_s(ctx), dequantization_mb(ctx), tensor_parallel_mb(ctx),
-                   context_parallel_mb(ctx), expert_parallel_mb(ctx), pipeline_p2p_mb(ctx), zero3_mb(ctx),
-                   data_parallel_sync_s(ctx), data_parallel_gather_s(ctx), optimizer_s, offload_s, ctx.layers_per_stage,
-                   par.pp, par.virtual_pp,
-                   at_peak(fl.model_per_token, ctx.peak_tflops) * ctx.scenario.grad_accumulation_steps, tr.precision,
-                   float(tr.compile), gather_overlaps(par.distributed_optimizer),
-                   row_scale(ctx.gpu, ctx.dtype), activation_ops_mb(ctx, recomputed_share(ctx, elementwise=True)),
-                   reduce_overlaps(par.overlap_grad_reduce))
+                   tr.attention, saved_traffic_s(ctx, counted_traffic), dequantization_mb(ctx),
+                   tensor_parallel_mb(ctx), context_parallel_mb(ctx), expert_parallel_mb(ctx), pipeline_p2p_mb(ctx),
+                   zero3_mb(ctx), data_parallel_sync_s(ctx), data_parallel_gather_s(ctx), optimizer_s, offload_s,
+                   ctx.layers_per_stage, lay.pp, lay.virtual_pp,
+                   at_peak(fl.model_per_token, ctx.peak_tflops) * lay.accumulation, tr.precision,
+                   float(tr.compile), gather_overlaps(lay.distributed_optimizer),
+                   row_scale(ctx.gpu, ctx.dtype), activation_ops_mb(ctx, ctx.layout.recomputed_elementwise),
+                   reduce_overlaps(ctx.scenario.parallel.overlap_grad_reduce))
 
 
 def gemm_ceiling(p: PerformanceModel, architecture: str, dtype: str) -> float:

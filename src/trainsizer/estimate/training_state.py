@@ -20,9 +20,10 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
+from trainsizer.estimate.cache_keys import json_key
 from trainsizer.estimate.model_params import MemoryModel
 from trainsizer.messages import Message
 from trainsizer.models.architecture import Architecture
@@ -111,7 +112,7 @@ class TrainingState:
     # sequence length: the fit-limit searches ask for them again and again)
     stage_cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @property
+    @cached_property  # read by every step term of an estimate and of each screened GPU
     def trainable_params(self) -> int:
         n = sum(layer.lora_params for layer in self.layers) + self.lm_head_lora_params
         n += sum(layer.base_linear_params + layer.norm_params for layer in self.layers if layer.trainable_base)
@@ -226,8 +227,7 @@ _STAGE_LOCK = threading.Lock()
 def _shared_stage_cache(built: _Layers, scenario: Scenario, params: MemoryModel) -> dict[Any, Any]:
     """The per-stage cache of every state with these layers, memory parameters, training (but for
     PER_LAYOUT_ONLY) and parallel layout."""
-    key = (built, id(params), scenario.training.model_dump_json(exclude=PER_LAYOUT_ONLY),
-           scenario.parallel.model_dump_json())
+    key = (built, id(params), json_key(scenario.training, PER_LAYOUT_ONLY), json_key(scenario.parallel))
     with _STAGE_LOCK:  # the web server's threads may plan at once
         hit = _STAGE_CACHES.get(key)
         if hit is not None and hit[0] is params:

@@ -1,61 +1,66 @@
-"""Vectorised screening of many layouts at once (numpy), for the planner's search.
+"""Vectorised screening of many layouts at once (numpy), for the planner's search: the estimate's own model over
+arrays of candidates.
 
-The per-layer physics comes from the reference estimators (``estimate.memory``,
-``estimate.activations``, ``estimate.step``): this module probes them once per job at a few base
-layouts to get per-layer and per-end bytes and FLOPs, then applies the same layout arithmetic
-(tensor/pipeline/context sharding, ZeRO stages, 1F1B in-flight micro-batches, ring collectives,
-bubble) to whole arrays of candidates. It only screens: every option the planner reports is
-re-evaluated by the reference estimators, and ``tests/test_plan.py`` checks that screen and
-reference agree.
+Step time: the layouts as ``estimate.step_layout.StepLayout`` arrays through ``estimate.step_terms.raw_step`` and
+``combine_step``. Memory: the estimate's per-layer and per-end bytes, probed once per job at a few base layouts
+(``job_basis``), sharded per layout (tensor/pipeline/context, ZeRO stages, offload) and combined by the estimate's
+functions (``memory.phase_peak``, ``reserved_bytes``, ``activations.pipeline_in_flight``, ...), once per node shape,
+then finished on each GPU (``ScreenedMemory.on``). Every option the planner reports is re-evaluated by the
+estimators; ``tests/test_screen_agreement.py`` holds screen and estimate equal on every re-checked candidate.
 """
-
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from trainsizer.estimate.activation_ops import activation_ops_s, extra_bytes, unfused_width
 from trainsizer.estimate.activations import (
+    backward_working,
     compiled_activation_factor,
     kept_quantized_inputs,
     layer_activations,
+    layer_bytes,
     lm_head_cast_bytes,
+    pipeline_in_flight,
     stage_activations,
 )
+from trainsizer.estimate.comm import Fabric
 from trainsizer.estimate.deferred_sync import skipped_sync, unsharded_gradient_bytes
-from trainsizer.estimate.flops import pipeline_stage_linear, step_flops
-from trainsizer.estimate.gemm_rows import row_scale
-from trainsizer.estimate.grad_overlap import reduce_overlaps
+from trainsizer.estimate.flops import StepFlops, step_flops
 from trainsizer.estimate.memory import (
-    backward_gradients,
+    PHASES,
+    capped_reserved,
+    checkpoint_load,
     compiled_saved_bytes,
     default_memory_model,
     device_overhead_bytes,
     gradients_freed,
+    loads_state_dict,
+    phase_peak,
     reserved_bytes,
     varied_bytes,
     with_checkpoint_load,
 )
 from trainsizer.estimate.memory_types import GIB
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
-from trainsizer.estimate.model_states import model_states
-from trainsizer.estimate.peak import peak_share
+from trainsizer.estimate.model_states import keeps_master_only, model_states
 from trainsizer.estimate.step import default_performance_model, peak_for
+from trainsizer.estimate.step_layout import StepLayout, recomputed_share
+from trainsizer.estimate.step_terms import StepContext, combine_step, raw_step
 from trainsizer.estimate.training_state import (
-    ACTIVATION_BYTES,
     PRECISION_BYTES,
     RESIDUAL_BYTES,
+    TrainingState,
     gradient_bytes,
     training_state,
-    weight_grad_bytes,
 )
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
+from trainsizer.plan.layouts import CKPT, Layouts, accumulation_steps, zero_group
 from trainsizer.scenario import Scenario
 
-CKPT = ("none", "selective", "full")
+FLOPS_READ = ("model_per_token", "linear_per_token", "expert_per_token", "attention_per_token", "head_per_token")
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,6 @@ class JobBasis:
     layer_rep: dict[str, float]
     first_extra: dict[str, float]  # embedding side (tp-divisible)
     last_extra: dict[str, float]  # output head side (tp-divisible)
-    trainable_elems_layer: float
     dequant_buffer: float
     # activations per token per layer, by checkpointing mode: (replicated, sharded, scores)
     act: dict[str, tuple[float, float, float]]
@@ -76,22 +80,18 @@ class JobBasis:
     logits_per_token_div: float  # divided by tp
     logits_per_token_rep: float
     embed_act_per_token: float
-    # FLOPs per token by checkpointing mode: model, and executed linear, routed-expert and attention GEMMs
-    flops: dict[str, tuple[float, float, float, float]]
-    hidden: int
-    kv_dim: int
-    act_bytes: float
-    expert_rows_per_token: float = 0.0  # rows of one expert's GEMM per local token (k / E, ep = 1)
-    expert_width: float = 0.0
-    gathered_bytes_layer: float = 0.0  # what ZeRO-3 gathers of one layer (as estimate.step_terms.zero3_mb)
-    weight_bytes_layer: float = 0.0  # base weights of one layer as stored (parameter offload traffic)
+    # the step's FLOPs per token (estimate.flops.step_flops) and recomputed shares (matmuls, element-wise work:
+    # estimate.step_layout.recomputed_share), by checkpointing mode
+    flops: dict[str, StepFlops]
+    recomputed: dict[str, tuple[float, float]]
+    arch: Architecture
+    state: TrainingState  # of the job on one GPU: the trainable and per-layer parameters every layout shares
     compiled_activation_factor: float = 1.0  # what torch.compile's partitioner keeps of ``act`` (1 in eager mode)
     # quantized-linear inputs per token per layer that checkpointing cannot drop: (replicated, sharded)
     # (estimate.activations.kept_quantized_inputs)
     kept_inputs_per_token: tuple[float, float] = (0.0, 0.0)
     lm_head_cast: float = 0.0  # bytes on the last stage, divided by tp (estimate.activations.lm_head_cast_bytes)
     implementation_factor: float = 1.0  # the memory fit's factor in ``act`` (the speed screen takes it out)
-    unfused_width: float = 0.0  # intermediate elements per token per layer of an unfused activation (activation_ops)
     unsaved_per_token: float = 0.0  # tp-sharded bytes written but not kept, per layer (activations.LayerActivations)
 
 
@@ -102,8 +102,6 @@ def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
 
 # long: one per-layer quantity per line, each the array twin of a term in estimate/, read side by side
 def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = None) -> JobBasis:
-    from trainsizer.estimate.comm import gathered_linear_bytes
-
     mp = mp or default_memory_model()
     L = arch.num_layers
     cats = ("weights", "master_weights", "optimizer_states", "gradients")
@@ -119,6 +117,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
             d["gradients"] = ms.gradients.bytes
             d["optimizer_states"] = d.get("optimizer_states", 0.0) + ms.managed_bytes
             d["lora_adapters"] = d.get("lora_adapters", 0.0)
+            d["step_temporaries"] = ms.step_temporaries
             d["unsharded_gradients"] = unsharded_gradient_bytes(st, st.stage_layers(stage), stage == 0, stage == L - 1)
             out.append(d)
         return out
@@ -130,7 +129,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
         return float(np.mean([rows[i].get(key, 0.0) for i in mids]))
 
     layer_div, layer_rep, first_extra, last_extra = {}, {}, {}, {}
-    for key in (*cats, "lora_adapters", "unsharded_gradients"):
+    for key in (*cats, "lora_adapters", "unsharded_gradients", "step_temporaries"):
         a1, a2 = avg(s1, key), avg(s2, key)
         div = max(0.0, 2 * (a1 - a2))
         layer_div[key], layer_rep[key] = div, max(0.0, a1 - div)
@@ -139,17 +138,11 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
     base = _probe(scenario, tp=1, pp=1, cp=1, zero=0, distributed_optimizer=False, offload="none", gpus=1,
                   virtual_pp=1)
     st = training_state(base, arch, mp)
-    trainable_layer = st.trainable_params / L
     dequant = {c.name: c.bytes for c in model_states(st, 0).static}.get("buffers", 0.0)
-    w_b = PRECISION_BYTES[base.training.precision][0]
-    quant = mp.quantization.formats.get(base.training.quantization or "") if base.training.method == "qlora" else None
-    linear_b = quant.code_bytes + quant.constant_bytes if quant else w_b
-    gathered = sum(la.base_linear_params * gathered_linear_bytes(base.training.fp8_all_gather, linear_b)
-                   + la.norm_params * w_b for la in st.layers) / L
-    weight_bytes = sum(la.base_linear_params for la in st.layers) * linear_b / L  # as stored (step_terms)
 
     act: dict[str, tuple[float, float, float]] = {}
-    flops: dict[str, tuple[float, float, float, float]] = {}
+    flops: dict[str, StepFlops] = {}
+    recomputed: dict[str, tuple[float, float]] = {}
     unsaved = 0.0
     for mode in CKPT:
         sc = base.model_copy(update={"training": base.training.model_copy(
@@ -164,15 +157,13 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
         act[mode] = (float(np.mean([r.replicated for r in rows])) * frac if rows else 0.0,
                      float(np.mean([r.sharded for r in rows])) * frac if rows else 0.0,
                      float(np.mean([r.scores for r in rows])) * frac if rows else 0.0)
-        fl = step_flops(sc, arch)
-        flops[mode] = (fl.model_per_token, fl.linear_per_token, fl.expert_per_token, fl.attention_per_token,
-                       fl.head_per_token)
+        flops[mode] = step_flops(sc, arch)
+        recomputed[mode] = (recomputed_share(mode, sc, arch), recomputed_share(mode, sc, arch, elementwise=True))
     kept_rows = [kept_quantized_inputs(base, arch, layer) for layer in st.layers]
     kept = (float(np.mean([r[0] for r in kept_rows])), float(np.mean([r[1] for r in kept_rows]))) if kept_rows \
         else (0.0, 0.0)
     tokens = base.training.micro_batch_size * base.training.seq_len
     sa = stage_activations(base, arch, mp, st, 0)
-    e = ACTIVATION_BYTES[base.training.precision]
     logit_total = sa.logits / tokens
     logit_rep = arch.hidden_size * 4.0 if arch.lm_head else 0.0
     embed = 0.0
@@ -180,65 +171,48 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
         embed += arch.hidden_size
     if arch.embedding_norm:
         embed += arch.hidden_size * RESIDUAL_BYTES[base.training.precision]
-    return JobBasis(L, layer_div, layer_rep, first_extra, last_extra, trainable_layer, dequant, act,
+    return JobBasis(L, layer_div, layer_rep, first_extra, last_extra, dequant, act,
                     arch.hidden_size * RESIDUAL_BYTES[base.training.precision], logit_total - logit_rep, logit_rep,
-                    embed, flops, arch.hidden_size, arch.kv_dim, e,
-                    arch.moe.experts_per_token / arch.moe.num_experts if arch.moe else 0.0,
-                    float(arch.moe.expert_intermediate_size) if arch.moe else 0.0, gathered, weight_bytes,
-                    compiled_activation_factor(base.training.compile, mp), kept, lm_head_cast_bytes(base, arch),
-                    mp.activations.implementation_factor, unfused_width(base, arch), unsaved)
+                    embed, flops, recomputed, arch, st, compiled_activation_factor(base.training.compile, mp), kept,
+                    lm_head_cast_bytes(base, arch), mp.activations.implementation_factor, unsaved)
 
 
-def accumulation_steps(lay: Layouts, scenario: Scenario) -> np.ndarray:
-    """Micro-batches per step of each layout: the global batch over micro-batch x data parallelism, at least 1 (one
-    when the scenario states no global batch), as ``Scenario.grad_accumulation_steps`` gives one layout."""
-    if not scenario.training.global_batch_size:
-        return np.ones(len(lay))
-    return np.maximum(scenario.global_batch_size // np.maximum(1, lay.mbs * lay.dp), 1)
-
-
-def zero_group(group: np.ndarray, scenario: Scenario) -> np.ndarray:
-    """Ranks of dp x cp (``group``) one copy of the ZeRO-sharded states spans, per layout: as
-    :attr:`trainsizer.scenario.ParallelSpec.zero_group`, ``parallel.zero_shard_gpus`` where it divides ``group``."""
-    shard = scenario.parallel.zero_shard_gpus
-    if not shard:
-        return group
-    return np.where(np.mod(group, shard) == 0, float(shard), group)
-
-
-@dataclass
-class Layouts:
-    """Candidate layouts as parallel arrays (one entry per candidate)."""
-
-    gpus: np.ndarray
-    tp: np.ndarray
-    pp: np.ndarray
-    cp: np.ndarray
-    vpp: np.ndarray
-    zero: np.ndarray
-    dist_opt: np.ndarray  # bool
-    sp: np.ndarray  # bool
-    offload: np.ndarray  # 0 none, 1 optimizer, 2 optimizer+params
-    mbs: np.ndarray
-    ckpt: np.ndarray  # index into CKPT
-    gpus_per_node: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.gpus)
-
-    def take(self, idx: np.ndarray) -> Layouts:
-        """The layouts at ``idx``, in their order."""
-        return Layouts(*(getattr(self, f.name)[idx] for f in fields(Layouts)))
-
-    @property
-    def dp(self) -> np.ndarray:
-        return self.gpus // (self.tp * self.pp * self.cp)
-
-
-# long: one numpy expression per memory component, in the order of estimate/memory.py, over every layout at once
 def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator,
                   mp: MemoryModel | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(device bytes per GPU of the most loaded stage, host bytes per GPU offloaded), per candidate."""
+    return memory_screen(b, lay, scenario, mp).on(gpu)
+
+
+@dataclass(frozen=True)
+class ScreenedMemory:
+    """The memory screen of every layout before the GPU is chosen (the GPU sets only the memory outside the allocator
+    and the device's cap on its cache): for the two stages that can peak (the first and the last; the whole model
+    without pipelining) the allocated bytes and the allocator's uncapped reserve (``memory.reserved_bytes``), and the
+    (allocated, transient) bytes while a full state dict loads (None when none loads); the host bytes offloaded."""
+
+    stages: tuple[tuple[np.ndarray, np.ndarray], ...]
+    loads: tuple[tuple[np.ndarray, np.ndarray], ...] | None
+    multi_gpu: np.ndarray
+    host: np.ndarray
+    params: MemoryModel
+
+    def on(self, gpu: Accelerator) -> tuple[np.ndarray, np.ndarray]:
+        """(device bytes per GPU of the most loaded stage, host bytes per GPU offloaded) on ``gpu``."""
+        mp = self.params
+        overhead = np.where(self.multi_gpu, device_overhead_bytes(gpu, 2, mp), device_overhead_bytes(gpu, 1, mp))
+        usable = gpu.memory_gib * GIB - overhead  # the allocator's cache stays within the device
+        peaks = []
+        for i, (allocated, free_running) in enumerate(self.stages):
+            reserved = capped_reserved(free_running, allocated, usable)
+            if self.loads is not None:
+                reserved = with_checkpoint_load(allocated, reserved, *self.loads[i], mp, usable)[1]
+            peaks.append(reserved)
+        return np.maximum(*peaks) + overhead, self.host
+
+
+# long: one numpy expression per memory component, in the order of estimate/memory.py, over every layout at once
+def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel | None = None) -> ScreenedMemory:
+    """The memory screen of every candidate, to be finished on each GPU (:meth:`ScreenedMemory.on`)."""
     mp = mp or default_memory_model()
     tp, pp, cp, dp = lay.tp.astype(float), lay.pp.astype(float), lay.cp.astype(float), lay.dp.astype(float)
     group = zero_group(dp * cp, scenario)  # dp x cp, or parallel.zero_shard_gpus (Scenario.parallel.zero_group)
@@ -249,22 +223,21 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     w_shard = np.where(zero == 3, group, 1.0)
     offl = lay.offload
     # model_states.master_only_shards: FSDP mixed precision keeps only the fp32 master shard of a full fine-tune
-    tr0 = scenario.training
-    master_only = ((scenario.parallel.sharded_weights == "master-only") & (tr0.method == "full")
-                   & (PRECISION_BYTES[tr0.precision][1] > 0) & (zero == 3) & (group > 1) & (offl == 0))
+    tr0, par0 = scenario.training, scenario.parallel
+    master_only = keeps_master_only(par0.sharded_weights, tr0.method, tr0.precision, zero, group, offl != 0)
 
     gas = accumulation_steps(lay, scenario)
     # deferred_sync.skips_sync: FSDP no_sync keeps each unit's gradients unsharded until the step's last micro-batch
     no_sync = skipped_sync(scenario.parallel.accumulation_sync, zero, group, offl != 0, gas)
 
-    def stage_states(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+    def stage_states(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         def cat(key: str) -> np.ndarray:
             return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
         weights = np.where((offl == 2) | master_only, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
         opt = np.where(offl > 0, 0.0, (cat("master_weights") + cat("optimizer_states")) / opt_shard)
         grads = np.where(offl > 0, 0.0, cat("gradients") / grad_shard)
         grads = np.where(no_sync, np.maximum(grads, cat("unsharded_gradients")), grads)
-        return weights + opt, grads
+        return weights + opt, grads, np.where(offl > 0, 0.0, cat("step_temporaries") / opt_shard)
 
     def offloaded(extra: dict[str, float]) -> np.ndarray:
         def cat(key: str) -> np.ndarray:
@@ -273,7 +246,7 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
                         + cat("gradients") / grad_shard, 0.0)
         return host + np.where(offl == 2, cat("weights") / w_shard, 0.0)
 
-    full_load = (scenario.parallel.checkpoint_loading == "full") & (zero == 3) & (group > 1)
+    full_load = loads_state_dict(scenario.parallel.checkpoint_loading, zero, dp * cp)
 
     def stage_load(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
         """(allocated, transient) bytes while a full state dict loads (memory.checkpoint_load_bytes)."""
@@ -281,11 +254,10 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
             return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
         kept = (np.where((offl == 2) | master_only, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
                 + np.where(offl > 0, 0.0, cat("master_weights") / opt_shard))
-        return np.where(full_load, kept + cat("weights"), 0.0), np.where(full_load, cat("weights"), 0.0)
+        return checkpoint_load(full_load, cat("weights"), kept)
 
     host = np.maximum(offloaded(b.first_extra), offloaded(b.last_extra))
-    first_static, first_grads = stage_states(b.first_extra)
-    last_static, last_grads = stage_states(b.last_extra)
+    first_states, last_states = stage_states(b.first_extra), stage_states(b.last_extra)
     megatron = (lay.tp > 1) | (lay.pp > 1)
     # the unsharded gradients a data-parallel bucket copies (model_states._stage_buffers: the stage's trainable
     # elements): every layer's, the embedding's and the head's; read only without tensor or pipeline parallelism
@@ -306,175 +278,71 @@ def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerato
     rep = np.array([b.act[m][0] for m in CKPT])[lay.ckpt]
     sh = np.array([b.act[m][1] for m in CKPT])[lay.ckpt]
     sc_ = np.array([b.act[m][2] for m in CKPT])[lay.ckpt]
-    full_layer = (rep / sp_div + (sh + sc_) / tp) * tokens
+    full_layer = layer_bytes(rep, sh + sc_, tp, sp_div, tokens)
     kept_layer = (b.kept_inputs_per_token[0] / sp_div + b.kept_inputs_per_token[1] / tp) * tokens
     saved_layer = np.select([lay.ckpt == 0, lay.ckpt == 1], [full_layer, full_layer - sc_ / tp * tokens],
                             b.ckpt_input_per_token * tokens / sp_div + kept_layer)
-    in_flight_first = np.where(lay.pp > 1, np.minimum(lay.pp, gas), 1)
-    interleave = np.where((lay.pp > 1) & (lay.vpp > 1), 1 + (pp - 1) / (pp * lay.vpp), 1.0)
+    in_flight_first, interleave = pipeline_in_flight(lay.pp, 0, gas, lay.vpp)
     saved_first = saved_layer * layers_stage * in_flight_first * interleave + b.embed_act_per_token * tokens
     saved_last = saved_layer * layers_stage + b.lm_head_cast / tp
     logits = tokens * (b.logits_per_token_div / tp + b.logits_per_token_rep)
-    frac = mp.activations.backward_working_fraction
-    working = np.where(lay.ckpt == 2, full_layer * (1 + frac), full_layer * frac)
-
-    overhead = np.where(lay.gpus > 1, device_overhead_bytes(gpu, 2, mp), device_overhead_bytes(gpu, 1, mp))
-    usable = gpu.memory_gib * GIB - overhead  # the allocator's cache stays within the device (memory.reserved_bytes)
+    working = backward_working(full_layer, lay.ckpt == CKPT.index("full"), mp)
 
     # memory.gradients_transient: freed by zero_grad between steps, none before backward (one micro-batch a step)
     tr1 = scenario.training
     transient = gradients_freed(tr1.zero_grad, tr1.optimizer_in_backward, offl != 0, lay.tp, lay.pp, lay.dist_opt, gas)
+    compile_ = float(scenario.training.compile)
+    one = lay.pp == 1  # without pipeline parallelism the one stage holds both ends: the embedding and the output head
 
-    def peak(static, grads, saved, lg, load):
-        # memory.peak_phase: forward+loss, or backward (where transient gradients replace freed activations)
-        fwd = saved + lg + np.where(transient, 0.0, grads)
+    def peak(states, saved, lg, load):
+        static, grads, temporaries = states
         last = np.where(lay.ckpt == 2, 0.0, full_layer)  # the last layer's activations, unless recomputed
-        bwd_grads = backward_gradients(grads, saved, last, transient)
-        bwd = saved + working + bwd_grads
-        forward = fwd >= bwd
-        dynamic = np.where(forward, saved + lg, saved + working)
-        freed = np.where(transient, grads - np.where(forward, 0.0, bwd_grads), 0.0)  # freed by zero_grad
-        allocated = static + buffers + np.maximum(fwd, bwd)
-        reserved = reserved_bytes(allocated, dynamic, mp, usable, varied_bytes(scenario, lg),
-                                  compiled_saved_bytes(float(scenario.training.compile), saved), freed)
-        return with_checkpoint_load(allocated, reserved, *load, mp, usable)[1]
+        phase, extra, alive = phase_peak(grads, saved, lg, working, temporaries, transient, last)
+        stepping = phase == PHASES.index("optimizer step")
+        allocated = static + buffers + alive + extra
+        dynamic, fused = (np.where(stepping, 0.0, x) for x in (extra, compiled_saved_bytes(compile_, saved)))
+        return allocated, reserved_bytes(allocated, dynamic, mp, None, varied_bytes(scenario, lg), fused,
+                                         grads - alive), load
 
-    first = peak(first_static, first_grads, saved_first, 0.0, stage_load(b.first_extra))
-    last = peak(last_static, last_grads, saved_last, logits, stage_load(b.last_extra))
-    # without pipeline parallelism the one stage holds both ends: the embedding and the output head
     whole_extra = {k: b.first_extra[k] + b.last_extra[k] for k in b.first_extra}
-    whole_static, whole_grads = stage_states(whole_extra)
-    whole = peak(whole_static, whole_grads, saved_first + b.lm_head_cast / tp, logits, stage_load(whole_extra))
-    reserved = np.where(lay.pp == 1, whole, np.maximum(first, last))
-    return reserved + overhead, host
+    whole = peak(stage_states(whole_extra), saved_first + b.lm_head_cast / tp, logits, stage_load(whole_extra))
+    ends = (peak(first_states, saved_first, 0.0, stage_load(b.first_extra)),
+            peak(last_states, saved_last, logits, stage_load(b.last_extra)))
+    stages = tuple(tuple(np.where(one, w, e) for w, e in zip(whole[:2], end[:2], strict=True)) for end in ends)
+    loads = tuple(tuple(np.where(one, w, e) for w, e in zip(whole[2], end[2], strict=True)) for end in ends)
+    return ScreenedMemory(stages, loads if full_load.any() else None, lay.gpus > 1, host, mp)
 
 
-def _nic_share(inter_busbw: float, group: np.ndarray, stride: np.ndarray, per_node: np.ndarray) -> np.ndarray:
-    """The node's NIC bandwidth a group strided across nodes gets (``Fabric.inter_share``)."""
-    members = np.maximum(1, np.minimum(group, per_node // np.maximum(1, stride)))
-    return inter_busbw * members / per_node
+def step_layout(lay: Layouts, scenario: Scenario, b: JobBasis) -> StepLayout:
+    """The layouts as the step's terms read them (``estimate.step_layout.StepLayout`` of each one's scenario)."""
+    dp, cp = lay.dp, lay.cp
+    group = zero_group(dp * cp, scenario)  # ParallelSpec.zero_group
+    shards = np.where(group == dp * cp, dp, np.maximum(1, group // cp))  # ParallelSpec.zero_dp_shards
+    scatters = (((lay.zero == 1) | (lay.zero == 2) | lay.dist_opt) & (shards == dp)
+                & (scenario.parallel.zero_grad_sync == "reduce-scatter"))  # ParallelSpec.scatters_gradients
+    recomputed = np.array([b.recomputed[m] for m in CKPT])[lay.ckpt]
+    return StepLayout(lay.tp, lay.pp, cp, dp, 1, lay.vpp, lay.zero, lay.dist_opt, lay.sp, lay.offload, lay.mbs,
+                      accumulation_steps(lay, scenario), lay.gpus_per_node, group, shards, scatters,
+                      recomputed[:, 0], recomputed[:, 1])
 
 
-# long: one numpy expression per step-time term, in the order of estimate/step_terms.py, over every layout at once
-def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator, intra_busbw: float,
-                     inter_busbw: float, pp_params: PerformanceModel | None = None,
-                     shared_host_gbps: float | None = None) -> np.ndarray:
-    """Approximate step time (s) for every candidate: compute, TP/DP/ZeRO-3 communication, bubble, offload, and
-    the MFU ceiling of the GPU's architecture and precision."""
-    from trainsizer.estimate.step_terms import (
-        attention_relative,
-        elementwise_s,
-        gather_overlaps,
-        gemm_ceiling,
-        launch_exposed_s,
-        mfu_ceiling,
-        pcie_bytes_per_s,
-        saturation,
-    )
-
+def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator, fab: Fabric,
+                     pp_params: PerformanceModel | None = None, mp: MemoryModel | None = None) -> np.ndarray:
+    """The step time (s) of every candidate on ``gpu`` over the links of ``fab``: the estimate's own terms
+    (``estimate.step_terms.raw_step``, ``combine_step``) over the layouts' arrays."""
     p = pp_params or default_performance_model()
-    tr = scenario.training
-    peak, dtype, _ = peak_for(gpu, tr.precision)
+    layout = step_layout(lay, scenario, b)
+    picked = [b.flops[m] for m in CKPT]
+    flops = replace(picked[0], **{f: np.array([getattr(fl, f) for fl in picked])[lay.ckpt] for f in FLOPS_READ})
+    peak, dtype, _ = peak_for(gpu, scenario.training.precision)
     attention_peak, attention_dtype = peak, dtype
-    if dtype == "fp8" and tr.fp8_scope == "linear":
+    if dtype == "fp8" and scenario.training.fp8_scope == "linear":  # as estimate.step.step_context
         attention_peak, attention_dtype, _ = peak_for(gpu, "bf16-mixed")
-    tp, pp, cp, dp = lay.tp.astype(float), lay.pp.astype(float), lay.cp.astype(float), lay.dp.astype(float)
-    architecture = gpu.architecture or ""
-    # the efficiencies of estimate/step_terms.py (compute_s), over every layout at once
-    tokens_local = (lay.mbs * tr.seq_len / cp).astype(float)
-    scale = row_scale(gpu, dtype)  # fp32 GEMMs saturate at fewer rows and a narrower width (estimate/gemm_rows.py)
-    width = b.hidden / tp
-    linear_eff = gemm_ceiling(p, architecture, dtype) * saturation(tokens_local, width, p, scale)
-    expert_eff = gemm_ceiling(p, architecture, dtype) * saturation(tokens_local * b.expert_rows_per_token,
-                                                                   b.expert_width / tp, p, scale)
-    relative = attention_relative(p, architecture, attention_dtype, tr.attention)
-    attention_eff = gemm_ceiling(p, architecture, attention_dtype) * saturation(tokens_local, width, p,
-                                                                                scale) * relative
-    fl = np.array([b.flops[m] for m in CKPT])[lay.ckpt]  # (candidates, 5)
-    gas = accumulation_steps(lay, scenario)
-    split = lay.mbs * tr.seq_len / (tp * cp * pp)
-    sustained = peak_share(gpu, p)  # power limit and measured matmul share, as raw_step (estimate/peak.py)
-    compute_mb = split / sustained * (pipeline_stage_linear(fl[:, 1], fl[:, 4], pp) / (peak * 1e12) / linear_eff
-                                      + np.where(fl[:, 2] > 0, fl[:, 2] / (peak * 1e12) / np.maximum(expert_eff, 1e-30),
-                                                 0.0)
-                                      + fl[:, 3] / (attention_peak * 1e12) / attention_eff)
-    hbm = (gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * p.memory_bound.hbm_efficiency
+    ctx = StepContext(scenario, b.arch, gpu, p, mp or default_memory_model(), fab, flops, b.state, peak, dtype,
+                      attention_peak, attention_dtype, layout)
     # the eager saved bytes as counted (the basis holds them as the job runs: scaled by the memory fit's
     # implementation_factor and, under torch.compile, by compiled_factor; the speed model reads neither)
     eager = 1.0 / (b.compiled_activation_factor * b.implementation_factor)
     rep, sh = b.act["none"][0] * eager, (b.act["none"][1] + b.act["none"][2]) * eager + b.unsaved_per_token
-    passes = np.where(lay.ckpt == 2, 1.5, 1.0)
-    elementwise_mb = elementwise_s((rep + sh / tp) * tokens_local * b.layers / pp * passes / hbm,
-                                   float(tr.compile), p)
-    if b.unfused_width:  # an activation run as separate ops: its traffic beyond a fused kernel's (activation_ops.py)
-        elementwise_mb = elementwise_mb + activation_ops_s(b.layers / pp * tokens_local * b.unfused_width / tp,
-                                                           *extra_bytes(p, tr.precision, tr.autocast),
-                                                           np.where(lay.ckpt == 2, 1.0, 0.0), hbm)
-    lat = p.communication.nccl_step_latency_us * 1e-6
-    tp_bytes = tokens_local * b.hidden * b.act_bytes
-    colls = np.where(lay.ckpt == 2, 6, 4)
-
-    def intra(group: np.ndarray) -> np.ndarray:
-        if shared_host_gbps:
-            return np.minimum(intra_busbw, shared_host_gbps / np.maximum(1.0, np.minimum(group, lay.gpus_per_node)))
-        return np.full(len(lay), intra_busbw)
-
-    def busbw(group: np.ndarray, stride: np.ndarray, nic_share: bool = True) -> np.ndarray:
-        within = group * stride <= lay.gpus_per_node
-        inter = _nic_share(inter_busbw, group, stride, lay.gpus_per_node) if nic_share else inter_busbw
-        return np.where(within, intra(group), np.minimum(intra(group), inter))
-
-    tp_s = np.where(lay.tp > 1, b.layers / pp * colls * (2 * (tp - 1) * lat + 2 * (tp - 1) / tp * tp_bytes /
-                                                         (intra(tp) * 1e9)), 0.0)
-    tp_s *= 1 - p.communication.overlap.tp
-    launch = launch_exposed_s(b.layers / pp, compute_mb + elementwise_mb + tp_s, p)  # only while the GPU waits
-    t_mb = compute_mb + elementwise_mb + tp_s + launch
-    bubble = np.where(lay.pp > 1, t_mb * (pp - 1) / lay.vpp, 0.0)
-    w_b, grad_b = weight_grad_bytes(scenario)  # as StepContext.weight_and_grad_bytes
-    trainable = b.trainable_elems_layer * b.layers / (tp * pp)
-    overlap = p.communication.overlap
-    # data parallel: all-reduce (DDP), or reduce-scatter + all-gather of the weights (sharded optimizer)
-    dp_ring = np.where(dp > 1, (dp - 1) / np.maximum(dp, 1), 0.0)
-    dp_bw = busbw(dp, lay.tp * lay.cp, nic_share=False) * 1e9
-    sharded = (lay.zero == 1) | (lay.zero == 2) | lay.dist_opt
-    # the sharded optimizer's group: dp, or parallel.zero_shard_gpus (ParallelSpec.zero_dp_shards): then the gradients
-    # are all-reduced over dp (step_terms.data_parallel_sync_s), and ZeRO-3's copies all-reduce their shares
-    # (comm.replica_all_reduce_s)
-    zgroup = zero_group(dp * cp, scenario)
-    zshard = np.where(zgroup == dp * cp, dp, np.maximum(1.0, zgroup // cp))
-    copies = dp * cp / zgroup
-
-    def replica_s(stride: np.ndarray) -> np.ndarray:
-        return np.where(copies > 1, 2 * (copies - 1) / np.maximum(copies, 1) * trainable * grad_b / zgroup
-                        / (busbw(copies, stride * zgroup, nic_share=False) * 1e9), 0.0)
-
-    z_ring = np.where(zshard > 1, (zshard - 1) / np.maximum(zshard, 1), 0.0)
-    z_bw = busbw(zshard, lay.tp * lay.cp, nic_share=False) * 1e9
-    scatter = sharded & (zshard == dp) & (scenario.parallel.zero_grad_sync == "reduce-scatter")
-    reduce_s = np.where(scatter, dp_ring * trainable * grad_b / dp_bw,
-                        2.0 * dp_ring * trainable * grad_b / dp_bw)
-    gather_s = np.where(sharded, z_ring * trainable * w_b / z_bw, 0.0)
-    reduce_hidden = reduce_overlaps(scenario.parallel.overlap_grad_reduce) * overlap.dp  # estimate/grad_overlap.py
-    dp_exposed = np.where(lay.zero == 3, 0.0, np.maximum(0.0, reduce_s - reduce_hidden * (compute_mb * 2 / 3 + bubble))
-                          + np.maximum(0.0, gather_s - gather_overlaps(lay.dist_opt) * overlap.dp * compute_mb / 3))
-    # ZeRO-3: gather the weights forward and backward, reduce-scatter the gradients, per micro-batch, over dp x cp
-    # (or parallel.zero_shard_gpus, then all-reduce across the copies: step_terms.replica_all_reduce_s)
-    group = zgroup
-    ring = np.where(group > 1, (group - 1) / np.maximum(group, 1), 0.0)
-    gathered = b.layers * b.gathered_bytes_layer / (tp * pp)
-    z3 = np.where(lay.zero == 3, ring * (2 * gathered + trainable * grad_b) / (busbw(group, lay.tp) * 1e9)
-                  + replica_s(lay.tp), 0.0)
-    # CPU offload: gradients and parameters over PCIe, and the CPU optimizer step
-    pcie = pcie_bytes_per_s(gpu)
-    shards = np.where((lay.zero >= 1) | lay.dist_opt, zshard, 1.0)
-    trainable_local = trainable / shards
-    offload_s = np.where(lay.offload > 0, trainable_local * 6.0 / pcie + trainable_local /
-                         p.overhead.cpu_adam_params_per_s, 0.0)
-    weight_bytes = b.layers * b.weight_bytes_layer / (tp * pp)
-    offload_s += np.where(lay.offload == 2, gas * 2 * weight_bytes / np.maximum(dp, 1) / pcie, 0.0)
-    z3_exposed = gas * np.maximum(0.0, z3 - overlap.zero3 * compute_mb)
-    step = gas * t_mb + bubble + dp_exposed + z3_exposed + offload_s + p.overhead.per_step_s
-    # evidence bound: model FLOPs at the MFU ceiling of this architecture and precision
-    floor = fl[:, 0] * split * gas / (peak * 1e12 * mfu_ceiling(gpu.architecture or "", tr.precision, p,
-                                                                 tr.compile))
-    return np.maximum(step, floor)
+    counted = (rep / np.where(lay.sp, lay.tp, 1) + sh / lay.tp) * ctx.local_tokens * b.layers  # as sharded in memory
+    return sum(combine_step(raw_step(ctx, counted), p).values())

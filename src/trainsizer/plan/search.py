@@ -8,7 +8,7 @@ re-evaluated by the reference estimators, so every reported number is the same a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,8 @@ from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan.constraints import Constraints, PlanResult
-from trainsizer.plan.fast import CKPT, JobBasis, Layouts, job_basis, screen_memory, screen_step_time
+from trainsizer.plan.fast import JobBasis, ScreenedMemory, job_basis, memory_screen, screen_step_time
+from trainsizer.plan.layouts import CKPT, Layouts
 from trainsizer.plan.option import PlanOption
 from trainsizer.scenario import Scenario
 
@@ -185,49 +186,60 @@ class ScreenedLayout:
         """The hardware cell: GPU type and count."""
         return self.gpu.id, self.gpus
 
+    def scenario_key(self) -> tuple[Any, ...]:
+        """What ``_scenario_for`` makes of this layout (equal keys, equal scenarios): the GPU, the network, the
+        layout's fields and GPUs per node (one node shape's single-node layouts are another's)."""
+        lay, i = self.layouts, self.index
+        return (self.gpu.id, self.inter_node, min(self.gpus_per_node, self.gpus),
+                *(getattr(lay, f.name)[i].item() for f in fields(Layouts) if f.name != "gpus_per_node"))
+
 
 def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
                 basis: Any, mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
-                host_limit: float, layouts: dict[int, Layouts]) -> tuple[list[ScreenedLayout], int]:
+                host_limit: float, layouts: dict[int, tuple[Layouts, ScreenedMemory | None]]
+                ) -> tuple[list[ScreenedLayout], int]:
     """Every layout of one GPU type through the numpy screen; the fastest few of each (count, network).
-    ``layouts``: the layouts of each node shape, enumerated once per plan (they do not depend on the GPU)."""
+    ``layouts``: the layouts of each node shape and their memory before the GPU is chosen, made once per plan (they
+    do not depend on the GPU)."""
     shortlist: list[ScreenedLayout] = []
     evaluated = 0
+    limits: dict[tuple[int, int], float] = {}
     for per_node in _node_shapes(gpu, constraints):
         if per_node not in layouts:
-            layouts[per_node] = enumerate_layouts(job, arch, gpu, constraints, per_node, global_batch)
-        lay = layouts[per_node]
-        if not len(lay):
+            lay = enumerate_layouts(job, arch, gpu, constraints, per_node, global_batch)
+            layouts[per_node] = lay, memory_screen(basis, lay, job, mp) if len(lay) else None
+        lay, memory = layouts[per_node]
+        if memory is None:
             continue
         evaluated += len(lay)
-        device, host = screen_memory(basis, lay, job, gpu, mp)
+        device, host = memory.on(gpu)
         held = (host <= host_limit) if constraints.host is None else constraints.host.holds(
             gpu.id, np.minimum(lay.gpus, per_node), host)
         fits = (device <= gpu.memory_gib * 2**30) & held
         intra = constraints.intra_node or gpu.default_intra_node
         networks = _inter_links(gpu, constraints)
-        for inter in networks:
-            # only layouts that fit (past the first network, that span nodes): the screen is element-wise
-            sub = np.nonzero(fits if inter == networks[0] else fits & (lay.gpus > per_node))[0]
-            if not len(sub):
-                continue
-            part = lay.take(sub)
-            fab = fabric(cat, gpu, intra, inter, None, per_node, pp_)
-            inter_bw = fab.inter_busbw_gbps
-            time = screen_step_time(basis, part, job, gpu, fab.intra_busbw_gbps, inter_bw, pp_, fab.shared_host_gbps)
-            threshold = pp_.communication.roce_at_scale.gpus_threshold
-            large = np.nonzero(part.gpus > threshold)[0]
-            if inter.startswith("roce") and len(large):  # the same derating the reference applies at scale
-                time[large] = screen_step_time(basis, part.take(large), job, gpu, fab.intra_busbw_gbps,
-                                               inter_bw * roce_derate(inter, 1 << 30, pp_), pp_,
-                                               fab.shared_host_gbps)
-            finite = np.isfinite(time)
-            for count in sorted(set(part.gpus.tolist())):  # np.unique would load numpy.ma (~8 ms of a command)
-                idx = np.nonzero((part.gpus == count) & finite)[0]
+        # only layouts that fit (past the first network, those that span nodes), every network in one screen
+        subs = [np.nonzero(fits if k == 0 else fits & (lay.gpus > per_node))[0] for k in range(len(networks))]
+        every = np.concatenate(subs)
+        if not len(every):
+            continue
+        which = np.repeat(np.arange(len(networks)), [len(sub) for sub in subs])
+        fabs = [fabric(cat, gpu, intra, inter, None, per_node, pp_) for inter in networks]
+        # the derating the reference applies to RoCE at scale
+        large = lay.gpus[every] > pp_.communication.roce_at_scale.gpus_threshold
+        derate = np.where(large, np.array([roce_derate(inter, 1 << 30, pp_) for inter in networks])[which], 1.0)
+        times = screen_step_time(basis, lay.take(every), job, gpu, fabs[0].per_layout(fabs, which, derate), pp_, mp)
+        for inter, sub, time in zip(networks, subs, np.split(times, np.cumsum([len(s) for s in subs])[:-1]),
+                                    strict=True):
+            gpus, finite = lay.gpus[sub], np.isfinite(time)
+            for count in sorted(set(gpus.tolist())):  # np.unique would load numpy.ma (~8 ms of a command)
+                idx = np.nonzero((gpus == count) & finite)[0]
                 if not len(idx):
                     continue
                 fastest = idx[np.argsort(time[idx])]
-                limit = _safe_bytes(gpu, job, int(count), per_node)
+                if (count, per_node) not in limits:  # each network of the GPU has the same cells
+                    limits[count, per_node] = _safe_bytes(gpu, job, int(count), per_node)
+                limit = limits[count, per_node]
                 safe = fastest[device[sub[fastest]] <= limit][:1]
                 for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL], *safe]):  # and the fastest safe one
                     shortlist.append(ScreenedLayout(
@@ -246,16 +258,15 @@ def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Con
     from trainsizer.estimate.estimator import estimate
 
     options: list[PlanOption] = []
-    done: set[str] = set()
+    done: set[tuple[Any, ...]] = set()
     fastest: tuple[float, Any, Scenario] | None = None
     fastest_only = fastest_only and not constraints.deadline_s
     for item in chosen:
+        if item.scenario_key() in done:
+            continue
+        done.add(item.scenario_key())
         sc = _scenario_for(job, item.gpu, item.layouts, item.index, item.inter_node, global_batch,
                            constraints.intra_node)
-        signature = sc.model_dump_json(include={"parallel", "hardware", "training"})
-        if signature in done:
-            continue
-        done.add(signature)
         try:
             result = estimate(sc, catalog=cat, memory_params=mp, performance_params=pp_, with_limits=False)
         except InputError:
@@ -414,7 +425,7 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     # the screen steps through the whole global batch the options are held to (the default one when unstated)
     screened_job = job if job.training.global_batch_size else job.model_copy(update={
         "training": job.training.model_copy(update={"global_batch_size": global_batch})})
-    layouts: dict[int, Layouts] = {}
+    layouts: dict[int, tuple[Layouts, ScreenedMemory | None]] = {}
     for gpu in gpus:
         if not gpu.peak_tflops("bf16") and not gpu.peak_tflops("fp16"):
             continue

@@ -1,0 +1,62 @@
+"""The layout quantities a step's terms read (parallel degrees, micro-batches, recomputation, offload), for one
+scenario (numbers) or for the planner's many layouts at once (numpy arrays, built by plan/fast.py), so that the
+same term functions (estimate/step_terms.py) price one estimate and every screened layout."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from trainsizer.estimate.flops import recomputed_layer
+from trainsizer.models.architecture import Architecture
+from trainsizer.scenario import Scenario
+
+OFFLOADS = ("none", "optimizer", "optimizer+params")  # ``offload`` below is the index in this tuple
+
+
+@dataclass(frozen=True, slots=True)
+class StepLayout:
+    """One layout (numbers) or many (arrays of one entry per layout; a field the layouts share may stay a number)."""
+
+    tp: Any
+    pp: Any
+    cp: Any
+    dp: Any
+    ep: Any
+    virtual_pp: Any
+    zero: Any
+    distributed_optimizer: Any
+    sequence_parallel: Any
+    offload: Any  # index in OFFLOADS
+    micro_batch_size: Any
+    accumulation: Any  # micro-batches per step (Scenario.grad_accumulation_steps)
+    gpus_per_node: Any
+    zero_group: Any  # ParallelSpec.zero_group
+    zero_dp_shards: Any  # ParallelSpec.zero_dp_shards
+    scatters_gradients: Any  # ParallelSpec.scatters_gradients
+    recomputed: Any  # recomputed_share of the matmuls
+    recomputed_elementwise: Any  # recomputed_share of the element-wise work
+
+    @classmethod
+    def of(cls, scenario: Scenario, arch: Architecture) -> StepLayout:
+        par = scenario.parallel
+        policy = scenario.training.activation_checkpointing
+        return cls(par.tp, par.pp, par.cp, par.dp, par.ep, par.virtual_pp, par.zero, par.distributed_optimizer,
+                   par.sequence_parallel, OFFLOADS.index(par.offload), scenario.training.micro_batch_size,
+                   scenario.grad_accumulation_steps, scenario.gpus_per_node, par.zero_group, par.zero_dp_shards,
+                   par.scatters_gradients, recomputed_share(policy, scenario, arch),
+                   recomputed_share(policy, scenario, arch, elementwise=True))
+
+
+def recomputed_share(policy: str, scenario: Scenario, arch: Architecture, elementwise: bool = False) -> float:
+    """Share of a forward pass that backward runs again under checkpointing ``policy``: all of it under full
+    checkpointing, the recomputed layers' share under every-n-layers, under torchtitan's per-op policy every second
+    matmul and (``elementwise``) all element-wise work."""
+    if policy == "full":
+        return 1.0
+    if policy == "every-n-layers":
+        layers = arch.num_layers
+        return sum(recomputed_layer(scenario, i) for i in range(layers)) / layers
+    if policy == "selective-op":
+        return 1.0 if elementwise else 0.5
+    return 0.0
