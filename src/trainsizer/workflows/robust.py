@@ -20,6 +20,7 @@ from trainsizer.estimate.ranges import Band, band
 from trainsizer.estimate.regimes import gpu_family, regime
 from trainsizer.messages import Message, msg
 from trainsizer.plan.option import PlanOption
+from trainsizer.plan.option_range import OptionRange
 
 SAMPLES = 4000
 SEED = 20240601
@@ -35,34 +36,33 @@ def _bands(o: PlanOption) -> tuple[Band, Band]:
     return band("memory", reg), band("speed", reg)
 
 
-def option_range(o: PlanOption) -> dict[str, Any]:
-    """``option["range"]``: the 80 % ranges of the option's time to train and cost per run, the chance its peak
+def option_range(o: PlanOption) -> OptionRange:
+    """``option.range``: the 80 % ranges of the option's time to train and cost per run, the chance its peak
     memory exceeds the GPU, and whether that is a real risk (a message where it is)."""
     mem_b, speed_b = _bands(o)
     device, capacity = o.device_gib, o.capacity_gib
     p = mem_b.p_above(device, capacity)
-    out: dict[str, Any] = {"level": speed_b.level, "p_exceeds_capacity": round(p, 4), "at_risk": p > RISK,
-                           "fits_unless_above": round(capacity / device - 1, 4) if device else None,
-                           "device_gib": [round(v, 2) for v in mem_b.scale(device)],
-                           "step_time_s": [round(v, 4) for v in speed_b.scale_inverse(o.step_time_s)]}
-    if o.time_to_train_s:
-        out["time_to_train_s"] = [round(v, 1) for v in speed_b.scale_inverse(o.time_to_train_s)]
-    if o.run_cost is not None:
-        out["per_run_cost"] = [round(v) for v in speed_b.scale_inverse(float(o.run_cost))]
-    out["notes"] = ([msg("range.oom_risk", pct=p, above=max(out["fits_unless_above"] or 0.0, 0.0))]
-                    if p > RISK else [])
-    return out
+    fits_unless_above = round(capacity / device - 1, 4) if device else None
+    lo, hi = speed_b.scale_inverse(o.time_to_train_s) if o.time_to_train_s else (None, None)
+    cost_lo, cost_hi = speed_b.scale_inverse(float(o.run_cost)) if o.run_cost is not None else (None, None)
+    mem_lo, mem_hi = mem_b.scale(device)
+    step_lo, step_hi = speed_b.scale_inverse(o.step_time_s)
+    return OptionRange(
+        level=speed_b.level, p_exceeds_capacity=round(p, 4), at_risk=p > RISK, fits_unless_above=fits_unless_above,
+        device_gib=(round(mem_lo, 2), round(mem_hi, 2)), step_time_s=(round(step_lo, 4), round(step_hi, 4)),
+        time_to_train_s=None if lo is None or hi is None else (round(lo, 1), round(hi, 1)),
+        per_run_cost=None if cost_lo is None or cost_hi is None else (round(cost_lo), round(cost_hi)),
+        notes=(msg("range.oom_risk", pct=p, above=max(fits_unless_above or 0.0, 0.0)),) if p > RISK else ())
 
 
 def failure_cost(o: PlanOption, value: float) -> float:
     """The expected cost of running out of memory, in the objective's units: the option's chance of it
     (``range.p_exceeds_capacity``) times a failed attempt (FAILED_ATTEMPT_HOURS of its ``value`` per hour of the
     run); 0 where the option is not at real risk or its run's hours are not known (no training.tokens)."""
-    r = o.range or {}
     seconds = o.time_to_train_s
-    if not r.get("at_risk") or not seconds:
+    if not o.at_risk or not seconds:
         return 0.0
-    return float(r["p_exceeds_capacity"]) * value * FAILED_ATTEMPT_HOURS * 3600 / float(seconds)
+    return o.oom_chance * value * FAILED_ATTEMPT_HOURS * 3600 / float(seconds)
 
 
 def with_ranges(options: list[PlanOption]) -> list[PlanOption]:
@@ -70,7 +70,7 @@ def with_ranges(options: list[PlanOption]) -> list[PlanOption]:
     out = []
     for o in options:
         r = option_range(o)
-        out.append(replace(o, range=r, notes=(*((o.fabric_twin,) if o.fabric_twin else ()), *r["notes"])))
+        out.append(replace(o, range=r, notes=(*((o.fabric_twin,) if o.fabric_twin else ()), *r.notes)))
     return out
 
 
@@ -111,10 +111,9 @@ def confidence(options: list[PlanOption], order: list[int], values: list[float],
         meets = seconds * factor[:, 0] <= deadline_s
         out["meets_deadline"] = round(float(meets.mean()), 4)
         ok &= meets
-    pr = pick.per_run
-    commitment = pr.get("commitment")
+    commitment = pick.commitment
     if budget is not None and commitment is not None:  # renting commits the run's hours; buying, the price
-        within = commitment * (factor[:, 0] if pr.get("acquisition") == "rent" else 1.0) <= budget
+        within = commitment * (factor[:, 0] if pick.acquisition == "rent" else 1.0) <= budget
         out["within_budget"] = round(float(within.mean()), 4)
         ok &= within
     out["share"] = round(float((ok & (best == 0)).mean()), 4)

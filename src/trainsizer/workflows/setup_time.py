@@ -19,8 +19,13 @@ class SetupTime:
     def hours(self) -> float:
         return self.minutes / 60
 
+    @property
+    def shown_minutes(self) -> float:
+        """The minutes as the plan shows them (and the answer card bills them)."""
+        return round(self.minutes, 1)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"minutes": round(self.minutes, 1), "assumed": self.assumed}
+        return {"minutes": self.shown_minutes, "assumed": self.assumed}
 
 
 NONE = SetupTime(0.0, False)
