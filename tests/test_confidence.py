@@ -27,20 +27,17 @@ def _option_dict(gpu: str, gpus: int, cost: float, hours: float, device_gib: flo
 def test_a_clear_call_is_confident_and_a_close_one_says_what_settles_it():
     clear = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("a100-sxm4-80gb", 8, 3000.0, 30.0)]
     c = confidence(clear, [0, 1], [1000.0, 3000.0], None, None)
-    assert c["share"] > 0.95 and not c["close"]
-    assert close_call({"confidence": c}, clear, "job.yaml") is None
+    assert c.share > 0.95 and not c.close
+    assert close_call(c, clear) is None
 
     close = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("a100-sxm4-80gb", 8, 1040.0, 10.4)]
     c = confidence(close, [0, 1], [1000.0, 1040.0], None, None)
-    assert 0.3 < c["share"] < 0.75 and c["close"]
-    assert c["contender"]["option"] == 1
-    assert c["contender"]["best_on_objective"] == pytest.approx(1 - c["best_on_objective"], abs=2e-4)
-    rec = {"confidence": c}
-    message = close_call(rec, close, "job.yaml")
+    assert 0.3 < c.share < 0.75 and c.close and c.contender
+    assert c.contender.option == 1
+    assert c.contender.best_on_objective == pytest.approx(1 - c.best_on_objective, abs=2e-4)
+    message = close_call(c, close)
     assert message.code == "range.close_call" and message.args["hardware"]["gpu"] == "a100-sxm4-80gb"
-    assert rec["confidence"]["settle_with"] == "trainsizer probe profile job.yaml"
-    assert confidence(close, [0, 1], [1000.0, 1040.0], None, None) == {
-        k: v for k, v in c.items() if k != "settle_with"}  # seeded: the same answer every run
+    assert confidence(close, [0, 1], [1000.0, 1040.0], None, None) == c  # seeded: the same answer every run
 
 
 def test_options_on_one_gpu_family_share_their_error():
@@ -48,15 +45,16 @@ def test_options_on_one_gpu_family_share_their_error():
     against another family at the same gap."""
     same = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("h100-sxm5-80gb", 16, 1040.0, 5.2)]
     other = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("a100-sxm4-80gb", 16, 1040.0, 5.2)]
-    assert (confidence(same, [0, 1], [1000.0, 1040.0], None, None)["best_on_objective"]
-            > confidence(other, [0, 1], [1000.0, 1040.0], None, None)["best_on_objective"])
+    assert (confidence(same, [0, 1], [1000.0, 1040.0], None, None).best_on_objective
+            > confidence(other, [0, 1], [1000.0, 1040.0], None, None).best_on_objective)
 
 
 def test_the_deadline_and_the_budget_count_in_the_share():
     opts = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("a100-sxm4-80gb", 8, 3000.0, 30.0)]
     c = confidence(opts, [0, 1], [1000.0, 3000.0], deadline_s=10.0 * 3600, budget=1000.0)
-    assert 0.2 < c["meets_deadline"] < 0.8 and 0.2 < c["within_budget"] < 0.8
-    assert c["share"] <= min(c["meets_deadline"], c["within_budget"])
+    assert c.meets_deadline is not None and c.within_budget is not None
+    assert 0.2 < c.meets_deadline < 0.8 and 0.2 < c.within_budget < 0.8
+    assert c.share <= min(c.meets_deadline, c.within_budget)
 
 
 def test_an_option_near_its_gpu_capacity_states_its_chance_of_running_out_of_memory():

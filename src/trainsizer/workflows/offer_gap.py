@@ -100,13 +100,14 @@ def compute_floor(options: list[PlanOption], prices: Prices, market: str, max_oo
     return min((g for v, g in gaps if v <= SMALLEST_WITHIN * least), key=lambda g: (g.gpus, g.floor))
 
 
-def offer_gap(rec: dict[str, Any] | None, options: list[PlanOption], prices: Prices, market: str,
+def offer_gap(pick: PlanOption | None, options: list[PlanOption], prices: Prices, market: str,
               max_oom_risk: float, time_value: float = 0.0) -> OfferGap | None:
-    """The floor and what would hold the job, where the answer is not a run rented by the hour within
-    FLOOR_FACTOR of it (a purchase, a term contract, or no answer); None where it is."""
+    """The floor and what would hold the job, where the answer (``pick``: the recommended option) is not a run
+    rented by the hour within FLOOR_FACTOR of it (a purchase, a term contract, or no answer); None where it is."""
     floor = compute_floor(options, prices, market, max_oom_risk, time_value)
     if floor is None:
         return None
-    if rec and rec.get("per_run") is not None and rec["per_run"] <= FLOOR_FACTOR * floor.floor:
+    cost = pick.run_cost if pick else None
+    if cost is not None and cost <= FLOOR_FACTOR * floor.floor:
         return None
     return floor

@@ -10,7 +10,7 @@ across the validation cases, ``ranges.yaml``), other families draw theirs indepe
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -90,12 +90,54 @@ def _samples(options: list[PlanOption], n: int, seed: int) -> np.ndarray:
     return np.stack(cols, axis=1)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Contender:
+    """The other option best most often across the sampled outcomes, and how often."""
+
+    option: int
+    best_on_objective: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Confidence:
+    """``recommendation.confidence``: how often the pick stays the right one across the model's error (shares of
+    ``samples`` seeded outcomes): best on the objective, on time for the deadline, within the budget, all of these
+    (``share``), and running at all (``runs``: never above 1 − its chance of running out of memory); the contender
+    and whether it is a close call, with what would settle it."""
+
+    samples: int
+    seed: int
+    best_on_objective: float
+    share: float
+    contender: Contender | None
+    close: bool
+    meets_deadline: float | None = None  # None: no deadline (or no run length)
+    within_budget: float | None = None  # None: no budget
+    runs: float | None = None
+    settle_with: str | None = None  # a close call: the command that settles it
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"samples": self.samples, "seed": self.seed, "best_on_objective": self.best_on_objective}
+        if self.meets_deadline is not None:
+            out["meets_deadline"] = self.meets_deadline
+        if self.within_budget is not None:
+            out["within_budget"] = self.within_budget
+        out.update({"share": self.share, "contender": None if self.contender is None else
+                    {"option": self.contender.option, "best_on_objective": self.contender.best_on_objective},
+                    "close": self.close})
+        if self.runs is not None:
+            out["runs"] = self.runs
+        if self.settle_with is not None:
+            out["settle_with"] = self.settle_with
+        return out
+
+
 def confidence(options: list[PlanOption], order: list[int], values: list[float], deadline_s: float | None,
-               budget: float | None, scales: bool = True, n: int = SAMPLES, seed: int = SEED) -> dict[str, Any] | None:
-    """``recommendation.confidence``: the share of sampled outcomes in which the pick (``order[0]``) is the best
-    on the objective among ``order`` (``values``: each option's objective value, one that scales with the run's
-    time, unless ``scales`` is False), meets the deadline and stays within the budget (its commitment); each share
-    alone, and the contender: the other option best most often."""
+               budget: float | None, scales: bool = True, n: int = SAMPLES, seed: int = SEED) -> Confidence | None:
+    """The share of sampled outcomes in which the pick (``order[0]``) is the best on the objective among ``order``
+    (``values``: each option's objective value, one that scales with the run's time, unless ``scales`` is False),
+    meets the deadline and stays within the budget (its commitment); each share alone, and the contender: the other
+    option best most often."""
     if not order:
         return None
     chosen = [options[i] for i in order]
@@ -105,31 +147,35 @@ def confidence(options: list[PlanOption], order: list[int], values: list[float],
     best = scaled.argmin(axis=1)
     pick = chosen[0]
     ok = np.ones(n, dtype=bool)
-    out: dict[str, Any] = {"samples": n, "seed": seed, "best_on_objective": round(float((best == 0).mean()), 4)}
+    meets_deadline = within_budget = None
     seconds = pick.time_to_train_s
     if deadline_s and seconds:
         meets = seconds * factor[:, 0] <= deadline_s
-        out["meets_deadline"] = round(float(meets.mean()), 4)
+        meets_deadline = round(float(meets.mean()), 4)
         ok &= meets
     commitment = pick.commitment
     if budget is not None and commitment is not None:  # renting commits the run's hours; buying, the price
         within = commitment * (factor[:, 0] if pick.acquisition == "rent" else 1.0) <= budget
-        out["within_budget"] = round(float(within.mean()), 4)
+        within_budget = round(float(within.mean()), 4)
         ok &= within
-    out["share"] = round(float((ok & (best == 0)).mean()), 4)
     wins = [float((best == j).mean()) for j in range(1, len(order))]
     j = int(np.argmax(wins)) + 1 if wins else 0
-    out["contender"] = {"option": order[j], "best_on_objective": round(wins[j - 1], 4)} if wins else None
-    out["close"] = bool(wins) and wins[j - 1] >= CLOSE
-    return out
+    return Confidence(samples=n, seed=seed, best_on_objective=round(float((best == 0).mean()), 4),
+                      share=round(float((ok & (best == 0)).mean()), 4),
+                      contender=Contender(option=order[j], best_on_objective=round(wins[j - 1], 4)) if wins else None,
+                      close=bool(wins) and wins[j - 1] >= CLOSE, meets_deadline=meets_deadline,
+                      within_budget=within_budget)
 
 
-def close_call(rec: dict[str, Any], options: list[PlanOption], job_path: str) -> Message | None:
+def settle_command(job_path: str) -> str:
+    """What settles a close call: an hour on each of the two, then compare."""
+    return f"trainsizer probe profile {job_path}"
+
+
+def close_call(conf: Confidence | None, options: list[PlanOption]) -> Message | None:
     """When the runner-up wins in a large share of outcomes: what would settle it."""
-    conf = rec.get("confidence") or {}
-    if not conf.get("close"):
+    if conf is None or not conf.close or conf.contender is None:
         return None
-    contender = options[conf["contender"]["option"]]
-    conf["settle_with"] = f"trainsizer probe profile {job_path}"  # an hour on each of the two, then compare
+    contender = options[conf.contender.option]
     return msg("range.close_call", hardware={"gpus": contender.gpus, "gpu": contender.gpu},
-               pct=conf["contender"]["best_on_objective"])
+               pct=conf.contender.best_on_objective)
