@@ -57,6 +57,14 @@ def test_the_deadline_and_the_budget_count_in_the_share():
     assert c.share <= min(c.meets_deadline, c.within_budget)
 
 
+def test_a_bought_pick_within_the_budget_stays_within_it_in_every_outcome():
+    """Buying commits the price whatever the run's time: within the budget in every outcome, or in none."""
+    bought = [plan_option("h100-sxm5-80gb", 8, time_to_train_s=36000.0, per_run=run_cost("buy", 1000.0, 5000.0)),
+              _option("a100-sxm4-80gb", 8, 3000.0, 30.0)]
+    assert confidence(bought, [0, 1], [1000.0, 3000.0], None, budget=10000.0).within_budget == 1.0
+    assert confidence(bought, [0, 1], [1000.0, 3000.0], None, budget=4000.0).within_budget == 0.0
+
+
 def test_an_option_near_its_gpu_capacity_states_its_chance_of_running_out_of_memory():
     safe, risky = option_range(_option("a100-sxm4-80gb", 8, 1000.0, 10.0, 30.0)), \
         option_range(_option("a100-sxm4-80gb", 8, 1000.0, 10.0, 76.0))

@@ -155,7 +155,7 @@ def confidence(options: list[PlanOption], order: list[int], values: list[float],
         ok &= meets
     commitment = pick.commitment
     if budget is not None and commitment is not None:  # renting commits the run's hours; buying, the price
-        within = commitment * (factor[:, 0] if pick.acquisition == "rent" else 1.0) <= budget
+        within = commitment * (factor[:, 0] if pick.acquisition == "rent" else np.ones(n)) <= budget
         within_budget = round(float(within.mean()), 4)
         ok &= within
     wins = [float((best == j).mean()) for j in range(1, len(order))]
