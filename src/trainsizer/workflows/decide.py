@@ -17,6 +17,7 @@ from trainsizer.errors import InputError
 from trainsizer.messages import Message, clauses, listing, money, msg
 from trainsizer.plan.option import PlanOption
 from trainsizer.workflows.defaults import TIGHT_FRACTION
+from trainsizer.workflows.plan_schema import BindingJSON, OfferJSON, RecommendationJSON, RunnerUpJSON
 from trainsizer.workflows.robust import failure_cost
 from trainsizer.workflows.time_value import TimeValue
 
@@ -145,31 +146,32 @@ def _days(o: PlanOption) -> float | None:
 
 
 def _binding(pick: PlanOption, options: list[PlanOption], late: list[PlanOption], deadline_s: float | None,
-             budget_cheaper: float | None, timed: bool = False, max_oom_risk: float = 1.0) -> dict[str, Any]:
+             budget_cheaper: float | None, timed: bool = False, max_oom_risk: float = 1.0) -> BindingJSON:
     """The constraint that decided the pick: a code (deadline, budget, time, headroom, oom_risk, memory, cost) with
     its figures, and the deadline the plan was held to (None without one). Where a cheaper option with room to
     spare lost on the value of time, time decided, whatever tighter options cost less still."""
     cost = pick.run_cost
-    base = {"deadline_days": round(deadline_s / 86400, 4) if deadline_s else None}
+    days = round(deadline_s / 86400, 4) if deadline_s else None
     if deadline_s and any(o.gpus < pick.gpus for o in late):
-        return {"code": "deadline", **base}
+        return {"code": "deadline", "deadline_days": days}
     if budget_cheaper is not None and cost is not None and budget_cheaper < cost:
-        return {"code": "budget", **base}
+        return {"code": "budget", "deadline_days": days}
     cheaper = [o for o in options if cost is not None and o.priced and o.run_cost is not None and o.run_cost < cost]
     at_risk = [o for o in cheaper if tight(o) or o.oom_chance > max_oom_risk]
     if timed and len(at_risk) < len(cheaper):  # a cheaper run with room lost on its time
-        return {"code": "time", **base}
+        return {"code": "time", "deadline_days": days}
     if any(o.device_gib > TIGHT_FRACTION * o.capacity_gib for o in at_risk):
-        return {"code": "headroom", **base, "tight_fraction": TIGHT_FRACTION}
+        return {"code": "headroom", "deadline_days": days, "tight_fraction": TIGHT_FRACTION}
     if at_risk:  # cheaper layouts at real risk of running out of memory (their ranges, robust.py)
-        return {"code": "oom_risk", **base, "p_exceeds_capacity": min(o.oom_chance for o in at_risk)}
+        return {"code": "oom_risk", "deadline_days": days, "p_exceeds_capacity": min(o.oom_chance for o in at_risk)}
     fewest = not any(o.gpu == pick.gpu and o.gpus < pick.gpus for o in options + late)
     if fewest and pick.gpus > 1 and pick.device_gib > 0.9 * pick.capacity_gib:
-        return {"code": "memory", **base, "device_gib": pick.device_gib, "capacity_gib": pick.capacity_gib}
-    return {"code": "cost", **base}
+        return {"code": "memory", "deadline_days": days, "device_gib": pick.device_gib,
+                "capacity_gib": pick.capacity_gib}
+    return {"code": "cost", "deadline_days": days}
 
 
-def _binding_message(binding: dict[str, Any]) -> Message:
+def _binding_message(binding: BindingJSON) -> Message:
     code = binding["code"]
     if code == "deadline":
         return msg("binding.deadline", days=binding["deadline_days"])
@@ -182,7 +184,7 @@ def _binding_message(binding: dict[str, Any]) -> Message:
     return msg(f"binding.{code}")
 
 
-def _why(pick: PlanOption, objective: str, binding: dict[str, Any], deadline_s: float | None,
+def _why(pick: PlanOption, objective: str, binding: BindingJSON, deadline_s: float | None,
          currency: str, time: Any = None) -> Message:
     """What to do, for how much, how long, the goal and what bound the choice, in one sentence."""
     pr = _run_cost(pick)
@@ -204,7 +206,7 @@ def _why(pick: PlanOption, objective: str, binding: dict[str, Any], deadline_s: 
 
 def recommendation(options: list[PlanOption], order: list[int], objective: str, late: list[PlanOption],
                    deadline_s: float | None, budget_cheaper: float | None, currency: str,
-                   time: TimeValue | None = None, max_oom_risk: float = 1.0) -> dict[str, Any] | None:
+                   time: TimeValue | None = None, max_oom_risk: float = 1.0) -> RecommendationJSON | None:
     """The plan's top-level ``recommendation`` object (None when no option can be had)."""
     if not order:
         return None
@@ -215,7 +217,7 @@ def recommendation(options: list[PlanOption], order: list[int], objective: str, 
     binding = _binding(pick, options, late, deadline_s, budget_cheaper,
                        objective == "cheapest" and bool(time and time.per_hour > 0), max_oom_risk)
     why = _why(pick, objective, binding, deadline_s, currency, time)
-    runners = []
+    runners: list[RunnerUpJSON] = []
     for i in order[1:]:
         o = options[i]
         trade = _trade(pick, o, currency)
@@ -240,7 +242,7 @@ def _run_cost(pick: PlanOption) -> RunCost:
     return pick.per_run
 
 
-def _offer(pr: RunCost) -> dict[str, Any] | None:
+def _offer(pr: RunCost) -> OfferJSON | None:
     """``recommendation.offer``: the rental the answer names (a run priced per token names its offer undated)."""
     shown = pr.shown_offer()
     if pr.acquisition != RENT or shown is None:

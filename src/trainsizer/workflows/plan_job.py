@@ -46,6 +46,7 @@ from trainsizer.workflows.defaults import (
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
 from trainsizer.workflows.offer_gap import offer_gap
+from trainsizer.workflows.plan_schema import ExcludedGpuJSON, MarketJSON, PlanJSON, RecommendationJSON
 from trainsizer.workflows.pricing import MoneyTerms, merge_fabric_twins, recommend_options
 from trainsizer.workflows.robust import close_call, confidence, settle_command, with_ranges
 from trainsizer.workflows.screen_pricing import HostFit, ScreenPricing
@@ -90,7 +91,7 @@ class PlanOutcome:
     """The plan as data (``out`` is what ``plan --json`` prints) with the inputs it was computed from."""
 
     result: PlanResult
-    out: dict[str, Any]
+    out: PlanJSON
     scenario: Scenario
     arch: Architecture
     site: Site
@@ -129,12 +130,13 @@ def _market(req: PlanRequest, money: Prices, site: Site) -> str:
     return default_market(money.currency, site if req.site else None, resolve_lang(req.lang)).value
 
 
-def _market_gpus(cat: Catalog, req: PlanRequest, market: str) -> tuple[tuple[str, ...], dict[str, Any]]:
+def _market_gpus(cat: Catalog, req: PlanRequest, market: str) -> tuple[tuple[str, ...], MarketJSON]:
     """The GPU types a team in ``market`` can buy or rent (all of the catalog unless ``--gpu`` names some:
     those are kept, and options on them say what stands in the way), and one line on what was left out."""
     if req.gpus:
         return req.gpus, {"market": market, "excluded": [], "note": None}
-    kept, excluded = [], []
+    kept: list[str] = []
+    excluded: list[ExcludedGpuJSON] = []
     for gid, acc in cat.accelerators.items():
         buy, rent = availability(acc, market, "buy"), availability(acc, market, "rent")
         if buy.obtainable or rent.obtainable:
@@ -243,7 +245,7 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     return PlanOutcome(result, out, job, arch, site, money, cat)
 
 
-def _add_confidence(rec: dict[str, Any] | None, options: list[PlanOption], order: list[int], objective: str,
+def _add_confidence(rec: RecommendationJSON | None, options: list[PlanOption], order: list[int], objective: str,
                     req: PlanRequest, job_label: str) -> None:
     """``recommendation.confidence`` across the model's error (``robust.py``); a close call says what settles it."""
     if not rec:

@@ -12,6 +12,7 @@ from trainsizer.models.architecture import Architecture
 from trainsizer.plan.option import PlanOption
 from trainsizer.scenario import Scenario
 from trainsizer.workflows.plan_job import PlanOutcome, PlanRequest, plan_job
+from trainsizer.workflows.plan_schema import AssumptionJSON, PlanJSON, ReportJSON
 
 
 def picked(outcome: PlanOutcome) -> int | None:
@@ -21,12 +22,12 @@ def picked(outcome: PlanOutcome) -> int | None:
     return recommended[0] if recommended else (0 if options else None)
 
 
-def assumptions(out: dict[str, Any], pick: PlanOption | None) -> list[dict[str, Any]]:
+def assumptions(out: PlanJSON, pick: PlanOption | None) -> list[AssumptionJSON]:
     from trainsizer.datafiles import packaged_yaml
     from trainsizer.hardware.catalog import default_catalog
     from trainsizer.system.sites import default_sites
 
-    rows: list[dict[str, Any]] = []
+    rows: list[AssumptionJSON] = []
     cat = default_catalog()
     if pick:
         gpu = cat.accelerator(pick.gpu)
@@ -94,7 +95,7 @@ def _scaling_chart(pick: PlanOption | None, job: Scenario, arch: Architecture,
                         "x_label": "GPUs", "y_label": "tokens/s", "log_x": True}}
 
 
-def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> dict[str, Any]:
+def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> ReportJSON:
     """The report model of a job's plan under ``req``: the recommendation, its charts and its sources."""
     from trainsizer.models.param_counts import count_params
 
