@@ -9,10 +9,18 @@ reader sees."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from trainsizer.cost.per_run import RentalRun
 from trainsizer.messages import Message
+from trainsizer.plan.option_json import (
+    BuyJSON,
+    OfferJSON,
+    PerRunJSON,
+    RentJSON,
+    VoucherJSON,
+    VoucherRefusalJSON,
+)
 
 if TYPE_CHECKING:  # a higher layer's value type, held and written here (workflows.setup_time)
     from trainsizer.workflows.setup_time import SetupTime
@@ -36,8 +44,8 @@ class VoucherClaim:
     upper_bound: bool
     possible: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "saved": self.saved, "fraction": self.fraction,
+    def to_dict(self) -> VoucherJSON:
+        out: VoucherJSON = {"id": self.id, "saved": self.saved, "fraction": self.fraction,
                                "confidence": self.confidence, "eligibility": self.eligibility, "cap": self.cap,
                                "cap_period": self.cap_period, "upper_bound": self.upper_bound}
         if self.possible:
@@ -52,7 +60,7 @@ class VoucherRefusal:
     id: str
     reason: Message
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> VoucherRefusalJSON:
         return {"id": self.id, "reason": self.reason}
 
 
@@ -102,14 +110,14 @@ class Rented:
     def stale(self) -> bool:
         return self.run.offer.stale
 
-    def offer_dict(self) -> dict[str, Any]:
+    def offer_dict(self) -> OfferJSON:
         """The offer alone (``per_run.rent_offer``: a run without its length is priced per token on it)."""
         return {"provider": self.provider, "term": self.term, "billing": self.billing,
                 "price_per_gpu_hour": self.price_per_gpu_hour}
 
-    def to_dict(self) -> dict[str, Any]:
-        out = self.run.to_dict()
-        out.update({"cost": self.cost, "commitment": self.commitment, "notes": list(self.notes)})
+    def to_dict(self) -> RentJSON:
+        out: RentJSON = {**self.run.to_dict(), "cost": self.cost, "commitment": self.commitment,
+                         "notes": list(self.notes)}
         if self.voucher_not_applied is not None:
             out["voucher_not_applied"] = self.voucher_not_applied.to_dict()
         if self.cost_before_voucher is not None:
@@ -130,8 +138,8 @@ class Bought:
     utilisation: float | None
     note: Message | None = None  # where the workload needs more than one set of servers
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"cost": self.cost, "commitment": self.commitment, "sets": self.sets,
+    def to_dict(self) -> BuyJSON:
+        out: BuyJSON = {"cost": self.cost, "commitment": self.commitment, "sets": self.sets,
                                "utilisation": self.utilisation}
         if self.note is not None:
             out["note"] = self.note
@@ -176,9 +184,9 @@ class RunCost:
         """The rental offer the answer names: the run's, else the per-token one."""
         return self.rent or self.rent_offer
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PerRunJSON:
         """``per_run`` as docs/plan-json.md writes it (its keys in their documented order)."""
-        out: dict[str, Any] = {"hours": self.hours, "currency": self.currency, "workload": self.workload,
+        out: PerRunJSON = {"hours": self.hours, "currency": self.currency, "workload": self.workload,
                                "rent": self.rent.to_dict() if self.rent else None,
                                "buy": self.buy.to_dict() if self.buy else None,
                                "rent_unavailable": self.rent_unavailable, "buy_unavailable": self.buy_unavailable}

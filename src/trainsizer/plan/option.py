@@ -15,6 +15,13 @@ from trainsizer.estimate.memory import MemoryEstimate
 from trainsizer.estimate.step import Performance
 from trainsizer.hardware.market import MarketAvailability
 from trainsizer.messages import Message
+from trainsizer.plan.option_json import (
+    AvailabilityJSON,
+    HardwareJSON,
+    OptionJSON,
+    ParallelJSON,
+    TrainingJSON,
+)
 from trainsizer.plan.option_range import OptionRange
 from trainsizer.scenario import Scenario
 
@@ -30,7 +37,7 @@ class Availability:
     buy: MarketAvailability
     rent: MarketAvailability
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> AvailabilityJSON:
         return {"market": self.market, "buy": self.buy.to_dict(), "rent": self.rent.to_dict()}
 
 
@@ -186,26 +193,26 @@ class PlanOption:
         return replace(self, pricing=pricing)
 
     # --- the JSON edge -----------------------------------------------------------------------------------------
-    def hardware_dict(self) -> dict[str, Any]:
+    def hardware_dict(self) -> HardwareJSON:
         hw = self.scenario.hardware
         return {"gpu": hw.gpu, "gpus": self.gpus, "gpus_per_node": self.gpus_per_node, "nodes": self.nodes,
                 "intra_node": hw.intra_node, "inter_node": hw.inter_node}
 
-    def parallel_dict(self) -> dict[str, Any]:
+    def parallel_dict(self) -> ParallelJSON:
         par = self.scenario.parallel
         return {"gpus": par.gpus, "tp": par.tp, "pp": par.pp, "cp": par.cp, "virtual_pp": par.virtual_pp,
                 "sequence_parallel": par.sequence_parallel, "zero": par.zero,
                 "distributed_optimizer": par.distributed_optimizer, "offload": par.offload, "dp": par.dp}
 
-    def training_dict(self) -> dict[str, Any]:
+    def training_dict(self) -> TrainingJSON:
         tr = self.scenario.training
         return {"micro_batch_size": tr.micro_batch_size, "activation_checkpointing": tr.activation_checkpointing,
                 "global_batch_size": self.scenario.global_batch_size, "precision": tr.precision,
                 "optimizer": tr.optimizer, "method": tr.method}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> OptionJSON:
         """The option as the plan's JSON writes it (docs/plan-json.md)."""
-        out: dict[str, Any] = {"hardware": self.hardware_dict(), "parallel": self.parallel_dict(),
+        out: OptionJSON = {"hardware": self.hardware_dict(), "parallel": self.parallel_dict(),
                                "training": self.training_dict(), "memory": self.memory.to_dict(),
                                "performance": self.performance.to_dict(), "why": self.why}
         if self.pricing is not None:

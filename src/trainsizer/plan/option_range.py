@@ -5,9 +5,9 @@ time, time to train and cost per run, the chance its peak memory exceeds the GPU
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from trainsizer.messages import Message
+from trainsizer.plan.option_json import RangeJSON
 
 Interval = tuple[float, float]  # [low, high] of an 80 % range
 
@@ -24,8 +24,8 @@ class OptionRange:
     per_run_cost: Interval | None = None  # None where the run has no cost
     notes: tuple[Message, ...] = ()  # the risk of running out of memory, where real
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"level": self.level, "p_exceeds_capacity": self.p_exceeds_capacity,
+    def to_dict(self) -> RangeJSON:
+        out: RangeJSON = {"level": self.level, "p_exceeds_capacity": self.p_exceeds_capacity,
                                "at_risk": self.at_risk, "fits_unless_above": self.fits_unless_above,
                                "device_gib": list(self.device_gib), "step_time_s": list(self.step_time_s)}
         if self.time_to_train_s is not None:

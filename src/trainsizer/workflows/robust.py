@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
@@ -21,6 +20,7 @@ from trainsizer.estimate.regimes import gpu_family, regime
 from trainsizer.messages import Message, msg
 from trainsizer.plan.option import PlanOption
 from trainsizer.plan.option_range import OptionRange
+from trainsizer.workflows.plan_schema import ConfidenceJSON
 
 SAMPLES = 4000
 SEED = 20240601
@@ -116,8 +116,8 @@ class Confidence:
     runs: float | None = None
     settle_with: str | None = None  # a close call: the command that settles it
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"samples": self.samples, "seed": self.seed, "best_on_objective": self.best_on_objective}
+    def to_dict(self) -> ConfidenceJSON:
+        out: ConfidenceJSON = {"samples": self.samples, "seed": self.seed, "best_on_objective": self.best_on_objective}
         if self.meets_deadline is not None:
             out["meets_deadline"] = self.meets_deadline
         if self.within_budget is not None:
