@@ -12,11 +12,11 @@ than two years of steady use) are reported beside.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from trainsizer.cost.prices import Prices, RentalOffer, cite
 from trainsizer.errors import InputError
 from trainsizer.messages import Message, clauses, msg
+from trainsizer.plan.option_json import BuyCostJSON, HorizonJSON, RentCostJSON
 from trainsizer.system.inventory import Inventory
 from trainsizer.system.sites import Site
 
@@ -56,7 +56,7 @@ class BuyCost:
                        {k: v * sets for k, v in self.opex_per_year.items()}, self.residual * sets, self.horizon_years,
                        list(self.notes))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> BuyCostJSON:
         return {"capex": {k: round(v) for k, v in self.capex.items()}, "capex_total": round(self.capex_total),
                 "opex_per_year": {k: round(v) for k, v in self.opex_per_year.items()},
                 "opex_total_per_year": round(self.opex_total_per_year), "residual": round(self.residual),
@@ -177,7 +177,7 @@ class RentCost:
     def total(self) -> float:
         return self.per_year * self.horizon_years
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RentCostJSON:
         return {"offer": self.offer, "price_per_gpu_hour": round(self.price_per_gpu_hour, 3), "billing": self.billing,
                 "term_contract": self.term_contract, "per_year": round(self.per_year), "total": round(self.total)}
 
@@ -220,8 +220,8 @@ class Comparison:
     fx_sensitivity: dict[str, float] = field(default_factory=dict)  # USD/CNY rate -> buy total
     seed_checks: list[Message] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> HorizonJSON:
+        out: HorizonJSON = {
             "currency": self.currency, "buy": self.buy.to_dict(), "fx_sensitivity": self.fx_sensitivity,
             "seed_checks": self.seed_checks,
             "rent": self.rent.to_dict() if self.rent else None,

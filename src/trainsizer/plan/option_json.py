@@ -95,14 +95,39 @@ class SystemJSON(TypedDict):
     site_fit: dict[str, Any] | None
 
 
+class BuyCostJSON(TypedDict):
+    """``cost.tco.BuyCost.to_dict``: owning the servers over the horizon."""
+
+    capex: dict[str, int]
+    capex_total: int
+    opex_per_year: dict[str, int]
+    opex_total_per_year: int
+    residual: int
+    horizon_years: float
+    total: int
+    first_year: int
+    notes: list[Message]
+
+
+class RentCostJSON(TypedDict):
+    """``cost.tco.RentCost.to_dict``: renting the same GPUs over the horizon."""
+
+    offer: str
+    price_per_gpu_hour: float
+    billing: str
+    term_contract: bool
+    per_year: int
+    total: int
+
+
 class HorizonJSON(TypedDict):
     """``cost.tco.Comparison.to_dict``: buying and renting over the horizon (each side as tco writes it)."""
 
     currency: str
-    buy: dict[str, Any]
+    buy: BuyCostJSON
     fx_sensitivity: dict[str, float]  # USD/CNY rate -> the buy total
     seed_checks: list[Message]
-    rent: dict[str, Any] | None
+    rent: RentCostJSON | None
     break_even_months: float | None
     break_even_utilisation: float | None
     seed_first_year_range: list[float]
@@ -110,10 +135,25 @@ class HorizonJSON(TypedDict):
     series: list[dict[str, float]]
 
 
+class MarketAvailabilityJSON(TypedDict):
+    """``hardware.market.MarketAvailability.to_dict``: whether the part can be had one way in the market."""
+
+    gpu: str
+    market: str
+    acquisition: str
+    available: bool
+    status: str
+    reason: Message
+    detail: str | None
+    source: str
+    as_of: str
+    confidence: str | None
+
+
 class AvailabilityJSON(TypedDict):
     market: str
-    buy: dict[str, Any]  # hardware.market.MarketAvailability.to_dict
-    rent: dict[str, Any]
+    buy: MarketAvailabilityJSON
+    rent: MarketAvailabilityJSON
 
 
 class VoucherJSON(TypedDict):
@@ -174,6 +214,13 @@ class OfferJSON(TypedDict):
     stale: NotRequired[bool | None]
 
 
+class SetupJSON(TypedDict):
+    """``workflows.setup_time.SetupTime.to_dict``: start to first step of a rented run."""
+
+    minutes: float
+    assumed: bool
+
+
 class PerRunJSON(TypedDict):
     """``cost.run_cost.RunCost.to_dict``: one run on real terms."""
 
@@ -189,7 +236,7 @@ class PerRunJSON(TypedDict):
     cost: NotRequired[int | None]
     commitment: NotRequired[int | None]
     time_cost: NotRequired[int]
-    setup: NotRequired[dict[str, float | bool]]
+    setup: NotRequired[SetupJSON]
     objective: NotRequired[float]
     reason: NotRequired[Message | None]
     rent_offer: NotRequired[OfferJSON]

@@ -59,6 +59,16 @@ class BindingJSON(TypedDict):
     capacity_gib: NotRequired[float]
 
 
+class TimeValueJSON(TypedDict):
+    """``workflows.time_value.TimeValue.to_dict``: what an hour of the run's wall-clock time is worth."""
+
+    per_hour: float
+    currency: str
+    assumed: bool
+    source: str
+    as_of: str
+
+
 class RecommendationJSON(TypedDict):
     """``workflows.decide.recommendation``: the answer."""
 
@@ -78,7 +88,7 @@ class RecommendationJSON(TypedDict):
     binding: BindingJSON
     why: Message
     runner_ups: list[RunnerUpJSON]
-    time_value: dict[str, Any] | None  # workflows.time_value.TimeValue.to_dict
+    time_value: TimeValueJSON | None
     adjustments: list[Message]
     confidence: NotRequired[ConfidenceJSON | None]
 

@@ -5,9 +5,9 @@ A rented run bills them on every GPU like the training itself, and the run's tim
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from trainsizer.datafiles import packaged_yaml
+from trainsizer.plan.option_json import SetupJSON
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +24,7 @@ class SetupTime:
         """The minutes as the plan shows them (and the answer card bills them)."""
         return round(self.minutes, 1)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SetupJSON:
         return {"minutes": self.shown_minutes, "assumed": self.assumed}
 
 
