@@ -23,6 +23,7 @@ from trainsizer.cost.machine import MachineNeed, shortfall, unchecked
 from trainsizer.cost.prices import Prices, RentalOffer, cite
 from trainsizer.cost.tco import HOURS_PER_MONTH, HOURS_PER_YEAR, BuyCost
 from trainsizer.messages import Message, clauses, msg
+from trainsizer.plan.option_json import RentJSON
 
 # Hours a contract of each term binds when the offer states no minimum (assumed: the term's own length).
 TERM_HOURS = {"on-demand": 0.0, "preemptible": 0.0, "daily": 24.0, "monthly": HOURS_PER_MONTH,
@@ -80,7 +81,8 @@ class RentalRun:
     commitment: float
     notes: tuple[Message, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RentJSON:
+        """The run as an option's ``per_run.rent`` writes it (a voucher's claim is cost.run_cost.Rented's)."""
         t = self.offer.terms
         return {"provider": self.offer.provider, "term": self.term,
                 "billing": t.billing_granularity if t else None, "min_term_hours": t.min_term_hours if t else None,
