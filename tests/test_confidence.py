@@ -4,7 +4,7 @@ a GPU family) in which the pick stays the best, meets the deadline and stays wit
 from __future__ import annotations
 
 import pytest
-from plan_options import plan_option
+from plan_options import plan_option, run_cost
 
 from trainsizer.plan.option import PlanOption
 from trainsizer.workflows.robust import close_call, confidence, option_range
@@ -12,7 +12,7 @@ from trainsizer.workflows.robust import close_call, confidence, option_range
 
 def _option(gpu: str, gpus: int, cost: float, hours: float, device_gib: float = 40.0) -> PlanOption:
     return plan_option(gpu, gpus, time_to_train_s=hours * 3600, device_gib=device_gib,
-                       per_run={"cost": cost, "commitment": cost, "acquisition": "rent"})
+                       per_run=run_cost("rent", cost, cost))
 
 
 def _option_dict(gpu: str, gpus: int, cost: float, hours: float, device_gib: float = 40.0) -> dict:
@@ -27,20 +27,17 @@ def _option_dict(gpu: str, gpus: int, cost: float, hours: float, device_gib: flo
 def test_a_clear_call_is_confident_and_a_close_one_says_what_settles_it():
     clear = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("a100-sxm4-80gb", 8, 3000.0, 30.0)]
     c = confidence(clear, [0, 1], [1000.0, 3000.0], None, None)
-    assert c["share"] > 0.95 and not c["close"]
-    assert close_call({"confidence": c}, clear, "job.yaml") is None
+    assert c.share > 0.95 and not c.close
+    assert close_call(c, clear) is None
 
     close = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("a100-sxm4-80gb", 8, 1040.0, 10.4)]
     c = confidence(close, [0, 1], [1000.0, 1040.0], None, None)
-    assert 0.3 < c["share"] < 0.75 and c["close"]
-    assert c["contender"]["option"] == 1
-    assert c["contender"]["best_on_objective"] == pytest.approx(1 - c["best_on_objective"], abs=2e-4)
-    rec = {"confidence": c}
-    message = close_call(rec, close, "job.yaml")
+    assert 0.3 < c.share < 0.75 and c.close and c.contender
+    assert c.contender.option == 1
+    assert c.contender.best_on_objective == pytest.approx(1 - c.best_on_objective, abs=2e-4)
+    message = close_call(c, close)
     assert message.code == "range.close_call" and message.args["hardware"]["gpu"] == "a100-sxm4-80gb"
-    assert rec["confidence"]["settle_with"] == "trainsizer probe profile job.yaml"
-    assert confidence(close, [0, 1], [1000.0, 1040.0], None, None) == {
-        k: v for k, v in c.items() if k != "settle_with"}  # seeded: the same answer every run
+    assert confidence(close, [0, 1], [1000.0, 1040.0], None, None) == c  # seeded: the same answer every run
 
 
 def test_options_on_one_gpu_family_share_their_error():
@@ -48,24 +45,34 @@ def test_options_on_one_gpu_family_share_their_error():
     against another family at the same gap."""
     same = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("h100-sxm5-80gb", 16, 1040.0, 5.2)]
     other = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("a100-sxm4-80gb", 16, 1040.0, 5.2)]
-    assert (confidence(same, [0, 1], [1000.0, 1040.0], None, None)["best_on_objective"]
-            > confidence(other, [0, 1], [1000.0, 1040.0], None, None)["best_on_objective"])
+    assert (confidence(same, [0, 1], [1000.0, 1040.0], None, None).best_on_objective
+            > confidence(other, [0, 1], [1000.0, 1040.0], None, None).best_on_objective)
 
 
 def test_the_deadline_and_the_budget_count_in_the_share():
     opts = [_option("h100-sxm5-80gb", 8, 1000.0, 10.0), _option("a100-sxm4-80gb", 8, 3000.0, 30.0)]
     c = confidence(opts, [0, 1], [1000.0, 3000.0], deadline_s=10.0 * 3600, budget=1000.0)
-    assert 0.2 < c["meets_deadline"] < 0.8 and 0.2 < c["within_budget"] < 0.8
-    assert c["share"] <= min(c["meets_deadline"], c["within_budget"])
+    assert c.meets_deadline is not None and c.within_budget is not None
+    assert 0.2 < c.meets_deadline < 0.8 and 0.2 < c.within_budget < 0.8
+    assert c.share <= min(c.meets_deadline, c.within_budget)
+
+
+def test_a_bought_pick_within_the_budget_stays_within_it_in_every_outcome():
+    """Buying commits the price whatever the run's time: within the budget in every outcome, or in none."""
+    bought = [plan_option("h100-sxm5-80gb", 8, time_to_train_s=36000.0, per_run=run_cost("buy", 1000.0, 5000.0)),
+              _option("a100-sxm4-80gb", 8, 3000.0, 30.0)]
+    assert confidence(bought, [0, 1], [1000.0, 3000.0], None, budget=10000.0).within_budget == 1.0
+    assert confidence(bought, [0, 1], [1000.0, 3000.0], None, budget=4000.0).within_budget == 0.0
 
 
 def test_an_option_near_its_gpu_capacity_states_its_chance_of_running_out_of_memory():
     safe, risky = option_range(_option("a100-sxm4-80gb", 8, 1000.0, 10.0, 30.0)), \
         option_range(_option("a100-sxm4-80gb", 8, 1000.0, 10.0, 76.0))
-    assert safe["p_exceeds_capacity"] < 0.05 < risky["p_exceeds_capacity"] and risky["at_risk"]
-    assert risky["notes"][0].code == "range.oom_risk"
-    lo, hi = risky["per_run_cost"]
-    assert lo < 1000.0 < hi and risky["time_to_train_s"][0] < 36000.0 < risky["time_to_train_s"][1]
+    assert safe.p_exceeds_capacity < 0.05 < risky.p_exceeds_capacity and risky.at_risk
+    assert risky.notes[0].code == "range.oom_risk"
+    assert risky.per_run_cost and risky.time_to_train_s
+    lo, hi = risky.per_run_cost
+    assert lo < 1000.0 < hi and risky.time_to_train_s[0] < 36000.0 < risky.time_to_train_s[1]
 
 
 def test_plan_json_carries_the_confidence_and_each_option_its_ranges():
@@ -177,8 +184,8 @@ def test_the_exact_shortlist_keeps_a_safe_layout_of_each_gpu_and_count_beside_it
     job = load_job(REPO / "examples" / "jobs" / "qwen2.5-7b-lora.yaml")
     found = plan(job, resolve_model(job.model), Constraints(("h800-sxm5-80gb",), 8, exact_gpus=8))
     ranged = [option_range(o) for o in found.options]
-    assert ranged[0]["at_risk"]  # the fastest layout fills 84 % of the card
-    safe = [o for o, r in zip(found.options, ranged, strict=True) if r["p_exceeds_capacity"] <= RISK]
+    assert ranged[0].at_risk  # the fastest layout fills 84 % of the card
+    safe = [o for o, r in zip(found.options, ranged, strict=True) if r.p_exceeds_capacity <= RISK]
     assert safe and safe[0].hardware_dict() == found.options[0].hardware_dict()
     assert safe[0].step_time_s > found.options[0].step_time_s
 
@@ -191,7 +198,7 @@ def test_the_memory_chart_draws_the_picks_80_percent_range_as_an_error_bar():
               "memory": {"device_gib": 67.0, "capacity_gib": 80.0, "reserved_gib": 60.0,
                          "components_gib": {"weights": 15.0, "activations": 40.0}}}
     assert "memory-range" not in render_chart(memory_spec(option))
-    option["range"] = option_range(_option("h800-sxm5-80gb", 8, 1000.0, 10.0, device_gib=67.0))
+    option["range"] = option_range(_option("h800-sxm5-80gb", 8, 1000.0, 10.0, device_gib=67.0)).to_dict()
     spec = memory_spec(option, "zh-CN")
     lo, hi = spec["total_range"]
     assert lo < 67.0 < hi and "GiB" in spec["text"]["range"] and "范围" in spec["text"]["range"]
@@ -247,7 +254,7 @@ def test_the_cost_chart_draws_the_rent_lines_range_where_the_runs_hours_move_it(
     option = {**_option_dict("h800-sxm5-80gb", 8, 1000.0, 10.0),
               "cost": {"series": [{"month": 0, "buy": 100.0, "rent": 0.0}, {"month": 36, "buy": 200.0, "rent": 360.0}],
                        "rent": {"per_year": 120.0}}}
-    option["range"] = option_range(_option("h800-sxm5-80gb", 8, 1000.0, 10.0))
+    option["range"] = option_range(_option("h800-sxm5-80gb", 8, 1000.0, 10.0)).to_dict()
     assert "cost-range" not in render_chart(cost_spec(option, "CNY"))  # one run: the prices' line alone
     option["per_run"]["workload"] = msg("cost.workload_runs", n=4)
     spec = cost_spec(option, "CNY")

@@ -11,10 +11,11 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-from plan_options import plan_option
+from plan_options import plan_option, rented, run_cost
 from typer.testing import CliRunner
 
 from trainsizer.cli import app
+from trainsizer.cost.run_cost import Bought, VoucherClaim
 from trainsizer.i18n import tr
 from trainsizer.plan.option import PlanOption
 from trainsizer.report import words as w
@@ -178,7 +179,7 @@ def test_the_voucher_its_cap_and_caveats_are_on_the_card(lang):
 
 def _option(device: float, capacity: float) -> PlanOption:
     return plan_option("rtx-4090-24gb", 1, gpus_per_node=1, device_gib=device, capacity_gib=capacity,
-                       per_run={"acquisition": "rent", "rent": {"notes": []}, "cost": 10, "commitment": 10})
+                       per_run=run_cost("rent", 10, 10, rent=rented(10)))
 
 
 def test_a_tight_pick_says_so_on_its_card():
@@ -193,20 +194,18 @@ def test_minimum_term_voucher_workload_and_time_value_each_say_themselves(lang):
     from trainsizer.messages import msg
     from trainsizer.workflows.time_value import TimeValue
 
-    rent = {"notes": [msg("cost.contract_minimum", term="monthly", hours=720.0, run=50.0)],
-            "voucher": {"id": "v", "saved": 300, "fraction": 0.3, "cap": 3_000_000, "cap_period": "total",
-                        "upper_bound": False, "eligibility": "listed"}}
-    pick = plan_option(device_gib=10.0, capacity_gib=80.0,
-                       per_run={"acquisition": "rent", "rent": rent, "cost": 700, "commitment": 700})
+    rent = rented(700, notes=(msg("cost.contract_minimum", term="monthly", hours=720.0, run=50.0),),
+                  voucher=VoucherClaim(id="v", saved=300, fraction=0.3, confidence="M", eligibility="listed",
+                                       cap=3_000_000, cap_period="total", upper_bound=False))
+    pick = plan_option(device_gib=10.0, capacity_gib=80.0, per_run=run_cost("rent", 700, 700, rent=rent))
     said = [text(a, lang) for a in adjustments(pick, "CNY", TimeValue(50.0, "CNY", False))]
     assert len(said) == 3  # the voucher, the minimum term, the stated time value
     assert w.money(300, "CNY", lang) in said[0] and w.money(3_000_000, "CNY", lang) in said[0]
     assert "720" in said[1] and w.money(50, "CNY", lang) in said[2]
     assert "upper bound" not in said[0] and "上限" not in said[0]  # a fixed share is not a ceiling
     bought = plan_option(device_gib=10.0, capacity_gib=80.0,
-                         per_run={"acquisition": "buy", "workload": msg("cost.workload_runs", n=4.0), "cost": 1,
-                                  "commitment": 9,
-                                  "buy": {"cost": 1, "commitment": 9, "sets": 2, "utilisation": 0.9,
-                                          "note": msg("cost.buy_sets", sets=2, n=4.0, run=400 * 3600.0)}})
+                         per_run=run_cost("buy", 1, 9, workload=msg("cost.workload_runs", n=4.0),
+                                          buy=Bought(cost=1, commitment=9, sets=2, utilisation=0.9,
+                                                     note=msg("cost.buy_sets", sets=2, n=4.0, run=400 * 3600.0))))
     said = [text(a, lang) for a in adjustments(bought, "CNY", TimeValue(0.0, "CNY", False))]
     assert len(said) == 2 and "90%" in said[0] and "2" in said[1]

@@ -4,7 +4,7 @@ budget limits, rented options never failed by the user's room, and one recommend
 from __future__ import annotations
 
 import pytest
-from plan_options import plan_option
+from plan_options import plan_option, run_cost
 
 from trainsizer.cost.per_run import Workload, cheapest_rental, covers, price_offer
 from trainsizer.cost.prices import RentalOffer, RentalTerms, load_prices
@@ -158,7 +158,7 @@ def test_rented_options_are_not_failed_by_the_users_room():
 def test_near_ties_prefer_fewer_gpus_and_a_simpler_layout():
     def option(gpus: int, cost: float, tp: int = 1, device_gib: float = 10.0) -> PlanOption:
         return plan_option("h100-sxm5-80gb", gpus, tp=tp, device_gib=device_gib,
-                           per_run={"acquisition": "rent", "cost": cost})
+                           per_run=run_cost("rent", cost))
     cheap_many = option(8, 100.0)
     few = option(2, 100.0 * (1 + NEAR_TIE / 2))
     few_tp = option(2, 100.0 * (1 + NEAR_TIE / 4), tp=2)
@@ -174,7 +174,7 @@ def test_near_ties_prefer_fewer_gpus_and_a_simpler_layout():
 def test_near_ties_go_to_the_faster_then_to_fewer_gpus():
     def option(gpus: int, cost: float, seconds: float) -> PlanOption:
         return plan_option("h100-sxm5-80gb", gpus, time_to_train_s=seconds,
-                           per_run={"acquisition": "rent", "cost": cost})
+                           per_run=run_cost("rent", cost))
     slow_few, fast_many = option(4, 100.0, 26 * 86400.0), option(8, 100.0, 13 * 86400.0)
     assert choose([slow_few, fast_many], "cheapest")[0] == 1  # the same cost: the faster wins
     assert choose([slow_few, option(8, 100.0, 25.5 * 86400.0)], "cheapest")[0] == 0  # as fast: fewer GPUs win

@@ -24,6 +24,7 @@ from trainsizer.cost.price_rows import Cited
 from trainsizer.cost.prices import Prices, RentalOffer
 from trainsizer.cost.tco import HOURS_PER_MONTH, HOURS_PER_YEAR, BuyCost
 from trainsizer.messages import Message, clauses, msg
+from trainsizer.plan.option_json import RentJSON
 
 OFFER_MARKET = {"CNY": "cn", "USD": "global"}  # an offer quoted in CNY is a Chinese provider's
 
@@ -81,7 +82,8 @@ class RentalRun:
         """The offer's row, cited for renting on it on this run's term."""
         return self.offer.cite(self.term)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RentJSON:
+        """The run as an option's ``per_run.rent`` writes it (a voucher's claim is cost.run_cost.Rented's)."""
         t = self.offer.terms
         return {"provider": self.offer.provider, "term": self.term,
                 "billing": t.billing_granularity if t else None, "min_term_hours": t.min_term_hours if t else None,

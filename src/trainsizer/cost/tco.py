@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from trainsizer.cost.price_rows import HOURS_PER_MONTH, HOURS_PER_YEAR, Cited
 from trainsizer.cost.prices import Priced, Prices, RentalOffer
 from trainsizer.errors import InputError
 from trainsizer.messages import Message, clauses, msg
+from trainsizer.plan.option_json import BuyCostJSON, HorizonJSON, RentCostJSON
 from trainsizer.system.inventory import Inventory
 from trainsizer.system.sites import Site
 
@@ -59,7 +59,7 @@ class BuyCost:
                        {k: v * sets for k, v in self.opex_per_year.items()}, self.residual * sets, self.horizon_years,
                        list(self.notes), self.cited)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> BuyCostJSON:
         return {"capex": {k: round(v) for k, v in self.capex.items()}, "capex_total": round(self.capex_total),
                 "opex_per_year": {k: round(v) for k, v in self.opex_per_year.items()},
                 "opex_total_per_year": round(self.opex_total_per_year), "residual": round(self.residual),
@@ -187,7 +187,7 @@ class RentCost:
     def total(self) -> float:
         return self.per_year * self.horizon_years
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RentCostJSON:
         return {"offer": self.offer, "price_per_gpu_hour": round(self.price_per_gpu_hour, 3), "billing": self.billing,
                 "term_contract": self.term_contract, "per_year": round(self.per_year), "total": round(self.total)}
 
@@ -221,8 +221,8 @@ class Comparison:
     seed_checks: list[Message] = field(default_factory=list)
     cited: tuple[Cited, ...] = ()  # the price rows buying and renting rest on
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> HorizonJSON:
+        out: HorizonJSON = {
             "currency": self.currency, "buy": self.buy.to_dict(), "fx_sensitivity": self.fx_sensitivity,
             "seed_checks": self.seed_checks,
             "rent": self.rent.to_dict() if self.rent else None,

@@ -6,15 +6,18 @@ recommendation the card says why, with the plan's suggestions and notes."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from trainsizer.i18n import N_, tr
 from trainsizer.report import words as w
 from trainsizer.report.message_text import text, texts
 from trainsizer.report.option_text import confidence, confidence_text, range_text
 
+if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
+    from trainsizer.workflows.plan_schema import OfferJSON, PlanJSON, RecommendationJSON
 
-def _action(acquisition: str, gpus: int, gpu: str, offer: dict[str, Any] | None, lang: str) -> str:
+
+def _action(acquisition: str, gpus: int, gpu: str, offer: OfferJSON | None, lang: str) -> str:
     hardware = w.hardware(gpus, gpu)
     if acquisition == "rent" and offer:
         return tr("Rent {hardware} from {provider} ({term})", lang, hardware=hardware, provider=offer["provider"],
@@ -22,7 +25,7 @@ def _action(acquisition: str, gpus: int, gpu: str, offer: dict[str, Any] | None,
     return tr(N_("Rent {hardware}") if acquisition == "rent" else N_("Buy {hardware}"), lang, hardware=hardware)
 
 
-def _cost(rec: dict[str, Any], lang: str) -> str:
+def _cost(rec: RecommendationJSON, lang: str) -> str:
     cur = rec["currency"]
     if rec.get("per_run") is not None:
         return w.money(rec["per_run"], cur, lang)
@@ -31,7 +34,7 @@ def _cost(rec: dict[str, Any], lang: str) -> str:
     return w.MISSING
 
 
-def _time(out: dict[str, Any], index: int, days: float | None, lang: str) -> str:
+def _time(out: PlanJSON, index: int, days: float | None, lang: str) -> str:
     """The option's time to train as its performance states it (the recommendation rounds it to days)."""
     options = out.get("options") or []
     seconds = options[index]["performance"].get("time_to_train_s") if 0 <= index < len(options) else None
@@ -45,13 +48,13 @@ def trade(message: Any, lang: str) -> str:
     return text(message, lang)
 
 
-def why(rec: dict[str, Any], lang: str) -> str:
+def why(rec: RecommendationJSON, lang: str) -> str:
     """The one sentence: what, for how much, how long, the objective and what bound the choice (the plan's
     ``why`` message)."""
     return text(rec.get("why"), lang)
 
 
-def _where(rec: dict[str, Any], site: str, lang: str) -> tuple[str, str]:
+def _where(rec: RecommendationJSON, site: str, lang: str) -> tuple[str, str]:
     offer, cur = rec.get("offer"), rec["currency"]
     if rec["acquisition"] == "rent" and offer:
         billing = w.word(w.BILLING, offer["billing"], lang) if offer.get("billing") else ""
@@ -62,7 +65,7 @@ def _where(rec: dict[str, Any], site: str, lang: str) -> tuple[str, str]:
     return tr("Where", lang), tr("bought and hosted at {site}", lang, site=w.site_name(site, lang))
 
 
-def _ranges(out: dict[str, Any], rec: dict[str, Any], lang: str) -> list[tuple[str, str]]:
+def _ranges(out: PlanJSON, rec: RecommendationJSON, lang: str) -> list[tuple[str, str]]:
     """The pick's 80 % ranges and how often the choice holds across them (``workflows/robust.py``)."""
     options = out.get("options") or []
     if rec["option"] >= len(options) or not options[rec["option"]].get("range"):
@@ -72,7 +75,36 @@ def _ranges(out: dict[str, Any], rec: dict[str, Any], lang: str) -> list[tuple[s
             (tr("Confidence", lang), confidence_text(rec, lang, oom))]
 
 
-def _odds(out: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
+class Odds(TypedDict):
+    oom: float | None  # the pick's chance of running out of memory (None: no range)
+    confidence: float | None
+
+
+class RunnerCard(TypedDict):
+    title: str
+    facts: list[tuple[str, str]]
+    summary: str
+    trade: str
+    data: dict[str, str | int | float | None]
+
+
+class Card(TypedDict):
+    """The answer card (:func:`card`): with a recommendation, its facts, why and runner-ups; without one, why not
+    (``reason``, ``cause``) and what to do (``advice``)."""
+
+    ok: bool
+    title: str
+    facts: NotRequired[list[tuple[str, str]]]
+    why: NotRequired[str]
+    runner_ups: NotRequired[list[RunnerCard]]
+    runner_ups_title: NotRequired[str]
+    data: NotRequired[dict[str, Any]]  # the raw figures, for tests and scripts
+    reason: NotRequired[str]
+    cause: NotRequired[str]
+    advice: NotRequired[list[str]]
+
+
+def _odds(out: PlanJSON, rec: RecommendationJSON) -> Odds:
     """The pick's chance of running out of memory and the confidence the card says (at most 1 − that chance)."""
     options = out.get("options") or []
     r = options[rec["option"]].get("range") or {} if rec["option"] < len(options) else {}
@@ -80,7 +112,7 @@ def _odds(out: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
     return {"oom": oom, "confidence": confidence(rec)}
 
 
-def _voucher_possible(out: dict[str, Any], rec: dict[str, Any], lang: str) -> list[tuple[str, str]]:
+def _voucher_possible(out: PlanJSON, rec: RecommendationJSON, lang: str) -> list[tuple[str, str]]:
     """A voucher whose eligibility is not confirmed is a possibility, not the price (the plan prices the run without
     it, ``workflows.pricing``): the run and the commitment, and beside the run what the voucher would take off if
     approved ([] when no such voucher was claimed)."""
@@ -102,7 +134,7 @@ CAUSES = {"budget": N_("The budget binds: no option that fits can be had within 
           "memory": N_("Nothing fits in memory within these limits.")}
 
 
-def _cause(out: dict[str, Any]) -> str:
+def _cause(out: PlanJSON) -> str:
     """What binds a plan without a recommendation: the budget where every option that fits was left out for it."""
     codes = {getattr(m, "code", None) for m in out.get("suggestions") or []}
     if "plan.nothing_within_budget" in codes:
@@ -110,7 +142,7 @@ def _cause(out: dict[str, Any]) -> str:
     return "limits" if out.get("options") or out.get("blocked") == "market" else "memory"
 
 
-def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
+def card(out: PlanJSON, lang: str) -> Card:
     """The answer card of a plan's output: ``ok``, ``title``, ``facts`` [(label, text)], ``why``,
     ``runner_ups`` [{title, facts, trade, data}], ``data`` (the raw figures, for tests and scripts); without a
     recommendation ``reason`` and ``advice`` (suggestions, then notes)."""
@@ -131,13 +163,14 @@ def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
              (tr("Commitment", lang), w.money(rec.get("commitment"), cur, lang)),
              (tr("Time to train", lang), time)]
     facts[3:5] = _voucher_possible(out, rec, lang) or facts[3:5]
-    if out.get("offer_gap"):  # no known offer rents it by the hour: its compute floor and what would hold it
-        facts.insert(4, (tr("By the hour", lang), text(out["offer_gap"]["message"], lang)))
+    gap = out.get("offer_gap")
+    if gap:  # no known offer rents it by the hour: its compute floor and what would hold it
+        facts.insert(4, (tr("By the hour", lang), text(gap["message"], lang)))
     facts += _ranges(out, rec, lang)
     adjusted = texts(rec.get("adjustments"), lang)  # voucher, minimum term, workload, tight fit, time value
     if adjusted:
         facts.append((tr("Adjusted for", lang), w.join(adjusted, lang)))
-    runners = []
+    runners: list[RunnerCard] = []
     for r in rec.get("runner_ups") or []:
         r_facts = [(tr("Per run", lang), w.money(r.get("per_run"), cur, lang)),
                    (tr("Time to train", lang), _time(out, r["option"], r.get("days"), lang))]

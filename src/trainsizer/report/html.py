@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from html import escape
 from pathlib import PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.report.charts import render_chart
 from trainsizer.report.message_text import text
 from trainsizer.report.sections import Code, Section, document, meta_line, title
 from trainsizer.report.specs import plan_chart_specs, scale_spec
+
+if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
+    from trainsizer.report.answer import Card
+    from trainsizer.workflows.plan_schema import ReportJSON
 
 CSS = """
 body{font-family:Helvetica,Arial,"PingFang SC","Microsoft YaHei",sans-serif;max-width:1000px;margin:2em auto;
@@ -38,7 +42,7 @@ def source_name(source: str) -> str:
     return PurePath(source.replace("\\", "/")).name or source
 
 
-def chart_specs(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def chart_specs(report: ReportJSON) -> dict[str, dict[str, Any]]:
     """The report's charts: memory, cost and Pareto specs from the plan as the web page builds them
     (:mod:`trainsizer.report.specs`), the scaling curve from the report model."""
     lang = report["lang"]
@@ -63,7 +67,7 @@ def _table(headers: list[Any], rows: list[list[Any]]) -> str:
     return f"<div class='table-wrap'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
-def answer_html(answer: dict[str, Any], heading: str = "h2") -> str:
+def answer_html(answer: Card, heading: str = "h2") -> str:
     """The answer card: the recommendation (or why there is none), the sentence why, the runner-ups."""
     if not answer["ok"]:
         items = "".join(f"<li>{escape(i)}</li>" for i in answer["advice"])
@@ -85,7 +89,7 @@ def answer_html(answer: dict[str, Any], heading: str = "h2") -> str:
                if runners else "") + "</section>")
 
 
-def _section(section: Section, report: dict[str, Any]) -> str:
+def _section(section: Section, report: ReportJSON) -> str:
     parts = []
     for block in section.blocks:
         kind = block[0]
@@ -105,7 +109,7 @@ def _section(section: Section, report: dict[str, Any]) -> str:
     return f"<h2>{escape(section.title)}</h2>" + "".join(parts)
 
 
-def render_html(report: dict[str, Any]) -> str:
+def render_html(report: ReportJSON) -> str:
     lang = report["lang"]
     name = escape(title(report, lang))
     head = [f"<!DOCTYPE html><html lang='{'zh-CN' if lang == 'zh-CN' else 'en'}'><head><meta charset='utf-8'>"

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.report.html import source_name
 from trainsizer.report.sections import Code, Section, document, meta_line, title
 from trainsizer.report.words import labelled
+
+if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
+    from trainsizer.report.answer import Card
+    from trainsizer.workflows.plan_schema import ReportJSON
 
 
 def _cell(v: Any) -> str:
@@ -21,7 +25,7 @@ def _table(headers: list[Any], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
-def answer_markdown(answer: dict[str, Any], lang: str) -> list[str]:
+def answer_markdown(answer: Card, lang: str) -> list[str]:
     if not answer["ok"]:
         return [f"**{answer['reason']}**", ""] + [f"- {i}" for i in answer["advice"]]
     out = [f"- {labelled(f'**{k}**', v, lang)}" for k, v in answer["facts"]] + ["", answer["why"]]
@@ -49,7 +53,7 @@ def _section(section: Section, lang: str) -> list[str]:
     return out
 
 
-def render_markdown(report: dict[str, Any]) -> str:
+def render_markdown(report: ReportJSON) -> str:
     lang = report["lang"]
     out = [f"# {title(report, lang)}", "", meta_line(report, f"`{source_name(report['job']['source'])}`", lang), ""]
     for section in document(report, charts=False):

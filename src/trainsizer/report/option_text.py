@@ -4,24 +4,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.i18n import N_, ntr, tr
 from trainsizer.report import words as w
 from trainsizer.report.message_text import text
 
+if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
+    from trainsizer.workflows.plan_schema import OptionJSON, RecommendationJSON
 
-def verdict(option: dict[str, Any], lang: str) -> str:
+
+def verdict(option: OptionJSON, lang: str) -> str:
     """What the option costs a run and how it is had, else why it cannot be."""
     return text(option.get("verdict"), lang)
 
 
-def why(option: dict[str, Any], lang: str) -> str:
+def why(option: OptionJSON, lang: str) -> str:
     """What binds the option (memory headroom, the dominant step-time term, MFU)."""
     return text(option.get("why"), lang)
 
 
-def links(option: dict[str, Any], lang: str) -> str:
+def links(option: OptionJSON, lang: str) -> str:
     """The option's links by name: "NVLink 4.0 + InfiniBand NDR 400 Gb/s"."""
     hw = option["hardware"]
     return w.links((hw.get("intra_node"), hw.get("inter_node")), lang)
@@ -35,7 +38,7 @@ CHECKPOINTING = {"none": N_("none"), "selective": N_("selective"), "full": N_("f
 OFFLOAD = {"optimizer": N_("optimizer states"), "optimizer+params": N_("optimizer states and weights")}
 
 
-def layout(option: dict[str, Any], lang: str = "en") -> str:
+def layout(option: OptionJSON, lang: str = "en") -> str:
     """The parallel layout: the planner's notation in English (``tp4 · pp1 · … · ckpt full``, as the CLI's flags
     and the JSON spell it), in words in another language (``张量并行 4 · 流水线 1 · …``)."""
     if lang == "en":
@@ -56,7 +59,7 @@ def layout(option: dict[str, Any], lang: str = "en") -> str:
     return " · ".join(parts)
 
 
-def _layout_codes(option: dict[str, Any]) -> str:
+def _layout_codes(option: OptionJSON) -> str:
     p, t = option["parallel"], option["training"]
     parts = [f"tp{p['tp']}", f"pp{p['pp']}" + (f"×v{p['virtual_pp']}" if p.get("virtual_pp", 1) > 1 else ""),
              f"cp{p.get('cp', 1)}", f"dp{p['dp']}", f"zero{p['zero']}"]
@@ -68,7 +71,7 @@ def _layout_codes(option: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def servers_text(option: dict[str, Any], lang: str) -> str:
+def servers_text(option: OptionJSON, lang: str) -> str:
     """ "2 servers of 8 GPUs" """
     hw = option["hardware"]
     return tr("{servers} of {gpus}", lang, servers=w.servers(hw["nodes"], lang), gpus=w.gpus(hw["gpus_per_node"], lang))
@@ -99,14 +102,14 @@ def duration_range(span: list[float] | None, lang: str, like: float | None = Non
 # line, so the figure itself never wraps).
 
 
-def time_cell(o: dict[str, Any], lang: str, gap: str = " ") -> str:
+def time_cell(o: OptionJSON, lang: str, gap: str = " ") -> str:
     """The time to train with its 80 % range: "9 hours (8–12 hours)"."""
     time = w.duration(o["performance"].get("time_to_train_s"), lang)
     span = (o.get("range") or {}).get("time_to_train_s")
     return f"{time}{gap}({duration_range(span, lang)})" if span else time
 
 
-def run_cell(o: dict[str, Any], currency: str, lang: str, gap: str = " ") -> str:
+def run_cell(o: OptionJSON, currency: str, lang: str, gap: str = " ") -> str:
     """One run's cost on its terms with its 80 % range: "rent 39 CNY (31–50 CNY)"."""
     pr = o.get("per_run") or {}
     if pr.get("cost") is None:
@@ -116,7 +119,7 @@ def run_cell(o: dict[str, Any], currency: str, lang: str, gap: str = " ") -> str
     return f"{run}{gap}({w.money(span[0], currency, lang)}–{w.money(span[1], currency, lang)})" if span else run
 
 
-def memory_cell(o: dict[str, Any], sep: str = "/", gap: str = " ") -> str:
+def memory_cell(o: OptionJSON, sep: str = "/", gap: str = " ") -> str:
     """GiB used of the capacity with the 80 % range of the use: "66.7/80 (60–113)"."""
     mem = o["memory"]
     used = f"{mem['device_gib']:.1f}{sep}{mem['capacity_gib']:.0f}"
@@ -124,7 +127,7 @@ def memory_cell(o: dict[str, Any], sep: str = "/", gap: str = " ") -> str:
     return f"{used}{gap}({span[0]:.0f}–{span[1]:.0f})" if span else used
 
 
-def tokens_cell(o: dict[str, Any], gap: str = " ") -> str:
+def tokens_cell(o: OptionJSON, gap: str = " ") -> str:
     """Tokens per second with its 80 % range (the step time's, read inversely): "59,871 (48,000–72,000)"."""
     perf = o["performance"]
     span = (o.get("range") or {}).get("step_time_s")
@@ -135,7 +138,7 @@ def tokens_cell(o: dict[str, Any], gap: str = " ") -> str:
     return f"{tps}{gap}({lo:,.0f}–{hi:,.0f})"
 
 
-def span(o: dict[str, Any], what: str, currency: str, lang: str) -> str:
+def span(o: OptionJSON, what: str, currency: str, lang: str) -> str:
     """The 80 % range of one of an option's figures in brackets, to follow the figure on a page: ``what`` is time
     (to train), step (time), tokens (per second), memory (GiB) or run (its cost); "" without a range."""
     r, perf = o.get("range") or {}, o["performance"]
@@ -154,7 +157,7 @@ def span(o: dict[str, Any], what: str, currency: str, lang: str) -> str:
     return ""
 
 
-def range_text(option: dict[str, Any], currency: str, lang: str) -> str:
+def range_text(option: OptionJSON, currency: str, lang: str) -> str:
     """An option's 80 % ranges as people read them: time to train, cost per run, the chance of running out of
     memory ("26–34 hours; 1,100–1,900 CNY a run; fits unless memory is 12 % above the estimate")."""
     r = option.get("range") or {}
@@ -173,14 +176,14 @@ def range_text(option: dict[str, Any], currency: str, lang: str) -> str:
     return w.join(parts, lang)
 
 
-def confidence(rec: dict[str, Any]) -> float | None:
+def confidence(rec: RecommendationJSON) -> float | None:
     """How often the choice holds: the plan's share, never above its chance of running (``confidence.runs``, 1 − the
     chance of running out of memory: a layout that runs out of memory holds in no outcome)."""
     conf = rec.get("confidence")
     return conf["share"] if conf else None
 
 
-def confidence_text(rec: dict[str, Any], lang: str, oom: float | None = None) -> str:
+def confidence_text(rec: RecommendationJSON, lang: str, oom: float | None = None) -> str:
     """ "holds in 72 % of the plausible outcomes" (the pick is best, meets the deadline and the budget); with the
     pick's chance of running out of memory ``oom``, what lowers it."""
     share = confidence(rec)

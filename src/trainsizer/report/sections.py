@@ -7,7 +7,7 @@ engine's messages through :mod:`trainsizer.report.message_text` and the message 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.i18n import N_, tr
 from trainsizer.messages import msg
@@ -15,6 +15,9 @@ from trainsizer.report import message_text as mt
 from trainsizer.report import option_text as ot
 from trainsizer.report import words as w
 from trainsizer.report.answer import card
+
+if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
+    from trainsizer.workflows.plan_schema import JobJSON, OptionJSON, PlanJSON, RentJSON, ReportJSON
 
 CAPEX = {"servers": N_("servers"), "shared_storage": N_("shared storage"), "local_nvme": N_("local NVMe"),
          "network": N_("network"), "racks_and_installation": N_("racks and installation")}
@@ -43,7 +46,7 @@ class Section:
     blocks: list[tuple[Any, ...]] = field(default_factory=list)  # ("p"|"verdict"|"list"|"table"|"answer"|"charts", ...)
 
 
-def _summary(job: dict[str, Any], lang: str) -> Section:
+def _summary(job: JobJSON, lang: str) -> Section:
     heads = [tr(h, lang) for h in (N_("Model"), N_("Parameters"), N_("Method"), N_("Precision"), N_("Optimizer"),
                                    N_("Sequence length"), N_("Training tokens"))]
     row = [job["model"], w.big(job["params"], lang), Code(job["method"]), Code(job["precision"]),
@@ -51,7 +54,7 @@ def _summary(job: dict[str, Any], lang: str) -> Section:
     return Section("summary", tr(TITLES["summary"], lang), [("table", heads, [row])])
 
 
-def recommended(pick: dict[str, Any], lang: str) -> Section:
+def recommended(pick: OptionJSON, lang: str) -> Section:
     hw, perf = pick["hardware"], pick["performance"]
     args = {"hardware": w.hardware(hw["gpus"], hw["gpu"]), "servers": ot.servers_text(pick, lang),
             "links": ot.links(pick, lang) or "-", "tps": f"{perf['tokens_per_s']:,.0f}", "mfu": w.percent(perf["mfu"])}
@@ -62,7 +65,7 @@ def recommended(pick: dict[str, Any], lang: str) -> Section:
                    [("p", line), ("verdict", ot.verdict(pick, lang)), ("p", ot.why(pick, lang))])
 
 
-def alternatives(plan: dict[str, Any], lang: str, limit: int = 15) -> Section:
+def alternatives(plan: PlanJSON, lang: str, limit: int = 15) -> Section:
     opts = plan["options"]
     years = next((o["cost"]["buy"]["horizon_years"] for o in opts if o.get("cost")), None)
     heads = [tr(h, lang) for h in (N_("Option"), N_("Servers"), N_("Layout"), N_("GiB used / capacity"),
@@ -88,7 +91,7 @@ def _stated(value: Any, unit: str, lang: str) -> str:
     return tr("not stated", lang) if value is None else f"{value:,.0f} {unit}"
 
 
-def rented_bom(pick: dict[str, Any], rent: dict[str, Any], lang: str) -> Section:
+def rented_bom(pick: OptionJSON, rent: RentJSON, lang: str) -> Section:
     """A rental's bill of materials: the instance, its price, and what the job needs of its machine beside
     what the offer states (no servers, storage system, network or staff to buy)."""
     sysd, hw = pick["system"], pick["hardware"]
@@ -116,7 +119,7 @@ def rented_bom(pick: dict[str, Any], rent: dict[str, Any], lang: str) -> Section
     return Section("bom", tr(TITLES["bom"], lang), [("table", heads, rows)])
 
 
-def bom(pick: dict[str, Any], lang: str) -> Section:
+def bom(pick: OptionJSON, lang: str) -> Section:
     rent = (pick.get("per_run") or {}).get("rent")
     if pick.get("per_run", {}).get("acquisition") == "rent" and rent:
         return rented_bom(pick, rent, lang)
@@ -155,7 +158,7 @@ def bom(pick: dict[str, Any], lang: str) -> Section:
     return Section("bom", tr(TITLES["bom"], lang), [("table", heads, rows)])
 
 
-def site_fit(pick: dict[str, Any], lang: str) -> Section | None:
+def site_fit(pick: OptionJSON, lang: str) -> Section | None:
     fit = pick["system"].get("site_fit")
     if not fit:
         return None
@@ -167,7 +170,7 @@ def site_fit(pick: dict[str, Any], lang: str) -> Section | None:
     return Section("site", tr(TITLES["site"], lang), blocks)
 
 
-def _run_rows(pick: dict[str, Any], cur: str, lang: str) -> list[list[str]]:
+def _run_rows(pick: OptionJSON, cur: str, lang: str) -> list[list[str]]:
     """One run's figures as the answer card reads them: the option's ``per_run`` (one figure per quantity)."""
     pr = pick.get("per_run") or {}
     m = lambda x: w.money(x, cur, lang)  # noqa: E731
@@ -178,7 +181,7 @@ def _run_rows(pick: dict[str, Any], cur: str, lang: str) -> list[list[str]]:
             [tr("One run: commitment", lang), m(pr.get("commitment"))]]
 
 
-def cost(pick: dict[str, Any], cur: str, lang: str) -> Section | None:
+def cost(pick: OptionJSON, cur: str, lang: str) -> Section | None:
     c = pick.get("cost")
     runs = _run_rows(pick, cur, lang)
     if not c:
@@ -204,7 +207,7 @@ def cost(pick: dict[str, Any], cur: str, lang: str) -> Section | None:
     return Section("cost", tr(TITLES["cost"], lang), blocks)
 
 
-def timeline(plan: dict[str, Any], lang: str) -> Section:
+def timeline(plan: PlanJSON, lang: str) -> Section:
     tl = plan["timeline"]
 
     def span(lo: int, hi: int) -> str:
@@ -216,7 +219,7 @@ def timeline(plan: dict[str, Any], lang: str) -> Section:
     return Section("timeline", tr(TITLES["timeline"], lang), [("table", [tr("Step", lang), tr("Days", lang)], rows)])
 
 
-def verification(plan: dict[str, Any], lang: str) -> Section:
+def verification(plan: PlanJSON, lang: str) -> Section:
     rows = [[mt.text(v["step"], lang), Code(v["command"]), mt.text(v["check"], lang)] for v in plan["verification"]]
     heads = [tr("Step", lang), tr("Command", lang), tr("What to check", lang)]
     return Section("verify", tr(TITLES["verify"], lang), [("table", heads, rows)])
@@ -228,17 +231,17 @@ def sources(assumptions: list[dict[str, str]], lang: str) -> Section:
     return Section("assumptions", tr(TITLES["assumptions"], lang), [("table", heads, rows)])
 
 
-def meta_line(report: dict[str, Any], source: str, lang: str) -> str:
+def meta_line(report: ReportJSON, source: str, lang: str) -> str:
     plan = report["plan"]
     return tr("trainsizer, {date}; job {job}; site {site}; currency {currency}", lang, date=report["generated"],
               job=source, site=w.site_name(plan["site"], lang), currency=plan["currency"])
 
 
-def title(report: dict[str, Any], lang: str) -> str:
+def title(report: ReportJSON, lang: str) -> str:
     return tr("Training plan: {model}", lang, model=report["job"]["model"])
 
 
-def document(report: dict[str, Any], charts: bool = True) -> list[Section]:
+def document(report: ReportJSON, charts: bool = True) -> list[Section]:
     """The report's sections in order, the answer first."""
     lang, plan, pick = report["lang"], report["plan"], report["recommended"]
     answer = card(plan, lang)

@@ -5,11 +5,14 @@ build their charts here, so they draw the same specs."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.i18n import N_, tr
 from trainsizer.report.words import gpu_name
 from trainsizer.workflows.defaults import TIGHT_FRACTION
+
+if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
+    from trainsizer.workflows.plan_schema import MemoryJSON, OptionJSON, PlanJSON
 
 TEXT: dict[str, str] = {
     "memory": N_("Memory per GPU: {gpu}"),
@@ -61,13 +64,13 @@ def _t(key: str, lang: str, **kw: Any) -> str:
     return tr(TEXT[key], lang, **kw)
 
 
-def pick_index(out: dict[str, Any]) -> int | None:
+def pick_index(out: PlanJSON) -> int | None:
     """The option the plan recommends, else the first (fastest) one, else None."""
     rec = out["rankings"].get("recommended") or []
     return rec[0] if rec else (0 if out["options"] else None)
 
 
-def memory_parts(memory: dict[str, Any], lang: str = "en") -> tuple[list[str], list[float]]:
+def memory_parts(memory: MemoryJSON, lang: str = "en") -> tuple[list[str], list[float]]:
     """Named parts of the device memory that add up to ``device_gib``: the allocated components, then the
     allocator's cache (reserved - allocated) and the CUDA context and NCCL (device - reserved)."""
     detail = memory.get("detail_gib") or memory["components_gib"]
@@ -82,7 +85,7 @@ def memory_parts(memory: dict[str, Any], lang: str = "en") -> tuple[list[str], l
     return [name for name, _ in parts], [value for _, value in parts]
 
 
-def memory_spec(option: dict[str, Any], lang: str = "en") -> dict[str, Any]:
+def memory_spec(option: OptionJSON, lang: str = "en") -> dict[str, Any]:
     """The recommended option's memory per GPU: parts summing to the headline, capacity and safety margin."""
     mem = option["memory"]
     used, cap = float(mem["device_gib"]), float(mem["capacity_gib"])
@@ -101,7 +104,7 @@ def memory_spec(option: dict[str, Any], lang: str = "en") -> dict[str, Any]:
                      "range": _t("range", lang, lo=span[0], hi=span[1]) if span else ""}}
 
 
-def cost_spec(option: dict[str, Any], currency: str, lang: str = "en") -> dict[str, Any] | None:
+def cost_spec(option: OptionJSON, currency: str, lang: str = "en") -> dict[str, Any] | None:
     cost = option.get("cost")
     if not cost or not cost.get("series"):
         return None
@@ -114,7 +117,7 @@ def cost_spec(option: dict[str, Any], currency: str, lang: str = "en") -> dict[s
             "log_note": _t("log", lang), "marks": _rent_range(option, series)}
 
 
-def _rent_range(option: dict[str, Any], series: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _rent_range(option: OptionJSON, series: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rent line's 80 % range at the horizon's end, as an error bar, where the model's error moves it: with the
     workload stated as runs a month, the hours rented scale with the time to train (``cost.per_run.Workload.busy``;
     its cap at a busy set is left aside). With a stated utilisation or one run the line is the prices' alone."""
@@ -128,7 +131,7 @@ def _rent_range(option: dict[str, Any], series: list[dict[str, Any]]) -> list[di
              "testid": "cost-range"}]
 
 
-def pareto_spec(out: dict[str, Any], lang: str = "en") -> dict[str, Any] | None:
+def pareto_spec(out: PlanJSON, lang: str = "en") -> dict[str, Any] | None:
     """Time to train (days, or hours when every option takes under two days; step time without tokens) vs
     GPU count of every option, the Pareto front, and the recommended option marked."""
     options = out["options"]
@@ -154,7 +157,7 @@ def pareto_spec(out: dict[str, Any], lang: str = "en") -> dict[str, Any] | None:
             "recommended_range": _range(options[idx], field, div) if idx is not None else None}
 
 
-def _range(option: dict[str, Any], field: str, div: float) -> list[float] | None:
+def _range(option: OptionJSON, field: str, div: float) -> list[float] | None:
     """The option's 80 % range of the charted time, in the chart's unit (``workflows/robust.py``)."""
     span = (option.get("range") or {}).get(field)
     return [span[0] / div, span[1] / div] if span else None
@@ -166,7 +169,7 @@ def scale_spec(gpu: str, counts: list[float], series: dict[str, list[float | Non
             "x_label": _t("gpus", lang), "y_label": _t("tokens_per_s", lang), "log_note": _t("log", lang)}
 
 
-def plan_chart_specs(out: dict[str, Any], lang: str = "en") -> dict[str, dict[str, Any]]:
+def plan_chart_specs(out: PlanJSON, lang: str = "en") -> dict[str, dict[str, Any]]:
     """Memory, cost and Pareto specs of a plan's output (those it has data for)."""
     idx = pick_index(out)
     if idx is None:

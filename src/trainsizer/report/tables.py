@@ -7,7 +7,7 @@ language (``lang``); numbers are as the plan has them (ids stay in the JSON)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.i18n import N_, tr
 from trainsizer.messages import Message
@@ -15,6 +15,9 @@ from trainsizer.report import option_text
 from trainsizer.report import words as w
 from trainsizer.report.message_text import text
 from trainsizer.report.specs import pick_index
+
+if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
+    from trainsizer.workflows.plan_schema import HorizonJSON, OptionJSON, PlanJSON, ReportJSON
 
 RANKINGS = {"recommended": N_("recommended"), "fastest": N_("fastest"), "fewest_gpus": N_("fewest GPUs"),
             "best_mfu": N_("best MFU"), "cheapest_to_buy": N_("cheapest to buy"), "pareto_time_vs_gpus": N_("Pareto")}
@@ -56,7 +59,7 @@ def _days(seconds: float | None) -> float | None:
     return None if seconds is None else seconds / 86400
 
 
-def layout(option: dict[str, Any], lang: str = "en") -> str:
+def layout(option: OptionJSON, lang: str = "en") -> str:
     if lang != "en":
         return option_text.layout(option, lang)  # in words
     p, t = option["parallel"], option["training"]
@@ -65,7 +68,7 @@ def layout(option: dict[str, Any], lang: str = "en") -> str:
             + f" mbs {t['micro_batch_size']} ckpt {t['activation_checkpointing']}")
 
 
-def _run_rows(pick: dict[str, Any], cur: str, lang: str) -> list[list[Any]]:
+def _run_rows(pick: OptionJSON, cur: str, lang: str) -> list[list[Any]]:
     """One run's figures from the option's ``per_run``, the figures the answer card reads."""
     pr = pick.get("per_run") or {}
     if pr.get("cost") is None:
@@ -77,7 +80,7 @@ def _run_rows(pick: dict[str, Any], cur: str, lang: str) -> list[list[Any]]:
             [tr("one training run: hours", lang), pr.get("hours"), "h"]]
 
 
-def _cost_rows(cost: dict[str, Any], cur: str, lang: str) -> list[list[Any]]:
+def _cost_rows(cost: HorizonJSON, cur: str, lang: str) -> list[list[Any]]:
     buy, rent = cost["buy"], cost.get("rent") or {}
     rows: list[list[Any]] = []
     rows += [[tr("buy capex: {item}", lang, item=w.word(CAPEX, k, lang)), Money(v), cur]
@@ -98,7 +101,7 @@ def _cost_rows(cost: dict[str, Any], cur: str, lang: str) -> list[list[Any]]:
     return rows
 
 
-def _range_rows(plan: dict[str, Any], pick: dict[str, Any], recommended: bool, lang: str) -> list[list[Any]]:
+def _range_rows(plan: PlanJSON, pick: OptionJSON, recommended: bool, lang: str) -> list[list[Any]]:
     """The pick's 80 % ranges (low and high in one cell each) and how often the choice holds."""
     r = pick.get("range") or {}
     rows: list[list[Any]] = []
@@ -117,7 +120,7 @@ def _range_rows(plan: dict[str, Any], pick: dict[str, Any], recommended: bool, l
     return rows
 
 
-def recommendation_sheet(plan: dict[str, Any], pick: dict[str, Any] | None, recommended: bool,
+def recommendation_sheet(plan: PlanJSON, pick: OptionJSON | None, recommended: bool,
                          lang: str = "en") -> Sheet:
     cur = plan["currency"]
     sheet = Sheet(tr(SHEETS["recommendation"], lang), [tr("item", lang), tr("value", lang), tr("unit", lang)])
@@ -153,7 +156,7 @@ def recommendation_sheet(plan: dict[str, Any], pick: dict[str, Any] | None, reco
 
 
 # long: one row per item of the bill of materials, each with its own unit and note
-def bom_sheet(pick: dict[str, Any] | None, lang: str = "en") -> Sheet:
+def bom_sheet(pick: OptionJSON | None, lang: str = "en") -> Sheet:
     """One row per item; the priced ones carry the capex lines, so the price column adds up to the capex."""
     sheet = Sheet(tr(SHEETS["bom"], lang), [tr(h, lang) for h in BOM_HEADERS])
     if pick is None:
@@ -201,7 +204,7 @@ def bom_sheet(pick: dict[str, Any] | None, lang: str = "en") -> Sheet:
     return sheet
 
 
-def options_sheet(plan: dict[str, Any], lang: str = "en") -> Sheet:
+def options_sheet(plan: PlanJSON, lang: str = "en") -> Sheet:
     ranked = sorted({i for key in RANKINGS for i in plan["rankings"].get(key, [])},
                     key=lambda i: plan["options"][i]["performance"]["step_time_s"])
     sheet = Sheet(tr(SHEETS["options"], lang), [tr(h, lang) for h in OPTION_HEADERS])
@@ -224,7 +227,7 @@ def options_sheet(plan: dict[str, Any], lang: str = "en") -> Sheet:
     return sheet
 
 
-def _range_cells(o: dict[str, Any]) -> list[Any]:
+def _range_cells(o: OptionJSON) -> list[Any]:
     """The option's 80 % ranges as low / high cells (tokens per second is the step time's range read inversely)."""
     r, perf = o.get("range") or {}, o["performance"]
     step = r.get("step_time_s") or [None, None]
@@ -235,7 +238,7 @@ def _range_cells(o: dict[str, Any]) -> list[Any]:
             _money(cost[0]), _money(cost[1]), r.get("p_exceeds_capacity")]
 
 
-def export_sheets(report: dict[str, Any]) -> list[Sheet]:
+def export_sheets(report: ReportJSON) -> list[Sheet]:
     """The four sheets of a report model (``plan``, ``recommended``, ``assumptions`` and ``lang`` are read)."""
     plan = report["plan"]
     lang = report.get("lang", "en")

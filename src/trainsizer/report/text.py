@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from trainsizer.i18n import N_, resolve_lang, t, tr
+
+if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
+    from trainsizer.report.answer import Card
+    from trainsizer.workflows.plan_schema import OptionJSON, PlanJSON
 
 
 def _console() -> Console:
@@ -193,7 +197,7 @@ FIGURE_COLUMNS = (RANKING_COLUMNS[4], RANKING_COLUMNS[5], RANKING_COLUMNS[7], RA
 COMPACT_COLUMNS = tuple(c for c in RANKING_COLUMNS if c not in (RANKING_COLUMNS[3], RANKING_COLUMNS[9]))
 
 
-def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | None = None,
+def print_plan(result: Any, lang: str | None = None, extra: PlanJSON | None = None,
                all_rankings: bool = False) -> None:
     """The answer card first (what to rent or buy, per run, commitment, time, why, the runner-ups), then the
     notes, the ranking of the plan's objective (every ranking with ``all_rankings``) and the recommended option in
@@ -234,7 +238,7 @@ def print_plan(result: Any, lang: str | None = None, extra: dict[str, Any] | Non
 OBJECTIVE_RANKINGS = {"cheapest": "cheapest_per_run", "fastest": "fastest", "fewest-gpus": "fewest_gpus"}
 
 
-def _shown_rankings(rankings: dict[str, list[int]], out: dict[str, Any], every: bool) -> list[tuple[str, list[int]]]:
+def _shown_rankings(rankings: dict[str, list[int]], out: PlanJSON, every: bool) -> list[tuple[str, list[int]]]:
     """The rankings to print, with their option indices: every non-empty one with ``every``; else the one of the
     plan's objective (the first non-empty one without a recommendation), the recommended option's row added at
     its end when that ranking leaves it out (the answer weighs time too), so the table always shows the answer."""
@@ -250,7 +254,7 @@ def _shown_rankings(rankings: dict[str, list[int]], out: dict[str, Any], every: 
     return [(key, idx + [i for i in pick if i not in idx])]
 
 
-def _print_ranking(con: Console, options: list[dict[str, Any]], idx: list[int], title: str, cur: str,
+def _print_ranking(con: Console, options: list[OptionJSON], idx: list[int], title: str, cur: str,
                    lang: str, columns: tuple[str, ...]) -> None:
     """One ranking as a table: a row per option, the ``columns`` of RANKING_COLUMNS (servers, layout, memory, speed,
     time, cost and why)."""
@@ -272,7 +276,7 @@ def _print_ranking(con: Console, options: list[dict[str, Any]], idx: list[int], 
     con.print(table)
 
 
-def _print_answer(con: Console, answer: dict[str, Any], lang: str) -> None:
+def _print_answer(con: Console, answer: Card, lang: str) -> None:
     """The answer card as terminal lines."""
     from trainsizer.report.words import labelled
 
@@ -290,7 +294,7 @@ def _print_answer(con: Console, answer: dict[str, Any], lang: str) -> None:
         con.print(f"  - {escape(r['title'])} — {escape(r['summary'])} — {escape(r['trade'])}")
 
 
-def _print_detail(con: Console, out: dict[str, Any], lang: str) -> None:
+def _print_detail(con: Console, out: PlanJSON, lang: str) -> None:
     """The recommended (else the fastest) option: bill of materials, site fit, cost, timeline, verification."""
     from trainsizer.report import sections as sec
     from trainsizer.report.specs import pick_index

@@ -4,12 +4,15 @@ materials and cost as an Excel workbook (.xlsx) or CSV."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
+    from trainsizer.workflows.plan_schema import ReportJSON
 
 SUFFIXES = (".html", ".htm", ".md", ".json", ".xlsx", ".csv")
 
 
-def render_report(report: dict[str, Any], suffix: str) -> str | bytes:
+def render_report(report: ReportJSON, suffix: str) -> str | bytes:
     """The report in the format its file suffix names (HTML for anything else)."""
     from trainsizer.jsonout import dumps_strict
     from trainsizer.report.export import csv_text, xlsx_bytes
@@ -32,7 +35,7 @@ def render_report(report: dict[str, Any], suffix: str) -> str | bytes:
     return render_html(report)
 
 
-def write_report(report: dict[str, Any], path: Path) -> None:
+def write_report(report: ReportJSON, path: Path) -> None:
     content = render_report(report, path.suffix)
     tmp = path.with_name(path.name + ".tmp")
     if isinstance(content, bytes):

@@ -90,12 +90,11 @@ def plan(req: s.PlanIn) -> PlanOutcome:
 def report_data(outcome: PlanOutcome) -> dict[str, Any]:
     """What the exports read of a report model, from the plan the page computed: the plan, its recommended
     (else fastest) option and the assumptions with their sources (the report's own list)."""
-    from trainsizer.workflows.report_model import assumptions
+    from trainsizer.workflows.report_model import assumptions, picked
 
-    out = outcome.out
-    rec = out["rankings"].get("recommended") or []
-    pick = out["options"][rec[0]] if rec else (out["options"][0] if out["options"] else None)
-    return {"plan": out, "recommended": pick, "assumptions": assumptions(out, pick)}
+    out, i = outcome.out, picked(outcome)
+    pick = None if i is None else outcome.result.options[i]
+    return {"plan": out, "recommended": None if i is None else out["options"][i], "assumptions": assumptions(out, pick)}
 
 
 def scale_curves(scenario: Scenario, gpu: str, max_gpus: int, gpus_per_node: int | None) -> list[Any]:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from trainsizer.cost.run_cost import RENT, Rented, RunCost
 from trainsizer.errors import InputError
 from trainsizer.messages import Message, clauses, listing, money, msg
 from trainsizer.plan.option import PlanOption
 from trainsizer.workflows.defaults import TIGHT_FRACTION
+from trainsizer.workflows.plan_schema import BindingJSON, OfferJSON, RecommendationJSON, RunnerUpJSON
 from trainsizer.workflows.robust import failure_cost
 from trainsizer.workflows.time_value import TimeValue
 
@@ -45,9 +47,11 @@ def _value(o: PlanOption, objective: str) -> float:
     if objective == "fewest-gpus":
         return float(o.gpus)
     pr = o.per_run
-    if pr.get("cost") is not None:  # the run's cost plus the value of its time (workflows.pricing)
-        return float(pr.get("objective", pr["cost"]))
-    return float(pr["cost_per_million_tokens"])
+    if pr is None:
+        raise ValueError("an option is weighed on the cheapest objective only once priced")
+    if pr.cost is not None:  # the run's cost plus the value of its time (workflows.pricing)
+        return float(pr.objective if pr.objective is not None else pr.cost)
+    return float(pr.cost_per_million_tokens or 0.0)
 
 
 def objective_value(o: PlanOption, objective: str = "cheapest") -> float:
@@ -69,14 +73,9 @@ def tight(o: PlanOption) -> bool:
     return o.device_gib > TIGHT_FRACTION * o.capacity_gib or o.at_risk
 
 
-def _priced(o: PlanOption) -> bool:
-    pr = o.per_run
-    return bool(pr.get("acquisition")) and (pr.get("cost") is not None or pr.get("cost_per_million_tokens"))
-
-
 def _eligible(o: PlanOption, max_oom_risk: float = 1.0) -> bool:
     """Can be recommended: priced, and its chance of running out of memory at most ``max_oom_risk``."""
-    return _priced(o) and o.oom_chance <= max_oom_risk
+    return o.priced and o.oom_chance <= max_oom_risk
 
 
 def choose(options: list[PlanOption], objective: str, max_oom_risk: float = 1.0) -> list[int]:
@@ -115,7 +114,7 @@ def distinct(options: list[PlanOption], objective: str, max_oom_risk: float = 1.
     recommended (priced, at most ``max_oom_risk`` of running out of memory), so no two rows show the same hardware
     (4- and 8-card servers of the same cards read alike in every table)."""
     def rank(o: PlanOption) -> tuple[bool, bool, float, float]:
-        return (not _priced(o), not _eligible(o, max_oom_risk), objective_value(o, objective) if _priced(o) else 0.0,
+        return (not o.priced, not _eligible(o, max_oom_risk), objective_value(o, objective) if o.priced else 0.0,
                 o.seconds())
 
     best: dict[tuple[Any, ...], PlanOption] = {}
@@ -136,7 +135,7 @@ def sized_to_job(options: list[PlanOption], order: list[int],
     pick = options[order[0]]
     limit, gpus = objective_value(pick, objective) * SPAN_COST, pick.gpus * SPAN_GPUS
     keep = [i for i, o in enumerate(options) if i in order or o.gpus <= gpus
-            or (_priced(o) and objective_value(o, objective) <= limit)]
+            or (o.priced and objective_value(o, objective) <= limit)]
     index = {old: new for new, old in enumerate(keep)}
     return [options[i] for i in keep], [index[i] for i in order], len(options) - len(keep)
 
@@ -147,31 +146,32 @@ def _days(o: PlanOption) -> float | None:
 
 
 def _binding(pick: PlanOption, options: list[PlanOption], late: list[PlanOption], deadline_s: float | None,
-             budget_cheaper: float | None, timed: bool = False, max_oom_risk: float = 1.0) -> dict[str, Any]:
+             budget_cheaper: float | None, timed: bool = False, max_oom_risk: float = 1.0) -> BindingJSON:
     """The constraint that decided the pick: a code (deadline, budget, time, headroom, oom_risk, memory, cost) with
     its figures, and the deadline the plan was held to (None without one). Where a cheaper option with room to
     spare lost on the value of time, time decided, whatever tighter options cost less still."""
     cost = pick.run_cost
-    base = {"deadline_days": round(deadline_s / 86400, 4) if deadline_s else None}
+    days = round(deadline_s / 86400, 4) if deadline_s else None
     if deadline_s and any(o.gpus < pick.gpus for o in late):
-        return {"code": "deadline", **base}
+        return {"code": "deadline", "deadline_days": days}
     if budget_cheaper is not None and cost is not None and budget_cheaper < cost:
-        return {"code": "budget", **base}
-    cheaper = [o for o in options if cost is not None and _priced(o) and o.run_cost is not None and o.run_cost < cost]
+        return {"code": "budget", "deadline_days": days}
+    cheaper = [o for o in options if cost is not None and o.priced and o.run_cost is not None and o.run_cost < cost]
     at_risk = [o for o in cheaper if tight(o) or o.oom_chance > max_oom_risk]
     if timed and len(at_risk) < len(cheaper):  # a cheaper run with room lost on its time
-        return {"code": "time", **base}
+        return {"code": "time", "deadline_days": days}
     if any(o.device_gib > TIGHT_FRACTION * o.capacity_gib for o in at_risk):
-        return {"code": "headroom", **base, "tight_fraction": TIGHT_FRACTION}
+        return {"code": "headroom", "deadline_days": days, "tight_fraction": TIGHT_FRACTION}
     if at_risk:  # cheaper layouts at real risk of running out of memory (their ranges, robust.py)
-        return {"code": "oom_risk", **base, "p_exceeds_capacity": min(o.oom_chance for o in at_risk)}
+        return {"code": "oom_risk", "deadline_days": days, "p_exceeds_capacity": min(o.oom_chance for o in at_risk)}
     fewest = not any(o.gpu == pick.gpu and o.gpus < pick.gpus for o in options + late)
     if fewest and pick.gpus > 1 and pick.device_gib > 0.9 * pick.capacity_gib:
-        return {"code": "memory", **base, "device_gib": pick.device_gib, "capacity_gib": pick.capacity_gib}
-    return {"code": "cost", **base}
+        return {"code": "memory", "deadline_days": days, "device_gib": pick.device_gib,
+                "capacity_gib": pick.capacity_gib}
+    return {"code": "cost", "deadline_days": days}
 
 
-def _binding_message(binding: dict[str, Any]) -> Message:
+def _binding_message(binding: BindingJSON) -> Message:
     code = binding["code"]
     if code == "deadline":
         return msg("binding.deadline", days=binding["deadline_days"])
@@ -184,16 +184,16 @@ def _binding_message(binding: dict[str, Any]) -> Message:
     return msg(f"binding.{code}")
 
 
-def _why(pick: PlanOption, objective: str, binding: dict[str, Any], deadline_s: float | None,
+def _why(pick: PlanOption, objective: str, binding: BindingJSON, deadline_s: float | None,
          currency: str, time: Any = None) -> Message:
     """What to do, for how much, how long, the goal and what bound the choice, in one sentence."""
-    pr = pick.per_run
-    acq, offer = pr["acquisition"], pr.get("rent") or pr.get("rent_offer") or {}
+    pr = _run_cost(pick)
+    acq, offer = pr.acquisition, pr.shown_offer()
     hardware = {"gpus": pick.gpus, "gpu": pick.gpu}
-    what = (msg("decide.rent_from", hardware=hardware, provider=offer["provider"], term=offer["term"])
-            if acq == "rent" and offer else msg(f"decide.{acq}", hardware=hardware))
-    cost = (msg("decide.cost_per_run", cost=money(pr["cost"], currency)) if pr.get("cost") is not None
-            else msg("decide.cost_per_token", price=money(pr["cost_per_million_tokens"], currency)))
+    what = (msg("decide.rent_from", hardware=hardware, provider=offer.provider, term=offer.term)
+            if acq == RENT and offer else msg(f"decide.{acq}", hardware=hardware))
+    cost = (msg("decide.cost_per_run", cost=money(pr.cost, currency)) if pr.cost is not None
+            else msg("decide.cost_per_token", price=money(pr.cost_per_million_tokens, currency)))
     suffix = "_deadline" if deadline_s else ""
     goal = (msg(f"goal.cheapest-timed{suffix}", money=money(time.per_hour, time.currency))
             if objective == "cheapest" and time and time.per_hour > 0 else msg(f"goal.{objective}{suffix}"))
@@ -206,21 +206,18 @@ def _why(pick: PlanOption, objective: str, binding: dict[str, Any], deadline_s: 
 
 def recommendation(options: list[PlanOption], order: list[int], objective: str, late: list[PlanOption],
                    deadline_s: float | None, budget_cheaper: float | None, currency: str,
-                   time: TimeValue | None = None, max_oom_risk: float = 1.0) -> dict[str, Any] | None:
+                   time: TimeValue | None = None, max_oom_risk: float = 1.0) -> RecommendationJSON | None:
     """The plan's top-level ``recommendation`` object (None when no option can be had)."""
     if not order:
         return None
     pick = options[order[0]]
-    pr = pick.per_run
-    acq = pr["acquisition"]
-    rent = pr.get("rent") or pr.get("rent_offer") or {}
-    offer = ({k: rent.get(k) for k in ("provider", "term", "billing", "price_per_gpu_hour", "as_of", "stale")}
-             if acq == "rent" else None)
+    pr = _run_cost(pick)
+    acq = pr.acquisition
     days = _days(pick)
     binding = _binding(pick, options, late, deadline_s, budget_cheaper,
                        objective == "cheapest" and bool(time and time.per_hour > 0), max_oom_risk)
     why = _why(pick, objective, binding, deadline_s, currency, time)
-    runners = []
+    runners: list[RunnerUpJSON] = []
     for i in order[1:]:
         o = options[i]
         trade = _trade(pick, o, currency)
@@ -230,32 +227,47 @@ def recommendation(options: list[PlanOption], order: list[int], objective: str, 
         first = runners[0]
         runner_up = msg("decide.runner_up", hardware={"gpus": first["gpus"], "gpu": first["gpu"]}, trade=first["trade"])
         why = msg("sentences", parts=[why, runner_up])
-    return {"option": order[0], "acquisition": acq, "offer": offer, "gpu": pick.gpu, "gpus": pick.gpus,
-            "servers": pick.nodes, "per_run": pr.get("cost"),
-            "cost_per_million_tokens": pr.get("cost_per_million_tokens"),
-            "commitment": pr.get("commitment"), "currency": currency,
+    return {"option": order[0], "acquisition": acq, "offer": _offer(pr), "gpu": pick.gpu, "gpus": pick.gpus,
+            "servers": pick.nodes, "per_run": pr.cost, "cost_per_million_tokens": pr.cost_per_million_tokens,
+            "commitment": pr.commitment, "currency": currency,
             "time_to_train_days": None if days is None else round(days, 2), "objective": objective,
             "site_applies": acq == "buy", "binding": binding, "why": why, "runner_ups": runners,
             "time_value": time.to_dict() if time else None, "adjustments": adjustments(pick, currency, time)}
 
 
-def _voucher(rent: dict[str, Any], currency: str) -> Message | None:
+def _run_cost(pick: PlanOption) -> RunCost:
+    """The pick's run (the recommendation is made among priced options only)."""
+    if pick.per_run is None:
+        raise ValueError("the recommendation is made among priced options only")
+    return pick.per_run
+
+
+def _offer(pr: RunCost) -> OfferJSON | None:
+    """``recommendation.offer``: the rental the answer names (a run priced per token names its offer undated)."""
+    shown = pr.shown_offer()
+    if pr.acquisition != RENT or shown is None:
+        return None
+    dated = pr.rent is not None
+    return {**shown.offer_dict(), "as_of": shown.as_of if dated else None, "stale": shown.stale if dated else None}
+
+
+def _voucher(rent: Rented, currency: str) -> Message | None:
     """The voucher claimed on the pick's rental: what it took off, its ceiling, its cap and caveats; or why it was
     not applied."""
-    if rent.get("voucher_not_applied"):
-        refused = rent["voucher_not_applied"]
-        return msg("adjust.voucher_not_applied", voucher=refused["id"], reason=refused["reason"])
-    v = rent.get("voucher")
+    if rent.voucher_not_applied:
+        refused = rent.voucher_not_applied
+        return msg("adjust.voucher_not_applied", voucher=refused.id, reason=refused.reason)
+    v = rent.voucher
     if not v:
         return None
-    parts = [msg("adjust.voucher_possible" if v.get("possible") else "adjust.voucher", voucher=v["id"],
-                 saved=money(v["saved"], currency), pct=v["fraction"])]
-    if v.get("cap") is not None:
-        parts.append(msg(f"adjust.voucher_cap_{v.get('cap_period') or 'year'}", cap=money(v["cap"], currency)))
-    if v.get("upper_bound"):
+    parts = [msg("adjust.voucher_possible" if v.possible else "adjust.voucher", voucher=v.id,
+                 saved=money(v.saved, currency), pct=v.fraction)]
+    if v.cap is not None:
+        parts.append(msg(f"adjust.voucher_cap_{v.cap_period or 'year'}", cap=money(v.cap, currency)))
+    if v.upper_bound:
         parts.append(msg("adjust.voucher_upper_bound"))
-    if v.get("eligibility") == "unknown":
-        parts.append(msg("cost.voucher_eligibility_unknown", voucher=v["id"]))
+    if v.eligibility == "unknown":
+        parts.append(msg("cost.voucher_eligibility_unknown", voucher=v.id))
     return clauses(parts)
 
 
@@ -263,28 +275,25 @@ def adjustments(pick: PlanOption, currency: str, time: TimeValue | None = None) 
     """What adjusted the answer's figures, each said on the answer card: a voucher (with its cap and caveats),
     a contract's minimum term, the workload bought hardware is priced at (and the sets of servers it needs), a
     tight fit, and the value of the time (assumed or stated). A stale price is on the card's offer line."""
-    pr = pick.per_run
     out: list[Message | None] = []
-    if pr.get("acquisition") == "rent" and pr.get("rent"):
-        rent = pr["rent"]
+    if (rent := pick.rented) is not None:
         out.append(_voucher(rent, currency))
-        if pr.get("setup"):  # billed like the training, on every GPU (workflows.setup_time)
-            setup = pr["setup"]
-            out.append(msg("adjust.setup_assumed" if setup["assumed"] else "adjust.setup", time=setup["minutes"] * 60,
-                           n=pick.gpus,
-                           money=money(setup["minutes"] / 60 * pick.gpus * rent["price_per_gpu_hour"], currency)))
-        out += [n for n in rent.get("notes") or [] if isinstance(n, Message)
+        setup = pick.per_run.setup if pick.per_run else None
+        if setup is not None:  # billed like the training, on every GPU (workflows.setup_time)
+            minutes = setup.shown_minutes
+            out.append(msg("adjust.setup_assumed" if setup.assumed else "adjust.setup", time=minutes * 60,
+                           n=pick.gpus, money=money(minutes / 60 * pick.gpus * rent.price_per_gpu_hour, currency)))
+        out += [n for n in rent.notes if isinstance(n, Message)
                 and n.code in ("cost.contract_minimum", "machine.ram_unstated")]
-    if pr.get("acquisition") == "buy" and pr.get("buy"):
-        buy = pr["buy"]
-        if buy.get("utilisation") is not None:
-            out.append(msg("adjust.bought_at", workload=pr["workload"], pct=buy["utilisation"]))
+    if (buy := pick.bought) is not None and pick.per_run is not None:
+        if buy.utilisation is not None:
+            out.append(msg("adjust.bought_at", workload=pick.per_run.workload, pct=buy.utilisation))
         elif pick.ownership_years_on_one_run:  # no workload stated: the one run carries the whole ownership
             out.append(msg("adjust.ownership_on_one_run", years=pick.ownership_years_on_one_run))
-        out.append(buy.get("note"))
+        out.append(buy.note)
     if tight(pick):
         used = pick.device_gib / pick.capacity_gib
-        risk = (pick.range or {}).get("p_exceeds_capacity")
+        risk = pick.range.p_exceeds_capacity if pick.range else None
         out.append(msg("adjust.tight_fit", pct=used, limit=TIGHT_FRACTION) if used > TIGHT_FRACTION or risk is None
                    else msg("adjust.oom_risk", pct=risk, used=used))
     if time is not None and time.per_hour > 0:
@@ -295,15 +304,15 @@ def adjustments(pick: PlanOption, currency: str, time: TimeValue | None = None) 
 
 
 def _trade(pick: PlanOption, other: PlanOption, currency: str) -> Message:
-    a, b = pick.per_run, other.per_run
+    a, b = pick.run_cost, other.run_cost
     parts = []
-    if a.get("cost") and b.get("cost") is not None:
-        parts.append(msg("trade.per_run", pct=b["cost"] / a["cost"] - 1))
+    if a and b is not None:
+        parts.append(msg("trade.per_run", pct=b / a - 1))
     da, db = _days(pick), _days(other)
     if da is not None and db is not None and abs(db - da) > 0.05 * da:
         parts.append(msg("trade.faster" if db < da else "trade.slower", span=round(abs(db - da), 1)))
-    if b.get("commitment") is not None:
-        parts.append(msg("trade.commits", money=money(b["commitment"], currency)))
+    if other.commitment is not None:
+        parts.append(msg("trade.commits", money=money(other.commitment, currency)))
     if other.ownership_years_on_one_run:  # why its run costs the servers
         parts.append(msg("trade.ownership_on_one_run", years=other.ownership_years_on_one_run))
     if tight(other):

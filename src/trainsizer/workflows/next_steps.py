@@ -6,10 +6,9 @@ Both follow the seed guide (评估 2-3 天, 服务器准备 1-2 天, 环境 2-3 
 
 from __future__ import annotations
 
-from typing import Any
-
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.messages import msg
+from trainsizer.workflows.plan_schema import TimelineJSON, VerificationStepJSON
 
 TIMELINE = [
     ("timeline.evaluation", 2, 3),
@@ -28,7 +27,7 @@ RENTAL_TIMELINE = [
 ]
 
 
-def timeline(acquisition: str | None = "rent") -> dict[str, Any]:
+def timeline(acquisition: str | None = "rent") -> TimelineJSON:
     """The deployment steps: for bought hardware the seed's (evaluation, server preparation, environment, data)
     with the vendor's delivery lead time (planner.yaml); for a rental the instance, its environment and the data."""
     if acquisition == "rent":
@@ -50,10 +49,10 @@ def timeline(acquisition: str | None = "rent") -> dict[str, Any]:
     return {"steps": steps, "total_days": [lo, hi], "note": note, "source": source}
 
 
-def verification_steps(job_path: str = "JOB.yaml", acquisition: str | None = None) -> list[dict[str, Any]]:
+def verification_steps(job_path: str = "JOB.yaml", acquisition: str | None = None) -> list[VerificationStepJSON]:
     """Measure memory, profile a step, then: on a rented instance, check it against the offer in the first hour;
     on bought servers, the seed's 3-5 day burn-in."""
-    steps = [
+    steps: list[VerificationStepJSON] = [
         {"step": msg("verify.memory"), "command": f"trainsizer probe memory {job_path}",
          "check": msg("verify.memory_check")},
         {"step": msg("verify.profile"), "command": f"trainsizer probe profile {job_path}",

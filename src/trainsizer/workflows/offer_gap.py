@@ -6,13 +6,13 @@ of passing off a term contract or a purchase as the cost of one run."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from trainsizer.cost.per_run import offer_market
 from trainsizer.cost.prices import Prices
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.messages import money as to_money
 from trainsizer.plan.option import PlanOption
+from trainsizer.workflows.plan_schema import OfferGapJSON
 
 # A run priced at most this many times its compute floor is held by a known offer (assumed: per-second or per-hour
 # billing, setup and a cloud's mark-up over the cheapest price stay within it; a term contract or a one-run
@@ -56,7 +56,7 @@ class OfferGap:
                    hours=self.gpu_hours, provider=self.provider,
                    price=to_money(self.price_per_gpu_hour, self.currency))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> OfferGapJSON:
         return {"floor": round(self.floor), "currency": self.currency, "gpu": self.gpu, "gpus": self.gpus,
                 "servers": self.servers, "gpu_hours": round(self.gpu_hours, 1),
                 "price_per_gpu_hour": round(self.price_per_gpu_hour, 3), "provider": self.provider,
@@ -100,13 +100,14 @@ def compute_floor(options: list[PlanOption], prices: Prices, market: str, max_oo
     return min((g for v, g in gaps if v <= SMALLEST_WITHIN * least), key=lambda g: (g.gpus, g.floor))
 
 
-def offer_gap(rec: dict[str, Any] | None, options: list[PlanOption], prices: Prices, market: str,
+def offer_gap(pick: PlanOption | None, options: list[PlanOption], prices: Prices, market: str,
               max_oom_risk: float, time_value: float = 0.0) -> OfferGap | None:
-    """The floor and what would hold the job, where the answer is not a run rented by the hour within
-    FLOOR_FACTOR of it (a purchase, a term contract, or no answer); None where it is."""
+    """The floor and what would hold the job, where the answer (``pick``: the recommended option) is not a run
+    rented by the hour within FLOOR_FACTOR of it (a purchase, a term contract, or no answer); None where it is."""
     floor = compute_floor(options, prices, market, max_oom_risk, time_value)
     if floor is None:
         return None
-    if rec and rec.get("per_run") is not None and rec["per_run"] <= FLOOR_FACTOR * floor.floor:
+    cost = pick.run_cost if pick else None
+    if cost is not None and cost <= FLOOR_FACTOR * floor.floor:
         return None
     return floor

@@ -42,8 +42,9 @@ from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
 from trainsizer.workflows.offer_gap import offer_gap
 from trainsizer.workflows.plan_request import PlanRequest
+from trainsizer.workflows.plan_schema import ExcludedGpuJSON, MarketJSON, PlanJSON, RecommendationJSON
 from trainsizer.workflows.pricing import MoneyTerms, merge_fabric_twins, recommend_options
-from trainsizer.workflows.robust import close_call, confidence, with_ranges
+from trainsizer.workflows.robust import close_call, confidence, settle_command, with_ranges
 from trainsizer.workflows.screen_pricing import HostFit, ScreenPricing
 from trainsizer.workflows.setup_time import NONE as NO_SETUP
 from trainsizer.workflows.setup_time import setup_time
@@ -58,7 +59,7 @@ class PlanOutcome:
     """The plan as data (``out`` is what ``plan --json`` prints) with the inputs it was computed from."""
 
     result: PlanResult
-    out: dict[str, Any]
+    out: PlanJSON
     scenario: Scenario
     arch: Architecture
     site: Site
@@ -97,12 +98,13 @@ def _market(req: PlanRequest, money: Prices, site: Site) -> str:
     return default_market(money.currency, site if req.site else None, resolve_lang(req.lang)).value
 
 
-def _market_gpus(cat: Catalog, req: PlanRequest, market: str) -> tuple[tuple[str, ...], dict[str, Any]]:
+def _market_gpus(cat: Catalog, req: PlanRequest, market: str) -> tuple[tuple[str, ...], MarketJSON]:
     """The GPU types a team in ``market`` can buy or rent (all of the catalog unless ``--gpu`` names some:
     those are kept, and options on them say what stands in the way), and one line on what was left out."""
     if req.gpus:
         return req.gpus, {"market": market, "excluded": [], "note": None}
-    kept, excluded = [], []
+    kept: list[str] = []
+    excluded: list[ExcludedGpuJSON] = []
     for gid, acc in cat.accelerators.items():
         buy, rent = availability(acc, market, "buy"), availability(acc, market, "rent")
         if buy.obtainable or rent.obtainable:
@@ -194,22 +196,23 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
         result.suggestions.append(msg("plan.all_at_oom_risk", limit=req.max_oom_risk, pct=least.oom_chance,
                                       gpus=least.gpus, gpu=least.gpu))
     out = result.to_dict()
-    out["recommendation"] = recommendation(options, order, objective, result.late, req.deadline_s, None,
-                                           money.currency, terms.time, req.max_oom_risk)
-    _add_confidence(out["recommendation"], options, order, objective, req, job_label)
-    gap = offer_gap(out["recommendation"], every_option, money, market, req.max_oom_risk, terms.time.per_hour)
-    out["offer_gap"] = gap.to_dict() if gap else None
-    if gap and not out["recommendation"]:
-        out["suggestions"].append(gap.message())
-    out["recommended_because"] = out["recommendation"]["why"] if out["recommendation"] else None
-    acquisition = out["recommendation"]["acquisition"] if out["recommendation"] else None
+    rec = recommendation(options, order, objective, result.late, req.deadline_s, None, money.currency, terms.time,
+                         req.max_oom_risk)
+    _add_confidence(rec, options, order, objective, req, job_label)
+    gap = offer_gap(options[order[0]] if rec else None, every_option, money, market, req.max_oom_risk,
+                    terms.time.per_hour)
+    if gap and not rec:
+        result.suggestions.append(gap.message())
+    acquisition = options[order[0]].acquisition if rec else None
+    out.update({"recommendation": rec, "offer_gap": gap.to_dict() if gap else None,
+                "recommended_because": rec["why"] if rec else None})
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
                 "timeline": timeline(acquisition), "verification": verification_steps(job_label, acquisition),
                 "prices_used": [c.to_dict() for c in listed(priced.cited)]})
     return PlanOutcome(result, out, job, arch, site, money, cat)
 
 
-def _add_confidence(rec: dict[str, Any] | None, options: list[PlanOption], order: list[int], objective: str,
+def _add_confidence(rec: RecommendationJSON | None, options: list[PlanOption], order: list[int], objective: str,
                     req: PlanRequest, job_label: str) -> None:
     """``recommendation.confidence`` across the model's error (``robust.py``); a close call says what settles it."""
     if not rec:
@@ -217,12 +220,13 @@ def _add_confidence(rec: dict[str, Any] | None, options: list[PlanOption], order
     values = [objective_value(o, objective) if i in order else 0.0 for i, o in enumerate(options)]
     conf = confidence(options, order, values, req.deadline_s, req.budget, scales=objective != "fewest-gpus")
     if conf:  # the choice holds in no outcome where it runs out of memory: never above its chance of running
-        conf["runs"] = round(1.0 - options[order[0]].oom_chance, 4)
-        conf["share"] = min(conf["share"], conf["runs"])
-    rec["confidence"] = conf
-    close = close_call(rec, options, job_label)
-    if close is not None:
+        runs = round(1.0 - options[order[0]].oom_chance, 4)
+        conf = replace(conf, runs=runs, share=min(conf.share, runs))
+    close = close_call(conf, options)
+    if conf and close is not None:
+        conf = replace(conf, settle_with=settle_command(job_label))
         rec["why"] = msg("sentences", parts=[rec["why"], close])
+    rec["confidence"] = conf.to_dict() if conf else None
 
 
 def price_hardware(job: Scenario, gpu: str, gpus: int, req: PlanRequest) -> dict[str, Any]:

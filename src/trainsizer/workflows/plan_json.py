@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from trainsizer.workflows.plan_schema import OptionJSON, PlanJSON
+
 # An option's summary: per part of the option, the keys it keeps (the same values as in full).
 SUMMARY_KEYS: dict[str, tuple[str, ...] | None] = {
     "hardware": None,  # None: the part whole
@@ -21,7 +23,7 @@ SUMMARY = "summary"
 FULL = "full"
 
 
-def option_summary(option: dict[str, Any]) -> dict[str, Any]:
+def option_summary(option: OptionJSON) -> dict[str, Any]:
     """The option's summary: its layout whole, its headline figures, and ``detail: "summary"``."""
     out: dict[str, Any] = {}
     for part, keys in SUMMARY_KEYS.items():
@@ -33,14 +35,14 @@ def option_summary(option: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def detailed_options(out: dict[str, Any]) -> set[int]:
+def detailed_options(out: PlanJSON) -> set[int]:
     """The indices of the options shown in full: the recommended one and its runner-ups."""
     rec = out.get("recommendation") or {}
     shown = {rec["option"]} if rec.get("option") is not None else set()
     return shown | {r["option"] for r in rec.get("runner_ups") or []}
 
 
-def plan_json(out: dict[str, Any], every_option_in_full: bool = False) -> dict[str, Any]:
+def plan_json(out: PlanJSON, every_option_in_full: bool = False) -> dict[str, Any]:
     """The plan (``PlanOutcome.out``) as its JSON carries it: options outside the answer as summaries, unless
     ``every_option_in_full`` (``--all``). Indices into ``options`` (rankings, runner-ups) are unchanged."""
     if every_option_in_full:

@@ -12,15 +12,16 @@ from trainsizer.cost.machine import MachineNeed
 from trainsizer.cost.per_run import RentalRun, Workload, buy_share, cheapest_rental, offer_market
 from trainsizer.cost.price_rows import Cited
 from trainsizer.cost.prices import Prices, RentalOffer
+from trainsizer.cost.run_cost import BUY, RENT, Bought, Rented, RunCost, VoucherClaim, VoucherRefusal
 from trainsizer.cost.subsidy import Subsidy, applies_to, apply_subsidy
-from trainsizer.cost.tco import HOURS_PER_YEAR, compare
+from trainsizer.cost.tco import HOURS_PER_YEAR, Comparison, compare
 from trainsizer.errors import InputError
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.hardware.market import availability
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.messages import money as to_money
 from trainsizer.models.architecture import Architecture
-from trainsizer.plan.option import PlanOption, Pricing
+from trainsizer.plan.option import Availability, PlanOption, Pricing
 from trainsizer.scenario import Scenario
 from trainsizer.system.bom import SystemPlan, size_system
 from trainsizer.system.sites import Site
@@ -80,119 +81,120 @@ def _horizon_offer(gpu: Accelerator, rental: RentalRun | None, money: MoneyTerms
     return offer, offer is not None
 
 
-def _per_run(opt: PlanOption, gpu: Accelerator, cost: Any, site_ok: bool, money: MoneyTerms,
-             rental: tuple[RentalRun | None, Message | None]) -> dict[str, Any]:
+def _bought(gpu: Accelerator, cost: Comparison | None, site_ok: bool, money: MoneyTerms,
+            hours: float | None) -> tuple[Bought | None, Message | None]:
+    """The run bought at the stated workload (``cost.buy`` is already priced for the sets of servers the workload
+    needs: cost.tco.compare), or why it cannot be."""
+    buy_ok = availability(gpu, money.market, "buy")
+    if not cost:
+        return None, msg("cost.no_purchase_price")
+    if not buy_ok.obtainable:
+        return None, msg("cost.not_buyable", market=money.market, status=buy_ok.status, reason=buy_ok.reason)
+    if not site_ok:
+        return None, msg("cost.rent_instead")
+    sets = money.workload.sets(hours)
+    note = (msg("cost.buy_sets", n=money.workload.runs_per_month or 0.0, run=hours * 3600, sets=sets)
+            if sets > 1 and hours else None)
+    return Bought(cost=round(buy_share(cost.buy, hours or 1.0, money.workload)), commitment=round(cost.buy.capex_total),
+                  sets=sets, utilisation=money.workload.busy(hours), note=note), None
+
+
+def _per_run(opt: PlanOption, gpu: Accelerator, cost: Comparison | None, site_ok: bool, money: MoneyTerms,
+             rental: tuple[RentalRun | None, Message | None]) -> RunCost:
     """The run rented on its cheapest terms (``rental``: :func:`_rental`) and bought at the stated workload, each
     with its commitment, or the reason it cannot be had; the acquisition that costs less per run within the budget."""
     run_s = opt.time_to_train_s
     hours = run_s / 3600 if run_s else None
+    run, rent_unavailable = rental
+    rented = None if run is None else _claim(Rented.of(run), money.voucher) if money.voucher else Rented.of(run)
+    bought, buy_unavailable = _bought(gpu, cost, site_ok, money, hours)
+    base = RunCost(hours=None if hours is None else round(hours, 2), currency=money.prices.currency,
+                   workload=money.workload.describe(), rent=rented, buy=bought, rent_unavailable=rent_unavailable,
+                   buy_unavailable=buy_unavailable)
+    if hours is None:
+        return _per_token(base, opt, cost, money)
+    return _chosen(base, hours, money)
+
+
+def _chosen(base: RunCost, hours: float, money: MoneyTerms) -> RunCost:
+    """The acquisition that costs less per run (then commits less) within the budget, with the value of the run's
+    time (``--time-value``) beside its cost: the objective; where none is within the budget, why."""
     cur = money.prices.currency
-    out: dict[str, Any] = {"hours": None if hours is None else round(hours, 2), "currency": cur,
-                           "workload": money.workload.describe(), "rent": None, "buy": None,
-                           "rent_unavailable": None, "buy_unavailable": None}
-    buy_ok = availability(gpu, money.market, "buy")
-    if hours is None:
-        out["reason"] = msg("cost.no_run_length")
-    run, out["rent_unavailable"] = rental
-    out["rent"] = run.to_dict() if run else None
-    if run and money.voucher:
-        _claim(out["rent"], money.voucher)
-    if not cost:
-        out["buy_unavailable"] = msg("cost.no_purchase_price")
-    elif not buy_ok.obtainable:
-        out["buy_unavailable"] = msg("cost.not_buyable", market=money.market, status=buy_ok.status,
-                                     reason=buy_ok.reason)
-    elif not site_ok:
-        out["buy_unavailable"] = msg("cost.rent_instead")
-    else:  # cost.buy is already priced for the sets of servers the stated workload needs (cost.tco.compare)
-        sets = money.workload.sets(hours)
-        out["buy"] = {"cost": round(buy_share(cost.buy, hours or 1.0, money.workload)),
-                      "commitment": round(cost.buy.capex_total), "sets": sets,
-                      "utilisation": money.workload.busy(hours)}
-        if sets > 1 and hours:
-            out["buy"]["note"] = msg("cost.buy_sets", n=money.workload.runs_per_month or 0.0, run=hours * 3600,
-                                     sets=sets)
-    if hours is None:
-        return _per_token(out, opt, cost, money)
-    choices = {k: v for k, v in (("rent", out["rent"]), ("buy", out["buy"])) if v}
+    choices: dict[str, Rented | Bought] = {k: v for k, v in ((RENT, base.rent), (BUY, base.buy)) if v}
+    unavailable = {RENT: base.rent_unavailable, BUY: base.buy_unavailable}
+    over_budget = None
     if money.budget is not None:
-        over = {k: v for k, v in choices.items() if v["commitment"] > money.budget}
+        over = {k: v for k, v in choices.items() if v.commitment > money.budget}
         for k, v in over.items():
-            out[f"{k}_unavailable"] = msg("cost.over_budget", money=to_money(v["commitment"], cur),
-                                          money2=to_money(money.budget, cur))
-        out["over_budget"] = len(over) == len(choices)  # nothing within the budget (unpriced: nothing at all)
+            unavailable[k] = msg("cost.over_budget", money=to_money(v.commitment, cur),
+                                 money2=to_money(money.budget, cur))
+        over_budget = len(over) == len(choices)  # nothing within the budget (unpriced: nothing at all)
         choices = {k: v for k, v in choices.items() if k not in over}
-    if choices:
-        acq = min(choices, key=lambda k: (choices[k]["cost"], choices[k]["commitment"]))
-        out.update({"acquisition": acq, "cost": choices[acq]["cost"], "commitment": choices[acq]["commitment"]})
-        # the objective: the run's cost plus its wall-clock time at the time value (--time-value)
-        out["time_cost"] = round(money.time.per_hour * (hours + money.setup.hours))
-        if money.setup.minutes:
-            out["setup"] = money.setup.to_dict()
-        out["objective"] = out["cost"] + out["time_cost"]
-    else:
-        out["reason"] = clauses([r for r in (out["rent_unavailable"], out["buy_unavailable"]) if r])
-    return out
+    within = replace(base, rent_unavailable=unavailable[RENT], buy_unavailable=unavailable[BUY],
+                     over_budget=over_budget)
+    if not choices:
+        return replace(within, reason=clauses([r for r in unavailable.values() if r]))
+    acq = min(choices, key=lambda k: (choices[k].cost, choices[k].commitment))
+    chosen = choices[acq]
+    # the objective: the run's cost plus its wall-clock time at the time value (--time-value)
+    time_cost = round(money.time.per_hour * (hours + money.setup.hours))
+    return replace(within, acquisition=acq, cost=chosen.cost, commitment=chosen.commitment, time_cost=time_cost,
+                   setup=money.setup if money.setup.minutes else None, objective=chosen.cost + time_cost)
 
 
-def _claim(rent: dict[str, Any], voucher: Subsidy) -> None:
+def _claim(rent: Rented, voucher: Subsidy) -> Rented:
     """A compute voucher on an eligible rental: the run's cost and commitment net of it where its eligibility is
     confirmed, else what it would take off if approved (``possible``); on a provider it does not cover, the reason
     (the answer card says each: workflows.decide.adjustments)."""
-    if not applies_to(voucher, rent["provider"]):
+    if not applies_to(voucher, rent.provider):
         why = msg("cost.voucher_not_here", voucher=voucher.id)
-        rent["notes"].append(why)
-        rent["voucher_not_applied"] = {"id": voucher.id, "reason": why}
-        return
-    net, saved = apply_subsidy(rent["cost"], voucher)
-    claim = {"id": voucher.id, "saved": round(saved), "fraction": voucher.fraction, "confidence": voucher.confidence,
-             "eligibility": voucher.eligibility, "cap": voucher.cap_per_year, "cap_period": voucher.cap_period,
-             "upper_bound": voucher.upper_bound}
+        return replace(rent, notes=(*rent.notes, why), voucher_not_applied=VoucherRefusal(id=voucher.id, reason=why))
+    net, saved = apply_subsidy(rent.cost, voucher)
+    claim = VoucherClaim(id=voucher.id, saved=round(saved), fraction=voucher.fraction, confidence=voucher.confidence,
+                         eligibility=voucher.eligibility, cap=voucher.cap_per_year, cap_period=voucher.cap_period,
+                         upper_bound=voucher.upper_bound, possible=not voucher.confirmed)
     if not voucher.confirmed:  # a possibility beside the price, never folded into it
-        rent["notes"].append(msg("cost.voucher_eligibility_unknown", voucher=voucher.id))
-        rent["voucher"] = {**claim, "possible": True}
-        return
-    rent.update({"cost_before_voucher": rent["cost"], "cost": round(net), "commitment": round(net), "voucher": claim})
+        return replace(rent, notes=(*rent.notes, msg("cost.voucher_eligibility_unknown", voucher=voucher.id)),
+                       voucher=claim)
+    return replace(rent, cost_before_voucher=rent.cost, cost=round(net), commitment=round(net), voucher=claim)
 
 
-def _per_token(out: dict[str, Any], opt: PlanOption, cost: Any, money: MoneyTerms) -> dict[str, Any]:
+def _per_token(base: RunCost, opt: PlanOption, cost: Comparison | None, money: MoneyTerms) -> RunCost:
     """Without the run's length: the cost of a million trained tokens, renting by the hour or owning at the
     horizon view's utilisation; the cheaper is the acquisition."""
     tokens_per_hour = opt.tokens_per_s * 3600
     per_mtok: dict[str, float] = {}
-    if out["rent"]:
-        per_mtok["rent"] = out["rent"]["price_per_gpu_hour"] * opt.gpus / tokens_per_hour * 1e6
-    if out["buy"]:
+    if base.rent:
+        per_mtok[RENT] = base.rent.price_per_gpu_hour * opt.gpus / tokens_per_hour * 1e6
+    if base.buy and cost:
         hours = cost.buy.horizon_years * HOURS_PER_YEAR * money.utilisation_at(None)
-        per_mtok["buy"] = cost.buy.total / hours / tokens_per_hour * 1e6
-    if out["rent"]:
-        r = out["rent"]
-        out["rent_offer"] = {k: r[k] for k in ("provider", "term", "billing", "price_per_gpu_hour")}
-    out["rent"] = out["buy"] = None  # a run's bill needs its length
-    if per_mtok:
-        acq = min(per_mtok, key=lambda k: per_mtok[k])
-        out.update({"acquisition": acq, "cost": None, "cost_per_million_tokens": round(per_mtok[acq], 4),
-                    "commitment": round(cost.buy.capex_total) if acq == "buy" else None})
-    return out
+        per_mtok[BUY] = cost.buy.total / hours / tokens_per_hour * 1e6
+    # a run's bill needs its length: the offer alone is kept
+    out = replace(base, rent=None, buy=None, rent_offer=base.rent, reason=msg("cost.no_run_length"))
+    if not per_mtok:
+        return out
+    acq = min(per_mtok, key=lambda k: per_mtok[k])
+    return replace(out, acquisition=acq, cost_per_million_tokens=round(per_mtok[acq], 4),
+                   commitment=round(cost.buy.capex_total) if acq == BUY and cost else None)
 
 
-def _verdict(pr: dict[str, Any], horizon_verdict: Message) -> Message:
-    cur = pr["currency"]
-    if pr.get("cost") is None and pr.get("cost_per_million_tokens"):
-        return clauses([msg("verdict.per_token", acquisition=pr["acquisition"],
-                            price=to_money(pr["cost_per_million_tokens"], cur)), pr.get("reason")])
-    if pr.get("acquisition") == "rent":
-        r = pr["rent"]
-        other = (msg("verdict.buying_would_cost", cost=to_money(pr["buy"]["cost"], cur), workload=pr["workload"])
-                 if pr["buy"] else msg("verdict.buying_not", reason=pr["buy_unavailable"]) if pr["buy_unavailable"]
+def _verdict(pr: RunCost, horizon_verdict: Message) -> Message:
+    cur = pr.currency
+    if pr.cost is None and pr.cost_per_million_tokens:
+        return clauses([msg("verdict.per_token", acquisition=pr.acquisition,
+                            price=to_money(pr.cost_per_million_tokens, cur)), pr.reason])
+    if pr.acquisition == RENT and pr.rent:
+        r = pr.rent
+        other = (msg("verdict.buying_would_cost", cost=to_money(pr.buy.cost, cur), workload=pr.workload)
+                 if pr.buy else msg("verdict.buying_not", reason=pr.buy_unavailable) if pr.buy_unavailable
                  else None)
-        return clauses([msg("verdict.rent", cost=to_money(r["cost"], cur), provider=r["provider"], term=r["term"],
-                            hours=r["billed_hours"]), other])
-    if pr.get("acquisition") == "buy":
-        other = msg("verdict.renting_would_cost", cost=to_money(pr["rent"]["cost"], cur)) if pr["rent"] else None
-        return clauses([msg("verdict.buy", cost=to_money(pr["buy"]["cost"], cur), workload=pr["workload"],
-                            commitment=to_money(pr["buy"]["commitment"], cur)), other])
-    reasons = [r for r in (pr.get("rent_unavailable"), pr.get("buy_unavailable")) if r] or [pr.get("reason")]
+        return clauses([msg("verdict.rent", cost=to_money(r.cost, cur), provider=r.provider, term=r.term,
+                            hours=r.billed_hours), other])
+    if pr.acquisition == BUY and pr.buy:
+        other = msg("verdict.renting_would_cost", cost=to_money(pr.rent.cost, cur)) if pr.rent else None
+        return clauses([msg("verdict.buy", cost=to_money(pr.buy.cost, cur), workload=pr.workload,
+                            commitment=to_money(pr.buy.commitment, cur)), other])
+    reasons = [r for r in (pr.rent_unavailable, pr.buy_unavailable) if r] or [pr.reason]
     return msg("verdict.no_cost", reasons=[r for r in reasons if r], verdict=horizon_verdict)
 
 
@@ -236,21 +238,21 @@ def recommend_options(options: list[PlanOption], job: Scenario, arch: Architectu
         site_ok = not system.site_fit or system.site_fit.fits
         per_run = _per_run(opt, gpu, cost, site_ok, money, rental)
         verdict = _verdict(per_run, cost.verdict if cost and sold else
-                           per_run.get("buy_unavailable") or msg("cost.no_purchase_price_short"))
-        if per_run.get("acquisition") == "rent" and not site_ok:
+                           per_run.buy_unavailable or msg("cost.no_purchase_price_short"))
+        if per_run.acquisition == RENT and not site_ok:
             verdict = clauses([verdict, msg("site.rented")])
         elif system.site_fit and not site_ok:
             verdict = clauses([verdict, msg("site.verdict", verdict=system.site_fit.verdict)])
-        if per_run.get("over_budget"):
+        if per_run.over_budget:
             over_budget += 1
-            for k in ("rent", "buy"):  # the least commitment that would have it
-                if (c := per_run.get(k)) and (least is None or c["commitment"] < least[0]):
-                    least = (c["commitment"], k, opt)
+            for k in (RENT, BUY):  # the least commitment that would have it
+                if (c := per_run.choice(k)) and (least is None or c.commitment < least[0]):
+                    least = (c.commitment, k, opt)
             continue
-        available = {"market": money.market, **{acq: availability(gpu, money.market, acq).to_dict()
-                                                for acq in ("buy", "rent")}}
+        available = Availability(market=money.market, buy=availability(gpu, money.market, "buy"),
+                                 rent=availability(gpu, money.market, "rent"))
         out.append(opt.with_pricing(Pricing(system=system, availability=available, cost=cost if cost and sold else None,
-                                            per_run=per_run, site_applies=per_run.get("acquisition") != "rent",
+                                            per_run=per_run, site_applies=per_run.acquisition != RENT,
                                             verdict=verdict)))
     notes = [msg("plan.over_budget", n=over_budget, money=to_money(money.budget or 0, money.prices.currency))
              ] if over_budget else []

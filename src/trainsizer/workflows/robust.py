@@ -10,8 +10,7 @@ across the validation cases, ``ranges.yaml``), other families draw theirs indepe
 from __future__ import annotations
 
 import math
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -20,6 +19,8 @@ from trainsizer.estimate.ranges import Band, band, framework_regime
 from trainsizer.estimate.regimes import gpu_family, regime
 from trainsizer.messages import Message, msg
 from trainsizer.plan.option import PlanOption
+from trainsizer.plan.option_range import OptionRange
+from trainsizer.workflows.plan_schema import ConfidenceJSON
 
 SAMPLES = 4000
 SEED = 20240601
@@ -35,34 +36,33 @@ def _bands(o: PlanOption) -> tuple[Band, Band]:
     return band("memory", reg), band("speed", reg)
 
 
-def option_range(o: PlanOption) -> dict[str, Any]:
-    """``option["range"]``: the 80 % ranges of the option's time to train and cost per run, the chance its peak
+def option_range(o: PlanOption) -> OptionRange:
+    """``option.range``: the 80 % ranges of the option's time to train and cost per run, the chance its peak
     memory exceeds the GPU, and whether that is a real risk (a message where it is)."""
     mem_b, speed_b = _bands(o)
     device, capacity = o.device_gib, o.capacity_gib
     p = mem_b.p_above(device, capacity)
-    out: dict[str, Any] = {"level": speed_b.level, "p_exceeds_capacity": round(p, 4), "at_risk": p > RISK,
-                           "fits_unless_above": round(capacity / device - 1, 4) if device else None,
-                           "device_gib": [round(v, 2) for v in mem_b.scale(device)],
-                           "step_time_s": [round(v, 4) for v in speed_b.scale_inverse(o.step_time_s)]}
-    if o.time_to_train_s:
-        out["time_to_train_s"] = [round(v, 1) for v in speed_b.scale_inverse(o.time_to_train_s)]
-    if o.run_cost is not None:
-        out["per_run_cost"] = [round(v) for v in speed_b.scale_inverse(float(o.run_cost))]
-    out["notes"] = ([msg("range.oom_risk", pct=p, above=max(out["fits_unless_above"] or 0.0, 0.0))]
-                    if p > RISK else [])
-    return out
+    fits_unless_above = round(capacity / device - 1, 4) if device else None
+    lo, hi = speed_b.scale_inverse(o.time_to_train_s) if o.time_to_train_s else (None, None)
+    cost_lo, cost_hi = speed_b.scale_inverse(float(o.run_cost)) if o.run_cost is not None else (None, None)
+    mem_lo, mem_hi = mem_b.scale(device)
+    step_lo, step_hi = speed_b.scale_inverse(o.step_time_s)
+    return OptionRange(
+        level=speed_b.level, p_exceeds_capacity=round(p, 4), at_risk=p > RISK, fits_unless_above=fits_unless_above,
+        device_gib=(round(mem_lo, 2), round(mem_hi, 2)), step_time_s=(round(step_lo, 4), round(step_hi, 4)),
+        time_to_train_s=None if lo is None or hi is None else (round(lo, 1), round(hi, 1)),
+        per_run_cost=None if cost_lo is None or cost_hi is None else (round(cost_lo), round(cost_hi)),
+        notes=(msg("range.oom_risk", pct=p, above=max(fits_unless_above or 0.0, 0.0)),) if p > RISK else ())
 
 
 def failure_cost(o: PlanOption, value: float) -> float:
     """The expected cost of running out of memory, in the objective's units: the option's chance of it
     (``range.p_exceeds_capacity``) times a failed attempt (FAILED_ATTEMPT_HOURS of its ``value`` per hour of the
     run); 0 where the option is not at real risk or its run's hours are not known (no training.tokens)."""
-    r = o.range or {}
     seconds = o.time_to_train_s
-    if not r.get("at_risk") or not seconds:
+    if not o.at_risk or not seconds:
         return 0.0
-    return float(r["p_exceeds_capacity"]) * value * FAILED_ATTEMPT_HOURS * 3600 / float(seconds)
+    return o.oom_chance * value * FAILED_ATTEMPT_HOURS * 3600 / float(seconds)
 
 
 def with_ranges(options: list[PlanOption]) -> list[PlanOption]:
@@ -70,7 +70,7 @@ def with_ranges(options: list[PlanOption]) -> list[PlanOption]:
     out = []
     for o in options:
         r = option_range(o)
-        out.append(replace(o, range=r, notes=(*((o.fabric_twin,) if o.fabric_twin else ()), *r["notes"])))
+        out.append(replace(o, range=r, notes=(*((o.fabric_twin,) if o.fabric_twin else ()), *r.notes)))
     return out
 
 
@@ -90,12 +90,54 @@ def _samples(options: list[PlanOption], n: int, seed: int) -> np.ndarray:
     return np.stack(cols, axis=1)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Contender:
+    """The other option best most often across the sampled outcomes, and how often."""
+
+    option: int
+    best_on_objective: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Confidence:
+    """``recommendation.confidence``: how often the pick stays the right one across the model's error (shares of
+    ``samples`` seeded outcomes): best on the objective, on time for the deadline, within the budget, all of these
+    (``share``), and running at all (``runs``: never above 1 − its chance of running out of memory); the contender
+    and whether it is a close call, with what would settle it."""
+
+    samples: int
+    seed: int
+    best_on_objective: float
+    share: float
+    contender: Contender | None
+    close: bool
+    meets_deadline: float | None = None  # None: no deadline (or no run length)
+    within_budget: float | None = None  # None: no budget
+    runs: float | None = None
+    settle_with: str | None = None  # a close call: the command that settles it
+
+    def to_dict(self) -> ConfidenceJSON:
+        out: ConfidenceJSON = {"samples": self.samples, "seed": self.seed, "best_on_objective": self.best_on_objective}
+        if self.meets_deadline is not None:
+            out["meets_deadline"] = self.meets_deadline
+        if self.within_budget is not None:
+            out["within_budget"] = self.within_budget
+        out.update({"share": self.share, "contender": None if self.contender is None else
+                    {"option": self.contender.option, "best_on_objective": self.contender.best_on_objective},
+                    "close": self.close})
+        if self.runs is not None:
+            out["runs"] = self.runs
+        if self.settle_with is not None:
+            out["settle_with"] = self.settle_with
+        return out
+
+
 def confidence(options: list[PlanOption], order: list[int], values: list[float], deadline_s: float | None,
-               budget: float | None, scales: bool = True, n: int = SAMPLES, seed: int = SEED) -> dict[str, Any] | None:
-    """``recommendation.confidence``: the share of sampled outcomes in which the pick (``order[0]``) is the best
-    on the objective among ``order`` (``values``: each option's objective value, one that scales with the run's
-    time, unless ``scales`` is False), meets the deadline and stays within the budget (its commitment); each share
-    alone, and the contender: the other option best most often."""
+               budget: float | None, scales: bool = True, n: int = SAMPLES, seed: int = SEED) -> Confidence | None:
+    """The share of sampled outcomes in which the pick (``order[0]``) is the best on the objective among ``order``
+    (``values``: each option's objective value, one that scales with the run's time, unless ``scales`` is False),
+    meets the deadline and stays within the budget (its commitment); each share alone, and the contender: the other
+    option best most often."""
     if not order:
         return None
     chosen = [options[i] for i in order]
@@ -105,32 +147,35 @@ def confidence(options: list[PlanOption], order: list[int], values: list[float],
     best = scaled.argmin(axis=1)
     pick = chosen[0]
     ok = np.ones(n, dtype=bool)
-    out: dict[str, Any] = {"samples": n, "seed": seed, "best_on_objective": round(float((best == 0).mean()), 4)}
+    meets_deadline = within_budget = None
     seconds = pick.time_to_train_s
     if deadline_s and seconds:
         meets = seconds * factor[:, 0] <= deadline_s
-        out["meets_deadline"] = round(float(meets.mean()), 4)
+        meets_deadline = round(float(meets.mean()), 4)
         ok &= meets
-    pr = pick.per_run
-    commitment = pr.get("commitment")
+    commitment = pick.commitment
     if budget is not None and commitment is not None:  # renting commits the run's hours; buying, the price
-        within = commitment * (factor[:, 0] if pr.get("acquisition") == "rent" else 1.0) <= budget
-        out["within_budget"] = round(float(within.mean()), 4)
+        within = commitment * (factor[:, 0] if pick.acquisition == "rent" else np.ones(n)) <= budget
+        within_budget = round(float(within.mean()), 4)
         ok &= within
-    out["share"] = round(float((ok & (best == 0)).mean()), 4)
     wins = [float((best == j).mean()) for j in range(1, len(order))]
     j = int(np.argmax(wins)) + 1 if wins else 0
-    out["contender"] = {"option": order[j], "best_on_objective": round(wins[j - 1], 4)} if wins else None
-    out["close"] = bool(wins) and wins[j - 1] >= CLOSE
-    return out
+    return Confidence(samples=n, seed=seed, best_on_objective=round(float((best == 0).mean()), 4),
+                      share=round(float((ok & (best == 0)).mean()), 4),
+                      contender=Contender(option=order[j], best_on_objective=round(wins[j - 1], 4)) if wins else None,
+                      close=bool(wins) and wins[j - 1] >= CLOSE, meets_deadline=meets_deadline,
+                      within_budget=within_budget)
 
 
-def close_call(rec: dict[str, Any], options: list[PlanOption], job_path: str) -> Message | None:
+def settle_command(job_path: str) -> str:
+    """What settles a close call: an hour on each of the two, then compare."""
+    return f"trainsizer probe profile {job_path}"
+
+
+def close_call(conf: Confidence | None, options: list[PlanOption]) -> Message | None:
     """When the runner-up wins in a large share of outcomes: what would settle it."""
-    conf = rec.get("confidence") or {}
-    if not conf.get("close"):
+    if conf is None or not conf.close or conf.contender is None:
         return None
-    contender = options[conf["contender"]["option"]]
-    conf["settle_with"] = f"trainsizer probe profile {job_path}"  # an hour on each of the two, then compare
+    contender = options[conf.contender.option]
     return msg("range.close_call", hardware={"gpus": contender.gpus, "gpu": contender.gpu},
-               pct=conf["contender"]["best_on_objective"])
+               pct=conf.contender.best_on_objective)

@@ -5,9 +5,9 @@ A rented run bills them on every GPU like the training itself, and the run's tim
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from trainsizer.datafiles import packaged_yaml
+from trainsizer.plan.option_json import SetupJSON
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,8 +19,13 @@ class SetupTime:
     def hours(self) -> float:
         return self.minutes / 60
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"minutes": round(self.minutes, 1), "assumed": self.assumed}
+    @property
+    def shown_minutes(self) -> float:
+        """The minutes as the plan shows them (and the answer card bills them)."""
+        return round(self.minutes, 1)
+
+    def to_dict(self) -> SetupJSON:
+        return {"minutes": self.shown_minutes, "assumed": self.assumed}
 
 
 NONE = SetupTime(0.0, False)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import InputError
+from trainsizer.workflows.plan_schema import TimeValueJSON
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class TimeValue:
     source: str | None = None
     as_of: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TimeValueJSON:
         return {"per_hour": round(self.per_hour, 2), "currency": self.currency, "assumed": self.assumed,
                 "source": self.source, "as_of": self.as_of}
 
