@@ -123,6 +123,7 @@ def test_the_70b_full_fine_tune_answer_in_view(browser, base_url, lang, viewport
     assert_confidence_consistent(card)
     assert page.locator("[data-testid=oom-rule]").is_visible()
     shoot(page, f"70b-{lang}-{viewport}")
+    assert_the_quote_leads(card, lang)
     if lang == "zh-CN":
         assert_chinese(card.inner_text(), "the answer card")
         assert "把握" in card.inner_text() and "10%" in page.locator("[data-testid=oom-rule]").inner_text()
@@ -136,6 +137,18 @@ def test_the_70b_full_fine_tune_answer_in_view(browser, base_url, lang, viewport
         shoot(page, f"70b-{lang}-phone-rankings")
     context.close()
     assert not problems, problems
+
+
+def assert_the_quote_leads(card, lang: str) -> None:
+    """Where no known offer rents the job by the hour, the card leads with the quote to ask for and sets the
+    priced pick beside it; else the pick is a rental."""
+    if card.get_attribute("data-leads") != "quote":
+        assert card.get_attribute("data-acquisition") == "rent"
+        return
+    first, beside = ("向愿意报价的服务商租用", "对照方案") if lang == "zh-CN" else ("Rent ", "Beside it")
+    assert card.locator("dd").first.inner_text().startswith(first)
+    assert card.locator("[data-testid=answer-why]").inner_text().startswith(first)
+    assert beside in card.locator("dl").inner_text()
 
 
 def assert_phone_rankings_and_charts(page) -> None:

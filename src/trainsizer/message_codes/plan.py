@@ -61,6 +61,12 @@ _c("gap.no_known_offer",
    hold="clause", hours="num0", provider="text", price="small_money", floor="money")
 _c("gap.hold_servers", N_("{n} with {gpus} x {gpu} each and RDMA between them"), n="n_servers", gpus="int", gpu="gpu")
 _c("gap.hold_instance", N_("one instance with {gpus} x {gpu}"), gpus="int", gpu="gpu")
+_c("gap.lead", N_("Rent {hardware} from a provider who quotes it: about {floor} of compute, {time} to train; ask for "
+                   "{hold}."), hardware="hardware", floor="money", time="duration", hold="clause")
+_c("gap.beside", N_("No known offer rents it by the hour; of the priced ways to have it: {why}"), why="clause")
+_c("gap.payback", N_("pays back against that compute only after {runs} runs; its servers have time for {possible} in "
+                     "{years} years"), runs="int", possible="int", years="g")
+_c("gap.payback_sentence", N_("Buying {payback}."), payback="clause")
 _c("gap.hold_ram", N_("at least {gib} GiB of host RAM an instance"), gib="num0")
 _c("plan.over_budget", NP_("{n} option left out: every way to get it commits more than the budget of {money}",
                            "{n} options left out: every way to get them commits more than the budget of {money}"),

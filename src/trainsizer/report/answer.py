@@ -133,6 +133,9 @@ def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
     facts[3:5] = _voucher_possible(out, rec, lang) or facts[3:5]
     if out.get("offer_gap"):  # no known offer rents it by the hour: its compute floor and what would hold it
         facts.insert(4, (tr("By the hour", lang), text(out["offer_gap"]["message"], lang)))
+    quote = _quote_first(out, rec, lang)
+    if quote:  # the quote to ask for leads; the priced pick's figures in one line beside it
+        facts = quote
     facts += _ranges(out, rec, lang)
     adjusted = texts(rec.get("adjustments"), lang)  # voucher, minimum term, workload, tight fit, time value
     if adjusted:
@@ -151,4 +154,25 @@ def card(out: dict[str, Any], lang: str) -> dict[str, Any]:
             "runner_ups_title": tr("Runner-ups and what each trades", lang),
             "data": {"option": rec["option"], "gpu": rec["gpu"], "gpus": rec["gpus"], "servers": rec["servers"],
                      "acquisition": rec["acquisition"], "per_run": rec.get("per_run"), "currency": cur,
-                     **_odds(out, rec)}}
+                     "leads": "quote" if quote else "pick", **_odds(out, rec)}}
+
+
+def _quote_first(out: dict[str, Any], rec: dict[str, Any], lang: str) -> list[tuple[str, str]]:
+    """Where no known offer rents the job by the hour (the plan's ``offer_gap.leads``): the quote to ask for
+    first (what, its compute floor and what would hold it, its time), then the priced pick beside it in one line
+    (a purchase with its payback against the floor); [] otherwise."""
+    gap = out.get("offer_gap") or {}
+    if not gap.get("leads"):
+        return []
+    cur = rec["currency"]
+    beside = tr("{action}: {cost} a run, commits {commitment}, {time} to train", lang,
+                action=_action(rec["acquisition"], rec["gpus"], rec["gpu"], rec.get("offer"), lang),
+                cost=_cost(rec, lang),
+                commitment=w.money(rec.get("commitment"), cur, lang),
+                time=_time(out, rec["option"], rec.get("time_to_train_days"), lang))
+    payback = text((gap.get("payback") or {}).get("message"), lang)
+    return [(tr("What", lang), tr("Rent {hardware} from a provider who quotes it", lang,
+                                  hardware=w.hardware(gap["gpus"], gap["gpu"]))),
+            (tr("By the hour", lang), text(gap["message"], lang)),
+            (tr("Time to train", lang), w.duration(gap["hours"] * 3600, lang)),
+            (tr("Beside it", lang), w.join([beside, payback], lang) if payback else beside)]

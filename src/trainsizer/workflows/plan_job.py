@@ -45,7 +45,7 @@ from trainsizer.workflows.defaults import (
 )
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
-from trainsizer.workflows.offer_gap import offer_gap
+from trainsizer.workflows.offer_gap import lead_with_quote, offer_gap
 from trainsizer.workflows.pricing import MoneyTerms, merge_fabric_twins, recommend_options
 from trainsizer.workflows.robust import close_call, confidence, with_ranges
 from trainsizer.workflows.screen_pricing import HostFit, ScreenPricing
@@ -234,6 +234,8 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     out["offer_gap"] = gap.to_dict() if gap else None
     if gap and not out["recommendation"]:
         out["suggestions"].append(gap.message())
+    elif gap:  # no known offer rents it by the hour: the answer leads with the quote to ask for
+        lead_with_quote(out["recommendation"], out["offer_gap"], gap, options[order[0]])
     out["recommended_because"] = out["recommendation"]["why"] if out["recommendation"] else None
     acquisition = out["recommendation"]["acquisition"] if out["recommendation"] else None
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
