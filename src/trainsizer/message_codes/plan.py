@@ -73,6 +73,18 @@ _c("plan.over_budget", NP_("{n} option left out: every way to get it commits mor
    n="int", money="money")
 _c("plan.least_budget", N_("the least budget that would do: {money} ({hardware}, {acquisition})"), money="money",
    hardware="hardware", acquisition="acquisition")
+# workflows/feasible.py: what would make a job without a recommendation feasible (planned again with the change)
+_c("plan.shortest_time", N_("the shortest time that works: {time}, {acquisition} {hardware} for {cost} a run"),
+   time="duration", acquisition="acquisition", hardware="hardware", cost="money")
+_c("plan.smallest_change", N_("the smallest change that works: {change}; then {acquisition} {hardware}, {cost} a run, "
+                              "{time} to train"),
+   change="clause", acquisition="acquisition", hardware="hardware", cost="money", time="duration")
+_c("change.precision_bf16_mixed", N_("precision BF16 mixed"))
+_c("change.precision_bf16_true", N_("precision BF16 throughout (no FP32 master weights)"))
+_c("change.precision_fp16_mixed", N_("precision FP16 mixed"))
+_c("change.precision_fp8_mixed", N_("precision FP8 mixed"))
+_c("change.more_gpus", N_("up to {n} GPUs instead of {was}"), n="int", was="int")
+_c("change.seq_len", N_("sequence length {n} instead of {was}"), n="int", was="int")
 _c("plan.sized_to_job", N_("options over {cost} times the answer's cost and {gpus} times its GPUs left out: {n} "
                            "(--all shows every option)"), n="int", cost="g", gpus="int")
 _c("plan.offload_ram_unstated",

@@ -99,6 +99,7 @@ def _voucher_possible(out: dict[str, Any], rec: dict[str, Any], lang: str) -> li
 
 CAUSES = {"budget": N_("The budget binds: no option that fits can be had within it."),
           "limits": N_("No option can be had within the deadline, the budget and this market."),
+          "deadline": N_("The deadline binds: nothing that can be had finishes in time."),
           "memory": N_("Nothing fits in memory within these limits.")}
 
 
@@ -107,6 +108,8 @@ def _cause(out: dict[str, Any]) -> str:
     codes = {getattr(m, "code", None) for m in out.get("suggestions") or []}
     if "plan.nothing_within_budget" in codes:
         return "budget"
+    if "plan.shortest_time" in codes:  # lifting the deadline gets one (workflows.feasible)
+        return "deadline"
     return "limits" if out.get("options") or out.get("blocked") == "market" else "memory"
 
 

@@ -43,6 +43,7 @@ from trainsizer.workflows.defaults import (
     DEFAULT_OBJECTIVE,
     DEFAULT_TOP,
 )
+from trainsizer.workflows.feasible import ways_to_feasible, with_ways
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
 from trainsizer.workflows.offer_gap import lead_with_quote, offer_gap
@@ -186,7 +187,18 @@ def _terms(job: Scenario, req: PlanRequest, site: Site, money: Prices, market: s
 
 
 def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> PlanOutcome:
-    """Search, price and rank the layouts of ``job`` under ``req``; recommend one."""
+    """Search, price and rank the layouts of ``job`` under ``req``; recommend one, or say what would make one: the
+    shortest time that works, the smallest change where memory binds (``workflows.feasible``: planned again)."""
+    outcome = _plan_once(job, req, job_label)
+    if outcome.out["recommendation"] is None:
+        ways = ways_to_feasible(job, req, outcome, lambda j, r: _plan_once(j, r, job_label),
+                                parse_objective(req.objective))
+        outcome.out["suggestions"] = with_ways(ways, outcome.out["suggestions"])
+    return outcome
+
+
+def _plan_once(job: Scenario, req: PlanRequest, job_label: str) -> PlanOutcome:
+    """One plan of ``job`` under ``req``: searched, priced, ranked, a recommendation made where one can be."""
     cat, site, money = _context(req)
     _check_request(job, req, cat, job_label)
     objective = parse_objective(req.objective)
