@@ -36,6 +36,9 @@ ALLOWED = {
     "adafactor", "json", "config", "hugging", "face", "dgx", "hgx", "tflops", "ib", "nv", "it", "free", "nvidia-smi",
     "pl", "trainsizer", "probe", "memory", "profile", "burnin", "duration", "job", "yaml", "ecc", "qwen", "llama",
     "instruct", "smi", "tp", "ssd", "ram", "gen", "cn", "id", "ids", "catalog", "models", "pipeline", "peft",
+    # training frameworks by their own names (the framework select)
+    "factory", "trainer", "accelerate", "fsdp", "litgpt", "megatron", "lm", "nemo", "ms", "swift", "mindspeed", "llm",
+    "paddlenlp", "xtuner", "torchtune", "unsloth",
 }
 LATIN = re.compile(r"[A-Za-z][A-Za-z\-/]*[A-Za-z]")
 LAYOUT_CODES = re.compile(r"\b(tp\d|pp\d|cp\d|dp\d|zero\d|mbs \d|ckpt (?:full|none|selective))\b")
@@ -114,7 +117,7 @@ def test_the_70b_full_fine_tune_answer_in_view(browser, base_url, lang, viewport
         methods = page.locator("#method option")
         assert [methods.nth(i).get_attribute("value") for i in range(methods.count())][:3] == ["full", "lora",
                                                                                                 "qlora"]
-        for select in ("#method", "#precision", "#optimizer", "#checkpointing", "#lora-targets"):
+        for select in ("#method", "#precision", "#optimizer", "#framework", "#checkpointing", "#lora-targets"):
             assert_chinese(page.locator(select).inner_text(), select)
     fill(page, **LLAMA_70B)
     card = plan(page)
