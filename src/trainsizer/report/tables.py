@@ -14,6 +14,7 @@ from trainsizer.messages import Message
 from trainsizer.report import option_text
 from trainsizer.report import words as w
 from trainsizer.report.message_text import text
+from trainsizer.report.source_text import described, links
 from trainsizer.report.specs import pick_index
 
 RANKINGS = {"recommended": N_("recommended"), "fastest": N_("fastest"), "fewest_gpus": N_("fewest GPUs"),
@@ -235,6 +236,17 @@ def _range_cells(o: dict[str, Any]) -> list[Any]:
             _money(cost[0]), _money(cost[1]), r.get("p_exceeds_capacity")]
 
 
+def _assumptions(rows: list[dict[str, Any]], lang: str) -> Sheet:
+    """What the plan assumes, its source and date; in Chinese the source's kind and sites, then its links (the
+    English original only as a link: ``report.source_text``)."""
+    headers = [tr("what", lang), tr("source", lang), tr("as of", lang)]
+    if not lang.startswith("zh"):
+        return Sheet(tr(SHEETS["assumptions"], lang), headers, [[a["what"], a["source"], a["as_of"]] for a in rows])
+    return Sheet(tr(SHEETS["assumptions"], lang), [*headers, tr("links to the source", lang)],
+                 [[a["what"], described(a["source"], lang), a["as_of"], "\n".join(links(a["source"]))]
+                  for a in rows])
+
+
 def export_sheets(report: dict[str, Any]) -> list[Sheet]:
     """The four sheets of a report model (``plan``, ``recommended``, ``assumptions`` and ``lang`` are read)."""
     plan = report["plan"]
@@ -242,8 +254,7 @@ def export_sheets(report: dict[str, Any]) -> list[Sheet]:
     idx = pick_index(plan)
     pick = plan["options"][idx] if idx is not None else None
     recommended = bool(plan["rankings"].get("recommended"))
-    assumptions = Sheet(tr(SHEETS["assumptions"], lang), [tr("what", lang), tr("source", lang), tr("as of", lang)],
-                        [[a["what"], a["source"], a["as_of"]] for a in report.get("assumptions", [])])
+    assumptions = _assumptions(report.get("assumptions", []), lang)
     sheets = [recommendation_sheet(plan, pick, recommended, lang), bom_sheet(pick, lang), options_sheet(plan, lang),
               assumptions]
     for sheet in sheets:  # the engine's messages in the report's language
