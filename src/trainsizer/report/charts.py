@@ -149,7 +149,6 @@ def _mark(x: float, y: float, label: str, color: str = "#000", right_edge: float
                   "paint-order='stroke'"), "</g>"]
 
 
-# long: one SVG drawn in order (axes, ticks, series, legend, marks and their ranges); splitting it scatters the layout
 # Each end of a chart's x axis extends by this share of its span, so a point at the smallest or largest x is drawn
 # clear of the frame and the y axis's tick labels (assumed: about 20 px on a 550 px plot).
 X_INSET = 0.04
@@ -165,6 +164,7 @@ def _inset(ax: Axis) -> Axis:
     return Axis(ax.lo - pad, ax.hi + pad)
 
 
+# long: one SVG drawn in order (axes, ticks, series, legend, marks and their ranges); splitting it scatters the layout
 def line_chart(title: str, x: list[float], series: dict[str, list[float | None]], x_label: str, y_label: str,
                log_x: bool | None = None, width: int = 640, height: int = 360, log_y: bool | None = None,
                marks: list[dict[str, Any]] | None = None, log_note: str = " (log scale)") -> str:
