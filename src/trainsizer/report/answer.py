@@ -15,7 +15,7 @@ from trainsizer.report.option_text import confidence, confidence_text, range_tex
 
 
 def _action(acquisition: str, gpus: int, gpu: str, offer: dict[str, Any] | None, lang: str) -> str:
-    hardware = w.hardware(gpus, gpu)
+    hardware = w.hardware(gpus, gpu, lang)
     if acquisition == "rent" and offer:
         return tr("Rent {hardware} from {provider} ({term})", lang, hardware=hardware, provider=offer["provider"],
                   term=w.word(w.TERMS, offer["term"], lang))
@@ -175,7 +175,7 @@ def _quote_first(out: dict[str, Any], rec: dict[str, Any], lang: str) -> list[tu
                 time=_time(out, rec["option"], rec.get("time_to_train_days"), lang))
     payback = text((gap.get("payback") or {}).get("message"), lang)
     return [(tr("What", lang), tr("Rent {hardware} from a provider who quotes it", lang,
-                                  hardware=w.hardware(gap["gpus"], gap["gpu"]))),
+                                  hardware=w.hardware(gap["gpus"], gap["gpu"], lang))),
             (tr("By the hour", lang), text(gap["message"], lang)),
             (tr("Time to train", lang), w.duration(gap["hours"] * 3600, lang)),
             (tr("Beside it", lang), w.join([beside, payback], lang) if payback else beside)]

@@ -132,7 +132,7 @@ def recommendation_sheet(plan: dict[str, Any], pick: dict[str, Any] | None, reco
         [tr("option", lang), tr("recommended", lang) if recommended
          else tr("fastest (no option fits the site with prices)", lang), ""],
         [tr("because", lang), plan.get("recommended_because", "") if recommended else "", ""],
-        ["GPU", w.gpu_name(hw["gpu"]), ""], [tr("GPU count", lang), hw["gpus"], tr("GPUs", lang)],
+        ["GPU", w.gpu_name(hw["gpu"], lang), ""], [tr("GPU count", lang), hw["gpus"], tr("GPUs", lang)],
         [tr("servers", lang), hw["nodes"], tr("servers of {n} GPUs", lang, n=hw["gpus_per_node"])],
         [tr("interconnect", lang), w.links((hw.get("intra_node"), hw.get("inter_node")), lang), ""],
         [tr("layout", lang), layout(pick, lang), ""],
@@ -161,7 +161,7 @@ def bom_sheet(pick: dict[str, Any] | None, lang: str = "en") -> Sheet:
         return sheet
     sysd = pick["system"]
     srv, host, st, net, pw = sysd["servers"], sysd["host"], sysd["storage"], sysd["network"], sysd["power"]
-    n, gpu = srv["count"], w.gpu_name(srv["gpu"])
+    n, gpu = srv["count"], w.gpu_name(srv["gpu"], lang)
     capex = dict((pick.get("cost") or {}).get("buy", {}).get("capex", {}))
 
     def priced(item: str, qty: float, unit: str, key: str | None, note: Any) -> list[Any]:
@@ -214,7 +214,7 @@ def options_sheet(plan: dict[str, Any], lang: str = "en") -> Sheet:
         fit = (o["system"].get("site_fit") or {}).get("fits")
         sheet.rows.append([
             i, w.listing([tr(v, lang) for k, v in RANKINGS.items() if i in plan["rankings"].get(k, [])], lang),
-            w.gpu_name(hw["gpu"]), hw["gpus"], hw["nodes"], hw["gpus_per_node"],
+            w.gpu_name(hw["gpu"], lang), hw["gpus"], hw["nodes"], hw["gpus_per_node"],
             w.links((hw.get("intra_node"), hw.get("inter_node")), lang),
             layout(o, lang), perf["step_time_s"], perf["tokens_per_s"], perf["mfu"],
             _days(perf.get("time_to_train_s")), mem["device_gib"], mem["capacity_gib"],

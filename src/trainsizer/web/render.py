@@ -151,7 +151,7 @@ def link_name(ctx: Any, link_id: str) -> str:
 def hw_title(ctx: Any, option: dict[str, Any]) -> str:
     """ "8 × H800 SXM5 80GB in 1 server of 8 GPUs" """
     hw, lang = option["hardware"], ctx.get("lang", "en")
-    return tr("{hardware} in {servers}", lang, hardware=w.hardware(hw["gpus"], hw["gpu"]),
+    return tr("{hardware} in {servers}", lang, hardware=w.hardware(hw["gpus"], hw["gpu"], lang),
               servers=option_text.servers_text(option, lang))
 
 
