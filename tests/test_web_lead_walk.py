@@ -30,9 +30,9 @@ SHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
 ALLOWED = {
     "gpu", "gpus", "gib", "gb", "tb", "mb", "kw", "w", "mfu", "cpu", "nvlink", "infiniband", "ndr", "hdr", "roce",
     "rdma", "pcie", "pci", "express", "nvme", "lora", "qlora", "adamw", "bf", "fp", "zero", "token", "tokens", "cny",
-    "usd", "sxm", "rtx", "pro", "blackwell", "geforce", "huawei", "ascend", "autodl", "nvidia", "tesla", "hccs",
+    "usd", "sxm", "rtx", "pro", "blackwell", "geforce", "autodl", "nvidia", "tesla", "hccs",
     "logits", "cuda", "nccl", "excel", "xlsx", "csv", "api", "openapi", "gbe", "gb/s", "pue", "ada", "generation",
-    "titan", "ecs", "alibaba", "cloud", "smm", "lessor", "guangzhou", "die", "one", "nf", "int", "sgd", "lion",
+    "titan", "ecs", "alibaba", "cloud", "smm", "lessor", "guangzhou", "nf", "int", "sgd", "lion",
     "adafactor", "json", "config", "hugging", "face", "dgx", "hgx", "tflops", "ib", "nv", "it", "free", "nvidia-smi",
     "pl", "trainsizer", "probe", "memory", "profile", "burnin", "duration", "job", "yaml", "ecc", "qwen", "llama",
     "instruct", "smi", "tp", "ssd", "ram", "gen", "cn", "id", "ids", "catalog", "models", "pipeline", "peft",
