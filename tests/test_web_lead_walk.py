@@ -138,6 +138,8 @@ def test_the_70b_full_fine_tune_answer_in_view(browser, base_url, lang, viewport
         assert_no_horizontal_overflow(page)
         page.locator("[data-testid=rankings]").scroll_into_view_if_needed()
         shoot(page, f"70b-{lang}-phone-rankings")
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.locator("[data-testid=chart-pareto]").screenshot(path=str(SHOTS / f"70b-{lang}-phone-pareto.png"))
     context.close()
     assert not problems, problems
 
