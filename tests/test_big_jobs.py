@@ -134,3 +134,12 @@ def test_max_oom_risk_out_of_range_is_refused():
     with pytest.raises(InputError) as err:
         plan_job(job_from_dict(SHORT_QLORA), replace(CNY, max_oom_risk=1.5))
     assert err.value.field == "--max-oom-risk"
+
+
+def test_a_bought_answer_within_a_budget_is_within_it_in_every_outcome():
+    """A purchase commits its price whatever the run's speed: within the budget in every sampled outcome (a plan
+    with --budget whose answer was bought once failed computing this)."""
+    out = plan_job(load_job(LLAMA_70B), replace(CNY, budget=1_000_000.0)).out
+    rec = out["recommendation"]
+    assert rec["acquisition"] == "buy" and rec["commitment"] <= 1_000_000
+    assert rec["confidence"]["within_budget"] == 1.0

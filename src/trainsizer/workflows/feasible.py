@@ -28,17 +28,16 @@ MEMORY_BINDS = {"plan.relaxation_fits", "plan.nothing_fits"}
 Replan = Callable[[Scenario, Any], Any]  # (job, PlanRequest) -> PlanOutcome, without these suggestions
 
 
-def _option(outcome: Any, objective: str, max_oom_risk: float) -> PlanOption | None:
-    """The option a plan would recommend on ``objective``, of those it can (priced, within the budget, at most the
-    risk of running out of memory); None where there is none."""
+def _found(outcome: Any, objective: str, max_oom_risk: float) -> dict[str, Any] | None:
+    """What a plan would recommend on ``objective``, of the options it can (priced, within the budget, at most the
+    risk of running out of memory), as a message's arguments; None where there is none."""
     options = outcome.result.options
     order = choose(options, objective, max_oom_risk)
-    return options[order[0]] if order else None
-
-
-def _what(o: PlanOption) -> dict[str, Any]:
+    if not order:
+        return None
+    o: PlanOption = options[order[0]]
     return {"hardware": {"gpus": o.gpus, "gpu": o.gpu}, "acquisition": o.acquisition,
-            "cost": to_money(o.run_cost or 0.0, o.per_run.get("currency") or "USD"), "time": o.seconds()}
+            "cost": to_money(o.run_cost or 0.0, outcome.out["currency"]), "time": o.seconds()}
 
 
 def shortest_time(job: Scenario, req: Any, replan: Replan) -> Message | None:
@@ -46,8 +45,8 @@ def shortest_time(job: Scenario, req: Any, replan: Replan) -> Message | None:
     deadline, or where nothing can be had even then)."""
     if not req.deadline_s:
         return None
-    fastest = _option(replan(job, replace(req, deadline_s=None, all_options=True)), "fastest", req.max_oom_risk)
-    return None if fastest is None else msg("plan.shortest_time", **_what(fastest))
+    fastest = _found(replan(job, replace(req, deadline_s=None, all_options=True)), "fastest", req.max_oom_risk)
+    return None if fastest is None else msg("plan.shortest_time", **fastest)
 
 
 def _changes(job: Scenario, req: Any) -> list[tuple[Message, Scenario, Any]]:
@@ -70,11 +69,11 @@ def smallest_change(job: Scenario, req: Any, replan: Replan, objective: str) -> 
     """The first change (:func:`_changes`) with which the plan recommends something, and what it recommends."""
     for change, changed, changed_req in _changes(job, req):
         try:
-            pick = _option(replan(changed, changed_req), objective, req.max_oom_risk)
+            pick = _found(replan(changed, changed_req), objective, req.max_oom_risk)
         except ValueError:  # a precision the job's other settings refuse (e.g. fp8 on its GPUs or method)
             continue
         if pick is not None:
-            return msg("plan.smallest_change", change=change, **_what(pick))
+            return msg("plan.smallest_change", change=change, **pick)
     return None
 
 

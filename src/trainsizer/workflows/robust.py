@@ -114,7 +114,7 @@ def confidence(options: list[PlanOption], order: list[int], values: list[float],
     pr = pick.per_run
     commitment = pr.get("commitment")
     if budget is not None and commitment is not None:  # renting commits the run's hours; buying, the price
-        within = commitment * (factor[:, 0] if pr.get("acquisition") == "rent" else 1.0) <= budget
+        within = commitment * (factor[:, 0] if pr.get("acquisition") == "rent" else np.ones(n)) <= budget
         out["within_budget"] = round(float(within.mean()), 4)
         ok &= within
     out["share"] = round(float((ok & (best == 0)).mean()), 4)
