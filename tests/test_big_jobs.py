@@ -89,6 +89,37 @@ def test_a_70b_full_finetune_in_cny_names_the_compute_floor_and_what_would_hold_
     if rec["acquisition"] == "buy" and rec["per_run"] > rec["commitment"]:  # the whole ownership on one run
         said = [text(a, "en") for a in rec["adjustments"]]
         assert any("cost of owning it falls on this one run" in s for s in said)
+    assert_the_quote_leads(out)
+
+
+def assert_the_quote_leads(out: dict) -> None:
+    """No known offer rents it by the hour: the answer leads with the quote to ask for (its hardware, floor and
+    machines, first on the card and in the sentence why), the priced pick beside it; a purchase with its payback."""
+    rec, gap = out["recommendation"], out["offer_gap"]
+    assert gap["leads"] and gap["lead"].code == "gap.lead" and gap["hours"] * gap["gpus"] == pytest.approx(
+        gap["gpu_hours"], rel=0.01)
+    for lang, rent in (("en", "Rent"), ("zh-CN", "租用")):
+        answer = card(out, lang)
+        assert answer["data"]["leads"] == "quote"
+        first = answer["facts"][0][1]
+        assert rent in first and str(gap["gpus"]) in first and answer["why"].startswith(text(gap["lead"], lang))
+        beside = dict(answer["facts"])["Beside it" if lang == "en" else "对照方案"]
+        assert str(rec["gpus"]) in beside
+    if rec["acquisition"] != "buy":
+        assert gap["payback"] is None
+        return
+    back = gap["payback"]
+    if rec["per_run"] > rec["commitment"]:  # the whole cost of owning on this one run: the runs at the floor it pays
+        assert (back["runs"] - 1) * gap["floor"] < rec["per_run"] <= back["runs"] * gap["floor"] * 1.001
+    runs = back["horizon_years"] * 365 / rec["time_to_train_days"]  # runs of its length in the horizon
+    assert back["runs_possible"] <= runs * 1.01 and runs * 0.99 < back["runs_possible"] + 1
+    assert f"{back['runs']}" in dict(card(out, "en")["facts"])["Beside it"]
+
+
+def test_a_job_rented_by_the_hour_leads_with_its_offer():
+    out = plan_job(job_from_dict(SHORT_QLORA), CNY).out
+    assert out["recommendation"]["acquisition"] == "rent" and not out["offer_gap"]
+    assert card(out, "en")["data"]["leads"] == "pick"
 
 
 def test_the_binding_is_time_where_a_roomier_cheaper_run_lost_on_its_time():
@@ -109,3 +140,12 @@ def test_max_oom_risk_out_of_range_is_refused():
     with pytest.raises(InputError) as err:
         plan_job(job_from_dict(SHORT_QLORA), replace(CNY, max_oom_risk=1.5))
     assert err.value.field == "--max-oom-risk"
+
+
+def test_a_bought_answer_within_a_budget_is_within_it_in_every_outcome():
+    """A purchase commits its price whatever the run's speed: within the budget in every sampled outcome (a plan
+    with --budget whose answer was bought once failed computing this)."""
+    out = plan_job(load_job(LLAMA_70B), replace(CNY, budget=1_000_000.0)).out
+    rec = out["recommendation"]
+    assert rec["acquisition"] == "buy" and rec["commitment"] <= 1_000_000
+    assert rec["confidence"]["within_budget"] == 1.0

@@ -141,3 +141,21 @@ def test_plan_specs_cover_memory_cost_and_pareto(out):
     assert set(specs) == {"memory", "cost", "pareto"}
     assert specs["memory"]["title"].startswith("单卡显存") and specs["pareto"]["front_label"] == "帕累托前沿"
     assert plan_chart_specs({**out, "options": [], "rankings": {}}) == {}
+
+
+def test_pareto_points_sit_inside_the_frame_and_gpu_doublings_are_even_steps():
+    """The 70B job's options (8, 16 and 32 GPUs): no point on the frame (the first and last GPU counts drawn clear
+    of the y axis and the right edge), and each doubling of the GPU count one even step (a log x axis)."""
+    out = plan_job(load_job("examples/jobs/llama-3.1-70b-full-finetune.yaml"), PlanRequest(currency="CNY")).out
+    svg = render_chart(pareto_spec(out, "zh-CN"))
+    frame = re.search(r"<rect x='([\d.]+)' y='[\d.]+' width='([\d.]+)'", svg)
+    left, width = float(frame.group(1)), float(frame.group(2))
+    xs = sorted({float(x) for x in re.findall(r"<circle cx='([\d.]+)'", svg)})
+    counts = sorted({o["hardware"]["gpus"] for o in out["options"]})
+    assert len(counts) >= 3 and len(xs) == len(counts), (counts, xs)
+    assert xs[0] - left >= 10 and left + width - xs[-1] >= 10, (left, width, xs)
+    steps = [b - a for a, b in zip(xs, xs[1:], strict=False)]
+    doublings = [b / a for a, b in zip(counts, counts[1:], strict=False)]
+    if all(d == 2 for d in doublings):
+        assert max(steps) - min(steps) < 1.0, steps
+    assert "对数坐标" in svg

@@ -288,3 +288,22 @@ def test_plan_json_holds_no_bare_english_sentence(lang):
     assert all(r["code"].startswith("availability.") for r in reasons)
     if lang == "zh-CN":
         assert all(CJK.search(r["text"]) for r in reasons + [e["reason"] for e in excluded])
+
+
+def test_the_chinese_spreadsheet_names_each_source_by_kind_and_site_with_its_links(default_plan):
+    """The sources sheet of the zh-CN xlsx: each source said by its kind and sites (or its own name), in Chinese,
+    never the English original's sentences; every link of the original in the links column, the first clickable."""
+    openpyxl = pytest.importorskip("openpyxl")
+    from trainsizer.report.source_text import links
+
+    sheet = openpyxl.load_workbook(default_plan["dir"] / "plan.xlsx")["假设与来源"]
+    rows = list(sheet.iter_rows(min_row=2))
+    sources = [a["source"] for a in default_plan["report"]["assumptions"]]
+    assert len(rows) == len(sources) and [c.value for c in next(sheet.iter_rows(max_row=1))][-1] == "原文链接"
+    kinds = ("公开资料", "估算", "论文", "假设值", "由验证案例拟合")
+    for row, source in zip(rows, sources, strict=True):
+        said, urls = row[1].value, links(source)
+        assert said.startswith(kinds) and (said not in source or not urls), (said, source)
+        assert (row[3].value or "").split("\n") == (urls or [""]), (row[3].value, source)
+        assert not urls or row[3].hyperlink.target == urls[0]
+    assert any("ESTIMATE" in s for s in sources) and any(r[1].value.startswith("估算") for r in rows)

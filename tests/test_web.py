@@ -756,3 +756,20 @@ def test_a_voucher_not_yet_confirmed_is_beside_the_price_not_in_it(client):
                      re.S).group(0)
     assert rent["voucher"]["possible"] and "cost_before_voucher" not in rent  # the plan's price is without it
     assert f"单次训练费用</dt><dd>{rent['cost']} 元（若成都算力券（2025）获批，可再省" in card
+
+
+def test_the_form_offers_each_framework_profile_and_the_plan_takes_it(client):
+    """The framework select (training.framework): blank for the one the method usually runs with (named), then each
+    shipped profile by its own name; a chosen one reaches the plan, an unknown one names its field."""
+    from trainsizer.frameworks import families, load_profile
+
+    html = client.get("/?lang=zh-CN").text
+    select = re.search(r'<select id="framework".*?</select>', html, re.S).group(0)
+    assert re.findall(r'value="([^"]*)"', select) == ["", *families()]
+    assert "训练框架" in html and "按训练方式的常用框架" in select
+    assert all(load_profile(f).name in select for f in families())
+    body = {"job": with_(JOB, "training.framework", "megatron-lm"),
+            "constraints": {"gpus": ["rtx-4090d-24gb"], "max_gpus": 4, "currency": "CNY"}}
+    assert client.post("/api/plan", json=body).status_code == 200
+    assert_field(client.post("/api/plan", json={**body, "job": with_(JOB, "training.framework", "no-such")}),
+                 "job.training.framework")

@@ -9,9 +9,10 @@ from trainsizer.frameworks.profiles import (
     FrameworkUse,
     Profile,
     Setting,
+    assumed,
     families,
     load_profile,
     resolve,
 )
 
-__all__ = ["INTERNALS", "FrameworkUse", "Profile", "Setting", "families", "load_profile", "resolve"]
+__all__ = ["INTERNALS", "FrameworkUse", "Profile", "Setting", "assumed", "families", "load_profile", "resolve"]

@@ -74,6 +74,11 @@ def families() -> list[str]:
     return list(_index()["families"])
 
 
+def assumed(method: str) -> str:
+    """The framework family assumed for a method when a scenario names none (``index.yaml``)."""
+    return str(_index()["assumed"][method])
+
+
 @cache
 def load_profile(family: str) -> Profile:
     """The shipped profile of ``family`` (checked against the internals keys; parsed once: callers must not mutate

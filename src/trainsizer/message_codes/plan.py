@@ -65,12 +65,30 @@ _c("gap.no_known_offer",
    hold="clause", hours="num0", provider="text", price="small_money", floor="money")
 _c("gap.hold_servers", N_("{n} with {gpus} x {gpu} each and RDMA between them"), n="n_servers", gpus="int", gpu="gpu")
 _c("gap.hold_instance", N_("one instance with {gpus} x {gpu}"), gpus="int", gpu="gpu")
+_c("gap.lead", N_("Rent {hardware} from a provider who quotes it: about {floor} of compute, {time} to train; ask for "
+                   "{hold}."), hardware="hardware", floor="money", time="duration", hold="clause")
+_c("gap.beside", N_("No known offer rents it by the hour; of the priced ways to have it: {why}"), why="clause")
+_c("gap.payback", N_("pays back against that compute only after {runs} runs; its servers have time for {possible} in "
+                     "{years} years"), runs="int", possible="int", years="g")
+_c("gap.payback_sentence", N_("Buying {payback}."), payback="clause")
 _c("gap.hold_ram", N_("at least {gib} GiB of host RAM an instance"), gib="num0")
 _c("plan.over_budget", NP_("{n} option left out: every way to get it commits more than the budget of {money}",
                            "{n} options left out: every way to get them commits more than the budget of {money}"),
    n="int", money="money")
 _c("plan.least_budget", N_("the least budget that would do: {money} ({hardware}, {acquisition})"), money="money",
    hardware="hardware", acquisition="acquisition")
+# workflows/feasible.py: what would make a job without a recommendation feasible (planned again with the change)
+_c("plan.shortest_time", N_("the shortest time that works: {time}, {acquisition} {hardware} for {cost} a run"),
+   time="duration", acquisition="acquisition", hardware="hardware", cost="money")
+_c("plan.smallest_change", N_("the smallest change that works: {change}; then {acquisition} {hardware}, {cost} a run, "
+                              "{time} to train"),
+   change="clause", acquisition="acquisition", hardware="hardware", cost="money", time="duration")
+_c("change.precision_bf16_mixed", N_("precision BF16 mixed"))
+_c("change.precision_bf16_true", N_("precision BF16 throughout (no FP32 master weights)"))
+_c("change.precision_fp16_mixed", N_("precision FP16 mixed"))
+_c("change.precision_fp8_mixed", N_("precision FP8 mixed"))
+_c("change.more_gpus", N_("up to {n} GPUs instead of {was}"), n="int", was="int")
+_c("change.seq_len", N_("sequence length {n} instead of {was}"), n="int", was="int")
 _c("plan.sized_to_job", N_("options over {cost} times the answer's cost and {gpus} times its GPUs left out: {n} "
                            "(--all shows every option)"), n="int", cost="g", gpus="int")
 _c("plan.offload_ram_unstated",

@@ -17,8 +17,9 @@ if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
     from trainsizer.workflows.plan_schema import OfferJSON, PlanJSON, RecommendationJSON
 
 
+
 def _action(acquisition: str, gpus: int, gpu: str, offer: OfferJSON | None, lang: str) -> str:
-    hardware = w.hardware(gpus, gpu)
+    hardware = w.hardware(gpus, gpu, lang)
     if acquisition == "rent" and offer:
         return tr("Rent {hardware} from {provider} ({term})", lang, hardware=hardware, provider=offer["provider"],
                   term=w.word(w.TERMS, offer["term"], lang))
@@ -131,6 +132,7 @@ def _voucher_possible(out: PlanJSON, rec: RecommendationJSON, lang: str) -> list
 
 CAUSES = {"budget": N_("The budget binds: no option that fits can be had within it."),
           "limits": N_("No option can be had within the deadline, the budget and this market."),
+          "deadline": N_("The deadline binds: nothing that can be had finishes in time."),
           "memory": N_("Nothing fits in memory within these limits.")}
 
 
@@ -139,6 +141,8 @@ def _cause(out: PlanJSON) -> str:
     codes = {getattr(m, "code", None) for m in out.get("suggestions") or []}
     if "plan.nothing_within_budget" in codes:
         return "budget"
+    if "plan.shortest_time" in codes:  # lifting the deadline gets one (workflows.feasible)
+        return "deadline"
     return "limits" if out.get("options") or out.get("blocked") == "market" else "memory"
 
 
@@ -163,9 +167,11 @@ def card(out: PlanJSON, lang: str) -> Card:
              (tr("Commitment", lang), w.money(rec.get("commitment"), cur, lang)),
              (tr("Time to train", lang), time)]
     facts[3:5] = _voucher_possible(out, rec, lang) or facts[3:5]
-    gap = out.get("offer_gap")
-    if gap:  # no known offer rents it by the hour: its compute floor and what would hold it
-        facts.insert(4, (tr("By the hour", lang), text(gap["message"], lang)))
+    if out.get("offer_gap"):  # no known offer rents it by the hour: its compute floor and what would hold it
+        facts.insert(4, (tr("By the hour", lang), text(out["offer_gap"]["message"], lang)))
+    quote = _quote_first(out, rec, lang)
+    if quote:  # the quote to ask for leads; the priced pick's figures in one line beside it
+        facts = quote
     facts += _ranges(out, rec, lang)
     adjusted = texts(rec.get("adjustments"), lang)  # voucher, minimum term, workload, tight fit, time value
     if adjusted:
@@ -184,4 +190,25 @@ def card(out: PlanJSON, lang: str) -> Card:
             "runner_ups_title": tr("Runner-ups and what each trades", lang),
             "data": {"option": rec["option"], "gpu": rec["gpu"], "gpus": rec["gpus"], "servers": rec["servers"],
                      "acquisition": rec["acquisition"], "per_run": rec.get("per_run"), "currency": cur,
-                     **_odds(out, rec)}}
+                     "leads": "quote" if quote else "pick", **_odds(out, rec)}}
+
+
+def _quote_first(out: dict[str, Any], rec: dict[str, Any], lang: str) -> list[tuple[str, str]]:
+    """Where no known offer rents the job by the hour (the plan's ``offer_gap.leads``): the quote to ask for
+    first (what, its compute floor and what would hold it, its time), then the priced pick beside it in one line
+    (a purchase with its payback against the floor); [] otherwise."""
+    gap = out.get("offer_gap") or {}
+    if not gap.get("leads"):
+        return []
+    cur = rec["currency"]
+    beside = tr("{action}: {cost} a run, commits {commitment}, {time} to train", lang,
+                action=_action(rec["acquisition"], rec["gpus"], rec["gpu"], rec.get("offer"), lang),
+                cost=_cost(rec, lang),
+                commitment=w.money(rec.get("commitment"), cur, lang),
+                time=_time(out, rec["option"], rec.get("time_to_train_days"), lang))
+    payback = text((gap.get("payback") or {}).get("message"), lang)
+    return [(tr("What", lang), tr("Rent {hardware} from a provider who quotes it", lang,
+                                  hardware=w.hardware(gap["gpus"], gap["gpu"], lang))),
+            (tr("By the hour", lang), text(gap["message"], lang)),
+            (tr("Time to train", lang), w.duration(gap["hours"] * 3600, lang)),
+            (tr("Beside it", lang), w.join([beside, payback], lang) if payback else beside)]

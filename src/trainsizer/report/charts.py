@@ -149,6 +149,21 @@ def _mark(x: float, y: float, label: str, color: str = "#000", right_edge: float
                   "paint-order='stroke'"), "</g>"]
 
 
+# Each end of a chart's x axis extends by this share of its span, so a point at the smallest or largest x is drawn
+# clear of the frame and the y axis's tick labels (assumed: about 20 px on a 550 px plot).
+X_INSET = 0.04
+
+
+def _inset(ax: Axis) -> Axis:
+    if ax.hi <= ax.lo:
+        return ax
+    if ax.log:
+        k = (ax.hi / ax.lo) ** X_INSET
+        return Axis(ax.lo / k, ax.hi * k, True)
+    pad = (ax.hi - ax.lo) * X_INSET
+    return Axis(ax.lo - pad, ax.hi + pad)
+
+
 # long: one SVG drawn in order (axes, ticks, series, legend, marks and their ranges); splitting it scatters the layout
 def line_chart(title: str, x: list[float], series: dict[str, list[float | None]], x_label: str, y_label: str,
                log_x: bool | None = None, width: int = 640, height: int = 360, log_y: bool | None = None,
@@ -162,7 +177,7 @@ def line_chart(title: str, x: list[float], series: dict[str, list[float | None]]
     if not ys or not x:
         return f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} 60' class='chart'><text x='10' y='30' " \
                f"{FONT}>{escape(title)}: no data</text></svg>"
-    ax = choose_axis(x, log=log_x)
+    ax = _inset(choose_axis(x, log=log_x))  # no point on the frame: the first and last sit inside it
     ay = choose_axis(ys + [v for m in marks or [] for v in (m["y"], *m.get("y_range", ()))], from_zero=True, pad=0.1,
                      log=log_y)
     if ax.hi == ax.lo:
@@ -213,6 +228,9 @@ def line_chart(title: str, x: list[float], series: dict[str, list[float | None]]
     return "".join(parts)
 
 
+PARETO_LOG_SPAN = 4  # GPU counts over this ratio (two doublings) are drawn on a log axis
+
+
 def pareto_chart(title: str, points: list[tuple[float, float, str]], front: list[int], x_label: str,
                  y_label: str, width: int = 640, height: int = 380, max_types: int = 6,
                  recommended: int | None = None, recommended_label: str = "recommended",
@@ -246,8 +264,11 @@ def pareto_chart(title: str, points: list[tuple[float, float, str]], front: list
         gx, gy, lab = points[recommended]
         marks.append({"x": gx, "y": gy, "label": recommended_label,
                       **({"y_range": recommended_range} if recommended_range else {})})
+    # GPU counts double (8, 16, 32): on a log axis each doubling is one step, where a linear one crowds the small
+    # counts into the left edge
+    doubling = xs[0] > 0 and xs[-1] / xs[0] >= PARETO_LOG_SPAN
     return line_chart(title, xs, series, x_label, y_label, width=width, height=height, marks=marks,
-                      log_note=log_note)
+                      log_note=log_note, log_x=True if doubling else None)
 
 
 def render_chart(spec: dict[str, Any]) -> str:

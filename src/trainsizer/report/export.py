@@ -58,6 +58,8 @@ def xlsx_bytes(sheets: list[Sheet], currency: str) -> bytes:
         for row in sheet.rows:
             ws.append([_cell(v) for v in row])
             for col, value in enumerate(row):
+                if isinstance(value, str) and value.startswith(("http://", "https://")):  # a source's links
+                    ws.cell(row=ws.max_row, column=col + 1).hyperlink = value.split("\n")[0]
                 if isinstance(value, Money):
                     ws.cell(row=ws.max_row, column=col + 1).number_format = fmt
                 if col < len(widths):

@@ -82,7 +82,8 @@ def answer_html(answer: Card, heading: str = "h2") -> str:
         f"<b>{escape(r['title'])}</b> — {escape(r['summary'])} — {escape(r['trade'])}</li>"
         for r in answer["runner_ups"])
     return (f"<section class='answer' data-testid='answer-card' data-ok='true' data-gpu='{escape(d['gpu'])}' "
-            f"data-gpus='{d['gpus']}' data-acquisition='{d['acquisition']}' data-per-run='{d['per_run']}'>"
+            f"data-gpus='{d['gpus']}' data-acquisition='{d['acquisition']}' data-per-run='{d['per_run']}' "
+            f"data-leads='{d['leads']}'>"
             f"<{heading}>{escape(answer['title'])}</{heading}><dl>{facts}</dl>"
             f"<p class='why'>{escape(answer['why'])}</p>"
             + (f"<p><b>{escape(answer['runner_ups_title'])}</b></p><ul class='runner-ups'>{runners}</ul>"

@@ -56,7 +56,7 @@ SECTIONS = {  # the sections of memory_model.yaml, performance_model.yaml, sizin
 
 
 def _gpu_list(ids: list[str], lang: str) -> str:
-    return w.listing([tr("…", lang) if i == "..." else w.gpu_name(i) for i in ids], lang)
+    return w.listing([tr("…", lang) if i == "..." else w.gpu_name(i, lang) for i in ids], lang)
 
 
 def _sentences(parts: list[str], lang: str) -> str:
@@ -87,7 +87,7 @@ FORMATS: dict[str, Callable[[Any, str], str]] = {
     "small_money": lambda v, lang: w.small_money(v["amount"], v["currency"], lang),
     "acquisition": lambda v, lang: w.word(w.ACQUISITIONS, v, lang),
     "hours": lambda v, lang: w.count(w.HOURS, v, lang, 2),
-    "gpu": lambda v, lang: w.gpu_name(v),
+    "gpu": lambda v, lang: w.gpu_name(v, lang),
     "gpus_list": _gpu_list,
     "site": lambda v, lang: w.site_name(v, lang),
     "link": lambda v, lang: w.link_name(v, lang),
@@ -105,7 +105,7 @@ FORMATS: dict[str, Callable[[Any, str], str]] = {
     "storage": lambda v, lang: w.word(STORAGE, v, lang),
     "span": lambda v, lang: _span(float(v), lang),
     "duration": lambda v, lang: w.duration(v, lang),
-    "hardware": lambda v, lang: w.hardware(v["gpus"], v["gpu"]),
+    "hardware": lambda v, lang: w.hardware(v["gpus"], v["gpu"], lang),
     "n_gpus": lambda v, lang: w.gpus(v, lang),
     "n_servers": lambda v, lang: w.servers(v, lang),
     "n_racks": lambda v, lang: w.racks(v, lang),

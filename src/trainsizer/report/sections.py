@@ -56,7 +56,7 @@ def _summary(job: JobJSON, lang: str) -> Section:
 
 def recommended(pick: OptionJSON, lang: str) -> Section:
     hw, perf = pick["hardware"], pick["performance"]
-    args = {"hardware": w.hardware(hw["gpus"], hw["gpu"]), "servers": ot.servers_text(pick, lang),
+    args = {"hardware": w.hardware(hw["gpus"], hw["gpu"], lang), "servers": ot.servers_text(pick, lang),
             "links": ot.links(pick, lang) or "-", "tps": f"{perf['tokens_per_s']:,.0f}", "mfu": w.percent(perf["mfu"])}
     line = (tr("{hardware} in {servers} ({links}): {tps} tokens/s, MFU {mfu}, {time} to train.", lang,
                time=w.duration(perf["time_to_train_s"], lang), **args) if perf.get("time_to_train_s")
@@ -79,7 +79,7 @@ def alternatives(plan: PlanJSON, lang: str, limit: int = 15) -> Section:
         o = opts[i]
         hw, perf, cost, cur = o["hardware"], o["performance"], o.get("cost") or {}, plan["currency"]
         fit = (o["system"].get("site_fit") or {}).get("fits")
-        rows.append([w.hardware(hw["gpus"], hw["gpu"]), ot.servers_text(o, lang), Code(ot.layout(o, lang)),
+        rows.append([w.hardware(hw["gpus"], hw["gpu"], lang), ot.servers_text(o, lang), Code(ot.layout(o, lang)),
                      ot.memory_cell(o, " / "), ot.tokens_cell(o), w.percent(perf["mfu"]), ot.time_cell(o, lang),
                      ot.run_cell(o, cur, lang),
                      w.money((cost.get("buy") or {}).get("total"), cur, lang),
@@ -104,7 +104,7 @@ def rented_bom(pick: OptionJSON, rent: RentJSON, lang: str) -> Section:
         return _stated(value, unit, lang)
 
     rows = [
-        [tr("Rented instance", lang), w.listing([ot.servers_text(pick, lang), w.gpu_name(hw["gpu"])], lang),
+        [tr("Rented instance", lang), w.listing([ot.servers_text(pick, lang), w.gpu_name(hw["gpu"], lang)], lang),
          tr("{provider}, {term}, {price} per GPU-hour", lang, provider=rent["provider"],
             term=w.word(w.TERMS, rent["term"], lang),
             price=w.small_money(rent["price_per_gpu_hour"], pick["per_run"]["currency"], lang))],
@@ -128,7 +128,8 @@ def bom(pick: OptionJSON, lang: str) -> Section:
     ram_parts = w.listing([f"{w.word(RAM_PARTS, k, lang)} {v:,.0f}" for k, v in host["ram_breakdown_gib"].items()],
                           lang)
     rows = [
-        [tr("GPU servers", lang), w.listing([ot.servers_text(pick, lang), w.gpu_name(sysd["servers"]["gpu"])], lang),
+        [tr("GPU servers", lang),
+         w.listing([ot.servers_text(pick, lang), w.gpu_name(sysd["servers"]["gpu"], lang)], lang),
          ot.why(pick, lang)],
         [tr("Host RAM per server", lang), f"{host['ram_gib_per_node']:,.0f} GiB",
          tr("{needed} GiB needed: {parts} (GiB); {seed_rule}: {seed} GiB", lang,

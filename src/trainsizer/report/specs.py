@@ -95,7 +95,8 @@ def memory_spec(option: OptionJSON, lang: str = "en") -> dict[str, Any]:
     status = fit_status(used, cap, mem.get("fits"))
     kw = {"used": used, "cap": cap, "share": used / cap if cap else 0.0, "limit": TIGHT_FRACTION}
     span = (option.get("range") or {}).get("device_gib")  # the 80 % range (workflows/robust.py), an error bar
-    return {"kind": "memory", "title": _t("memory", lang, gpu=gpu_name(option["hardware"]["gpu"])), "labels": labels,
+    title = _t("memory", lang, gpu=gpu_name(option["hardware"]["gpu"], lang))
+    return {"kind": "memory", "title": title, "labels": labels,
             "values": values, "unit": "GiB", "total": used, "capacity": cap, "status": status,
             "total_range": list(span) if span else None,
             "text": {"total": _t("total", lang), "capacity": _t("capacity", lang, cap=cap),
@@ -144,7 +145,7 @@ def pareto_spec(out: PlanJSON, lang: str = "en") -> dict[str, Any] | None:
     else:
         div, y_key = 1, "seconds"
     field = "time_to_train_s" if timed else "step_time_s"
-    points = [(float(o["hardware"]["gpus"]), o["performance"][field] / div, gpu_name(o["hardware"]["gpu"]))
+    points = [(float(o["hardware"]["gpus"]), o["performance"][field] / div, gpu_name(o["hardware"]["gpu"], lang))
               for o in options]
     idx = pick_index(out)
     label_key = "recommended" if out["rankings"].get("recommended") else "fastest"
@@ -153,7 +154,7 @@ def pareto_spec(out: PlanJSON, lang: str = "en") -> dict[str, Any] | None:
             "front": out["rankings"].get("pareto_time_vs_gpus", []), "x_label": _t("gpus", lang),
             "y_label": _t(y_key, lang), "recommended": idx, "front_label": _t("front", lang),
             "log_note": _t("log", lang),
-            "recommended_label": _t(label_key, lang, n=hw["gpus"], gpu=gpu_name(hw["gpu"]) if hw["gpu"] else ""),
+            "recommended_label": _t(label_key, lang, n=hw["gpus"], gpu=gpu_name(hw["gpu"], lang) if hw["gpu"] else ""),
             "recommended_range": _range(options[idx], field, div) if idx is not None else None}
 
 
@@ -165,7 +166,7 @@ def _range(option: OptionJSON, field: str, div: float) -> list[float] | None:
 
 def scale_spec(gpu: str, counts: list[float], series: dict[str, list[float | None]],
                lang: str = "en") -> dict[str, Any]:
-    return {"kind": "line", "title": _t("scale", lang, gpu=gpu_name(gpu)), "x": counts, "series": series,
+    return {"kind": "line", "title": _t("scale", lang, gpu=gpu_name(gpu, lang)), "x": counts, "series": series,
             "x_label": _t("gpus", lang), "y_label": _t("tokens_per_s", lang), "log_note": _t("log", lang)}
 
 

@@ -14,6 +14,7 @@ from trainsizer.messages import Message
 from trainsizer.report import option_text
 from trainsizer.report import words as w
 from trainsizer.report.message_text import text
+from trainsizer.report.source_text import described, links
 from trainsizer.report.specs import pick_index
 
 if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
@@ -134,7 +135,7 @@ def recommendation_sheet(plan: PlanJSON, pick: OptionJSON | None, recommended: b
         [tr("option", lang), tr("recommended", lang) if recommended
          else tr("fastest (no option fits the site with prices)", lang), ""],
         [tr("because", lang), plan.get("recommended_because", "") if recommended else "", ""],
-        ["GPU", w.gpu_name(hw["gpu"]), ""], [tr("GPU count", lang), hw["gpus"], tr("GPUs", lang)],
+        ["GPU", w.gpu_name(hw["gpu"], lang), ""], [tr("GPU count", lang), hw["gpus"], tr("GPUs", lang)],
         [tr("servers", lang), hw["nodes"], tr("servers of {n} GPUs", lang, n=hw["gpus_per_node"])],
         [tr("interconnect", lang), w.links((hw.get("intra_node"), hw.get("inter_node")), lang), ""],
         [tr("layout", lang), layout(pick, lang), ""],
@@ -163,7 +164,7 @@ def bom_sheet(pick: OptionJSON | None, lang: str = "en") -> Sheet:
         return sheet
     sysd = pick["system"]
     srv, host, st, net, pw = sysd["servers"], sysd["host"], sysd["storage"], sysd["network"], sysd["power"]
-    n, gpu = srv["count"], w.gpu_name(srv["gpu"])
+    n, gpu = srv["count"], w.gpu_name(srv["gpu"], lang)
     capex = dict((pick.get("cost") or {}).get("buy", {}).get("capex", {}))
 
     def priced(item: str, qty: float, unit: str, key: str | None, note: Any) -> list[Any]:
@@ -216,7 +217,7 @@ def options_sheet(plan: PlanJSON, lang: str = "en") -> Sheet:
         fit = (o["system"].get("site_fit") or {}).get("fits")
         sheet.rows.append([
             i, w.listing([tr(v, lang) for k, v in RANKINGS.items() if i in plan["rankings"].get(k, [])], lang),
-            w.gpu_name(hw["gpu"]), hw["gpus"], hw["nodes"], hw["gpus_per_node"],
+            w.gpu_name(hw["gpu"], lang), hw["gpus"], hw["nodes"], hw["gpus_per_node"],
             w.links((hw.get("intra_node"), hw.get("inter_node")), lang),
             layout(o, lang), perf["step_time_s"], perf["tokens_per_s"], perf["mfu"],
             _days(perf.get("time_to_train_s")), mem["device_gib"], mem["capacity_gib"],
@@ -238,6 +239,17 @@ def _range_cells(o: OptionJSON) -> list[Any]:
             _money(cost[0]), _money(cost[1]), r.get("p_exceeds_capacity")]
 
 
+def _assumptions(rows: list[dict[str, Any]], lang: str) -> Sheet:
+    """What the plan assumes, its source and date; in Chinese the source's kind and sites, then its links (the
+    English original only as a link: ``report.source_text``)."""
+    headers = [tr("what", lang), tr("source", lang), tr("as of", lang)]
+    if not lang.startswith("zh"):
+        return Sheet(tr(SHEETS["assumptions"], lang), headers, [[a["what"], a["source"], a["as_of"]] for a in rows])
+    return Sheet(tr(SHEETS["assumptions"], lang), [*headers, tr("links to the source", lang)],
+                 [[a["what"], described(a["source"], lang), a["as_of"], "\n".join(links(a["source"]))]
+                  for a in rows])
+
+
 def export_sheets(report: ReportJSON) -> list[Sheet]:
     """The four sheets of a report model (``plan``, ``recommended``, ``assumptions`` and ``lang`` are read)."""
     plan = report["plan"]
@@ -245,8 +257,7 @@ def export_sheets(report: ReportJSON) -> list[Sheet]:
     idx = pick_index(plan)
     pick = plan["options"][idx] if idx is not None else None
     recommended = bool(plan["rankings"].get("recommended"))
-    assumptions = Sheet(tr(SHEETS["assumptions"], lang), [tr("what", lang), tr("source", lang), tr("as of", lang)],
-                        [[a["what"], a["source"], a["as_of"]] for a in report.get("assumptions", [])])
+    assumptions = _assumptions(report.get("assumptions", []), lang)
     sheets = [recommendation_sheet(plan, pick, recommended, lang), bom_sheet(pick, lang), options_sheet(plan, lang),
               assumptions]
     for sheet in sheets:  # the engine's messages in the report's language

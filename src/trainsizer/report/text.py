@@ -269,7 +269,7 @@ def _print_ranking(con: Console, options: list[OptionJSON], idx: list[int], titl
         hw, perf = o["hardware"], o["performance"]
         run = ot.run_cell(o, cur, lang, "\n") if (o.get("per_run") or {}).get("cost") is not None else "-"
         cells = dict(zip(RANKING_COLUMNS, (
-            str(hw["gpus"]), w.gpu_name(hw["gpu"]), ot.servers_text(o, lang), ot.layout(o, lang),
+            str(hw["gpus"]), w.gpu_name(hw["gpu"], lang), ot.servers_text(o, lang), ot.layout(o, lang),
             ot.memory_cell(o, gap="\n"), ot.tokens_cell(o, "\n"), f"{perf['mfu']:.0%}", ot.time_cell(o, lang, "\n"),
             run, escape(ot.why(o, lang))), strict=True))
         table.add_row(*(cells[col] for col in columns))
@@ -367,7 +367,8 @@ def print_scale(gpu: str, curves: list[Any], lang: str | None = None) -> None:
     lang = resolve_lang(lang)
     con = _console()
     counts = [p.gpus for p in curves[0].points] if curves else []
-    table = Table(title=tr("Scaling {gpu}: tokens/s (efficiency)", lang, gpu=w.gpu_name(gpu)), title_justify="left")
+    table = Table(title=tr("Scaling {gpu}: tokens/s (efficiency)", lang, gpu=w.gpu_name(gpu, lang)),
+                  title_justify="left")
     table.add_column(tr("links", lang))
     for n in counts:
         table.add_column(str(n), justify="right")

@@ -150,11 +150,11 @@ def yes_no(value: bool | None, lang: str) -> str:
 
 
 @cache
-def _gpu_names() -> dict[str, str]:
+def _gpu_names(lang: str = "en") -> dict[str, str]:
     from trainsizer.workflows.catalogs import gpu_names
 
-    names = gpu_names()
-    short = {gid: _short_name(name or gid) for gid, name in names.items()}
+    names = {gid: tr(name, lang) if name else gid for gid, name in gpu_names().items()}  # the catalog's names
+    short = {gid: _short_name(name) for gid, name in names.items()}
     if len(set(short.values())) < len(short):  # keep the full name where the short ones collide
         taken = [n for n in short.values()]
         short = {gid: (n if taken.count(n) == 1 else names[gid]) for gid, n in short.items()}
@@ -162,17 +162,17 @@ def _gpu_names() -> dict[str, str]:
 
 
 def _short_name(name: str) -> str:
-    """ "NVIDIA H800 SXM5 80GB" -> "H800 SXM5 80GB"; a trailing remark in parentheses is left out."""
-    if name.endswith(")") and " (" in name:
-        name = name[: name.rindex(" (")]
-    return name.removeprefix("NVIDIA ").strip()
+    """ "NVIDIA H800 SXM5 80GB" -> "H800 SXM5 80GB"; a trailing remark in parentheses is left out (the Chinese
+    bracket too)."""
+    return _remark_cut(name).removeprefix("NVIDIA ").strip()
 
 
-def gpu_name(gpu_id: Any) -> str:
-    """The product name of a GPU id from the catalog (the id itself for a GPU it does not list)."""
+def gpu_name(gpu_id: Any, lang: str = "en") -> str:
+    """The product name of a GPU id from the catalog, in ``lang`` (the catalog translates the names a Chinese
+    reader knows otherwise: 华为昇腾, 摩尔线程, 海光); the id itself for a GPU it does not list."""
     if gpu_id is None:
         return MISSING
-    return _gpu_names().get(str(gpu_id), str(gpu_id))
+    return _gpu_names(ZH if lang == ZH else "en").get(str(gpu_id), str(gpu_id))
 
 
 @cache
@@ -238,7 +238,7 @@ def server(row: Any, lang: str) -> str:
     name = _price_names()["servers"].get(str(row.get("id")))
     if name:
         return tr(name, lang)
-    return tr("{hardware} server", lang, hardware=hardware(row["gpus"], row["gpu"]))
+    return tr("{hardware} server", lang, hardware=hardware(row["gpus"], row["gpu"], lang))
 
 
 def voucher_name(voucher_id: Any, lang: str) -> str:
@@ -247,9 +247,9 @@ def voucher_name(voucher_id: Any, lang: str) -> str:
     return tr(name, lang) if name else str(voucher_id)
 
 
-def hardware(n: Any, gpu_id: Any) -> str:
+def hardware(n: Any, gpu_id: Any, lang: str = "en") -> str:
     """ "8 × H800 SXM5 80GB" """
-    return f"{n} × {gpu_name(gpu_id)}"
+    return f"{n} × {gpu_name(gpu_id, lang)}"
 
 
 def join(parts: list[str], lang: str) -> str:

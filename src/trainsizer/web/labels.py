@@ -21,6 +21,7 @@ WEB_LABELS: dict[str, str] = {
     "method": N_("Method"),
     "precision": N_("Precision"),
     "optimizer": N_("Optimizer"),
+    "framework": N_("Training framework"),
     "micro_batch": N_("Micro-batch size"),
     "seq_len": N_("Sequence length"),
     "global_batch": N_("Global batch (sequences per step)"),

@@ -10,6 +10,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, Undefined, pass_context, select_autoescape
 
 from trainsizer.errors import InputError
+from trainsizer.frameworks import assumed, families, load_profile
 from trainsizer.i18n import N_, tr
 from trainsizer.report import option_text, sections
 from trainsizer.report import words as w
@@ -52,6 +53,7 @@ _ADD_WITH = re.compile(r"(\s*\()?add (?:one|it|them) with --prices(?: FILE)?(?(1
 _WITHOUT = re.compile(r"\bwithout (--[a-z][a-z0-9-]*)")
 _FLAG_VALUE = re.compile(r"(--[a-z][a-z0-9-]*)[ =](\d[\w.]*)")
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
+FRAMEWORK_ASSUMED = N_("as the method usually runs: {names}")  # the framework select's blank choice (frameworks/index)
 READ_AS = N_("“{given}” read as the preset {preset}")
 READ_AS_VARIANT = N_("“{given}” read as the preset {preset}: the {variant} model has the base model's architecture, "
                      "so its memory and speed are the same")
@@ -149,7 +151,7 @@ def link_name(ctx: Any, link_id: str) -> str:
 def hw_title(ctx: Any, option: dict[str, Any]) -> str:
     """ "8 × H800 SXM5 80GB in 1 server of 8 GPUs" """
     hw, lang = option["hardware"], ctx.get("lang", "en")
-    return tr("{hardware} in {servers}", lang, hardware=w.hardware(hw["gpus"], hw["gpu"]),
+    return tr("{hardware} in {servers}", lang, hardware=w.hardware(hw["gpus"], hw["gpu"], lang),
               servers=option_text.servers_text(option, lang))
 
 
@@ -283,11 +285,15 @@ def _plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None,
 
 def index_page(lang: str, model_ids: list[str], gpus: list[dict[str, Any]], sites: list[dict[str, Any]],
                default_site: str, vouchers: list[dict[str, Any]] | None = None) -> str:
-    """The form: the CLI's plan choices with its defaults (objective, runs per month, voucher, time value)."""
+    """The form: the CLI's plan choices with its defaults (objective, runs per month, voucher, time value), and the
+    training frameworks with a profile (``trainsizer.frameworks``), each by its own name."""
     lab = labels(lang)
     objectives = [(o, lab[f"objective_{o}"]) for o in OBJECTIVES]
     return environment().get_template("index.html").render(
         L=lab, lang=lang, model_ids=model_ids, gpus=gpus, sites=sites, default_site=default_site,
         choices=labelled(FORM_CHOICES, lang), default_currency="CNY" if lang == "zh-CN" else "USD",
         objectives=objectives, default_objective=DEFAULT_OBJECTIVE,
+        frameworks=[(f, load_profile(f).name) for f in families()],
+        framework_assumed=tr(FRAMEWORK_ASSUMED, lang, names=w.listing(
+            sorted({load_profile(assumed(m)).name for m in FORM_CHOICES["methods"]}), lang)),
         vouchers=[(v["id"], w.voucher_name(v["id"], lang)) for v in vouchers or []])

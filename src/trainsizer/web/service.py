@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainsizer.errors import InputError
+from trainsizer.frameworks import resolve
 from trainsizer.models.catalog import find_preset
 from trainsizer.scenario import Scenario, scenario_from_dict
 from trainsizer.web import schemas as s
@@ -48,9 +49,10 @@ def model_read_as(job: s.JobIn) -> dict[str, Any] | None:
 
 
 def build_job(job: s.JobIn, gpu: str | None, prefix: str = "job") -> Scenario:
-    """A job as the planner takes it (one GPU, layout left to the search)."""
+    """A job as the planner takes it (one GPU, layout left to the search), with its framework's profile applied as
+    the CLI applies it (``training.framework``, else the one assumed for its method: ``trainsizer.frameworks``)."""
     with fields(job_prefix=prefix):
-        return job_from_dict(_job_dict(job), [gpu] if gpu else None, source=prefix)
+        return resolve(job_from_dict(_job_dict(job), [gpu] if gpu else None, source=prefix))[0]
 
 
 def _check_gpu_ids(ids: list[str], field: str, indexed: bool = True) -> tuple[str, ...]:

@@ -38,9 +38,10 @@ from trainsizer.workflows.decide import (
 from trainsizer.workflows.defaults import (
     DEFAULT_MAX_GPUS,
 )
+from trainsizer.workflows.feasible import ways_to_feasible, with_ways
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
-from trainsizer.workflows.offer_gap import offer_gap
+from trainsizer.workflows.offer_gap import lead_with_quote, offer_gap
 from trainsizer.workflows.plan_request import PlanRequest
 from trainsizer.workflows.plan_schema import ExcludedGpuJSON, MarketJSON, PlanJSON, RecommendationJSON
 from trainsizer.workflows.pricing import MoneyTerms, merge_fabric_twins, recommend_options
@@ -156,7 +157,18 @@ def _terms(job: Scenario, req: PlanRequest, site: Site, money: Prices, market: s
 
 
 def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> PlanOutcome:
-    """Search, price and rank the layouts of ``job`` under ``req``; recommend one."""
+    """Search, price and rank the layouts of ``job`` under ``req``; recommend one, or say what would make one: the
+    shortest time that works, the smallest change where memory binds (``workflows.feasible``: planned again)."""
+    outcome = _plan_once(job, req, job_label)
+    if outcome.out["recommendation"] is None:
+        ways = ways_to_feasible(job, req, outcome, lambda j, r: _plan_once(j, r, job_label),
+                                parse_objective(req.objective))
+        outcome.out["suggestions"] = with_ways(ways, outcome.out["suggestions"])
+    return outcome
+
+
+def _plan_once(job: Scenario, req: PlanRequest, job_label: str) -> PlanOutcome:
+    """One plan of ``job`` under ``req``: searched, priced, ranked, a recommendation made where one can be."""
     cat, site, money = _context(req)
     _check_request(job, req, cat, job_label)
     objective = parse_objective(req.objective)
@@ -201,11 +213,13 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> Pl
     _add_confidence(rec, options, order, objective, req, job_label)
     gap = offer_gap(options[order[0]] if rec else None, every_option, money, market, req.max_oom_risk,
                     terms.time.per_hour)
+    gap_json = gap.to_dict() if gap else None
     if gap and not rec:
         result.suggestions.append(gap.message())
+    elif gap and gap_json is not None:  # no known offer rents it by the hour: the answer leads with the quote
+        lead_with_quote(rec, gap_json, gap, options[order[0]])
     acquisition = options[order[0]].acquisition if rec else None
-    out.update({"recommendation": rec, "offer_gap": gap.to_dict() if gap else None,
-                "recommended_because": rec["why"] if rec else None})
+    out.update({"recommendation": rec, "offer_gap": gap_json, "recommended_because": rec["why"] if rec else None})
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
                 "timeline": timeline(acquisition), "verification": verification_steps(job_label, acquisition),
                 "prices_used": [c.to_dict() for c in listed(priced.cited)]})

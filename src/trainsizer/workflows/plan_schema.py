@@ -140,8 +140,19 @@ class CitationJSON(TypedDict):
     as_of: str
 
 
+class PaybackJSON(TypedDict):
+    """``workflows.offer_gap.Payback.to_dict``: a purchase beside the quote, in runs at the compute floor."""
+
+    runs: int
+    runs_possible: int
+    horizon_years: float
+    message: Message
+
+
 class OfferGapJSON(TypedDict):
-    """``workflows.offer_gap.OfferGap.to_dict``: the compute floor where no known offer rents the job by the hour."""
+    """``workflows.offer_gap.OfferGap.to_dict``: the compute floor where no known offer rents the job by the hour;
+    where the answer leads with the quote to ask for (``lead_with_quote``), that line, what would hold the job and
+    the priced pick's payback."""
 
     floor: int
     currency: str
@@ -149,10 +160,15 @@ class OfferGapJSON(TypedDict):
     gpus: int
     servers: int
     gpu_hours: float
+    hours: float
     price_per_gpu_hour: float
     provider: str
     host_ram_gib: float | None
     message: Message
+    leads: NotRequired[bool]
+    lead: NotRequired[Message]
+    hold: NotRequired[Message]
+    payback: NotRequired[PaybackJSON | None]
 
 
 class PlanJSON(TypedDict):

@@ -52,6 +52,7 @@
     put(training, "method", method);
     put(training, "precision", val("precision"));
     put(training, "optimizer", val("optimizer"));
+    put(training, "framework", val("framework"));
     put(training, "micro_batch_size", num("micro-batch"));
     put(training, "seq_len", num("seq-len"));
     put(training, "global_batch_size", num("global-batch"));
