@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from trainsizer.estimate import comm
+from trainsizer.estimate import comm, moe
 from trainsizer.estimate.activation_ops import activation_ops_mb
 from trainsizer.estimate.arrays import positive_part, safe_div
-from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, gathered_linear_bytes, p2p_s
+from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, gathered_linear_bytes, p2p_s
 from trainsizer.estimate.dequantization import dequant_traffic
 from trainsizer.estimate.flops import StepFlops, pipeline_stage_linear, recomputed_layer
 from trainsizer.estimate.gemm_rows import row_scale
@@ -167,13 +167,14 @@ def context_parallel_mb(ctx: StepContext) -> float:
 
 
 def expert_parallel_mb(ctx: StepContext) -> float:
-    """MoE: dispatch and combine all-to-all, forward and backward, per MoE layer (Lepikhin et al. 2020,
-    GShard, arXiv:2006.16668)."""
+    """MoE: dispatch and combine all-to-all, forward and backward, per MoE layer (estimate/moe.py)."""
     par, arch = ctx.scenario.parallel, ctx.arch
     if not arch.moe or par.ep <= 1:
         return 0.0
-    a2a = ctx.local_tokens * arch.moe.experts_per_token * arch.hidden_size * ctx.act_bytes
-    return arch.moe_layers / par.pp * 4 * all_to_all_s(a2a, par.ep, ctx.fabric, stride=par.tp * par.cp)
+    stride = par.expert_tp if par.etp else par.tp * par.cp  # folded expert groups are etp-strided (estimate/moe.py)
+    one = moe.dispatch_combine_s(ctx.local_tokens * arch.hidden_size * ctx.act_bytes, arch.moe.experts_per_token,
+                                 par.ep, stride, ctx.fabric, float(par.moe_dispatcher == "deepep"))
+    return arch.moe_layers / par.pp * moe.PASSES * one
 
 
 def pipeline_p2p_mb(ctx: StepContext) -> float:
@@ -313,15 +314,17 @@ def raw_step(ctx: StepContext) -> RawStep:
 
     optimizer_s, offload_s = optimizer_and_offload_s(ctx)
     expert_tokens = expert_width = 0.0
-    if arch.moe:
-        # grouped GEMM rows: the micro-batch's k token copies over E experts, ep ranks' worth on each local expert
-        expert_tokens = ctx.local_tokens * arch.moe.experts_per_token * par.ep / arch.moe.num_experts
-        expert_width = arch.moe.expert_intermediate_size / par.tp
+    load = 1.0
+    if arch.moe:  # grouped GEMM at the per-expert shapes, on the busiest expert-parallel rank (estimate/moe.py)
+        load = moe.load_factor(par.moe_load_imbalance, par.moe_capacity_factor)
+        expert_tokens = moe.rows_per_expert(ctx.local_tokens, arch.moe.experts_per_token, par.ep,
+                                            arch.moe.num_experts, load)
+        expert_width = arch.moe.expert_intermediate_size / par.expert_tp
     return RawStep(ctx.scenario.grad_accumulation_steps, ctx.gpu.architecture or "", ctx.dtype,
                    ctx.attention_dtype or ctx.dtype, ctx.local_tokens, arch.hidden_size / par.tp,
                    at_peak(pipeline_stage_linear(fl.linear_per_token, fl.head_per_token, par.pp),
                            ctx.peak_tflops * sustained),
-                   at_peak(fl.expert_per_token, ctx.peak_tflops * sustained), expert_tokens, expert_width,
+                   at_peak(fl.expert_per_token, ctx.peak_tflops * sustained) * load, expert_tokens, expert_width,
                    at_peak(fl.attention_per_token, (ctx.attention_peak_tflops or ctx.peak_tflops) * sustained),
                    tr.attention, saved_traffic_s(ctx), dequantization_mb(ctx), tensor_parallel_mb(ctx),
                    context_parallel_mb(ctx), expert_parallel_mb(ctx), pipeline_p2p_mb(ctx), zero3_mb(ctx),
