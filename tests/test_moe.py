@@ -64,3 +64,13 @@ def test_imbalance_and_capacity_slow_only_the_expert_gemms():
     assert skewed.breakdown_s["compute"] > base.breakdown_s["compute"]
     assert capped.breakdown_s["compute"] == pytest.approx(base.breakdown_s["compute"])
     assert skewed.breakdown_s["moe_all_to_all"] == pytest.approx(base.breakdown_s["moe_all_to_all"])
+
+
+def test_folded_experts_keep_whole_experts_and_shard_states_over_more_ranks():
+    split = estimate(moe_job({"tp": 2, "ep": 4}), with_performance=False, with_limits=False).memory
+    folded = estimate(moe_job({"tp": 2, "ep": 4, "etp": 1}), with_performance=False, with_limits=False).memory
+    weights = [m.to_dict()["detail_gib"]["weights"] for m in (split, folded)]
+    optimizer = [m.to_dict()["detail_gib"]["optimizer_states"] for m in (split, folded)]
+    assert weights[1] > 1.7 * weights[0]  # whole experts, not halves: the routed experts are most of the weights
+    # the distributed optimizer shards them over tp*dp / (ep*etp) = 4 expert-data ranks instead of dp / ep = 2
+    assert optimizer[1] == pytest.approx(optimizer[0], rel=0.02)
