@@ -64,8 +64,19 @@ def remote_copies(experts_per_token: Any, ep: Any, members_per_node: Any, hierar
     return plain + hierarchical * (deduplicated - plain)
 
 
+def all_to_all_intra_gbps(fab: Fabric, members: int, wire_fraction: float) -> float:
+    """Bus bandwidth of an all-to-all inside a node: the link's all-reduce figure, but at most ``wire_fraction`` of
+    its per-direction line rate. Every byte of an all-to-all crosses the wire once (nccl-tests PERFORMANCE.md,
+    alltoall: busbw = algbw x (n-1)/n), while an all-reduce over NVLink SHARP is reduced in the switch and reports
+    more than the wire carries (nccl-tests#212: 480 GB/s on H100's 450 GB/s links). DeepEP's intranode kernels move
+    153 GB/s over H800's ~160 GB/s achievable NVLink (deepseek-ai/DeepEP README, normal kernels table)."""
+    link = fab.intra
+    cap = link.per_direction_gbps * wire_fraction if link is not None and link.per_direction_gbps else float("inf")
+    return min(fab.intra_for(members), cap)
+
+
 def dispatch_combine_s(token_bytes: Any, experts_per_token: Any, ep: Any, stride: Any, fab: Fabric,
-                       hierarchical: Any = 0.0) -> Any:
+                       hierarchical: Any = 0.0, wire_fraction: float = 1.0) -> Any:
     """Seconds of one dispatch or combine all-to-all of a micro-batch whose tokens carry ``token_bytes`` each.
     Inside one node the ``k`` copies for the other ``ep - 1`` ranks cross NVLink; a group that spans nodes sends its
     off-node copies through the GPU's share of the node's NICs while the on-node ones cross NVLink, and the slower of
@@ -74,7 +85,7 @@ def dispatch_combine_s(token_bytes: Any, experts_per_token: Any, ep: Any, stride
     if not is_array(ep) and ep <= 1:
         return 0.0
     members = _members_per_node(ep, stride, fab.gpus_per_node)
-    intra = fab.intra_busbw_gbps if is_array(members) else fab.intra_for(members)
+    intra = all_to_all_intra_gbps(fab, 8 if is_array(members) else members, wire_fraction)
     on_node = token_bytes * experts_per_token * (members - 1) / ep / (intra * 1e9)
     off_node = token_bytes * remote_copies(experts_per_token, ep, members, hierarchical) \
         / (fab.inter_busbw_gbps / fab.gpus_per_node * 1e9)

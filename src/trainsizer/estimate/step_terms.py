@@ -173,7 +173,8 @@ def expert_parallel_mb(ctx: StepContext) -> float:
         return 0.0
     stride = par.expert_tp if par.etp else par.tp * par.cp  # folded expert groups are etp-strided (estimate/moe.py)
     one = moe.dispatch_combine_s(ctx.local_tokens * arch.hidden_size * ctx.act_bytes, arch.moe.experts_per_token,
-                                 par.ep, stride, ctx.fabric, float(par.moe_dispatcher == "deepep"))
+                                 par.ep, stride, ctx.fabric, float(par.moe_dispatcher == "deepep"),
+                                 ctx.params.communication.busbw_fraction["scale-up"])
     return arch.moe_layers / par.pp * moe.PASSES * one
 
 
