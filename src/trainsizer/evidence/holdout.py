@@ -94,7 +94,8 @@ def _fold(terms: CaseTerms, groups: list[str], group: str, base: Any, free: Any,
     test = [i for i, g in enumerate(groups) if g == group]
     train = terms.fit_rows([i for i, g in enumerate(groups) if g != group])
     start = _without_family(base, held_family, free) if held_family else base
-    seen = {f for i, f in enumerate(terms.families) if groups[i] != group}
+    seen = {terms.families[i] for i in train}  # the training cases' families: a family whose cases all stay out of
+    # fits (fit.exclude) is seen by no fit, and its ceiling is not evidence for the prior of another
     if isinstance(start, PerformanceModel):  # a family no training case shows: its efficiency from physics
         start = family_prior(settle_priors(start, free, seen), seen)
         start = fold_ceilings(start, terms, train)  # MFU ceilings from the training cases alone
