@@ -182,6 +182,8 @@ def test_each_family_is_predicted_with_none_of_its_cases_in_the_fit():
     signed = out["signed"]
     assert set(signed["family"]) == set(terms.families) and set(signed["method"]) == set(terms.methods)
     assert sum(g["count"] for g in signed["method"].values()) == out["count"]
+    assert set(signed["model"]) == set(terms.models) <= {"moe", "dense"}
+    assert sum(g["count"] for g in signed["model"].values()) == out["count"]
 
 
 def test_validate_holdout_family_prints_signed_medians_per_family_and_method():

@@ -7,8 +7,9 @@ import pytest
 
 from trainsizer.api import estimate
 from trainsizer.errors import InputError
-from trainsizer.estimate.comm import Fabric, all_gather_s, all_to_all_s
+from trainsizer.estimate.comm import Fabric, all_gather_s
 from trainsizer.estimate.flops import step_flops
+from trainsizer.estimate.moe import dispatch_combine_s
 from trainsizer.estimate.step import step_context
 from trainsizer.estimate.step_terms import zero3_mb
 from trainsizer.estimate.typed_data import with_value
@@ -80,7 +81,7 @@ def test_strided_groups_share_the_nics_and_all_to_all_crosses_nodes_on_each_gpus
     whole = all_gather_s(gib, 16, fab, stride=1)  # 8 members per node: all NICs
     strided = all_gather_s(gib, 16, fab, stride=8)  # one member per node (tp = 8): its own NIC
     assert strided == pytest.approx(whole * 8, rel=0.05)
-    inside, across = all_to_all_s(gib, 8, fab), all_to_all_s(gib, 16, fab)
+    inside, across = dispatch_combine_s(gib, 1, 8, 1, fab), dispatch_combine_s(gib, 1, 16, 1, fab)
     assert across > 4 * inside  # half the tokens leave the node through one NIC per GPU
 
 

@@ -72,7 +72,7 @@ def accuracy_rows(summary: dict[str, Any]) -> dict[str, str]:
 
 
 def signed_rows(summary: dict[str, Any]) -> list[str]:
-    """The signed table's body: all, each GPU family (most cases first), each method."""
+    """The signed table's body: all, each GPU family (most cases first), each method, the MoE models."""
     from trainsizer.report.text import FAMILY_NAMES
 
     source, family = summary["holdout"], summary["holdout_family"]
@@ -91,8 +91,10 @@ def signed_rows(summary: dict[str, Any]) -> list[str]:
 
     families = sorted({n for k in kinds for n in source[k]["signed"]["family"]}, key=lambda n: (-count(n), n))
     methods = [n for n in METHODS if any(n in source[k]["signed"]["method"] for k in kinds)]
+    moe = [row("MoE (routed experts)", "model", "moe")] if any("moe" in source[k]["signed"]["model"] for k in kinds) \
+        else []
     return ([row("all", None, None)] + [row(FAMILY_NAMES.get(n, n.title()), "family", n) for n in families]
-            + [row(f"method {n}", "method", n) for n in methods])
+            + [row(f"method {n}", "method", n) for n in methods] + moe)
 
 
 VIEW_ROWS = {"annotated": "every key as annotated", "unstated": "no framework named (the wider ranges)"}

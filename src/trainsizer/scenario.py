@@ -27,6 +27,7 @@ from trainsizer.datafiles import user_yaml
 from trainsizer.errors import N_, InputError, excerpt, in_file, short_input
 from trainsizer.scenario_framework import FrameworkSettings
 from trainsizer.scenario_kernels import CommSettings, KernelSettings
+from trainsizer.scenario_moe import ExpertSettings
 
 Method = Literal["full", "lora", "qlora", "freeze"]
 PRETRAINING_NAMES = ("pretrain", "pretraining", "pt", "cpt", "continuedpretraining", "continuedpretrain")
@@ -201,7 +202,7 @@ class TrainingSpec(_Strict, KernelSettings, FrameworkSettings):  # zero_grad, ac
         return self
 
 
-class ParallelSpec(_Strict, CommSettings):  # extension overlap_grad_reduce (scenario_kernels.py)
+class ParallelSpec(_Strict, CommSettings, ExpertSettings):  # overlap_grad_reduce; etp, moe_* (scenario_moe.py)
     gpus: Int = Field(gt=0, le=MAX_GPUS)
     tp: Int = Field(1, gt=0, le=1024)
     pp: Int = Field(1, gt=0, le=4096)
@@ -252,8 +253,8 @@ class ParallelSpec(_Strict, CommSettings):  # extension overlap_grad_reduce (sce
         if self.gpus % model_parallel:
             raise ValueError(f"gpus: tp*pp*cp = {self.tp}*{self.pp}*{self.cp} = {model_parallel} "
                              f"must divide gpus ({self.gpus})")
-        if self.ep > 1 and self.dp % self.ep:
-            raise ValueError(f"ep: {self.ep} must divide the data-parallel degree ({self.dp})")
+        if (self.ep > 1 or self.etp) and (self.tp * self.dp) % (self.ep * self.expert_tp) or self.tp % self.expert_tp:
+            raise ValueError(f"ep: ep*etp = {self.ep}*{self.expert_tp} must divide tp*dp = {self.tp}*{self.dp}, etp tp")
         if self.virtual_pp > 1 and self.pp == 1:
             raise ValueError("virtual_pp: interleaving needs pp > 1")
         if self.zero >= 2 and self.pp > 1:

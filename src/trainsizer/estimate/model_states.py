@@ -73,7 +73,8 @@ def _trainable_shapes(st: TrainingState, layers: list[LayerState], first: bool, 
         if layer.trainable_base:
             for lin in layer.linears:
                 copies = max(1, lin.count // ep) if lin.group == "expert" else lin.count
-                shapes.append((lin.out_features // (tp if lin.group != "router" else 1), lin.in_features, copies))
+                split = {"router": 1, "expert": st.scenario.parallel.expert_tp}.get(lin.group, tp)  # etp: folded
+                shapes.append((lin.out_features // split, lin.in_features, copies))
                 if lin.bias:
                     shapes.append((lin.out_features, 1, copies))
             shapes.append((layer.norm_params, 1, 1))
@@ -159,7 +160,8 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
     tp = par.tp
     w_b = PRECISION_BYTES[tr.precision][0]
     frozen_w_b = frozen_weight_bytes(tr.precision)
-    linear_params = sum(layer.base_linear_params for layer in layers) / tp
+    expert_w = sum(layer.expert_linear_params for layer in layers) / par.expert_tp  # folded experts: over etp
+    linear_params = sum(layer.base_linear_params - layer.expert_linear_params for layer in layers) / tp + expert_w
     norm_params = sum(layer.norm_params for layer in layers)
     embed_params = (st.embedding_params / tp if first else 0)
     head_params = (st.lm_head_params / tp if last else 0) + (st.final_params if last else 0)
@@ -169,8 +171,7 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
     # expert-data-parallel group (dp*cp/ep ranks), as Megatron-Core and DeepSpeed-MoE do; or over the smaller
     # group ``parallel.zero_shard_gpus`` names (FSDP HYBRID_SHARD, MiCS, InternLM zero1=8).
     group = par.zero_group
-    expert_group = max(1, group // par.ep)
-    expert_w = sum(layer.expert_linear_params for layer in layers) / tp
+    expert_group = max(1, group * tp // (par.ep * par.expert_tp))  # expert data parallelism (MoE parallel folding)
     if tr.method == "full":
         weight_bytes = (linear_params + norm_params + embed_params + head_params) * w_b
         if autocast_copies_linears_only(st.scenario):  # no 16-bit copy of the embeddings and norms
@@ -252,14 +253,15 @@ def _stage_trainables(st: TrainingState, layers: list[LayerState], first: bool, 
     lora_mixed = fp32_adapters(st.scenario)
     # fp32 adapters under autocast: weight and master are the same fp32 tensor
     adapter_bytes = (4.0, 0.0, 4.0, 4.0) if lora_mixed else (w_b, master_b, grad_b, state_b)
-    expert_trainable = sum(layer.expert_lora_params + (layer.expert_linear_params / par.tp
+    expert_trainable = sum(layer.expert_lora_params + (layer.expert_linear_params / par.expert_tp
                                                        if layer.trainable_base else 0) for layer in layers)
     share_e = min(1.0, expert_trainable / trainable) if trainable else 0.0
     group = par.zero_group  # dp x cp, or the smaller group of parallel.zero_shard_gpus
     opt_shards = group if (par.zero >= 1 or par.distributed_optimizer) else 1
     grad_shards = group if par.zero >= 2 else 1
-    opt_div = _sharded(1.0, share_e, opt_shards, max(1, opt_shards // par.ep)) if opt_shards > 1 else 1.0
-    grad_div = _sharded(1.0, share_e, grad_shards, max(1, grad_shards // par.ep)) if grad_shards > 1 else 1.0
+    fold = par.tp // par.expert_tp  # expert data parallelism spans tp / etp more ranks under MoE parallel folding
+    opt_div = _sharded(1.0, share_e, opt_shards, max(1, opt_shards * fold // par.ep)) if opt_shards > 1 else 1.0
+    grad_div = _sharded(1.0, share_e, grad_shards, max(1, grad_shards * fold // par.ep)) if grad_shards > 1 else 1.0
     return _StageTrainables(base_shapes, lora_shapes, trainable, lora_elems, lora_mixed, adapter_bytes, opt_shards,
                             grad_shards, opt_div, grad_div, par.offload != "none")
 

@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from trainsizer.estimate import comm
+from trainsizer.estimate import comm, moe
 from trainsizer.estimate.activation_ops import activation_ops_mb
 from trainsizer.estimate.arrays import is_array, positive_part, safe_div, where
-from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, all_to_all_s, gathered_linear_bytes, p2p_s
+from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, gathered_linear_bytes, p2p_s
 from trainsizer.estimate.dequantization import dequant_traffic
 from trainsizer.estimate.flops import StepFlops, pipeline_stage_linear
 from trainsizer.estimate.gemm_rows import row_scale
@@ -159,13 +159,16 @@ def context_parallel_mb(ctx: StepContext) -> Any:
 
 
 def expert_parallel_mb(ctx: StepContext) -> Any:
-    """MoE: dispatch and combine all-to-all, forward and backward, per MoE layer (Lepikhin et al. 2020, GShard,
-    arXiv:2006.16668); one expert-parallel degree for all layouts (the planner's is 1)."""
-    lay, arch = ctx.layout, ctx.arch
-    if not arch.moe or lay.ep <= 1:
+    """MoE: dispatch and combine all-to-all, forward and backward, per MoE layer (estimate/moe.py); one
+    expert-parallel degree for all layouts (the planner's is 1)."""
+    lay, par, arch = ctx.layout, ctx.scenario.parallel, ctx.arch
+    if not arch.moe or _none(lay.ep):
         return 0.0
-    a2a = ctx.local_tokens * arch.moe.experts_per_token * arch.hidden_size * ctx.act_bytes
-    return arch.moe_layers / lay.pp * 4 * all_to_all_s(a2a, lay.ep, ctx.fabric, stride=lay.tp * lay.cp)
+    stride = par.expert_tp if par.etp else lay.tp * lay.cp  # folded expert groups are etp-strided (estimate/moe.py)
+    one = moe.dispatch_combine_s(ctx.local_tokens * arch.hidden_size * ctx.act_bytes, arch.moe.experts_per_token,
+                                 lay.ep, stride, ctx.fabric, float(par.moe_dispatcher == "deepep"),
+                                 ctx.params.communication.busbw_fraction["scale-up"])
+    return arch.moe_layers / lay.pp * moe.PASSES * one
 
 
 def pipeline_p2p_mb(ctx: StepContext) -> Any:
@@ -313,15 +316,18 @@ def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
 
     optimizer_s, offload_s = optimizer_and_offload_s(ctx)
     expert_tokens = expert_width = 0.0
-    if arch.moe:
-        # grouped GEMM rows: the micro-batch's k token copies over E experts, ep ranks' worth on each local expert
-        expert_tokens = ctx.local_tokens * arch.moe.experts_per_token * lay.ep / arch.moe.num_experts
-        expert_width = arch.moe.expert_intermediate_size / lay.tp
+    load = 1.0
+    if arch.moe:  # grouped GEMM at the per-expert shapes, on the busiest expert-parallel rank (estimate/moe.py)
+        par = ctx.scenario.parallel
+        load = moe.load_factor(par.moe_load_imbalance, par.moe_capacity_factor)
+        expert_tokens = moe.rows_per_expert(ctx.local_tokens, arch.moe.experts_per_token, lay.ep,
+                                            arch.moe.num_experts, load)
+        expert_width = arch.moe.expert_intermediate_size / (par.etp if par.etp else lay.tp)
     return RawStep(lay.accumulation, ctx.gpu.architecture or "", ctx.dtype,
                    ctx.attention_dtype or ctx.dtype, ctx.local_tokens, arch.hidden_size / lay.tp,
                    at_peak(pipeline_stage_linear(fl.linear_per_token, fl.head_per_token, lay.pp),
                            ctx.peak_tflops * sustained),
-                   at_peak(fl.expert_per_token, ctx.peak_tflops * sustained), expert_tokens, expert_width,
+                   at_peak(fl.expert_per_token, ctx.peak_tflops * sustained) * load, expert_tokens, expert_width,
                    at_peak(fl.attention_per_token, (ctx.attention_peak_tflops or ctx.peak_tflops) * sustained),
                    tr.attention, saved_traffic_s(ctx, counted_traffic), dequantization_mb(ctx),
                    tensor_parallel_mb(ctx), context_parallel_mb(ctx), expert_parallel_mb(ctx), pipeline_p2p_mb(ctx),

@@ -22,6 +22,7 @@ from trainsizer.evidence.refit import (
     speed_predictions,
     stack_speed,
 )
+from trainsizer.models.catalog import resolve_model
 from trainsizer.scenario import scenario_from_dict
 
 Free = Sequence[tuple[str, str, np.ndarray]]  # (dotted section, key, grid)
@@ -58,6 +59,7 @@ class CaseTerms:
     speed: SpeedTerms | None = None
     families: list[str] = field(default_factory=list)  # each case's GPU family (:func:`gpu_family`)
     methods: list[str] = field(default_factory=list)  # each case's training method (full, lora, qlora, freeze)
+    models: list[str] = field(default_factory=list)  # each case's model kind: moe (routed experts) or dense
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -83,6 +85,7 @@ def build_case_terms(cases: list[dict[str, Any]], kind: str, memory_params: Memo
     ids, sources, measured, memory, speed, metrics, failed = [], [], [], [], [], [], []
     families: list[str] = []
     methods: list[str] = []
+    models: list[str] = []
     for case in cases:
         if is_memory_case(case) != (kind == "memory"):
             continue
@@ -109,9 +112,10 @@ def build_case_terms(cases: list[dict[str, Any]], kind: str, memory_params: Memo
         measured.append(float(value))
         families.append(gpu_family(scenario))
         methods.append(str(scenario.training.method))
+        models.append("moe" if resolve_model(scenario.model).moe else "dense")
     return CaseTerms(kind, ids, sources, np.array(measured, dtype=float),
                       [exclusions.get(i) for i in ids], memory if kind == "memory" else None,
-                      stack_speed(speed, metrics) if speed else None, families, methods), failed
+                      stack_speed(speed, metrics) if speed else None, families, methods, models), failed
 
 
 def log_error_loss(terms: CaseTerms, rows: Sequence[int]) -> Callable[[Any], float]:

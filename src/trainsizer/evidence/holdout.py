@@ -94,7 +94,8 @@ def _fold(terms: CaseTerms, groups: list[str], group: str, base: Any, free: Any,
     """The parameters fitted, as the shipped fit is, on every case whose group is not ``group``."""
     train = terms.fit_rows([i for i, g in enumerate(groups) if g != group])
     start = _without_family(base, held_family, free) if held_family else base
-    seen = {f for i, f in enumerate(terms.families) if groups[i] != group}
+    seen = {terms.families[i] for i in train}  # the training cases' families: a family whose cases all stay out of
+    # fits (fit.exclude) is seen by no fit, and its ceiling is not evidence for the prior of another
     if isinstance(start, PerformanceModel):  # a family no training case shows: its efficiency from physics
         start = family_prior(settle_priors(start, free, seen), seen)
         start = fold_ceilings(start, terms, train)  # MFU ceilings from the training cases alone
@@ -163,12 +164,14 @@ def _kind_summary(terms: CaseTerms, failed: list[tuple[str, str]], results: list
     summary = summarize(results).to_dict()
     family_of = dict(zip(terms.ids, terms.families, strict=True))
     method_of = dict(zip(terms.ids, terms.methods, strict=True))
+    model_of = dict(zip(terms.ids, terms.models, strict=True))
     return {"holdout": by, "count": summary["count"], "median_abs_error": summary["median_abs_error"],
             "p90_abs_error": summary["p90_abs_error"], "within_15pct": summary["within_15pct"],
             "signed_median_error": signed_summary(results)["signed_median_error"],
             "excluded": len(failed), "excluded_cases": [{"id": i, "reason": r} for i, r in failed],
             "sources" if by == "source" else "families": len(by_group), f"by_{by}": by_group,
-            "signed": {"family": _groups(results, family_of), "method": _groups(results, method_of)},
+            "signed": {"family": _groups(results, family_of), "method": _groups(results, method_of),
+                       "model": _groups(results, model_of)},
             "cases": [r.to_dict() for r in results]}
 
 

@@ -51,7 +51,7 @@ def _fitter(terms: CaseTerms, base: Any, free: Any, rounds: int) -> Fitted:
         inner one's pull is small; a full search per pair would cost minutes)."""
         train = [i for i, s in enumerate(terms.sources) if s not in (outer, inner)]
         rows = tuple(terms.fit_rows(train))
-        seen = frozenset(terms.families[i] for i in train) if perf else frozenset()
+        seen = frozenset(terms.families[i] for i in rows) if perf else frozenset()  # fitted cases' families
         key = (outer if inner is not None else "", rows, seen)
         if key not in memo:
             grid, start = free, base

@@ -1,0 +1,41 @@
+"""Scenario extensions of a mixture-of-experts layout: the fields ``trainsizer.scenario.ParallelSpec`` takes from
+:class:`ExpertSettings` (docs/guide-scenarios.md, "Extensions"; validation/FORMAT.md). Their effects:
+``trainsizer.estimate.moe`` (step time)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict
+
+
+def _no_bool(v: object) -> object:
+    if isinstance(v, bool):
+        raise ValueError("a number, not a boolean")
+    return v
+
+
+class ExpertSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
+
+    etp: Annotated[int, Strict()] | None = Field(
+        None, gt=0, le=1024, description="extension: expert tensor parallelism; default: tp. Below tp the expert "
+        "layers are folded onto the tensor x data-parallel ranks (Megatron-Core --expert-tensor-parallel-size, MoE "
+        "parallel folding, arXiv:2504.14960): each expert-parallel group is etp-strided, so ep GPUs of one node "
+        "exchange tokens over NVLink, and ep*etp must divide tp*dp")
+    moe_dispatcher: Literal["alltoall", "deepep"] = Field(
+        "alltoall", description="extension: how tokens reach their experts across nodes: 'alltoall' = one copy per "
+        "routed expert (NCCL all-to-all; Megatron-Core's alltoall dispatcher); 'deepep' = one copy per destination "
+        "node, forwarded over NVLink inside it (DeepEP normal kernels, Megatron-Core's flex dispatcher with DeepEP "
+        "or HybridEP)")
+    moe_capacity_factor: Annotated[float, BeforeValidator(_no_bool)] | None = Field(
+        None, ge=1.0, le=64.0, description="extension: expert capacity as a multiple of the mean tokens per expert; "
+        "tokens beyond it are dropped (GShard, Switch Transformer); default: dropless")
+    moe_load_imbalance: Annotated[float, BeforeValidator(_no_bool)] = Field(
+        1.0, ge=1.0, le=64.0, description="extension: tokens of the busiest expert-parallel rank over the mean (1 = "
+        "balanced, as benchmarks that force balance run); the busiest rank sets the pace of the layer")
+
+    @property
+    def expert_tp(self) -> int:
+        """Tensor parallelism of the expert layers: ``etp``, else the attention's tp."""
+        return self.etp or getattr(self, "tp", 1)
