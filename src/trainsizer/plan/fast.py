@@ -474,7 +474,8 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     offload_s += np.where(lay.offload == 2, gas * 2 * weight_bytes / np.maximum(dp, 1) / pcie, 0.0)
     z3_exposed = gas * np.maximum(0.0, z3 - overlap.zero3 * compute_mb)
     step = gas * t_mb + bubble + dp_exposed + z3_exposed + offload_s + p.overhead.per_step_s
-    # evidence bound: model FLOPs at the MFU ceiling of this architecture and precision
-    floor = fl[:, 0] * split * gas / (peak * 1e12 * mfu_ceiling(gpu.architecture or "", tr.precision, p,
+    # evidence bound: model FLOPs at the MFU ceiling of this architecture and precision, over the part's sustained
+    # peak as raw_step's model_step_at_peak_s
+    floor = fl[:, 0] * split * gas / (peak * 1e12 * sustained * mfu_ceiling(gpu.architecture or "", tr.precision, p,
                                                                  tr.compile))
     return np.maximum(step, floor)
