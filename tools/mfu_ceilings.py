@@ -51,7 +51,8 @@ def block(data: dict[str, Any], sources: list[str], written: str | None = None) 
     """The ``mfu_ceiling:`` block of the data file, ``written`` on that date (default: today)."""
     head = ("mfu_ceiling:\n"
             "  # Evidence-bound planning: no step is priced faster than its model FLOPs at this MFU (model FLOPs over\n"
-            "  # the dense peak of the precision) for its GPU architecture and precision: the highest measured in the\n"
+            "  # the dense peak of the precision times the part's measured matmul share over its family reference's,\n"
+            "  # estimate/peak.peak_share) for its GPU architecture and precision: the highest measured in the\n"
             "  # validation cases plus the margin (fit.exclude cases left out). Written by tools/mfu_ceilings.py on\n"
             f"  # {written or date.today().isoformat()} from {', '.join(sources)};\n"
             "  # rerun it after changing the model or the cases.\n")

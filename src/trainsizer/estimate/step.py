@@ -18,6 +18,7 @@ from typing import Any
 from trainsizer.estimate.comm import Fabric, fabric
 from trainsizer.estimate.flops import StepFlops, step_flops
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel, performance_model
+from trainsizer.estimate.peak import peak_share
 from trainsizer.estimate.step_terms import (
     StepContext,
     combine_step,
@@ -169,7 +170,8 @@ def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerato
         perf.time_to_train_s = tr.tokens / tps if tps else None
         perf.gpu_hours = (perf.time_to_train_s or 0.0) * par.gpus / 3600
     if breakdown.get("mfu_ceiling", 0.0) > 0:
-        ceiling = mfu_ceiling(gpu.architecture or '', tr.precision, p, tr.compile)
+        # the ceiling holds over the part's sustained peak; the note gives it over the nominal one, as the MFU above
+        ceiling = mfu_ceiling(gpu.architecture or '', tr.precision, p, tr.compile) * peak_share(gpu, p)
         perf.notes.append(msg("step.mfu_ceiling_held", architecture=gpu.architecture or gpu.id, precision=tr.precision,
                               pct=ceiling))
     perf.notes.append(msg("step.data_loading"))

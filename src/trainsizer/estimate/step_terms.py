@@ -294,7 +294,7 @@ class RawStep:
     layers_per_stage: float
     pp: int
     virtual_pp: int
-    model_step_at_peak_s: float  # the step's model FLOPs per GPU at the dense peak of ``dtype`` (MFU = this / step)
+    model_step_at_peak_s: float  # model FLOPs per GPU at the part's sustained peak of ``dtype`` (peak.peak_share)
     precision: str  # the scenario's training precision (the MFU ceiling's key with the architecture)
     compiled: float = 0.0  # 1 under torch.compile (a number, so that many cases stack into one array)
     gather_overlapped: float = 1.0  # 1 where the sharded optimizer's weight gather hides behind the next forward
@@ -333,7 +333,7 @@ def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
                    tensor_parallel_mb(ctx), context_parallel_mb(ctx), expert_parallel_mb(ctx), pipeline_p2p_mb(ctx),
                    zero3_mb(ctx), data_parallel_sync_s(ctx), data_parallel_gather_s(ctx), optimizer_s, offload_s,
                    ctx.layers_per_stage, lay.pp, lay.virtual_pp,
-                   at_peak(fl.model_per_token, ctx.peak_tflops) * lay.accumulation, tr.precision,
+                   at_peak(fl.model_per_token, ctx.peak_tflops * sustained) * lay.accumulation, tr.precision,
                    float(tr.compile), gather_overlaps(lay.distributed_optimizer),
                    row_scale(ctx.gpu, ctx.dtype), activation_ops_mb(ctx, ctx.layout.recomputed_elementwise),
                    reduce_overlaps(ctx.scenario.parallel.overlap_grad_reduce))
@@ -489,7 +489,8 @@ def mfu_ceiling(architecture: str, precision: str, p: PerformanceModel, compiled
 
 def mfu_floor_s(raw: RawStep, p: PerformanceModel) -> Any:
     """Evidence-bound step time: no step is priced faster than its model FLOPs at the MFU ceiling of its GPU
-    architecture and precision (a plan may not claim an efficiency no measured run reached)."""
+    architecture and precision over the part's sustained peak (``model_step_at_peak_s``, estimate/peak.py): a plan
+    may not claim an efficiency no measured run reached."""
     ceilings = per_case(raw, lambda a, q, c: mfu_ceiling(a, q, p, c), "architecture", "precision", "compiled")
     return safe_div(raw.model_step_at_peak_s, ceilings)
 

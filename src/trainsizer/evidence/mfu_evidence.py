@@ -2,10 +2,13 @@
 
 A case's measured MFU is the estimator's MFU scaled by measured / predicted (MFU as trainsizer defines it: model
 FLOPs without recomputation, attention counted in full, over the dense peak of the training precision; PaLM,
-Chowdhery et al. 2022, appendix B). It does not depend on the fitted parameters: every speed figure is inversely
-proportional to the step time, so the ratio cancels the prediction. The ceiling of a (GPU architecture, precision)
-is the highest measured MFU plus ``margin``, with the case it came from; any precision the data has no run of, on an
-architecture with runs at the same tensor-core rate, takes those runs' ceiling; anything else falls back to
+Chowdhery et al. 2022, appendix B), taken over the part's sustained peak
+(:func:`trainsizer.estimate.peak.peak_share`: a part whose matmuls reach more of their nominal peak than its
+family's reference parts, an H20 1.2 times the H100's share, is bounded at that much more of its nominal peak).
+It does not depend on the fitted parameters: every speed figure is inversely proportional to the step time, so the
+ratio cancels the prediction. The ceiling of a (GPU architecture, precision) is the highest measured MFU plus
+``margin``, with the case it came from; any precision the data has no run of, on an architecture with runs at the
+same tensor-core rate, takes those runs' ceiling; anything else falls back to
 ``UNMEASURED_MFU``, marked ``assumed``.
 
 tools/mfu_ceilings.py writes the shipped block from every shipped speed case; each cross-validation fold
