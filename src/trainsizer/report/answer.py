@@ -172,10 +172,11 @@ def card(out: PlanJSON, lang: str) -> Card:
     quote = _quote_first(out, rec, lang)
     if quote:  # the quote to ask for leads; the priced pick's figures in one line beside it
         facts = quote
-    facts += _ranges(out, rec, lang)
     adjusted = texts(rec.get("adjustments"), lang)  # voucher, minimum term, workload, tight fit, time value
-    if adjusted:
-        facts.append((tr("Adjusted for", lang), w.join(adjusted, lang)))
+    pick_facts = _ranges(out, rec, lang) + ([(tr("Adjusted for", lang), w.join(adjusted, lang))] if adjusted else [])
+    if quote:  # the ranges, the odds and the adjustments are the priced pick's, the one beside the quote
+        pick_facts = [(tr("{label} (beside it)", lang, label=label), value) for label, value in pick_facts]
+    facts += pick_facts
     runners: list[RunnerCard] = []
     for r in rec.get("runner_ups") or []:
         r_facts = [(tr("Per run", lang), w.money(r.get("per_run"), cur, lang)),
