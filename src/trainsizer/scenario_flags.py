@@ -80,34 +80,36 @@ ESTIMATE_FLAGS: tuple[ScenarioFlag, ...] = (
 )
 
 
+FREE_TEXT = ("model", "hardware.gpu", "training.lora.targets")  # an id or a path; a list of module names
+
+
+def _literal_values(path: str) -> tuple[set[Any], list[Any]]:
+    """The plain types of a field and the values of its closed set (empty where it has none)."""
+    parent, _, key = path.rpartition(".")
+    types = flat_types(SECTION_MODELS.get(parent, Scenario).model_fields[key].annotation) - {type(None)}
+    return types, [v for t in types if get_origin(t) is Literal for v in get_args(t)]
+
+
 def _value_type(path: str) -> type:
     """The command-line type of a field: bool, int, float or str (a closed set of strings, an id or a list typed
     as text)."""
-    if path in ("model", "hardware.gpu", "training.lora.targets"):
-        return str  # an id or a path; a list of module names
-    parent, _, key = path.rpartition(".")
-    types = flat_types(SECTION_MODELS.get(parent, Scenario).model_fields[key].annotation) - {type(None)}
-    literal_values = [v for t in types if get_origin(t) is Literal for v in get_args(t)]
+    if path in FREE_TEXT:
+        return str
+    types, values = _literal_values(path)
     for kind in (bool, int, float):
-        if kind in types or (literal_values and all(type(v) is kind for v in literal_values)):
+        if kind in types or (values and all(type(v) is kind for v in values)):
             return kind
     return str
 
 
-def _choices(path: str) -> list[str]:
-    parent, _, key = path.rpartition(".")
-    types = flat_types(SECTION_MODELS.get(parent, Scenario).model_fields[key].annotation)
-    return [str(v) for t in types if get_origin(t) is Literal for v in get_args(t)]
-
-
 def _help(flag: ScenarioFlag) -> str:
     """The flag's help and the field's accepted values ('a | b | c' for a closed set, else its bounds)."""
-    choices = _choices(flag.path) if flag.path not in ("model", "hardware.gpu", "training.lora.targets") else []
-    shown = " | ".join(choices) if choices else accepted(flag.path)
-    if flag.path in ("model", "hardware.gpu", "training.lora.targets") or _value_type(flag.path) is bool:
+    if flag.path in FREE_TEXT or _value_type(flag.path) is bool:
         return flag.help
+    choices = [str(v) for v in _literal_values(flag.path)[1]]
     if choices:
-        return f"{flag.help} One of {shown}.".strip() if flag.help else shown
+        return f"{flag.help} One of {' | '.join(choices)}.".strip() if flag.help else " | ".join(choices)
+    shown = accepted(flag.path)
     return f"{flag.help} Accepts {shown}.".strip() if shown != "a string" else flag.help
 
 

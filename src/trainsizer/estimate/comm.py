@@ -173,24 +173,6 @@ def replica_all_reduce_s(bytes_: Any, par: ParallelSpec | StepLayout, fab: Fabri
     return all_reduce_s(bytes_ / group, par.dp * par.cp // group, fab, stride=stride * group, nic_share=False)
 
 
-def all_to_all_s(bytes_: float, group: int, fab: Fabric, stride: int = 1) -> float:
-    """All-to-all of ``bytes_`` per GPU: (n-1)/n of it leaves the GPU. Inside a node it runs over the scale-up
-    link; a group that spans nodes sends the part for its off-node peers through the GPU's own share of the node's
-    NICs (every GPU of the node sends at once), the rest over the scale-up link at the same time: the slower of the
-    two (the all-to-all cost model of DeepSpeed-MoE / Tutel, Rajbhandari et al. 2022, arXiv:2201.05596, section 5)."""
-    if group <= 1 or bytes_ <= 0:
-        return 0.0
-    bw, lat = fab.busbw(group, stride)
-    if group * stride <= fab.gpus_per_node:
-        return lat * (group - 1) + (group - 1) / group * bytes_ / (bw * 1e9)
-    members = max(1, min(group, fab.gpus_per_node // max(1, stride)))  # of the group on one node
-    intra = fab.intra_for(members)
-    nic = fab.inter_busbw_gbps / fab.gpus_per_node
-    on_node = (members - 1) / group * bytes_ / (intra * 1e9)
-    off_node = (group - members) / group * bytes_ / (nic * 1e9)
-    return lat * (group - 1) + max(on_node, off_node)
-
-
 def p2p_s(bytes_: Any, fab: Fabric, crosses_node: Any) -> Any:
     """One point-to-point transfer to the next pipeline stage or ring neighbour; numbers or arrays."""
     if _many(bytes_, crosses_node):

@@ -81,7 +81,7 @@ def dispatch_combine_s(token_bytes: Any, experts_per_token: Any, ep: Any, stride
     Inside one node the ``k`` copies for the other ``ep - 1`` ranks cross NVLink; a group that spans nodes sends its
     off-node copies through the GPU's share of the node's NICs while the on-node ones cross NVLink, and the slower of
     the two sets the time (DeepSpeed-MoE / Tutel's all-to-all model, Rajbhandari et al. 2022, arXiv:2201.05596,
-    section 5; ``comm.all_to_all_s``); per-step latency ``ep - 1`` times."""
+    section 5); per-step latency ``ep - 1`` times."""
     if not is_array(ep) and ep <= 1:
         return 0.0
     members = _members_per_node(ep, stride, fab.gpus_per_node)

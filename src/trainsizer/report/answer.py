@@ -167,11 +167,12 @@ def card(out: PlanJSON, lang: str) -> Card:
              (tr("Commitment", lang), w.money(rec.get("commitment"), cur, lang)),
              (tr("Time to train", lang), time)]
     facts[3:5] = _voucher_possible(out, rec, lang) or facts[3:5]
-    if out.get("offer_gap"):  # no known offer rents it by the hour: its compute floor and what would hold it
-        facts.insert(4, (tr("By the hour", lang), text(out["offer_gap"]["message"], lang)))
     quote = _quote_first(out, rec, lang)
+    gap = out.get("offer_gap")
     if quote:  # the quote to ask for leads; the priced pick's figures in one line beside it
         facts = quote
+    elif gap:  # no known offer rents it by the hour: its compute floor and what would hold it
+        facts.insert(4, (tr("By the hour", lang), text(gap["message"], lang)))
     adjusted = texts(rec.get("adjustments"), lang)  # voucher, minimum term, workload, tight fit, time value
     pick_facts = _ranges(out, rec, lang) + ([(tr("Adjusted for", lang), w.join(adjusted, lang))] if adjusted else [])
     if quote:  # the ranges, the odds and the adjustments are the priced pick's, the one beside the quote
