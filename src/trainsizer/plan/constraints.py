@@ -12,6 +12,11 @@ from trainsizer.errors import InputError
 from trainsizer.messages import Message
 from trainsizer.plan.option import PlanOption
 
+# what the suggestions try where nothing fits (suggest), also tried by a full re-plan (workflows/feasible.py)
+MORE_GPUS_FACTOR = 8  # this many times the GPU limit
+MAX_SUGGESTED_GPUS = 4096
+SHORTEST_SEQ_LEN = 1024  # the sequence is halved while longer than this
+
 
 class ScreenPricer(Protocol):
     """The run cost the screen ranks layouts by (``workflows.screen_pricing.ScreenPricing``)."""

@@ -25,6 +25,7 @@ from trainsizer.estimate.step import default_performance_model
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.models.architecture import Architecture
+from trainsizer.plan import constraints as limits
 from trainsizer.plan.constraints import Constraints, PlanResult
 from trainsizer.plan.fast import JobBasis, ScreenedMemory, job_basis, memory_screen, screen_step_time
 from trainsizer.plan.layouts import CKPT, Layouts
@@ -471,13 +472,13 @@ def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Ca
                       job.model_copy(update={"training": tr.model_copy(update={"method": "qlora",
                                                                                "quantization": "nf4"})}),
                       constraints))
-    if constraints.max_gpus < 4096:
-        tries.append((msg("plan.try_more_gpus", n=constraints.max_gpus * 8), job,
-                      Constraints(constraints.gpus, constraints.max_gpus * 8, constraints.gpus_per_node, None, 1)))
+    if constraints.max_gpus < limits.MAX_SUGGESTED_GPUS:
+        tries.append((msg("plan.try_more_gpus", n=(more := constraints.max_gpus * limits.MORE_GPUS_FACTOR)), job,
+                      Constraints(constraints.gpus, more, constraints.gpus_per_node, None, 1)))
     if constraints.gpus:
         tries.append((msg("plan.try_larger_gpus"), job,
                       Constraints((), constraints.max_gpus, constraints.gpus_per_node, None, 1)))
-    if tr.seq_len > 1024:
+    if tr.seq_len > limits.SHORTEST_SEQ_LEN:
         tries.append((msg("plan.try_shorter_sequence", n=tr.seq_len // 2),
                       job.model_copy(update={"training": tr.model_copy(update={"seq_len": tr.seq_len // 2})}),
                       constraints))

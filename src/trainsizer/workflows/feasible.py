@@ -13,15 +13,13 @@ from typing import Any
 
 from trainsizer.messages import Message, msg
 from trainsizer.messages import money as to_money
+from trainsizer.plan.constraints import MAX_SUGGESTED_GPUS, MORE_GPUS_FACTOR, SHORTEST_SEQ_LEN
 from trainsizer.plan.option import PlanOption
 from trainsizer.scenario import Scenario
 from trainsizer.workflows.decide import choose
 
 # The precisions tried, in the order the web form offers them (web/render.py FORM_CHOICES); fp32 never lowers memory.
 PRECISIONS = ("bf16-mixed", "bf16-true", "fp16-mixed", "fp8-mixed")
-MORE_GPUS = 8  # the GPU limit tried: this many times the one set (as search.suggest tries)
-MAX_GPUS = 4096
-SHORTEST_SEQ_LEN = 1024  # the sequence is halved down to this (as search.suggest stops)
 
 # what the search suggests when nothing fits in memory (search.suggest)
 MEMORY_BINDS = {"plan.relaxation_fits", "plan.nothing_fits"}
@@ -54,8 +52,8 @@ def _changes(job: Scenario, req: Any) -> list[tuple[Message, Scenario, Any]]:
     tr = job.training
     out = [(msg(f"change.precision_{p.replace('-', '_')}"), job.model_copy(update={
         "training": tr.model_copy(update={"precision": p})}), req) for p in PRECISIONS if p != tr.precision]
-    if req.max_gpus < MAX_GPUS:
-        more = min(MAX_GPUS, req.max_gpus * MORE_GPUS)
+    if req.max_gpus < MAX_SUGGESTED_GPUS:
+        more = min(MAX_SUGGESTED_GPUS, req.max_gpus * MORE_GPUS_FACTOR)
         out.append((msg("change.more_gpus", n=more, was=req.max_gpus), job, replace(req, max_gpus=more)))
     seq = tr.seq_len // 2
     while seq >= SHORTEST_SEQ_LEN:
