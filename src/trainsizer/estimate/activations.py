@@ -253,15 +253,40 @@ def _layer_saved(sc: Scenario, arch: Architecture, layer: LayerState, la: LayerA
     policy, tp = sc.training.activation_checkpointing, sc.parallel.tp
     kept_rep, kept_sh = kept_quantized_inputs(sc, arch, layer)  # what checkpointing cannot drop (bitsandbytes < 0.43.2)
     kept = (kept_rep / replicated_div + kept_sh / tp) * tokens
-    if recomputed_layer(sc, layer.index):
-        return 0.0, arch.hidden_size * RESIDUAL_BYTES[sc.training.precision] * tokens / replicated_div + kept
-    if policy == "selective":
-        return full - la.scores / tp * tokens, 0.0
     if policy == "selective-op":
         rep, sh = selective_op_saved(sc, arch, layer)
         sdpa_out = arch.attn_out_dim * ACTIVATION_BYTES[sc.training.precision] / tp * tokens if kept else 0.0
         return 0.0, (rep / replicated_div + sh / tp) * tokens + kept - sdpa_out  # the o_proj input is saved already
-    return full, 0.0
+    layer_input = checkpoint_input_per_token(arch, sc.training.precision) * tokens / replicated_div
+    return layer_saved(recomputed_layer(sc, layer.index), policy == "selective", full, la.scores / tp * tokens,
+                       layer_input, kept)
+
+
+def layer_saved(recomputed: Any, selective: Any, full: Any, scores: Any, layer_input: Any,
+                kept: Any) -> tuple[Any, Any]:
+    """(part scaled by implementation_factor, exact part) of one layer's saved bytes on one GPU: a recomputed layer
+    keeps only its input (and what checkpointing cannot drop, ``kept``), selective recomputation drops the attention
+    scores, else the whole layer is kept (Korthikanti et al. 2022, arXiv:2205.05198, sections 4-5); numbers, or arrays
+    of many layouts (plan/fast.py)."""
+    return (where(recomputed, 0.0, where(selective, full - scores, full)),
+            where(recomputed, layer_input + kept, 0.0))
+
+
+def checkpoint_input_per_token(arch: Architecture, precision: str) -> float:
+    """Bytes per token a checkpointed layer keeps: its input, in the residual stream's dtype."""
+    return arch.hidden_size * RESIDUAL_BYTES[precision]
+
+
+def embedding_saved_per_token(arch: Architecture, precision: str) -> float:
+    """Bytes per token the embedding side of the first stage keeps: the dropout mask (one byte an element) and the
+    embedding norm's input (residual dtype), where the model has them."""
+    return (arch.hidden_size if arch.dropout else 0.0) + (
+        arch.hidden_size * RESIDUAL_BYTES[precision] if arch.embedding_norm else 0.0)
+
+
+def final_norm_input_per_token(arch: Architecture) -> float:
+    """Bytes per token of the final norm's fp32 input, kept with the logits on the last stage."""
+    return arch.hidden_size * 4.0
 
 
 def stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: TrainingState,
@@ -284,7 +309,6 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
     tr, par = sc.training, sc.parallel
     tp, pp = par.tp, par.pp
     tokens = tr.micro_batch_size * tr.seq_len / par.cp  # tokens of one micro-batch on this GPU
-    r = RESIDUAL_BYTES[tr.precision]
     e = ACTIVATION_BYTES[tr.precision]
     layers = [layer for layer in st.stage_layers(stage) if _grad_reaches(st, layer)]
     replicated_div = tp if par.sequence_parallel else 1
@@ -316,10 +340,7 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
 
     # embedding-side tensors on the first stage (dropout masks, embedding norm input)
     if stage == 0 and layers:
-        if arch.dropout:
-            saved += arch.hidden_size * tokens * in_flight
-        if arch.embedding_norm:
-            saved += arch.hidden_size * r * tokens * in_flight
+        saved += embedding_saved_per_token(arch, tr.precision) * tokens * in_flight
 
     # logits and loss on the last stage
     logits = 0.0
@@ -327,7 +348,7 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
     if stage == pp - 1 and arch.lm_head:
         per_logit = {"chunked": e + p.logits.chunked_extra_bytes, "compute-dtype": e * p.logits.compute_dtype_copies
                      }.get(tr.loss, p.logits.standard_bytes)
-        logits = tokens * arch.vocab_size / tp * per_logit + tokens * arch.hidden_size * 4  # + final-norm input
+        logits = tokens * arch.vocab_size / tp * per_logit + tokens * final_norm_input_per_token(arch)
         saved += lm_head_cast_bytes(sc, arch)  # a bf16 copy of an fp16 LM head, saved for backward
         logits_why = msg("mem.logits", tokens=tokens, vocab=arch.vocab_size, b=per_logit, loss=tr.loss)
 

@@ -51,3 +51,8 @@ def maximum(a: Any, b: Any) -> Any:
 
         return np.maximum(a, b)
     return max(a, b)
+
+
+def negate(x: Any) -> Any:
+    """``not x`` for a bool, elementwise for an array of them (``~`` on a Python bool is an integer)."""
+    return ~x if is_array(x) else not x

@@ -12,6 +12,18 @@ from trainsizer.estimate.arrays import is_array
 from trainsizer.estimate.deferred_sync import skips_sync, unsharded_gradient_bytes
 from trainsizer.estimate.memory_types import GIB, Component
 from trainsizer.estimate.model_params import QuantFormat
+from trainsizer.estimate.state_terms import (
+    OFFLOAD_PARAMS,
+    copies_into_buckets,
+    gathered_unit_bytes,
+    gathers_units,
+    reduce_bucket_bytes,
+    state_shards,
+    trainable_states_on_gpu,
+    uses_reduce_bucket,
+    weights_on_gpu,
+)
+from trainsizer.estimate.step_layout import OFFLOADS
 from trainsizer.estimate.training_state import (
     PRECISION_BYTES,
     LayerState,
@@ -195,17 +207,16 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
         why_w = clauses([why_w, msg("mem.fp8_copies")])
     total_w_params = linear_params + norm_params + embed_params + head_params
     weight_share_expert = expert_w / total_w_params if total_w_params else 0.0
-    if par.offload == "optimizer+params":
-        weights_gpu = 0.0
+    offload, master_only = OFFLOADS.index(par.offload), master_only_shards(st.scenario)
+    shards = state_shards(par.zero, par.distributed_optimizer, group)[2]
+    sharded = _sharded(weight_bytes, weight_share_expert, shards, expert_group) if shards > 1 else weight_bytes
+    weights_gpu = weights_on_gpu(sharded, offload, master_only)
+    if offload == OFFLOAD_PARAMS:
         why_w = clauses([why_w, msg("mem.params_offloaded")])
-    elif master_only_shards(st.scenario):
-        weights_gpu = 0.0
+    elif master_only:
         why_w = clauses([why_w, msg("mem.sharded_master_only", group=group)])
-    elif par.zero == 3 and group > 1:
-        weights_gpu = _sharded(weight_bytes, weight_share_expert, group, expert_group)
+    elif shards > 1:
         why_w = clauses([why_w, msg("mem.sharded_zero3", group=group)])
-    else:
-        weights_gpu = weight_bytes
     return Component("weights", weights_gpu, "weights", why_w), weight_bytes
 
 
@@ -257,8 +268,7 @@ def _stage_trainables(st: TrainingState, layers: list[LayerState], first: bool, 
                                                        if layer.trainable_base else 0) for layer in layers)
     share_e = min(1.0, expert_trainable / trainable) if trainable else 0.0
     group = par.zero_group  # dp x cp, or the smaller group of parallel.zero_shard_gpus
-    opt_shards = group if (par.zero >= 1 or par.distributed_optimizer) else 1
-    grad_shards = group if par.zero >= 2 else 1
+    opt_shards, grad_shards, _ = state_shards(par.zero, par.distributed_optimizer, group)
     fold = par.tp // par.expert_tp  # expert data parallelism spans tp / etp more ranks under MoE parallel folding
     opt_div = _sharded(1.0, share_e, opt_shards, max(1, opt_shards * fold // par.ep)) if opt_shards > 1 else 1.0
     grad_div = _sharded(1.0, share_e, grad_shards, max(1, grad_shards * fold // par.ep)) if grad_shards > 1 else 1.0
@@ -287,21 +297,21 @@ def _stage_trainable_states(st: TrainingState, layers: list[LayerState],
                                 msg("mem.lora_adapters", m=t.lora_elems / 1e6, b=adapter_w_b)))
     managed = 0.0
     where = msg("mem.on_cpu") if t.offload_opt else (msg("mem.sharded", group=group) if t.opt_shards > 1 else None)
+    offload = OFFLOADS.index(par.offload)
     if masters:
-        static.append(Component("master_weights", 0 if t.offload_opt else masters * t.opt_div, "weights",
+        static.append(Component("master_weights", trainable_states_on_gpu(masters * t.opt_div, offload), "weights",
                                 listing([msg("mem.master_weights"), where])))
-    opt_gpu = 0 if t.offload_opt else optimizer * t.opt_div
+    opt_gpu = trainable_states_on_gpu(optimizer * t.opt_div, offload)
     opt_why = listing([msg("mem.optimizer_states", optimizer=tr.optimizer, b=optimizer / max(t.trainable, 1)), where])
     if tr.optimizer == "paged-adamw-8bit" and not t.offload_opt:
         managed, opt_gpu = opt_gpu, 0.0
         opt_why = clauses([opt_why, msg("mem.paged_states")])
     static.append(Component("optimizer_states", opt_gpu, "optimizer", opt_why))
 
-    grads_gpu = grads * t.grad_div
+    grads_gpu = trainable_states_on_gpu(grads * t.grad_div, offload)
     grad_why = listing([msg("mem.gradients", m=t.trainable / 1e6, b=grad_b if not t.lora_mixed else 4),
                         msg("mem.grads_sharded", group=group) if t.grad_shards > 1 else None])
     if t.offload_opt:
-        grads_gpu = 0.0
         grad_why = clauses([grad_why, msg("mem.grads_streamed")])
     elif tr.optimizer_in_backward:
         per_layer = max((layer.lora_params + (layer.base_linear_params + layer.norm_params
@@ -325,20 +335,20 @@ def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainab
     other = 0.0
     why_other: list[Message] = []
     megatron_style = tp > 1 or par.pp > 1  # contiguous gradient buffer, buckets are views (no copy)
-    if par.dp > 1 and par.zero == 0 and not par.distributed_optimizer and not t.offload_opt and not megatron_style:
-        # torch DDP copies gradients into its buckets (gradient_as_bucket_view=False by default)
+    offload = OFFLOADS.index(par.offload)
+    if copies_into_buckets(par.dp, par.zero, par.distributed_optimizer, offload, megatron_style):
         other += grads
         why_other.append(msg("mem.ddp_buckets"))
-    elif par.dp > 1 and par.zero in (1, 2) and not megatron_style:
-        other += min(comm.zero_reduce_bucket_elements, t.trainable) * grad_b
+    elif uses_reduce_bucket(par.dp, par.zero, megatron_style):
+        other += reduce_bucket_bytes(comm.zero_reduce_bucket_elements, t.trainable * grad_b, grad_b)
         why_other.append(msg("mem.zero_bucket"))
-    if (par.zero == 3 and par.zero_group > 1 or par.offload == "optimizer+params") and not tr.optimizer_in_backward:
+    if gathers_units(par.zero, par.zero_group, offload, tr.optimizer_in_backward):
         biggest = max((layer.base_linear_params + layer.norm_params for layer in layers), default=0) / tp
         biggest_w = biggest * (quant.code_bytes + quant.constant_bytes if quant else w_b)
         unit_grads = max((layer.lora_params + (layer.base_linear_params if layer.trainable_base else 0)
                           for layer in layers), default=0) / tp  # each tensor-parallel rank's share
         unit_grads *= t.adapter_bytes[2] if tr.method != "full" else grad_b
-        other += comm.zero3_gathered_units * biggest_w + unit_grads
+        other += gathered_unit_bytes(comm.zero3_gathered_units, biggest_w, unit_grads)
         why_other.append(msg("mem.zero3_gathered", n=comm.zero3_gathered_units))
     if quant:
         biggest_linear = max((lin.in_features * lin.out_features for layer in layers for lin in layer.linears

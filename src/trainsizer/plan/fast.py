@@ -17,10 +17,14 @@ import numpy as np
 
 from trainsizer.estimate.activations import (
     backward_working,
+    checkpoint_input_per_token,
     compiled_activation_factor,
+    embedding_saved_per_token,
+    final_norm_input_per_token,
     kept_quantized_inputs,
     layer_activations,
     layer_bytes,
+    layer_saved,
     lm_head_cast_bytes,
     pipeline_in_flight,
     stage_activations,
@@ -45,16 +49,21 @@ from trainsizer.estimate.memory import (
 from trainsizer.estimate.memory_types import GIB
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.model_states import keeps_master_only, model_states
+from trainsizer.estimate.state_terms import (
+    copies_into_buckets,
+    gathered_unit_bytes,
+    gathers_units,
+    host_bytes,
+    reduce_bucket_bytes,
+    state_shards,
+    trainable_states_on_gpu,
+    uses_reduce_bucket,
+    weights_on_gpu,
+)
 from trainsizer.estimate.step import default_performance_model, peak_for
 from trainsizer.estimate.step_layout import StepLayout, recomputed_share
 from trainsizer.estimate.step_terms import StepContext, combine_step, raw_step
-from trainsizer.estimate.training_state import (
-    PRECISION_BYTES,
-    RESIDUAL_BYTES,
-    TrainingState,
-    gradient_bytes,
-    training_state,
-)
+from trainsizer.estimate.training_state import TrainingState, gradient_bytes, training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan.layouts import CKPT, Layouts, accumulation_steps, zero_group
@@ -165,15 +174,12 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
     tokens = base.training.micro_batch_size * base.training.seq_len
     sa = stage_activations(base, arch, mp, st, 0)
     logit_total = sa.logits / tokens
-    logit_rep = arch.hidden_size * 4.0 if arch.lm_head else 0.0
-    embed = 0.0
-    if arch.dropout:
-        embed += arch.hidden_size
-    if arch.embedding_norm:
-        embed += arch.hidden_size * RESIDUAL_BYTES[base.training.precision]
+    logit_rep = final_norm_input_per_token(arch) if arch.lm_head else 0.0
+    precision = base.training.precision
     return JobBasis(L, layer_div, layer_rep, first_extra, last_extra, dequant, act,
-                    arch.hidden_size * RESIDUAL_BYTES[base.training.precision], logit_total - logit_rep, logit_rep,
-                    embed, flops, recomputed, arch, st, compiled_activation_factor(base.training.compile, mp), kept,
+                    checkpoint_input_per_token(arch, precision), logit_total - logit_rep, logit_rep,
+                    embedding_saved_per_token(arch, precision), flops, recomputed, arch, st,
+                    compiled_activation_factor(base.training.compile, mp), kept,
                     lm_head_cast_bytes(base, arch), mp.activations.implementation_factor, unsaved)
 
 
@@ -218,9 +224,7 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     group = zero_group(dp * cp, scenario)  # dp x cp, or parallel.zero_shard_gpus (Scenario.parallel.zero_group)
     layers_stage = b.layers / pp
     zero = lay.zero
-    opt_shard = np.where((zero >= 1) | lay.dist_opt, group, 1.0)
-    grad_shard = np.where(zero >= 2, group, 1.0)
-    w_shard = np.where(zero == 3, group, 1.0)
+    opt_shard, grad_shard, w_shard = state_shards(zero, lay.dist_opt, group)
     offl = lay.offload
     # model_states.master_only_shards: FSDP mixed precision keeps only the fp32 master shard of a full fine-tune
     tr0, par0 = scenario.training, scenario.parallel
@@ -233,18 +237,17 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     def stage_states(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         def cat(key: str) -> np.ndarray:
             return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
-        weights = np.where((offl == 2) | master_only, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
-        opt = np.where(offl > 0, 0.0, (cat("master_weights") + cat("optimizer_states")) / opt_shard)
-        grads = np.where(offl > 0, 0.0, cat("gradients") / grad_shard)
+        weights = weights_on_gpu(cat("weights") / w_shard, offl, master_only) + cat("lora_adapters")
+        opt = trainable_states_on_gpu((cat("master_weights") + cat("optimizer_states")) / opt_shard, offl)
+        grads = trainable_states_on_gpu(cat("gradients") / grad_shard, offl)
         grads = np.where(no_sync, np.maximum(grads, cat("unsharded_gradients")), grads)
-        return weights + opt, grads, np.where(offl > 0, 0.0, cat("step_temporaries") / opt_shard)
+        return weights + opt, grads, trainable_states_on_gpu(cat("step_temporaries") / opt_shard, offl)
 
     def offloaded(extra: dict[str, float]) -> np.ndarray:
         def cat(key: str) -> np.ndarray:
             return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
-        host = np.where(offl > 0, (cat("master_weights") + cat("optimizer_states")) / opt_shard
-                        + cat("gradients") / grad_shard, 0.0)
-        return host + np.where(offl == 2, cat("weights") / w_shard, 0.0)
+        return host_bytes(cat("weights") / w_shard, (cat("master_weights") + cat("optimizer_states")) / opt_shard
+                          + cat("gradients") / grad_shard, offl)
 
     full_load = loads_state_dict(scenario.parallel.checkpoint_loading, zero, dp * cp)
 
@@ -252,8 +255,8 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
         """(allocated, transient) bytes while a full state dict loads (memory.checkpoint_load_bytes)."""
         def cat(key: str) -> np.ndarray:
             return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
-        kept = (np.where((offl == 2) | master_only, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
-                + np.where(offl > 0, 0.0, cat("master_weights") / opt_shard))
+        kept = (weights_on_gpu(cat("weights") / w_shard, offl, master_only) + cat("lora_adapters")
+                + trainable_states_on_gpu(cat("master_weights") / opt_shard, offl))
         return checkpoint_load(full_load, cat("weights"), kept)
 
     host = np.maximum(offloaded(b.first_extra), offloaded(b.last_extra))
@@ -263,15 +266,15 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     # elements): every layer's, the embedding's and the head's; read only without tensor or pipeline parallelism
     full_grads = (layers_stage * (b.layer_div["gradients"] / tp + b.layer_rep["gradients"])
                   + (b.first_extra["gradients"] + b.last_extra["gradients"]) / tp)
-    ddp_copy = np.where((dp > 1) & (zero == 0) & ~lay.dist_opt & (offl == 0) & ~megatron, full_grads, 0.0)
-    # the reduce bucket holds gradients as kept: 4 bytes, or 2 under parallel.grad_reduce_dtype compute
-    bucket_b = 4.0 * gradient_bytes(scenario) / PRECISION_BYTES[scenario.training.precision][2]
-    bucket = np.where((dp > 1) & ((zero == 1) | (zero == 2)) & ~megatron,
-                      np.minimum(mp.communication.zero_reduce_bucket_elements * bucket_b, full_grads), 0.0)
-    z3 = np.where(((zero == 3) & (group > 1)) | (offl == 2),
-                  mp.communication.zero3_gathered_units * (b.layer_div["weights"] / tp + b.layer_rep["weights"])
-                  + b.layer_div["gradients"] / tp + b.layer_rep["gradients"], 0.0)  # + one layer's unsharded gradients
-    buffers = ddp_copy + bucket + z3 + b.dequant_buffer / tp
+    comm = mp.communication
+    ddp_copy = np.where(copies_into_buckets(dp, zero, lay.dist_opt, offl, megatron), full_grads, 0.0)
+    bucket = np.where(uses_reduce_bucket(dp, zero, megatron),
+                      reduce_bucket_bytes(comm.zero_reduce_bucket_elements, full_grads, gradient_bytes(scenario)), 0.0)
+    gathered = np.where(gathers_units(zero, group, offl, scenario.training.optimizer_in_backward),
+                        gathered_unit_bytes(comm.zero3_gathered_units, b.layer_div["weights"] / tp
+                                            + b.layer_rep["weights"], b.layer_div["gradients"] / tp
+                                            + b.layer_rep["gradients"]), 0.0)  # one layer is one unit
+    buffers = ddp_copy + bucket + gathered + b.dequant_buffer / tp
 
     tokens = lay.mbs * scenario.training.seq_len / cp
     sp_div = np.where(lay.sp, tp, 1.0)
@@ -280,8 +283,10 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     sc_ = np.array([b.act[m][2] for m in CKPT])[lay.ckpt]
     full_layer = layer_bytes(rep, sh + sc_, tp, sp_div, tokens)
     kept_layer = (b.kept_inputs_per_token[0] / sp_div + b.kept_inputs_per_token[1] / tp) * tokens
-    saved_layer = np.select([lay.ckpt == 0, lay.ckpt == 1], [full_layer, full_layer - sc_ / tp * tokens],
-                            b.ckpt_input_per_token * tokens / sp_div + kept_layer)
+    scaled_layer, exact_layer = layer_saved(lay.ckpt == CKPT.index("full"), lay.ckpt == CKPT.index("selective"),
+                                            full_layer, sc_ / tp * tokens, b.ckpt_input_per_token * tokens / sp_div,
+                                            kept_layer)
+    saved_layer = scaled_layer + exact_layer
     in_flight_first, interleave = pipeline_in_flight(lay.pp, 0, gas, lay.vpp)
     saved_first = saved_layer * layers_stage * in_flight_first * interleave + b.embed_act_per_token * tokens
     saved_last = saved_layer * layers_stage + b.lm_head_cast / tp
