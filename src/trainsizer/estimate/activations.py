@@ -252,7 +252,7 @@ def _layer_saved(sc: Scenario, arch: Architecture, layer: LayerState, la: LayerA
     """(part scaled by implementation_factor, exact part) of one layer's saved bytes under the checkpointing policy."""
     policy, tp = sc.training.activation_checkpointing, sc.parallel.tp
     kept_rep, kept_sh = kept_quantized_inputs(sc, arch, layer)  # what checkpointing cannot drop (bitsandbytes < 0.43.2)
-    kept = (kept_rep / replicated_div + kept_sh / tp) * tokens
+    kept = layer_bytes(kept_rep, kept_sh, tp, replicated_div, tokens)
     if policy == "selective-op":
         rep, sh = selective_op_saved(sc, arch, layer)
         sdpa_out = arch.attn_out_dim * ACTIVATION_BYTES[sc.training.precision] / tp * tokens if kept else 0.0
@@ -270,6 +270,12 @@ def layer_saved(recomputed: Any, selective: Any, full: Any, scores: Any, layer_i
     of many layouts (plan/fast.py)."""
     return (where(recomputed, 0.0, where(selective, full - scores, full)),
             where(recomputed, layer_input + kept, 0.0))
+
+
+def last_layer_alive(largest_layer: Any, recomputes: Any) -> Any:
+    """The last layer's activations still alive when backward starts: none where backward recomputes layers (the
+    working set holds them, :func:`backward_working`); numbers or arrays."""
+    return where(recomputes, 0.0, largest_layer)
 
 
 def checkpoint_input_per_token(arch: Architecture, precision: str) -> float:

@@ -288,7 +288,7 @@ def device_overhead_bytes(gpu: Accelerator, gpus: int, p: MemoryModel) -> float:
 
 def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p: MemoryModel,
                     st: TrainingState, stage: int) -> MemoryEstimate:
-    from trainsizer.estimate.activations import stage_activations
+    from trainsizer.estimate.activations import last_layer_alive, stage_activations
 
     par = scenario.parallel
     states = model_states(st, stage)
@@ -299,7 +299,7 @@ def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p:
     static = sum(c.bytes for c in comps)
     phase, peak_extra, grads_alive = peak_phase(grads.bytes, acts.saved, acts.logits, acts.backward_working,
                                                 states.step_temporaries, gradients_transient(scenario),
-                                                0.0 if acts.full_checkpointing else acts.largest_layer)
+                                                last_layer_alive(acts.largest_layer, acts.full_checkpointing))
     if grads_alive < grads.bytes:  # freed by zero_grad(set_to_none=True): none before this step's backward
         grads = Component(grads.name, grads_alive, grads.group, clauses([grads.why, msg("mem.grads_transient")]))
     comps.append(grads)

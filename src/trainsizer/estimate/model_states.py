@@ -14,6 +14,7 @@ from trainsizer.estimate.memory_types import GIB, Component
 from trainsizer.estimate.model_params import QuantFormat
 from trainsizer.estimate.state_terms import (
     OFFLOAD_PARAMS,
+    contiguous_gradient_buffer,
     copies_into_buckets,
     gathered_unit_bytes,
     gathers_units,
@@ -334,7 +335,7 @@ def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainab
     grads = (t.trainable - t.lora_elems) * grad_b + t.lora_elems * t.adapter_bytes[2]
     other = 0.0
     why_other: list[Message] = []
-    megatron_style = tp > 1 or par.pp > 1  # contiguous gradient buffer, buckets are views (no copy)
+    megatron_style = contiguous_gradient_buffer(tp, par.pp)
     offload = OFFLOADS.index(par.offload)
     if copies_into_buckets(par.dp, par.zero, par.distributed_optimizer, offload, megatron_style):
         other += grads

@@ -42,6 +42,13 @@ def host_bytes(weights: Any, trainable_states: Any, offload: Any) -> Any:
     return where(offload > 0, trainable_states, 0.0) + where(offload == OFFLOAD_PARAMS, weights, 0.0)
 
 
+def contiguous_gradient_buffer(tp: Any, pp: Any) -> Any:
+    """Whether the gradients live in one contiguous buffer whose all-reduce buckets are views of it (no copy):
+    Megatron-LM's DistributedDataParallel, which a run with tensor or pipeline parallelism uses
+    (megatron/core/distributed/param_and_grad_buffer.py)."""
+    return (tp > 1) | (pp > 1)
+
+
 def copies_into_buckets(dp: Any, zero: Any, distributed_optimizer: Any, offload: Any, megatron_style: Any) -> Any:
     """Whether data parallelism copies each gradient into its all-reduce buckets: torch DDP does
     (``gradient_as_bucket_view=False`` by default, PyTorch DistributedDataParallel docs); Megatron's contiguous

@@ -3,9 +3,11 @@ arrays of candidates.
 
 Step time: the layouts as ``estimate.step_layout.StepLayout`` arrays through ``estimate.step_terms.raw_step`` and
 ``combine_step``. Memory: the estimate's per-layer and per-end bytes, probed once per job at a few base layouts
-(``job_basis``), sharded per layout (tensor/pipeline/context, ZeRO stages, offload) and combined by the estimate's
-functions (``memory.phase_peak``, ``reserved_bytes``, ``activations.pipeline_in_flight``, ...), once per node shape,
-then finished on each GPU (``ScreenedMemory.on``). Every option the planner reports is re-evaluated by the
+(``job_basis``), split per layout over tensor/pipeline/context parallelism and put through the estimate's own terms:
+ZeRO sharding, offload and communication buffers (``estimate.state_terms``), the saved activations per checkpointing
+mode (``activations.layer_saved``, ``pipeline_in_flight``), the phases and the allocator (``memory.phase_peak``,
+``reserved_bytes``, ...), once per node shape, then finished on each GPU (``ScreenedMemory.on``). This module writes
+no formula of its own: it builds the arrays, calls the terms and selects per layout. Every option the planner reports is re-evaluated by the
 estimators; ``tests/test_screen_agreement.py`` holds screen and estimate equal on every re-checked candidate.
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ from trainsizer.estimate.activations import (
     embedding_saved_per_token,
     final_norm_input_per_token,
     kept_quantized_inputs,
+    last_layer_alive,
     layer_activations,
     layer_bytes,
     layer_saved,
@@ -50,6 +53,7 @@ from trainsizer.estimate.memory_types import GIB
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.model_states import keeps_master_only, model_states
 from trainsizer.estimate.state_terms import (
+    contiguous_gradient_buffer,
     copies_into_buckets,
     gathered_unit_bytes,
     gathers_units,
@@ -261,7 +265,7 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
 
     host = np.maximum(offloaded(b.first_extra), offloaded(b.last_extra))
     first_states, last_states = stage_states(b.first_extra), stage_states(b.last_extra)
-    megatron = (lay.tp > 1) | (lay.pp > 1)
+    megatron = contiguous_gradient_buffer(lay.tp, lay.pp)
     # the unsharded gradients a data-parallel bucket copies (model_states._stage_buffers: the stage's trainable
     # elements): every layer's, the embedding's and the head's; read only without tensor or pipeline parallelism
     full_grads = (layers_stage * (b.layer_div["gradients"] / tp + b.layer_rep["gradients"])
@@ -282,13 +286,14 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     sh = np.array([b.act[m][1] for m in CKPT])[lay.ckpt]
     sc_ = np.array([b.act[m][2] for m in CKPT])[lay.ckpt]
     full_layer = layer_bytes(rep, sh + sc_, tp, sp_div, tokens)
-    kept_layer = (b.kept_inputs_per_token[0] / sp_div + b.kept_inputs_per_token[1] / tp) * tokens
+    kept_layer = layer_bytes(*b.kept_inputs_per_token, tp, sp_div, tokens)
     scaled_layer, exact_layer = layer_saved(lay.ckpt == CKPT.index("full"), lay.ckpt == CKPT.index("selective"),
                                             full_layer, sc_ / tp * tokens, b.ckpt_input_per_token * tokens / sp_div,
                                             kept_layer)
     saved_layer = scaled_layer + exact_layer
     in_flight_first, interleave = pipeline_in_flight(lay.pp, 0, gas, lay.vpp)
-    saved_first = saved_layer * layers_stage * in_flight_first * interleave + b.embed_act_per_token * tokens
+    saved_first = saved_layer * layers_stage * in_flight_first * interleave + b.embed_act_per_token * tokens \
+        * in_flight_first  # as activations._stage_activations: the embedding side of every micro-batch in flight
     saved_last = saved_layer * layers_stage + b.lm_head_cast / tp
     logits = tokens * (b.logits_per_token_div / tp + b.logits_per_token_rep)
     working = backward_working(full_layer, lay.ckpt == CKPT.index("full"), mp)
@@ -301,7 +306,7 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
 
     def peak(states, saved, lg, load):
         static, grads, temporaries = states
-        last = np.where(lay.ckpt == 2, 0.0, full_layer)  # the last layer's activations, unless recomputed
+        last = last_layer_alive(full_layer, lay.ckpt == CKPT.index("full"))
         phase, extra, alive = phase_peak(grads, saved, lg, working, temporaries, transient, last)
         stepping = phase == PHASES.index("optimizer step")
         allocated = static + buffers + alive + extra
