@@ -7,8 +7,9 @@ Step time: the layouts as ``estimate.step_layout.StepLayout`` arrays through ``e
 ZeRO sharding, offload and communication buffers (``estimate.state_terms``), the saved activations per checkpointing
 mode (``activations.layer_saved``, ``pipeline_in_flight``), the phases and the allocator (``memory.phase_peak``,
 ``reserved_bytes``, ...), once per node shape, then finished on each GPU (``ScreenedMemory.on``). This module writes
-no formula of its own: it builds the arrays, calls the terms and selects per layout. Every option the planner reports is re-evaluated by the
-estimators; ``tests/test_screen_agreement.py`` holds screen and estimate equal on every re-checked candidate.
+no formula of its own: it builds the arrays, calls the terms and selects per layout. Every option the planner
+reports is re-evaluated by the estimators; ``tests/test_screen_agreement.py`` holds screen and estimate equal on every
+re-checked candidate, ``tests/test_state_terms.py`` that both move with each shared rule.
 """
 from __future__ import annotations
 
