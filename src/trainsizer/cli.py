@@ -13,16 +13,10 @@ from typing import Annotated, Any
 import typer
 
 from trainsizer.cli_groups import LazyGroup
-from trainsizer.cli_options import CalibrationOpt, CatalogOpt, FrameworkOpt, JsonOpt, LangOpt, PricesOpt
+from trainsizer.cli_options import CalibrationOpt, CatalogOpt, FrameworkOpt, JsonOpt, LangOpt
 from trainsizer.errors import N_, InputError
+from trainsizer.request_flags import plan_request, with_plan_flags
 from trainsizer.scenario_flags import ESTIMATE_FLAGS, with_scenario_flags
-from trainsizer.workflows.defaults import (
-    DEFAULT_HORIZON_YEARS,
-    DEFAULT_MAX_GPUS,
-    DEFAULT_MAX_OOM_RISK,
-    DEFAULT_OBJECTIVE,
-    DEFAULT_TOP,
-)
 
 GC_THRESHOLD = 100_000  # allocations between the collector's young-generation passes in the executable (console)
 app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -103,99 +97,36 @@ def validate(
     print_validation(results, summary, lang, per_case=bool(cases))
 
 
-# The options plan and report share: one definition, one default (workflows/defaults.py).
-GpuOpt = Annotated[list[str] | None, typer.Option("--gpu", help="Allowed GPU id (repeatable); default: every GPU "
-                                                  "the market offers.")]
-MaxGpusOpt = Annotated[int, typer.Option("--max-gpus", help="Largest GPU count to consider.")]
-DeadlineOpt = Annotated[str | None, typer.Option(help="Time to train at most, e.g. 7d, 36h (needs tokens).")]
-SiteOpt = Annotated[str | None, typer.Option(help="Site id (trainsizer catalog sites) for bought hardware; "
-                                             "default: a modern colocation room.")]
-BudgetOpt = Annotated[float | None, typer.Option(help="Most to commit, in --currency: the capex of bought servers "
-                                                 "or a rental's minimum contract.")]
-CurrencyOpt = Annotated[str | None, typer.Option(help="CNY | USD (default: CNY for a Chinese locale).")]
-HorizonOpt = Annotated[float, typer.Option(help="Years bought hardware is used (its cost over them).")]
-UtilisationOpt = Annotated[float | None, typer.Option(help="Fraction of the time bought GPUs stay busy "
-                                                      "(default: the job runs once).")]
-RunsOpt = Annotated[float | None, typer.Option("--runs-per-month", help="Runs like this one a month on bought "
-                                               "hardware.")]
-MarketOpt = Annotated[str | None, typer.Option(help="cn | global: where the GPUs must be bought or rented "
-                                               "(default: cn for CNY, a Chinese site or locale).")]
-ObjectiveOpt = Annotated[str, typer.Option(help="cheapest (per run) | fastest | fewest-gpus")]
-ElectricityOpt = Annotated[float | None, typer.Option(
-    "--electricity-price", help="Your power bill per kWh (site currency), instead of the site's tariff.")]
-VoucherOpt = Annotated[str | None, typer.Option(help="Claim a compute voucher on rentals, e.g. "
-                                                "chengdu-compute-voucher-2025 (prices.yaml subsidies).")]
-TimeValueOpt = Annotated[float | None, typer.Option(
-    "--time-value", help="What an hour of waiting for the run is worth, in --currency; added to each run's cost "
-    "to rank options (default: one engineer's loaded pay per hour, assumed; 0: the cheapest run).")]
-SitesOpt = Annotated[list[Path] | None, typer.Option("--sites", help="Your own sites YAML.")]
-MaxOomRiskOpt = Annotated[float, typer.Option(
-    "--max-oom-risk", help="The most a recommended layout may risk running out of GPU memory (0-1; its chance from "
-    "the estimate's 80 % range).")]
-SetupOpt = Annotated[float | None, typer.Option(
-    "--setup", help="Minutes from a rented instance's start to the first step (image, weights download, loading), "
-    "billed on every GPU (default: derived from the model's size, assumed).")]
-AllOpt = Annotated[bool, typer.Option("--all", help="Show every option searched, not only those sized to the job "
-                                      "(within a few times the answer's cost or GPU count).")]
+# The options of plan and report, in their --help order: the command's own (by parameter name) and the plan
+# request's fields (generated from workflows/plan_request.py: names, help, type and default; request_flags.py).
+PLAN_OPTIONS = ("job", "gpus", "max_gpus", "deadline_s", "gpus_per_node", "top", "site", "budget", "currency",
+                "horizon_years", "utilisation", "runs_per_month", "market", "objective", "electricity_price", "voucher",
+                "time_value", "max_oom_risk", "setup_minutes", "all_options", "framework", "all_rankings", "prices",
+                "sites", "catalogs", "calibration", "as_json", "lang")
+REPORT_OPTIONS = ("job", "out", "gpus", "max_gpus", "deadline_s", "site", "budget", "currency", "horizon_years",
+                  "utilisation", "runs_per_month", "market", "objective", "electricity_price", "voucher", "time_value",
+                  "max_oom_risk", "setup_minutes", "all_options", "prices", "sites", "lang", "calibration", "overwrite")
+REPORT_TOP = 5  # options per ranking in a report
 
 
-def _plan_request(**kw: Any) -> Any:
-    """The workflow's PlanRequest from the shared plan options (it checks its own numbers)."""
-    from trainsizer.workflows.jobs import parse_duration
-    from trainsizer.workflows.plan_request import PlanRequest
-
-    return PlanRequest(gpus=tuple(kw["gpu"] or ()), max_gpus=kw["max_gpus"], deadline_s=parse_duration(kw["deadline"]),
-                       gpus_per_node=kw.get("gpus_per_node"), top=kw.get("top", DEFAULT_TOP), site=kw["site"],
-                       budget=kw["budget"], currency=kw["currency"], horizon_years=kw["horizon"],
-                       utilisation=kw["utilisation"], prices=tuple(kw["prices"] or ()), sites=tuple(kw["sites"] or ()),
-                       catalogs=tuple(kw.get("catalog") or ()), lang=kw["lang"], calibration=kw["calibration"],
-                       market=kw["market"], objective=kw["objective"], runs_per_month=kw["runs_per_month"],
-                       electricity_price=kw["electricity_price"], voucher=kw["voucher"], time_value=kw["time_value"],
-                       all_options=bool(kw.get("all_options", False)),
-                       max_oom_risk=kw.get("max_oom_risk", DEFAULT_MAX_OOM_RISK), setup_minutes=kw.get("setup"))
-
-
-# long: one typer option per planning constraint; the signature is the command's --help
 @app.command("plan")
+@with_plan_flags(PLAN_OPTIONS)
 def plan_cmd(
     job: Annotated[Path, typer.Argument(help="Job YAML: a scenario whose parallel and hardware may be left out.")],
-    gpu: GpuOpt = None,
-    max_gpus: MaxGpusOpt = DEFAULT_MAX_GPUS,
-    deadline: DeadlineOpt = None,
-    gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node")] = None,
-    top: Annotated[int, typer.Option(help="Options to show per ranking.")] = DEFAULT_TOP,
-    site: SiteOpt = None,
-    budget: BudgetOpt = None,
-    currency: CurrencyOpt = None,
-    horizon: HorizonOpt = DEFAULT_HORIZON_YEARS,
-    utilisation: UtilisationOpt = None,
-    runs_per_month: RunsOpt = None,
-    market: MarketOpt = None,
-    objective: ObjectiveOpt = DEFAULT_OBJECTIVE,
-    electricity_price: ElectricityOpt = None,
-    voucher: VoucherOpt = None,
-    time_value: TimeValueOpt = None,
-    max_oom_risk: MaxOomRiskOpt = DEFAULT_MAX_OOM_RISK,
-    setup: SetupOpt = None,
-    all_options: AllOpt = False,
+    plan_values: dict[str, Any],
     framework: FrameworkOpt = None,
     all_rankings: Annotated[bool, typer.Option("--all-rankings", help="Print every ranking (fastest, fewest GPUs, "
                                                "best MFU, cheapest per run and to own, Pareto), not only the "
                                                "objective's.")] = False,
-    prices: PricesOpt = None,
-    sites: SitesOpt = None,
-    catalog: CatalogOpt = None,
-    calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
-    lang: LangOpt = None,
 ) -> None:
     """The answer first: what to rent or buy for this job in your market, per-run cost, commitment and why;
     then every option searched (GPU type x count x node shape x layout) with servers, site fit and cost."""
     from trainsizer.workflows.jobs import load_job
     from trainsizer.workflows.plan_job import plan_job
 
-    req = _plan_request(**locals())
-    planned = plan_job(load_job(job, gpu, framework), req, str(job))
+    req = plan_request(plan_values)
+    planned = plan_job(load_job(job, plan_values["gpus"], framework), req, str(job))
     result, out = planned.result, planned.out
     if as_json:
         from trainsizer.i18n import resolve_lang
@@ -204,40 +135,21 @@ def plan_cmd(
         from trainsizer.workflows.plan_json import plan_json
 
         # compact: what a script reads (docs/plan-json.md); the answer outside the first screen is the table's
-        typer.echo(dumps_strict(messages_as_json(plan_json(out, req.all_options), resolve_lang(lang)), indent=None))
+        typer.echo(dumps_strict(messages_as_json(plan_json(out, req.all_options), resolve_lang(req.lang)),
+                                indent=None))
         return
     from trainsizer.report.text import print_plan
 
-    print_plan(result, lang, out, all_rankings)
+    print_plan(result, req.lang, out, all_rankings)
 
 
-# long: one typer option per planning constraint; the signature is the command's --help
 @app.command("report")
+@with_plan_flags(REPORT_OPTIONS)
 def report_cmd(
     job: Annotated[Path, typer.Argument(help="Job YAML (parallel and hardware may be left out).")],
+    plan_values: dict[str, Any],
     out: Annotated[Path, typer.Option("--out", help="plan.html, plan.md, plan.json, or the bill of materials and "
                                       "cost as plan.xlsx or plan.csv (by extension).")] = Path("plan.html"),
-    gpu: GpuOpt = None,
-    max_gpus: MaxGpusOpt = DEFAULT_MAX_GPUS,
-    deadline: DeadlineOpt = None,
-    site: SiteOpt = None,
-    budget: BudgetOpt = None,
-    currency: CurrencyOpt = None,
-    horizon: HorizonOpt = DEFAULT_HORIZON_YEARS,
-    utilisation: UtilisationOpt = None,
-    runs_per_month: RunsOpt = None,
-    market: MarketOpt = None,
-    objective: ObjectiveOpt = DEFAULT_OBJECTIVE,
-    electricity_price: ElectricityOpt = None,
-    voucher: VoucherOpt = None,
-    time_value: TimeValueOpt = None,
-    max_oom_risk: MaxOomRiskOpt = DEFAULT_MAX_OOM_RISK,
-    setup: SetupOpt = None,
-    all_options: AllOpt = False,
-    prices: PricesOpt = None,
-    sites: SitesOpt = None,
-    lang: LangOpt = None,
-    calibration: CalibrationOpt = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing output file.")] = False,
 ) -> None:
     """A self-contained report (HTML with charts, Markdown or JSON) people can forward, or its bill of
@@ -251,8 +163,8 @@ def report_cmd(
     check_output_path(out, "--out", overwrite=overwrite, suffixes=SUFFIXES)
     if out.suffix.lower() == ".xlsx" and not xlsx_available():
         raise InputError("--out", "writing .xlsx needs openpyxl: pip install 'trainsizer[xlsx]'")
-    req = _plan_request(**{**locals(), "top": 5})
-    report = build_report(load_job(job, gpu), req, job.name)  # the file's name: no absolute path in the report
+    req = plan_request(plan_values, top=REPORT_TOP)
+    report = build_report(load_job(job, plan_values["gpus"]), req, job.name)  # the file's name: no absolute path
     write_report(report, out)
     typer.echo(f"wrote {out}")
 
