@@ -19,6 +19,7 @@ import trainsizer.estimate.activations as activations
 import trainsizer.estimate.model_states as model_states
 import trainsizer.estimate.state_terms as terms
 import trainsizer.plan.fast as fast
+import trainsizer.scenario_sharding as sharding
 from trainsizer.api import estimate
 from trainsizer.estimate.estimator import clear_caches
 from trainsizer.hardware.catalog import default_catalog
@@ -119,3 +120,18 @@ NOT_REACHED = {  # rules these layouts never exercise: recorded so that a rule t
     ("llama-3.1-8b", "full"): (),
     ("qwen2.5-7b", "lora"): (),
 }
+
+
+def test_the_zero_group_rules_are_the_same_for_one_layout_and_for_an_array_of_them() -> None:
+    rows = list(itertools.product((1, 2, 4, 8), (1, 2), (0, 1, 2, 3), (False, True)))
+    dp, cp, zero, dist = (np.array([r[i] for r in rows], dtype=float if i < 2 else None) for i in range(4))
+    for shard in (None, 2, 4):
+        group = sharding.zero_group(dp * cp, shard)
+        shards = sharding.zero_dp_shards(group, dp, cp)
+        for sync in ("reduce-scatter", "all-reduce"):
+            scatters = sharding.scatters_gradients(zero, dist, shards, dp, sync)
+            for i, (d, c, z, o) in enumerate(rows):
+                one = sharding.zero_group(d * c, shard)
+                assert group[i] == one
+                assert shards[i] == sharding.zero_dp_shards(one, d, c)
+                assert scatters[i] == sharding.scatters_gradients(z, o, sharding.zero_dp_shards(one, d, c), d, sync)

@@ -23,6 +23,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from trainsizer import scenario_sharding as sharding
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import N_, InputError, excerpt, in_file, short_input
 from trainsizer.scenario_framework import FrameworkSettings
@@ -276,23 +277,20 @@ class ParallelSpec(_Strict, CommSettings, ExpertSettings):  # overlap_grad_reduc
     def zero_group(self) -> int:
         """Ranks one copy of the ZeRO-sharded states is spread over: ``zero_shard_gpus`` where it divides dp x cp (a
         planner layout may not), else the whole dp x cp group."""
-        group = self.dp * self.cp
-        shard = self.zero_shard_gpus
-        return shard if shard and group % shard == 0 else group
+        return sharding.zero_group(self.dp * self.cp, self.zero_shard_gpus)
 
     @property
     def scatters_gradients(self) -> bool:
         """Whether a sharded optimizer (zero 1/2, distributed_optimizer) reduce-scatters the gradients over dp; else
         every rank all-reduces them (``zero_grad_sync: all-reduce``, or a ``zero_shard_gpus`` group smaller than dp)."""
-        return ((self.zero in (1, 2) or self.distributed_optimizer) and self.zero_dp_shards == self.dp
-                and self.zero_grad_sync == "reduce-scatter")
+        return sharding.scatters_gradients(self.zero, self.distributed_optimizer, self.zero_dp_shards, self.dp,
+                                           self.zero_grad_sync)
 
     @property
     def zero_dp_shards(self) -> int:
         """Data-parallel ranks one copy of the sharded optimizer states spans: dp, or ``zero_shard_gpus`` (of
         dp x cp) where it names a smaller group."""
-        group = self.zero_group
-        return self.dp if group == self.dp * self.cp else max(1, group // self.cp)
+        return sharding.zero_dp_shards(self.zero_group, self.dp, self.cp)
 
     @property
     def dp(self) -> int:

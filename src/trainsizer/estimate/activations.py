@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from trainsizer.estimate.arrays import maximum, minimum, where
+from trainsizer.arrays import maximum, minimum, where
 from trainsizer.estimate.cache_keys import json_key
 from trainsizer.estimate.flops import recomputed_layer
 from trainsizer.estimate.model_params import MemoryModel

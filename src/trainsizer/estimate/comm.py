@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
-from trainsizer.estimate.arrays import is_array, maximum, minimum, where
+from trainsizer.arrays import is_array, maximum, minimum, where
 from trainsizer.estimate.model_params import PerformanceModel
 from trainsizer.hardware.catalog import INTER_NODE_SCOPES, INTRA_NODE_SCOPES, Accelerator, Catalog, Link
 from trainsizer.scenario import ParallelSpec

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainsizer.estimate.arrays import is_array, positive_part, where
+from trainsizer.arrays import is_array, positive_part, where
 from trainsizer.estimate.memory_types import GIB, Component
 from trainsizer.estimate.model_params import MemoryModel, memory_model
 from trainsizer.estimate.model_states import model_states

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trainsizer.estimate.arrays import is_array
+from trainsizer.arrays import is_array
 from trainsizer.estimate.deferred_sync import skips_sync, unsharded_gradient_bytes
 from trainsizer.estimate.memory_types import GIB, Component
 from trainsizer.estimate.model_params import QuantFormat

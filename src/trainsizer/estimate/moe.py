@@ -23,14 +23,14 @@ dispatch and combine all-to-alls move inside and between nodes, and how the expe
   width is the expert's intermediate size over ``etp``; its efficiency follows the same saturating curves as any GEMM
   (``step_terms.saturation``, Calculon, Isaev et al. SC'23), at those per-expert shapes.
 
-Every function takes floats or numpy arrays (``estimate/arrays.py``).
+Every function takes floats or numpy arrays (``trainsizer/arrays.py``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.estimate.arrays import is_array
+from trainsizer.arrays import is_array
 from trainsizer.estimate.comm import Fabric
 
 PASSES = 4  # dispatch + combine, forward and backward (GShard, section 3.2)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.estimate.arrays import minimum, negate, where
+from trainsizer.arrays import minimum, negate, where
 from trainsizer.estimate.step_layout import OFFLOADS
 
 OFFLOAD_PARAMS = OFFLOADS.index("optimizer+params")

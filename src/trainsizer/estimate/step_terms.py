@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from trainsizer.arrays import is_array, positive_part, safe_div, where
 from trainsizer.estimate import comm, moe
 from trainsizer.estimate.activation_ops import activation_ops_mb
-from trainsizer.estimate.arrays import is_array, positive_part, safe_div, where
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, gathered_linear_bytes, p2p_s
 from trainsizer.estimate.dequantization import dequant_traffic
 from trainsizer.estimate.flops import StepFlops, pipeline_stage_linear

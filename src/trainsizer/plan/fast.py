@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from trainsizer import scenario_sharding as sharding
 from trainsizer.estimate.activations import (
     backward_working,
     checkpoint_input_per_token,
@@ -328,9 +329,8 @@ def step_layout(lay: Layouts, scenario: Scenario, b: JobBasis) -> StepLayout:
     """The layouts as the step's terms read them (``estimate.step_layout.StepLayout`` of each one's scenario)."""
     dp, cp = lay.dp, lay.cp
     group = zero_group(dp * cp, scenario)  # ParallelSpec.zero_group
-    shards = np.where(group == dp * cp, dp, np.maximum(1, group // cp))  # ParallelSpec.zero_dp_shards
-    scatters = (((lay.zero == 1) | (lay.zero == 2) | lay.dist_opt) & (shards == dp)
-                & (scenario.parallel.zero_grad_sync == "reduce-scatter"))  # ParallelSpec.scatters_gradients
+    shards = sharding.zero_dp_shards(group, dp, cp)
+    scatters = sharding.scatters_gradients(lay.zero, lay.dist_opt, shards, dp, scenario.parallel.zero_grad_sync)
     recomputed = np.array([b.recomputed[m] for m in CKPT])[lay.ckpt]
     return StepLayout(lay.tp, lay.pp, cp, dp, 1, lay.vpp, lay.zero, lay.dist_opt, lay.sp, lay.offload, lay.mbs,
                       accumulation_steps(lay, scenario), lay.gpus_per_node, group, shards, scatters,

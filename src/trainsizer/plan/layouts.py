@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from trainsizer import scenario_sharding as sharding
 from trainsizer.scenario import Scenario
 
 CKPT = ("none", "selective", "full")
@@ -23,10 +24,7 @@ def accumulation_steps(lay: Layouts, scenario: Scenario) -> np.ndarray:
 def zero_group(group: np.ndarray, scenario: Scenario) -> np.ndarray:
     """Ranks of dp x cp (``group``) one copy of the ZeRO-sharded states spans, per layout: as
     :attr:`trainsizer.scenario.ParallelSpec.zero_group`, ``parallel.zero_shard_gpus`` where it divides ``group``."""
-    shard = scenario.parallel.zero_shard_gpus
-    if not shard:
-        return group
-    return np.where(np.mod(group, shard) == 0, float(shard), group)
+    return sharding.zero_group(group, scenario.parallel.zero_shard_gpus)
 
 
 @dataclass
