@@ -172,7 +172,7 @@ def _mlp_bytes(arch: Architecture, width: int, e: float, down_input: bool) -> fl
     return width * e + (width * e if down_input else 0.0)
 
 
-def _grad_reaches(st: TrainingState, layer: LayerState) -> bool:
+def grad_reaches(st: TrainingState, layer: LayerState) -> bool:
     """Whether backward runs through this layer (below the lowest trainable weight it stops)."""
     method = st.scenario.training.method
     if method != "freeze":
@@ -316,8 +316,8 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
     tp, pp = par.tp, par.pp
     tokens = tr.micro_batch_size * tr.seq_len / par.cp  # tokens of one micro-batch on this GPU
     e = ACTIVATION_BYTES[tr.precision]
-    layers = [layer for layer in st.stage_layers(stage) if _grad_reaches(st, layer)]
-    replicated_div = tp if par.sequence_parallel else 1
+    layers = [layer for layer in st.stage_layers(stage) if grad_reaches(st, layer)]
+    replicated_div = replicated_divisor(tp, par.sequence_parallel)
 
     scaled_layers = exact_layers = unsaved = 0.0
     per_layer_full: list[float] = []
@@ -337,16 +337,14 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
         exact_layers += exact
 
     in_flight, interleave = pipeline_in_flight(pp, stage, sc.grad_accumulation_steps, par.virtual_pp)
-    saved = (scaled_layers + exact_layers) * in_flight * interleave
+    # embedding-side tensors on the first stage (dropout masks, embedding norm input)
+    embedding = embedding_saved_per_token(arch, tr.precision) * tokens if stage == 0 and layers else 0.0
+    saved = stage_saved_bytes(scaled_layers + exact_layers, in_flight, interleave, embedding)
     scaled_saved = scaled_layers * in_flight * interleave
     why = listing([msg("mem.activations", layers=len(layers), tokens=tokens, ckpt=tr.activation_checkpointing,
                        attention=tr.attention), msg("mem.compiled") if tr.compile else None,
                    msg("mem.in_flight", n=in_flight) if in_flight > 1 else None,
                    msg("mem.interleaving", x=interleave) if interleave > 1 else None])
-
-    # embedding-side tensors on the first stage (dropout masks, embedding norm input)
-    if stage == 0 and layers:
-        saved += embedding_saved_per_token(arch, tr.precision) * tokens * in_flight
 
     # logits and loss on the last stage
     logits = 0.0
@@ -364,6 +362,12 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
                             unsaved * in_flight * interleave)
 
 
+def replicated_divisor(tp: Any, sequence_parallel: Any) -> Any:
+    """What the replicated part of a layer's activations is split by: tp under sequence parallelism (Korthikanti et
+    al. 2022, section 4.2.2), else nothing; numbers or arrays."""
+    return where(sequence_parallel, tp, 1)
+
+
 def layer_bytes(replicated: Any, sharded: Any, tp: Any, replicated_div: Any, tokens: Any) -> Any:
     """One layer's activations on one GPU: the replicated part split by sequence parallelism (``replicated_div``),
     the rest by tensor parallelism (Korthikanti et al. 2022, arXiv:2205.05198, section 4); numbers or arrays."""
@@ -377,6 +381,13 @@ def pipeline_in_flight(pp: Any, stage: int, accumulation: Any, virtual_pp: Any) 
     in_flight = where(pp > 1, minimum(pp - stage, maximum(1, accumulation)), 1)
     interleaved = (pp > 1) & (virtual_pp > 1) & (stage == 0)
     return in_flight, where(interleaved, 1 + (pp - 1) / (pp * virtual_pp), 1)
+
+
+def stage_saved_bytes(layers: Any, in_flight: Any, interleave: Any, embedding: Any) -> Any:
+    """What a pipeline stage keeps for backward: its layers' saved bytes of one micro-batch (``layers``) and the
+    embedding side's (``embedding``, first stage only) for each micro-batch in flight, the layers' times the
+    interleaved schedule's factor (:func:`pipeline_in_flight`); numbers or arrays."""
+    return layers * in_flight * interleave + embedding * in_flight
 
 
 def backward_working(largest_layer: Any, recomputes: Any, p: MemoryModel) -> Any:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from trainsizer.arrays import maximum, where
 from trainsizer.estimate.training_state import (
     LayerState,
     TrainingState,
@@ -50,6 +51,12 @@ def skipped_sync(accumulation_sync: str, zero: Any, group: Any, offloaded: Any, 
         return False
     return (zero >= 2) & (group > 1) & (accumulation > 1) & ~offloaded if not isinstance(offloaded, bool) \
         else bool((zero >= 2) and (group > 1) and (accumulation > 1) and not offloaded)
+
+
+def held_gradients(gradients: Any, unsharded: Any, skips: Any) -> Any:
+    """The gradient bytes a GPU holds: its (sharded) ``gradients``, or, where the run skips its sync between
+    micro-batches (:func:`skipped_sync`), at least the ``unsharded`` ones it accumulates; numbers or arrays."""
+    return where(skips, maximum(gradients, unsharded), gradients)
 
 
 def unsharded_gradient_bytes(st: TrainingState, layers: list[LayerState], first: bool, last: bool) -> float:

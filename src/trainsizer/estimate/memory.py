@@ -218,6 +218,16 @@ def under_pressure(allocated: float, dynamic: float, p: MemoryModel, usable: flo
     return bool(reserved_bytes(allocated, dynamic, p, varied=varied, fused=fused, freed=freed) > max(allocated, usable))
 
 
+def phase_allocation(static: Any, alive: Any, extra: Any, stepping: Any, compiled: Any,
+                     saved: Any) -> tuple[Any, Any, Any]:
+    """(allocated, dynamic, fused) bytes at a phase's peak (:func:`reserved_bytes`' inputs): the static states, the
+    gradients alive and the phase's transient bytes (``extra``), which churn through the allocator, and the part of
+    the saved activations torch.compile fuses (:func:`compiled_saved_bytes`); in the optimizer step (``stepping``)
+    no activations exist and its temporaries count as static. Numbers or arrays (plan/fast.py)."""
+    return (static + alive + extra, where(stepping, 0.0, extra),
+            where(stepping, 0.0, compiled_saved_bytes(compiled, saved)))
+
+
 def compiled_saved_bytes(compiled: Any, saved: Any) -> Any:
     """The saved activations that leave no fragmentation in the caching allocator under torch.compile (0 in eager
     mode): Inductor fuses each chain of element-wise ops into one kernel, so the short-lived intermediates of odd
@@ -313,12 +323,11 @@ def _estimate_stage(scenario: Scenario, arch: Architecture, gpu: Accelerator, p:
     else:
         comps.append(Component("optimizer_step_temporaries", states.step_temporaries, "optimizer",
                                msg("mem.optimizer_temporaries")))
-    allocated = static + grads.bytes + sum(peak_extra)
-    dynamic = sum(peak_extra) if phase != "optimizer step" else 0.0
+    allocated, dynamic, fused = phase_allocation(static, grads.bytes, sum(peak_extra), phase == "optimizer step",
+                                                 scenario.training.compile, acts.saved)
     outside = device_overhead_bytes(gpu, par.gpus, p) + states.managed_bytes
     usable = gpu.memory_gib * GIB - outside
     varied = varied_bytes(scenario, acts.logits)
-    fused = compiled_saved_bytes(scenario.training.compile, acts.saved) if phase != "optimizer step" else 0.0
     freed = states.gradients.bytes - grads.bytes  # freed by zero_grad before this phase (gradients_transient)
     reserved = reserved_bytes(allocated, dynamic, p, usable, varied, fused, freed)
     pressure = under_pressure(allocated, dynamic, p, usable, varied, fused, freed)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainsizer.arrays import is_array
-from trainsizer.estimate.deferred_sync import skips_sync, unsharded_gradient_bytes
+from trainsizer.estimate.deferred_sync import held_gradients, skips_sync, unsharded_gradient_bytes
 from trainsizer.estimate.memory_types import GIB, Component
 from trainsizer.estimate.model_params import QuantFormat
 from trainsizer.estimate.state_terms import (
@@ -150,7 +150,7 @@ def _model_states(st: TrainingState, stage: int) -> StageStates:
     static = [weights]
     trainable_static, gradients, managed = _stage_trainable_states(st, layers, t)
     if skips_sync(st.scenario):  # FSDP no_sync: each micro-batch's gradients kept unsharded until the last one
-        held = max(gradients.bytes, unsharded_gradient_bytes(st, layers, first, last))
+        held = held_gradients(gradients.bytes, unsharded_gradient_bytes(st, layers, first, last), True)
         gradients = Component(gradients.name, held, gradients.group,
                               clauses([gradients.why, msg("mem.grads_unsharded", gib=held / GIB)]))
     static += trainable_static

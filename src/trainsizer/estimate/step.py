@@ -31,7 +31,7 @@ from trainsizer.estimate.training_state import TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
-from trainsizer.scenario import Scenario
+from trainsizer.scenario import Scenario, TrainingSpec
 
 PRECISION_DTYPE = {"fp32": "fp32", "fp16-mixed": "fp16", "bf16-mixed": "bf16", "bf16-true": "bf16",
                    "fp8-mixed": "fp8"}
@@ -127,6 +127,16 @@ def speed_figures(step_s: Any, tokens_per_step: Any, gpus: Any, model_flops_per_
             "hardware_tflops_per_gpu_full_attention": hardware_full * per_gpu}
 
 
+def peaks_for(gpu: Accelerator, training: TrainingSpec) -> tuple[tuple[float, str, list[Message]], tuple[float, str]]:
+    """(:func:`peak_for` of the training precision, (peak, dtype) of the attention core): Transformer Engine and
+    torchao Float8Linear cast the linear layers' GEMMs to FP8 (``training.fp8_scope: linear``); the attention core
+    (FlashAttention / cuDNN SDPA) stays bf16 unless FP8 attention is asked for (TE fp8_dpa)."""
+    peak, dtype, notes = peak_for(gpu, training.precision)
+    if dtype == "fp8" and training.fp8_scope == "linear":
+        return (peak, dtype, notes), peak_for(gpu, "bf16-mixed")[:2]
+    return (peak, dtype, notes), (peak, dtype)
+
+
 def step_context(scenario: Scenario, arch: Architecture, gpu: Accelerator, catalog: Catalog | None = None,
                  params: PerformanceModel | None = None, memory_params: MemoryModel | None = None,
                  flops: StepFlops | None = None, state: TrainingState | None = None) -> tuple[StepContext, list[str]]:
@@ -139,12 +149,7 @@ def step_context(scenario: Scenario, arch: Architecture, gpu: Accelerator, catal
     sc, hw = scenario, scenario.hardware
     fab: Fabric = fabric(cat, gpu, hw.intra_node, hw.inter_node, hw.nics_per_node, sc.gpus_per_node, p,
                          sc.parallel.gpus)
-    peak, dtype, notes = peak_for(gpu, sc.training.precision)
-    attention_peak, attention_dtype = peak, dtype
-    if dtype == "fp8" and sc.training.fp8_scope == "linear":
-        # Transformer Engine and torchao Float8Linear cast the linear layers' GEMMs to FP8; the attention core
-        # (FlashAttention / cuDNN SDPA) stays bf16 unless FP8 attention is asked for (TE fp8_dpa)
-        attention_peak, attention_dtype, _ = peak_for(gpu, "bf16-mixed")
+    (peak, dtype, notes), (attention_peak, attention_dtype) = peaks_for(gpu, sc.training)
     return StepContext(sc, arch, gpu, p, mp, fab, flops or step_flops(sc, arch),
                        state or training_state(sc, arch, mp), peak, dtype, attention_peak, attention_dtype), notes
 

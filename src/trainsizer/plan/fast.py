@@ -25,6 +25,7 @@ from trainsizer.estimate.activations import (
     compiled_activation_factor,
     embedding_saved_per_token,
     final_norm_input_per_token,
+    grad_reaches,
     kept_quantized_inputs,
     last_layer_alive,
     layer_activations,
@@ -32,20 +33,22 @@ from trainsizer.estimate.activations import (
     layer_saved,
     lm_head_cast_bytes,
     pipeline_in_flight,
+    replicated_divisor,
     stage_activations,
+    stage_saved_bytes,
 )
 from trainsizer.estimate.comm import Fabric
-from trainsizer.estimate.deferred_sync import skipped_sync, unsharded_gradient_bytes
+from trainsizer.estimate.deferred_sync import held_gradients, skipped_sync, unsharded_gradient_bytes
 from trainsizer.estimate.flops import StepFlops, step_flops
 from trainsizer.estimate.memory import (
     PHASES,
     capped_reserved,
     checkpoint_load,
-    compiled_saved_bytes,
     default_memory_model,
     device_overhead_bytes,
     gradients_freed,
     loads_state_dict,
+    phase_allocation,
     phase_peak,
     reserved_bytes,
     varied_bytes,
@@ -66,7 +69,7 @@ from trainsizer.estimate.state_terms import (
     uses_reduce_bucket,
     weights_on_gpu,
 )
-from trainsizer.estimate.step import default_performance_model, peak_for
+from trainsizer.estimate.step import default_performance_model, peaks_for
 from trainsizer.estimate.step_layout import StepLayout, recomputed_share
 from trainsizer.estimate.step_terms import StepContext, combine_step, raw_step
 from trainsizer.estimate.training_state import TrainingState, gradient_bytes, training_state
@@ -163,8 +166,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
         sc = base.model_copy(update={"training": base.training.model_copy(
             update={"activation_checkpointing": mode})})
         st_mode = training_state(sc, arch, mp)
-        reach = [layer for layer in st_mode.layers if
-                 sc.training.method != "freeze" or layer.index >= L - sc.training.freeze_trainable_layers]
+        reach = [layer for layer in st_mode.layers if grad_reaches(st_mode, layer)]
         rows = [layer_activations(sc, arch, mp, layer) for layer in reach]
         frac = len(reach) / L
         if mode == "none":
@@ -246,7 +248,7 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
         weights = weights_on_gpu(cat("weights") / w_shard, offl, master_only) + cat("lora_adapters")
         opt = trainable_states_on_gpu((cat("master_weights") + cat("optimizer_states")) / opt_shard, offl)
         grads = trainable_states_on_gpu(cat("gradients") / grad_shard, offl)
-        grads = np.where(no_sync, np.maximum(grads, cat("unsharded_gradients")), grads)
+        grads = held_gradients(grads, cat("unsharded_gradients"), no_sync)
         return weights + opt, grads, trainable_states_on_gpu(cat("step_temporaries") / opt_shard, offl)
 
     def offloaded(extra: dict[str, float]) -> np.ndarray:
@@ -283,7 +285,7 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     buffers = ddp_copy + bucket + gathered + b.dequant_buffer / tp
 
     tokens = lay.mbs * scenario.training.seq_len / cp
-    sp_div = np.where(lay.sp, tp, 1.0)
+    sp_div = replicated_divisor(tp, lay.sp)
     rep = np.array([b.act[m][0] for m in CKPT])[lay.ckpt]
     sh = np.array([b.act[m][1] for m in CKPT])[lay.ckpt]
     sc_ = np.array([b.act[m][2] for m in CKPT])[lay.ckpt]
@@ -294,9 +296,11 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
                                             kept_layer)
     saved_layer = scaled_layer + exact_layer
     in_flight_first, interleave = pipeline_in_flight(lay.pp, 0, gas, lay.vpp)
-    saved_first = saved_layer * layers_stage * in_flight_first * interleave + b.embed_act_per_token * tokens \
-        * in_flight_first  # as activations._stage_activations: the embedding side of every micro-batch in flight
-    saved_last = saved_layer * layers_stage + b.lm_head_cast / tp
+    saved_first = stage_saved_bytes(saved_layer * layers_stage, in_flight_first, interleave,
+                                    b.embed_act_per_token * tokens)
+    in_flight_last, interleave_last = pipeline_in_flight(lay.pp, lay.pp - 1, gas, lay.vpp)
+    saved_last = stage_saved_bytes(saved_layer * layers_stage, in_flight_last, interleave_last, 0.0) \
+        + b.lm_head_cast / tp
     logits = tokens * (b.logits_per_token_div / tp + b.logits_per_token_rep)
     working = backward_working(full_layer, lay.ckpt == CKPT.index("full"), mp)
 
@@ -310,9 +314,8 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
         static, grads, temporaries = states
         last = last_layer_alive(full_layer, lay.ckpt == CKPT.index("full"))
         phase, extra, alive = phase_peak(grads, saved, lg, working, temporaries, transient, last)
-        stepping = phase == PHASES.index("optimizer step")
-        allocated = static + buffers + alive + extra
-        dynamic, fused = (np.where(stepping, 0.0, x) for x in (extra, compiled_saved_bytes(compile_, saved)))
+        allocated, dynamic, fused = phase_allocation(static + buffers, alive, extra,
+                                                     phase == PHASES.index("optimizer step"), compile_, saved)
         return allocated, reserved_bytes(allocated, dynamic, mp, None, varied_bytes(scenario, lg), fused,
                                          grads - alive), load
 
@@ -345,15 +348,12 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     layout = step_layout(lay, scenario, b)
     picked = [b.flops[m] for m in CKPT]
     flops = replace(picked[0], **{f: np.array([getattr(fl, f) for fl in picked])[lay.ckpt] for f in FLOPS_READ})
-    peak, dtype, _ = peak_for(gpu, scenario.training.precision)
-    attention_peak, attention_dtype = peak, dtype
-    if dtype == "fp8" and scenario.training.fp8_scope == "linear":  # as estimate.step.step_context
-        attention_peak, attention_dtype, _ = peak_for(gpu, "bf16-mixed")
+    (peak, dtype, _), (attention_peak, attention_dtype) = peaks_for(gpu, scenario.training)
     ctx = StepContext(scenario, b.arch, gpu, p, mp or default_memory_model(), fab, flops, b.state, peak, dtype,
                       attention_peak, attention_dtype, layout)
     # the eager saved bytes as counted (the basis holds them as the job runs: scaled by the memory fit's
     # implementation_factor and, under torch.compile, by compiled_factor; the speed model reads neither)
     eager = 1.0 / (b.compiled_activation_factor * b.implementation_factor)
     rep, sh = b.act["none"][0] * eager, (b.act["none"][1] + b.act["none"][2]) * eager + b.unsaved_per_token
-    counted = (rep / np.where(lay.sp, lay.tp, 1) + sh / lay.tp) * ctx.local_tokens * b.layers  # as sharded in memory
+    counted = layer_bytes(rep, sh, lay.tp, replicated_divisor(lay.tp, lay.sp), ctx.local_tokens) * b.layers
     return sum(combine_step(raw_step(ctx, counted), p).values())
