@@ -1,7 +1,8 @@
 """One rule for where the model states live: the ZeRO sharding of weights, gradients and optimizer states, what
 offloading moves to the host, the DDP / ZeRO communication buffers and the saved-activation choice per checkpointing
-mode are term functions (estimate/state_terms.py, activations.layer_saved) that the estimate calls with numbers and
-the planner's screen (plan/fast.py) with arrays of layouts.
+mode, a stage's saved bytes over the micro-batches in flight and a phase's allocation are term functions
+(estimate/state_terms.py, activations.layer_saved / stage_saved_bytes, memory.phase_allocation) that the estimate calls
+with numbers and the planner's screen (plan/fast.py) with arrays of layouts.
 
 Two checks: each term gives the same answer for one layout as numbers and inside an array of layouts; and when a
 rule is changed (patched into the estimate and the screen alike), the screen and the estimate still agree on every
@@ -16,6 +17,7 @@ import pytest
 from test_plan import job
 
 import trainsizer.estimate.activations as activations
+import trainsizer.estimate.memory as memory
 import trainsizer.estimate.model_states as model_states
 import trainsizer.estimate.state_terms as terms
 import trainsizer.plan.fast as fast
@@ -25,7 +27,9 @@ from trainsizer.estimate.estimator import clear_caches
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.plan.search import Constraints, _scenario_for, enumerate_layouts
 
-LAYER_SAVED = activations.layer_saved  # the shipped rule, which the changed one calls
+LAYER_SAVED = activations.layer_saved  # the shipped rules, which the changed ones call
+STAGE_SAVED = activations.stage_saved_bytes
+PHASE_ALLOCATION = memory.phase_allocation
 GRID = list(itertools.product((1, 2, 4), (0, 1, 2, 3), (False, True), (0, 1, 2), (False, True), (False, True)))
 DP, ZERO, DIST, OFFLOAD, MEGATRON, IN_BACKWARD = (np.array(column) for column in zip(*GRID, strict=True))
 
@@ -76,6 +80,10 @@ CHANGED = {
     "gathered_unit_bytes": lambda units, w, g: terms.gathered_unit_bytes(units + 3, w, g),
     "layer_saved": lambda recomputed, selective, full, scores, layer_input, kept: LAYER_SAVED(
         recomputed, selective, full, scores * 0.5, layer_input * 3, kept),
+    "stage_saved_bytes": lambda layers, in_flight, interleave, embedding: STAGE_SAVED(
+        layers * 1.5, in_flight, interleave, embedding),
+    "phase_allocation": lambda static, alive, extra, stepping, compiled, saved: PHASE_ALLOCATION(
+        static, alive, extra * 2, stepping, compiled, saved),
 }
 
 
@@ -99,11 +107,11 @@ def test_a_changed_rule_moves_the_screen_and_the_estimate_together(preset, metho
     clear_caches()
     screen, exact = _screen_and_estimate(sc, arch, acc, lay, picked)
     assert screen == pytest.approx(exact, rel=1e-5)
-    for module in (model_states, activations, fast):
+    for module in (model_states, activations, memory, fast):
         if hasattr(module, name):
             monkeypatch.setattr(module, name, CHANGED[name])
     assert hasattr(fast, name), f"the screen does not apply {name}"
-    assert hasattr(model_states, name) or hasattr(activations, name), f"the estimate does not apply {name}"
+    assert any(hasattr(m, name) for m in (model_states, activations, memory)), f"the estimate does not apply {name}"
     try:
         clear_caches()
         changed_screen, changed_exact = _screen_and_estimate(sc, arch, acc, lay, picked)
