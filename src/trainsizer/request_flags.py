@@ -21,11 +21,16 @@ import typer
 from trainsizer.workflows.plan_request import PLAN_FIELDS, PlanRequest, request_flag
 
 
+@functools.cache
+def _field_types() -> dict[str, Any]:
+    return get_type_hints(PlanRequest)
+
+
 def _cli_type(name: str) -> Any:
     """The command-line type of a request field: a repeatable option for a tuple, text for a value given as text."""
     if request_flag(name).as_text:
         return str | None
-    kind = get_type_hints(PlanRequest)[name]
+    kind = _field_types()[name]
     if get_origin(kind) is tuple:
         return list[get_args(kind)[0]] | None  # type: ignore[misc]
     return kind
