@@ -264,9 +264,9 @@ def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Con
     fastest: tuple[float, Any, Scenario] | None = None
     fastest_only, blocks = fastest_only and not constraints.deadline_s, {}  # blocks: _scenario_for's, shared
     for item in chosen:
-        if item.scenario_key() in done:
+        if (key := item.scenario_key()) in done:
             continue
-        done.add(item.scenario_key())
+        done.add(key)
         sc = _scenario_for(job, item.gpu, item.layouts, item.index, item.inter_node, global_batch,
                            constraints.intra_node, blocks)
         try:
