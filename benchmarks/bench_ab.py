@@ -24,10 +24,17 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-JOB = str(ROOT / "examples" / "jobs" / "qwen2.5-7b-lora.yaml")
-COMMANDS = {"plan 7B": ["plan", JOB], "plan 7B CNY": ["plan", JOB, "--currency", "CNY"],
-            "plan 7B --json": ["plan", JOB, "--json"], "estimate": ["estimate"],
-            "estimate --json": ["estimate", "--json"], "--help": ["--help"]}
+JOB = Path("examples") / "jobs" / "qwen2.5-7b-lora.yaml"  # each tree plans its own copy (the format grows)
+COMMANDS: dict[str, list[str | Path]] = {
+    "plan 7B": ["plan", JOB], "plan 7B CNY": ["plan", JOB, "--currency", "CNY"],
+    "plan 7B --json": ["plan", JOB, "--json"], "estimate": ["estimate"], "estimate --json": ["estimate", "--json"],
+    "--help": ["--help"]}
+
+
+def _cli(tree: str, argv: list[str | Path]) -> list[str]:
+    """The command line of ``argv`` for the tree whose src folder is ``tree``, the job read from that checkout."""
+    return [sys.executable, "-m", "trainsizer.cli",
+            *(str(Path(tree).parent / a) if isinstance(a, Path) else a for a in argv)]
 IN_PROCESS_PLANS = 5
 IN_PROCESS = """
 import statistics, sys, time
@@ -58,7 +65,8 @@ def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 
 def _in_process(env: dict[str, str], currency: str) -> tuple[float, float]:
-    out = subprocess.run([sys.executable, "-c", IN_PROCESS, JOB, currency, str(IN_PROCESS_PLANS)], env=env, check=True,
+    job = str(Path(env["PYTHONPATH"]).parent / JOB)
+    out = subprocess.run([sys.executable, "-c", IN_PROCESS, job, currency, str(IN_PROCESS_PLANS)], env=env, check=True,
                          capture_output=True, text=True)
     wall, cpu = out.stdout.split()
     return float(wall), float(cpu)
@@ -81,15 +89,14 @@ def main() -> None:
     runs: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for argv in COMMANDS.values():  # warm the file cache and the data caches of both trees
         for tree in trees.values():
-            _run([sys.executable, "-m", "trainsizer.cli", *argv], {**env, "PYTHONPATH": tree})
+            _run(_cli(tree, argv), {**env, "PYTHONPATH": tree})
     loads = []
     for _ in range(args.runs):
         loads.append(os.getloadavg()[0])
         runs.setdefault(("python3 -c pass", ""), []).append(_run([sys.executable, "-c", "pass"], env))
         for label, argv in COMMANDS.items():
             for name, tree in trees.items():
-                runs.setdefault((label, name), []).append(
-                    _run([sys.executable, "-m", "trainsizer.cli", *argv], {**env, "PYTHONPATH": tree}))
+                runs.setdefault((label, name), []).append(_run(_cli(tree, argv), {**env, "PYTHONPATH": tree}))
         for currency in ("USD", "CNY") if args.in_process else ():
             for name, tree in trees.items():
                 runs.setdefault((f"plan_job 7B {currency}", name), []).append(
