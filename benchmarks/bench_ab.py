@@ -4,8 +4,9 @@ machine falls on both alike. A machine whose speed drifts from hour to hour (a s
 from two runs of bench_plan.py minutes apart; run side by side, it can. Each figure is a range (min / median / max)
 of wall-clock and CPU time (user + system); ``python3 -c pass`` is the floor.
 
-``--in-process`` adds the 7B whole-catalog plan in process (``plan_job``, USD, from cold per-job caches, the data
-files loaded), each round a fresh interpreter per tree that times it ``IN_PROCESS_PLANS`` times (its median).
+``--in-process`` adds the 7B whole-catalog plan in process (``plan_job`` in USD and in CNY, from cold per-job caches,
+the data files loaded), each round a fresh interpreter per tree that times it ``IN_PROCESS_PLANS`` times (its median).
+The last column is this tree's median CPU over the base's.
 
 Usage: python benchmarks/bench_ab.py --base /path/to/other/checkout/src [--runs 15] [--in-process]
 (e.g. ``git worktree add /tmp/base main`` and ``--base /tmp/base/src``; this checkout's src is the other tree).
@@ -23,23 +24,31 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-JOB = str(ROOT / "examples" / "jobs" / "qwen2.5-7b-lora.yaml")
-COMMANDS = {"plan 7B": ["plan", JOB], "plan 7B --json": ["plan", JOB, "--json"], "estimate": ["estimate"],
-            "estimate --json": ["estimate", "--json"]}
+JOB = Path("examples") / "jobs" / "qwen2.5-7b-lora.yaml"  # each tree plans its own copy (the format grows)
+COMMANDS: dict[str, list[str | Path]] = {
+    "plan 7B": ["plan", JOB], "plan 7B CNY": ["plan", JOB, "--currency", "CNY"],
+    "plan 7B --json": ["plan", JOB, "--json"], "estimate": ["estimate"], "estimate --json": ["estimate", "--json"],
+    "--help": ["--help"]}
+
+
+def _cli(tree: str, argv: list[str | Path]) -> list[str]:
+    """The command line of ``argv`` for the tree whose src folder is ``tree``, the job read from that checkout."""
+    return [sys.executable, "-m", "trainsizer.cli",
+            *(str(Path(tree).parent / a) if isinstance(a, Path) else a for a in argv)]
 IN_PROCESS_PLANS = 5
-IN_PROCESS = f"""
-import statistics, time
+IN_PROCESS = """
+import statistics, sys, time
 from pathlib import Path
 from trainsizer.estimate.estimator import clear_caches
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.plan_job import PlanRequest, plan_job
-job = load_job(Path({JOB!r}))
-plan_job(job, PlanRequest(currency="USD"))  # the data files loaded
+job, currency, plans = load_job(Path(sys.argv[1])), sys.argv[2], int(sys.argv[3])
+plan_job(job, PlanRequest(currency=currency))  # the data files loaded
 walls, cpus = [], []
-for _ in range({IN_PROCESS_PLANS}):
+for _ in range(plans):
     clear_caches()
     t0, c0 = time.perf_counter(), time.process_time()
-    plan_job(job, PlanRequest(currency="USD"))
+    plan_job(job, PlanRequest(currency=currency))
     walls.append(time.perf_counter() - t0)
     cpus.append(time.process_time() - c0)
 print(statistics.median(walls), statistics.median(cpus))
@@ -55,8 +64,10 @@ def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
 
 
-def _in_process(env: dict[str, str]) -> tuple[float, float]:
-    out = subprocess.run([sys.executable, "-c", IN_PROCESS], env=env, check=True, capture_output=True, text=True)
+def _in_process(env: dict[str, str], currency: str) -> tuple[float, float]:
+    job = str(Path(env["PYTHONPATH"]).parent / JOB)
+    out = subprocess.run([sys.executable, "-c", IN_PROCESS, job, currency, str(IN_PROCESS_PLANS)], env=env, check=True,
+                         capture_output=True, text=True)
     wall, cpu = out.stdout.split()
     return float(wall), float(cpu)
 
@@ -78,22 +89,25 @@ def main() -> None:
     runs: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for argv in COMMANDS.values():  # warm the file cache and the data caches of both trees
         for tree in trees.values():
-            _run([sys.executable, "-m", "trainsizer.cli", *argv], {**env, "PYTHONPATH": tree})
+            _run(_cli(tree, argv), {**env, "PYTHONPATH": tree})
     loads = []
     for _ in range(args.runs):
         loads.append(os.getloadavg()[0])
         runs.setdefault(("python3 -c pass", ""), []).append(_run([sys.executable, "-c", "pass"], env))
         for label, argv in COMMANDS.items():
             for name, tree in trees.items():
-                runs.setdefault((label, name), []).append(
-                    _run([sys.executable, "-m", "trainsizer.cli", *argv], {**env, "PYTHONPATH": tree}))
-        if args.in_process:
+                runs.setdefault((label, name), []).append(_run(_cli(tree, argv), {**env, "PYTHONPATH": tree}))
+        for currency in ("USD", "CNY") if args.in_process else ():
             for name, tree in trees.items():
-                runs.setdefault(("plan_job 7B USD", name), []).append(_in_process({**env, "PYTHONPATH": tree}))
+                runs.setdefault((f"plan_job 7B {currency}", name), []).append(
+                    _in_process({**env, "PYTHONPATH": tree}, currency))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"{cores} cores; {args.runs} interleaved rounds; load average {min(loads):.1f}-{max(loads):.1f}")
     for (label, name), values in runs.items():
-        print(f"{label:16} {name:5} wall {_range([w for w, _ in values])} s  CPU {_range([c for _, c in values])} s")
+        cpu = [c for _, c in values]
+        base = [c for _, c in runs.get((label, "base"), [])]
+        ratio = f"  x{statistics.median(cpu) / statistics.median(base):.2f}" if name == "this" and base else ""
+        print(f"{label:16} {name:5} wall {_range([w for w, _ in values])} s  CPU {_range(cpu)} s{ratio}")
 
 
 if __name__ == "__main__":

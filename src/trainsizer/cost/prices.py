@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,7 @@ class Priced:
     row: SourcedRow
     item: Message
 
-    @property
+    @cached_property
     def cited(self) -> Cited:
         return self.row.cite(self.item)
 
@@ -146,6 +146,9 @@ class Prices:
 
     def server(self, gpu: str, gpus: int) -> ServerPrice | None:
         """Price of one ``gpus``-GPU server with that GPU: the row of that size, else the GPU's first row scaled."""
+        return self._looked_up("server", gpu, gpus)
+
+    def _server(self, gpu: str, gpus: int) -> ServerPrice | None:
         same_gpu = [s for s in self.file.servers if s.gpu == gpu]
         row = next((s for s in same_gpu if s.gpus == gpus), same_gpu[0] if same_gpu else None)
         if row is None:
@@ -154,6 +157,9 @@ class Prices:
         return ServerPrice(price, row, msg("price.server", server={"id": row.id, "gpus": row.gpus, "gpu": gpu}))
 
     def card(self, gpu: str) -> Priced | None:
+        return self._looked_up("card", gpu)
+
+    def _card(self, gpu: str) -> Priced | None:
         row = next((c for c in self.file.gpu_cards if c.gpu == gpu), None)
         return None if row is None else Priced(self.convert(row.price, row.currency), row, msg("price.card", gpu=gpu))
 
@@ -161,6 +167,9 @@ class Prices:
         return key in self.file.components
 
     def component(self, key: str) -> Priced:
+        return self._looked_up("component", key)
+
+    def _component(self, key: str) -> Priced:
         row = self.file.components.get(key)
         if row is None:
             raise InputError(f"prices.components.{key}", "missing from the price data")
@@ -168,11 +177,33 @@ class Prices:
 
     def opex(self, key: str) -> Priced:
         """A running cost (converted) or a fraction or number of years (as it is)."""
+        return self._looked_up("opex", key)
+
+    def _opex(self, key: str) -> Priced:
         row = self.file.opex.get(key)
         if row is None:
             raise InputError(f"prices.opex.{key}", "missing from the price data")
         value = self.convert(row.value, row.currency) if row.currency else row.value
         return Priced(value, row, msg("price.opex", opex=key))
+
+    def _looked_up(self, kind: str, *key: Any) -> Any:
+        """A figure looked up once per list (a plan prices a hundred options on the same few rows; the list, its
+        currency and rate are frozen, and a Priced is too); a missing row raises each time it is asked for."""
+        memo = self._memo
+        if (kind, *key) not in memo:
+            memo[(kind, *key)] = getattr(self, f"_{kind}")(*key)
+        return memo[(kind, *key)]
+
+    @cached_property
+    def _memo(self) -> dict[tuple[Any, ...], Any]:
+        return {}
+
+    def at_rate(self, usd_cny: float) -> Prices:
+        """This list read at another USD/CNY rate (the FX sensitivity of a purchase), made once per rate."""
+        memo = self._memo
+        if ("rate", usd_cny) not in memo:
+            memo[("rate", usd_cny)] = replace(self, fx_override=usd_cny)
+        return memo[("rate", usd_cny)]
 
     def rule_range(self, key: str, low: float, high: float) -> tuple[float, float]:
         """A rule of thumb's range, each end ``low``/``high`` where the list does not state it."""

@@ -12,7 +12,8 @@ than two years of steady use) are reported beside.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from trainsizer.cost.price_rows import HOURS_PER_MONTH, HOURS_PER_YEAR, Cited
 from trainsizer.cost.prices import Priced, Prices, RentalOffer
@@ -206,6 +207,18 @@ def rent_on(offer: RentalOffer, gpus: int, horizon_years: float, utilisation: fl
                     term not in ("on-demand", "preemptible"), (offer.cite(term),))
 
 
+@dataclass(frozen=True)
+class _Bought:
+    """What a comparison's horizon view was priced on: read again only for the figures a reader asks for."""
+
+    inv: Inventory
+    site: Site
+    prices: Prices
+    utilisation: float
+    sets: int
+    card: Priced | None
+
+
 @dataclass
 class Comparison:
     buy: BuyCost
@@ -216,10 +229,49 @@ class Comparison:
     verdict: Message
     break_even_months: float | None
     break_even_utilisation: float | None
-    series: list[dict[str, float]]
-    fx_sensitivity: dict[str, float] = field(default_factory=dict)  # USD/CNY rate -> buy total
-    seed_checks: list[Message] = field(default_factory=list)
+    priced_on: _Bought
     cited: tuple[Cited, ...] = ()  # the price rows buying and renting rest on
+
+    # The series, the FX sensitivity and the seed's checks are made when read (the JSON of the options shown): a plan
+    # prices a hundred options, most of which it ranks and sizes but never shows.
+    @cached_property
+    def series(self) -> list[dict[str, float]]:
+        """Month by month, what buying and renting have cost so far."""
+        buy, rent = self.buy, self.rent
+        out = []
+        for m in range(0, int(buy.horizon_years * 12) + 1):
+            row = {"month": m, "buy": round(buy.capex_total + buy.opex_total_per_year * m / 12)}
+            if rent:
+                row["rent"] = round(rent.per_year * m / 12)
+            out.append(row)
+        return out
+
+    @cached_property
+    def fx_sensitivity(self) -> dict[str, float]:
+        """USD/CNY rate -> the buy total: prices quoted in the other currency move with the rate (the seed: lock
+        prices early)."""
+        on = self.priced_on
+        rate = on.prices.usd_cny
+        return {f"{rate * factor:.3f}": round(buy_cost(on.inv, on.site, on.prices.at_rate(rate * factor),
+                                                       self.buy.horizon_years, on.utilisation).times(on.sets).total)
+                for factor in (0.9, 1.1)}
+
+    @cached_property
+    def seed_checks(self) -> list[Message]:
+        """The seed's rules of thumb beside the bill: storage's and the GPUs' shares, the first year over the
+        hardware."""
+        buy, on = self.buy, self.priced_on
+        hardware_all = sum(buy.capex[k] for k in ("servers", "shared_storage", "local_nvme", "network"))
+        storage = buy.capex["shared_storage"] + buy.capex["local_nvme"]
+        share = on.prices.rule_value("storage_share_of_hardware", 0.2)
+        out = [clauses([msg("cost.seed_storage_share", pct=storage / hardware_all),
+                        msg("cost.seed_storage_rule", pct=share)])]
+        if on.card:
+            gpu_share = on.card.amount * on.inv.gpus * on.sets / buy.capex["servers"] if buy.capex["servers"] else 0
+            out.append(clauses([msg("cost.seed_gpu_share", pct=gpu_share), msg("cost.seed_gpu_rule")]))
+        out.append(clauses([msg("cost.seed_first_year", x=buy.first_year / max(buy.capex["servers"], 1)),
+                            msg("cost.seed_first_year_rule")]))
+        return out
 
     def to_dict(self) -> HorizonJSON:
         out: HorizonJSON = {
@@ -251,12 +303,6 @@ def compare(inv: Inventory, site: Site, prices: Prices, horizon_years: float = 3
     hardware = buy.capex["servers"]
     seed = (hardware * low, hardware * high)
     months = util = None
-    series = []
-    for m in range(0, int(horizon_years * 12) + 1):
-        row = {"month": m, "buy": round(buy.capex_total + buy.opex_total_per_year * m / 12)}
-        if rent:
-            row["rent"] = round(rent.per_year * m / 12)
-        series.append(row)
     if rent:
         monthly_gap = rent.per_year / 12 - buy.opex_total_per_year / 12
         months = buy.capex_total / monthly_gap if monthly_gap > 0 else None
@@ -265,24 +311,8 @@ def compare(inv: Inventory, site: Site, prices: Prices, horizon_years: float = 3
     verdict = _verdict(buy, rent, months, util, horizon_years, utilisation, run_hours)
     card = prices.card(inv.gpu)
     cited = buy.cited + (rent.cited if rent else ()) + ((card.cited,) if card else ())
-    comparison = Comparison(buy, rent, run_hours, prices.currency, seed, verdict, months, util, series, cited=cited)
-    # FX sensitivity: prices quoted in the other currency move with the rate (the seed: lock prices early)
-    rate = prices.usd_cny
-    for factor in (0.9, 1.1):
-        shifted = replace(prices, fx_override=rate * factor)
-        comparison.fx_sensitivity[f"{rate * factor:.3f}"] = round(
-            buy_cost(inv, site, shifted, horizon_years, utilisation).times(sets).total)
-    hardware_all = sum(buy.capex[k] for k in ("servers", "shared_storage", "local_nvme", "network"))
-    storage = buy.capex["shared_storage"] + buy.capex["local_nvme"]
-    share = prices.rule_value("storage_share_of_hardware", 0.2)
-    comparison.seed_checks.append(clauses([msg("cost.seed_storage_share", pct=storage / hardware_all),
-                                           msg("cost.seed_storage_rule", pct=share)]))
-    if card:
-        gpu_share = card.amount * inv.gpus * sets / buy.capex["servers"] if buy.capex["servers"] else 0
-        comparison.seed_checks.append(clauses([msg("cost.seed_gpu_share", pct=gpu_share), msg("cost.seed_gpu_rule")]))
-    comparison.seed_checks.append(clauses([msg("cost.seed_first_year", x=buy.first_year / max(hardware, 1)),
-                                           msg("cost.seed_first_year_rule")]))
-    return comparison
+    return Comparison(buy, rent, run_hours, prices.currency, seed, verdict, months, util,
+                      _Bought(inv, site, prices, utilisation, sets, card), cited=cited)
 
 
 def _verdict(buy: BuyCost, rent: RentCost | None, months: float | None, util: float | None, horizon: float,

@@ -397,7 +397,9 @@ def backward_working(largest_layer: Any, recomputes: Any, p: MemoryModel) -> Any
     return where(recomputes, largest_layer * (1 + frac), largest_layer * frac)
 
 
-_COUNTED: dict[tuple[str, str], tuple[Architecture, MemoryModel, float]] = {}
+_COUNTED: dict[tuple[str, str, int], tuple[Architecture, MemoryModel, float]] = {}
+_COUNT_SETS_TRAINING = frozenset({"activation_checkpointing", "compile"})  # what eager_traffic_bytes sets itself
+_COUNT_SETS_PARALLEL = frozenset({"pp", "virtual_pp", "gpus"})
 COUNTED_KEPT = 4096
 _COUNTED_LOCK = threading.Lock()
 
@@ -411,8 +413,9 @@ def eager_traffic_bytes(sc: Scenario, arch: Architecture, p: MemoryModel) -> flo
     """The activation bytes one GPU's layers write in a step's forward without checkpointing, in eager mode and as
     counted (without the memory fit's implementation_factor), with those written but not kept: what the step's
     element-wise term reads (``step_terms.saved_traffic_s``). Kept per training and parallel block (a layout is
-    re-checked on many GPU types)."""
-    key = (json_key(sc.training), json_key(sc.parallel))
+    re-checked on many GPU types), but for what the count sets itself (checkpointing, compile, the pipeline split)."""
+    key = (json_key(sc.training, _COUNT_SETS_TRAINING), json_key(sc.parallel, _COUNT_SETS_PARALLEL),
+           sc.parallel.gpus // sc.parallel.pp)
     hit = _COUNTED.get(key)
     if hit is not None and hit[0] is arch and hit[1] is p:
         return hit[2]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -27,6 +29,28 @@ def json_key(block: BaseModel, exclude: frozenset[str] | None = None) -> str:
     return text
 
 
+def one_copy(copies: dict[Any, Any] | None, base: BaseModel, update: dict[str, Any]) -> Any:
+    """``base.model_copy(update=update)``, one object per equal update of the same base kept in ``copies`` (None:
+    a new copy), so that the keys of equal blocks are written once (the planner re-checks a hundred layouts of one
+    job, most sharing their training and hardware blocks)."""
+    if copies is None:
+        return base.model_copy(update=update)
+    key = (id(base), *update.items())
+    if key not in copies:
+        copies[key] = base.model_copy(update=update)
+    return copies[key]
+
+
+_ALSO_CLEARED: list[Callable[[], None]] = []
+
+
+def cleared_with_keys(clear: Callable[[], None]) -> None:
+    """``clear`` is called with :func:`clear_caches` (a cache keyed on these keys, outside the estimators)."""
+    _ALSO_CLEARED.append(clear)
+
+
 def clear_caches() -> None:
     with _LOCK:
         _KEYS.clear()
+    for clear in _ALSO_CLEARED:
+        clear()

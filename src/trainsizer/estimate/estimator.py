@@ -4,6 +4,7 @@ training state, the model and the GPU. The Python API (:mod:`trainsizer.api`) an
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, get_args
 
@@ -36,10 +37,15 @@ class Estimate:
     gpu: Accelerator
     memory: MemoryEstimate
     limits: FitLimits | None
-    rule_of_thumb: RuleOfThumb
     performance: Performance | None = None
     state: TrainingState | None = None
     framework: dict[str, Any] | None = None  # the framework profile it ran with (trainsizer.frameworks.resolve)
+
+    @cached_property
+    def rule_of_thumb(self) -> RuleOfThumb:
+        """The seed guide's rule beside the memory estimate; made when read (the planner re-checks a hundred layouts
+        and reads only their memory and step time)."""
+        return seed_rule_of_thumb(self.scenario, self.architecture, self.memory)
 
     def to_dict(self) -> dict[str, Any]:
         tr = self.scenario.training
@@ -205,5 +211,4 @@ def estimate(scenario: Scenario | dict[str, Any] | str | Path, catalog: Catalog 
     if with_performance:
         performance = estimate_performance(scenario, arch, gpu, catalog, performance_params, memory_params,
                                            state=state)
-    return Estimate(scenario, arch, count_params(arch), gpu, memory, limits,
-                    seed_rule_of_thumb(scenario, arch, memory), performance, state)
+    return Estimate(scenario, arch, count_params(arch), gpu, memory, limits, performance, state)

@@ -165,6 +165,24 @@ def availability(accelerator: Accelerator, market: Any, acquisition: Any = "buy"
     Unknown ``market`` / ``acquisition`` values raise InputError naming the field and the accepted values.
     A part without data for that market (e.g. a user's own entry) gets status ``unknown``.
     """
+    key = (id(accelerator), str(getattr(market, "value", market)), str(getattr(acquisition, "value", acquisition)))
+    hit = _SEEN.get(key)
+    if hit is not None and hit[0] is accelerator:
+        return hit[1]
+    found = _availability(accelerator, market, acquisition)
+    if len(_SEEN) >= _KEPT:
+        _SEEN.clear()
+    _SEEN[key] = (accelerator, found)
+    return found
+
+
+# Each (part, market, acquisition) looked up once: a plan asks for each of a hundred options several times. The part
+# is held with its answer, so that its id is not reused while the answer is kept (parts and answers are frozen).
+_SEEN: dict[tuple[int, str, str], tuple[Accelerator, MarketAvailability]] = {}
+_KEPT = 4096
+
+
+def _availability(accelerator: Accelerator, market: Any, acquisition: Any) -> MarketAvailability:
     m = parse_market(market)
     acq = parse_acquisition(acquisition)
     per_market = (accelerator.availability or {}).get(m)

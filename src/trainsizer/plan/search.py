@@ -15,6 +15,7 @@ import numpy as np
 
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import InputError
+from trainsizer.estimate.cache_keys import one_copy
 from trainsizer.estimate.comm import fabric, roce_derate
 from trainsizer.estimate.intervals import RISK
 from trainsizer.estimate.memory import default_memory_model
@@ -132,18 +133,18 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
                    mbs[sel], ckpt[sel], np.full(len(sel), gpus_per_node))
 
 
-def _scenario_for(job: Scenario, gpu: Accelerator, lay: Layouts, i: int, inter: str | None,
-                  global_batch: int, intra: str | None = None) -> Scenario:
-    training = job.training.model_copy(update={
+def _scenario_for(job: Scenario, gpu: Accelerator, lay: Layouts, i: int, inter: str | None, global_batch: int,
+                  intra: str | None = None, blocks: dict[Any, Any] | None = None) -> Scenario:
+    training = one_copy(blocks, job.training, {
         "micro_batch_size": int(lay.mbs[i]), "activation_checkpointing": CKPT[int(lay.ckpt[i])],
         "global_batch_size": global_batch})
     gpus = int(lay.gpus[i])
-    parallel = job.parallel.model_copy(update={
+    parallel = one_copy(blocks, job.parallel, {
         "gpus": gpus, "tp": int(lay.tp[i]), "pp": int(lay.pp[i]), "cp": int(lay.cp[i]),
         "virtual_pp": int(lay.vpp[i]), "zero": int(lay.zero[i]), "distributed_optimizer": bool(lay.dist_opt[i]),
         "sequence_parallel": bool(lay.sp[i]), "offload": OFFLOAD[int(lay.offload[i])], "ep": 1})
     per_node = int(lay.gpus_per_node[i])
-    hardware = job.hardware.model_copy(update={
+    hardware = one_copy(blocks, job.hardware, {
         "gpu": gpu.id, "gpus_per_node": min(per_node, gpus), "intra_node": intra or gpu.default_intra_node,
         "inter_node": inter if gpus > per_node else None})
     return job.model_copy(update={"training": training, "parallel": parallel, "hardware": hardware})
@@ -261,13 +262,13 @@ def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Con
     options: list[PlanOption] = []
     done: set[tuple[Any, ...]] = set()
     fastest: tuple[float, Any, Scenario] | None = None
-    fastest_only = fastest_only and not constraints.deadline_s
+    fastest_only, blocks = fastest_only and not constraints.deadline_s, {}  # blocks: _scenario_for's, shared
     for item in chosen:
-        if item.scenario_key() in done:
+        if (key := item.scenario_key()) in done:
             continue
-        done.add(item.scenario_key())
+        done.add(key)
         sc = _scenario_for(job, item.gpu, item.layouts, item.index, item.inter_node, global_batch,
-                           constraints.intra_node)
+                           constraints.intra_node, blocks)
         try:
             result = estimate(sc, catalog=cat, memory_params=mp, performance_params=pp_, with_limits=False)
         except InputError:
@@ -293,10 +294,9 @@ def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Con
 
 def _exact_order(shortlist: list[ScreenedLayout]) -> list[ScreenedLayout]:
     """The order in which shortlisted candidates get the exact re-check. Every GPU type first gets its
-    cheapest candidate (fewest GPU-seconds per step: within a type that is the lowest cost), its fewest-GPU
-    one and its fastest,
-    so the cheap end of the space (one or a few small cards) is never crowded out by large fast clusters;
-    then the best of each (GPU, count, network) alternately by speed and by GPU-seconds; then the rest."""
+    cheapest candidate (fewest GPU-seconds per step: within a type that is the lowest cost), its fewest-GPU one
+    and its fastest, so the cheap end of the space (one or a few small cards) is never crowded out by large fast
+    clusters; then the best of each (GPU, count, network) alternately by speed and by GPU-seconds; then the rest."""
     def gpu_seconds(it: ScreenedLayout) -> float:
         return it.step_time_s * it.gpus
 

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from trainsizer.estimate.cache_keys import cleared_with_keys, json_key
 from trainsizer.estimate.memory import default_memory_model, estimate_memory
 from trainsizer.estimate.model_params import MemoryModel
 from trainsizer.estimate.model_states import model_states
@@ -58,16 +59,33 @@ def _offloaded_bytes_per_gpu(sc: Scenario, arch: Architecture, gpu: Accelerator,
     return sum(max(0.0, full.get(k, 0.0) - off.get(k, 0.0)) for k in moved)
 
 
+# The layout fields a single-GPU copy of a scenario resets (what the checkpoint's state is measured on)
+_SINGLE_GPU = {"gpus": 1, "tp": 1, "pp": 1, "cp": 1, "zero": 0, "offload": "none", "distributed_optimizer": False,
+               "virtual_pp": 1, "ep": 1}
+_RESET = frozenset(_SINGLE_GPU)
+_STATE_BYTES: dict[tuple[Any, ...], tuple[Architecture, MemoryModel, tuple[int, float]]] = {}
+cleared_with_keys(_STATE_BYTES.clear)
+
+
 def _state_bytes_per_trainable(sc: Scenario, arch: Architecture, mp: MemoryModel) -> tuple[int, float]:
-    single = sc.model_copy(update={"parallel": sc.parallel.model_copy(update={
-        "gpus": 1, "tp": 1, "pp": 1, "cp": 1, "zero": 0, "offload": "none", "distributed_optimizer": False,
-        "virtual_pp": 1, "ep": 1})})
+    """(trainable parameters, master weights and optimizer state bytes per trainable parameter) of the scenario on
+    one GPU; once per training block and parallel settings but the layout (a plan's options differ in the layout:
+    the training state reads only the training and parallel blocks)."""
+    key = (id(arch), id(mp), json_key(sc.training), json_key(sc.parallel, _RESET))
+    hit = _STATE_BYTES.get(key)
+    if hit is not None and hit[0] is arch and hit[1] is mp:
+        return hit[2]
+    single = sc.model_copy(update={"parallel": sc.parallel.model_copy(update=_SINGLE_GPU)})
     st = training_state(single, arch, mp)
     states = model_states(st, 0)
     named = {c.name: c.bytes for c in states.static}
     extra = named.get("master_weights", 0.0) + named.get("optimizer_states", 0.0) + states.managed_bytes
     trainable = st.trainable_params
-    return trainable, extra / trainable if trainable else 0.0
+    found = trainable, extra / trainable if trainable else 0.0
+    if len(_STATE_BYTES) >= 1024:
+        _STATE_BYTES.clear()
+    _STATE_BYTES[key] = (arch, mp, found)
+    return found
 
 
 def size_system(sc: Scenario, arch: Architecture, gpu: Accelerator, tokens_per_s: float, site: Site | None,

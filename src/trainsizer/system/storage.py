@@ -18,12 +18,27 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.system.rules import sizing_rules
 
 TB = 1e12
+
+
+@dataclass(frozen=True)
+class _Said:
+    """The figures the storage sizing's two sentences quote (made when read: a plan sizes ~100 options and shows a
+    few dozen)."""
+
+    total_peak_tflops: float
+    per_token: float
+    params: int
+    samples_per_s: float
+    per_file: int
+    gpus: int
+    rules: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -35,10 +50,36 @@ class StorageSizing:
     checkpoint_write_gbps: float
     local_nvme_tb_per_node: float
     seed_rule_gbps: float
-    seed_rule_verdict: Message
+    said: _Said
     iops_needed: float = 0.0  # random I/O operations per second the job needs (see module docstring)
-    iops_note: Message | None = None
     iops_breakdown: dict[str, float] = field(default_factory=dict)
+
+    @cached_property
+    def seed_rule_verdict(self) -> Message:
+        """The seed's throughput rule beside the read rate sized here."""
+        said, r = self.said, self.said.rules
+        return clauses([msg("system.storage_seed_rule", tflops=said.total_peak_tflops, gbps=self.seed_rule_gbps),
+                        msg("system.storage_seed_rule_off", x=self.seed_rule_gbps / max(self.read_gbps, 1e-12),
+                            mbps=self.read_gbps * 1000, b=said.per_token, k=r["read_safety_factor"],
+                            write=self.checkpoint_write_gbps)])
+
+    @cached_property
+    def iops_note(self) -> Message:
+        """The random I/O need explained: small-file reads vs checkpoint bursts, what drives deliver, the seed's
+        rule."""
+        said, r = self.said, self.said.rules
+        q = r["iops"]
+        drive = q["nvme_random_read_iops_per_drive"]
+        delivered = q["minimum_config_drives"] * drive * q["shared_fs_delivered_fraction"]
+        seed_applies = said.params >= q["seed_rule_min_params"]
+        seed = msg("system.iops_seed_applies" if seed_applies else "system.iops_seed_not_this_job",
+                   iops=q["seed_rule_iops"], b=said.params / 1e9)
+        return clauses([msg("system.iops_need", need=self.iops_needed, data=self.iops_breakdown["small_file_reads"],
+                            samples=said.samples_per_s, per_file=said.per_file, k=r["read_safety_factor"],
+                            ckpt=self.iops_breakdown["checkpoint_bursts"], gbps=self.checkpoint_write_gbps,
+                            ranks=said.gpus, files=q["checkpoint_files_per_rank"]),
+                        msg("system.iops_drive", drive=drive, drives=q["minimum_config_drives"],
+                            pct=q["shared_fs_delivered_fraction"], delivered=delivered), seed])
 
     def to_dict(self) -> dict[str, Any]:
         return {"dataset_tb": round(self.dataset_tb, 3), "checkpoint_tb": round(self.checkpoint_tb, 3),
@@ -66,16 +107,15 @@ def size_storage(params: int, trainable: int, vocab: int, tokens: float | None, 
     local_drive = next((d for d in r["local_nvme_drive_tb"] if d >= local * 2), None)
     local_tb = local_drive or math.ceil(local * 2 / r["local_nvme_drive_tb"][-1]) * r["local_nvme_drive_tb"][-1]
     seed = total_peak_tflops * r["seed_rule_gb_per_s_per_tflops"]
-    verdict = clauses([msg("system.storage_seed_rule", tflops=total_peak_tflops, gbps=seed),
-                       msg("system.storage_seed_rule_off", x=seed / max(read, 1e-12), mbps=read * 1000, b=per_token,
-                           k=r["read_safety_factor"], write=write)])
-    iops, note, parts = _iops(params, tokens_per_s, seq_len, write, gpus, r)
-    return StorageSizing(dataset, checkpoint, capacity, read, write, local_tb, seed, verdict, iops, note, parts)
+    iops, samples_per_s, per_file, parts = _iops(tokens_per_s, seq_len, write, gpus, r)
+    said = _Said(total_peak_tflops, per_token, params, samples_per_s, per_file, gpus, r)
+    return StorageSizing(dataset, checkpoint, capacity, read, write, local_tb, seed, said, iops, parts)
 
 
-def _iops(params: int, tokens_per_s: float, seq_len: int | None, write_gbps: float, gpus: int,
-          r: dict[str, Any]) -> tuple[float, Message, dict[str, float]]:
-    """Random I/O need: small-file data reads vs checkpoint bursts (module docstring), and the seed's rule beside."""
+def _iops(tokens_per_s: float, seq_len: int | None, write_gbps: float, gpus: int,
+          r: dict[str, Any]) -> tuple[float, float, int, dict[str, float]]:
+    """Random I/O need: small-file data reads vs checkpoint bursts (module docstring): (need, samples per second,
+    I/O requests per sample file, the two needs)."""
     q = r["iops"]
     sample_bytes = (seq_len or 0) * r["raw_text_bytes_per_token"]
     per_file = q["ios_per_small_file"] - 1 + max(1, math.ceil(sample_bytes / q["small_file_read_io_bytes"]))
@@ -84,15 +124,4 @@ def _iops(params: int, tokens_per_s: float, seq_len: int | None, write_gbps: flo
     stall_s = r["checkpoint_interval_s"] * r["checkpoint_stall_fraction"]
     ckpt = write_gbps * 1e9 / q["large_io_bytes"] + gpus * q["checkpoint_files_per_rank"] * q[
         "metadata_ios_per_file"] / stall_s
-    need = max(data, ckpt)
-    drive = q["nvme_random_read_iops_per_drive"]
-    delivered = q["minimum_config_drives"] * drive * q["shared_fs_delivered_fraction"]
-    seed_applies = params >= q["seed_rule_min_params"]
-    seed = msg("system.iops_seed_applies" if seed_applies else "system.iops_seed_not_this_job",
-               iops=q["seed_rule_iops"], b=params / 1e9)
-    note = clauses([msg("system.iops_need", need=need, data=data, samples=samples_per_s, per_file=per_file,
-                        k=r["read_safety_factor"], ckpt=ckpt, gbps=write_gbps, ranks=gpus,
-                        files=q["checkpoint_files_per_rank"]),
-                    msg("system.iops_drive", drive=drive, drives=q["minimum_config_drives"],
-                        pct=q["shared_fs_delivered_fraction"], delivered=delivered), seed])
-    return need, note, {"small_file_reads": data, "checkpoint_bursts": ckpt}
+    return max(data, ckpt), samples_per_s, per_file, {"small_file_reads": data, "checkpoint_bursts": ckpt}
