@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from trainsizer.errors import N_, InputError, in_file
 from trainsizer.estimate.fit_limits import FitLimits, largest_fitting
@@ -27,6 +27,9 @@ from trainsizer.models.catalog import resolve_model
 from trainsizer.models.param_counts import ParamCounts, count_params
 from trainsizer.scenario import Precision, Scenario, load_scenario, scenario_from_dict
 
+if TYPE_CHECKING:
+    from trainsizer.frameworks import FrameworkUse
+
 
 @dataclass
 class Estimate:
@@ -39,12 +42,14 @@ class Estimate:
     rule_of_thumb: RuleOfThumb
     performance: Performance | None = None
     state: TrainingState | None = None
-    framework: dict[str, Any] | None = None  # the framework profile it ran with (trainsizer.frameworks.resolve)
+    framework: FrameworkUse | None = None  # the framework profile it ran with (trainsizer.frameworks.resolve)
 
     def to_dict(self) -> dict[str, Any]:
         tr = self.scenario.training
+        memory, performance = self.intervals()
+        perf = self.performance.to_dict() if self.performance else None
         out: dict[str, Any] = {
-            "memory": self.memory.to_dict(),
+            "memory": {**self.memory.to_dict(), "interval": memory},
             "model": {
                 "name": self.architecture.name,
                 "model_type": self.architecture.model_type,
@@ -59,13 +64,12 @@ class Estimate:
                          "global_batch_size": self.scenario.global_batch_size,
                          "grad_accumulation_steps": self.scenario.grad_accumulation_steps},
             "rule_of_thumb": self.rule_of_thumb.to_dict(),
-            "performance": self.performance.to_dict() if self.performance else None,
+            "performance": {**perf, "interval": performance} if perf and performance else perf,
         }
         if self.limits:
             out["limits"] = self.limits.to_dict()
         if self.framework is not None:
-            out["framework"] = self.framework
-        self._add_intervals(out)
+            out["framework"] = self.framework.to_dict()
         return out
 
     def intervals(self) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -78,13 +82,6 @@ class Estimate:
                                     self.scenario.training.framework)
         return memory_interval(self.memory, mem), (performance_interval(self.performance, speed)
                                                    if self.performance else None)
-
-    def _add_intervals(self, out: dict[str, Any]) -> None:
-        memory, performance = self.intervals()
-        out["memory"]["interval"] = memory
-        if performance and out.get("performance"):
-            out["performance"]["interval"] = performance
-
 
 # a precision that needs a number format in the GPU's tensor cores: the dense rate the catalog must state for it
 PRECISION_NEEDS = {"fp8-mixed": "fp8"}
