@@ -4,8 +4,8 @@ horizon view, the run's cost (``cost.run_cost``) and the range (``plan.option_ra
 ``NotRequired`` are written only where they apply; ``tests/test_plan_schema.py`` checks real plans against them.
 The plan around the options: ``workflows.plan_schema``.
 
-Parts the faces show as they come (the system sizing's host, storage, network and power, the horizon view's
-buy and rent sides) keep their own writers' shapes (``system.bom``, ``cost.tco``)."""
+Parts the faces show as they come (the horizon view's buy and rent sides) keep their own writers' shapes
+(``cost.tco``)."""
 
 # no ``from __future__ import annotations``: TypedDict reads NotRequired from evaluated annotations only
 
@@ -84,15 +84,79 @@ class ServersJSON(TypedDict):
     gpus_per_server: int
 
 
+class HostJSON(TypedDict):
+    """``system.host.HostSizing.to_dict``: host RAM and CPU cores per server and per rented instance."""
+
+    ram_gib_per_node: float
+    ram_needed_gib: float
+    instance_ram_gib: float
+    instance_cores: int
+    ram_breakdown_gib: dict[str, float]
+    cpu_cores_per_node: int
+    cpu_cores_needed: int
+    seed_rule_ram_gib: float
+    seed_rule: Message
+
+
+class StorageJSON(TypedDict):
+    """``system.storage.StorageSizing.to_dict``: capacity, read and checkpoint bandwidth, IOPS."""
+
+    dataset_tb: float
+    checkpoint_tb: float
+    shared_capacity_tb: float
+    read_gbps: float
+    checkpoint_write_gbps: float
+    local_nvme_tb_per_node: float
+    seed_rule_gbps: float
+    seed_rule_verdict: Message
+    iops_needed: int
+    iops_note: Message | None
+    iops_breakdown: dict[str, int]
+
+
+class NetworkJSON(TypedDict):
+    """``system.network.NetworkSizing.to_dict``: the scale-out fabric and its switches."""
+
+    fabric: str | None
+    reason: Message
+    nics_per_node: int
+    leaf_switches: int
+    spine_switches: int
+    cables: int
+
+
+class PowerJSON(TypedDict):
+    """``system.power.PowerSizing.to_dict``."""
+
+    server_max_kw: float
+    total_it_max_kw: float
+    typical_it_kw: float
+    facility_kw: float
+    heat_btu_per_h: int
+
+
+class SiteFitJSON(TypedDict):
+    """``system.power.SiteFit.to_dict``: whether the servers fit the site, and what would make them fit."""
+
+    site: str
+    fits: bool
+    servers_per_rack: int
+    racks: int
+    verdict: Message
+    remedies: list[Message]
+    power_cap_w: float | None
+    power_cap_throughput: float | None
+
+
 class SystemJSON(TypedDict):
-    """``system.bom.SystemPlan.to_dict``: the servers, and each sizing's figures as its module writes them."""
+    """``system.bom.SystemPlan.to_dict``: the servers, and each sizing's figures."""
 
     servers: ServersJSON
-    host: dict[str, Any]
-    storage: dict[str, Any]
-    network: dict[str, Any]
-    power: dict[str, Any]
-    site_fit: dict[str, Any] | None
+    host: HostJSON
+    storage: StorageJSON
+    network: NetworkJSON
+    power: PowerJSON
+    site_fit: SiteFitJSON | None
 
 
 class BuyCostJSON(TypedDict):

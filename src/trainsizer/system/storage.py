@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainsizer.messages import Message, clauses, msg
+from trainsizer.plan.option_json import StorageJSON
 from trainsizer.system.rules import sizing_rules
 
 TB = 1e12
@@ -40,7 +41,7 @@ class StorageSizing:
     iops_note: Message | None = None
     iops_breakdown: dict[str, float] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StorageJSON:
         return {"dataset_tb": round(self.dataset_tb, 3), "checkpoint_tb": round(self.checkpoint_tb, 3),
                 "shared_capacity_tb": round(self.capacity_tb, 2), "read_gbps": round(self.read_gbps, 3),
                 "checkpoint_write_gbps": round(self.checkpoint_write_gbps, 2),
