@@ -178,12 +178,12 @@ def test_each_family_is_predicted_with_none_of_its_cases_in_the_fit():
     assert got and all(got[k] == pytest.approx(v) for k, v in expected.items())
     assert out.by == "family" and out.groups == len(set(terms.families)) and not out.excluded_cases
     assert set(out.by_group) == set(terms.families)
-    assert out["by_family"][held]["count"] == len(test)
-    signed = out["signed"]
+    assert out.by_group[held].count == len(test)
+    signed = out.signed
     assert set(signed["family"]) == set(terms.families) and set(signed["method"]) == set(terms.methods)
-    assert sum(g["count"] for g in signed["method"].values()) == out["count"]
+    assert sum(g.count for g in signed["method"].values()) == out.summary.count
     assert set(signed["model"]) == set(terms.models) <= {"moe", "dense"}
-    assert sum(g["count"] for g in signed["model"].values()) == out["count"]
+    assert sum(g.count for g in signed["model"].values()) == out.summary.count
 
 
 def test_validate_holdout_family_prints_signed_medians_per_family_and_method():

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import InputError
+from trainsizer.evidence.validate_json import CaseResultJSON, SummaryJSON
 from trainsizer.input_checks import Number, parse_model
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ class CaseResult:
             return None
         return (self.predicted - self.measured) / self.measured
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CaseResultJSON:
         return {"id": self.id, "metric": self.metric, "predicted": self.predicted, "measured": self.measured,
                 "error": None if self.error is None else round(self.error, 4),
                 "excluded_from_fit": self.excluded_from_fit, "skipped": self.skipped}
@@ -122,7 +123,7 @@ class Summary:
     max_abs_error: float | None
     within_15pct: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SummaryJSON:
         def r(x: float | None) -> float | None:
             return None if x is None else round(x, 4)
 

@@ -36,6 +36,7 @@ from trainsizer.evidence.calibrate import (
 from trainsizer.evidence.case_terms import CaseTerms, build_case_terms, log_error_loss
 from trainsizer.evidence.cases import Case, CaseResult, Summary, summarize
 from trainsizer.evidence.mfu_evidence import fold_ceilings
+from trainsizer.evidence.validate_json import KindHoldoutJSON, SignedSummaryJSON
 
 KINDS = {"memory": MEMORY_FREE, "throughput": PERFORMANCE_FREE}
 GROUPINGS = ("source", "family")
@@ -65,7 +66,7 @@ class SignedSummary:
     p90_abs_error: float | None
     signed_median_error: float | None
 
-    def to_dict(self) -> dict[str, int | float | None]:
+    def to_dict(self) -> SignedSummaryJSON:
         return {"count": self.count, "median_abs_error": self.median_abs_error, "p90_abs_error": self.p90_abs_error,
                 "signed_median_error": self.signed_median_error}
 
@@ -113,7 +114,7 @@ class KindHoldout:
         return SignedSummary(s.count, _rounded(s.median_abs_error), _rounded(s.p90_abs_error),
                              self.signed_median_error)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> KindHoldoutJSON:
         """The JSON of ``trainsizer validate --holdout`` for this kind."""
         summary = self.summary.to_dict()
         return {"holdout": self.by, "count": summary["count"], "median_abs_error": summary["median_abs_error"],

@@ -33,6 +33,7 @@ from trainsizer.estimate.ranges import KINDS, NOT_STATED, Band, band
 from trainsizer.estimate.regimes import DIMENSIONS, scenario_regime
 from trainsizer.evidence.case_terms import source_key
 from trainsizer.evidence.cases import Case, CaseResult
+from trainsizer.evidence.validate_json import CoverageRowJSON, KindCoverageJSON
 
 LEVEL = 0.8
 SHRINKAGE_SOURCES = 3  # a regime seen in s publications weighs s / (s + 3) against the pooled errors
@@ -359,7 +360,7 @@ class CoverageRow:
     median_half_width: float | None
     widen_for_75: float | None
 
-    def to_dict(self) -> dict[str, int | float | None]:
+    def to_dict(self) -> CoverageRowJSON:
         return {"count": self.count, "sources": self.sources, "coverage": self.coverage,
                 "median_half_width": self.median_half_width, "widen_for_75": self.widen_for_75}
 
@@ -371,7 +372,7 @@ class KindCoverage:
     overall: CoverageRow
     by_regime: dict[str, dict[str, CoverageRow]]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> KindCoverageJSON:
         by_regime = {dim: {v: row.to_dict() for v, row in rows.items()} for dim, rows in self.by_regime.items()}
         return {**self.overall.to_dict(), "by_regime": by_regime}
 

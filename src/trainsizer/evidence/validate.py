@@ -17,6 +17,14 @@ from trainsizer.evidence.cases import (
     speed_metric,
     summarize,
 )
+from trainsizer.evidence.validate_json import (
+    AccuracyRowJSON,
+    CellJSON,
+    CrossValidationJSON,
+    InSampleJSON,
+    ValidationSummaryJSON,
+    ViewSummaryJSON,
+)
 from trainsizer.scenario import scenario_from_dict
 
 if TYPE_CHECKING:
@@ -78,7 +86,8 @@ IN_SAMPLE_NOTE = N_("in-sample: the shipped parameters were fitted on every ship
 
 
 def validate_files(paths: list[Path] | None = None, calibration: Path | None = None,
-                   holdout: str | None = None, view: str = "annotated") -> tuple[list[CaseResult], dict[str, Any]]:
+                   holdout: str | None = None,
+                   view: str = "annotated") -> tuple[list[CaseResult], ValidationSummaryJSON]:
     """Every case of the files predicted (with a calibration profile's parameters, if given) and the
     summary: all cases, those the shipped fit used, those it left out, how many had no prediction, and
     with ``holdout="source"`` the leave-one-source-out errors (``summary["holdout"]``) and the nested coverage of
@@ -108,7 +117,7 @@ def validate_files(paths: list[Path] | None = None, calibration: Path | None = N
         views = {view: views[view]}
     results = validate_cases(views[view], memory_params, perf_params)
     held = cross_validate(annotated, views, holdout, memory_params, perf_params)
-    summary = {**_in_sample_summary(results, view), **held.summary_of(view)}
+    summary: ValidationSummaryJSON = {**_in_sample_summary(results, view), **held.summary_of(view)}
     if shipped:
         from trainsizer.evidence.shipped_cases import label
 
@@ -121,7 +130,7 @@ def validate_files(paths: list[Path] | None = None, calibration: Path | None = N
     return results, summary
 
 
-def _in_sample_summary(results: list[CaseResult], view: str) -> dict[str, Any]:
+def _in_sample_summary(results: list[CaseResult], view: str) -> InSampleJSON:
     """The summary's in-sample part: all cases, those the shipped fit used, those it left out, how many had no
     prediction."""
     predicted = [r for r in results if r.error is not None]
@@ -141,11 +150,11 @@ class CrossValidation:
     coverage: dict[str, dict[str, KindCoverage]] = field(default_factory=dict)
     family: dict[str, HeldOut] = field(default_factory=dict)
 
-    def summary_of(self, view: str) -> dict[str, Any]:
+    def summary_of(self, view: str) -> CrossValidationJSON:
         """The summary keys of ``view``: holdout, range_coverage, holdout_family (those run)."""
         from trainsizer.evidence.ranges_fit import LEVEL
 
-        out: dict[str, Any] = {}
+        out: CrossValidationJSON = {}
         if self.source:
             out["holdout"] = {k: h.to_dict() for k, h in self.source[view].items()}
             out["range_coverage"] = {"level": LEVEL, **{k: c.to_dict() for k, c in self.coverage[view].items()}}
@@ -201,8 +210,8 @@ class ViewSummary:
     holdout_family: dict[str, Cell] | None
     range_coverage: dict[str, CoverageRow] | None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"in_sample": {k: c.to_dict() for k, c in self.in_sample.items()}}
+    def to_dict(self) -> ViewSummaryJSON:
+        out: ViewSummaryJSON = {"in_sample": {k: c.to_dict() for k, c in self.in_sample.items()}}
         for key, cells in (("holdout", self.holdout), ("holdout_family", self.holdout_family)):
             if cells is not None:
                 out[key] = {k: c.to_dict() for k, c in cells.items()}
@@ -250,7 +259,7 @@ class Cell:
         return cls(c.count, held.groups if groups else None, c.median_abs_error, c.p90_abs_error,
                    c.signed_median_error)
 
-    def to_dict(self) -> dict[str, int | float | None]:
+    def to_dict(self) -> CellJSON:
         return {"count": self.count, "sources": self.sources, "median_abs_error": self.median_abs_error,
                 "p90_abs_error": self.p90_abs_error, "signed_median_error": self.signed_median_error}
 
@@ -273,8 +282,8 @@ class AccuracyRow:
     view: str = ""
     files: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"cases": self.cases, "count": self.count, "method": self.method,
+    def to_dict(self) -> AccuracyRowJSON:
+        out: AccuracyRowJSON = {"cases": self.cases, "count": self.count, "method": self.method,
                                "memory": self.memory.to_dict(), "throughput": self.throughput.to_dict()}
         if self.cases == "shared":
             out["files"] = list(self.files)
