@@ -28,6 +28,7 @@ from trainsizer.models.param_counts import ParamCounts, count_params
 from trainsizer.scenario import Precision, Scenario, load_scenario, scenario_from_dict
 
 if TYPE_CHECKING:
+    from trainsizer.estimate.estimate_json import EstimateJSON, MemoryIntervalJSON, PerformanceIntervalJSON
     from trainsizer.frameworks import FrameworkUse
 
 
@@ -44,11 +45,11 @@ class Estimate:
     state: TrainingState | None = None
     framework: FrameworkUse | None = None  # the framework profile it ran with (trainsizer.frameworks.resolve)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> EstimateJSON:
         tr = self.scenario.training
         memory, performance = self.intervals()
         perf = self.performance.to_dict() if self.performance else None
-        out: dict[str, Any] = {
+        out: EstimateJSON = {
             "memory": {**self.memory.to_dict(), "interval": memory},
             "model": {
                 "name": self.architecture.name,
@@ -72,7 +73,7 @@ class Estimate:
             out["framework"] = self.framework.to_dict()
         return out
 
-    def intervals(self) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    def intervals(self) -> tuple[MemoryIntervalJSON, PerformanceIntervalJSON | None]:
         """The 80 % ranges of the memory and speed figures (``estimate/intervals.py``): (memory, performance)."""
         from trainsizer.estimate.intervals import memory_interval, performance_interval, scenario_bands
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -92,6 +92,21 @@ def load_profile(family: str) -> Profile:
     return profile
 
 
+# ``SettingUse.to_dict`` ("from" is a keyword: the functional form)
+SettingJSON = TypedDict("SettingJSON", {"key": str, "value": Any, "from": str, "source": NotRequired[str]})
+
+
+class FrameworkJSON(TypedDict):
+    """``FrameworkUse.to_dict``: an estimate's ``framework``."""
+
+    framework: str
+    family: str
+    profile_version: str
+    backend: str
+    assumed: bool
+    settings: list[SettingJSON]
+
+
 @dataclass(frozen=True, slots=True)
 class SettingUse:
     """Where one internals key of an estimate came from: ``stated`` by the scenario (over the profile) or set by the
@@ -102,9 +117,11 @@ class SettingUse:
     origin: Literal["stated", "profile"]
     source: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {"key": self.key, "value": self.value, "from": self.origin}
-        return out if self.source is None else {**out, "source": self.source}
+    def to_dict(self) -> SettingJSON:
+        out: SettingJSON = {"key": self.key, "value": self.value, "from": self.origin}
+        if self.source is not None:
+            out["source"] = self.source
+        return out
 
 
 @dataclass(frozen=True)
@@ -120,7 +137,7 @@ class FrameworkUse:
     assumed: bool
     settings: tuple[SettingUse, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FrameworkJSON:
         return {"framework": self.framework, "family": self.family, "profile_version": self.version_read,
                 "backend": self.backend, "assumed": self.assumed, "settings": [s.to_dict() for s in self.settings]}
 

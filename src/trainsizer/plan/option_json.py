@@ -9,8 +9,10 @@ Parts the faces show as they come (the horizon view's buy and rent sides) keep t
 
 # no ``from __future__ import annotations``: TypedDict reads NotRequired from evaluated annotations only
 
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
+from trainsizer.estimate.estimate_json import MemoryJSON, PerformanceJSON
+from trainsizer.hardware.market import MarketAvailabilityJSON
 from trainsizer.messages import Message
 
 Interval = list[float]  # [low, high] of an 80 % range
@@ -45,37 +47,6 @@ class TrainingJSON(TypedDict):
     precision: str
     optimizer: str
     method: str
-
-
-class MemoryJSON(TypedDict):
-    allocated_gib: float
-    reserved_gib: float
-    device_gib: float
-    capacity_gib: float
-    fits: bool
-    components_gib: dict[str, float]
-    detail_gib: dict[str, float]
-    explain: dict[str, Message]
-    peak_phase: str
-    notes: list[Message]
-
-
-class PerformanceJSON(TypedDict):
-    step_time_s: float
-    tokens_per_s: float
-    tokens_per_s_per_gpu: float
-    tflops_per_gpu: float
-    hardware_tflops_per_gpu: float
-    tflops_per_gpu_full_attention: float
-    mfu: float
-    hfu: float
-    peak_tflops: float
-    compute_efficiency: float
-    breakdown_s: dict[str, float]
-    dominant: str
-    notes: list[Message]
-    time_to_train_s: NotRequired[float | None]
-    gpu_hours: NotRequired[float | None]
 
 
 class ServersJSON(TypedDict):
@@ -199,21 +170,6 @@ class HorizonJSON(TypedDict):
     series: list[dict[str, float]]
 
 
-class MarketAvailabilityJSON(TypedDict):
-    """``hardware.market.MarketAvailability.to_dict``: whether the part can be had one way in the market."""
-
-    gpu: str
-    market: str
-    acquisition: str
-    available: bool
-    status: str
-    reason: Message
-    detail: str | None
-    source: str
-    as_of: str
-    confidence: str | None
-
-
 class AvailabilityJSON(TypedDict):
     market: str
     buy: MarketAvailabilityJSON
@@ -237,6 +193,24 @@ class VoucherRefusalJSON(TypedDict):
     reason: Message
 
 
+class OfferMachineJSON(TypedDict, total=False):
+    """What a rental offer's machine states (``cost.price_rows.OfferMachine``'s fields that are set, ``notes`` left
+    out: ``cost.per_run``)."""
+
+    ram_gb_per_gpu: float
+    ram_gb_per_instance: float
+    vcpus_per_gpu: float
+    vcpus_per_instance: float
+    disk_gb: float
+    intra_node: str
+    fabric: str
+    rdma: bool
+    fabric_gbps: float
+    instance: str
+    source: str
+    as_of: str
+
+
 class RentJSON(TypedDict):
     """``cost.run_cost.Rented.to_dict``: the run on its rental offer."""
 
@@ -253,7 +227,7 @@ class RentJSON(TypedDict):
     as_of: str
     stale: bool
     notes: list[Message]
-    machine: dict[str, Any] | None  # what the offer's machine states (cost.prices.OfferMachine's fields)
+    machine: OfferMachineJSON | None  # what the offer's machine states
     voucher_not_applied: NotRequired[VoucherRefusalJSON]
     cost_before_voucher: NotRequired[int]
     voucher: NotRequired[VoucherJSON]
