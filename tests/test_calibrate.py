@@ -1,6 +1,6 @@
 """`trainsizer calibrate`: fitted parameters improve held-out cases; profiles feed estimate/validate."""
 
-import copy
+from dataclasses import replace
 
 import pytest
 import yaml
@@ -13,18 +13,17 @@ from trainsizer.evidence.validate import load_cases, summarize, validate_cases
 
 
 def test_a_team_whose_runs_use_more_memory_gets_a_profile_that_predicts_its_held_out_runs(tmp_path):
-    cases = [c for c in load_cases(VALIDATION / "memory.yaml") if c["id"].startswith(("litgpt-llama", "hf-bert"))]
-    team = copy.deepcopy(cases)
-    for c in team:  # this team's framework keeps 12 % more activations: scale what it measures
-        c["id"] = "team-" + c["id"]
-        c["measured"]["memory_gib"] *= 1.12
+    cases = [c for c in load_cases(VALIDATION / "memory.yaml") if c.id.startswith(("litgpt-llama", "hf-bert"))]
+    # this team's framework keeps 12 % more activations: scale what it measures
+    team = [replace(c, id="team-" + c.id, measured=c.measured.model_copy(
+        update={"memory_gib": c.measured.memory_gib * 1.12})) for c in cases]
     result = calibrate(team, holdout=3)
-    s = result.summary["memory"]
-    assert s["held_out_median_after"] < s["held_out_median_before"]
+    s = result.gains["memory"]
+    assert s.held_out_median_after < s.held_out_median_before
     path = tmp_path / "cal.yaml"
     write_profile(result, path)
     memory, perf = load_calibration(path)
-    held = [c for c in team if c["id"] in result.profile["held_out"]]
+    held = [c for c in team if c.id in result.profile["held_out"]]
     before = summarize(validate_cases(held)).median_abs_error
     after = summarize(validate_cases(held, memory, perf)).median_abs_error
     assert after < before

@@ -9,21 +9,21 @@ import pytest
 
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.step import default_performance_model
-from trainsizer.evidence.cases import load_cases
+from trainsizer.evidence.cases import Case, load_cases
 from trainsizer.evidence.fit_audit import SINGLE_PUBLICATION, audit, publications_by_parameter
 from trainsizer.evidence.shipped_cases import shared_files, shipped_files
 
 
-def _fitted_cases() -> list[dict]:
+def _fitted_cases() -> list[Case]:
     return [c for f in shipped_files() for c in load_cases(f)]
 
 
 def test_every_fitted_parameter_rests_on_two_publications_or_says_why_not():
     rows = audit(_fitted_cases(), default_memory_model(), default_performance_model())
-    bad = [(r["kind"], r["parameter"], r["publications"]) for r in rows if not r["ok"]]
+    bad = [(r.kind, r.parameter, r.publications) for r in rows if not r.ok]
     assert not bad, bad
     # the written exceptions are exactly the parameters one publication constrains: the list cannot go stale
-    single = {(r["kind"], r["parameter"]) for r in rows if len(r["publications"]) == 1}
+    single = {(r.kind, r.parameter) for r in rows if len(r.publications) == 1}
     assert single == {(k, f"{d}.{key}") for k, d, key in SINGLE_PUBLICATION}
 
 
@@ -33,8 +33,8 @@ def test_a_parameter_counts_only_the_publications_whose_cases_it_moves():
     free = [("compute.max_efficiency", "hopper", np.array([0.5, 0.7])),
             ("communication.overlap", "cp", np.array([0.0, 0.5]))]  # no shared case runs context parallelism
     pubs = publications_by_parameter(cases, "performance", free, mp, pp)
-    hopper = {c["source"].split(" ")[0] for c in cases if c["scenario"]["hardware"]["gpu"].startswith("h100")
-              and "measured" in c and "memory_gib" not in c["measured"]}
+    hopper = {c.source.split(" ")[0] for c in cases if c.scenario["hardware"]["gpu"].startswith("h100")
+              and not c.is_memory}
     assert pubs[("communication.overlap", "cp")] == {}
     assert pubs[("compute.max_efficiency", "hopper")] and hopper
     assert {s.split(" ")[0] for s in pubs[("compute.max_efficiency", "hopper")]} <= hopper

@@ -4,6 +4,7 @@ leaves out, a stated key wins, and the estimate says which framework it ran with
 import pytest
 
 from trainsizer.errors import InputError
+from trainsizer.evidence.cases import Case, Measured
 from trainsizer.evidence.user_view import user_case
 from trainsizer.frameworks import INTERNALS, families, load_profile, resolve
 from trainsizer.scenario import scenario_from_dict
@@ -14,7 +15,7 @@ JOB = {"model": {"preset": "llama-3.1-8b"}, "training": {"method": "full", "micr
 
 
 def _row(est, key):
-    return next(r for r in est.framework["settings"] if r["key"] == key)
+    return next(r.to_dict() for r in est.framework.settings if r.key == key)
 
 
 def test_two_frameworks_differ_where_their_sources_differ():
@@ -38,12 +39,12 @@ def test_a_stated_key_wins_over_the_profile():
     job = {**JOB, "parallel": {**JOB["parallel"], "overlap_grad_reduce": True}}
     resolved, use = resolve(scenario_from_dict(job), "llama-factory")
     assert resolved.parallel.overlap_grad_reduce is True
-    assert next(r for r in use.settings if r["key"] == "parallel.overlap_grad_reduce")["from"] == "stated"
+    assert next(r for r in use.settings if r.key == "parallel.overlap_grad_reduce").origin == "stated"
 
 
 def test_no_framework_named_is_assumed_and_said():
     est = estimate_scenario(scenario_from_dict(JOB))
-    assert est.framework["assumed"] is True and est.framework["framework"] == "llama-factory"
+    assert est.framework.assumed is True and est.framework.framework == "llama-factory"
     assert est.to_dict()["framework"]["assumed"] is True
 
 
@@ -64,8 +65,8 @@ def test_every_profile_loads_and_cites_each_setting():
 
 
 def test_the_user_view_drops_internals_and_takes_the_profile():
-    case = {"id": "x", "source": "s", "measured": {"memory_gib": 1.0},
-            "scenario": {**JOB, "training": {**JOB["training"], "framework": "torchtune", "loss": "compute-dtype"}}}
+    case = Case(id="x", source="s", measured=Measured(memory_gib=1.0),
+                scenario={**JOB, "training": {**JOB["training"], "framework": "torchtune", "loss": "compute-dtype"}})
     user = user_case(case)
-    assert user["scenario"]["training"]["loss"] == "chunked"
-    assert user["framework"]["framework"] == "torchtune"
+    assert user.scenario["training"]["loss"] == "chunked"
+    assert user.framework is not None and user.framework.framework == "torchtune"

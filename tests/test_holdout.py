@@ -25,7 +25,7 @@ from trainsizer.evidence.calibrate import (
     neutral_start,
 )
 from trainsizer.evidence.case_terms import build_case_terms, log_error_loss, source_key
-from trainsizer.evidence.cases import CaseResult, load_cases
+from trainsizer.evidence.cases import Case, CaseResult, load_cases
 from trainsizer.evidence.holdout import (
     EFFICIENCY,
     leave_one_family_out,
@@ -40,7 +40,7 @@ PUBLISHED = sorted((REPO / "validation" / "published").glob("*.yaml"))
 PUBLISHED_MEMORY = REPO / "validation" / "published" / "memory.yaml"  # several memory sources, compiled runs among them
 
 
-def _cases() -> list[dict]:
+def _cases() -> list[Case]:
     files = PUBLISHED + sorted(VALIDATION.glob("*.yaml"))
     return [c for f in files for c in load_cases(f)]
 
@@ -54,7 +54,7 @@ def _random_params(base, free, rng: random.Random):
 
 @pytest.mark.parametrize("kind", ["memory", "performance"])
 def test_terms_reprice_every_case_as_a_full_estimate_does(kind):
-    cases = [c for c in _cases() if ("memory_gib" in c["measured"]) == (kind == "memory")]
+    cases = [c for c in _cases() if c.is_memory == (kind == "memory")]
     mp, pp = default_memory_model(), default_performance_model()
     terms, failed = build_case_terms(cases, kind, mp, pp)
     assert not failed and len(terms) == len(cases)
@@ -71,7 +71,7 @@ def test_terms_reprice_every_case_as_a_full_estimate_does(kind):
 
 
 def test_each_source_is_predicted_with_parameters_fitted_without_it():
-    cases = [c for c in load_cases(PUBLISHED_MEMORY) if "memory_gib" in c["measured"]]
+    cases = [c for c in load_cases(PUBLISHED_MEMORY) if c.is_memory]
     sources = sorted({source_key(c) for c in cases})
     assert len(sources) >= 2
     held = sources[0]
@@ -83,9 +83,9 @@ def test_each_source_is_predicted_with_parameters_fitted_without_it():
                                    rounds=REFINE_ROUNDS)
     test = [i for i, s in enumerate(terms.sources) if s == held]
     expected = dict(zip([terms.ids[i] for i in test], terms.predict(fitted, test), strict=True))
-    got = {c["id"]: c["predicted"] for c in out["cases"] if c["id"] in expected}
+    got = {r.id: r.predicted for r in out.results if r.id in expected}
     assert got and all(got[k] == pytest.approx(v) for k, v in expected.items())
-    assert out["count"] == len(cases) and out["excluded"] == 0
+    assert out.summary.count == len(cases) and not out.excluded_cases
 
 
 def test_validate_holdout_source_json_contract():
@@ -94,7 +94,7 @@ def test_validate_holdout_source_json_contract():
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)["summary"]
     assert summary["in_sample"] is True
-    n_memory = sum(1 for c in _shared_cases() if "memory_gib" in c["measured"])
+    n_memory = sum(1 for c in _shared_cases() if c.is_memory)
     for kind in ("memory", "throughput"):
         h = summary["holdout"][kind]
         assert {"count", "median_abs_error", "p90_abs_error", "excluded"} <= set(h)
@@ -102,7 +102,7 @@ def test_validate_holdout_source_json_contract():
     assert summary["holdout"]["memory"]["count"] == n_memory
 
 
-def _shared_cases() -> list[dict]:
+def _shared_cases() -> list[Case]:
     return [c for f in sorted(VALIDATION.glob("*.yaml")) for c in load_cases(f)]
 
 
@@ -122,12 +122,12 @@ def test_a_fold_starts_each_mechanism_at_no_effect():
                 assert value_at(start, dotted, key) == value
             except KeyError:  # the other model's mechanism
                 continue
-    compiled = [c for c in load_cases(PUBLISHED_MEMORY) if "memory_gib" in c["measured"]
-                and c["scenario"]["training"].get("compile")]
+    compiled = [c for c in load_cases(PUBLISHED_MEMORY) if c.is_memory
+                and c.scenario["training"].get("compile")]
     one_source = [c for c in compiled if source_key(c) == source_key(compiled[0])]
     out = leave_one_source_out(one_source)["memory"]  # its only fold has nothing to train on
     terms, _ = build_case_terms(one_source, "memory", mp, pp)
-    got = [c["predicted"] for c in out["cases"]]
+    got = [r.predicted for r in out.results]
     assert got == pytest.approx(list(terms.predict(neutral_start(fit_start(mp)))))
     assert mp.activations.compiled_factor < 1.0  # the shipped fit learned an effect ...
     assert got != pytest.approx(list(terms.predict(mp)))  # ... that the fold does not borrow
@@ -143,8 +143,8 @@ def test_signed_error_reads_positive_when_predicted_too_fast_or_too_large():
     assert oriented_error(larger) == pytest.approx(0.5)
     assert oriented_error(compared) == pytest.approx(0.2)
     s = signed_summary([faster, slower_step, larger])
-    assert s["count"] == 3 and s["signed_median_error"] == pytest.approx(0.2)
-    assert s["median_abs_error"] == pytest.approx(0.2)
+    assert s.count == 3 and s.signed_median_error == pytest.approx(0.2)
+    assert s.median_abs_error == pytest.approx(0.2)
 
 
 def test_a_held_out_family_gets_the_default_efficiency_and_no_ceiling_of_its_own():
@@ -174,16 +174,16 @@ def test_each_family_is_predicted_with_none_of_its_cases_in_the_fit():
     fitted, _ = coordinate_descent(log_error_loss(terms, train), start, free, rounds=REFINE_ROUNDS)
     test = [i for i, f in enumerate(terms.families) if f == held]
     expected = dict(zip([terms.ids[i] for i in test], terms.predict(fitted, test), strict=True))
-    got = {c["id"]: c["predicted"] for c in out["cases"] if c["id"] in expected}
+    got = {r.id: r.predicted for r in out.results if r.id in expected}
     assert got and all(got[k] == pytest.approx(v) for k, v in expected.items())
-    assert out["holdout"] == "family" and out["families"] == len(set(terms.families)) and out["excluded"] == 0
-    assert set(out["by_family"]) == set(terms.families)
-    assert out["by_family"][held]["count"] == len(test)
-    signed = out["signed"]
+    assert out.by == "family" and out.groups == len(set(terms.families)) and not out.excluded_cases
+    assert set(out.by_group) == set(terms.families)
+    assert out.by_group[held].count == len(test)
+    signed = out.signed
     assert set(signed["family"]) == set(terms.families) and set(signed["method"]) == set(terms.methods)
-    assert sum(g["count"] for g in signed["method"].values()) == out["count"]
+    assert sum(g.count for g in signed["method"].values()) == out.summary.count
     assert set(signed["model"]) == set(terms.models) <= {"moe", "dense"}
-    assert sum(g["count"] for g in signed["model"].values()) == out["count"]
+    assert sum(g.count for g in signed["model"].values()) == out.summary.count
 
 
 def test_validate_holdout_family_prints_signed_medians_per_family_and_method():

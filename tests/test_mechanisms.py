@@ -180,8 +180,8 @@ def test_a_compiled_job_is_bounded_by_compiled_runs_and_an_eager_one_by_eager_ru
 
     root = Path(__file__).resolve().parents[1]
     files = [root / "validation/published/throughput.yaml", root / "validation/cases/throughput.yaml"]
-    compiled = {c["id"] for f in files for c in load_cases(f)
-                if c["scenario"]["training"].get("compile")}
+    compiled = {c.id for f in files for c in load_cases(f)
+                if c.scenario["training"].get("compile")}
     assert compiled and set(table[arch][prec + COMPILED_KEY].cases) <= compiled
     eager_evidence = {cid for rows in table.values() for q, row in rows.items() if not q.endswith(COMPILED_KEY)
                       for cid in row.cases}

@@ -21,6 +21,7 @@ from trainsizer.errors import InputError  # noqa: E402
 from trainsizer.estimate.memory import default_memory_model  # noqa: E402
 from trainsizer.estimate.memory_types import GIB  # noqa: E402
 from trainsizer.estimate.training_state import training_state  # noqa: E402
+from trainsizer.evidence.cases import case_documents  # noqa: E402
 from trainsizer.evidence.validate import load_cases, validate_cases  # noqa: E402
 from trainsizer.models.catalog import resolve_model  # noqa: E402
 from trainsizer.models.param_counts import count_params  # noqa: E402
@@ -170,10 +171,11 @@ def test_probe_cases_validate_and_append_without_losing_anything(tmp_path):
     other = measured_cases(scenario(method="full"), "h100-sxm5-80gb", measurement, env, "test run")
     write_cases(out, other, append=True)
     loaded = load_cases(out)
-    assert [c["id"] for c in loaded] == [cases[0]["id"], other[0]["id"]]
+    assert [c.id for c in loaded] == [cases[0]["id"], other[0]["id"]]
     results = validate_cases(loaded)
     assert all(r.predicted and r.predicted > 0 for r in results)
-    assert loaded[0]["environment"]["hostname"] == "test" and loaded[0]["probe"]["meter"] == "memtracker-cpu"
+    written = case_documents(out)
+    assert written[0]["environment"]["hostname"] == "test" and written[0]["probe"]["meter"] == "memtracker-cpu"
 
 
 @pytest.mark.parametrize("name,memory,expected", [
@@ -270,7 +272,7 @@ def test_probe_cases_feed_calibrate_and_improve_held_out_cases(tmp_path):
     assert summary["held_out_median_after"] < summary["held_out_median_before"]
     write_profile(result, tmp_path / "cal.yaml")
     memory_params, _ = load_calibration(tmp_path / "cal.yaml")
-    held = [c for c in load_cases(path) if c["id"] in result.profile["held_out"]]
+    held = [c for c in load_cases(path) if c.id in result.profile["held_out"]]
     from trainsizer.evidence.validate import summarize
 
     assert summarize(validate_cases(held, memory_params)).median_abs_error < summarize(

@@ -156,10 +156,10 @@ def _publications(kind: str, family: str) -> int:
     found = set()
     for path in shipped_files():
         for case in load_cases(path):
-            measured = case.get("measured") or {}
-            has = key in measured if key else any(k in measured for k in ("tokens_per_s", "tokens_per_s_per_gpu",
-                                                                          "step_time_s"))
-            if has and scenario_regime(case["scenario"])["gpu_family"] == family:
+            m = case.measured
+            has = m.is_memory if key else any(v is not None for v in (m.tokens_per_s, m.tokens_per_s_per_gpu,
+                                                                       m.step_time_s))
+            if has and scenario_regime(case.scenario)["gpu_family"] == family:
                 found.add(source_key(case))
     return len(found)
 
@@ -250,8 +250,8 @@ def test_coverage_builds_each_publications_range_from_the_inner_errors_alone():
     inner = {s: {k: [r for r in near + far if r.source != s] for k in ("memory", "speed")}
              for s in {r.source for r in near + far}}
     cov = coverage(res, inner)
-    assert cov["memory"]["by_regime"]["gpu_family"]["x"]["count"] == 51
-    assert cov["memory"]["coverage"] < 0.85  # the far publication falls outside: its own errors built nothing
+    assert cov["memory"].by_regime["gpu_family"]["x"].count == 51
+    assert cov["memory"].overall.coverage < 0.85  # the far publication falls outside: its own errors built nothing
 
 
 def test_coverage_counts_the_publications_of_each_regime_and_the_widening_it_would_need_for_75_percent():
@@ -269,13 +269,13 @@ def test_coverage_counts_the_publications_of_each_regime_and_the_widening_it_wou
     res = {"memory": near + far, "speed": near + far}
     inner = {s: {k: [r for r in near + far if r.source != s] for k in ("memory", "speed")}
              for s in {r.source for r in near + far}}
-    row = coverage(res, inner)["memory"]["by_regime"]["gpu_family"]["x"]
-    assert row["count"] == 57 and row["sources"] == 6
-    assert row["coverage"] < 0.75 < row["widen_for_75"], row  # the far publications fall outside
+    row = coverage(res, inner)["memory"].by_regime["gpu_family"]["x"]
+    assert row.count == 57 and row.sources == 6
+    assert row.coverage < 0.75 < row.widen_for_75, row  # the far publications fall outside
     alone = {s: {k: [r for r in near if r.source != s] for k in ("memory", "speed")}
              for s in {r.source for r in near}}
-    calm = coverage({"memory": near, "speed": near}, alone)["memory"]
-    assert calm["coverage"] >= 0.75 and calm["widen_for_75"] <= 1.0 and calm["sources"] == 4
+    calm = coverage({"memory": near, "speed": near}, alone)["memory"].overall
+    assert calm.coverage >= 0.75 and calm.widen_for_75 <= 1.0 and calm.sources == 4
 
 
 def test_a_regime_range_is_as_wide_as_its_widest_dimension_about_their_mean_median():

@@ -78,7 +78,7 @@ def test_ids_are_unique_across_the_shipped_files():
 def test_the_shared_cases_state_their_settings_themselves():
     """Settings the sources state beyond FORMAT.md are in the shared cases' own scenarios: nothing is added at load."""
     shared = [c for p in shipped_cases.shared_files() for c in load_cases(p)]
-    assert shared and all(not c.get("stated_settings") for c in shared)
+    assert shared and all(not c.stated for c in shared)
 
 
 @pytest.mark.parametrize("kind", ["memory", "performance"])

@@ -25,7 +25,7 @@ import yaml
 
 from trainsizer.estimate.ranges import NOT_STATED
 from trainsizer.evidence.cases import load_cases
-from trainsizer.evidence.holdout import leave_one_out_views
+from trainsizer.evidence.holdout import leave_one_out_views, predictions
 from trainsizer.evidence.ranges_fit import fit_ranges, residuals
 from trainsizer.evidence.shipped_cases import label, shipped_files
 from trainsizer.evidence.user_view import UNSTATED, case_views
@@ -60,11 +60,11 @@ def refit() -> tuple[dict[str, Any], str]:
     cases = [c for path in files for c in load_cases(path)]
     views = {k: v for k, v in case_views(cases).items() if k in ("user", UNSTATED)}
     held = leave_one_out_views(cases, views)
-    res = residuals(views["user"], held["user"])
-    unstated = fit_ranges(residuals(views[UNSTATED], held[UNSTATED]))
+    res = residuals(views["user"], predictions(held["user"]))
+    unstated = fit_ranges(residuals(views[UNSTATED], predictions(held[UNSTATED])))
     data = {"source": "tools/fit_ranges.py on the leave-one-source-out errors, in the user view, of "
                       + ", ".join(label(f) for f in files),
-            "as_of": max(str(c["as_of"]) for c in cases),
+            "as_of": max(c.as_of for c in cases),
             "fitted_on": {k: len(v) for k, v in res.items()},
             **fit_ranges(res), NOT_STATED: {k: unstated[k] for k in ("memory", "speed")}}
     return data, HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)

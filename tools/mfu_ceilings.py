@@ -23,7 +23,7 @@ import yaml
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.evidence.case_terms import build_case_terms
-from trainsizer.evidence.cases import load_cases
+from trainsizer.evidence.cases import Case, load_cases
 from trainsizer.evidence.mfu_evidence import case_runs, ceilings
 from trainsizer.evidence.shipped_cases import shipped_files
 
@@ -36,7 +36,7 @@ EVERY_SHIPPED = "every speed case of validation/ (evidence/shipped_cases.shipped
 DEFAULT_MARGIN = 0.03
 
 
-def derive_from_cases(cases: list[dict[str, Any]], margin: float) -> dict[str, Any]:
+def derive_from_cases(cases: list[Case], margin: float) -> dict[str, Any]:
     """The ceilings block from the speed cases among ``cases`` (``fit.exclude`` cases left out)."""
     params = default_performance_model()
     terms, failed = build_case_terms(cases, "performance", default_memory_model(), params)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from trainsizer.message_codes import CODES
 from trainsizer.message_pages import PAGE
@@ -136,7 +136,14 @@ def msg(code: str, **args: Any) -> Message:
 _new_message = object.__new__
 
 
-def money(amount: float, currency: str) -> dict[str, Any]:
+class MoneyArg(TypedDict):
+    """A ``money`` argument: an amount in a currency (the face writes it in the reader's units)."""
+
+    amount: float
+    currency: str
+
+
+def money(amount: float, currency: str) -> MoneyArg:
     """A ``money`` argument."""
     return {"amount": float(amount), "currency": currency}
 

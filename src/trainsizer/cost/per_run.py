@@ -24,7 +24,7 @@ from trainsizer.cost.price_rows import Cited
 from trainsizer.cost.prices import Prices, RentalOffer
 from trainsizer.cost.tco import HOURS_PER_MONTH, HOURS_PER_YEAR, BuyCost
 from trainsizer.messages import Message, clauses, msg
-from trainsizer.plan.option_json import RentJSON
+from trainsizer.plan.option_json import OfferMachineJSON, RentJSON
 
 OFFER_MARKET = {"CNY": "cn", "USD": "global"}  # an offer quoted in CNY is a Chinese provider's
 
@@ -95,7 +95,7 @@ class RentalRun:
                 "machine": _stated(self.offer.machine) if self.offer.machine else None}
 
 
-def _stated(machine: Any) -> dict[str, Any]:
+def _stated(machine: Any) -> OfferMachineJSON:
     """What the offer's machine states: ``model_dump(exclude_none=True, exclude={"notes"})`` of its plain fields,
     read directly (dumping builds the model's serializer: ~2 ms of a plan)."""
     return {name: value for name in type(machine).model_fields if name != "notes"

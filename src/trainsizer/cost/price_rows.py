@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -29,6 +29,15 @@ GRANULARITY_HOURS = {"per-second": 1 / 3600, "per-minute": 1 / 60, "per-hour": 1
                      "per-month": HOURS_PER_MONTH}
 
 
+class CitationJSON(TypedDict):
+    """A price or availability row a plan used (``Cited.to_dict``; the plan's ``prices_used``)."""
+
+    item: Message
+    source: str
+    relay: str | None
+    as_of: str
+
+
 @dataclass(frozen=True)
 class Cited:
     """One row a figure rests on: the item it backs (a message), its source, the relay and the figure's date."""
@@ -38,7 +47,7 @@ class Cited:
     relay: str | None
     as_of: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CitationJSON:
         return {"item": self.item, "source": self.source, "relay": self.relay, "as_of": self.as_of}
 
     def sort_key(self) -> tuple[str, str, str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -84,6 +84,22 @@ def load_quotes(path: str | Path) -> list[Quote]:
     return [parse_model(Quote, entry, f"{path}: quotes[{i}]") for i, entry in enumerate(data["quotes"])]
 
 
+class QuoteResultJSON(TypedDict):
+    """``QuoteResult.to_dict``: one offer compared (``trainsizer quotes``)."""
+
+    name: str
+    gpus: int
+    price_per_gpu_hour: float
+    monthly_total: int
+    delivered_pflops: float
+    mfu: float
+    cost_per_delivered_pflop_hour: float
+    run_cost: int | None
+    split: dict[str, float]
+    split_estimated: bool
+    flags: list[Message]
+
+
 @dataclass
 class QuoteResult:
     name: str
@@ -98,7 +114,7 @@ class QuoteResult:
     split_estimated: bool
     flags: list[Message] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> QuoteResultJSON:
         return {"name": self.name, "gpus": self.gpus, "price_per_gpu_hour": round(self.price_per_gpu_hour, 3),
                 "monthly_total": round(self.monthly_total), "delivered_pflops": round(self.delivered_pflops, 2),
                 "mfu": round(self.mfu, 3), "cost_per_delivered_pflop_hour": round(self.cost_per_pflop_hour, 2),

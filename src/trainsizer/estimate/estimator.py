@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from trainsizer.errors import N_, InputError, in_file
 from trainsizer.estimate.fit_limits import FitLimits, largest_fitting
@@ -28,6 +28,10 @@ from trainsizer.models.catalog import resolve_model
 from trainsizer.models.param_counts import ParamCounts, count_params
 from trainsizer.scenario import Precision, Scenario, load_scenario, scenario_from_dict
 
+if TYPE_CHECKING:
+    from trainsizer.estimate.estimate_json import EstimateJSON, MemoryIntervalJSON, PerformanceIntervalJSON
+    from trainsizer.frameworks import FrameworkUse
+
 
 @dataclass
 class Estimate:
@@ -39,7 +43,7 @@ class Estimate:
     limits: FitLimits | None
     performance: Performance | None = None
     state: TrainingState | None = None
-    framework: dict[str, Any] | None = None  # the framework profile it ran with (trainsizer.frameworks.resolve)
+    framework: FrameworkUse | None = None  # the framework profile it ran with (trainsizer.frameworks.resolve)
 
     @cached_property
     def rule_of_thumb(self) -> RuleOfThumb:
@@ -47,10 +51,12 @@ class Estimate:
         and reads only their memory and step time)."""
         return seed_rule_of_thumb(self.scenario, self.architecture, self.memory)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> EstimateJSON:
         tr = self.scenario.training
-        out: dict[str, Any] = {
-            "memory": self.memory.to_dict(),
+        memory, performance = self.intervals()
+        perf = self.performance.to_dict() if self.performance else None
+        out: EstimateJSON = {
+            "memory": {**self.memory.to_dict(), "interval": memory},
             "model": {
                 "name": self.architecture.name,
                 "model_type": self.architecture.model_type,
@@ -65,16 +71,15 @@ class Estimate:
                          "global_batch_size": self.scenario.global_batch_size,
                          "grad_accumulation_steps": self.scenario.grad_accumulation_steps},
             "rule_of_thumb": self.rule_of_thumb.to_dict(),
-            "performance": self.performance.to_dict() if self.performance else None,
+            "performance": {**perf, "interval": performance} if perf and performance else perf,
         }
         if self.limits:
             out["limits"] = self.limits.to_dict()
         if self.framework is not None:
-            out["framework"] = self.framework
-        self._add_intervals(out)
+            out["framework"] = self.framework.to_dict()
         return out
 
-    def intervals(self) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    def intervals(self) -> tuple[MemoryIntervalJSON, PerformanceIntervalJSON | None]:
         """The 80 % ranges of the memory and speed figures (``estimate/intervals.py``): (memory, performance)."""
         from trainsizer.estimate.intervals import memory_interval, performance_interval, scenario_bands
 
@@ -84,13 +89,6 @@ class Estimate:
                                     self.scenario.training.framework)
         return memory_interval(self.memory, mem), (performance_interval(self.performance, speed)
                                                    if self.performance else None)
-
-    def _add_intervals(self, out: dict[str, Any]) -> None:
-        memory, performance = self.intervals()
-        out["memory"]["interval"] = memory
-        if performance and out.get("performance"):
-            out["performance"]["interval"] = performance
-
 
 # a precision that needs a number format in the GPU's tensor cores: the dense rate the catalog must state for it
 PRECISION_NEEDS = {"fp8-mixed": "fp8"}

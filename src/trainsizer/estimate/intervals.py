@@ -6,13 +6,14 @@ memory exceeds the GPU's capacity reads the same range as a log-normal error (``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from trainsizer.estimate.ranges import Band, band, framework_regime
 from trainsizer.estimate.regimes import regime
 from trainsizer.messages import Message, msg
 
 if TYPE_CHECKING:
+    from trainsizer.estimate.estimate_json import MemoryIntervalJSON, PerformanceIntervalJSON
     from trainsizer.estimate.memory import MemoryEstimate
     from trainsizer.estimate.step import Performance
 
@@ -40,7 +41,7 @@ def evidence_notes(b: Band) -> list[Message]:
     return notes
 
 
-def memory_interval(memory: MemoryEstimate, b: Band) -> dict[str, Any]:
+def memory_interval(memory: MemoryEstimate, b: Band) -> MemoryIntervalJSON:
     """``memory.interval``: the 80 % range of each memory figure, the chance the device figure exceeds the
     capacity, and how far above the estimate memory can be before it does not fit."""
     p = b.p_above(memory.device_gib, memory.capacity_gib)
@@ -53,10 +54,10 @@ def memory_interval(memory: MemoryEstimate, b: Band) -> dict[str, Any]:
             "at_risk": p > RISK, "cases": b.cases, "no_evidence": list(b.no_evidence), "notes": evidence_notes(b)}
 
 
-def performance_interval(perf: Performance, b: Band) -> dict[str, Any]:
+def performance_interval(perf: Performance, b: Band) -> PerformanceIntervalJSON:
     """``performance.interval``: the 80 % range of each speed figure and time (time to train and GPU-hours where
     the job states its tokens)."""
-    out: dict[str, Any] = {"level": b.level}
+    out: PerformanceIntervalJSON = {"level": b.level}  # type: ignore[typeddict-item]  # the rest below
     for key in TIMES:
         value = getattr(perf, key, None)
         if key == "step_time_s" or value is not None:

@@ -20,7 +20,7 @@ step), so that terms which never coexist are not added up.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.arrays import is_array, positive_part, where
 from trainsizer.estimate.memory_types import GIB, Component
@@ -31,6 +31,9 @@ from trainsizer.hardware.catalog import Accelerator
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
+
+if TYPE_CHECKING:
+    from trainsizer.estimate.estimate_json import MemoryJSON
 
 
 def default_memory_model() -> MemoryModel:
@@ -79,7 +82,7 @@ class MemoryEstimate:
             out[c.group] += c.gib
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MemoryJSON:
         return {
             "allocated_gib": round(self.allocated_gib, 3),
             "reserved_gib": round(self.reserved_gib, 3),

@@ -9,13 +9,16 @@ activations left unspecified; LoRA "一张24GB的消费级卡就能跑" (weights
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from trainsizer.estimate.memory import MemoryEstimate
 from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.param_counts import count_params
 from trainsizer.scenario import Scenario
+
+if TYPE_CHECKING:
+    from trainsizer.estimate.estimate_json import RuleOfThumbJSON
 
 GB = 1e9
 
@@ -29,7 +32,7 @@ class RuleOfThumb:
     error: float  # (rule - estimate) / estimate
     reasons: list[Message]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RuleOfThumbJSON:
         return {"formula": self.formula, "total_gb": round(self.total_gb, 1),
                 "per_gpu_gib": round(self.per_gpu_gib, 2), "estimate_gib": round(self.estimate_gib, 2),
                 "error": round(self.error, 3), "reasons": self.reasons}

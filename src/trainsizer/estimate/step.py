@@ -13,7 +13,7 @@ optimizer step is memory bound. All fractions and efficiencies are data
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.estimate.comm import Fabric, fabric
 from trainsizer.estimate.flops import StepFlops, step_flops
@@ -32,6 +32,9 @@ from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario, TrainingSpec
+
+if TYPE_CHECKING:
+    from trainsizer.estimate.estimate_json import PerformanceJSON
 
 PRECISION_DTYPE = {"fp32": "fp32", "fp16-mixed": "fp16", "bf16-mixed": "bf16", "bf16-true": "bf16",
                    "fp8-mixed": "fp8"}
@@ -69,8 +72,8 @@ class Performance:
     def share(self, key: str) -> float:
         return self.breakdown_s.get(key, 0.0) / self.step_time_s if self.step_time_s else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> PerformanceJSON:
+        out: PerformanceJSON = {
             "step_time_s": round(self.step_time_s, 4),
             "tokens_per_s": round(self.tokens_per_s, 1),
             "tokens_per_s_per_gpu": round(self.tokens_per_s_per_gpu, 1),

@@ -13,7 +13,7 @@ import datetime
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import yaml
@@ -21,6 +21,9 @@ import yaml
 from trainsizer.datafiles import refuse_overwrite
 from trainsizer.errors import InputError
 from trainsizer.estimate.typed_data import value_at, with_value
+
+if TYPE_CHECKING:
+    from trainsizer.evidence.cases import Case
 
 P = TypeVar("P")  # a MemoryModel or a PerformanceModel (estimate/model_params.py)
 
@@ -168,10 +171,30 @@ def _overrides(params: Any, free: Free) -> dict[str, Any]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class FitGain:
+    """One kind's calibration: the cases fitted and held out, and the held-out median |error| before and after."""
+
+    fitted_cases: int
+    held_out_cases: int
+    held_out_median_before: float | None
+    held_out_median_after: float | None
+
+    def to_dict(self) -> dict[str, int | float | None]:
+        return {"fitted_cases": self.fitted_cases, "held_out_cases": self.held_out_cases,
+                "held_out_median_before": self.held_out_median_before,
+                "held_out_median_after": self.held_out_median_after}
+
+
 @dataclass
 class CalibrationResult:
-    profile: dict[str, Any]
-    summary: dict[str, Any] = field(default_factory=dict)
+    profile: dict[str, Any]  # the profile file's document (write_profile writes it as it is)
+    gains: dict[str, FitGain] = field(default_factory=dict)  # per kind: memory, performance
+
+    @property
+    def summary(self) -> dict[str, dict[str, int | float | None]]:
+        """Per kind, the gain as ``trainsizer calibrate --json`` and the profile's ``summary`` write it."""
+        return {kind: gain.to_dict() for kind, gain in self.gains.items()}
 
 
 def _median_error(terms: Any, params: Any, rows: list[int]) -> float | None:
@@ -181,7 +204,7 @@ def _median_error(terms: Any, params: Any, rows: list[int]) -> float | None:
                       for i, p in zip(rows, terms.predict(params, rows), strict=True)]).median_abs_error
 
 
-def calibrate(cases: list[dict[str, Any]], holdout: int = 3) -> CalibrationResult:
+def calibrate(cases: list[Case], holdout: int = 3) -> CalibrationResult:
     """Fit memory parameters to the memory cases and step-time parameters to the speed cases."""
     from trainsizer.estimate.memory import default_memory_model
     from trainsizer.estimate.step import default_performance_model
@@ -190,7 +213,7 @@ def calibrate(cases: list[dict[str, Any]], holdout: int = 3) -> CalibrationResul
     if holdout < 2:
         raise InputError("--holdout", f"{holdout}; accepted: 2 or more (every n-th case is held out)")
     profile: dict[str, Any] = {"schema_version": 1, "created": datetime.date.today().isoformat()}
-    summary: dict[str, Any] = {}
+    gains: dict[str, FitGain] = {}
     mp, pp = default_memory_model(), default_performance_model()
     fitted_on: list[str] = []
     held_out: list[str] = []
@@ -205,14 +228,14 @@ def calibrate(cases: list[dict[str, Any]], holdout: int = 3) -> CalibrationResul
         fitted_on += [terms.ids[i] for i in fit]
         held_out += [terms.ids[i] for i in held]
         held_fit = terms.fit_rows(held)
-        summary[kind] = {"fitted_cases": len(fit), "held_out_cases": len(held),
-                         "held_out_median_before": _median_error(terms, base, held_fit),
-                         "held_out_median_after": _median_error(terms, fitted, held_fit)}
+        gains[kind] = FitGain(len(fit), len(held), _median_error(terms, base, held_fit),
+                              _median_error(terms, fitted, held_fit))
     if "memory" not in profile and "performance" not in profile:
         raise InputError("cases", "no case with a measured memory or speed figure to fit")
     profile["fitted_on"], profile["held_out"] = fitted_on, held_out
-    profile["summary"] = summary
-    return CalibrationResult(profile, summary)
+    result = CalibrationResult(profile, gains)
+    profile["summary"] = result.summary
+    return result
 
 
 def write_profile(result: CalibrationResult, path: Path, overwrite: bool = False) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 
 from trainsizer.errors import InputError
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
-from trainsizer.evidence.cases import METRICS_MEMORY, METRICS_SPEED, speed_metric
+from trainsizer.evidence.cases import Case, speed_metric
 from trainsizer.evidence.refit import (
     MemoryTerms,
     SpeedTerms,
@@ -28,14 +28,10 @@ from trainsizer.scenario import scenario_from_dict
 Free = Sequence[tuple[str, str, np.ndarray]]  # (dotted section, key, grid)
 
 
-def source_key(case: dict[str, Any]) -> str:
+def source_key(case: Case) -> str:
     """The publication a case comes from: its ``source`` up to the first comment (table names, commits and
     notes in parentheses, quotes or after a comma), so the rows of one document form one group."""
-    return re.split(r"[(',]", str(case.get("source") or case.get("id") or "?"))[0].strip() or "?"
-
-
-def is_memory_case(case: dict[str, Any]) -> bool:
-    return "memory_gib" in case["measured"]
+    return re.split(r"[(',]", case.source or case.id or "?")[0].strip() or "?"
 
 
 def gpu_family(scenario: Any) -> str:
@@ -78,7 +74,7 @@ class CaseTerms:
         return [i for i in idx if not self.excluded_from_fit[i]]
 
 
-def build_case_terms(cases: list[dict[str, Any]], kind: str, memory_params: MemoryModel,
+def build_case_terms(cases: list[Case], kind: str, memory_params: MemoryModel,
                      perf_params: PerformanceModel) -> tuple[CaseTerms, list[tuple[str, str]]]:
     """The cases of ``kind`` as terms, and (id, reason) for each one that could not be built."""
     exclusions = {**memory_params.fit.exclude, **perf_params.fit.exclude}
@@ -87,24 +83,19 @@ def build_case_terms(cases: list[dict[str, Any]], kind: str, memory_params: Memo
     methods: list[str] = []
     models: list[str] = []
     for case in cases:
-        if is_memory_case(case) != (kind == "memory"):
+        if case.is_memory != (kind == "memory"):
             continue
-        cid = str(case.get("id", "?"))
+        cid = case.id
         try:
-            scenario = scenario_from_dict(case["scenario"], source=cid)
-            if kind == "memory":
-                metric = str(case["measured"].get("memory_metric", "allocated"))
-                if metric not in METRICS_MEMORY:
-                    raise InputError(f"{cid}.measured.memory_metric", f"{metric!r}; accepted: "
-                                     f"{', '.join(METRICS_MEMORY)}")
-                memory.append(memory_terms(scenario, metric, memory_params))
-                value = case["measured"]["memory_gib"]
+            scenario = scenario_from_dict(case.scenario, source=cid)
+            if case.measured.memory_gib is not None:
+                memory.append(memory_terms(scenario, case.measured.memory_kind, memory_params))
+                value = case.measured.memory_gib
             else:
-                name = next(k for k in METRICS_SPEED if k in case["measured"])
+                name, value = case.measured.speed_figure() or ("", 0.0)
                 metrics.append(speed_metric(cid, name, perf_params)[0])
                 speed.append(speed_case(scenario, memory_params, perf_params))
-                value = case["measured"][name]
-        except (InputError, StopIteration) as exc:
+        except InputError as exc:
             failed.append((cid, str(exc) or "no measured figure"))
             continue
         ids.append(cid)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -11,10 +11,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import InputError
+from trainsizer.evidence.validate_json import CaseResultJSON, SummaryJSON
 from trainsizer.input_checks import Number, parse_model
 
 if TYPE_CHECKING:
     from trainsizer.estimate.model_params import PerformanceModel
+    from trainsizer.frameworks import FrameworkUse
 
 METRICS_MEMORY = ("allocated", "reserved", "device")
 METRICS_SPEED = ("tokens_per_s", "tokens_per_s_per_gpu", "step_time_s", "tflops_per_gpu", "mfu")
@@ -39,6 +41,58 @@ class Measured(BaseModel):
             raise ValueError(f"needs memory_gib or one of {', '.join(METRICS_SPEED)}")
         return self
 
+    @property
+    def is_memory(self) -> bool:
+        return self.memory_gib is not None
+
+    @property
+    def memory_kind(self) -> str:
+        """The memory figure's metric (FORMAT.md: allocated when the case names none)."""
+        return self.memory_metric or "allocated"
+
+    def speed_figure(self) -> tuple[str, float] | None:
+        """The first speed figure the case states, in METRICS_SPEED order: (metric, value)."""
+        for name in METRICS_SPEED:
+            value = getattr(self, name)
+            if value is not None:
+                return name, float(value)
+        return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Case:
+    """One measured case (validation/FORMAT.md, 'Case file'), read once where its file is loaded. ``scenario`` is
+    the scenario as the case file writes it: each prediction reads it with ``scenario_from_dict``, as a user's
+    scenario file is read, so a case that cannot be expressed fails where it is predicted and is counted there.
+    ``stated``: the dotted keys its source states that were added (``stated_settings.yaml``); ``framework``: in the
+    user's view (``user_view``), the framework profile that filled its internals."""
+
+    id: str
+    scenario: dict[str, Any]
+    measured: Measured
+    source: str = ""
+    as_of: str = ""
+    notes: str = ""
+    not_expressible: tuple[str, ...] = ()
+    stated: tuple[str, ...] = ()
+    framework: FrameworkUse | None = None
+
+    @property
+    def is_memory(self) -> bool:
+        return self.measured.is_memory
+
+
+def case_from_document(doc: dict[str, Any], path: str | Path, index: int) -> Case:
+    """Entry ``index`` of the case file ``path`` as a :class:`Case` (its ``measured`` block checked)."""
+    if not isinstance(doc, dict) or "scenario" not in doc or "measured" not in doc:
+        raise InputError(f"cases[{index}]", "each case needs id, scenario and measured")
+    measured = parse_model(Measured, doc["measured"], f"{path}: cases[{index}].measured")
+    blocked = doc.get("not_expressible") or ()
+    return Case(id=str(doc.get("id", "?")), scenario=doc["scenario"], measured=measured,
+                source=str(doc.get("source") or ""), as_of=str(doc.get("as_of") or ""),
+                notes=str(doc.get("notes") or ""),
+                not_expressible=tuple(str(b) for b in ([blocked] if isinstance(blocked, str) else blocked)))
+
 
 @dataclass(frozen=True)
 class CaseResult:
@@ -55,7 +109,7 @@ class CaseResult:
             return None
         return (self.predicted - self.measured) / self.measured
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CaseResultJSON:
         return {"id": self.id, "metric": self.metric, "predicted": self.predicted, "measured": self.measured,
                 "error": None if self.error is None else round(self.error, 4),
                 "excluded_from_fit": self.excluded_from_fit, "skipped": self.skipped}
@@ -69,7 +123,7 @@ class Summary:
     max_abs_error: float | None
     within_15pct: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SummaryJSON:
         def r(x: float | None) -> float | None:
             return None if x is None else round(x, 4)
 
@@ -113,44 +167,46 @@ def stated_settings() -> list[StatedSettings]:
             for i, row in enumerate(data["settings"])]
 
 
-def with_stated_settings(case: dict[str, Any], entries: list[StatedSettings]) -> dict[str, Any]:
+def with_stated_settings(case: Case, entries: list[StatedSettings]) -> Case:
     """``case`` with the training and parallel keys its source states (for the entries naming it and its source)
-    added where the case does not set them; the added keys are listed under ``stated_settings``. A case that sets
-    such a key to another value is the data's contradiction: refused, naming the case and the key."""
-    cid = str(case.get("id", ""))
-    rows = [e for e in entries if cid in e.cases and str(case.get("source", "")).startswith(e.source)]
+    added where the case does not set them; the added keys are listed in ``stated``. A case that sets such a key to
+    another value is the data's contradiction: refused, naming the case and the key."""
+    rows = [e for e in entries if case.id in e.cases and case.source.startswith(e.source)]
     if not rows:
         return case
-    scenario = dict(case["scenario"])
-    added: dict[str, Any] = {}
+    scenario = dict(case.scenario)
+    added: list[str] = []
     for section in ("training", "parallel"):
         given = dict(scenario.get(section) or {})
         for row in rows:
             for key, value in getattr(row, section).items():
                 if key in given and given[key] != value:
-                    raise InputError(f"case {cid}.scenario.{section}.{key}",
+                    raise InputError(f"case {case.id}.scenario.{section}.{key}",
                                      f"{given[key]!r}, but its source states {value!r} ({row.stated})")
                 if key not in given:
-                    given[key] = added[key] = value
+                    given[key] = value
+                    added.append(f"{section}.{key}")
         if given or section in scenario:
             scenario[section] = given
-    return {**case, "scenario": scenario, "stated_settings": added}
+    return replace(case, scenario=scenario, stated=tuple(added))
 
 
-def load_cases(path: str | Path, stated: bool = True) -> list[dict[str, Any]]:
-    """The cases of a case file, each with the settings its source states beyond FORMAT.md
-    (:func:`with_stated_settings`; ``stated=False``: as the file has them, for a file that is written back)."""
+def case_documents(path: str | Path) -> list[dict[str, Any]]:
+    """The entries of a case file as the file has them (for a file that is written back): the YAML edge."""
     data = user_yaml(path, field="cases")
     if not isinstance(data, list):
         raise InputError("cases", f"{path}: a case file is a YAML list of cases")
-    for i, case in enumerate(data):
-        if not isinstance(case, dict) or "scenario" not in case or "measured" not in case:
-            raise InputError(f"cases[{i}]", "each case needs id, scenario and measured")
-        parse_model(Measured, case["measured"], f"{path}: cases[{i}].measured")
+    return data
+
+
+def load_cases(path: str | Path, stated: bool = True) -> list[Case]:
+    """The cases of a case file, each with the settings its source states beyond FORMAT.md
+    (:func:`with_stated_settings`; ``stated=False``: as the file has them)."""
+    cases = [case_from_document(doc, path, i) for i, doc in enumerate(case_documents(path))]
     if not stated:
-        return data
+        return cases
     entries = stated_settings()
-    return [with_stated_settings(case, entries) for case in data]
+    return [with_stated_settings(case, entries) for case in cases]
 
 
 def speed_metric(cid: str, metric: str, perf_params: PerformanceModel) -> tuple[str, str | None]:

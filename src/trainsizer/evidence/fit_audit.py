@@ -13,6 +13,7 @@ Parameters no case or one publication constrains, with no such reason, are ``ass
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ import numpy as np
 from trainsizer.estimate.typed_data import value_at, with_value
 from trainsizer.evidence.calibrate import MEMORY_FREE, PERFORMANCE_FREE, Free
 from trainsizer.evidence.case_terms import build_case_terms
+from trainsizer.evidence.cases import Case
 
 SENSITIVITY = 0.005  # |log change| of a prediction that counts as constraining
 
@@ -37,7 +39,7 @@ def _trials(value: float, grid: np.ndarray) -> list[float]:
     return [v for v in dict.fromkeys((nudged, float(np.min(grid)), float(np.max(grid)))) if v != float(value)]
 
 
-def publications_by_parameter(cases: list[dict[str, Any]], kind: str, free: Free, memory_params: Any,
+def publications_by_parameter(cases: list[Case], kind: str, free: Free, memory_params: Any,
                               perf_params: Any) -> dict[tuple[str, str], Counter[str]]:
     """For each (dotted, key) of ``free``: how many cases of each publication constrain it (fit.exclude cases left
     out, as the fit leaves them). ``kind``: memory | performance."""
@@ -55,13 +57,27 @@ def publications_by_parameter(cases: list[dict[str, Any]], kind: str, free: Free
     return out
 
 
-def audit(cases: list[dict[str, Any]], memory_params: Any, perf_params: Any) -> list[dict[str, Any]]:
-    """One row per fitted parameter: kind, parameter, publications (count of each), and ``ok`` (two or more
-    publications, or a documented :data:`SINGLE_PUBLICATION` reason)."""
-    rows: list[dict[str, Any]] = []
+@dataclass(frozen=True, slots=True)
+class ParameterAudit:
+    """A fitted parameter, the publications whose cases constrain it (count of each) and the documented reason it
+    may rest on one (:data:`SINGLE_PUBLICATION`)."""
+
+    kind: str  # memory | performance
+    parameter: str  # dotted section and key
+    publications: dict[str, int]
+    reason: str | None
+
+    @property
+    def ok(self) -> bool:
+        """Two or more publications, or one with a documented reason."""
+        return len(self.publications) >= 2 or (len(self.publications) == 1 and self.reason is not None)
+
+
+def audit(cases: list[Case], memory_params: Any, perf_params: Any) -> list[ParameterAudit]:
+    """One row per fitted parameter (:class:`ParameterAudit`)."""
+    rows: list[ParameterAudit] = []
     for kind, free in (("memory", MEMORY_FREE), ("performance", PERFORMANCE_FREE)):
         for (dotted, key), pubs in publications_by_parameter(cases, kind, free, memory_params, perf_params).items():
             reason = SINGLE_PUBLICATION.get((kind, dotted, key))
-            rows.append({"kind": kind, "parameter": f"{dotted}.{key}", "publications": dict(pubs),
-                         "ok": len(pubs) >= 2 or (len(pubs) == 1 and reason is not None), "reason": reason})
+            rows.append(ParameterAudit(kind, f"{dotted}.{key}", dict(pubs), reason))
     return rows

@@ -17,7 +17,7 @@ median per GPU family and per training method (positive = predicted too fast / t
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,8 +34,9 @@ from trainsizer.evidence.calibrate import (
     settle_priors,
 )
 from trainsizer.evidence.case_terms import CaseTerms, build_case_terms, log_error_loss
-from trainsizer.evidence.cases import CaseResult, summarize
+from trainsizer.evidence.cases import Case, CaseResult, Summary, summarize
 from trainsizer.evidence.mfu_evidence import fold_ceilings
+from trainsizer.evidence.validate_json import KindHoldoutJSON, SignedSummaryJSON
 
 KINDS = {"memory": MEMORY_FREE, "throughput": PERFORMANCE_FREE}
 GROUPINGS = ("source", "family")
@@ -56,18 +57,82 @@ def oriented_error(result: CaseResult) -> float | None:
     return -result.error if compared_metric(result.metric) in SLOWER_WHEN_LARGER else result.error
 
 
-def signed_summary(results: Sequence[CaseResult]) -> dict[str, Any]:
-    """Count, median and p90 of |error| and the signed median (:func:`oriented_error`) of ``results``."""
+@dataclass(frozen=True, slots=True)
+class SignedSummary:
+    """Count, median and p90 of |error| and the signed median (:func:`oriented_error`), each rounded to 4 places."""
+
+    count: int
+    median_abs_error: float | None
+    p90_abs_error: float | None
+    signed_median_error: float | None
+
+    def to_dict(self) -> SignedSummaryJSON:
+        return {"count": self.count, "median_abs_error": self.median_abs_error, "p90_abs_error": self.p90_abs_error,
+                "signed_median_error": self.signed_median_error}
+
+
+def _rounded(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+def signed_summary(results: Sequence[CaseResult]) -> SignedSummary:
+    """The :class:`SignedSummary` of ``results``."""
     s = summarize(list(results))
     signed = [e for e in (oriented_error(r) for r in results) if e is not None]
-    return {"count": s.count, "median_abs_error": None if s.median_abs_error is None else round(s.median_abs_error, 4),
-            "p90_abs_error": None if s.p90_abs_error is None else round(s.p90_abs_error, 4),
-            "signed_median_error": round(float(np.median(signed)), 4) if signed else None}
+    return SignedSummary(s.count, _rounded(s.median_abs_error), _rounded(s.p90_abs_error),
+                         round(float(np.median(signed)), 4) if signed else None)
 
 
-def _groups(results: Sequence[CaseResult], key_of: dict[str, str]) -> dict[str, Any]:
+def _groups(results: Sequence[CaseResult], key_of: dict[str, str]) -> dict[str, SignedSummary]:
     keys = sorted(dict.fromkeys(key_of[r.id] for r in results))
     return {k: signed_summary([r for r in results if key_of[r.id] == k]) for k in keys}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KindHoldout:
+    """One kind's (memory | throughput) held-out predictions, each group of ``by`` (source | family) held out in
+    turn: their summary, the cases that could not be predicted at all (id, reason), the signed summary per held-out
+    group and per GPU family, training method and model kind (``signed``), and every prediction."""
+
+    by: str
+    summary: Summary
+    signed_median_error: float | None
+    excluded_cases: tuple[tuple[str, str], ...]
+    by_group: dict[str, SignedSummary]
+    signed: dict[str, dict[str, SignedSummary]]
+    results: tuple[CaseResult, ...]
+
+    @property
+    def groups(self) -> int:
+        """How many groups were held out (publications or GPU families)."""
+        return len(self.by_group)
+
+    @property
+    def cell(self) -> SignedSummary:
+        """Count, median, p90 and signed median, as the accuracy tables show them."""
+        s = self.summary
+        return SignedSummary(s.count, _rounded(s.median_abs_error), _rounded(s.p90_abs_error),
+                             self.signed_median_error)
+
+    def to_dict(self) -> KindHoldoutJSON:
+        """The JSON of ``trainsizer validate --holdout`` for this kind."""
+        summary = self.summary.to_dict()
+        return {"holdout": self.by, "count": summary["count"], "median_abs_error": summary["median_abs_error"],
+                "p90_abs_error": summary["p90_abs_error"], "within_15pct": summary["within_15pct"],
+                "signed_median_error": self.signed_median_error, "excluded": len(self.excluded_cases),
+                "excluded_cases": [{"id": i, "reason": r} for i, r in self.excluded_cases],
+                "sources" if self.by == "source" else "families": self.groups,
+                f"by_{self.by}": {k: v.to_dict() for k, v in self.by_group.items()},
+                "signed": {dim: {k: v.to_dict() for k, v in rows.items()} for dim, rows in self.signed.items()},
+                "cases": [r.to_dict() for r in self.results]}
+
+
+HeldOut = dict[str, KindHoldout]  # per kind: memory, throughput
+
+
+def predictions(held: HeldOut) -> dict[str, tuple[CaseResult, ...]]:
+    """Per kind, every held-out prediction (what ``ranges_fit.residuals`` reads)."""
+    return {kind: h.results for kind, h in held.items()}
 
 
 EFFICIENCY = "compute.max_efficiency"  # the per-family fitted efficiency (calibrate.PERFORMANCE_FREE)
@@ -108,10 +173,10 @@ GroupOf = Callable[[CaseTerms], list[str]]
 GROUP_OF: dict[str, GroupOf] = {"source": lambda t: t.sources, "family": lambda t: t.families}
 
 
-def leave_one_out(cases: list[dict[str, Any]], by: str = "source", memory_params: MemoryModel | None = None,
+def leave_one_out(cases: list[Case], by: str = "source", memory_params: MemoryModel | None = None,
                   perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS,
-                  scored: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """``{"memory": summary, "throughput": summary}`` with each group of ``by`` (source | family) held out in turn:
+                  scored: list[Case] | None = None) -> HeldOut:
+    """Per kind (memory, throughput), a :class:`KindHoldout` with each group of ``by`` (source | family) held out:
     count, median and p90 absolute error of the held-out predictions, ``excluded`` (cases that could not be predicted
     at all: 0 unless a case cannot be expressed), the error per held-out group (``by_source`` / ``by_family``) and
     the signed medians per GPU family and per training method (``signed``). The folds are fitted on ``cases``; the
@@ -120,9 +185,9 @@ def leave_one_out(cases: list[dict[str, Any]], by: str = "source", memory_params
                                perf_params, rounds)[""]
 
 
-def leave_one_out_views(cases: list[dict[str, Any]], views: dict[str, list[dict[str, Any]]], by: str = "source",
+def leave_one_out_views(cases: list[Case], views: dict[str, list[Case]], by: str = "source",
                         memory_params: MemoryModel | None = None, perf_params: PerformanceModel | None = None,
-                        rounds: int = REFINE_ROUNDS) -> dict[str, dict[str, Any]]:  # long: one fit, many views
+                        rounds: int = REFINE_ROUNDS) -> dict[str, HeldOut]:  # long: one fit, many views
     """:func:`leave_one_out` per view: every fold fitted once on ``cases`` (as the shipped parameters are fitted:
     on the cases as annotated), and each view's cases of the held-out group predicted by it (a view holds the same
     cases written another way: what a user states, with or without the framework)."""
@@ -131,7 +196,7 @@ def leave_one_out_views(cases: list[dict[str, Any]], views: dict[str, list[dict[
 
     mp = memory_params or default_memory_model()
     pp = perf_params or default_performance_model()
-    out: dict[str, dict[str, Any]] = {name: {} for name in views}
+    out: dict[str, HeldOut] = {name: {} for name in views}
     for kind, free in KINDS.items():
         what = "memory" if kind == "memory" else "performance"
         terms, _failed = build_case_terms(cases, what, mp, pp)
@@ -140,7 +205,7 @@ def leave_one_out_views(cases: list[dict[str, Any]], views: dict[str, list[dict[
         base = fold_start(mp if kind == "memory" else pp)
         groups = GROUP_OF[by](terms)
         results: dict[str, list[CaseResult]] = {name: [] for name in views}
-        by_group: dict[str, dict[str, Any]] = {name: {} for name in views}
+        by_group: dict[str, dict[str, SignedSummary]] = {name: {} for name in views}
         every = [g for name in views for g in GROUP_OF[by](scored[name][0])]
         for group in dict.fromkeys(groups + every):
             params = _fold(terms, groups, group, base, free, rounds, group if by == "family" else None)
@@ -160,30 +225,26 @@ def leave_one_out_views(cases: list[dict[str, Any]], views: dict[str, list[dict[
 
 
 def _kind_summary(terms: CaseTerms, failed: list[tuple[str, str]], results: list[CaseResult],
-                  by_group: dict[str, Any], by: str) -> dict[str, Any]:
-    summary = summarize(results).to_dict()
+                  by_group: dict[str, SignedSummary], by: str) -> KindHoldout:
     family_of = dict(zip(terms.ids, terms.families, strict=True))
     method_of = dict(zip(terms.ids, terms.methods, strict=True))
     model_of = dict(zip(terms.ids, terms.models, strict=True))
-    return {"holdout": by, "count": summary["count"], "median_abs_error": summary["median_abs_error"],
-            "p90_abs_error": summary["p90_abs_error"], "within_15pct": summary["within_15pct"],
-            "signed_median_error": signed_summary(results)["signed_median_error"],
-            "excluded": len(failed), "excluded_cases": [{"id": i, "reason": r} for i, r in failed],
-            "sources" if by == "source" else "families": len(by_group), f"by_{by}": by_group,
-            "signed": {"family": _groups(results, family_of), "method": _groups(results, method_of),
-                       "model": _groups(results, model_of)},
-            "cases": [r.to_dict() for r in results]}
+    signed = signed_summary(results).signed_median_error
+    return KindHoldout(by=by, summary=summarize(results), signed_median_error=signed,
+                       excluded_cases=tuple(failed), by_group=by_group,
+                       signed={"family": _groups(results, family_of), "method": _groups(results, method_of),
+                               "model": _groups(results, model_of)}, results=tuple(results))
 
 
-def leave_one_source_out(cases: list[dict[str, Any]], memory_params: MemoryModel | None = None,
+def leave_one_source_out(cases: list[Case], memory_params: MemoryModel | None = None,
                          perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS,
-                         scored: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                         scored: list[Case] | None = None) -> HeldOut:
     """:func:`leave_one_out` by publication."""
     return leave_one_out(cases, "source", memory_params, perf_params, rounds, scored)
 
 
-def leave_one_family_out(cases: list[dict[str, Any]], memory_params: MemoryModel | None = None,
+def leave_one_family_out(cases: list[Case], memory_params: MemoryModel | None = None,
                          perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS,
-                         scored: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                         scored: list[Case] | None = None) -> HeldOut:
     """:func:`leave_one_out` by GPU family."""
     return leave_one_out(cases, "family", memory_params, perf_params, rounds, scored)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Required, TypedDict
 
 import numpy as np
 
@@ -28,6 +28,29 @@ from trainsizer.estimate.step_terms import COMPILED_KEY, combine_step
 from trainsizer.estimate.typed_data import build
 
 Run = tuple[str, str, float, str]  # (architecture, precision key, measured MFU, case id)
+
+
+class CeilingRow(TypedDict, total=False):
+    """A ceiling as the ``mfu_ceiling`` block writes it (``model_params.MfuRow``): measured (its best run, the
+    cases, how many runs, the basis) or assumed (status and reason)."""
+
+    mfu: Required[float]
+    measured: float
+    cases: list[str]
+    runs: int
+    basis: str
+    status: str
+    reason: str
+
+
+class Ceilings(TypedDict):
+    """The ``mfu_ceiling`` block (``model_params.MfuCeilings``) as derived, before it is typed or written."""
+
+    margin: float
+    min_cases: int
+    table: dict[str, dict[str, CeilingRow]]  # architecture: precision key: ceiling
+    fallback: CeilingRow
+
 
 PEAK_DTYPE = {"fp32": "fp32", "fp16-mixed": "fp16", "bf16-mixed": "bf16", "bf16-true": "bf16", "fp8-mixed": "fp8"}
 MIN_CASES = 3  # fewer measured runs than this do not bound a precision on their own
@@ -68,7 +91,7 @@ def _rate(precision_key: str) -> str:
     return PEAK_DTYPE[precision_key.removesuffix(COMPILED_KEY)] + (COMPILED_KEY if compiled else "")
 
 
-def _same_rate_rows(table: dict[str, dict[str, Any]]) -> None:
+def _same_rate_rows(table: dict[str, dict[str, CeilingRow]]) -> None:
     """Precisions without runs get the measured row of the same architecture at the same tensor-core rate (a plan
     in bf16-mixed on an architecture measured only in bf16-true is bounded by those runs)."""
     for rows in table.values():
@@ -81,7 +104,7 @@ def _same_rate_rows(table: dict[str, dict[str, Any]]) -> None:
                 rows[prec] = {**best, "basis": f"measured at the same tensor-core rate ({rate}): no run of {prec}"}
 
 
-def ceilings(runs_list: Sequence[Run], margin: float, min_cases: int = MIN_CASES) -> dict[str, Any]:
+def ceilings(runs_list: Sequence[Run], margin: float, min_cases: int = MIN_CASES) -> Ceilings:
     """The ceiling of each (architecture, precision) with a measured run: the best measured MFU plus ``margin``.
     A precision with fewer than ``min_cases`` runs on that architecture takes the best of the architecture's runs at
     the same tensor-core rate (bf16-mixed and bf16-true share one), as does one whose own best is below theirs (the
@@ -102,7 +125,7 @@ def ceilings(runs_list: Sequence[Run], margin: float, min_cases: int = MIN_CASES
     else:
         fallback = {"mfu": UNMEASURED_MFU, "status": "assumed",
                     "reason": f"no measured run: at most {UNMEASURED_MFU:.0%} (only measured evidence may claim more)"}
-    table: dict[str, dict[str, Any]] = {}
+    table: dict[str, dict[str, CeilingRow]] = {}
     for (arch, prec), rows in sorted(runs.items()):
         pooled = [r for (a, q), rs in runs.items() if a == arch and _rate(q) == _rate(prec) for r in rs]
         if len(rows) >= min_cases and max(rows) >= max(pooled):
@@ -127,7 +150,7 @@ def ceilings(runs_list: Sequence[Run], margin: float, min_cases: int = MIN_CASES
     return {"margin": margin, "min_cases": min_cases, "table": table, "fallback": fallback}
 
 
-def _compiled_rows_above_eager(table: dict[str, dict[str, Any]]) -> None:
+def _compiled_rows_above_eager(table: dict[str, dict[str, CeilingRow]]) -> None:
     """A compiled row lets compiled jobs go past the eager evidence (Inductor's fusion); one whose best run is below
     the eager row of its precision says only that those runs were slow, not that compiling slows the tensor cores:
     it is dropped, and a compiled job is bounded by the eager row (as where too few compiled runs were measured)."""
@@ -147,7 +170,7 @@ def case_runs(terms: Any, rows: Sequence[int], params: PerformanceModel) -> list
     return [(str(arch[i] or "unknown"), keys[i], float(mfu[i]), terms.ids[i]) for i in rows]
 
 
-def typed(data: dict[str, Any]) -> MfuCeilings:
+def typed(data: Ceilings) -> MfuCeilings:
     """A derived ceilings block as the typed section of the performance model."""
     return build(MfuCeilings, data, "mfu_ceiling:")
 

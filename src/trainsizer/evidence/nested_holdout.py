@@ -21,6 +21,7 @@ from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.typed_data import value_at
 from trainsizer.evidence.calibrate import REFINE_ROUNDS, coordinate_descent, family_prior, fold_start, settle_priors
 from trainsizer.evidence.case_terms import CaseTerms, build_case_terms, log_error_loss
+from trainsizer.evidence.cases import Case, CaseResult
 from trainsizer.evidence.holdout import KINDS
 from trainsizer.evidence.mfu_evidence import fold_ceilings
 
@@ -67,27 +68,30 @@ def _fitter(terms: CaseTerms, base: Any, free: Any, rounds: int) -> Fitted:
     return fitted
 
 
-def nested_source_out(cases: list[dict[str, Any]], memory_params: MemoryModel | None = None,
+Predictions = dict[str, list[CaseResult]]  # per kind (memory | throughput), as holdout.predictions gives them
+
+
+def nested_source_out(cases: list[Case], memory_params: MemoryModel | None = None,
                       perf_params: PerformanceModel | None = None, rounds: int = REFINE_ROUNDS,
-                      scored: list[dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
-    """Per outer publication P: a holdout-shaped dict (``{"memory": {"cases": [...]}, "throughput": {...}}``, each
-    row ``{"id", "predicted", "measured"}``) of every case *not* of P, each predicted by parameters fitted without
-    P and without its own publication. ``ranges_fit.residuals`` reads it like a leave-one-source-out answer. The fits
-    are on ``cases``; the predictions of ``scored`` (the same cases in another view; default ``cases``)."""
+                      scored: list[Case] | None = None) -> dict[str, Predictions]:
+    """Per outer publication P, per kind: every case *not* of P, each predicted by parameters fitted without P and
+    without its own publication. ``ranges_fit.residuals`` reads it like a leave-one-source-out answer
+    (``holdout.predictions``). The fits are on ``cases``; the predictions of ``scored`` (the same cases in another
+    view; default ``cases``)."""
     return nested_source_out_views(cases, {"": scored if scored is not None else cases}, memory_params,
                                    perf_params, rounds)[""]
 
 
-def nested_source_out_views(cases: list[dict[str, Any]], views: dict[str, list[dict[str, Any]]],
+def nested_source_out_views(cases: list[Case], views: dict[str, list[Case]],
                             memory_params: MemoryModel | None = None, perf_params: PerformanceModel | None = None,
-                            rounds: int = REFINE_ROUNDS) -> dict[str, dict[str, dict[str, Any]]]:
+                            rounds: int = REFINE_ROUNDS) -> dict[str, dict[str, Predictions]]:
     """:func:`nested_source_out` per view, every pair's fit made once on ``cases``."""
     from trainsizer.estimate.memory import default_memory_model
     from trainsizer.estimate.step import default_performance_model
 
     mp = memory_params or default_memory_model()
     pp = perf_params or default_performance_model()
-    out: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in views}
+    out: dict[str, dict[str, Predictions]] = {name: {} for name in views}
     for kind, free in KINDS.items():
         what = "memory" if kind == "memory" else "performance"
         terms, _failed = build_case_terms(cases, what, mp, pp)
@@ -96,13 +100,13 @@ def nested_source_out_views(cases: list[dict[str, Any]], views: dict[str, list[d
         for name, view in views.items():
             scored = build_case_terms(view, what, mp, pp)[0]
             for outer in sources:
-                rows: list[dict[str, Any]] = []
+                rows: list[CaseResult] = []
                 for inner in sources:
                     test = [i for i, s in enumerate(scored.sources) if s == inner]
                     if inner == outer or not test:
                         continue
                     predicted = scored.predict(fitted(outer, inner), test)
-                    rows += [{"id": scored.ids[i], "predicted": float(p), "measured": float(scored.measured[i])}
+                    rows += [CaseResult(scored.ids[i], kind, float(p), float(scored.measured[i]))
                              for i, p in zip(test, predicted, strict=True)]
-                out[name].setdefault(outer, {})[kind] = {"cases": rows}
+                out[name].setdefault(outer, {})[kind] = rows
     return out

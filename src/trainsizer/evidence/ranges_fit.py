@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -32,6 +32,8 @@ import numpy as np
 from trainsizer.estimate.ranges import KINDS, NOT_STATED, Band, band
 from trainsizer.estimate.regimes import DIMENSIONS, scenario_regime
 from trainsizer.evidence.case_terms import source_key
+from trainsizer.evidence.cases import Case, CaseResult
+from trainsizer.evidence.validate_json import CoverageRowJSON, KindCoverageJSON
 
 LEVEL = 0.8
 SHRINKAGE_SOURCES = 3  # a regime seen in s publications weighs s / (s + 3) against the pooled errors
@@ -103,21 +105,23 @@ NestedResiduals = dict[str, Residuals]  # per outer publication P: the residuals
 Block = dict[str, Any]  # one kind's fitted block of ranges.yaml (the data file's shape, read by estimate/ranges.py)
 
 
-def residuals(cases: list[dict[str, Any]], holdout: dict[str, Any]) -> Residuals:
-    """Per kind (memory | speed): each held-out case's ``u``, its publication and its regime."""
-    by_id = {str(c.get("id")): c for c in cases}
+def residuals(cases: list[Case], held: Mapping[str, Sequence[CaseResult]]) -> Residuals:
+    """Per kind (memory | speed): each held-out case's ``u``, its publication and its regime; ``held``: per holdout
+    kind (memory | throughput), the held-out predictions (``holdout.predictions``, ``nested_holdout``)."""
+    by_id = {c.id: c for c in cases}
     out: Residuals = {}
     for kind in KINDS:
         rows = []
-        for r in holdout[HOLDOUT_KIND[kind]]["cases"]:
-            case = by_id[r["id"]]
-            if not r["predicted"] or r["predicted"] <= 0:
+        for r in held.get(HOLDOUT_KIND[kind], ()):
+            case = by_id[r.id]
+            if not r.predicted or r.predicted <= 0:
                 continue
-            u = math.log(r["measured"] / r["predicted"])
-            if kind == "speed" and "step_time_s" in case["measured"] and not any(
-                    k in case["measured"] for k in ("tokens_per_s", "tokens_per_s_per_gpu")):
+            u = math.log(r.measured / r.predicted)
+            m = case.measured
+            if kind == "speed" and m.step_time_s is not None and m.tokens_per_s is None \
+                    and m.tokens_per_s_per_gpu is None:
                 u = -u  # a longer step than predicted is a slower run
-            rows.append(Residual(str(r["id"]), source_key(case), u, scenario_regime(case["scenario"])))
+            rows.append(Residual(r.id, source_key(case), u, scenario_regime(case.scenario)))
         out[kind] = rows
     return out
 
@@ -346,8 +350,35 @@ def fit_ranges(res: Residuals, level: float = LEVEL,
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class CoverageRow:
+    """A regime's nested coverage (:func:`coverage_row`)."""
+
+    count: int
+    sources: int
+    coverage: float
+    median_half_width: float | None
+    widen_for_75: float | None
+
+    def to_dict(self) -> CoverageRowJSON:
+        return {"count": self.count, "sources": self.sources, "coverage": self.coverage,
+                "median_half_width": self.median_half_width, "widen_for_75": self.widen_for_75}
+
+
+@dataclass(frozen=True, slots=True)
+class KindCoverage:
+    """One kind's nested coverage: overall and per value of each regime dimension."""
+
+    overall: CoverageRow
+    by_regime: dict[str, dict[str, CoverageRow]]
+
+    def to_dict(self) -> KindCoverageJSON:
+        by_regime = {dim: {v: row.to_dict() for v, row in rows.items()} for dim, rows in self.by_regime.items()}
+        return {**self.overall.to_dict(), "by_regime": by_regime}
+
+
 def coverage(res: Residuals, inner: NestedResiduals, level: float = LEVEL,
-             floor: NestedResiduals | None = None) -> dict[str, Any]:
+             floor: NestedResiduals | None = None) -> dict[str, KindCoverage]:
     """Nested leave-one-source-out coverage: each publication P's cases (``res``: predicted without P) against
     ranges fitted by the whole procedure on ``inner[P]`` (the other publications' errors, predicted by parameters
     fitted without P either: ``nested_holdout``), so nothing behind P's range comes from P. Per kind: the share
@@ -355,29 +386,35 @@ def coverage(res: Residuals, inner: NestedResiduals, level: float = LEVEL,
     estimate) and the count. With ``floor`` (the framework-not-stated check: ``res`` and ``inner`` are the errors
     of the cases scored with no framework named), each range is the wider of the one fitted on ``inner[P]`` and the
     one fitted on ``floor[P]`` (the user view's), as ``estimate/ranges.py`` gives a scenario that names none."""
-    out: dict[str, Any] = {}
+    out: dict[str, KindCoverage] = {}
     for kind in KINDS:
-        rows = res[kind]
-        hits: list[Hit] = []
-        for source in dict.fromkeys(r.source for r in rows):
-            train = [r for r in inner.get(source, {}).get(kind, []) if r.source != source]
-            fitted = _wrap(kind, fit_kind(kind, train, level), level)
-            if floor is not None:
-                stated = [r for r in floor.get(source, {}).get(kind, []) if r.source != source]
-                fitted = {**_wrap(kind, fit_kind(kind, stated, level), level), NOT_STATED: {kind: fitted[kind]}}
-            for r in rows:
-                if r.source == source:
-                    regime = {**r.regime, **({"framework": "not_stated"} if floor is not None else {})}
-                    b = band(kind, regime, fitted)
-                    hits.append(Hit(r, reach(b, r.u), (b.hi - b.lo) / 2))
-        per: dict[str, Any] = {}
+        hits = _hits(kind, res[kind], inner, level, floor)
+        per: dict[str, dict[str, CoverageRow]] = {}
         for dim in DIMENSIONS:
             groups: dict[str, list[Hit]] = defaultdict(list)
             for hit in hits:
                 groups[hit.row.regime[dim]].append(hit)
             per[dim] = {v: coverage_row(g) for v, g in sorted(groups.items())}
-        out[kind] = {**coverage_row(hits), "by_regime": per}
+        out[kind] = KindCoverage(coverage_row(hits), per)
     return out
+
+
+def _hits(kind: str, rows: list[Residual], inner: NestedResiduals, level: float,
+          floor: NestedResiduals | None) -> list[Hit]:
+    """Each row against the band fitted without its publication (:func:`coverage`)."""
+    hits: list[Hit] = []
+    for source in dict.fromkeys(r.source for r in rows):
+        train = [r for r in inner.get(source, {}).get(kind, []) if r.source != source]
+        fitted = _wrap(kind, fit_kind(kind, train, level), level)
+        if floor is not None:
+            stated = [r for r in floor.get(source, {}).get(kind, []) if r.source != source]
+            fitted = {**_wrap(kind, fit_kind(kind, stated, level), level), NOT_STATED: {kind: fitted[kind]}}
+        for r in rows:
+            if r.source == source:
+                regime = {**r.regime, **({"framework": "not_stated"} if floor is not None else {})}
+                b = band(kind, regime, fitted)
+                hits.append(Hit(r, reach(b, r.u), (b.hi - b.lo) / 2))
+    return hits
 
 
 def reach(b: Band, u: float) -> float:
@@ -388,41 +425,35 @@ def reach(b: Band, u: float) -> float:
     return abs(u - c) / side if side > 0 else (0.0 if u == c else math.inf)
 
 
-def coverage_row(hits: list[Hit]) -> dict[str, Any]:
+def coverage_row(hits: list[Hit]) -> CoverageRow:
     """A regime's nested coverage: its cases, the publications they come from (errors within one move together, so
     the publications are the independent draws), the share inside, the median half-width, and ``widen_for_75``: the
     factor on both sides of its ranges (about their medians) at which 75 % of its cases would fall inside (the issue's
     lower bound; at most 1 where they already do), what a regime below the band would cost in width."""
     if not hits:
-        return {"count": 0, "sources": 0, "coverage": 0.0, "median_half_width": None, "widen_for_75": None}
+        return CoverageRow(0, 0, 0.0, None, None)
     reaches = sorted(h.reach for h in hits)
     need = reaches[min(math.ceil(0.75 * len(reaches)), len(reaches)) - 1]
-    return {"count": len(hits), "sources": len({h.row.source for h in hits}),
-            "coverage": round(sum(h.reach <= 1.0 for h in hits) / len(hits), 4),
-            "median_half_width": round(float(np.median([h.half_width for h in hits])), 4),
-            "widen_for_75": round(need, 2) if math.isfinite(need) else None}
+    return CoverageRow(len(hits), len({h.row.source for h in hits}),
+                       round(sum(h.reach <= 1.0 for h in hits) / len(hits), 4),
+                       round(float(np.median([h.half_width for h in hits])), 4),
+                       round(need, 2) if math.isfinite(need) else None)
 
 
-def nested_residuals(cases: list[dict[str, Any]], memory_params: Any = None,
-                     perf_params: Any = None) -> NestedResiduals:
+def nested_residuals(cases: list[Case], memory_params: Any = None, perf_params: Any = None) -> NestedResiduals:
     """Per publication P: :func:`residuals` of every other publication's cases, predicted by parameters fitted
     without P and without their own publication (``nested_holdout.nested_source_out``): what :func:`coverage`
     builds P's ranges from."""
     from trainsizer.evidence.nested_holdout import nested_source_out
 
-    empty: dict[str, Any] = {"cases": []}
-    return {source: residuals(cases, {"memory": held.get("memory", empty), "throughput": held.get("throughput", empty)})
+    return {source: residuals(cases, held)
             for source, held in nested_source_out(cases, memory_params, perf_params).items()}
 
 
-def nested_residuals_views(cases: list[dict[str, Any]], views: dict[str, list[dict[str, Any]]],
-                           memory_params: Any = None,
+def nested_residuals_views(cases: list[Case], views: dict[str, list[Case]], memory_params: Any = None,
                            perf_params: Any = None) -> dict[str, NestedResiduals]:
     """:func:`nested_residuals` per view (``user_view.case_views``), the fits made once on ``cases`` (as annotated)."""
     from trainsizer.evidence.nested_holdout import nested_source_out_views
 
-    empty: dict[str, Any] = {"cases": []}
     held = nested_source_out_views(cases, views, memory_params, perf_params)
-    return {name: {source: residuals(views[name], {"memory": h.get("memory", empty),
-                                                    "throughput": h.get("throughput", empty)})
-                   for source, h in held[name].items()} for name in views}
+    return {name: {source: residuals(views[name], h) for source, h in held[name].items()} for name in views}

@@ -10,8 +10,9 @@ whose user names none; its errors calibrate the wider "framework not stated" ran
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
+from trainsizer.evidence.cases import Case
 from trainsizer.frameworks import INTERNALS, resolve
 from trainsizer.scenario import scenario_from_dict
 
@@ -19,19 +20,19 @@ VIEWS = ("annotated", "user")
 UNSTATED = "unstated"  # the user's view with no framework named (scored beside the user view, never asked for alone)
 
 
-def user_case(case: dict[str, Any], framework_named: bool = True) -> dict[str, Any]:
+def user_case(case: Case, framework_named: bool = True) -> Case:
     """``case`` as a user would write it, its internals keys set by its framework's profile; with not
     ``framework_named``, without the framework too (the one assumed for its method)."""
-    scenario = {k: dict(v) if isinstance(v, dict) else v for k, v in case["scenario"].items()}
+    scenario = {k: dict(v) if isinstance(v, dict) else v for k, v in case.scenario.items()}
     for dotted in INTERNALS + (() if framework_named else ("training.framework",)):
         section, key = dotted.split(".", 1)
         if isinstance(scenario.get(section), dict):
             scenario[section].pop(key, None)
-    resolved, use = resolve(scenario_from_dict(scenario, source=str(case.get("id", "case"))))
-    return {**case, "scenario": resolved.model_dump(exclude_unset=True), "framework": use.to_dict()}
+    resolved, use = resolve(scenario_from_dict(scenario, source=case.id))
+    return replace(case, scenario=resolved.model_dump(exclude_unset=True), framework=use)
 
 
-def case_views(cases: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def case_views(cases: list[Case]) -> dict[str, list[Case]]:
     """The three views of ``cases`` (annotated, user, unstated), in the cases' order."""
     return {"annotated": cases, "user": [user_case(c) for c in cases],
             UNSTATED: [user_case(c, framework_named=False) for c in cases]}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -92,6 +92,38 @@ def load_profile(family: str) -> Profile:
     return profile
 
 
+# ``SettingUse.to_dict`` ("from" is a keyword: the functional form)
+SettingJSON = TypedDict("SettingJSON", {"key": str, "value": Any, "from": str, "source": NotRequired[str]})
+
+
+class FrameworkJSON(TypedDict):
+    """``FrameworkUse.to_dict``: an estimate's ``framework``."""
+
+    framework: str
+    family: str
+    profile_version: str
+    backend: str
+    assumed: bool
+    settings: list[SettingJSON]
+
+
+@dataclass(frozen=True, slots=True)
+class SettingUse:
+    """Where one internals key of an estimate came from: ``stated`` by the scenario (over the profile) or set by the
+    ``profile``, with the source line it is read from."""
+
+    key: str
+    value: Any
+    origin: Literal["stated", "profile"]
+    source: str | None = None
+
+    def to_dict(self) -> SettingJSON:
+        out: SettingJSON = {"key": self.key, "value": self.value, "from": self.origin}
+        if self.source is not None:
+            out["source"] = self.source
+        return out
+
+
 @dataclass(frozen=True)
 class FrameworkUse:
     """The framework an estimate ran with: its name, whether it was assumed, and where each internals key came
@@ -103,11 +135,11 @@ class FrameworkUse:
     version_read: str
     backend: str
     assumed: bool
-    settings: list[dict[str, Any]] = field(default_factory=list)
+    settings: tuple[SettingUse, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FrameworkJSON:
         return {"framework": self.framework, "family": self.family, "profile_version": self.version_read,
-                "backend": self.backend, "assumed": self.assumed, "settings": self.settings}
+                "backend": self.backend, "assumed": self.assumed, "settings": [s.to_dict() for s in self.settings]}
 
 
 def parse_name(name: str) -> tuple[str, str | None, str | None]:
@@ -141,21 +173,21 @@ def resolve(scenario: Scenario, framework: str | None = None) -> tuple[Scenario,
     profile = load_profile(family)
     if backend is None:
         backend = profile.zero_backend if (profile.zero_backend and scenario.parallel.zero > 0) else "none"
-    updates: dict[str, dict[str, Any]] = {"training": {}, "parallel": {}}
-    rows: list[dict[str, Any]] = []
+    updates: dict[str, dict[str, Any]] = {"training": {}, "parallel": {}}  # model_validate's input per section
+    rows: list[SettingUse] = []
     for s in profile.settings:
-        if s.key in (r["key"] for r in rows) or not s.holds(scenario, backend):
+        if s.key in (r.key for r in rows) or not s.holds(scenario, backend):
             continue
         section, key = s.key.split(".", 1)
         if _stated(scenario, s.key):
-            rows.append({"key": s.key, "value": getattr(getattr(scenario, section), key), "from": "stated"})
+            rows.append(SettingUse(s.key, getattr(getattr(scenario, section), key), "stated"))
             continue
         updates[section][key] = s.value
-        rows.append({"key": s.key, "value": s.value, "from": "profile", "source": s.source})
+        rows.append(SettingUse(s.key, s.value, "profile", s.source))
     named = {} if assumed else {"framework": name}  # an assumed framework stays unnamed: its ranges are wider
     training = scenario.training.model_validate({**scenario.training.model_dump(exclude_unset=True),
                                                  **updates["training"], **named})
     parallel = scenario.parallel.model_validate({**scenario.parallel.model_dump(exclude_unset=True),
                                                  **updates["parallel"]})
     resolved = scenario.model_copy(update={"training": training, "parallel": parallel})
-    return resolved, FrameworkUse(name, family, profile.version, backend, assumed, rows)
+    return resolved, FrameworkUse(name, family, profile.version, backend, assumed, tuple(rows))

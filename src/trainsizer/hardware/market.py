@@ -36,7 +36,7 @@ told the file says so), e.g.::
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypedDict
 
 from trainsizer.errors import InputError
 
@@ -62,6 +62,21 @@ _CN_PREFIXES = ("chengdu", "sichuan", "ningxia", "inner-mongolia", "east-china",
 _NOT_CN_ZH_REGIONS = frozenset({"tw", "sg", "my"})  # zh locales of Taiwan, Singapore, Malaysia
 
 
+class MarketAvailabilityJSON(TypedDict):
+    """``hardware.market.MarketAvailability.to_dict``: whether the part can be had one way in the market."""
+
+    gpu: str
+    market: str
+    acquisition: str
+    available: bool
+    status: str
+    reason: Message
+    detail: str | None
+    source: str
+    as_of: str
+    confidence: str | None
+
+
 @dataclass(frozen=True)
 class MarketAvailability:
     """Whether ``gpu`` can be bought new / rented in ``market``: the reason as a message (its kind) and the data's
@@ -83,7 +98,7 @@ class MarketAvailability:
         """Whether the planner offers it: available, or not known to be barred (status yes or unknown)."""
         return self.status in (Status.YES, Status.UNKNOWN)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MarketAvailabilityJSON:
         # every field is a str, bool or None: the field's value as is (dataclasses.asdict deep-copies each one,
         # ~20 us a call, and a plan dumps two per option)
         return {f.name: getattr(self, f.name) for f in fields(self)}

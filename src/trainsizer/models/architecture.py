@@ -14,33 +14,58 @@ from typing import Any
 
 from trainsizer.errors import InputError
 
+
 # model_type -> family traits (HF modeling code of that type).
 #   norm: rmsnorm | layernorm; norms_per_layer: 2, or 1 for phi's shared pre-norm (parallel block)
 #   linear_bias: biases on attention and MLP linears; qkv_bias: bias on q/k/v only (Qwen2)
 #   positions: learned absolute position table; token_types: BERT segment embeddings
 #   fused_qkv: one query_key_value / c_attn module instead of q_proj/k_proj/v_proj
 #   dropout: the reference implementation trains with dropout (GPT-2, BERT: p=0.1)
-FAMILIES: dict[str, dict[str, Any]] = {
-    "llama": dict(norm="rmsnorm", gated_default=True),
-    "mistral": dict(norm="rmsnorm", gated_default=True),
-    "mixtral": dict(norm="rmsnorm", gated_default=True),
-    "qwen2": dict(norm="rmsnorm", gated_default=True, qkv_bias=True),
-    "qwen2_moe": dict(norm="rmsnorm", gated_default=True, qkv_bias=True),
-    "qwen3": dict(norm="rmsnorm", gated_default=True, qk_norm=True),
-    "qwen3_moe": dict(norm="rmsnorm", gated_default=True, qk_norm=True),
-    "gemma": dict(norm="rmsnorm", gated_default=True, gated_always=True, tie_default=True),
-    "gemma2": dict(norm="rmsnorm", gated_default=True, gated_always=True, tie_default=True, norms_per_layer=4),
-    "deepseek_v2": dict(norm="rmsnorm", gated_default=True),
-    "deepseek_v3": dict(norm="rmsnorm", gated_default=True),
-    "gpt2": dict(norm="layernorm", linear_bias=True, positions=True, tie_default=True,
-                 fused_qkv="c_attn", dropout=True, ffn_default=4),
-    "gpt_neox": dict(norm="layernorm", linear_bias=True, fused_qkv="query_key_value", ffn_default=4),
-    "bloom": dict(norm="layernorm", linear_bias=True, fused_qkv="query_key_value", tie_default=True,
-                  embedding_norm=True, ffn_default=4),
-    "phi": dict(norm="layernorm", linear_bias=True, norms_per_layer=1, lm_head_bias=True, ffn_default=4),
-    "bert": dict(norm="layernorm", linear_bias=True, positions=True, token_types=True, tie_default=True,
-                 embedding_norm=True, final_norm=False, dropout=True, pooler=True, lm_head=False,
-                 ffn_default=4),
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Family:
+    """The traits a ``model_type`` fixes (its Hugging Face modeling code); the config's keys may override some."""
+
+    norm: str = "rmsnorm"
+    norms_per_layer: int = 2
+    gated_default: bool = False  # a gated MLP (SiLU) when the config names no activation
+    gated_always: bool = False
+    tie_default: bool = False
+    linear_bias: bool = False
+    qkv_bias: bool | None = None  # None: as linear_bias
+    qk_norm: bool = False
+    positions: bool = False
+    token_types: bool = False
+    fused_qkv: str = ""
+    dropout: bool = False
+    ffn_default: int = 4  # intermediate_size as a multiple of hidden_size when the config leaves it out
+    embedding_norm: bool = False
+    final_norm: bool = True
+    pooler: bool = False
+    lm_head: bool = True
+    lm_head_bias: bool = False
+
+
+FAMILIES: dict[str, Family] = {
+    "llama": Family(norm="rmsnorm", gated_default=True),
+    "mistral": Family(norm="rmsnorm", gated_default=True),
+    "mixtral": Family(norm="rmsnorm", gated_default=True),
+    "qwen2": Family(norm="rmsnorm", gated_default=True, qkv_bias=True),
+    "qwen2_moe": Family(norm="rmsnorm", gated_default=True, qkv_bias=True),
+    "qwen3": Family(norm="rmsnorm", gated_default=True, qk_norm=True),
+    "qwen3_moe": Family(norm="rmsnorm", gated_default=True, qk_norm=True),
+    "gemma": Family(norm="rmsnorm", gated_default=True, gated_always=True, tie_default=True),
+    "gemma2": Family(norm="rmsnorm", gated_default=True, gated_always=True, tie_default=True, norms_per_layer=4),
+    "deepseek_v2": Family(norm="rmsnorm", gated_default=True),
+    "deepseek_v3": Family(norm="rmsnorm", gated_default=True),
+    "gpt2": Family(norm="layernorm", linear_bias=True, positions=True, tie_default=True,
+                   fused_qkv="c_attn", dropout=True, ffn_default=4),
+    "gpt_neox": Family(norm="layernorm", linear_bias=True, fused_qkv="query_key_value", ffn_default=4),
+    "bloom": Family(norm="layernorm", linear_bias=True, fused_qkv="query_key_value", tie_default=True,
+                    embedding_norm=True, ffn_default=4),
+    "phi": Family(norm="layernorm", linear_bias=True, norms_per_layer=1, lm_head_bias=True, ffn_default=4),
+    "bert": Family(norm="layernorm", linear_bias=True, positions=True, token_types=True, tie_default=True,
+                   embedding_norm=True, final_norm=False, dropout=True, pooler=True, lm_head=False,
+                   ffn_default=4),
 }
 GATED_ACTIVATIONS = {"silu", "swiglu", "swish", "geglu", "gelu_pytorch_tanh_gated"}
 PLAIN_ACTIVATIONS = {"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "relu", "quick_gelu", "gelu_python"}
@@ -196,10 +221,10 @@ def architecture_from_config(config: dict[str, Any], where: str = "model.archite
     head_dim = _positive_int(config, "head_dim", where, default=default_head_dim)
     if "head_dim" not in config and hidden % heads:
         raise InputError(f"{where}.num_attention_heads", f"{heads} must divide hidden_size ({hidden})")
-    ffn = _positive_int(config, "intermediate_size", where, default=family.get("ffn_default", 4) * hidden)
+    ffn = _positive_int(config, "intermediate_size", where, default=family.ffn_default * hidden)
     vocab = _positive_int(config, "vocab_size", where)
 
-    act = str(_get(config, "hidden_act", "silu" if family.get("gated_default") else "gelu")).lower()
+    act = str(_get(config, "hidden_act", "silu" if family.gated_default else "gelu")).lower()
     if act in GATED_ACTIVATIONS:
         gated = True
     elif act in PLAIN_ACTIVATIONS:
@@ -209,15 +234,15 @@ def architecture_from_config(config: dict[str, Any], where: str = "model.archite
         raise InputError(f"{where}.hidden_act", f"unknown {act!r}; accepted: {accepted}")
     if model_type in ("gpt2", "gpt_neox", "bloom", "phi", "bert"):
         gated = False  # these families have a plain two-matrix MLP whatever the activation
-    if family.get("gated_always"):
+    if family.gated_always:
         gated = True  # Gemma: GeGLU, a gated MLP with a tanh-GELU activation
 
-    tie = config.get("tie_word_embeddings", family.get("tie_default", False))
+    tie = config.get("tie_word_embeddings", family.tie_default)
     if not isinstance(tie, bool):
         raise InputError(f"{where}.tie_word_embeddings", f"must be true or false, got {tie!r}")
 
-    linear_bias = bool(family.get("linear_bias", False))
-    qkv_bias = bool(family.get("qkv_bias", linear_bias))
+    linear_bias = family.linear_bias
+    qkv_bias = linear_bias if family.qkv_bias is None else family.qkv_bias
     out_bias = linear_bias
     if config.get("attention_bias") is not None and model_type not in ("qwen2", "qwen2_moe"):
         qkv_bias = out_bias = bool(config["attention_bias"])  # LlamaConfig: bias on q, k, v and o
@@ -228,9 +253,9 @@ def architecture_from_config(config: dict[str, Any], where: str = "model.archite
     moe = _moe_from_config(config, where, hidden, ffn)
     mla = _mla_from_config(config, where)
     positions = 0
-    if family.get("positions"):
+    if family.positions:
         positions = _positive_int(config, "max_position_embeddings", where, default=1024)
-    token_types = _positive_int(config, "type_vocab_size", where, default=2) if family.get("token_types") else 0
+    token_types = _positive_int(config, "type_vocab_size", where, default=2) if family.token_types else 0
     return Architecture(
         model_type=model_type,
         hidden_size=hidden,
@@ -243,21 +268,21 @@ def architecture_from_config(config: dict[str, Any], where: str = "model.archite
         tie_embeddings=tie,
         activation=act,
         gated_mlp=gated,
-        norm=family.get("norm", "rmsnorm"),
-        norms_per_layer=family.get("norms_per_layer", 2),
+        norm=family.norm,
+        norms_per_layer=family.norms_per_layer,
         qkv_bias=qkv_bias,
         out_bias=out_bias,
         mlp_bias=mlp_bias,
-        qk_norm=bool(config.get("qk_norm", family.get("qk_norm", False))),
+        qk_norm=bool(config.get("qk_norm", family.qk_norm)),
         max_positions=positions,
         token_types=token_types,
-        embedding_norm=family.get("embedding_norm", False),
-        final_norm=family.get("final_norm", True),
-        lm_head=family.get("lm_head", True),
-        lm_head_bias=family.get("lm_head_bias", False),
-        pooler=family.get("pooler", False),
-        fused_qkv=family.get("fused_qkv", ""),
-        dropout=family.get("dropout", False),
+        embedding_norm=family.embedding_norm,
+        final_norm=family.final_norm,
+        lm_head=family.lm_head,
+        lm_head_bias=family.lm_head_bias,
+        pooler=family.pooler,
+        fused_qkv=family.fused_qkv,
+        dropout=family.dropout,
         moe=moe,
         mla=mla,
         name=name,

@@ -4,13 +4,15 @@ horizon view, the run's cost (``cost.run_cost``) and the range (``plan.option_ra
 ``NotRequired`` are written only where they apply; ``tests/test_plan_schema.py`` checks real plans against them.
 The plan around the options: ``workflows.plan_schema``.
 
-Parts the faces show as they come (the system sizing's host, storage, network and power, the horizon view's
-buy and rent sides) keep their own writers' shapes (``system.bom``, ``cost.tco``)."""
+Parts the faces show as they come (the horizon view's buy and rent sides) keep their own writers' shapes
+(``cost.tco``)."""
 
 # no ``from __future__ import annotations``: TypedDict reads NotRequired from evaluated annotations only
 
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
+from trainsizer.estimate.estimate_json import MemoryJSON, PerformanceJSON
+from trainsizer.hardware.market import MarketAvailabilityJSON
 from trainsizer.messages import Message
 
 Interval = list[float]  # [low, high] of an 80 % range
@@ -47,52 +49,85 @@ class TrainingJSON(TypedDict):
     method: str
 
 
-class MemoryJSON(TypedDict):
-    allocated_gib: float
-    reserved_gib: float
-    device_gib: float
-    capacity_gib: float
-    fits: bool
-    components_gib: dict[str, float]
-    detail_gib: dict[str, float]
-    explain: dict[str, Message]
-    peak_phase: str
-    notes: list[Message]
-
-
-class PerformanceJSON(TypedDict):
-    step_time_s: float
-    tokens_per_s: float
-    tokens_per_s_per_gpu: float
-    tflops_per_gpu: float
-    hardware_tflops_per_gpu: float
-    tflops_per_gpu_full_attention: float
-    mfu: float
-    hfu: float
-    peak_tflops: float
-    compute_efficiency: float
-    breakdown_s: dict[str, float]
-    dominant: str
-    notes: list[Message]
-    time_to_train_s: NotRequired[float | None]
-    gpu_hours: NotRequired[float | None]
-
-
 class ServersJSON(TypedDict):
     count: int
     gpu: str
     gpus_per_server: int
 
 
+class HostJSON(TypedDict):
+    """``system.host.HostSizing.to_dict``: host RAM and CPU cores per server and per rented instance."""
+
+    ram_gib_per_node: float
+    ram_needed_gib: float
+    instance_ram_gib: float
+    instance_cores: int
+    ram_breakdown_gib: dict[str, float]
+    cpu_cores_per_node: int
+    cpu_cores_needed: int
+    seed_rule_ram_gib: float
+    seed_rule: Message
+
+
+class StorageJSON(TypedDict):
+    """``system.storage.StorageSizing.to_dict``: capacity, read and checkpoint bandwidth, IOPS."""
+
+    dataset_tb: float
+    checkpoint_tb: float
+    shared_capacity_tb: float
+    read_gbps: float
+    checkpoint_write_gbps: float
+    local_nvme_tb_per_node: float
+    seed_rule_gbps: float
+    seed_rule_verdict: Message
+    iops_needed: int
+    iops_note: Message | None
+    iops_breakdown: dict[str, int]
+
+
+class NetworkJSON(TypedDict):
+    """``system.network.NetworkSizing.to_dict``: the scale-out fabric and its switches."""
+
+    fabric: str | None
+    reason: Message
+    nics_per_node: int
+    leaf_switches: int
+    spine_switches: int
+    cables: int
+
+
+class PowerJSON(TypedDict):
+    """``system.power.PowerSizing.to_dict``."""
+
+    server_max_kw: float
+    total_it_max_kw: float
+    typical_it_kw: float
+    facility_kw: float
+    heat_btu_per_h: int
+
+
+class SiteFitJSON(TypedDict):
+    """``system.power.SiteFit.to_dict``: whether the servers fit the site, and what would make them fit."""
+
+    site: str
+    fits: bool
+    servers_per_rack: int
+    racks: int
+    verdict: Message
+    remedies: list[Message]
+    power_cap_w: float | None
+    power_cap_throughput: float | None
+
+
 class SystemJSON(TypedDict):
-    """``system.bom.SystemPlan.to_dict``: the servers, and each sizing's figures as its module writes them."""
+    """``system.bom.SystemPlan.to_dict``: the servers, and each sizing's figures."""
 
     servers: ServersJSON
-    host: dict[str, Any]
-    storage: dict[str, Any]
-    network: dict[str, Any]
-    power: dict[str, Any]
-    site_fit: dict[str, Any] | None
+    host: HostJSON
+    storage: StorageJSON
+    network: NetworkJSON
+    power: PowerJSON
+    site_fit: SiteFitJSON | None
 
 
 class BuyCostJSON(TypedDict):
@@ -135,21 +170,6 @@ class HorizonJSON(TypedDict):
     series: list[dict[str, float]]
 
 
-class MarketAvailabilityJSON(TypedDict):
-    """``hardware.market.MarketAvailability.to_dict``: whether the part can be had one way in the market."""
-
-    gpu: str
-    market: str
-    acquisition: str
-    available: bool
-    status: str
-    reason: Message
-    detail: str | None
-    source: str
-    as_of: str
-    confidence: str | None
-
-
 class AvailabilityJSON(TypedDict):
     market: str
     buy: MarketAvailabilityJSON
@@ -173,6 +193,24 @@ class VoucherRefusalJSON(TypedDict):
     reason: Message
 
 
+class OfferMachineJSON(TypedDict, total=False):
+    """What a rental offer's machine states (``cost.price_rows.OfferMachine``'s fields that are set, ``notes`` left
+    out: ``cost.per_run``)."""
+
+    ram_gb_per_gpu: float
+    ram_gb_per_instance: float
+    vcpus_per_gpu: float
+    vcpus_per_instance: float
+    disk_gb: float
+    intra_node: str
+    fabric: str
+    rdma: bool
+    fabric_gbps: float
+    instance: str
+    source: str
+    as_of: str
+
+
 class RentJSON(TypedDict):
     """``cost.run_cost.Rented.to_dict``: the run on its rental offer."""
 
@@ -189,7 +227,7 @@ class RentJSON(TypedDict):
     as_of: str
     stale: bool
     notes: list[Message]
-    machine: dict[str, Any] | None  # what the offer's machine states (cost.prices.OfferMachine's fields)
+    machine: OfferMachineJSON | None  # what the offer's machine states
     voucher_not_applied: NotRequired[VoucherRefusalJSON]
     cost_before_voucher: NotRequired[int]
     voucher: NotRequired[VoucherJSON]

@@ -13,6 +13,7 @@ from typing import Any
 from trainsizer.hardware.catalog import Catalog, default_catalog
 from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
+from trainsizer.plan.option_json import ParallelJSON
 from trainsizer.plan.search import Constraints, _counts, _inter_links, plan
 from trainsizer.scenario import Scenario
 
@@ -22,7 +23,7 @@ class ScalePoint:
     gpus: int
     tokens_per_s: float | None  # None: nothing fits at this count
     efficiency: float | None
-    layout: dict[str, Any] | None
+    layout: ParallelJSON | None
     dominant: str | None
 
 

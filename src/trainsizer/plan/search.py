@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import InputError
 from trainsizer.estimate.cache_keys import one_copy
 from trainsizer.estimate.comm import fabric, roce_derate
@@ -31,6 +30,7 @@ from trainsizer.plan.constraints import Constraints, PlanResult
 from trainsizer.plan.fast import JobBasis, ScreenedMemory, job_basis, memory_screen, screen_step_time
 from trainsizer.plan.layouts import CKPT, Layouts
 from trainsizer.plan.option import PlanOption
+from trainsizer.plan.planner_data import planner_data
 from trainsizer.scenario import Scenario
 
 OFFLOAD = ("none", "optimizer", "optimizer+params")
@@ -98,8 +98,7 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
            and (arch.num_kv_heads % t == 0 or t % arch.num_kv_heads == 0)]
     pps = [p for p in (1, 2, 4, 8, 16, 32, 64) if p <= arch.num_layers]
     cps = [1, 2, 4, 8] if job.training.seq_len >= 16384 else [1]
-    adapter_frameworks = packaged_yaml("trainsizer.plan", "planner.yaml")["adapter_methods"]
-    if constraints.data_parallel_only or job.training.method in adapter_frameworks["methods"]:
+    if constraints.data_parallel_only or job.training.method in planner_data().adapter_methods.methods:
         tps, pps, cps = [1], [1], [1]
     # the model-split axes first, each legal one crossed with the per-GPU choices (same order as one 9-axis grid)
     outer = np.meshgrid(np.array(counts), np.array(tps), np.array(pps), np.array(cps), np.array([1, 2]),
@@ -419,8 +418,7 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     if not job.training.global_batch_size:
         notes.append(msg("plan.global_batch_assumed", n=global_batch))
     basis = job_basis(job, arch, mp) if basis is None else basis
-    planner = packaged_yaml("trainsizer.plan", "planner.yaml")
-    host_limit = planner["host_memory"]["gib_per_gpu"] * planner["host_memory"]["usable_fraction"] * 2**30
+    host_limit = planner_data().host_memory.usable_gib_per_gpu * 2**30
     evaluated = 0
     shortlist: list[ScreenedLayout] = []
     # the screen steps through the whole global batch the options are held to (the default one when unstated)

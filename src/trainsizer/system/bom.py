@@ -14,6 +14,7 @@ from trainsizer.estimate.training_state import training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.param_counts import count_params
+from trainsizer.plan.option_json import SystemJSON
 from trainsizer.scenario import Scenario
 from trainsizer.system.host import HostSizing, size_host
 from trainsizer.system.inventory import Inventory
@@ -43,7 +44,7 @@ class SystemPlan:
                          self.network.leaf_switches + self.network.spine_switches, self.network.cables, racks,
                          self.power.typical_it_kw, self.network.fabric)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SystemJSON:
         return {"servers": {"count": self.nodes, "gpu": self.gpu, "gpus_per_server": self.gpus_per_node},
                 "host": self.host.to_dict(), "storage": self.storage.to_dict(), "network": self.network.to_dict(),
                 "power": self.power.to_dict(), "site_fit": self.site_fit.to_dict() if self.site_fit else None}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainsizer.messages import Message, clauses, msg
+from trainsizer.plan.option_json import HostJSON
 from trainsizer.system.rules import round_up, sizing_rules
 
 GIB = 2**30
@@ -31,7 +32,7 @@ class HostSizing:
     instance_ram_gib: float = 0.0
     instance_cores: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> HostJSON:
         return {"ram_gib_per_node": self.ram_gib, "ram_needed_gib": round(self.ram_needed_gib, 1),
                 "instance_ram_gib": round(self.instance_ram_gib, 1), "instance_cores": self.instance_cores,
                 "ram_breakdown_gib": {k: round(v, 1) for k, v in self.ram_breakdown_gib.items()},

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from trainsizer.messages import Message, clauses, msg
+from trainsizer.plan.option_json import NetworkJSON
 from trainsizer.system.rules import sizing_rules
 
 
@@ -24,7 +24,7 @@ class NetworkSizing:
     spine_switches: int
     cables: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> NetworkJSON:
         return {"fabric": self.fabric, "reason": self.reason, "nics_per_node": self.nics_per_node,
                 "leaf_switches": self.leaf_switches, "spine_switches": self.spine_switches, "cables": self.cables}
 

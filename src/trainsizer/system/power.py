@@ -18,6 +18,7 @@ from typing import Any
 
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.messages import Message, clauses, msg
+from trainsizer.plan.option_json import PowerJSON, SiteFitJSON
 from trainsizer.system.rules import baseboard_class, rack_scale_system, sizing_rules
 from trainsizer.system.sites import Site
 
@@ -30,7 +31,7 @@ class PowerSizing:
     facility_kw: float  # typical IT x PUE
     heat_btu_per_h: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PowerJSON:
         return {"server_max_kw": round(self.node_kw, 2), "total_it_max_kw": round(self.total_it_kw, 1),
                 "typical_it_kw": round(self.typical_it_kw, 1), "facility_kw": round(self.facility_kw, 1),
                 "heat_btu_per_h": round(self.heat_btu_per_h)}
@@ -47,7 +48,7 @@ class SiteFit:
     power_cap_w: float | None = None
     power_cap_throughput: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SiteFitJSON:
         return {"site": self.site, "fits": self.fits, "servers_per_rack": self.servers_per_rack,
                 "racks": self.racks, "verdict": self.verdict, "remedies": self.remedies,
                 "power_cap_w": self.power_cap_w, "power_cap_throughput": self.power_cap_throughput}

@@ -22,6 +22,7 @@ from functools import cached_property
 from typing import Any
 
 from trainsizer.messages import Message, clauses, msg
+from trainsizer.plan.option_json import StorageJSON
 from trainsizer.system.rules import sizing_rules
 
 TB = 1e12
@@ -81,7 +82,7 @@ class StorageSizing:
                         msg("system.iops_drive", drive=drive, drives=q["minimum_config_drives"],
                             pct=q["shared_fs_delivered_fraction"], delivered=delivered), seed])
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StorageJSON:
         return {"dataset_tb": round(self.dataset_tb, 3), "checkpoint_tb": round(self.checkpoint_tb, 3),
                 "shared_capacity_tb": round(self.capacity_tb, 2), "read_gbps": round(self.read_gbps, 3),
                 "checkpoint_write_gbps": round(self.checkpoint_write_gbps, 2),

@@ -23,7 +23,7 @@ def estimate_scenario(scenario: Scenario, catalogs: list[Path] | tuple[Path, ...
     memory_params, perf_params = calibrated_params(calibration)
     result = estimate(scenario, catalog=load_catalog(list(catalogs)), memory_params=memory_params,
                       performance_params=perf_params, source=source)
-    result.framework = use.to_dict()
+    result.framework = use
     return result
 
 

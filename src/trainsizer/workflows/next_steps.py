@@ -6,8 +6,8 @@ Both follow the seed guide (评估 2-3 天, 服务器准备 1-2 天, 环境 2-3 
 
 from __future__ import annotations
 
-from trainsizer.datafiles import packaged_yaml
 from trainsizer.messages import msg
+from trainsizer.plan.planner_data import planner_data
 from trainsizer.workflows.plan_schema import TimelineJSON, VerificationStepJSON
 
 TIMELINE = [
@@ -41,10 +41,10 @@ def timeline(acquisition: str | None = "rent") -> TimelineJSON:
     source = ("Chinese guide '成都AI训练服务器选型' (undated): 三天之内能完成整个选型评估; "
               "deployment steps 2-3/1-2/2-3/2-3 days")
     if acquisition == "buy":
-        lead = packaged_yaml("trainsizer.plan", "planner.yaml")["delivery_lead_time"]
-        steps.insert(1, {"step": msg("timeline.delivery"), "days": list(lead["days"])})
+        lead = planner_data().delivery_lead_time
+        steps.insert(1, {"step": msg("timeline.delivery"), "days": list(lead.days)})
         note = msg("timeline.with_delivery")
-        source += f"; delivery: {lead['source']} ({lead['status']})"
+        source += f"; delivery: {lead.source} ({lead.status})"
     lo, hi = sum(s["days"][0] for s in steps), sum(s["days"][1] for s in steps)
     return {"steps": steps, "total_days": [lo, hi], "note": note, "source": source}
 

@@ -9,9 +9,9 @@ A face reads these keys, never anything else; keys marked ``NotRequired`` are wr
 
 from typing import Any, NotRequired, TypedDict
 
-from trainsizer.messages import Message
-
 # the option's types, for the faces (which read the plan through workflows only)
+from trainsizer.cost.price_rows import CitationJSON as CitationJSON
+from trainsizer.messages import Message
 from trainsizer.plan.option_json import HorizonJSON as HorizonJSON
 from trainsizer.plan.option_json import MemoryJSON as MemoryJSON
 from trainsizer.plan.option_json import OfferJSON, OptionJSON
@@ -129,15 +129,6 @@ class MarketJSON(TypedDict):
     market: str
     excluded: list[ExcludedGpuJSON]
     note: Message | None
-
-
-class CitationJSON(TypedDict):
-    """A price or availability row the plan used (``cost.prices.Citation.to_dict``)."""
-
-    item: Message
-    source: str
-    relay: str | None
-    as_of: str
 
 
 class PaybackJSON(TypedDict):

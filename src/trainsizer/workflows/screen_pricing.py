@@ -12,17 +12,16 @@ from trainsizer.cost.machine import MachineNeed, ram_gib
 from trainsizer.cost.per_run import OFFER_MARKET, cheapest_offer, rental_candidates
 from trainsizer.cost.prices import RentalOffer
 from trainsizer.cost.subsidy import applies_to
-from trainsizer.datafiles import packaged_yaml
 from trainsizer.hardware.catalog import Catalog
 from trainsizer.hardware.market import availability
+from trainsizer.plan.planner_data import planner_data
 from trainsizer.system.host import instance_cores, instance_ram_gib
 from trainsizer.workflows.pricing import MoneyTerms
 
 
 def _bought_host_gib_per_gpu() -> float:
     """Host RAM per GPU a bought server can carry for CPU offload (plan/planner.yaml host_memory: DGX-class)."""
-    h = packaged_yaml("trainsizer.plan", "planner.yaml")["host_memory"]
-    return float(h["gib_per_gpu"] * h["usable_fraction"])
+    return planner_data().host_memory.usable_gib_per_gpu
 
 
 class HostFit:

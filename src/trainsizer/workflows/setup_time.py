@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainsizer.datafiles import packaged_yaml
 from trainsizer.plan.option_json import SetupJSON
+from trainsizer.plan.planner_data import planner_data
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,7 @@ def setup_time(params: int, stated_minutes: float | None) -> SetupTime:
     """The user's minutes, else start + the 16-bit weights downloaded + loaded (planner.yaml ``setup``)."""
     if stated_minutes is not None:
         return SetupTime(float(stated_minutes), False)
-    s = packaged_yaml("trainsizer.plan", "planner.yaml")["setup"]
-    weights_mb = params * float(s["bytes_per_param"]) / 1e6
-    seconds = weights_mb / float(s["download_mb_per_s"]) + weights_mb / 1e3 / float(s["load_gb_per_s"])
-    return SetupTime(float(s["start_minutes"]) + seconds / 60, True)
+    s = planner_data().setup
+    weights_mb = params * s.bytes_per_param / 1e6
+    seconds = weights_mb / s.download_mb_per_s + weights_mb / 1e3 / s.load_gb_per_s
+    return SetupTime(s.start_minutes + seconds / 60, True)

@@ -119,9 +119,10 @@ def write_cases(path: Path, cases: list[dict[str, Any]], overwrite: bool = False
     existing: list[Any] = []
     if path.exists():
         if append:
-            from trainsizer.evidence.validate import load_cases
+            from trainsizer.evidence.cases import case_documents, load_cases
 
-            existing = load_cases(path, stated=False)  # written back as it was
+            load_cases(path, stated=False)  # a file that is not a case file is refused before it is written to
+            existing = case_documents(path)  # written back as it was
             known = {c.get("id") for c in existing}
             cases = [c for c in cases if c["id"] not in known]
         elif not overwrite:

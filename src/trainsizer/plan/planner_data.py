@@ -1,0 +1,76 @@
+"""``planner.yaml`` as types: the figures the planner applies on top of the estimators, each section with its
+source (the file's comments say where each figure comes from)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from trainsizer.datafiles import packaged_yaml
+from trainsizer.input_checks import Int, IsoDate, Number, parse_model
+
+_SECTION = ConfigDict(extra="forbid", frozen=True)
+
+
+class HostMemory(BaseModel):
+    """Host RAM a training server carries per GPU, and the share of it CPU offload may use."""
+
+    model_config = _SECTION
+    gib_per_gpu: Number = Field(gt=0)
+    usable_fraction: Number = Field(gt=0, le=1)
+    source: str = Field(min_length=1)
+
+    @property
+    def usable_gib_per_gpu(self) -> float:
+        return self.gib_per_gpu * self.usable_fraction
+
+
+class DeliveryLeadTime(BaseModel):
+    """Order to delivery of new GPU servers, in days (low, high)."""
+
+    model_config = _SECTION
+    days: tuple[Int, Int]
+    status: str
+    source: str = Field(min_length=1)
+    as_of: IsoDate
+
+
+class AdapterMethods(BaseModel):
+    """The training methods whose usual stacks shard with data parallelism only."""
+
+    model_config = _SECTION
+    methods: tuple[str, ...]
+    source: str = Field(min_length=1)
+    as_of: IsoDate
+
+
+class Setup(BaseModel):
+    """A rented instance's minutes from start to the first step: start, weights downloaded and loaded."""
+
+    model_config = _SECTION
+    start_minutes: Number = Field(ge=0)
+    download_mb_per_s: Number = Field(gt=0)
+    load_gb_per_s: Number = Field(gt=0)
+    bytes_per_param: Number = Field(gt=0)
+    status: str
+    source: str = Field(min_length=1)
+    as_of: IsoDate
+
+
+class PlannerData(BaseModel):
+    """The whole of ``planner.yaml``."""
+
+    model_config = _SECTION
+    schema_version: Int
+    as_of: IsoDate
+    host_memory: HostMemory
+    delivery_lead_time: DeliveryLeadTime
+    adapter_methods: AdapterMethods
+    setup: Setup
+
+
+@cache
+def planner_data() -> PlannerData:
+    """``planner.yaml``, read and checked once."""
+    return parse_model(PlannerData, packaged_yaml("trainsizer.plan", "planner.yaml"), "planner.yaml")
