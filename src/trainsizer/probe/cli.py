@@ -155,7 +155,8 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
     rows = compare_with_estimate(measurement, as_run)
     if out is not None:
         write_cases(out, cases, overwrite=overwrite, append=not overwrite)
-    data = {"gpu": gpu, "environment": env, "measurement": measurement.to_dict(), "comparison": rows,
+    data = {"gpu": gpu if isinstance(gpu, str) else gpu.model_dump(exclude_none=True), "environment": env,
+            "measurement": measurement.to_dict(), "comparison": rows,
             "capacity_gib": round(resolve_gpu(as_run).memory_gib, 2) if isinstance(gpu, str) else None,
             "cases_file": None if out is None else str(out), "cases": [c["id"] for c in cases]}
     if as_json:
