@@ -13,6 +13,7 @@ from typing import Any, NotRequired, TypedDict
 import yaml
 
 from trainsizer.errors import InputError
+from trainsizer.probe.memory.measure import MeasurementJSON
 from trainsizer.scenario import InlineGpu, Scenario
 
 LIBRARIES = ("torch", "transformers", "peft", "bitsandbytes", "flash-attn", "nvidia-ml-py", "trainsizer")
@@ -44,6 +45,19 @@ class ComparisonRow(TypedDict):
     predicted: float
     measured: float | None
     error: float | None
+
+
+class MemoryProbeJSON(TypedDict):
+    """``probe memory --json``: the GPU as a catalog id or inline spec, the machine, the measurement, the figures
+    predicted beside it, the GPU's capacity (a catalog GPU), the case file written and its cases' ids."""
+
+    gpu: str | dict[str, str | float]
+    environment: Environment
+    measurement: MeasurementJSON
+    comparison: list[ComparisonRow]
+    capacity_gib: float | None
+    cases_file: str | None
+    cases: list[str]
 
 
 def environment() -> Environment:
