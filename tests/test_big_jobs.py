@@ -98,7 +98,7 @@ def assert_the_quote_leads(out: dict) -> None:
         gap["gpu_hours"], rel=0.01)
     for lang, rent in (("en", "Rent"), ("zh-CN", "租用")):
         answer = card(out, lang)
-        assert answer["data"]["leads"] == "quote"
+        assert answer["data"].leads == "quote"
         first = answer["facts"][0][1]
         assert rent in first and str(gap["gpus"]) in first and answer["why"].startswith(text(gap["lead"], lang))
         beside = dict(answer["facts"])["Beside it" if lang == "en" else "对照方案"]
@@ -117,7 +117,7 @@ def assert_the_quote_leads(out: dict) -> None:
 def test_a_job_rented_by_the_hour_leads_with_its_offer():
     out = plan_job(job_from_dict(SHORT_QLORA), CNY).out
     assert out["recommendation"]["acquisition"] == "rent" and not out["offer_gap"]
-    assert card(out, "en")["data"]["leads"] == "pick"
+    assert card(out, "en")["data"].leads == "pick"
 
 
 def test_the_binding_is_time_where_a_roomier_cheaper_run_lost_on_its_time():

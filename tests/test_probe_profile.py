@@ -4,6 +4,7 @@ real CPU profiles (a sleeping DataLoader is storage-bound), the script runner, t
 CPU only; no assertion on absolute timings beyond the sleep-dominated classification.
 """
 
+import dataclasses
 import gzip
 import json
 import subprocess
@@ -162,9 +163,9 @@ def _profile(**fractions):
 
 def test_verdict_applies_the_rule_from_the_yaml():
     rules = profile_rules()
-    threshold = rules["thresholds"]["data_and_sync_max_fraction"]["value"]
-    host = rules["thresholds"]["host_idle_max_fraction"]["value"]
-    assert "20%" in rules["thresholds"]["data_and_sync_max_fraction"]["quote_zh"] and rules["as_of"] == "2026-12-02"
+    threshold = rules.data_and_sync.value
+    host = rules.host_idle.value
+    assert "20%" in rules.data_and_sync.quote_zh and rules.as_of == "2026-12-02"
     cases = [
         ({"data_loading": threshold + 0.05}, "storage-bound"),
         ({"communication": threshold + 0.05}, "network-bound"),
@@ -179,7 +180,7 @@ def test_verdict_applies_the_rule_from_the_yaml():
     for fractions, expected in cases:
         result = verdict(_profile(**fractions))
         assert result.verdict == expected, (fractions, result.reason)
-        assert result.advice == rules["advice"][expected] and result.threshold_fraction == threshold
+        assert result.advice == list(rules.advice[expected]) and result.threshold_fraction == threshold
     storage = verdict(_profile(data_loading=threshold + 0.05))
     assert storage.rule_fraction == pytest.approx(threshold + 0.05) and "seed" in storage.reason
     assert "实操评估清单" in storage.source
@@ -188,8 +189,8 @@ def test_verdict_applies_the_rule_from_the_yaml():
 
 
 def test_verdict_takes_the_threshold_from_the_given_rules():
-    rules = json.loads(json.dumps(profile_rules()))
-    rules["thresholds"]["data_and_sync_max_fraction"]["value"] = 0.5
+    shipped = profile_rules()
+    rules = dataclasses.replace(shipped, data_and_sync=dataclasses.replace(shipped.data_and_sync, value=0.5))
     assert verdict(_profile(data_loading=0.3)).verdict == "storage-bound"
     assert verdict(_profile(data_loading=0.3), rules).verdict == "compute-bound"
 

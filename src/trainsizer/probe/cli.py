@@ -5,7 +5,7 @@ Only typer is imported at module level; torch and the probes load inside the com
 """
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -15,6 +15,9 @@ from trainsizer.messages import msg
 from trainsizer.outputs import check_output_path
 from trainsizer.probe import require_packages
 from trainsizer.probe.common.command_group import TrailingCommandGroup
+
+if TYPE_CHECKING:  # the simulation's JSON
+    from trainsizer.probe.memory.simulate import SimulationVsEstimate
 
 probe_app = typer.Typer(cls=TrailingCommandGroup, no_args_is_help=True, add_completion=False,
                         pretty_exceptions_enable=False,
@@ -91,9 +94,9 @@ def memory_cmd(
     _measure(scenario, scenario_path, layers, steps, dev, gpu_id, out, overwrite, as_json)
 
 
-def _simulate(scenario: Any, layers: int | None, progress: Any = None) -> dict[str, Any]:
+def _simulate(scenario: Any, layers: int | None, progress: Any = None) -> "SimulationVsEstimate":
     from trainsizer.estimate.estimator import estimate
-    from trainsizer.probe.memory.simulate import simulate
+    from trainsizer.probe.memory.simulate import PredictedJSON, SimulationVsEstimate, simulate
     from trainsizer.probe.workload.config import scaled_scenario
 
     sim = simulate(scenario, layers, progress=progress)
@@ -101,14 +104,14 @@ def _simulate(scenario: Any, layers: int | None, progress: Any = None) -> dict[s
         progress(msg("progress.comparing"))
     compared = scaled_scenario(scenario, sim.layers) if sim.layers < sim.layers_full else scenario
     predicted = estimate(compared, with_limits=False, with_performance=False).memory
-    data = {"simulation": sim.to_dict(), "predicted": {"allocated_gib": round(predicted.allocated_gib, 4),
-                                                       "components_gib": predicted.to_dict()["components_gib"],
-                                                       "peak_phase": predicted.peak_phase},
-            "error_of_estimate": round((predicted.allocated_gib - sim.peak_gib) / sim.peak_gib, 4)}
-    return data
+    return SimulationVsEstimate(
+        simulation=sim.to_dict(),
+        predicted=PredictedJSON(allocated_gib=round(predicted.allocated_gib, 4),
+                                components_gib=predicted.to_dict()["components_gib"], peak_phase=predicted.peak_phase),
+        error_of_estimate=round((predicted.allocated_gib - sim.peak_gib) / sim.peak_gib, 4))
 
 
-def _show_simulation(data: dict[str, Any], as_json: bool) -> None:
+def _show_simulation(data: "SimulationVsEstimate", as_json: bool) -> None:
     if as_json:
         typer.echo(dumps_strict(data))
         return
@@ -122,7 +125,13 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
     from trainsizer.estimate.estimator import resolve_gpu
     from trainsizer.hardware.catalog import default_catalog
     from trainsizer.probe.common.gpu_match import local_gpu
-    from trainsizer.probe.memory.cases import compare_with_estimate, environment, measured_cases, write_cases
+    from trainsizer.probe.memory.cases import (
+        MemoryProbeJSON,
+        compare_with_estimate,
+        environment,
+        measured_cases,
+        write_cases,
+    )
     from trainsizer.probe.memory.measure import measure
 
     if out is None and device == "cuda":
@@ -155,9 +164,10 @@ def _measure(scenario: Any, scenario_path: Path, layers: int | None, steps: int,
     rows = compare_with_estimate(measurement, as_run)
     if out is not None:
         write_cases(out, cases, overwrite=overwrite, append=not overwrite)
-    data = {"gpu": gpu, "environment": env, "measurement": measurement.to_dict(), "comparison": rows,
-            "capacity_gib": round(resolve_gpu(as_run).memory_gib, 2) if isinstance(gpu, str) else None,
-            "cases_file": None if out is None else str(out), "cases": [c["id"] for c in cases]}
+    data = MemoryProbeJSON(gpu=gpu if isinstance(gpu, str) else gpu.model_dump(exclude_none=True), environment=env,
+                           measurement=measurement.to_dict(), comparison=rows,
+                           capacity_gib=round(resolve_gpu(as_run).memory_gib, 2) if isinstance(gpu, str) else None,
+                           cases_file=None if out is None else str(out), cases=[c["id"] for c in cases])
     if as_json:
         typer.echo(dumps_strict(data))
         return

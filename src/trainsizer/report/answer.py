@@ -6,6 +6,7 @@ recommendation the card says why, with the plan's suggestions and notes."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from trainsizer.i18n import N_, tr
@@ -81,12 +82,41 @@ class Odds(TypedDict):
     confidence: float | None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunnerFigures:
+    """A runner-up's figures as the card's HTML states them (``data-*`` attributes)."""
+
+    option: int
+    gpu: str
+    gpus: int
+    acquisition: str | None
+    per_run: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardFigures:
+    """The answer's figures as the card's HTML states them (``data-*`` attributes), for tests and scripts: the
+    option, what to get, the run's cost, whether the quote to ask for leads (``quote``) or the pick (``pick``), and
+    its odds (:class:`Odds`)."""
+
+    option: int
+    gpu: str
+    gpus: int
+    servers: int
+    acquisition: str
+    per_run: int | None
+    currency: str
+    leads: str
+    oom: float | None
+    confidence: float | None
+
+
 class RunnerCard(TypedDict):
     title: str
     facts: list[tuple[str, str]]
     summary: str
     trade: str
-    data: dict[str, str | int | float | None]
+    data: RunnerFigures
 
 
 class Card(TypedDict):
@@ -99,7 +129,7 @@ class Card(TypedDict):
     why: NotRequired[str]
     runner_ups: NotRequired[list[RunnerCard]]
     runner_ups_title: NotRequired[str]
-    data: NotRequired[dict[str, Any]]  # the raw figures, for tests and scripts
+    data: NotRequired[CardFigures]
     reason: NotRequired[str]
     cause: NotRequired[str]
     advice: NotRequired[list[str]]
@@ -186,16 +216,16 @@ def card(out: PlanJSON, lang: str) -> Card:
             "title": _action(r["acquisition"], r["gpus"], r["gpu"], None, lang), "facts": r_facts,
             "summary": w.join([w.labelled(k, v, lang) for k, v in r_facts], lang),
             "trade": trade(r.get("trade"), lang),
-            "data": {"option": r["option"], "gpu": r["gpu"], "gpus": r["gpus"], "acquisition": r["acquisition"],
-                     "per_run": r.get("per_run")}})
+            "data": RunnerFigures(option=r["option"], gpu=r["gpu"], gpus=r["gpus"], acquisition=r["acquisition"],
+                                  per_run=r.get("per_run"))})
     return {"ok": True, "title": tr("Answer", lang), "facts": facts, "why": why(rec, lang), "runner_ups": runners,
             "runner_ups_title": tr("Runner-ups and what each trades", lang),
-            "data": {"option": rec["option"], "gpu": rec["gpu"], "gpus": rec["gpus"], "servers": rec["servers"],
-                     "acquisition": rec["acquisition"], "per_run": rec.get("per_run"), "currency": cur,
-                     "leads": "quote" if quote else "pick", **_odds(out, rec)}}
+            "data": CardFigures(option=rec["option"], gpu=rec["gpu"], gpus=rec["gpus"], servers=rec["servers"],
+                                acquisition=rec["acquisition"], per_run=rec.get("per_run"), currency=cur,
+                                leads="quote" if quote else "pick", **_odds(out, rec))}
 
 
-def _quote_first(out: dict[str, Any], rec: dict[str, Any], lang: str) -> list[tuple[str, str]]:
+def _quote_first(out: PlanJSON, rec: RecommendationJSON, lang: str) -> list[tuple[str, str]]:
     """Where no known offer rents the job by the hour (the plan's ``offer_gap.leads``): the quote to ask for
     first (what, its compute floor and what would hold it, its time), then the priced pick beside it in one line
     (a purchase with its payback against the floor); [] otherwise."""

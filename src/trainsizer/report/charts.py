@@ -9,10 +9,13 @@ Used by the HTML report and the web planner alike: both build chart specs with
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
 
 from trainsizer.report.axes import Axis, choose_axis, fmt_tick
 from trainsizer.workflows.defaults import TIGHT_FRACTION
+
+if TYPE_CHECKING:  # what a spec holds
+    from trainsizer.report.chart_spec import ChartSpec, Mark
 
 PALETTE = ["#1f4e79", "#c55a11", "#2e7d32", "#6a1b9a", "#ad1457", "#00838f", "#5d4037", "#455a64"]
 DASHES = ["", "6 3", "2 3", "8 3 2 3", "1 2", "10 4", "4 4", "12 2"]
@@ -167,7 +170,7 @@ def _inset(ax: Axis) -> Axis:
 # long: one SVG drawn in order (axes, ticks, series, legend, marks and their ranges); splitting it scatters the layout
 def line_chart(title: str, x: list[float], series: dict[str, list[float | None]], x_label: str, y_label: str,
                log_x: bool | None = None, width: int = 640, height: int = 360, log_y: bool | None = None,
-               marks: list[dict[str, Any]] | None = None, log_note: str = " (log scale)") -> str:
+               marks: list[Mark] | None = None, log_note: str = " (log scale)") -> str:
     """Lines with markers, one per series (None = no point), e.g. tokens/s vs GPU count per link. Each axis is
     linear unless its data spans more than 20x (``log_x`` / ``log_y`` force a choice); ``marks`` are points
     ringed and labelled (``{"x", "y", "label"}``), e.g. the recommended option."""
@@ -259,7 +262,7 @@ def pareto_chart(title: str, points: list[tuple[float, float, str]], front: list
         k = xs.index(gx)
         pareto[k] = gy if pareto[k] is None else min(pareto[k], gy)
     series[front_label] = pareto
-    marks = []
+    marks: list[Mark] = []
     if recommended is not None and 0 <= recommended < len(points):
         gx, gy, lab = points[recommended]
         marks.append({"x": gx, "y": gy, "label": recommended_label,
@@ -271,7 +274,7 @@ def pareto_chart(title: str, points: list[tuple[float, float, str]], front: list
                       log_note=log_note, log_x=True if doubling else None)
 
 
-def render_chart(spec: dict[str, Any]) -> str:
+def render_chart(spec: ChartSpec) -> str:
     """An SVG chart from a chart spec (``kind`` memory, bar, line or pareto). Axes follow the data
     (:func:`trainsizer.report.axes.use_log_axis`); a spec's own ``log_x`` / ``log_y`` hints are not used."""
     args = {k: v for k, v in spec.items() if k != "kind"}

@@ -14,6 +14,7 @@ from trainsizer.report.specs import plan_chart_specs, scale_spec
 
 if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
     from trainsizer.report.answer import Card
+    from trainsizer.report.chart_spec import ChartSpec
     from trainsizer.workflows.plan_schema import ReportJSON
 
 CSS = """
@@ -42,7 +43,7 @@ def source_name(source: str) -> str:
     return PurePath(source.replace("\\", "/")).name or source
 
 
-def chart_specs(report: ReportJSON) -> dict[str, dict[str, Any]]:
+def chart_specs(report: ReportJSON) -> dict[str, ChartSpec]:
     """The report's charts: memory, cost and Pareto specs from the plan as the web page builds them
     (:mod:`trainsizer.report.specs`), the scaling curve from the report model."""
     lang = report["lang"]
@@ -77,13 +78,13 @@ def answer_html(answer: Card, heading: str = "h2") -> str:
     d = answer["data"]
     facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in answer["facts"])
     runners = "".join(
-        f"<li data-testid='runner-up' data-gpu='{escape(r['data']['gpu'])}' data-gpus='{r['data']['gpus']}' "
-        f"data-acquisition='{r['data']['acquisition']}' data-per-run='{r['data']['per_run']}'>"
+        f"<li data-testid='runner-up' data-gpu='{escape(r['data'].gpu)}' data-gpus='{r['data'].gpus}' "
+        f"data-acquisition='{r['data'].acquisition}' data-per-run='{r['data'].per_run}'>"
         f"<b>{escape(r['title'])}</b> — {escape(r['summary'])} — {escape(r['trade'])}</li>"
         for r in answer["runner_ups"])
-    return (f"<section class='answer' data-testid='answer-card' data-ok='true' data-gpu='{escape(d['gpu'])}' "
-            f"data-gpus='{d['gpus']}' data-acquisition='{d['acquisition']}' data-per-run='{d['per_run']}' "
-            f"data-leads='{d['leads']}'>"
+    return (f"<section class='answer' data-testid='answer-card' data-ok='true' data-gpu='{escape(d.gpu)}' "
+            f"data-gpus='{d.gpus}' data-acquisition='{d.acquisition}' data-per-run='{d.per_run}' "
+            f"data-leads='{d.leads}'>"
             f"<{heading}>{escape(answer['title'])}</{heading}><dl>{facts}</dl>"
             f"<p class='why'>{escape(answer['why'])}</p>"
             + (f"<p><b>{escape(answer['runner_ups_title'])}</b></p><ul class='runner-ups'>{runners}</ul>"
@@ -111,10 +112,10 @@ def _section(section: Section, report: ReportJSON) -> str:
 
 
 def render_html(report: ReportJSON) -> str:
-    lang = report["lang"]
-    name = escape(title(report, lang))
+    lang, job = report["lang"], report["job"]
+    name = escape(title(job, lang))
     head = [f"<!DOCTYPE html><html lang='{'zh-CN' if lang == 'zh-CN' else 'en'}'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>",
             f"<title>{name}</title><style>{CSS}</style></head><body>", f"<h1>{name}</h1>",
-            f"<p class='small'>{escape(meta_line(report, source_name(report['job']['source']), lang))}</p>"]
+            f"<p class='small'>{escape(meta_line(report, source_name(job['source']), lang))}</p>"]
     return "".join(head + [_section(s, report) for s in document(report)]) + "</body></html>"

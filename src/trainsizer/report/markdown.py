@@ -54,8 +54,8 @@ def _section(section: Section, lang: str) -> list[str]:
 
 
 def render_markdown(report: ReportJSON) -> str:
-    lang = report["lang"]
-    out = [f"# {title(report, lang)}", "", meta_line(report, f"`{source_name(report['job']['source'])}`", lang), ""]
+    lang, job = report["lang"], report["job"]
+    out = [f"# {title(job, lang)}", "", meta_line(report, f"`{source_name(job['source'])}`", lang), ""]
     for section in document(report, charts=False):
         out += _section(section, lang)
     return "\n".join(out).rstrip() + "\n"

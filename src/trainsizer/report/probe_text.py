@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:  # what the probes print: their JSON
+    from trainsizer.probe.memory.cases import MemoryProbeJSON
+    from trainsizer.probe.memory.simulate import SimulationVsEstimate
 
 
 def _console() -> Console:
@@ -20,7 +24,7 @@ def _num(x: float | None, fmt: str = "{:.2f}") -> str:
     return "-" if x is None else fmt.format(x)
 
 
-def print_memory_probe(data: dict[str, Any]) -> None:
+def print_memory_probe(data: MemoryProbeJSON) -> None:
     con = _console()
     env, meas = data["environment"], data["measurement"]
     libs = ", ".join(f"{k} {v}" for k, v in env.get("libraries", {}).items())
@@ -49,7 +53,7 @@ def print_memory_probe(data: dict[str, Any]) -> None:
                   f"{data['cases_file']}`, fit with `trainsizer calibrate {data['cases_file']}`")
 
 
-def print_simulation(data: dict[str, Any]) -> None:
+def print_simulation(data: SimulationVsEstimate) -> None:
     con = _console()
     sim, pred = data["simulation"], data["predicted"]
     depth = f"{sim['layers_simulated']} of {sim['layers_full']} layers"

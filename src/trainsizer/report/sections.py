@@ -17,7 +17,7 @@ from trainsizer.report import words as w
 from trainsizer.report.answer import card
 
 if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
-    from trainsizer.workflows.plan_schema import JobJSON, OptionJSON, PlanJSON, RentJSON, ReportJSON
+    from trainsizer.workflows.plan_schema import JobJSON, OptionJSON, PerRunJSON, PlanJSON, RentJSON, ReportJSON
 
 CAPEX = {"servers": N_("servers"), "shared_storage": N_("shared storage"), "local_nvme": N_("local NVMe"),
          "network": N_("network"), "racks_and_installation": N_("racks and installation")}
@@ -91,7 +91,7 @@ def _stated(value: Any, unit: str, lang: str) -> str:
     return tr("not stated", lang) if value is None else f"{value:,.0f} {unit}"
 
 
-def rented_bom(pick: OptionJSON, rent: RentJSON, lang: str) -> Section:
+def rented_bom(pick: OptionJSON, per_run: PerRunJSON, rent: RentJSON, lang: str) -> Section:
     """A rental's bill of materials: the instance, its price, and what the job needs of its machine beside
     what the offer states (no servers, storage system, network or staff to buy)."""
     sysd, hw = pick["system"], pick["hardware"]
@@ -107,7 +107,7 @@ def rented_bom(pick: OptionJSON, rent: RentJSON, lang: str) -> Section:
         [tr("Rented instance", lang), w.listing([ot.servers_text(pick, lang), w.gpu_name(hw["gpu"], lang)], lang),
          tr("{provider}, {term}, {price} per GPU-hour", lang, provider=rent["provider"],
             term=w.word(w.TERMS, rent["term"], lang),
-            price=w.small_money(rent["price_per_gpu_hour"], pick["per_run"]["currency"], lang))],
+            price=w.small_money(rent["price_per_gpu_hour"], per_run["currency"], lang))],
         [tr("Host RAM per instance", lang), tr("{need} GiB needed", lang, need=f"{host['instance_ram_gib']:,.0f}"),
          tr("the offer: {have}", lang, have=have("ram_gb_per_gpu", "ram_gb_per_instance", "GB"))],
         [tr("CPU cores per instance", lang), tr("{need} needed", lang, need=host["instance_cores"]),
@@ -120,16 +120,17 @@ def rented_bom(pick: OptionJSON, rent: RentJSON, lang: str) -> Section:
 
 
 def bom(pick: OptionJSON, lang: str) -> Section:
-    rent = (pick.get("per_run") or {}).get("rent")
-    if pick.get("per_run", {}).get("acquisition") == "rent" and rent:
-        return rented_bom(pick, rent, lang)
+    per_run = pick.get("per_run")
+    rent = (per_run or {}).get("rent")
+    if per_run and per_run.get("acquisition") == "rent" and rent:
+        return rented_bom(pick, per_run, rent, lang)
     sysd = pick["system"]
-    host, st, net, pw = sysd["host"], sysd["storage"], sysd["network"], sysd["power"]
+    host, st, net, pw, servers = sysd["host"], sysd["storage"], sysd["network"], sysd["power"], sysd["servers"]
     ram_parts = w.listing([f"{w.word(RAM_PARTS, k, lang)} {v:,.0f}" for k, v in host["ram_breakdown_gib"].items()],
                           lang)
     rows = [
         [tr("GPU servers", lang),
-         w.listing([ot.servers_text(pick, lang), w.gpu_name(sysd["servers"]["gpu"], lang)], lang),
+         w.listing([ot.servers_text(pick, lang), w.gpu_name(servers["gpu"], lang)], lang),
          ot.why(pick, lang)],
         [tr("Host RAM per server", lang), f"{host['ram_gib_per_node']:,.0f} GiB",
          tr("{needed} GiB needed: {parts} (GiB); {seed_rule}: {seed} GiB", lang,
@@ -238,8 +239,8 @@ def meta_line(report: ReportJSON, source: str, lang: str) -> str:
               job=source, site=w.site_name(plan["site"], lang), currency=plan["currency"])
 
 
-def title(report: ReportJSON, lang: str) -> str:
-    return tr("Training plan: {model}", lang, model=report["job"]["model"])
+def title(job: JobJSON, lang: str) -> str:
+    return tr("Training plan: {model}", lang, model=job["model"])
 
 
 def document(report: ReportJSON, charts: bool = True) -> list[Section]:

@@ -11,7 +11,8 @@ from trainsizer.i18n import N_, tr
 from trainsizer.report.words import gpu_name
 from trainsizer.workflows.defaults import TIGHT_FRACTION
 
-if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
+if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema); the specs' keys
+    from trainsizer.report.chart_spec import ChartSpec, LineSpec, Mark, MemorySpec, ParetoSpec
     from trainsizer.workflows.plan_schema import MemoryJSON, OptionJSON, PlanJSON
 
 TEXT: dict[str, str] = {
@@ -85,9 +86,9 @@ def memory_parts(memory: MemoryJSON, lang: str = "en") -> tuple[list[str], list[
     return [name for name, _ in parts], [value for _, value in parts]
 
 
-def memory_spec(option: OptionJSON, lang: str = "en") -> dict[str, Any]:
+def memory_spec(option: OptionJSON, lang: str = "en") -> MemorySpec:
     """The recommended option's memory per GPU: parts summing to the headline, capacity and safety margin."""
-    mem = option["memory"]
+    mem, hw = option["memory"], option["hardware"]
     used, cap = float(mem["device_gib"]), float(mem["capacity_gib"])
     labels, values = memory_parts(mem, lang)
     from trainsizer.report.charts import fit_status  # the SVG drawing loads only where charts are drawn
@@ -95,7 +96,7 @@ def memory_spec(option: OptionJSON, lang: str = "en") -> dict[str, Any]:
     status = fit_status(used, cap, mem.get("fits"))
     kw = {"used": used, "cap": cap, "share": used / cap if cap else 0.0, "limit": TIGHT_FRACTION}
     span = (option.get("range") or {}).get("device_gib")  # the 80 % range (workflows/robust.py), an error bar
-    title = _t("memory", lang, gpu=gpu_name(option["hardware"]["gpu"], lang))
+    title = _t("memory", lang, gpu=gpu_name(hw["gpu"], lang))
     return {"kind": "memory", "title": title, "labels": labels,
             "values": values, "unit": "GiB", "total": used, "capacity": cap, "status": status,
             "total_range": list(span) if span else None,
@@ -105,7 +106,7 @@ def memory_spec(option: OptionJSON, lang: str = "en") -> dict[str, Any]:
                      "range": _t("range", lang, lo=span[0], hi=span[1]) if span else ""}}
 
 
-def cost_spec(option: OptionJSON, currency: str, lang: str = "en") -> dict[str, Any] | None:
+def cost_spec(option: OptionJSON, currency: str, lang: str = "en") -> LineSpec | None:
     cost = option.get("cost")
     if not cost or not cost.get("series"):
         return None
@@ -118,7 +119,7 @@ def cost_spec(option: OptionJSON, currency: str, lang: str = "en") -> dict[str, 
             "log_note": _t("log", lang), "marks": _rent_range(option, series)}
 
 
-def _rent_range(option: OptionJSON, series: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _rent_range(option: OptionJSON, series: list[dict[str, float]]) -> list[Mark]:
     """The rent line's 80 % range at the horizon's end, as an error bar, where the model's error moves it: with the
     workload stated as runs a month, the hours rented scale with the time to train (``cost.per_run.Workload.busy``;
     its cap at a busy set is left aside). With a stated utilisation or one run the line is the prices' alone."""
@@ -132,21 +133,24 @@ def _rent_range(option: OptionJSON, series: list[dict[str, Any]]) -> list[dict[s
              "testid": "cost-range"}]
 
 
-def pareto_spec(out: PlanJSON, lang: str = "en") -> dict[str, Any] | None:
+def pareto_spec(out: PlanJSON, lang: str = "en") -> ParetoSpec | None:
     """Time to train (days, or hours when every option takes under two days; step time without tokens) vs
     GPU count of every option, the Pareto front, and the recommended option marked."""
     options = out["options"]
     if not options:
         return None
-    timed = all(o["performance"].get("time_to_train_s") for o in options)
+    times = [o["performance"].get("time_to_train_s") for o in options]  # None where the job states no tokens
+    timed = all(times)
     if timed:
-        longest = max(o["performance"]["time_to_train_s"] for o in options)
+        longest = max(t for t in times if t)
         div, y_key = (86400, "days") if longest >= 2 * 86400 else (3600, "hours")
     else:
         div, y_key = 1, "seconds"
     field = "time_to_train_s" if timed else "step_time_s"
-    points = [(float(o["hardware"]["gpus"]), o["performance"][field] / div, gpu_name(o["hardware"]["gpu"], lang))
-              for o in options]
+    points = []
+    for o in options:
+        hw, perf = o["hardware"], o["performance"]
+        points.append((float(hw["gpus"]), perf[field] / div, gpu_name(hw["gpu"], lang)))
     idx = pick_index(out)
     label_key = "recommended" if out["rankings"].get("recommended") else "fastest"
     hw = options[idx]["hardware"] if idx is not None else {"gpus": 0, "gpu": ""}
@@ -165,12 +169,12 @@ def _range(option: OptionJSON, field: str, div: float) -> list[float] | None:
 
 
 def scale_spec(gpu: str, counts: list[float], series: dict[str, list[float | None]],
-               lang: str = "en") -> dict[str, Any]:
+               lang: str = "en") -> LineSpec:
     return {"kind": "line", "title": _t("scale", lang, gpu=gpu_name(gpu, lang)), "x": counts, "series": series,
             "x_label": _t("gpus", lang), "y_label": _t("tokens_per_s", lang), "log_note": _t("log", lang)}
 
 
-def plan_chart_specs(out: PlanJSON, lang: str = "en") -> dict[str, dict[str, Any]]:
+def plan_chart_specs(out: PlanJSON, lang: str = "en") -> dict[str, ChartSpec]:
     """Memory, cost and Pareto specs of a plan's output (those it has data for)."""
     idx = pick_index(out)
     if idx is None:

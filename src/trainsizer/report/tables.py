@@ -18,7 +18,7 @@ from trainsizer.report.source_text import described, links
 from trainsizer.report.specs import pick_index
 
 if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
-    from trainsizer.workflows.plan_schema import HorizonJSON, OptionJSON, PlanJSON, ReportJSON
+    from trainsizer.workflows.plan_schema import AssumptionJSON, HorizonJSON, OptionJSON, PlanJSON, ReportJSON
 
 RANKINGS = {"recommended": N_("recommended"), "fastest": N_("fastest"), "fewest_gpus": N_("fewest GPUs"),
             "best_mfu": N_("best MFU"), "cheapest_to_buy": N_("cheapest to buy"), "pareto_time_vs_gpus": N_("Pareto")}
@@ -239,7 +239,7 @@ def _range_cells(o: OptionJSON) -> list[Any]:
             _money(cost[0]), _money(cost[1]), r.get("p_exceeds_capacity")]
 
 
-def _assumptions(rows: list[dict[str, Any]], lang: str) -> Sheet:
+def _assumptions(rows: list[AssumptionJSON], lang: str) -> Sheet:
     """What the plan assumes, its source and date; in Chinese the source's kind and sites, then its links (the
     English original only as a link: ``report.source_text``)."""
     headers = [tr("what", lang), tr("source", lang), tr("as of", lang)]

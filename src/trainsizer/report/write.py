@@ -29,7 +29,8 @@ def render_report(report: ReportJSON, suffix: str) -> str | bytes:
     if suffix == ".md":
         return render_markdown(report)
     if suffix == ".xlsx":
-        return xlsx_bytes(export_sheets(report), report["plan"]["currency"])
+        plan = report["plan"]
+        return xlsx_bytes(export_sheets(report), plan["currency"])
     if suffix == ".csv":
         return csv_text(export_sheets(report))
     return render_html(report)

@@ -11,10 +11,13 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.errors import InputError
 from trainsizer.i18n import N_, tr
+
+if TYPE_CHECKING:  # one pydantic validation error, as pydantic types it
+    from pydantic_core import ErrorDetails
 
 # the library names some fields by their CLI flag; the web request names them by their body key
 FLAG_FIELDS = {
@@ -107,7 +110,7 @@ def _loc_to_field(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(parts)
 
 
-def _most_specific(errors: list[dict[str, Any]]) -> dict[str, Any]:
+def _most_specific(errors: list[ErrorDetails]) -> ErrorDetails:
     """The first error, unless it is a union branch's type mismatch (``hardware.gpu`` is not a string)
     while another branch got further (``hardware.gpu.bf16_tflops`` is out of range): then that one."""
     first = errors[0]
@@ -121,7 +124,7 @@ def _most_specific(errors: list[dict[str, Any]]) -> dict[str, Any]:
     return first
 
 
-def _pydantic_message(err: dict[str, Any], lang: str) -> str:
+def _pydantic_message(err: ErrorDetails, lang: str) -> str:
     """A pydantic error's message in ``lang`` from the catalog (pydantic's own words for a type not listed)."""
     kind, ctx = str(err.get("type", "")), err.get("ctx") or {}
     msgid = PYDANTIC_MESSAGES.get(kind)
@@ -136,7 +139,7 @@ def _pydantic_message(err: dict[str, Any], lang: str) -> str:
 
 
 # long: one branch per kind of pydantic error, each worded as the CLI words it
-def validation_error_body(errors: list[dict[str, Any]], lang: str = "en") -> dict[str, str]:
+def validation_error_body(errors: list[ErrorDetails], lang: str = "en") -> dict[str, str]:
     """``field`` and ``message`` of the first pydantic error, in the same words as the CLI's, in ``lang``."""
     if not errors:
         return {"field": "body", "message": tr("invalid request", lang)}

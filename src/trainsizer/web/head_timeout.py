@@ -12,7 +12,7 @@ of the first bytes of its next request; else it is closed. The head's size is bo
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TypedDict
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -70,7 +70,14 @@ class HeadTimeoutH11(H11Protocol):
             self.transport.close()
 
 
-def server_settings() -> dict[str, Any]:
+class ServerSettings(TypedDict):
+    """The keyword arguments :func:`server_settings` gives ``uvicorn.run``."""
+
+    http: type[H11Protocol]
+    timeout_keep_alive: int
+
+
+def server_settings() -> ServerSettings:
     """Keyword arguments of ``uvicorn.run`` / ``uvicorn.Config`` for the planner's connections (``http`` takes a
     protocol class as well as 'h11' or 'httptools': uvicorn/config.py)."""
     return {"http": HeadTimeoutH11, "timeout_keep_alive": KEEP_ALIVE_S}

@@ -59,11 +59,15 @@ def ui_answer(req: s.UiPlanIn, lang: str) -> tuple[str, tuple[Any, ...]]:
     """The page's result, first part: the plan made, its start up to the answer card as HTML (sent at once), and
     what :func:`ui_rest` needs for the rest (the plan's data, the job)."""
     from trainsizer.web.render import plan_fragment_head
+    from trainsizer.workflows.report_model import picked
 
     outcome = service.plan(req)
-    read_as = {"model": service.model_read_as(req.job), "changed": service.settings_changed(req.job, outcome.out)}
+    read_as = service.FormSaid(model=service.model_read_as(req.job),
+                               changed=service.settings_changed(req.job, outcome.out))
     head = plan_fragment_head(outcome.out, lang, read_as)
-    return head, (outcome.out, outcome.scenario, head, read_as)
+    i = picked(outcome)  # the recommended option, else the fastest: the GPU the scaling curves are drawn for
+    gpu = None if i is None else outcome.result.options[i].gpu
+    return head, (outcome.out, outcome.scenario, head, read_as, gpu)
 
 
 def ui_rest(req: s.UiPlanIn, lang: str, state: tuple[Any, ...]) -> str:
@@ -71,12 +75,10 @@ def ui_rest(req: s.UiPlanIn, lang: str, state: tuple[Any, ...]) -> str:
     rankings and the details (the whole fragment less the part :func:`ui_answer` sent)."""
     from trainsizer.web.render import plan_fragment
 
-    out, scenario, head, read_as = state
+    out, scenario, head, read_as, picked_gpu = state
     curves, gpu = None, None
     if req.scale:
-        options, rec = out["options"], out["rankings"].get("recommended", [])
-        gpu = (options[rec[0]] if rec else options[0])["hardware"]["gpu"] if options else (
-            req.constraints.gpus[0] if req.constraints.gpus else None)
+        gpu = picked_gpu or (req.constraints.gpus[0] if req.constraints.gpus else None)
         if gpu:
             curves = service.scale_curves(scenario, gpu, min(req.constraints.max_gpus, s.MAX_SCALE_GPUS),
                                           req.constraints.gpus_per_node)

@@ -72,7 +72,7 @@ def _lang(scope: Scope) -> str:
     return resolve(lang)
 
 
-async def _send_json(send: Send, status: int, payload: dict[str, Any]) -> None:
+async def _send_json(send: Send, status: int, payload: dict[str, str]) -> None:  # the error body: field, message
     data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, FileSystemLoader, Undefined, pass_context, select_autoescape
 
@@ -22,6 +22,10 @@ from trainsizer.web.form_words import labelled
 from trainsizer.web.labels import labels
 from trainsizer.workflows.decide import OBJECTIVES
 from trainsizer.workflows.defaults import DEFAULT_OBJECTIVE
+
+if TYPE_CHECKING:  # the plan document's keys; what the answer says of the form
+    from trainsizer.web.service import FormSaid
+    from trainsizer.workflows.plan_schema import OptionJSON, PlanJSON
 
 HERE = Path(__file__).parent
 RANKING_ORDER = ("recommended", "fastest", "fewest_gpus", "best_mfu", "cheapest_to_buy", "pareto_time_vs_gpus")
@@ -86,7 +90,7 @@ def page_text(text: Any, lang: str = "en") -> str:
     return _FLAG.sub(lambda m: name(m.group(1)), out)
 
 
-def page_error(exc: InputError, lang: str) -> tuple[str, str, dict[str, Any]]:
+def page_error(exc: InputError, lang: str) -> tuple[str, str, dict[str, list[str]]]:
     """An input error as the page shows it: its field (none for a CLI flag), its message in the page's language and
     words (:func:`page_text`), and for an unknown model the closest presets as choices to click."""
     values = dict(exc.values)
@@ -96,7 +100,7 @@ def page_error(exc: InputError, lang: str) -> tuple[str, str, dict[str, Any]]:
     if exc.source:
         message = tr("{message} (in {source})", lang, message=message, source=exc.source)
     field = exc.field or "body"
-    extra = {}
+    extra: dict[str, list[str]] = {}
     if field.endswith("model.preset") and values.get("close"):
         extra["choices"] = str(values["close"]).split(", ")
     return ("" if field.startswith("--") else field), page_text(message, lang), extra
@@ -128,12 +132,12 @@ def say_filter(ctx: Any, message: Any) -> str:
 
 
 @pass_context
-def verdict_filter(ctx: Any, option: dict[str, Any]) -> str:
+def verdict_filter(ctx: Any, option: OptionJSON) -> str:
     return option_text.verdict(option, ctx.get("lang", "en"))
 
 
 @pass_context
-def why_filter(ctx: Any, option: dict[str, Any]) -> str:
+def why_filter(ctx: Any, option: OptionJSON) -> str:
     return option_text.why(option, ctx.get("lang", "en"))
 
 
@@ -148,7 +152,7 @@ def link_name(ctx: Any, link_id: str) -> str:
 
 
 @pass_context
-def hw_title(ctx: Any, option: dict[str, Any]) -> str:
+def hw_title(ctx: Any, option: OptionJSON) -> str:
     """ "8 × H800 SXM5 80GB in 1 server of 8 GPUs" """
     hw, lang = option["hardware"], ctx.get("lang", "en")
     return tr("{hardware} in {servers}", lang, hardware=w.hardware(hw["gpus"], hw["gpu"], lang),
@@ -156,13 +160,13 @@ def hw_title(ctx: Any, option: dict[str, Any]) -> str:
 
 
 @pass_context
-def span_filter(ctx: Any, option: dict[str, Any], what: str) -> str:
+def span_filter(ctx: Any, option: OptionJSON, what: str) -> str:
     """ "(26–34 hours)": the option's 80 % range of a figure (report/option_text.span), "" without one."""
     return option_text.span(option, what, ctx.get("currency", ""), ctx.get("lang", "en"))
 
 
 @pass_context
-def layout_text(ctx: Any, option: dict[str, Any]) -> str:
+def layout_text(ctx: Any, option: OptionJSON) -> str:
     return option_text.layout(option, ctx.get("lang", "en"))
 
 
@@ -194,7 +198,7 @@ def environment() -> Environment:
     return env
 
 
-def chart_svgs(out: dict[str, Any], lang: str, curves: list[Any] | None = None,
+def chart_svgs(out: PlanJSON, lang: str, curves: list[Any] | None = None,
                scale_gpu: str | None = None) -> dict[str, str]:
     """The result's charts as SVG: the same specs as the HTML report (:mod:`trainsizer.report.specs`)."""
     specs = plan_chart_specs(out, lang)
@@ -208,22 +212,22 @@ def chart_svgs(out: dict[str, Any], lang: str, curves: list[Any] | None = None,
     return {key: render_chart(spec) for key, spec in specs.items()}
 
 
-def _rows(out: dict[str, Any]) -> list[int]:
+def _rows(out: PlanJSON) -> list[int]:
     """Option indices for the rankings table: every ranked option, fastest first."""
     picked = {i for key in RANKING_ORDER for i in out["rankings"].get(key, [])}
     picked |= {r["option"] for r in (out.get("recommendation") or {}).get("runner_ups") or []}  # compared first
     return sorted(picked, key=lambda i: out["options"][i]["performance"]["step_time_s"])
 
 
-def plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None = None,
-                  scale_gpu: str | None = None, read_as: dict[str, Any] | None = None) -> str:
+def plan_fragment(out: PlanJSON, lang: str, curves: list[Any] | None = None,
+                  scale_gpu: str | None = None, read_as: FormSaid | None = None) -> str:
     """The plan as the page's result: every engine message in the page's wording (form fields, not CLI flags);
     ``read_as``: the preset a model name was read as (``service.model_read_as``), said above the answer."""
     with face("page"):
         return _plan_fragment(out, lang, curves, scale_gpu, read_as)
 
 
-def plan_fragment_head(out: dict[str, Any], lang: str, read_as: dict[str, Any] | None = None) -> str:
+def plan_fragment_head(out: PlanJSON, lang: str, read_as: FormSaid | None = None) -> str:
     """The start of :func:`plan_fragment` up to the end of its answer card (``result_head.html``, which the whole
     fragment includes): what the page can show before the charts and details are made."""
     with face("page"):
@@ -232,15 +236,14 @@ def plan_fragment_head(out: dict[str, Any], lang: str, read_as: dict[str, Any] |
             **_said(read_as, lang))
 
 
-def _said(said: dict[str, Any] | None, lang: str) -> dict[str, str]:
+def _said(said: FormSaid | None, lang: str) -> dict[str, str]:
     """What the card says of the form (``jobs.ui_answer``): ``read_as``, the preset a model name was read as;
     ``changed``, the settings the plan's layout does not keep and why."""
-    said = said or {}
-    model, changed = said.get("model"), said.get("changed") or []
+    model, changed = (said.model, said.changed) if said else (None, [])
     read_as = ""
     if model:
-        read_as = tr(READ_AS_VARIANT if model["variant"] else READ_AS, lang, given=model["given"],
-                     preset=model["preset"], variant=model["variant"])
+        read_as = tr(READ_AS_VARIANT if model.variant else READ_AS, lang, given=model.given,
+                     preset=model.preset, variant=model.variant)
     lab = labels(lang)
     words = {"none": lab["ck_none"], "selective": lab["ck_selective"], "full": lab["ck_full"]}
     parts = [tr(CHANGED_PART, lang, field=lab[CHANGED_FIELDS[key]], given=words.get(given, given),
@@ -248,13 +251,13 @@ def _said(said: dict[str, Any] | None, lang: str) -> dict[str, str]:
     return {"read_as": read_as, "changed": tr(CHANGED, lang, changes=w.listing(parts, lang)) if parts else ""}
 
 
-def _recommended(out: dict[str, Any]) -> dict[str, Any] | None:
+def _recommended(out: PlanJSON) -> OptionJSON | None:
     """The recommended option, else the fastest (the first), else None."""
     options, rec_idx = out["options"], out["rankings"].get("recommended", [])
     return options[rec_idx[0]] if rec_idx else (options[0] if options else None)
 
 
-def _picks(out: dict[str, Any], rows: list[int]) -> list[int]:
+def _picks(out: PlanJSON, rows: list[int]) -> list[int]:
     """The two options the comparison opens on: the answer and its first runner-up (sized to the job, as the
     ranking shows it), else the answer and the next row, else the first two rows."""
     rec_idx = out["rankings"].get("recommended", [])
@@ -264,8 +267,8 @@ def _picks(out: dict[str, Any], rows: list[int]) -> list[int]:
     return [rec_idx[0]] + (runner_ups or [i for i in rows if i != rec_idx[0]])[:1]
 
 
-def _plan_fragment(out: dict[str, Any], lang: str, curves: list[Any] | None,
-                   scale_gpu: str | None, read_as: dict[str, Any] | None = None) -> str:
+def _plan_fragment(out: PlanJSON, lang: str, curves: list[Any] | None,
+                   scale_gpu: str | None, read_as: FormSaid | None = None) -> str:
     lab = labels(lang)
     options = out["options"]
     rec_idx = out["rankings"].get("recommended", [])

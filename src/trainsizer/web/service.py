@@ -3,7 +3,8 @@ mapping of fields differs (an error names the field of the request body, not the
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.errors import InputError
 from trainsizer.frameworks import resolve
@@ -15,20 +16,42 @@ from trainsizer.workflows import catalogs
 from trainsizer.workflows.jobs import job_from_dict
 from trainsizer.workflows.plan_job import PlanOutcome, PlanRequest, plan_job, price_hardware
 
-__all__ = ["PlanOutcome", "catalog", "cost", "estimate", "plan", "quotes", "report_data", "scale", "scale_curves"]
+if TYPE_CHECKING:  # the plan document's keys
+    from trainsizer.workflows.plan_schema import PlanJSON
+
+__all__ = ["FormSaid", "PlanOutcome", "ReadAs", "catalog", "cost", "estimate", "plan", "quotes", "report_data",
+           "scale", "scale_curves"]
 
 
-def _job_dict(job: s.JobIn) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class ReadAs:
+    """A model named as people type it, read as a preset: the name given, the preset, the tuned variant it named."""
+
+    given: str
+    preset: str
+    variant: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FormSaid:
+    """What the page's answer says of the form: the preset a model name was read as, and the settings the plan's
+    layout does not keep as (field, given, used)."""
+
+    model: ReadAs | None
+    changed: list[tuple[str, Any, Any]]
+
+
+def _job_dict(job: s.JobIn) -> dict[str, Any]:  # the job document job_from_dict parses
     model = job.model.model_dump(exclude_none=True)
     if (read := model_read_as(job)) is not None:
-        model["preset"] = read["preset"]
+        model["preset"] = read.preset
     return {"model": model, "training": job.training.model_dump(exclude_unset=True)}
 
 
 CHOSEN = ("micro_batch_size", "activation_checkpointing")  # settings the form sends that the planner searches
 
 
-def settings_changed(job: s.JobIn, out: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+def settings_changed(job: s.JobIn, out: PlanJSON) -> list[tuple[str, Any, Any]]:
     """The settings the user gave that the recommended (else fastest) layout does not keep: (field, given, used)."""
     rec = out["rankings"].get("recommended") or [0]
     if not out["options"]:
@@ -37,15 +60,15 @@ def settings_changed(job: s.JobIn, out: dict[str, Any]) -> list[tuple[str, Any, 
     return [(key, given[key], used[key]) for key in CHOSEN if key in given and key in used and given[key] != used[key]]
 
 
-def model_read_as(job: s.JobIn) -> dict[str, Any] | None:
-    """A model named as people type it (``Qwen2.5-7B-Instruct``, ``千问2.5-7B``) -> ``{given, preset, variant}``:
+def model_read_as(job: s.JobIn) -> ReadAs | None:
+    """A model named as people type it (``Qwen2.5-7B-Instruct``, ``千问2.5-7B``) -> :class:`ReadAs`:
     the preset it was read as, and the tuned variant it named (the base model's architecture); None for a
     preset id as it is, an inline architecture or an unknown name (that one is an error, with the closest ids)."""
     given = job.model.preset
     found = find_preset(given) if given else None
     if found is None or found[0] == given:
         return None
-    return {"given": given, "preset": found[0], "variant": found[1]}
+    return ReadAs(given=given, preset=found[0], variant=found[1])
 
 
 def build_job(job: s.JobIn, gpu: str | None, prefix: str = "job") -> Scenario:

@@ -15,6 +15,7 @@ from trainsizer.messages import Message
 from trainsizer.plan.option_json import HorizonJSON as HorizonJSON
 from trainsizer.plan.option_json import MemoryJSON as MemoryJSON
 from trainsizer.plan.option_json import OfferJSON, OptionJSON
+from trainsizer.plan.option_json import PerRunJSON as PerRunJSON
 from trainsizer.plan.option_json import RentJSON as RentJSON
 
 

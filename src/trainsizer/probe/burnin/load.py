@@ -11,10 +11,10 @@ import subprocess
 import threading
 import time
 from abc import ABC, abstractmethod
-from typing import Any
 
 from trainsizer.errors import InputError
 from trainsizer.probe.burnin.backend import Backend
+from trainsizer.probe.burnin.rows import LoadDescription
 
 
 class LoadUnavailable(RuntimeError):
@@ -42,7 +42,7 @@ class Load(ABC):
         """True when the load ended on its own (crash, command exited)."""
         return False
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> LoadDescription:
         return {"kind": self.name}
 
 
@@ -94,7 +94,7 @@ class TorchLoad(Load):
         self._last = {g: (0.0, 0.0) for g in gpus}
         self._threads: list[threading.Thread] = []
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> LoadDescription:
         return {"kind": self.name, "matmul_size": self.n, "dtype": "bfloat16", "copy_mib": self.copy_mib,
                 "matmuls_per_batch": self.matmuls, "copies_per_batch": self.copies}
 
@@ -165,7 +165,7 @@ class CommandLoad(Load):
         self.proc: subprocess.Popen | None = None
         self.stopped_by_us = False
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> LoadDescription:
         return {"kind": self.name, "argv": self.argv}
 
     def start(self) -> None:

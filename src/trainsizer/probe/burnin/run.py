@@ -23,6 +23,7 @@ from trainsizer.outputs import check_output_path
 from trainsizer.probe.burnin.backend import Backend, GpuSample, XidEvent
 from trainsizer.probe.burnin.fake import FakeBackend, FakeConfig, parse_fake_event
 from trainsizer.probe.burnin.load import CommandLoad, Load, LoadUnavailable, SleeperLoad
+from trainsizer.probe.burnin.rows import RunConfig, RunRow, SampledRound
 from trainsizer.probe.burnin.store import CHECKPOINT_S, Store, refuse_leftovers
 from trainsizer.probe.burnin.verdict import Verdict, build_verdict, default_slowdown
 
@@ -144,7 +145,7 @@ class _Start:
     copy_mib: int
     fake: FakeConfig
     store: Store | None = None  # the resumed run's database
-    run: dict[str, Any] | None = None  # the resumed run's row
+    run: RunRow | None = None  # the resumed run's row
     path: Path | None = None  # the new run's database
 
 
@@ -223,10 +224,10 @@ def _open_run(start: _Start, backend_requested: str, metrics_port: int | None, m
         if start.store is not None and start.run is not None:
             return start.store, start.run["id"], load, exporter, gpus
         assert start.path is not None
-        config = {"duration_s": start.total, "interval_s": start.interval_s, "backend_requested": backend_requested,
-                  "command": start.command, "matmul_size": start.matmul_size, "copy_mib": start.copy_mib,
-                  "load": load.describe(), "fake": start.fake.to_dict() if be.name == "fake" else None,
-                  "gpus": [g.to_dict() for g in gpus]}
+        config = RunConfig(duration_s=start.total, interval_s=start.interval_s, backend_requested=backend_requested,
+                           command=start.command, matmul_size=start.matmul_size, copy_mib=start.copy_mib,
+                           load=load.describe(), fake=start.fake.to_dict() if be.name == "fake" else None,
+                           gpus=[g.to_dict() for g in gpus])
         say(msg("progress.creating", path=str(start.path)))
         store, run_id = Store.create(start.path, duration_s=start.total, interval_s=start.interval_s,
                                      backend=be.name, load=load.name, config=config, gpus=gpus)
@@ -246,7 +247,7 @@ def run_burnin(duration: str | float | None = None, interval: float = 1.0, backe
                fake_seed: int = 0, fake_events: list[str] | None = None,
                fake_config: FakeConfig | dict | None = None, matmul_size: int = 8192, copy_mib: int = 1024,
                kernel_log: bool = True, quiet: bool = False,
-               on_sample: Callable[[dict[str, Any]], None] | None = None, overwrite: bool = False,
+               on_sample: Callable[[SampledRound], None] | None = None, overwrite: bool = False,
                progress: Callable[[Message | None], None] | None = None) -> Verdict:
     """Run a burn-in (or continue one with ``resume=RUN.db``) and return its verdict.
 
@@ -320,7 +321,7 @@ def _store_failed(store: Store, run_id: int, field: str, exc: sqlite3.Error) -> 
 
 
 def _loop(store: Store, run_id: int, segment: int, be: Backend, load: Load, exporter: Any, offset: float,
-          total: float, interval: float, quiet: bool, on_sample: Callable[[dict[str, Any]], None] | None,
+          total: float, interval: float, quiet: bool, on_sample: Callable[[SampledRound], None] | None,
           gpus: list[Any]) -> str:
     """Sample every ``interval`` s on a fixed schedule until ``total`` s of load; returns the run status."""
     progress = _Progress(quiet, total)
@@ -365,7 +366,7 @@ def _loop(store: Store, run_id: int, segment: int, be: Backend, load: Load, expo
                 exporter.update(samples, xid_counts, last_xid, elapsed, total - elapsed)
             progress(elapsed, total, samples, sum(xid_counts.values()))
             if on_sample is not None:
-                on_sample({"elapsed": elapsed, "samples": samples, "round": k})
+                on_sample(SampledRound(elapsed=elapsed, samples=samples, round=k))
             if load.finished():
                 status = "load-failed" if load.error else "load-ended"
                 store.add_note(run_id, f"load ended at {elapsed:.1f} s: {load.error or 'exit code 0'}")

@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from trainsizer.errors import N_, InputError
 from trainsizer.probe.burnin.backend import SAMPLE_FIELDS, GpuInfo, GpuSample, XidEvent
+from trainsizer.probe.burnin.rows import RunConfig, RunRow, SegmentRow, XidRow
 
 SCHEMA_VERSION = 1
 # Committed rows are copied from the -wal into the .db at least this often. SQLite's own automatic checkpoint
@@ -85,7 +86,7 @@ class Store:
 
     @classmethod
     def create(cls, path: str | Path, *, duration_s: float, interval_s: float, backend: str, load: str,
-               config: dict[str, Any], gpus: list[GpuInfo]) -> tuple[Store, int]:
+               config: RunConfig, gpus: list[GpuInfo]) -> tuple[Store, int]:
         p = Path(path)
         if p.exists():
             raise InputError("--db", f"{p} exists; pass --resume {p} to continue that run, or choose another path")
@@ -99,7 +100,7 @@ class Store:
                                         "space in a folder you can write to"), path=str(p), reason=str(exc)) from None
 
     @classmethod
-    def _create(cls, p: Path, duration_s: float, interval_s: float, backend: str, load: str, config: dict[str, Any],
+    def _create(cls, p: Path, duration_s: float, interval_s: float, backend: str, load: str, config: RunConfig,
                 gpus: list[GpuInfo]) -> tuple[Store, int]:
         store = cls(cls._connect(p), p)
         with store.conn:
@@ -204,14 +205,14 @@ class Store:
         self.conn.close()
 
     # --- reading -------------------------------------------------------------------------------------------
-    def run(self, run_id: int | None = None) -> dict[str, Any] | None:
+    def run(self, run_id: int | None = None) -> RunRow | None:
         sql = "SELECT * FROM runs WHERE id = ?" if run_id is not None else "SELECT * FROM runs ORDER BY id DESC"
         row = self.conn.execute(sql, (run_id,) if run_id is not None else ()).fetchone()
         if row is None:
             return None
         out = dict(row)
-        out["config"] = json.loads(out["config"])
-        return out
+        out["config"] = json.loads(out["config"])  # the column holds the config's JSON
+        return RunRow(**out)
 
     def gpus(self, run_id: int) -> list[GpuInfo]:
         rows = self.conn.execute("SELECT * FROM gpus WHERE run_id = ? ORDER BY gpu", (run_id,))
@@ -222,7 +223,7 @@ class Store:
         return self.conn.execute("SELECT * FROM samples WHERE run_id = ? AND gpu = ? ORDER BY elapsed, rowid",
                                  (run_id, gpu))
 
-    def aggregate(self, run_id: int, gpu: int, exprs: dict[str, str]) -> dict[str, Any]:
+    def aggregate(self, run_id: int, gpu: int, exprs: dict[str, str]) -> dict[str, float | None]:
         """SQL aggregates over one GPU's samples; ``exprs`` are trusted expressions over SAMPLE_FIELDS."""
         sql = ", ".join(f"{expr} AS {name}" for name, expr in exprs.items())
         row = self.conn.execute(f"SELECT {sql} FROM samples WHERE run_id = ? AND gpu = ?", (run_id, gpu)).fetchone()
@@ -257,14 +258,14 @@ class Store:
         row = self.conn.execute("SELECT MAX(t), MAX(elapsed) FROM samples WHERE run_id = ?", (run_id,)).fetchone()
         return (row[0], row[1]) if row[0] is not None else None
 
-    def xids(self, run_id: int) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.conn.execute("SELECT * FROM xids WHERE run_id = ? ORDER BY t", (run_id,))]
+    def xids(self, run_id: int) -> list[XidRow]:
+        return [XidRow(**r) for r in self.conn.execute("SELECT * FROM xids WHERE run_id = ? ORDER BY t", (run_id,))]
 
     def notes(self, run_id: int) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT text FROM notes WHERE run_id = ? ORDER BY t", (run_id,))]
 
-    def segments(self, run_id: int) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.conn.execute("SELECT * FROM segments WHERE run_id = ? ORDER BY segment",
+    def segments(self, run_id: int) -> list[SegmentRow]:
+        return [SegmentRow(**r) for r in self.conn.execute("SELECT * FROM segments WHERE run_id = ? ORDER BY segment",
                                                    (run_id,))]
 
 

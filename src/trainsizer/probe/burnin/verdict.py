@@ -11,6 +11,7 @@ from typing import Any
 
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.probe.burnin.backend import REASON_BITS, REASON_LABELS, THROTTLE_REASONS
+from trainsizer.probe.burnin.rows import RunInfo, XidRow
 from trainsizer.probe.burnin.store import Store
 
 LEVELS = ("STABLE", "WARN", "FAIL")
@@ -105,7 +106,7 @@ class Verdict:
     status: str
     reasons: list[Reason]
     gpus: list[GpuSummary]
-    run: dict[str, Any]
+    run: RunInfo
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -226,7 +227,7 @@ def build_verdict(store: Store, run_id: int | None = None) -> Verdict:
     summaries = [_summarise(store, rid, g, rules) for g in gpus]
     by_gpu = {s.gpu: s for s in summaries}
     reasons: list[Reason] = []
-    stray: list[dict[str, Any]] = []
+    stray: list[XidRow] = []
     for x in store.xids(rid):
         if x["gpu"] in by_gpu:
             by_gpu[x["gpu"]].xids.append(int(x["code"]))
@@ -258,8 +259,9 @@ def build_verdict(store: Store, run_id: int | None = None) -> Verdict:
                               rules["run_incomplete"].source))
     level = max((LEVELS.index(r.level) for r in reasons), default=0)
     reasons.sort(key=lambda r: (-LEVELS.index(r.level), r.gpu if r.gpu is not None else -1, r.rule))
-    info = {k: run[k] for k in ("id", "started_at", "duration_s", "interval_s", "backend", "load", "status",
-                                "hostname", "load_exit_code", "load_error", "ended_at")}
-    info.update(elapsed_s=round(elapsed, 3), samples=store.count_samples(rid), db=str(store.path),
-                segments=len(store.segments(rid)), config=run["config"])
+    info = RunInfo(id=run["id"], started_at=run["started_at"], duration_s=run["duration_s"],
+                   interval_s=run["interval_s"], backend=run["backend"], load=run["load"], status=run["status"],
+                   hostname=run["hostname"], load_exit_code=run["load_exit_code"], load_error=run["load_error"],
+                   ended_at=run["ended_at"], elapsed_s=round(elapsed, 3), samples=store.count_samples(rid),
+                   db=str(store.path), segments=len(store.segments(rid)), config=run["config"])
     return Verdict(LEVELS[level], reasons, summaries, info, store.notes(rid))

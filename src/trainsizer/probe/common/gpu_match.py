@@ -8,7 +8,10 @@ the memory CUDA reports breaks the remaining ties (A100 40 GB vs 80 GB).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trainsizer.scenario import InlineGpu
 
 _NAME_NOISE = {"nvidia", "amd", "tesla", "geforce", "instinct", "generation", "hgx", "gpu", "of", "a", "one"}
 _FORM_FACTORS = ("pcie", "nvl")
@@ -66,13 +69,15 @@ def intra_link_for_device(device_name: str, catalog: Any) -> str | None:
     return links.pop() if len(links) == 1 else None
 
 
-def local_gpu() -> str | dict[str, Any] | None:
+def local_gpu() -> str | InlineGpu | None:
     """This machine's first CUDA GPU as a scenario's ``hardware.gpu``: its catalog id, or an inline spec
     (name, memory) when the catalog does not know it; None without CUDA."""
     import torch
+
+    from trainsizer.scenario import InlineGpu
 
     if not torch.cuda.is_available():
         return None
     props = torch.cuda.get_device_properties(0)
     memory_gib = round(props.total_memory / 2**30, 2)
-    return detect_gpu_id(props.name, memory_gib) or {"name": props.name, "memory_gib": memory_gib}
+    return detect_gpu_id(props.name, memory_gib) or InlineGpu(name=props.name, memory_gib=memory_gib)

@@ -8,22 +8,64 @@ import platform
 import socket
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import yaml
 
 from trainsizer.errors import InputError
-from trainsizer.scenario import Scenario
+from trainsizer.probe.memory.measure import MeasurementJSON
+from trainsizer.scenario import InlineGpu, Scenario
 
 LIBRARIES = ("torch", "transformers", "peft", "bitsandbytes", "flash-attn", "nvidia-ml-py", "trainsizer")
 
 
-def environment() -> dict[str, Any]:
+class Environment(TypedDict):
+    """The machine a case was measured on: host, Python, platform, date, library versions, and its GPU (name,
+    memory, count, CUDA, compute capability, driver) or, without CUDA, its CPU."""
+
+    hostname: str
+    python: str
+    platform: str
+    date: str
+    libraries: NotRequired[dict[str, str]]
+    gpu_name: NotRequired[str | None]
+    gpu_memory_gib: NotRequired[float]
+    gpu_count: NotRequired[int]
+    cuda: NotRequired[str | None]
+    compute_capability: NotRequired[str]
+    driver: NotRequired[str | None]
+    cpu: NotRequired[str]
+
+
+class ComparisonRow(TypedDict):
+    """One figure predicted for the scenario as it ran, beside what was measured; error = (predicted - measured)
+    / measured."""
+
+    metric: str
+    predicted: float
+    measured: float | None
+    error: float | None
+
+
+class MemoryProbeJSON(TypedDict):
+    """``probe memory --json``: the GPU as a catalog id or inline spec, the machine, the measurement, the figures
+    predicted beside it, the GPU's capacity (a catalog GPU), the case file written and its cases' ids."""
+
+    gpu: str | dict[str, str | float]
+    environment: Environment
+    measurement: MeasurementJSON
+    comparison: list[ComparisonRow]
+    capacity_gib: float | None
+    cases_file: str | None
+    cases: list[str]
+
+
+def environment() -> Environment:
     """GPU, driver, CUDA and library versions of this machine (what a reader needs to reproduce a case)."""
     import torch
 
-    env: dict[str, Any] = {"hostname": socket.gethostname(), "python": platform.python_version(),
-                           "platform": platform.platform(), "date": datetime.date.today().isoformat()}
+    env = Environment(hostname=socket.gethostname(), python=platform.python_version(), platform=platform.platform(),
+                      date=datetime.date.today().isoformat())
     libs = {}
     for name in LIBRARIES:
         try:
@@ -51,15 +93,17 @@ def environment() -> dict[str, Any]:
     return env
 
 
-def case_scenario(scenario: Scenario, gpu: str | dict[str, Any]) -> dict[str, Any]:
-    """The scenario as it ran: the detected GPU, every default made explicit."""
+def case_scenario(scenario: Scenario, gpu: str | InlineGpu) -> dict[str, Any]:
+    """The scenario as it ran, as a case file writes it: the detected GPU, the global batch the probe ran, every
+    default made explicit."""
     from trainsizer.probe.workload.config import probe_accumulation
 
-    data = scenario.model_dump(exclude_none=True)
-    data["hardware"]["gpu"] = gpu
     ran = probe_accumulation(scenario)
-    data["training"]["global_batch_size"] = scenario.training.micro_batch_size * scenario.parallel.dp * ran
-    return data
+    as_run = scenario.model_copy(update={
+        "hardware": scenario.hardware.model_copy(update={"gpu": gpu}),
+        "training": scenario.training.model_copy(update={
+            "global_batch_size": scenario.training.micro_batch_size * scenario.parallel.dp * ran})})
+    return as_run.model_dump(exclude_none=True)
 
 
 def case_id(scenario: Scenario, gpu: str) -> str:
@@ -71,11 +115,11 @@ def case_id(scenario: Scenario, gpu: str) -> str:
     return "probe-" + "-".join(str(p) for p in parts)
 
 
-def measured_cases(scenario: Scenario, gpu: str | dict[str, Any], measurement: Any, env: dict[str, Any],
+def measured_cases(scenario: Scenario, gpu: str | InlineGpu, measurement: Any, env: Environment,
                    source: str) -> list[dict[str, Any]]:
     """One case per measured quantity (FORMAT.md compares one metric per case): allocated, reserved,
     device memory and, when the step is a whole optimizer step, its time."""
-    base_id = case_id(scenario, gpu if isinstance(gpu, str) else gpu.get("name", "gpu"))
+    base_id = case_id(scenario, gpu if isinstance(gpu, str) else gpu.name)
     data = case_scenario(scenario, gpu)
     note = "; ".join(measurement.notes) or "measured at full depth"
     common = {"source": source, "scenario": data, "environment": env, "probe": measurement.to_dict(),
@@ -92,7 +136,7 @@ def measured_cases(scenario: Scenario, gpu: str | dict[str, Any], measurement: A
     return cases
 
 
-def compare_with_estimate(measurement: Any, as_run: Scenario) -> list[dict[str, Any]]:
+def compare_with_estimate(measurement: Any, as_run: Scenario) -> list[ComparisonRow]:
     """Predicted vs measured rows (memory metrics, and the step time on a GPU) for the scenario as it ran
     (``case_scenario``); the error is (predicted - measured) / measured as in ``trainsizer validate``."""
     from trainsizer.estimate.estimator import estimate
@@ -102,15 +146,14 @@ def compare_with_estimate(measurement: Any, as_run: Scenario) -> list[dict[str, 
     for metric in ("allocated", "reserved", "device"):
         value = getattr(measurement, f"{metric}_gib")
         pred = predicted.memory.metric_gib(metric)
-        rows.append({"metric": f"{metric}_gib", "predicted": round(pred, 3),
-                     "measured": None if value is None else round(value, 3),
-                     "error": None if not value else round((pred - value) / value, 4)})
+        rows.append(ComparisonRow(metric=f"{metric}_gib", predicted=round(pred, 3),
+                                  measured=None if value is None else round(value, 3),
+                                  error=None if not value else round((pred - value) / value, 4)))
     if predicted.performance is not None and measurement.meter == "cuda":
         pred_t = predicted.performance.step_time_s  # the case scenario's global batch is what ran
-        rows.append({"metric": f"step_time_s ({as_run.grad_accumulation_steps} micro-batch(es))",
-                     "predicted": round(pred_t, 4),
-                     "measured": round(measurement.step_time_s, 4),
-                     "error": round((pred_t - measurement.step_time_s) / measurement.step_time_s, 4)})
+        rows.append(ComparisonRow(metric=f"step_time_s ({as_run.grad_accumulation_steps} micro-batch(es))",
+                                  predicted=round(pred_t, 4), measured=round(measurement.step_time_s, 4),
+                                  error=round((pred_t - measurement.step_time_s) / measurement.step_time_s, 4)))
     return rows
 
 

@@ -18,11 +18,37 @@ import contextlib
 import gc
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from trainsizer.estimate.memory_types import GIB
 from trainsizer.messages import msg
 from trainsizer.scenario import Scenario
+
+
+class ReadingJSON(TypedDict):
+    """A :class:`Reading` as the probe's JSON and case files write it (GiB, rounded)."""
+
+    layers: int
+    allocated_gib: float
+    reserved_gib: float | None
+    device_gib: float | None
+    step_times_s: list[float]
+    meter: str
+
+
+class MeasurementJSON(TypedDict):
+    """A :class:`Measurement` as the probe's JSON and case files write it: the full-depth figures and each run."""
+
+    allocated_gib: float | None
+    reserved_gib: float | None
+    device_gib: float | None
+    step_time_s: float | None
+    meter: str
+    world_size: int
+    layers_full: int
+    extrapolated: bool
+    readings: list[ReadingJSON]
+    notes: list[str]
 
 
 @dataclass
@@ -42,13 +68,13 @@ class Reading:
         times = sorted(self.step_times_s[1:] or self.step_times_s)
         return times[len(times) // 2] if times else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ReadingJSON:
         return {"layers": self.layers, "allocated_gib": _gib(self.allocated_bytes),
                 "reserved_gib": _gib(self.reserved_bytes), "device_gib": _gib(self.device_bytes),
                 "step_times_s": [round(t, 5) for t in self.step_times_s], "meter": self.meter}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Reading:
+    def from_dict(cls, data: ReadingJSON) -> Reading:
         def raw(x: float | None) -> float | None:
             return None if x is None else x * GIB
 
@@ -102,7 +128,7 @@ class Measurement:
     def step_time_s(self) -> float:
         return float(self._full_depth()["step_time"] or 0.0)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MeasurementJSON:
         def r(x: float | None) -> float | None:
             return None if x is None else round(x, 4)
 
@@ -112,7 +138,7 @@ class Measurement:
                 "readings": [x.to_dict() for x in self.readings], "notes": self.notes}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Measurement:
+    def from_dict(cls, data: MeasurementJSON) -> Measurement:
         return cls([Reading.from_dict(x) for x in data["readings"]], data["layers_full"], data["world_size"],
                    list(data["notes"]))
 

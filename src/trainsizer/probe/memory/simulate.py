@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from trainsizer.estimate.memory_types import GIB
 from trainsizer.messages import Message, msg
@@ -23,6 +23,36 @@ from trainsizer.scenario import Scenario
 # MemTracker's reference types -> the estimator's component groups (FORMAT.md components_gib)
 GROUP_OF = {"PARAM": "weights", "BUFFER": "weights", "GRAD": "gradients", "OPT": "optimizer", "ACT": "activations",
             "TEMP": "activations", "OTH": "other"}
+
+
+class SimulationJSON(TypedDict):
+    """A :class:`Simulation` as ``probe memory --simulate --json`` writes it (GiB, rounded)."""
+
+    allocated_gib: float
+    components_gib: dict[str, float]  # weights, gradients, optimizer, activations, other
+    by_kind_gib: dict[str, float]  # MemTracker kinds at the peak
+    modules_peak_gib: dict[str, float]
+    layers_simulated: int
+    layers_full: int
+    trainable_params: int
+    total_params: int
+    notes: list[str]
+
+
+class PredictedJSON(TypedDict):
+    """The estimate of the simulated scenario: its allocated peak, the components and the phase of the peak."""
+
+    allocated_gib: float
+    components_gib: dict[str, float]
+    peak_phase: str
+
+
+class SimulationVsEstimate(TypedDict):
+    """``probe memory --simulate``: the simulation, the estimate of the same scenario and the estimate's error."""
+
+    simulation: SimulationJSON
+    predicted: PredictedJSON
+    error_of_estimate: float
 
 
 @dataclass
@@ -50,7 +80,7 @@ class Simulation:
             out[GROUP_OF.get(kind, "other")] += value / GIB
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SimulationJSON:
         return {"allocated_gib": round(self.peak_gib, 4), "components_gib": {k: round(v, 4) for k, v in
                                                                             self.groups_gib().items()},
                 "by_kind_gib": {k: round(v / GIB, 4) for k, v in self.peak_bytes_by_kind.items()},

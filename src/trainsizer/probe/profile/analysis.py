@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from trainsizer.errors import InputError
 from trainsizer.probe import resolve_device
@@ -58,6 +58,30 @@ STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 
 Interval = tuple[float, float]  # (start_us, end_us)
 
+# The Trace Event Format (Chrome's "Trace Event Format" document; what torch.profiler / Kineto write): the
+# arguments this analysis reads, and one event.
+TraceArgs = TypedDict("TraceArgs", {"correlation": int, "Collective name": str}, total=False)
+
+
+class TraceEvent(TypedDict, total=False):
+    """One event: its name, phase (``X`` complete, ``B``/``E`` begin/end), start and duration in microseconds,
+    category (Kineto: ``kernel``, ``cpu_op``, ``user_annotation``, ...), process and thread, arguments."""
+
+    name: str
+    ph: str
+    ts: float
+    dur: float
+    cat: str
+    pid: int | str
+    tid: int | str
+    args: TraceArgs
+
+
+class TraceDocument(TypedDict):
+    """The JSON Object Format of a trace (the JSON Array Format is the events' list alone)."""
+
+    traceEvents: list[TraceEvent]
+
 
 @dataclass(frozen=True)
 class _Classifier:
@@ -70,7 +94,7 @@ class _Classifier:
                 return category
         return None
 
-    def kind(self, name: str, args: dict[str, Any] | None = None) -> str:
+    def kind(self, name: str, args: TraceArgs | None = None) -> str:
         text = name
         if args and isinstance(args.get("Collective name"), str):  # record_param_comms carries the kind here
             text = f"{name} {args['Collective name']}"
@@ -86,17 +110,17 @@ def _joined(patterns: Iterable[str]) -> re.Pattern[str]:
 
 @cache
 def _classifier() -> _Classifier:
-    cats = profile_rules()["categories"]
+    rules = profile_rules()
     # a name matching two categories takes the first here: communication names are the most specific
     order = ("communication", "optimizer", "data_loading", "host_wait", "memcpy")
     return _Classifier(
-        tuple((c, _joined(cats[c]["patterns"])) for c in order),
-        tuple((k, _joined(p)) for k, p in cats["communication"]["kinds"].items()))
+        tuple((c, _joined(rules.patterns[c])) for c in order),
+        tuple((k, _joined(p)) for k, p in rules.kinds.items()))
 
 
 # --- reading traces ------------------------------------------------------------------------------------
 
-def _read_events(trace: str | Path | dict[str, Any] | list[Any]) -> tuple[list[dict[str, Any]], str]:
+def _read_events(trace: str | Path | TraceDocument | list[TraceEvent]) -> tuple[list[TraceEvent], str]:
     if isinstance(trace, dict | list):
         data, source = trace, "trace (in memory)"
     else:
@@ -119,10 +143,10 @@ def _read_events(trace: str | Path | dict[str, Any] | list[Any]) -> tuple[list[d
     return [e for e in events if isinstance(e, dict)], source
 
 
-def _complete_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _complete_events(events: list[TraceEvent]) -> list[TraceEvent]:
     """Complete ('X') events with numeric ts/dur; Begin/End ('B'/'E') pairs are joined per thread."""
-    out: list[dict[str, Any]] = []
-    open_: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    out: list[TraceEvent] = []
+    open_: dict[tuple[Any, Any], list[TraceEvent]] = {}
     for e in events:
         ph = e.get("ph")
         if ph not in ("X", "B", "E") or not isinstance(e.get("ts"), int | float):
@@ -140,7 +164,7 @@ def _complete_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _cat(e: dict[str, Any]) -> str:
+def _cat(e: TraceEvent) -> str:
     return str(e.get("cat") or "").lower()
 
 
@@ -179,7 +203,7 @@ class _Timeline:
 
 # --- classification ------------------------------------------------------------------------------------
 
-def _cpu_categories(cpu_events: list[dict[str, Any]], clf: _Classifier, gpu: bool
+def _cpu_categories(cpu_events: list[TraceEvent], clf: _Classifier, gpu: bool
                     ) -> tuple[dict[str, list[Interval]], dict[str, list[Interval]], dict[Any, str]]:
     """Per category and per communication kind, the CPU intervals; and the category of each launch's correlation.
 
@@ -188,7 +212,7 @@ def _cpu_categories(cpu_events: list[dict[str, Any]], clf: _Classifier, gpu: boo
     by_category: dict[str, list[Interval]] = {c: [] for c in CATEGORIES}
     by_kind: dict[str, list[Interval]] = {}
     correlation_category: dict[Any, str] = {}
-    threads: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    threads: dict[tuple[Any, Any], list[TraceEvent]] = {}
     for e in cpu_events:
         threads.setdefault((e.get("pid"), e.get("tid")), []).append(e)
     for thread in threads.values():
@@ -224,7 +248,7 @@ def _cpu_categories(cpu_events: list[dict[str, Any]], clf: _Classifier, gpu: boo
     return by_category, by_kind, correlation_category
 
 
-def _device_categories(device_events: list[dict[str, Any]], clf: _Classifier, correlation_category: dict[Any, str],
+def _device_categories(device_events: list[TraceEvent], clf: _Classifier, correlation_category: dict[Any, str],
                        by_category: dict[str, list[Interval]], by_kind: dict[str, list[Interval]]) -> None:
     for e in device_events:
         name = str(e.get("name", ""))
@@ -241,7 +265,7 @@ def _device_categories(device_events: list[dict[str, Any]], clf: _Classifier, co
         by_category[category].append((start, end))
 
 
-def _steps(cpu_events: list[dict[str, Any]], all_events: list[dict[str, Any]]) -> list[tuple[str, float, float]]:
+def _steps(cpu_events: list[TraceEvent], all_events: list[TraceEvent]) -> list[tuple[str, float, float]]:
     marks = [e for e in cpu_events if STEP_NAME.match(str(e.get("name", "")))]
     if marks:
         marks.sort(key=lambda e: float(e["ts"]))
@@ -296,7 +320,7 @@ def _mean(steps: list[StepBreakdown]) -> StepBreakdown:
         device_busy_s=sum(s.device_busy_s for s in steps) / n)
 
 
-def analyze_trace(trace: str | Path | dict[str, Any] | list[Any]) -> StepProfile:
+def analyze_trace(trace: str | Path | TraceDocument | list[TraceEvent]) -> StepProfile:
     """Step-time breakdown of a Chrome/Kineto trace: a path (.json, .json.gz) or the parsed JSON."""
     events, source = _read_events(trace)
     complete = _complete_events(events)

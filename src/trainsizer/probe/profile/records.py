@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from typing import Any
 
 from trainsizer.datafiles import packaged_yaml
@@ -15,9 +16,45 @@ CATEGORIES = ("compute", "optimizer", "communication", "memcpy", "data_loading",
 VERDICTS = ("storage-bound", "network-bound", "host-bound", "compute-bound")
 
 
-def profile_rules() -> dict[str, Any]:
-    """The thresholds, patterns and advice of ``profile_rules.yaml`` (cached; do not mutate)."""
-    return packaged_yaml("trainsizer.probe.profile", "rules.yaml")
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    """One threshold of ``rules.yaml``: its value (a fraction of the step) and where it comes from."""
+
+    value: float
+    source: str
+    quote_zh: str = ""
+    quote_en: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProfileRules:
+    """``rules.yaml``: the verdict's thresholds, the patterns that sort trace events into categories (and
+    communication into kinds), and the advice per verdict."""
+
+    as_of: str
+    data_and_sync: Threshold  # the seed guide's 20 % rule
+    host_idle: Threshold  # trainsizer's host-bound rule
+    memcpy_note: Threshold  # a side note on host<->device copies
+    patterns: dict[str, tuple[str, ...]]  # category -> its name patterns
+    kinds: dict[str, tuple[str, ...]]  # communication kind -> its name patterns, first match wins
+    advice: dict[str, tuple[str, ...]]  # verdict -> what to change
+
+
+@cache
+def profile_rules() -> ProfileRules:
+    """``rules.yaml`` of this package, typed (cached)."""
+    data = packaged_yaml("trainsizer.probe.profile", "rules.yaml")
+    limits = data["thresholds"]
+    patterns: dict[str, tuple[str, ...]] = {}
+    kinds: dict[str, tuple[str, ...]] = {}
+    for category, body in data["categories"].items():
+        patterns[category] = tuple(body["patterns"])
+        kinds.update((k, tuple(p)) for k, p in (body.get("kinds") or {}).items())  # communication's kinds
+    return ProfileRules(
+        as_of=str(data["as_of"]), data_and_sync=Threshold(**limits["data_and_sync_max_fraction"]),
+        host_idle=Threshold(**limits["host_idle_max_fraction"]),
+        memcpy_note=Threshold(**limits["memcpy_note_fraction"]), patterns=patterns, kinds=kinds,
+        advice={v: tuple(lines) for v, lines in data["advice"].items()})
 
 
 # --- results -------------------------------------------------------------------------------------------

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from trainsizer.probe.profile.records import StepProfile, Verdict, profile_rules
+from trainsizer.probe.profile.records import ProfileRules, StepProfile, Verdict, profile_rules
 
 
-def verdict(profile: StepProfile, rules: dict[str, Any] | None = None) -> Verdict:
+def verdict(profile: StepProfile, rules: ProfileRules | None = None) -> Verdict:
     """The seed guide's 20 % rule on the mean step: storage-, network-, host- or compute-bound, with advice.
 
     - storage-bound / network-bound: data loading the device waited for + communication not overlapped by
@@ -17,11 +15,10 @@ def verdict(profile: StepProfile, rules: dict[str, Any] | None = None) -> Verdic
       launch latency or syncs set the pace, so faster storage, network or GPUs would not help.
     - compute-bound otherwise."""
     rules = rules or profile_rules()
-    limits = rules["thresholds"]
-    rule = limits["data_and_sync_max_fraction"]
-    threshold = float(rule["value"])
-    host_threshold = float(limits["host_idle_max_fraction"]["value"])
-    memcpy_note = float(limits["memcpy_note_fraction"]["value"])
+    rule = rules.data_and_sync
+    threshold = float(rule.value)
+    host_threshold = float(rules.host_idle.value)
+    memcpy_note = float(rules.memcpy_note.value)
     m = profile.mean
     data = m.fraction("data_loading")
     comm = m.fraction("communication")
@@ -55,7 +52,7 @@ def verdict(profile: StepProfile, rules: dict[str, Any] | None = None) -> Verdic
     if m.fraction("memcpy") > memcpy_note:
         notes.append(f"host<->device copies take {m.fraction('memcpy'):.1%}: pin_memory=True and "
                      "non_blocking=True copies, keep tensors on the device")
-    return Verdict(verdict=name, reason=reason, advice=list(rules["advice"][name]), threshold_fraction=threshold,
+    return Verdict(verdict=name, reason=reason, advice=list(rules.advice[name]), threshold_fraction=threshold,
                    rule_fraction=combined, data_loading_fraction=data, communication_fraction=comm,
                    host_idle_fraction=host_idle, host_idle_threshold_fraction=host_threshold,
-                   source=" ".join(str(rule["source"]).split()), notes=notes + profile.notes)
+                   source=" ".join(str(rule.source).split()), notes=notes + profile.notes)

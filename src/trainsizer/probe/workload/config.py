@@ -29,8 +29,10 @@ def load_probe_scenario(path: str | Path) -> Scenario:
         from trainsizer.probe.common.gpu_match import local_gpu
 
         # on a CPU a placeholder GPU: the probe reports the device it really ran on
-        data = {**data, "parallel": data.get("parallel") or {"gpus": 1},
-                "hardware": data.get("hardware") or {"gpu": local_gpu() or "h100-sxm5-80gb"}}
+        if not data.get("hardware"):
+            here = local_gpu() or "h100-sxm5-80gb"
+            data = {**data, "hardware": {"gpu": here if isinstance(here, str) else here.model_dump(exclude_none=True)}}
+        data = {**data, "parallel": data.get("parallel") or {"gpus": 1}}
     return relative_to_file(scenario_from_dict(data, source=str(path)), path)
 
 
