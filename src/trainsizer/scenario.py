@@ -1,8 +1,6 @@
-"""The scenario: one training job on one hardware layout (``validation/FORMAT.md``).
-
-Every key of FORMAT.md is accepted with exactly its spelling and meaning; unknown keys are
-rejected with the closest known key. Defaults of the optional keys are the ones documented in
-docs/guide-scenarios.md (section "Scenario format") and in the field descriptions below.
+"""The scenario: one training job on one hardware layout (``validation/FORMAT.md``). Every key of FORMAT.md is
+accepted with exactly its spelling and meaning; unknown keys are rejected with the closest known key. Defaults of the
+optional keys are the ones documented in docs/guide-scenarios.md ("Scenario format") and the field descriptions below.
 """
 
 from __future__ import annotations
@@ -25,6 +23,7 @@ from pydantic_core import PydanticCustomError
 
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import N_, InputError, excerpt, in_file, short_input
+from trainsizer.scenario_data import DataSettings, DataShape, LengthBin
 from trainsizer.scenario_framework import FrameworkSettings
 from trainsizer.scenario_kernels import CommSettings, KernelSettings
 from trainsizer.scenario_moe import ExpertSettings
@@ -319,7 +318,7 @@ class HardwareSpec(_Strict):
     nics_per_node: Int | None = Field(None, gt=0, le=64)
 
 
-class Scenario(_Strict):
+class Scenario(_Strict, DataSettings):  # data: the data shape (scenario_data.py)
     model: ModelSpec
     training: TrainingSpec
     parallel: ParallelSpec
@@ -353,8 +352,8 @@ class Scenario(_Strict):
 
 SECTION_MODELS: dict[str, type[BaseModel]] = {
     "": Scenario, "model": ModelSpec, "training": TrainingSpec, "parallel": ParallelSpec,
-    "hardware": HardwareSpec, "training.lora": LoraSpec, "hardware.gpu": InlineGpu,
-}
+    "hardware": HardwareSpec, "training.lora": LoraSpec, "hardware.gpu": InlineGpu, "data": DataShape,
+    "data.length_histogram": LengthBin}
 _SPECIAL_ACCEPTED = {
     "hardware.gpu": "a GPU id (trainsizer catalog gpus) or a mapping with name and memory_gib",
     "training.lora.targets": "module names (a list), or all-linear",

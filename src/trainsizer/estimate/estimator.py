@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from trainsizer.errors import N_, InputError, in_file
+from trainsizer.estimate.data_shape import SampleLengths, memory_scenario, sample_lengths, shaped_performance
 from trainsizer.estimate.fit_limits import FitLimits, largest_fitting
 from trainsizer.estimate.memory import MemoryEstimate, default_memory_model, estimate_memory
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
@@ -40,6 +41,7 @@ class Estimate:
     performance: Performance | None = None
     state: TrainingState | None = None
     framework: dict[str, Any] | None = None  # the framework profile it ran with (trainsizer.frameworks.resolve)
+    lengths: SampleLengths | None = None  # what the data shape put in a step (estimate/data_shape.py)
 
     def to_dict(self) -> dict[str, Any]:
         tr = self.scenario.training
@@ -65,6 +67,8 @@ class Estimate:
             out["limits"] = self.limits.to_dict()
         if self.framework is not None:
             out["framework"] = self.framework
+        if self.lengths is not None:
+            out["data_shape"] = self.lengths.to_dict()
         self._add_intervals(out)
         return out
 
@@ -197,13 +201,16 @@ def estimate(scenario: Scenario | dict[str, Any] | str | Path, catalog: Catalog 
         gpu = resolve_gpu(scenario, catalog) if source is None else check_hardware(scenario, catalog)
     except InputError as exc:
         raise in_file(exc, source) from None
+    lengths = sample_lengths(scenario)  # the data shape: memory at the longest batch, speed at the expected one
+    peak = scenario if lengths is None else memory_scenario(scenario, lengths)
     # what is trainable, sharded and quantised: derived once, read by memory, fit limits and step time
-    state = training_state(scenario, arch, memory_params or default_memory_model())
-    memory = estimate_memory(scenario, arch, gpu, memory_params, state)
-    limits = largest_fitting(scenario, arch, gpu, memory_params, state) if with_limits else None
+    state = training_state(peak, arch, memory_params or default_memory_model())
+    memory = estimate_memory(peak, arch, gpu, memory_params, state)
+    limits = largest_fitting(peak, arch, gpu, memory_params, state) if with_limits else None
     performance = None
     if with_performance:
-        performance = estimate_performance(scenario, arch, gpu, catalog, performance_params, memory_params,
-                                           state=state)
+        performance = (estimate_performance(scenario, arch, gpu, catalog, performance_params, memory_params,
+                                            state=state) if lengths is None else
+                       shaped_performance(scenario, lengths, arch, gpu, catalog, performance_params, memory_params))
     return Estimate(scenario, arch, count_params(arch), gpu, memory, limits,
-                    seed_rule_of_thumb(scenario, arch, memory), performance, state)
+                    seed_rule_of_thumb(peak, arch, memory), performance, state, lengths=lengths)
