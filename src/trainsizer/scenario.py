@@ -358,6 +358,7 @@ _SPECIAL_ACCEPTED = {
     "hardware.gpu": "a GPU id (trainsizer catalog gpus) or a mapping with name and memory_gib",
     "training.lora.targets": "module names (a list), or all-linear",
     "model": "a mapping with one of preset, hf_config, architecture",
+    "data.length_histogram": "a list of bins, each a mapping of up_to and samples",
 }
 
 
@@ -379,7 +380,7 @@ def accepted(field: str) -> str:
         return _SPECIAL_ACCEPTED[field]
     if field in SECTION_MODELS:
         return f"a mapping of {', '.join(SECTION_MODELS[field].model_fields)}"
-    parent, _, key = field.rpartition(".")
+    parent, _, key = ".".join(p for p in field.split(".") if not p.isdigit()).rpartition(".")  # a list item's model
     info = SECTION_MODELS.get(parent, Scenario).model_fields.get(key)
     if info is None:
         return "see validation/FORMAT.md"
@@ -424,7 +425,7 @@ def _first_error_message(exc: ValidationError) -> InputError:
     kind = err["type"]
     given = short_input(err.get("input"))  # an error quotes at most MAX_INPUT_TEXT characters of the file
     if kind == "extra_forbidden":
-        parent, key = ".".join(loc[:-1]), loc[-1]
+        parent, key = ".".join(p for p in loc[:-1] if not p.isdigit()), loc[-1]  # a list's item: its model
         known = list(SECTION_MODELS.get(parent, Scenario).model_fields)
         close = difflib.get_close_matches(key, known, n=1)
         if close:
