@@ -1,19 +1,21 @@
-"""The lengths a data shape (the scenario's ``data`` block, ``trainsizer.scenario_data``) puts in a step: memory
-takes the longest micro-batch, step time the expected one, and the throughput counts the dataset's tokens.
+"""The lengths a data shape (the scenario's ``data`` block, ``trainsizer.scenario_data``) puts in a step: memory takes
+the longest micro-batch, step time the expected one, and the throughput counts the dataset's tokens.
 
-Without packing, a micro-batch padded to its longest sample (``padding: longest``: transformers'
-DataCollatorWithPadding and DataCollatorForSeq2Seq, ``padding=True`` by default, ``src/transformers/
-data/data_collator.py``) holds ``micro_batch_size`` x the longest of its samples: the peak comes with the batch that
-holds the longest sample (``max_tokens``, truncated at ``seq_len``), and a step costs, on average, the expected
-longest of ``micro_batch_size`` draws of the length distribution. Padded to ``seq_len`` (``max-length``) or packed,
-every sequence is ``seq_len`` long; with per-document attention the documents' sum(s^2)/sum(s) is the scenario's
-``training.document_tokens`` (``estimate.flops.useful_attention_fraction``). The lengths go through the existing
-keys (``seq_len``, ``sequence_lengths: variable`` for dynamic padding, ``document_tokens``): one mechanism.
+Without packing, a micro-batch padded to its longest sample (``padding: longest``: transformers' DataCollatorWithPadding
+and DataCollatorForSeq2Seq, ``padding=True`` by default, huggingface/transformers src/transformers/data/data_collator.py
+@ 002786aa; LLaMA-Factory's SFT, hiyouga/LLaMA-Factory src/llamafactory/train/sft/workflow.py @ 045eb155; TRL's
+DataCollatorForLanguageModeling, huggingface/trl trl/trainer/sft_trainer.py @ 00313f21) holds ``micro_batch_size`` x the
+longest of its samples: the peak comes with the batch that holds the longest sample (``max_tokens``, truncated at
+``seq_len``), and a step costs, on average, the expected longest of ``micro_batch_size`` draws of the length
+distribution. Padded to ``seq_len`` (``max-length``) or packed, every sequence is ``seq_len`` long; with per-document
+attention the documents' sum(s^2)/sum(s) is the scenario's ``training.document_tokens``
+(``estimate.flops.useful_attention_fraction``). The lengths go through the existing keys (``seq_len``,
+``sequence_lengths: variable`` for dynamic padding, ``document_tokens``): one mechanism.
 
-With only a mean and a max, the lengths are assumed spread as ``s = max * U^k`` (U uniform on [0, 1], k = max / mean
-- 1: the mean is the stated one, the longest is max, short samples are the common ones as in chat data); the
-expected longest of b draws is then ``max * b / (b + k)`` (assumed: a stated closed form, not fitted). A histogram
-replaces the assumption: each bin's samples are taken at its midpoint.
+With only a mean and a max, the lengths are assumed spread as ``s = max * U^k`` (U uniform on [0, 1], k = max / mean -
+1: the mean is the stated one, the longest is max, short samples are the common ones as in chat data); the expected
+longest of b draws is then ``max * b / (b + k)`` (assumed: a stated closed form, not fitted). A histogram replaces the
+assumption: each bin's samples are taken at its midpoint.
 """
 
 from __future__ import annotations
