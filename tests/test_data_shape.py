@@ -187,3 +187,45 @@ def test_data_shape_counts_with_a_local_tokenizer(tmp_path):
     write_jsonl(path, [{"text": "hello world"}, {"text": "hello hello world tokens other"}])
     stats = data_shape(path, tokenizer=str(folder))
     assert (stats.samples, stats.longest, stats.mean, stats.approximate) == (2, 5, 3.5, False)
+
+
+def test_the_planner_screens_memory_at_the_longest_batch_as_the_estimate_does(monkeypatch):
+    """A job whose samples are far shorter than its seq_len: the screen's memory is the estimate's on every layout
+    the search re-checks, and its step time too where the layout keeps the job's micro-batch (plan.data_screen)."""
+    import trainsizer.plan.search as search
+    from trainsizer.models.catalog import resolve_model
+    from trainsizer.plan.data_screen import memory_job
+    from trainsizer.plan.fast import job_basis, memory_screen
+    from trainsizer.workflows.jobs import job_from_dict
+    from trainsizer.workflows.plan_job import plan_job
+    from trainsizer.workflows.plan_request import PlanRequest
+
+    job = job_from_dict({"model": {"preset": "qwen2.5-0.5b"},
+                         "training": {"method": "lora", "micro_batch_size": 2, "seq_len": 16384, "tokens": 1.0e8},
+                         "data": {"mean_tokens": 700, "max_tokens": 3000}})
+    rechecked = []
+    exact_options = search._exact_options
+
+    def keep(chosen, planned, constraints, cat, mp, pp_, global_batch, *args, **kwargs):
+        rechecked.append((list(chosen), planned, constraints, cat, mp, pp_, global_batch))
+        return exact_options(chosen, planned, constraints, cat, mp, pp_, global_batch, *args, **kwargs)
+
+    monkeypatch.setattr(search, "_exact_options", keep)
+    planned = plan_job(job, PlanRequest(gpus=("rtx-4090-24gb",), max_gpus=2))
+    assert planned.result.options, "the samples fit one 4090 at 3,000 tokens, not at 16,384"
+    compared = stepped = 0
+    for chosen, planned_job, constraints, cat, mp, pp_, global_batch in rechecked:
+        screened = memory_job(planned_job.model_copy(update={"training": planned_job.training.model_copy(
+            update={"global_batch_size": global_batch})}))
+        basis = job_basis(screened, resolve_model(screened.model), mp)
+        for item in chosen:
+            sc = search._scenario_for(planned_job, item.gpu, item.layouts, item.index, item.inter_node,
+                                      global_batch, constraints.intra_node)
+            exact = estimate(sc, catalog=cat, memory_params=mp, performance_params=pp_, with_limits=False)
+            device = memory_screen(basis, item.layouts, screened, mp).on(item.gpu)[0][item.index]
+            assert device == pytest.approx(exact.memory.device_bytes, rel=1e-5)
+            compared += 1
+            if sc.training.micro_batch_size == job.training.micro_batch_size:
+                assert item.step_time_s == pytest.approx(exact.performance.step_time_s, rel=1e-9)
+                stepped += 1
+    assert compared >= 3 and stepped >= 1
