@@ -229,3 +229,11 @@ def test_the_planner_screens_memory_at_the_longest_batch_as_the_estimate_does(mo
                 assert item.step_time_s == pytest.approx(exact.performance.step_time_s, rel=1e-9)
                 stepped += 1
     assert compared >= 3 and stepped >= 1
+
+
+def test_packed_documents_of_a_stated_mean_alone_are_that_long():
+    lengths = sample_lengths(scenario_from_dict(shaped({"packing": True, "per_document_attention": True,
+                                                        "mean_tokens": 512})))
+    assert lengths.document_tokens == 512 and not lengths.assumed_spread
+    packed = sample_lengths(scenario_from_dict(shaped({"packing": True, "mean_tokens": 512, "max_tokens": 4000})))
+    assert packed.document_tokens is None and not packed.assumed_spread  # whole-pack attention: lengths unused

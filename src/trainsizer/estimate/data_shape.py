@@ -82,7 +82,7 @@ def _spread(data: DataShape) -> tuple[_Spread, float]:
         total = sum(b.samples for b in bins)
         lengths = tuple(min((lo + b.up_to) / 2, longest) for lo, b in zip(edges, bins, strict=False))
         return _Spread(lengths, tuple(b.samples / total for b in bins)), longest
-    longest = float(data.max_tokens or 0)
+    longest = float(data.max_tokens or data.mean_tokens or 0)  # a mean alone: every sample that long
     mean = float(data.mean_tokens or longest)
     return _Spread(longest=longest, k=max(0.0, longest / mean - 1.0)), longest
 
@@ -118,10 +118,12 @@ def sample_lengths(scenario: Scenario) -> SampleLengths | None:
         return None
     seq_len, cp = scenario.training.seq_len, scenario.parallel.cp
     known = bool(data.length_histogram) or data.mean_tokens is not None
-    assumed = not data.length_histogram and data.mean_tokens is not None
+    documents_known = data.packing and data.per_document_attention
+    assumed = not data.length_histogram and data.mean_tokens is not None and data.max_tokens is not None and (
+        documents_known or (not data.packing and data.padding == "longest"))
     spread, longest = _spread(data) if known else (_Spread(longest=seq_len), float(seq_len))
     documents = None
-    if data.packing and data.per_document_attention:
+    if documents_known:
         documents = min(seq_len, max(1, round(spread.square_over_mean(seq_len))))
     if data.packing or data.padding == "max-length":
         mean = float(seq_len) if data.packing else _mean(data, spread, longest, seq_len)
