@@ -97,7 +97,7 @@ def read_samples(path: Path, limit: int | None = None) -> Iterator[tuple[int, di
 
 def _parse(raw: bytes, where: str) -> dict[str, Any]:
     try:
-        line = raw.decode("utf-8")
+        line = raw.decode("utf-8").lstrip("\ufeff")  # a byte-order mark some editors write first
         if not _depth_ok(line):
             raise ValueError("too deep")
         value = json.loads(line)
