@@ -108,6 +108,21 @@ def test_a_voucher_from_the_form_is_on_the_card_and_a_wrong_one_names_the_field(
     assert_field(client.post("/api/plan", json=bad), "constraints.voucher")
 
 
+def test_the_forms_sample_lengths_reach_the_plan_and_a_half_given_pair_names_its_field(client):
+    """Mean and longest sample from the form reach the plan: memory at the longest sample, a step at the expected
+    one, not seq_len."""
+    long = with_(with_(JOB, "training.seq_len", 8192), "training.micro_batch_size", 1)
+    body = {"job": long, "constraints": {"gpus": ["rtx-4090-24gb"], "max_gpus": 1}}
+    shaped = {**body, "job": {**long, "data": {"mean_tokens": 300, "max_tokens": 1000}}}
+    plain, short = (client.post("/api/plan", json=b).json()["options"][0] for b in (body, shaped))
+    assert short["memory"]["device_gib"] < plain["memory"]["device_gib"]
+    assert short["performance"]["step_time_s"] < plain["performance"]["step_time_s"] / 2  # 16 samples, not 16 x 8192
+    html = client.get("/").text
+    assert 'data-field="job.data.mean_tokens"' in html and 'data-field="job.data.max_tokens"' in html
+    half = {**body, "job": {**long, "data": {"mean_tokens": 300}}}
+    assert_field(client.post("/api/plan", json=half), "job.data.mean_tokens")
+
+
 def test_page_in_chinese(client):
     html = client.get("/?lang=zh-CN").text
     assert 'lang="zh-CN"' in html and "微批大小" in html and "开始规划" in html

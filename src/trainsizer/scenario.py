@@ -1,8 +1,6 @@
-"""The scenario: one training job on one hardware layout (``validation/FORMAT.md``).
-
-Every key of FORMAT.md is accepted with exactly its spelling and meaning; unknown keys are
-rejected with the closest known key. Defaults of the optional keys are the ones documented in
-docs/guide-scenarios.md (section "Scenario format") and in the field descriptions below.
+"""The scenario: one training job on one hardware layout (``validation/FORMAT.md``). Every key of FORMAT.md is
+accepted with exactly its spelling and meaning; unknown keys are rejected with the closest known key. Defaults of the
+optional keys are the ones documented in docs/guide-scenarios.md ("Scenario format") and the field descriptions below.
 """
 
 from __future__ import annotations
@@ -26,6 +24,7 @@ from pydantic_core import PydanticCustomError
 from trainsizer import scenario_sharding as sharding
 from trainsizer.datafiles import user_yaml
 from trainsizer.errors import N_, InputError, excerpt, in_file, short_input
+from trainsizer.scenario_data import DataSettings, DataShape, LengthBin
 from trainsizer.scenario_framework import FrameworkSettings
 from trainsizer.scenario_kernels import CommSettings, KernelSettings
 from trainsizer.scenario_moe import ExpertSettings
@@ -317,7 +316,7 @@ class HardwareSpec(_Strict):
     nics_per_node: Int | None = Field(None, gt=0, le=64)
 
 
-class Scenario(_Strict):
+class Scenario(_Strict, DataSettings):  # data: the data shape (scenario_data.py)
     model: ModelSpec
     training: TrainingSpec
     parallel: ParallelSpec
@@ -351,12 +350,13 @@ class Scenario(_Strict):
 
 SECTION_MODELS: dict[str, type[BaseModel]] = {
     "": Scenario, "model": ModelSpec, "training": TrainingSpec, "parallel": ParallelSpec,
-    "hardware": HardwareSpec, "training.lora": LoraSpec, "hardware.gpu": InlineGpu,
-}
+    "hardware": HardwareSpec, "training.lora": LoraSpec, "hardware.gpu": InlineGpu, "data": DataShape,
+    "data.length_histogram": LengthBin}
 _SPECIAL_ACCEPTED = {
     "hardware.gpu": "a GPU id (trainsizer catalog gpus) or a mapping with name and memory_gib",
     "training.lora.targets": "module names (a list), or all-linear",
     "model": "a mapping with one of preset, hf_config, architecture",
+    "data.length_histogram": "a list of bins, each a mapping of up_to and samples",
 }
 
 
@@ -378,7 +378,7 @@ def accepted(field: str) -> str:
         return _SPECIAL_ACCEPTED[field]
     if field in SECTION_MODELS:
         return f"a mapping of {', '.join(SECTION_MODELS[field].model_fields)}"
-    parent, _, key = field.rpartition(".")
+    parent, _, key = ".".join(p for p in field.split(".") if not p.isdigit()).rpartition(".")  # a list item's model
     info = SECTION_MODELS.get(parent, Scenario).model_fields.get(key)
     if info is None:
         return "see validation/FORMAT.md"
@@ -423,7 +423,7 @@ def _first_error_message(exc: ValidationError) -> InputError:
     kind = err["type"]
     given = short_input(err.get("input"))  # an error quotes at most MAX_INPUT_TEXT characters of the file
     if kind == "extra_forbidden":
-        parent, key = ".".join(loc[:-1]), loc[-1]
+        parent, key = ".".join(p for p in loc[:-1] if not p.isdigit()), loc[-1]  # a list's item: its model
         known = list(SECTION_MODELS.get(parent, Scenario).model_fields)
         close = difflib.get_close_matches(key, known, n=1)
         if close:

@@ -120,6 +120,17 @@ class FitLimitsJSON(TypedDict):
     max_seq_len: int
 
 
+class DataShapeJSON(TypedDict):
+    """``data_shape.SampleLengths.to_dict``: what the data shape put in a step."""
+
+    memory_seq_len: int
+    step_seq_len: int
+    tokens_per_sequence: float
+    document_tokens: int | None
+    padded_to_each_batch: bool
+    assumed_spread: bool
+
+
 class EstimateJSON(TypedDict):
     """``estimator.Estimate.to_dict``."""
 
@@ -131,4 +142,5 @@ class EstimateJSON(TypedDict):
     performance: PerformanceJSON | None
     limits: NotRequired[FitLimitsJSON]
     framework: NotRequired[FrameworkJSON]
+    data_shape: NotRequired[DataShapeJSON]
     scenario_source: NotRequired[str]  # the CLI adds where the scenario came from

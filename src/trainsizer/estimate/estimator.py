@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from trainsizer.errors import N_, InputError, in_file
+from trainsizer.estimate.data_shape import SampleLengths, memory_scenario, sample_lengths, shaped_performance
 from trainsizer.estimate.fit_limits import FitLimits, largest_fitting
 from trainsizer.estimate.memory import MemoryEstimate, default_memory_model, estimate_memory
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
@@ -44,12 +45,14 @@ class Estimate:
     performance: Performance | None = None
     state: TrainingState | None = None
     framework: FrameworkUse | None = None  # the framework profile it ran with (trainsizer.frameworks.resolve)
+    lengths: SampleLengths | None = None  # what the data shape put in a step (estimate/data_shape.py)
 
     @cached_property
     def rule_of_thumb(self) -> RuleOfThumb:
         """The seed guide's rule beside the memory estimate; made when read (the planner re-checks a hundred layouts
         and reads only their memory and step time)."""
-        return seed_rule_of_thumb(self.scenario, self.architecture, self.memory)
+        peak = self.scenario if self.lengths is None else memory_scenario(self.scenario, self.lengths)
+        return seed_rule_of_thumb(peak, self.architecture, self.memory)
 
     def to_dict(self) -> EstimateJSON:
         tr = self.scenario.training
@@ -77,6 +80,8 @@ class Estimate:
             out["limits"] = self.limits.to_dict()
         if self.framework is not None:
             out["framework"] = self.framework.to_dict()
+        if self.lengths is not None:
+            out["data_shape"] = self.lengths.to_dict()
         return out
 
     def intervals(self) -> tuple[MemoryIntervalJSON, PerformanceIntervalJSON | None]:
@@ -201,12 +206,15 @@ def estimate(scenario: Scenario | dict[str, Any] | str | Path, catalog: Catalog 
         gpu = resolve_gpu(scenario, catalog) if source is None else check_hardware(scenario, catalog)
     except InputError as exc:
         raise in_file(exc, source) from None
+    lengths = sample_lengths(scenario)  # the data shape: memory at the longest batch, speed at the expected one
+    peak = scenario if lengths is None else memory_scenario(scenario, lengths)
     # what is trainable, sharded and quantised: derived once, read by memory, fit limits and step time
-    state = training_state(scenario, arch, memory_params or default_memory_model())
-    memory = estimate_memory(scenario, arch, gpu, memory_params, state)
-    limits = largest_fitting(scenario, arch, gpu, memory_params, state) if with_limits else None
+    state = training_state(peak, arch, memory_params or default_memory_model())
+    memory = estimate_memory(peak, arch, gpu, memory_params, state)
+    limits = largest_fitting(peak, arch, gpu, memory_params, state) if with_limits else None
     performance = None
     if with_performance:
-        performance = estimate_performance(scenario, arch, gpu, catalog, performance_params, memory_params,
-                                           state=state)
-    return Estimate(scenario, arch, count_params(arch), gpu, memory, limits, performance, state)
+        performance = (estimate_performance(scenario, arch, gpu, catalog, performance_params, memory_params,
+                                            state=state) if lengths is None else
+                       shaped_performance(scenario, lengths, arch, gpu, catalog, performance_params, memory_params))
+    return Estimate(scenario, arch, count_params(arch), gpu, memory, limits, performance, state, lengths=lengths)

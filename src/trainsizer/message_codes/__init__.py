@@ -5,7 +5,15 @@ tests/test_messages.py renders every code in every language."""
 
 from __future__ import annotations
 
-from trainsizer.message_codes import answer, offers, plan, probes, system, words  # noqa: F401  (each registers its codes)
+from trainsizer.message_codes import (  # noqa: F401  (each registers its codes)
+    answer,
+    data_shape,
+    offers,
+    plan,
+    probes,
+    system,
+    words,
+)
 from trainsizer.message_codes.registry import CODES
 
 __all__ = ["CODES"]

@@ -1,10 +1,7 @@
-"""The planner: search GPU type x count x node shape x layout, keep what fits, say why.
-
-Enumeration is vectorised (numpy meshgrid over the layout axes, ``plan.fast`` screens memory and
-step time for every candidate at once); the best candidates of each GPU type and count are then
-re-evaluated by the reference estimators, so every reported number is the same as
-``trainsizer estimate`` would print for that layout.
-"""
+"""The planner: search GPU type x count x node shape x layout, keep what fits, say why. Enumeration is vectorised
+(numpy meshgrid over the layout axes, ``plan.fast`` screens memory and step time for every candidate at once); the
+best candidates of each GPU type and count are then re-evaluated by the reference estimators, so every reported
+number is the same as ``trainsizer estimate`` would print for that layout."""
 
 from __future__ import annotations
 
@@ -27,6 +24,7 @@ from trainsizer.messages import Message, clauses, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan import constraints as limits
 from trainsizer.plan.constraints import Constraints, PlanResult
+from trainsizer.plan.data_screen import memory_job, step_job, tokens_per_sequence
 from trainsizer.plan.fast import JobBasis, ScreenedMemory, job_basis, memory_screen, screen_step_time
 from trainsizer.plan.layouts import CKPT, Layouts
 from trainsizer.plan.option import PlanOption
@@ -197,11 +195,11 @@ class ScreenedLayout:
 
 def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
                 basis: Any, mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
-                host_limit: float, layouts: dict[int, tuple[Layouts, ScreenedMemory | None]]
-                ) -> tuple[list[ScreenedLayout], int]:
+                host_limit: float, layouts: dict[int, tuple[Layouts, ScreenedMemory | None]],
+                step: tuple[Scenario, Any]) -> tuple[list[ScreenedLayout], int]:
     """Every layout of one GPU type through the numpy screen; the fastest few of each (count, network).
     ``layouts``: the layouts of each node shape and their memory before the GPU is chosen, made once per plan (they
-    do not depend on the GPU)."""
+    do not depend on the GPU); ``step``: the job and basis its step time is screened at (``plan.data_screen``)."""
     shortlist: list[ScreenedLayout] = []
     evaluated = 0
     limits: dict[tuple[int, int], float] = {}
@@ -226,10 +224,10 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
             continue
         which = np.repeat(np.arange(len(networks)), [len(sub) for sub in subs])
         fabs = [fabric(cat, gpu, intra, inter, None, per_node, pp_) for inter in networks]
-        # the derating the reference applies to RoCE at scale
-        large = lay.gpus[every] > pp_.communication.roce_at_scale.gpus_threshold
+        large = lay.gpus[every] > pp_.communication.roce_at_scale.gpus_threshold  # the reference's RoCE derating
         derate = np.where(large, np.array([roce_derate(inter, 1 << 30, pp_) for inter in networks])[which], 1.0)
-        times = screen_step_time(basis, lay.take(every), job, gpu, fabs[0].per_layout(fabs, which, derate), pp_, mp)
+        times = screen_step_time(step[1], lay.take(every), step[0], gpu, fabs[0].per_layout(fabs, which, derate), pp_,
+                                 mp)
         for inter, sub, time in zip(networks, subs, np.split(times, np.cumsum([len(s) for s in subs])[:-1]),
                                     strict=True):
             gpus, finite = lay.gpus[sub], np.isfinite(time)
@@ -323,7 +321,7 @@ def _screen_hours(item: ScreenedLayout, job: Scenario, global_batch: int) -> flo
     """The screened time to train in hours (tokens over the screened tokens per second)."""
     if not job.training.tokens:
         return None
-    return job.training.tokens * item.step_time_s / (global_batch * job.training.seq_len) / 3600
+    return job.training.tokens * item.step_time_s / (global_batch * tokens_per_sequence(job)) / 3600
 
 
 def _screen_objective(item: ScreenedLayout, job: Scenario, constraints: Constraints, global_batch: int) -> float:
@@ -335,7 +333,7 @@ def _screen_objective(item: ScreenedLayout, job: Scenario, constraints: Constrai
     hours = _screen_hours(item, job, global_batch)
     per_mtok = hours is None
     if per_mtok:
-        hours = 1e6 * item.step_time_s / (global_batch * job.training.seq_len) / 3600
+        hours = 1e6 * item.step_time_s / (global_batch * tokens_per_sequence(job)) / 3600
     cost = constraints.pricer.run_cost(item.gpu.id, count, max(1, count // per_node), per_node, hours,
                                        item.host_bytes_per_gpu / 2**30)
     if cost is None:
@@ -417,19 +415,21 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     notes = []
     if not job.training.global_batch_size:
         notes.append(msg("plan.global_batch_assumed", n=global_batch))
-    basis = job_basis(job, arch, mp) if basis is None else basis
+    basis = job_basis(memory_job(job), arch, mp) if basis is None else basis  # memory at the longest batch
     host_limit = planner_data().host_memory.usable_gib_per_gpu * 2**30
     evaluated = 0
     shortlist: list[ScreenedLayout] = []
     # the screen steps through the whole global batch the options are held to (the default one when unstated)
     screened_job = job if job.training.global_batch_size else job.model_copy(update={
         "training": job.training.model_copy(update={"global_batch_size": global_batch})})
+    step = step_job(screened_job, arch, mp, basis)  # the data shape (plan.data_screen): time at the expected batch
+    screened_job = memory_job(screened_job)
     layouts: dict[int, tuple[Layouts, ScreenedMemory | None]] = {}
     for gpu in gpus:
         if not gpu.peak_tflops("bf16") and not gpu.peak_tflops("fp16"):
             continue
         found, n = _screen_gpu(gpu, screened_job, arch, constraints, cat, basis, mp, pp_, global_batch, host_limit,
-                               layouts)
+                               layouts, step)
         shortlist += found
         evaluated += n
     late: list[PlanOption] = []

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from trainsizer.scenario import HardwareSpec, InlineGpu, ParallelSpec, TrainingSpec
+from trainsizer.scenario_data import DataShape
 from trainsizer.workflows.defaults import (
     DEFAULT_HORIZON_YEARS,
     DEFAULT_MAX_GPUS,
@@ -72,6 +73,7 @@ class JobIn(_Request):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [EXAMPLE_JOB]})
     model: ModelIn
     training: TrainingSpec
+    data: DataShape | None = None  # the data shape (validation/FORMAT.md, "Extensions"): mean and max tokens
 
 
 class PlanConstraintsIn(_Request):

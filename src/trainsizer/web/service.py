@@ -45,7 +45,8 @@ def _job_dict(job: s.JobIn) -> dict[str, Any]:  # the job document job_from_dict
     model = job.model.model_dump(exclude_none=True)
     if (read := model_read_as(job)) is not None:
         model["preset"] = read.preset
-    return {"model": model, "training": job.training.model_dump(exclude_unset=True)}
+    data = {"data": job.data.model_dump(exclude_unset=True)} if job.data is not None else {}
+    return {"model": model, "training": job.training.model_dump(exclude_unset=True), **data}
 
 
 CHOSEN = ("micro_batch_size", "activation_checkpointing")  # settings the form sends that the planner searches

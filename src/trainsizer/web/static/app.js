@@ -81,7 +81,12 @@
     put(constraints, "time_value", num("time-value"));
     put(constraints, "setup_minutes", num("setup-minutes"));
     put(constraints, "voucher", val("voucher"));
-    return { job: { model: model, training: training }, constraints: constraints, scale: byId("want-scale").checked };
+    var job = { model: model, training: training };
+    var data = {};
+    put(data, "mean_tokens", num("mean-tokens"));
+    put(data, "max_tokens", num("max-tokens"));
+    if (Object.keys(data).length) { job.data = data; }
+    return { job: job, constraints: constraints, scale: byId("want-scale").checked };
   }
 
   function clearErrors() {
