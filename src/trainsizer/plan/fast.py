@@ -58,6 +58,7 @@ from trainsizer.estimate.training_state import (
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan.layouts import CKPT, Layouts, accumulation_steps, zero_group
+from trainsizer.plan.stage_bytes import ExpertBasis, StageBytes, expert_basis
 from trainsizer.scenario import Scenario
 
 FLOPS_READ = ("model_per_token", "linear_per_token", "expert_per_token", "attention_per_token", "head_per_token")
@@ -93,6 +94,7 @@ class JobBasis:
     lm_head_cast: float = 0.0  # bytes on the last stage, divided by tp (estimate.activations.lm_head_cast_bytes)
     implementation_factor: float = 1.0  # the memory fit's factor in ``act`` (the speed screen takes it out)
     unsaved_per_token: float = 0.0  # tp-sharded bytes written but not kept, per layer (activations.LayerActivations)
+    experts: ExpertBasis | None = None  # the routed experts' part of the model-state bytes (plan/stage_bytes.py)
 
 
 def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
@@ -106,9 +108,9 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
     L = arch.num_layers
     cats = ("weights", "master_weights", "optimizer_states", "gradients")
 
-    def states(tp: int) -> list[dict[str, float]]:
+    def states(tp: int, ep: int = 1) -> list[dict[str, float]]:
         sc = _probe(scenario, tp=tp, pp=L, cp=1, zero=0, distributed_optimizer=False, offload="none",
-                    gpus=tp * L, virtual_pp=1)
+                    gpus=tp * L, virtual_pp=1, ep=ep)
         st = training_state(sc, arch, mp)
         out = []
         for stage in range(L):
@@ -133,10 +135,11 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
         a1, a2 = avg(s1, key), avg(s2, key)
         div = max(0.0, 2 * (a1 - a2))
         layer_div[key], layer_rep[key] = div, max(0.0, a1 - div)
-        first_extra[key] = max(0.0, s1[0].get(key, 0.0) - a1)
-        last_extra[key] = max(0.0, s1[-1].get(key, 0.0) - a1)
+        first_extra[key] = s1[0].get(key, 0.0) - a1 if arch.moe else max(0.0, s1[0].get(key, 0.0) - a1)
+        last_extra[key] = s1[-1].get(key, 0.0) - a1 if arch.moe else max(0.0, s1[-1].get(key, 0.0) - a1)
+    experts = expert_basis(s1, states(1, 2), s2, states(2, 2), tuple(layer_div), mids) if arch.moe else None
     base = _probe(scenario, tp=1, pp=1, cp=1, zero=0, distributed_optimizer=False, offload="none", gpus=1,
-                  virtual_pp=1)
+                  virtual_pp=1, ep=1)
     st = training_state(base, arch, mp)
     dequant = {c.name: c.bytes for c in model_states(st, 0).static}.get("buffers", 0.0)
 
@@ -174,7 +177,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
     return JobBasis(L, layer_div, layer_rep, first_extra, last_extra, dequant, act,
                     arch.hidden_size * RESIDUAL_BYTES[base.training.precision], logit_total - logit_rep, logit_rep,
                     embed, flops, recomputed, arch, st, compiled_activation_factor(base.training.compile, mp), kept,
-                    lm_head_cast_bytes(base, arch), mp.activations.implementation_factor, unsaved)
+                    lm_head_cast_bytes(base, arch), mp.activations.implementation_factor, unsaved, experts)
 
 
 def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator,
@@ -230,47 +233,49 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     # deferred_sync.skips_sync: FSDP no_sync keeps each unit's gradients unsharded until the step's last micro-batch
     no_sync = skipped_sync(scenario.parallel.accumulation_sync, zero, group, offl != 0, gas)
 
-    def stage_states(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        def cat(key: str) -> np.ndarray:
-            return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
-        weights = np.where((offl == 2) | master_only, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
-        opt = np.where(offl > 0, 0.0, (cat("master_weights") + cat("optimizer_states")) / opt_shard)
-        grads = np.where(offl > 0, 0.0, cat("gradients") / grad_shard)
-        grads = np.where(no_sync, np.maximum(grads, cat("unsharded_gradients")), grads)
-        return weights + opt, grads, np.where(offl > 0, 0.0, cat("step_temporaries") / opt_shard)
+    # a stage's bytes per category, the routed experts' over expert parallelism (plan/stage_bytes.py)
+    par0_etp = scenario.parallel.etp
+    stage = StageBytes(b, layers_stage, tp, lay.ep.astype(float), tp // par0_etp if par0_etp else 1.0)
+    sharded, per_rank = stage.sharded, stage.per_rank
 
-    def offloaded(extra: dict[str, float]) -> np.ndarray:
-        def cat(key: str) -> np.ndarray:
-            return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
-        host = np.where(offl > 0, (cat("master_weights") + cat("optimizer_states")) / opt_shard
-                        + cat("gradients") / grad_shard, 0.0)
-        return host + np.where(offl == 2, cat("weights") / w_shard, 0.0)
+    def stage_states(end: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        weights = (np.where((offl == 2) | master_only, 0.0, sharded(("weights",), end, w_shard))
+                   + per_rank(("lora_adapters",), end))
+        opt = np.where(offl > 0, 0.0, sharded(("master_weights", "optimizer_states"), end, opt_shard))
+        grads = np.where(offl > 0, 0.0, sharded(("gradients",), end, grad_shard))
+        grads = np.where(no_sync, np.maximum(grads, per_rank(("unsharded_gradients",), end)), grads)
+        return weights + opt, grads, np.where(offl > 0, 0.0, per_rank(("step_temporaries",), end, opt_shard))
+
+    def offloaded(end: str) -> np.ndarray:
+        host = np.where(offl > 0, sharded(("master_weights", "optimizer_states"), end, opt_shard)
+                        + sharded(("gradients",), end, grad_shard), 0.0)
+        return host + np.where(offl == 2, sharded(("weights",), end, w_shard), 0.0)
 
     full_load = loads_state_dict(scenario.parallel.checkpoint_loading, zero, dp * cp)
 
-    def stage_load(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+    def stage_load(end: str) -> tuple[np.ndarray, np.ndarray]:
         """(allocated, transient) bytes while a full state dict loads (memory.checkpoint_load_bytes)."""
-        def cat(key: str) -> np.ndarray:
-            return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
-        kept = (np.where((offl == 2) | master_only, 0.0, cat("weights") / w_shard) + cat("lora_adapters")
-                + np.where(offl > 0, 0.0, cat("master_weights") / opt_shard))
-        return checkpoint_load(full_load, cat("weights"), kept)
+        kept = (np.where((offl == 2) | master_only, 0.0, sharded(("weights",), end, w_shard))
+                + per_rank(("lora_adapters",), end) + np.where(offl > 0, 0.0, sharded(("master_weights",), end,
+                                                                                       opt_shard)))
+        return checkpoint_load(full_load, per_rank(("weights",), end), kept)
 
-    host = np.maximum(offloaded(b.first_extra), offloaded(b.last_extra))
-    first_states, last_states = stage_states(b.first_extra), stage_states(b.last_extra)
+    host = np.maximum(offloaded("first"), offloaded("last"))
+    first_states, last_states = stage_states("first"), stage_states("last")
     megatron = (lay.tp > 1) | (lay.pp > 1)
     # the unsharded gradients a data-parallel bucket copies (model_states._stage_buffers: the stage's trainable
     # elements): every layer's, the embedding's and the head's; read only without tensor or pipeline parallelism
-    full_grads = (layers_stage * (b.layer_div["gradients"] / tp + b.layer_rep["gradients"])
-                  + (b.first_extra["gradients"] + b.last_extra["gradients"]) / tp)
+    full_grads = per_rank(("gradients",), "whole")
     ddp_copy = np.where((dp > 1) & (zero == 0) & ~lay.dist_opt & (offl == 0) & ~megatron, full_grads, 0.0)
     # the reduce bucket holds gradients as kept: 4 bytes, or 2 under parallel.grad_reduce_dtype compute
     bucket_b = 4.0 * gradient_bytes(scenario) / PRECISION_BYTES[scenario.training.precision][2]
     bucket = np.where((dp > 1) & ((zero == 1) | (zero == 2)) & ~megatron,
                       np.minimum(mp.communication.zero_reduce_bucket_elements * bucket_b, full_grads), 0.0)
     z3 = np.where(((zero == 3) & (group > 1)) | (offl == 2),
-                  mp.communication.zero3_gathered_units * (b.layer_div["weights"] / tp + b.layer_rep["weights"])
-                  + b.layer_div["gradients"] / tp + b.layer_rep["gradients"], 0.0)  # + one layer's unsharded gradients
+                  mp.communication.zero3_gathered_units * (b.layer_div["weights"] / tp + b.layer_rep["weights"]
+                                                           - stage.off_rank("weights"))
+                  + b.layer_div["gradients"] / tp + b.layer_rep["gradients"] - stage.off_rank("gradients"),
+                  0.0)  # + one layer's unsharded gradients
     buffers = ddp_copy + bucket + z3 + b.dequant_buffer / tp
 
     tokens = lay.mbs * scenario.training.seq_len / cp
@@ -304,10 +309,9 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
         return allocated, reserved_bytes(allocated, dynamic, mp, None, varied_bytes(scenario, lg), fused,
                                          grads - alive), load
 
-    whole_extra = {k: b.first_extra[k] + b.last_extra[k] for k in b.first_extra}
-    whole = peak(stage_states(whole_extra), saved_first + b.lm_head_cast / tp, logits, stage_load(whole_extra))
-    ends = (peak(first_states, saved_first, 0.0, stage_load(b.first_extra)),
-            peak(last_states, saved_last, logits, stage_load(b.last_extra)))
+    whole = peak(stage_states("whole"), saved_first + b.lm_head_cast / tp, logits, stage_load("whole"))
+    ends = (peak(first_states, saved_first, 0.0, stage_load("first")),
+            peak(last_states, saved_last, logits, stage_load("last")))
     stages = tuple(tuple(np.where(one, w, e) for w, e in zip(whole[:2], end[:2], strict=True)) for end in ends)
     loads = tuple(tuple(np.where(one, w, e) for w, e in zip(whole[2], end[2], strict=True)) for end in ends)
     return ScreenedMemory(stages, loads if full_load.any() else None, lay.gpus > 1, host, mp)
@@ -321,7 +325,7 @@ def step_layout(lay: Layouts, scenario: Scenario, b: JobBasis) -> StepLayout:
     scatters = (((lay.zero == 1) | (lay.zero == 2) | lay.dist_opt) & (shards == dp)
                 & (scenario.parallel.zero_grad_sync == "reduce-scatter"))  # ParallelSpec.scatters_gradients
     recomputed = np.array([b.recomputed[m] for m in CKPT])[lay.ckpt]
-    return StepLayout(lay.tp, lay.pp, cp, dp, 1, lay.vpp, lay.zero, lay.dist_opt, lay.sp, lay.offload, lay.mbs,
+    return StepLayout(lay.tp, lay.pp, cp, dp, lay.ep, lay.vpp, lay.zero, lay.dist_opt, lay.sp, lay.offload, lay.mbs,
                       accumulation_steps(lay, scenario), lay.gpus_per_node, group, shards, scatters,
                       recomputed[:, 0], recomputed[:, 1])
 
@@ -329,8 +333,27 @@ def step_layout(lay: Layouts, scenario: Scenario, b: JobBasis) -> StepLayout:
 def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator, fab: Fabric,
                      pp_params: PerformanceModel | None = None, mp: MemoryModel | None = None) -> np.ndarray:
     """The step time (s) of every candidate on ``gpu`` over the links of ``fab``: the estimate's own terms
-    (``estimate.step_terms.raw_step``, ``combine_step``) over the layouts' arrays."""
+    (``estimate.step_terms.raw_step``, ``combine_step``) over the layouts' arrays; the layouts of each
+    expert-parallel degree with the training state of that degree (a rank's layers hold E / ep experts)."""
     p = pp_params or default_performance_model()
+    if b.experts is None or not (lay.ep > 1).any():
+        return _step_time(b, b.state, lay, scenario, gpu, fab, p, mp)
+    times = np.empty(len(lay))
+    for ep in sorted(set(lay.ep.tolist())):
+        idx = np.nonzero(lay.ep == ep)[0]
+        state = b.state if ep == 1 else training_state(_probe(b.state.scenario, ep=ep), b.arch, b.state.params)
+        times[idx] = _step_time(b, state, lay.take(idx), scenario, gpu, _fabric_of(fab, idx), p, mp)
+    return times
+
+
+def _fabric_of(fab: Fabric, idx: np.ndarray) -> Fabric:
+    """The fabric of the layouts at ``idx`` (a fabric's per-layout figures are arrays: ``Fabric.per_layout``)."""
+    return replace(fab, **{f: getattr(fab, f)[idx] for f in ("inter_busbw_gbps", "inter_latency_s", "inter_line_gbps")
+                           if isinstance(getattr(fab, f), np.ndarray)})
+
+
+def _step_time(b: JobBasis, state: TrainingState, lay: Layouts, scenario: Scenario, gpu: Accelerator, fab: Fabric,
+               p: PerformanceModel, mp: MemoryModel | None) -> np.ndarray:
     layout = step_layout(lay, scenario, b)
     picked = [b.flops[m] for m in CKPT]
     flops = replace(picked[0], **{f: np.array([getattr(fl, f) for fl in picked])[lay.ckpt] for f in FLOPS_READ})
@@ -338,7 +361,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     attention_peak, attention_dtype = peak, dtype
     if dtype == "fp8" and scenario.training.fp8_scope == "linear":  # as estimate.step.step_context
         attention_peak, attention_dtype, _ = peak_for(gpu, "bf16-mixed")
-    ctx = StepContext(scenario, b.arch, gpu, p, mp or default_memory_model(), fab, flops, b.state, peak, dtype,
+    ctx = StepContext(scenario, b.arch, gpu, p, mp or default_memory_model(), fab, flops, state, peak, dtype,
                       attention_peak, attention_dtype, layout)
     # the eager saved bytes as counted (the basis holds them as the job runs: scaled by the memory fit's
     # implementation_factor and, under torch.compile, by compiled_factor; the speed model reads neither)

@@ -45,6 +45,11 @@ class Layouts:
     mbs: np.ndarray
     ckpt: np.ndarray  # index into CKPT
     gpus_per_node: np.ndarray
+    ep: np.ndarray | None = None  # expert parallelism (1 where the model has no routed experts)
+
+    def __post_init__(self) -> None:
+        if self.ep is None:
+            self.ep = np.ones(len(self.gpus), dtype=int)
 
     def __len__(self) -> int:
         return len(self.gpus)
@@ -56,3 +61,25 @@ class Layouts:
     @property
     def dp(self) -> np.ndarray:
         return self.gpus // (self.tp * self.pp * self.cp)
+
+
+# Expert parallelism Megatron-Core accepts: the experts' ranks are carved out of data parallelism, so ep divides the
+# data-parallel size (megatron/core/parallel_state.py @ 934c8260ada361db9b155d504c5b20600731d773,
+# initialize_model_parallel: "data_parallel_size ... is not divisible by expert_model_parallel_size"), and each rank
+# holds E / ep whole experts (ep divides the expert count). With parallel.etp folding the experts onto tp x dp, ep x
+# etp divides tp x dp (ParallelSpec's check, the estimate's). Sharded states shard the experts over the
+# expert-data-parallel group (estimate/model_states.py), so every ZeRO stage is kept.
+def with_expert_parallelism(lay: Layouts, num_experts: int, etp: int | None) -> Layouts:
+    """Each layout once per legal expert-parallel degree (powers of two; 1 always)."""
+    degrees = [e for e in (1, 2, 4, 8, 16, 32, 64, 128, 256) if num_experts % e == 0]
+    base = np.repeat(np.arange(len(lay)), len(degrees))
+    ep = np.tile(np.array(degrees), len(lay))
+    out = lay.take(base)
+    expert_tp = out.tp if etp is None else etp
+    ok = (ep == 1) | ((out.tp * out.dp) % (ep * expert_tp) == 0)
+    if etp is not None:
+        ok &= out.tp % etp == 0
+    keep = np.nonzero(ok)[0]
+    out = out.take(keep)
+    out.ep = ep[keep]
+    return out

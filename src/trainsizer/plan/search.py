@@ -28,7 +28,7 @@ from trainsizer.models.architecture import Architecture
 from trainsizer.plan import constraints as limits
 from trainsizer.plan.constraints import Constraints, PlanResult
 from trainsizer.plan.fast import JobBasis, ScreenedMemory, job_basis, memory_screen, screen_step_time
-from trainsizer.plan.layouts import CKPT, Layouts
+from trainsizer.plan.layouts import CKPT, Layouts, with_expert_parallelism
 from trainsizer.plan.option import PlanOption
 from trainsizer.scenario import Scenario
 
@@ -128,8 +128,9 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
     ok &= global_batch % np.maximum(mbs * dp, 1) == 0
     sel = np.nonzero(ok)[0]
     dist = (zero[sel] == 0) & ((tp[sel] > 1) | (pp[sel] > 1)) & (dp[sel] > 1)
-    return Layouts(g[sel], tp[sel], pp[sel], cp[sel], vpp[sel], zero[sel], dist, tp[sel] > 1, offload[sel],
-                   mbs[sel], ckpt[sel], np.full(len(sel), gpus_per_node))
+    lay = Layouts(g[sel], tp[sel], pp[sel], cp[sel], vpp[sel], zero[sel], dist, tp[sel] > 1, offload[sel], mbs[sel],
+                  ckpt[sel], np.full(len(sel), gpus_per_node))
+    return with_expert_parallelism(lay, arch.moe.num_experts, job.parallel.etp) if arch.moe else lay
 
 
 def _scenario_for(job: Scenario, gpu: Accelerator, lay: Layouts, i: int, inter: str | None,
@@ -141,7 +142,7 @@ def _scenario_for(job: Scenario, gpu: Accelerator, lay: Layouts, i: int, inter: 
     parallel = job.parallel.model_copy(update={
         "gpus": gpus, "tp": int(lay.tp[i]), "pp": int(lay.pp[i]), "cp": int(lay.cp[i]),
         "virtual_pp": int(lay.vpp[i]), "zero": int(lay.zero[i]), "distributed_optimizer": bool(lay.dist_opt[i]),
-        "sequence_parallel": bool(lay.sp[i]), "offload": OFFLOAD[int(lay.offload[i])], "ep": 1})
+        "sequence_parallel": bool(lay.sp[i]), "offload": OFFLOAD[int(lay.offload[i])], "ep": int(lay.ep[i])})
     per_node = int(lay.gpus_per_node[i])
     hardware = job.hardware.model_copy(update={
         "gpu": gpu.id, "gpus_per_node": min(per_node, gpus), "intra_node": intra or gpu.default_intra_node,
@@ -293,10 +294,9 @@ def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Con
 
 def _exact_order(shortlist: list[ScreenedLayout]) -> list[ScreenedLayout]:
     """The order in which shortlisted candidates get the exact re-check. Every GPU type first gets its
-    cheapest candidate (fewest GPU-seconds per step: within a type that is the lowest cost), its fewest-GPU
-    one and its fastest,
-    so the cheap end of the space (one or a few small cards) is never crowded out by large fast clusters;
-    then the best of each (GPU, count, network) alternately by speed and by GPU-seconds; then the rest."""
+    cheapest candidate (fewest GPU-seconds per step: within a type that is the lowest cost), its fewest-GPU one
+    and its fastest, so the cheap end of the space (one or a few small cards) is never crowded out by large fast
+    clusters; then the best of each (GPU, count, network) alternately by speed and by GPU-seconds; then the rest."""
     def gpu_seconds(it: ScreenedLayout) -> float:
         return it.step_time_s * it.gpus
 
