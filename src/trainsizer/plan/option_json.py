@@ -36,6 +36,7 @@ class ParallelJSON(TypedDict):
     distributed_optimizer: bool
     offload: str
     dp: int
+    ep: NotRequired[int]  # expert parallelism: present where the layout splits routed experts over ranks
 
 
 class TrainingJSON(TypedDict):
