@@ -338,22 +338,41 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
     p = pp_params or default_performance_model()
     if b.experts is None or not (lay.ep > 1).any():
         return _step_time(b, b.state, lay, scenario, gpu, fab, p, mp)
-    times = np.empty(len(lay))
-    for ep in sorted(set(lay.ep.tolist())):
-        idx = np.nonzero(lay.ep == ep)[0]
-        state = b.state if ep == 1 else training_state(_probe(b.state.scenario, ep=ep), b.arch, b.state.params)
-        times[idx] = _step_time(b, state, lay.take(idx), scenario, gpu, _fabric_of(fab, idx), p, mp)
-    return times
+    return _step_time(b, _per_layout_state(b, lay.ep), lay, scenario, gpu, fab, p, mp)
 
 
-def _fabric_of(fab: Fabric, idx: np.ndarray) -> Fabric:
-    """The fabric of the layouts at ``idx`` (a fabric's per-layout figures are arrays: ``Fabric.per_layout``)."""
-    return replace(fab, **{f: getattr(fab, f)[idx] for f in ("inter_busbw_gbps", "inter_latency_s", "inter_line_gbps")
-                           if isinstance(getattr(fab, f), np.ndarray)})
+@dataclass(frozen=True)
+class _LayerTotals:
+    base_linear_params: np.ndarray
+    norm_params: np.ndarray
 
 
-def _step_time(b: JobBasis, state: TrainingState, lay: Layouts, scenario: Scenario, gpu: Accelerator, fab: Fabric,
-               p: PerformanceModel, mp: MemoryModel | None) -> np.ndarray:
+@dataclass(frozen=True)
+class _PerLayoutState:
+    """What the step terms read of a training state (``StepContext.trainable_local``, ``base_linear_local`` and
+    ``zero3_mb``: the trainable parameters, the layers' linear and norm parameters summed), per layout: the state of
+    each layout's expert-parallel degree, whose layers hold E / ep experts (``estimate.training_state``)."""
+
+    trainable_params: np.ndarray
+    layers: tuple[_LayerTotals]
+
+
+def _per_layout_state(b: JobBasis, ep: np.ndarray) -> _PerLayoutState:
+    degrees = sorted(set(ep.tolist()))
+    states = [b.state if e == 1 else training_state(_probe(b.state.scenario, ep=e), b.arch, b.state.params)
+              for e in degrees]
+    at = np.searchsorted(np.array(degrees), ep)
+
+    def per_layout(values: list[int]) -> np.ndarray:
+        return np.array(values)[at]
+
+    totals = _LayerTotals(per_layout([sum(layer.base_linear_params for layer in st.layers) for st in states]),
+                          per_layout([sum(layer.norm_params for layer in st.layers) for st in states]))
+    return _PerLayoutState(per_layout([st.trainable_params for st in states]), (totals,))
+
+
+def _step_time(b: JobBasis, state: TrainingState | _PerLayoutState, lay: Layouts, scenario: Scenario,
+               gpu: Accelerator, fab: Fabric, p: PerformanceModel, mp: MemoryModel | None) -> np.ndarray:
     layout = step_layout(lay, scenario, b)
     picked = [b.flops[m] for m in CKPT]
     flops = replace(picked[0], **{f: np.array([getattr(fl, f) for fl in picked])[lay.ckpt] for f in FLOPS_READ})
