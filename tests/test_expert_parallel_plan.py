@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from conftest import REPO
 
+import trainsizer.plan.layouts as layouts
 import trainsizer.plan.search as search
 from trainsizer.estimate.estimator import estimate
 from trainsizer.hardware.catalog import default_catalog
@@ -42,7 +43,7 @@ def test_every_expert_parallel_layout_is_one_megatron_core_accepts(path: str, mo
     assert (lay.dp % lay.ep == 0).all()  # Megatron-Core: ep divides the data-parallel size (etp = tp)
     assert set(lay.ep[lay.dp == 1].tolist()) == {1}
     # the EP axis adds layouts and removes none: those at ep 1 are the layouts of the search without it
-    monkeypatch.setattr(search, "with_expert_parallelism", lambda lay, *args: lay)
+    monkeypatch.setattr(layouts, "with_expert_parallelism", lambda lay, *args: lay)
     assert _rows(lay.take(np.nonzero(lay.ep == 1)[0])) == _rows(_layouts(job))
 
 
@@ -63,7 +64,7 @@ def test_the_answer_is_the_best_over_expert_parallelism(path: str, monkeypatch) 
     job = load_job(path)
     with_ep = plan_job(job, CNY)
     pick = _pick(with_ep)
-    monkeypatch.setattr(search, "with_expert_parallelism", lambda lay, *args: lay)
+    monkeypatch.setattr(layouts, "with_expert_parallelism", lambda lay, *args: lay)
     without = _pick(plan_job(job, CNY))
     assert without.scenario.parallel.ep == 1
     # the EP axis only adds layouts: the answer is at least as good (the pick may trade NEAR_TIE for speed)

@@ -218,7 +218,7 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     """The memory screen of every candidate, to be finished on each GPU (:meth:`ScreenedMemory.on`)."""
     mp = mp or default_memory_model()
     tp, pp, cp, dp = lay.tp.astype(float), lay.pp.astype(float), lay.cp.astype(float), lay.dp.astype(float)
-    group = zero_group(dp * cp, scenario)  # dp x cp, or parallel.zero_shard_gpus (Scenario.parallel.zero_group)
+    group = zero_group(dp * cp, scenario, lay.zero_shard)  # dp x cp, zero_shard_gpus, or the layout's (hybrid)
     layers_stage = b.layers / pp
     zero = lay.zero
     opt_shard = np.where((zero >= 1) | lay.dist_opt, group, 1.0)
@@ -320,7 +320,7 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
 def step_layout(lay: Layouts, scenario: Scenario, b: JobBasis) -> StepLayout:
     """The layouts as the step's terms read them (``estimate.step_layout.StepLayout`` of each one's scenario)."""
     dp, cp = lay.dp, lay.cp
-    group = zero_group(dp * cp, scenario)  # ParallelSpec.zero_group
+    group = zero_group(dp * cp, scenario, lay.zero_shard)  # ParallelSpec.zero_group
     shards = np.where(group == dp * cp, dp, np.maximum(1, group // cp))  # ParallelSpec.zero_dp_shards
     scatters = (((lay.zero == 1) | (lay.zero == 2) | lay.dist_opt) & (shards == dp)
                 & (scenario.parallel.zero_grad_sync == "reduce-scatter"))  # ParallelSpec.scatters_gradients

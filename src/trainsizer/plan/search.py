@@ -28,7 +28,7 @@ from trainsizer.models.architecture import Architecture
 from trainsizer.plan import constraints as limits
 from trainsizer.plan.constraints import Constraints, PlanResult
 from trainsizer.plan.fast import JobBasis, ScreenedMemory, job_basis, memory_screen, screen_step_time
-from trainsizer.plan.layouts import CKPT, Layouts, with_expert_parallelism
+from trainsizer.plan.layouts import CKPT, Layouts, with_searched_axes
 from trainsizer.plan.option import PlanOption
 from trainsizer.scenario import Scenario
 
@@ -130,19 +130,19 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
     dist = (zero[sel] == 0) & ((tp[sel] > 1) | (pp[sel] > 1)) & (dp[sel] > 1)
     lay = Layouts(g[sel], tp[sel], pp[sel], cp[sel], vpp[sel], zero[sel], dist, tp[sel] > 1, offload[sel], mbs[sel],
                   ckpt[sel], np.full(len(sel), gpus_per_node))
-    return with_expert_parallelism(lay, arch.moe.num_experts, job.parallel.etp) if arch.moe else lay
+    return with_searched_axes(lay, arch, job)
 
 
 def _scenario_for(job: Scenario, gpu: Accelerator, lay: Layouts, i: int, inter: str | None,
                   global_batch: int, intra: str | None = None) -> Scenario:
-    training = job.training.model_copy(update={
-        "micro_batch_size": int(lay.mbs[i]), "activation_checkpointing": CKPT[int(lay.ckpt[i])],
-        "global_batch_size": global_batch})
+    training = job.training.model_copy(update={"micro_batch_size": int(lay.mbs[i]), "global_batch_size": global_batch,
+                                               "activation_checkpointing": CKPT[int(lay.ckpt[i])]})
     gpus = int(lay.gpus[i])
     parallel = job.parallel.model_copy(update={
         "gpus": gpus, "tp": int(lay.tp[i]), "pp": int(lay.pp[i]), "cp": int(lay.cp[i]),
         "virtual_pp": int(lay.vpp[i]), "zero": int(lay.zero[i]), "distributed_optimizer": bool(lay.dist_opt[i]),
-        "sequence_parallel": bool(lay.sp[i]), "offload": OFFLOAD[int(lay.offload[i])], "ep": int(lay.ep[i])})
+        "sequence_parallel": bool(lay.sp[i]), "offload": OFFLOAD[int(lay.offload[i])], "ep": int(lay.ep[i]),
+        "zero_shard_gpus": int(lay.zero_shard[i]) or job.parallel.zero_shard_gpus})
     per_node = int(lay.gpus_per_node[i])
     hardware = job.hardware.model_copy(update={
         "gpu": gpu.id, "gpus_per_node": min(per_node, gpus), "intra_node": intra or gpu.default_intra_node,
