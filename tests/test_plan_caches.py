@@ -77,7 +77,7 @@ def test_enumeration_is_every_legal_layout_in_order():
     gpu = default_catalog().accelerator("h100-sxm5-80gb")
     lay = enumerate_layouts(sc, arch, gpu, Constraints(max_gpus=64), 8, 256)
     got = list(zip(*(getattr(lay, name).tolist() for name in ("gpus", "tp", "pp", "cp", "vpp", "zero", "offload",
-                                                                "mbs", "ckpt")), strict=True))
+                                                                "mbs", "ckpt", "zero_shard")), strict=True))
     expected = []
     for g, tp, pp, cp, vpp, zero, off, mbs, ckpt in itertools.product(
             (1, 2, 4, 8, 16, 32, 64), (1, 2, 4, 8), (1, 2, 4, 8, 16, 32, 64), (1,), (1, 2), range(4), range(3),
@@ -90,7 +90,9 @@ def test_enumeration_is_every_legal_layout_in_order():
                  and (off == 0 or (off == 1 and zero >= 1) or (off == 2 and zero == 3))
                  and (zero == 0 or dp > 1 or off > 0) and 256 % (mbs * dp) == 0 and (tp * cp <= 8 or g <= 8))
         if legal:
-            expected.append((g, tp, pp, cp, vpp, zero, off, mbs, ckpt))
+            expected.append((g, tp, pp, cp, vpp, zero, off, mbs, ckpt, 0))
+    # then, in the same order, each ZeRO-3 layout over more than one node sharded within a node (hybrid sharding)
+    expected += [(*x[:-1], 8) for x in expected if x[5] == 3 and x[0] > 8 and x[0] // (x[1] * x[2] * x[3]) > 8]
     assert got == expected
     sc0 = _scenario_for(sc, gpu, lay, 0, None, 256)
     assert sc0.parallel.gpus == got[0][0]

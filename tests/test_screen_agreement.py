@@ -1,5 +1,6 @@
 """One model: the planner's numpy screen and the exact estimate agree on every candidate the search re-checks, for
-every job of the optimality test (the jobs the whole-catalog answer is held to). The screen's step time is the
+every job of the optimality test (the jobs the whole-catalog answer is held to) and two mixture-of-experts jobs, whose
+candidates include expert-parallel layouts. The screen's step time is the
 estimate's own terms over arrays of layouts (``plan.fast.screen_step_time``): equal to float rounding. Its memory is
 the estimate's per-layer figures probed once per job and sharded per layout (``plan.fast.memory_screen``): equal up to
 the rounding of those per-layer averages (a few parts in a million)."""
@@ -7,7 +8,8 @@ the rounding of those per-layer averages (a few parts in a million)."""
 from __future__ import annotations
 
 import pytest
-from test_optimality import CASES, _scenario
+from conftest import REPO
+from test_optimality import CASES, CNY, _scenario
 
 import trainsizer.plan.search as search
 from trainsizer.errors import InputError
@@ -18,9 +20,12 @@ from trainsizer.workflows.plan_job import plan_job
 
 STEP_TOLERANCE = 1e-9  # relative: float rounding of the same terms summed over arrays
 MEMORY_TOLERANCE = 1e-5  # relative: the per-layer bytes are averages over the job's layers
+# mixture-of-experts jobs, whose layouts the search also varies by expert parallelism
+MOE_CASES = [("qwen3-30b-a3b-full-cny", str(REPO / "examples/jobs/qwen3-30b-a3b-full.yaml"), CNY),
+             ("deepseek-v2-lite-lora-cny", str(REPO / "examples/jobs/deepseek-v2-lite-lora.yaml"), CNY)]
 
 
-@pytest.mark.parametrize(("name", "job", "req"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("name", "job", "req"), CASES + MOE_CASES, ids=[c[0] for c in CASES + MOE_CASES])
 def test_the_screen_is_the_estimate_on_every_rechecked_candidate(name, job, req, monkeypatch) -> None:
     rechecked = []
     exact_options = search._exact_options
@@ -31,7 +36,7 @@ def test_the_screen_is_the_estimate_on_every_rechecked_candidate(name, job, req,
 
     monkeypatch.setattr(search, "_exact_options", keep)
     plan_job(_scenario(job), req)
-    compared = 0
+    compared = expert_parallel = 0
     for chosen, planned, constraints, cat, mp, pp_, global_batch in rechecked:
         # the screen steps through the global batch the options are held to (search.plan's screened job)
         screened = planned.model_copy(update={"training": planned.training.model_copy(
@@ -53,4 +58,6 @@ def test_the_screen_is_the_estimate_on_every_rechecked_candidate(name, job, req,
             assert item.step_time_s == pytest.approx(exact.performance.step_time_s, rel=STEP_TOLERANCE), where
             assert device == pytest.approx(exact.memory.device_bytes, rel=MEMORY_TOLERANCE), where
             compared += 1
+            expert_parallel += sc.parallel.ep > 1
     assert compared >= 10, name  # the search re-checks 21 to 166 candidates of these jobs
+    assert expert_parallel >= 10 or (name, job, req) not in MOE_CASES, name

@@ -190,10 +190,12 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
         if autocast_copies_linears_only(st.scenario):  # no 16-bit copy of the embeddings and norms
             tied_head = embed_params if last and arch.lm_head and arch.tie_embeddings else 0.0
             weight_bytes -= (norm_params + embed_params - tied_head) * w_b
+        expert_bytes = expert_w * w_b
         why_w = msg("mem.weights", precision=tr.precision, b=w_b)
     elif quant:
         code = quant.code_bytes + quant.constant_bytes
         weight_bytes = linear_params * code + (norm_params + embed_params + head_params) * frozen_w_b
+        expert_bytes = expert_w * code
         why_w = clauses([msg("mem.weights_quantized", quantization=tr.quantization, b=code),
                          msg("mem.weights_unquantized", b=frozen_w_b)])
     else:
@@ -201,13 +203,15 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
                             if layer.trainable_base) / tp
         frozen = linear_params + norm_params + embed_params + head_params - trainable_lin
         weight_bytes = frozen * frozen_w_b + trainable_lin * w_b
+        expert_bytes = sum(layer.expert_linear_params * (w_b if layer.trainable_base else frozen_w_b)
+                           for layer in layers) / par.expert_tp
         why_w = listing([msg("mem.weights_frozen", b=frozen_w_b),
                          msg("mem.weights_trainable", b=w_b) if trainable_lin else None])
     if tr.precision == "fp8-mixed" and tr.method in ("full", "freeze"):
         weight_bytes += linear_params * 1.0
+        expert_bytes += expert_w * 1.0
         why_w = clauses([why_w, msg("mem.fp8_copies")])
-    total_w_params = linear_params + norm_params + embed_params + head_params
-    weight_share_expert = expert_w / total_w_params if total_w_params else 0.0
+    weight_share_expert = expert_bytes / weight_bytes if weight_bytes else 0.0  # the experts' share of the bytes
     offload, master_only = OFFLOADS.index(par.offload), master_only_shards(st.scenario)
     shards = state_shards(par.zero, par.distributed_optimizer, group)[2]
     sharded = _sharded(weight_bytes, weight_share_expert, shards, expert_group) if shards > 1 else weight_bytes

@@ -64,7 +64,7 @@ def remote_copies(experts_per_token: Any, ep: Any, members_per_node: Any, hierar
     return plain + hierarchical * (deduplicated - plain)
 
 
-def all_to_all_intra_gbps(fab: Fabric, members: int, wire_fraction: float) -> float:
+def all_to_all_intra_gbps(fab: Fabric, members: Any, wire_fraction: float) -> Any:
     """Bus bandwidth of an all-to-all inside a node: the link's all-reduce figure, but at most ``wire_fraction`` of
     its per-direction line rate. Every byte of an all-to-all crosses the wire once (nccl-tests PERFORMANCE.md,
     alltoall: busbw = algbw x (n-1)/n), while an all-reduce over NVLink SHARP is reduced in the switch and reports
@@ -72,7 +72,7 @@ def all_to_all_intra_gbps(fab: Fabric, members: int, wire_fraction: float) -> fl
     153 GB/s over H800's ~160 GB/s achievable NVLink (deepseek-ai/DeepEP README, normal kernels table)."""
     link = fab.intra
     cap = link.per_direction_gbps * wire_fraction if link is not None and link.per_direction_gbps else float("inf")
-    return min(fab.intra_for(members), cap)
+    return _minimum(fab.intra_for(members), cap)
 
 
 def dispatch_combine_s(token_bytes: Any, experts_per_token: Any, ep: Any, stride: Any, fab: Fabric,
@@ -85,7 +85,7 @@ def dispatch_combine_s(token_bytes: Any, experts_per_token: Any, ep: Any, stride
     if not is_array(ep) and ep <= 1:
         return 0.0
     members = _members_per_node(ep, stride, fab.gpus_per_node)
-    intra = all_to_all_intra_gbps(fab, 8 if is_array(members) else members, wire_fraction)
+    intra = all_to_all_intra_gbps(fab, members, wire_fraction)
     on_node = token_bytes * experts_per_token * (members - 1) / ep / (intra * 1e9)
     off_node = token_bytes * remote_copies(experts_per_token, ep, members, hierarchical) \
         / (fab.inter_busbw_gbps / fab.gpus_per_node * 1e9)
@@ -100,6 +100,14 @@ def _members_per_node(ep: Any, stride: Any, gpus_per_node: int) -> Any:
 
         return np.maximum(1, np.minimum(ep, gpus_per_node // np.maximum(1, stride)))
     return max(1, min(ep, gpus_per_node // max(1, stride)))
+
+
+def _minimum(a: Any, b: Any) -> Any:
+    if is_array(a) or is_array(b):
+        import numpy as np
+
+        return np.minimum(a, b)
+    return min(a, b)
 
 
 def _maximum(a: Any, b: Any) -> Any:

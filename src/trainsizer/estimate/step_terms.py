@@ -160,7 +160,7 @@ def context_parallel_mb(ctx: StepContext) -> Any:
 
 def expert_parallel_mb(ctx: StepContext) -> Any:
     """MoE: dispatch and combine all-to-all, forward and backward, per MoE layer (estimate/moe.py); one
-    expert-parallel degree for all layouts (the planner's is 1)."""
+    expert-parallel degree per layout."""
     lay, par, arch = ctx.layout, ctx.scenario.parallel, ctx.arch
     if not arch.moe or _none(lay.ep):
         return 0.0

@@ -76,6 +76,7 @@ from trainsizer.estimate.training_state import TrainingState, gradient_bytes, tr
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan.layouts import CKPT, Layouts, accumulation_steps, zero_group
+from trainsizer.plan.stage_bytes import ExpertBasis, StageBytes, expert_basis
 from trainsizer.scenario import Scenario
 
 FLOPS_READ = ("model_per_token", "linear_per_token", "expert_per_token", "attention_per_token", "head_per_token")
@@ -111,6 +112,7 @@ class JobBasis:
     lm_head_cast: float = 0.0  # bytes on the last stage, divided by tp (estimate.activations.lm_head_cast_bytes)
     implementation_factor: float = 1.0  # the memory fit's factor in ``act`` (the speed screen takes it out)
     unsaved_per_token: float = 0.0  # tp-sharded bytes written but not kept, per layer (activations.LayerActivations)
+    experts: ExpertBasis | None = None  # the routed experts' part of the model-state bytes (plan/stage_bytes.py)
 
 
 def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
@@ -124,9 +126,9 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
     L = arch.num_layers
     cats = ("weights", "master_weights", "optimizer_states", "gradients")
 
-    def states(tp: int) -> list[dict[str, float]]:
+    def states(tp: int, ep: int = 1) -> list[dict[str, float]]:
         sc = _probe(scenario, tp=tp, pp=L, cp=1, zero=0, distributed_optimizer=False, offload="none",
-                    gpus=tp * L, virtual_pp=1)
+                    gpus=tp * L, virtual_pp=1, ep=ep)
         st = training_state(sc, arch, mp)
         out = []
         for stage in range(L):
@@ -151,10 +153,11 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
         a1, a2 = avg(s1, key), avg(s2, key)
         div = max(0.0, 2 * (a1 - a2))
         layer_div[key], layer_rep[key] = div, max(0.0, a1 - div)
-        first_extra[key] = max(0.0, s1[0].get(key, 0.0) - a1)
-        last_extra[key] = max(0.0, s1[-1].get(key, 0.0) - a1)
+        first_extra[key] = s1[0].get(key, 0.0) - a1 if arch.moe else max(0.0, s1[0].get(key, 0.0) - a1)
+        last_extra[key] = s1[-1].get(key, 0.0) - a1 if arch.moe else max(0.0, s1[-1].get(key, 0.0) - a1)
+    experts = expert_basis(s1, states(1, 2), s2, states(2, 2), tuple(layer_div), mids) if arch.moe else None
     base = _probe(scenario, tp=1, pp=1, cp=1, zero=0, distributed_optimizer=False, offload="none", gpus=1,
-                  virtual_pp=1)
+                  virtual_pp=1, ep=1)
     st = training_state(base, arch, mp)
     dequant = {c.name: c.bytes for c in model_states(st, 0).static}.get("buffers", 0.0)
 
@@ -188,7 +191,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
                     checkpoint_input_per_token(arch, precision), logit_total - logit_rep, logit_rep,
                     embedding_saved_per_token(arch, precision), flops, recomputed, arch, st,
                     compiled_activation_factor(base.training.compile, mp), kept,
-                    lm_head_cast_bytes(base, arch), mp.activations.implementation_factor, unsaved)
+                    lm_head_cast_bytes(base, arch), mp.activations.implementation_factor, unsaved, experts)
 
 
 def screen_memory(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator,
@@ -229,7 +232,7 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     """The memory screen of every candidate, to be finished on each GPU (:meth:`ScreenedMemory.on`)."""
     mp = mp or default_memory_model()
     tp, pp, cp, dp = lay.tp.astype(float), lay.pp.astype(float), lay.cp.astype(float), lay.dp.astype(float)
-    group = zero_group(dp * cp, scenario)  # dp x cp, or parallel.zero_shard_gpus (Scenario.parallel.zero_group)
+    group = zero_group(dp * cp, scenario, lay.zero_shard)  # dp x cp, zero_shard_gpus, or the layout's (hybrid)
     layers_stage = b.layers / pp
     zero = lay.zero
     opt_shard, grad_shard, w_shard = state_shards(zero, lay.dist_opt, group)
@@ -242,46 +245,50 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     # deferred_sync.skips_sync: FSDP no_sync keeps each unit's gradients unsharded until the step's last micro-batch
     no_sync = skipped_sync(scenario.parallel.accumulation_sync, zero, group, offl != 0, gas)
 
-    def stage_states(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        def cat(key: str) -> np.ndarray:
-            return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
-        weights = weights_on_gpu(cat("weights") / w_shard, offl, master_only) + cat("lora_adapters")
-        opt = trainable_states_on_gpu((cat("master_weights") + cat("optimizer_states")) / opt_shard, offl)
-        grads = trainable_states_on_gpu(cat("gradients") / grad_shard, offl)
-        grads = held_gradients(grads, cat("unsharded_gradients"), no_sync)
-        return weights + opt, grads, trainable_states_on_gpu(cat("step_temporaries") / opt_shard, offl)
+    # a stage's bytes per category, the routed experts' over expert parallelism (plan/stage_bytes.py)
+    par0_etp = scenario.parallel.etp
+    stage = StageBytes(b, layers_stage, tp, lay.ep.astype(float), tp // par0_etp if par0_etp else 1.0)
+    sharded, per_rank = stage.sharded, stage.per_rank
 
-    def offloaded(extra: dict[str, float]) -> np.ndarray:
-        def cat(key: str) -> np.ndarray:
-            return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
-        return host_bytes(cat("weights") / w_shard, (cat("master_weights") + cat("optimizer_states")) / opt_shard
-                          + cat("gradients") / grad_shard, offl)
+    def stage_states(end: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        weights = weights_on_gpu(sharded(("weights",), end, w_shard), offl, master_only) + per_rank(("lora_adapters",),
+                                                                                                     end)
+        opt = trainable_states_on_gpu(sharded(("master_weights", "optimizer_states"), end, opt_shard), offl)
+        grads = trainable_states_on_gpu(sharded(("gradients",), end, grad_shard), offl)
+        grads = held_gradients(grads, per_rank(("unsharded_gradients",), end), no_sync)
+        return weights + opt, grads, trainable_states_on_gpu(per_rank(("step_temporaries",), end, opt_shard), offl)
+
+    def offloaded(end: str) -> np.ndarray:
+        return host_bytes(sharded(("weights",), end, w_shard), sharded(("master_weights", "optimizer_states"), end,
+                                                                        opt_shard) + sharded(("gradients",), end,
+                                                                                             grad_shard), offl)
 
     full_load = loads_state_dict(scenario.parallel.checkpoint_loading, zero, dp * cp)
 
-    def stage_load(extra: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+    def stage_load(end: str) -> tuple[np.ndarray, np.ndarray]:
         """(allocated, transient) bytes while a full state dict loads (memory.checkpoint_load_bytes)."""
-        def cat(key: str) -> np.ndarray:
-            return layers_stage * (b.layer_div[key] / tp + b.layer_rep[key]) + extra[key] / tp
-        kept = (weights_on_gpu(cat("weights") / w_shard, offl, master_only) + cat("lora_adapters")
-                + trainable_states_on_gpu(cat("master_weights") / opt_shard, offl))
-        return checkpoint_load(full_load, cat("weights"), kept)
+        kept = (weights_on_gpu(sharded(("weights",), end, w_shard), offl, master_only)
+                + per_rank(("lora_adapters",), end)
+                + trainable_states_on_gpu(sharded(("master_weights",), end, opt_shard), offl))
+        return checkpoint_load(full_load, per_rank(("weights",), end), kept)
 
-    host = np.maximum(offloaded(b.first_extra), offloaded(b.last_extra))
-    first_states, last_states = stage_states(b.first_extra), stage_states(b.last_extra)
+    host = np.maximum(offloaded("first"), offloaded("last"))
+    first_states, last_states = stage_states("first"), stage_states("last")
     megatron = contiguous_gradient_buffer(lay.tp, lay.pp)
     # the unsharded gradients a data-parallel bucket copies (model_states._stage_buffers: the stage's trainable
     # elements): every layer's, the embedding's and the head's; read only without tensor or pipeline parallelism
-    full_grads = (layers_stage * (b.layer_div["gradients"] / tp + b.layer_rep["gradients"])
-                  + (b.first_extra["gradients"] + b.last_extra["gradients"]) / tp)
+    full_grads = per_rank(("gradients",), "whole")
     comm = mp.communication
     ddp_copy = np.where(copies_into_buckets(dp, zero, lay.dist_opt, offl, megatron), full_grads, 0.0)
     bucket = np.where(uses_reduce_bucket(dp, zero, megatron),
                       reduce_bucket_bytes(comm.zero_reduce_bucket_elements, full_grads, gradient_bytes(scenario)), 0.0)
+    # one layer is one unit; the experts of the other expert-parallel ranks are not on this one
     gathered = np.where(gathers_units(zero, group, offl, scenario.training.optimizer_in_backward),
-                        gathered_unit_bytes(comm.zero3_gathered_units, b.layer_div["weights"] / tp
-                                            + b.layer_rep["weights"], b.layer_div["gradients"] / tp
-                                            + b.layer_rep["gradients"]), 0.0)  # one layer is one unit
+                        gathered_unit_bytes(comm.zero3_gathered_units,
+                                            b.layer_div["weights"] / tp + b.layer_rep["weights"]
+                                            - stage.off_rank("weights"),
+                                            b.layer_div["gradients"] / tp + b.layer_rep["gradients"]
+                                            - stage.off_rank("gradients")), 0.0)
     buffers = ddp_copy + bucket + gathered + b.dequant_buffer / tp
 
     tokens = lay.mbs * scenario.training.seq_len / cp
@@ -319,10 +326,9 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
         return allocated, reserved_bytes(allocated, dynamic, mp, None, varied_bytes(scenario, lg), fused,
                                          grads - alive), load
 
-    whole_extra = {k: b.first_extra[k] + b.last_extra[k] for k in b.first_extra}
-    whole = peak(stage_states(whole_extra), saved_first + b.lm_head_cast / tp, logits, stage_load(whole_extra))
-    ends = (peak(first_states, saved_first, 0.0, stage_load(b.first_extra)),
-            peak(last_states, saved_last, logits, stage_load(b.last_extra)))
+    whole = peak(stage_states("whole"), saved_first + b.lm_head_cast / tp, logits, stage_load("whole"))
+    ends = (peak(first_states, saved_first, 0.0, stage_load("first")),
+            peak(last_states, saved_last, logits, stage_load("last")))
     stages = tuple(tuple(np.where(one, w, e) for w, e in zip(whole[:2], end[:2], strict=True)) for end in ends)
     loads = tuple(tuple(np.where(one, w, e) for w, e in zip(whole[2], end[2], strict=True)) for end in ends)
     return ScreenedMemory(stages, loads if full_load.any() else None, lay.gpus > 1, host, mp)
@@ -331,11 +337,11 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
 def step_layout(lay: Layouts, scenario: Scenario, b: JobBasis) -> StepLayout:
     """The layouts as the step's terms read them (``estimate.step_layout.StepLayout`` of each one's scenario)."""
     dp, cp = lay.dp, lay.cp
-    group = zero_group(dp * cp, scenario)  # ParallelSpec.zero_group
+    group = zero_group(dp * cp, scenario, lay.zero_shard)  # ParallelSpec.zero_group
     shards = sharding.zero_dp_shards(group, dp, cp)
     scatters = sharding.scatters_gradients(lay.zero, lay.dist_opt, shards, dp, scenario.parallel.zero_grad_sync)
     recomputed = np.array([b.recomputed[m] for m in CKPT])[lay.ckpt]
-    return StepLayout(lay.tp, lay.pp, cp, dp, 1, lay.vpp, lay.zero, lay.dist_opt, lay.sp, lay.offload, lay.mbs,
+    return StepLayout(lay.tp, lay.pp, cp, dp, lay.ep, lay.vpp, lay.zero, lay.dist_opt, lay.sp, lay.offload, lay.mbs,
                       accumulation_steps(lay, scenario), lay.gpus_per_node, group, shards, scatters,
                       recomputed[:, 0], recomputed[:, 1])
 
@@ -343,13 +349,51 @@ def step_layout(lay: Layouts, scenario: Scenario, b: JobBasis) -> StepLayout:
 def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator, fab: Fabric,
                      pp_params: PerformanceModel | None = None, mp: MemoryModel | None = None) -> np.ndarray:
     """The step time (s) of every candidate on ``gpu`` over the links of ``fab``: the estimate's own terms
-    (``estimate.step_terms.raw_step``, ``combine_step``) over the layouts' arrays."""
+    (``estimate.step_terms.raw_step``, ``combine_step``) over the layouts' arrays; the layouts of each
+    expert-parallel degree with the training state of that degree (a rank's layers hold E / ep experts)."""
     p = pp_params or default_performance_model()
+    if b.experts is None or not (lay.ep > 1).any():
+        return _step_time(b, b.state, lay, scenario, gpu, fab, p, mp)
+    return _step_time(b, _per_layout_state(b, lay.ep), lay, scenario, gpu, fab, p, mp)
+
+
+@dataclass(frozen=True)
+class _LayerTotals:
+    base_linear_params: np.ndarray
+    norm_params: np.ndarray
+
+
+@dataclass(frozen=True)
+class _PerLayoutState:
+    """What the step terms read of a training state (``StepContext.trainable_local``, ``base_linear_local`` and
+    ``zero3_mb``: the trainable parameters, the layers' linear and norm parameters summed), per layout: the state of
+    each layout's expert-parallel degree, whose layers hold E / ep experts (``estimate.training_state``)."""
+
+    trainable_params: np.ndarray
+    layers: tuple[_LayerTotals]
+
+
+def _per_layout_state(b: JobBasis, ep: np.ndarray) -> _PerLayoutState:
+    degrees = sorted(set(ep.tolist()))
+    states = [b.state if e == 1 else training_state(_probe(b.state.scenario, ep=e), b.arch, b.state.params)
+              for e in degrees]
+    at = np.searchsorted(np.array(degrees), ep)
+
+    def per_layout(values: list[int]) -> np.ndarray:
+        return np.array(values)[at]
+
+    totals = _LayerTotals(per_layout([sum(layer.base_linear_params for layer in st.layers) for st in states]),
+                          per_layout([sum(layer.norm_params for layer in st.layers) for st in states]))
+    return _PerLayoutState(per_layout([st.trainable_params for st in states]), (totals,))
+
+
+def _step_time(b: JobBasis, state: TrainingState | _PerLayoutState, lay: Layouts, scenario: Scenario,
+               gpu: Accelerator, fab: Fabric, p: PerformanceModel, mp: MemoryModel | None) -> np.ndarray:
     layout = step_layout(lay, scenario, b)
     picked = [b.flops[m] for m in CKPT]
     flops = replace(picked[0], **{f: np.array([getattr(fl, f) for fl in picked])[lay.ckpt] for f in FLOPS_READ})
     (peak, dtype, _), (attention_peak, attention_dtype) = peaks_for(gpu, scenario.training)
-    ctx = StepContext(scenario, b.arch, gpu, p, mp or default_memory_model(), fab, flops, b.state, peak, dtype,
+    ctx = StepContext(scenario, b.arch, gpu, p, mp or default_memory_model(), fab, flops, state, peak, dtype,
                       attention_peak, attention_dtype, layout)
     # the eager saved bytes as counted (the basis holds them as the job runs: scaled by the memory fit's
     # implementation_factor and, under torch.compile, by compiled_factor; the speed model reads neither)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from trainsizer import scenario_sharding as sharding
+from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
 
 CKPT = ("none", "selective", "full")
@@ -21,10 +22,15 @@ def accumulation_steps(lay: Layouts, scenario: Scenario) -> np.ndarray:
     return np.maximum(scenario.global_batch_size // np.maximum(1, lay.mbs * lay.dp), 1)
 
 
-def zero_group(group: np.ndarray, scenario: Scenario) -> np.ndarray:
+def zero_group(group: np.ndarray, scenario: Scenario, layout_shard: np.ndarray | None = None) -> np.ndarray:
     """Ranks of dp x cp (``group``) one copy of the ZeRO-sharded states spans, per layout: as
-    :attr:`trainsizer.scenario.ParallelSpec.zero_group`, ``parallel.zero_shard_gpus`` where it divides ``group``."""
-    return sharding.zero_group(group, scenario.parallel.zero_shard_gpus)
+    :attr:`trainsizer.scenario.ParallelSpec.zero_group`, ``parallel.zero_shard_gpus`` where it divides ``group``;
+    ``layout_shard``: the planner's hybrid sharding group of each layout (0: the scenario's)."""
+    shard = scenario.parallel.zero_shard_gpus
+    if layout_shard is not None and (layout_shard > 0).any():
+        each = np.where(layout_shard > 0, layout_shard, shard or 0)
+        return np.where((each > 0) & (np.mod(group, np.maximum(each, 1)) == 0), each.astype(float), group)
+    return sharding.zero_group(group, shard)
 
 
 @dataclass
@@ -43,6 +49,14 @@ class Layouts:
     mbs: np.ndarray
     ckpt: np.ndarray  # index into CKPT
     gpus_per_node: np.ndarray
+    ep: np.ndarray | None = None  # expert parallelism (1 where the model has no routed experts)
+    zero_shard: np.ndarray | None = None  # ranks one copy of ZeRO-3 states spans (hybrid sharding); 0: all of dp x cp
+
+    def __post_init__(self) -> None:
+        if self.ep is None:
+            self.ep = np.ones(len(self.gpus), dtype=int)
+        if self.zero_shard is None:
+            self.zero_shard = np.zeros(len(self.gpus), dtype=int)
 
     def __len__(self) -> int:
         return len(self.gpus)
@@ -54,3 +68,49 @@ class Layouts:
     @property
     def dp(self) -> np.ndarray:
         return self.gpus // (self.tp * self.pp * self.cp)
+
+
+# Expert parallelism Megatron-Core accepts: the experts' ranks are carved out of data parallelism, so ep divides the
+# data-parallel size (megatron/core/parallel_state.py @ 934c8260ada361db9b155d504c5b20600731d773,
+# initialize_model_parallel: "data_parallel_size ... is not divisible by expert_model_parallel_size"), and each rank
+# holds E / ep whole experts (ep divides the expert count). With parallel.etp folding the experts onto tp x dp, ep x
+# etp divides tp x dp (ParallelSpec's check, the estimate's). Sharded states shard the experts over the
+# expert-data-parallel group (estimate/model_states.py), so every ZeRO stage is kept.
+def with_searched_axes(lay: Layouts, arch: Architecture, scenario: Scenario) -> Layouts:
+    """The layouts with the axes some jobs add: expert parallelism (models with routed experts) and hybrid sharding
+    (ZeRO-3 over more than one node, unless the job states its own group)."""
+    if arch.moe:
+        lay = with_expert_parallelism(lay, arch.moe.num_experts, scenario.parallel.etp)
+    return lay if scenario.parallel.zero_shard_gpus else with_hybrid_sharding(lay)
+
+
+# Hybrid sharding: ZeRO-3 states sharded within each node and replicated across nodes, gradients all-reduced between
+# the replicas (PyTorch FSDP ShardingStrategy.HYBRID_SHARD, "FULL_SHARD within a node, and replicate parameters
+# across nodes", torch/distributed/fsdp/api.py; ZeRO++ hpZ, arXiv:2306.10209; MiCS, arXiv:2205.00119): the
+# per-layer gathers stay on the node's links at the cost of a node's share of the states on each GPU.
+def with_hybrid_sharding(lay: Layouts) -> Layouts:
+    """Each ZeRO-3 layout that spans nodes once more, its states sharded over one node's GPUs."""
+    group = lay.dp * lay.cp
+    node = lay.gpus_per_node
+    hybrid = np.nonzero((lay.zero == 3) & (lay.gpus > node) & (group > node) & (group % node == 0))[0]
+    if not len(hybrid):
+        return lay
+    out = lay.take(np.concatenate([np.arange(len(lay)), hybrid]))
+    out.zero_shard[len(lay):] = node[hybrid]
+    return out
+
+
+def with_expert_parallelism(lay: Layouts, num_experts: int, etp: int | None) -> Layouts:
+    """Each layout once per legal expert-parallel degree (powers of two; 1 always)."""
+    degrees = [e for e in (1, 2, 4, 8, 16, 32, 64, 128, 256) if num_experts % e == 0]
+    base = np.repeat(np.arange(len(lay)), len(degrees))
+    ep = np.tile(np.array(degrees), len(lay))
+    out = lay.take(base)
+    expert_tp = out.tp if etp is None else etp
+    ok = (ep == 1) | ((out.tp * out.dp) % (ep * expert_tp) == 0)
+    if etp is not None:
+        ok &= out.tp % etp == 0
+    keep = np.nonzero(ok)[0]
+    out = out.take(keep)
+    out.ep = ep[keep]
+    return out

@@ -202,7 +202,9 @@ class PlanOption:
         par = self.scenario.parallel
         return {"gpus": par.gpus, "tp": par.tp, "pp": par.pp, "cp": par.cp, "virtual_pp": par.virtual_pp,
                 "sequence_parallel": par.sequence_parallel, "zero": par.zero,
-                "distributed_optimizer": par.distributed_optimizer, "offload": par.offload, "dp": par.dp}
+                "distributed_optimizer": par.distributed_optimizer, "offload": par.offload, "dp": par.dp,
+                **({"ep": par.ep} if par.ep > 1 else {}),
+                **({"zero_shard_gpus": par.zero_group} if par.zero_group != par.dp * par.cp else {})}
 
     def training_dict(self) -> TrainingJSON:
         tr = self.scenario.training

@@ -38,6 +38,8 @@ class ParallelJSON(TypedDict):
     distributed_optimizer: bool
     offload: str
     dp: int
+    ep: NotRequired[int]  # expert parallelism: present where the layout splits routed experts over ranks
+    zero_shard_gpus: NotRequired[int]  # hybrid sharding: ranks one copy of the sharded states spans, where set
 
 
 class TrainingJSON(TypedDict):

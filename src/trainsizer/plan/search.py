@@ -26,7 +26,7 @@ from trainsizer.plan import constraints as limits
 from trainsizer.plan.constraints import Constraints, PlanResult
 from trainsizer.plan.data_screen import memory_job, step_job, tokens_per_sequence
 from trainsizer.plan.fast import JobBasis, ScreenedMemory, job_basis, memory_screen, screen_step_time
-from trainsizer.plan.layouts import CKPT, Layouts
+from trainsizer.plan.layouts import CKPT, Layouts, with_searched_axes
 from trainsizer.plan.option import PlanOption
 from trainsizer.plan.planner_data import planner_data
 from trainsizer.scenario import Scenario
@@ -126,8 +126,9 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
     ok &= global_batch % np.maximum(mbs * dp, 1) == 0
     sel = np.nonzero(ok)[0]
     dist = (zero[sel] == 0) & ((tp[sel] > 1) | (pp[sel] > 1)) & (dp[sel] > 1)
-    return Layouts(g[sel], tp[sel], pp[sel], cp[sel], vpp[sel], zero[sel], dist, tp[sel] > 1, offload[sel],
-                   mbs[sel], ckpt[sel], np.full(len(sel), gpus_per_node))
+    lay = Layouts(g[sel], tp[sel], pp[sel], cp[sel], vpp[sel], zero[sel], dist, tp[sel] > 1, offload[sel], mbs[sel],
+                  ckpt[sel], np.full(len(sel), gpus_per_node))
+    return with_searched_axes(lay, arch, job)
 
 
 def _scenario_for(job: Scenario, gpu: Accelerator, lay: Layouts, i: int, inter: str | None, global_batch: int,
@@ -139,7 +140,8 @@ def _scenario_for(job: Scenario, gpu: Accelerator, lay: Layouts, i: int, inter: 
     parallel = one_copy(blocks, job.parallel, {
         "gpus": gpus, "tp": int(lay.tp[i]), "pp": int(lay.pp[i]), "cp": int(lay.cp[i]),
         "virtual_pp": int(lay.vpp[i]), "zero": int(lay.zero[i]), "distributed_optimizer": bool(lay.dist_opt[i]),
-        "sequence_parallel": bool(lay.sp[i]), "offload": OFFLOAD[int(lay.offload[i])], "ep": 1})
+        "sequence_parallel": bool(lay.sp[i]), "offload": OFFLOAD[int(lay.offload[i])], "ep": int(lay.ep[i]),
+        "zero_shard_gpus": int(lay.zero_shard[i]) or job.parallel.zero_shard_gpus})
     per_node = int(lay.gpus_per_node[i])
     hardware = one_copy(blocks, job.hardware, {
         "gpu": gpu.id, "gpus_per_node": min(per_node, gpus), "intra_node": intra or gpu.default_intra_node,

@@ -31,7 +31,8 @@ def links(option: OptionJSON, lang: str) -> str:
 
 
 LAYOUT_WORDS = {"tp": N_("tensor parallel {n}"), "pp": N_("pipeline {n}"), "vpp": N_("{n} virtual stages"),
-                "cp": N_("context parallel {n}"), "dp": N_("data parallel {n}"), "zero": N_("ZeRO-{n}"),
+                "cp": N_("context parallel {n}"), "dp": N_("data parallel {n}"), "ep": N_("expert parallel {n}"),
+                "zero": N_("ZeRO-{n}"), "shard": N_("sharded within groups of {n}"),
                 "dist-opt": N_("distributed optimizer"), "offload": N_("offloaded to CPU memory: {n}"),
                 "mbs": N_("micro-batch {n}"), "ckpt": N_("recomputation: {n}")}
 CHECKPOINTING = {"none": N_("none"), "selective": N_("selective"), "full": N_("full")}
@@ -49,7 +50,10 @@ def layout(option: OptionJSON, lang: str = "en") -> str:
         return tr(LAYOUT_WORDS[key], lang, n=n)
 
     pp = part("pp", p["pp"]) + (f" ({part('vpp', p['virtual_pp'])})" if p.get("virtual_pp", 1) > 1 else "")
-    parts = [part("tp", p["tp"]), pp, part("cp", p.get("cp", 1)), part("dp", p["dp"]), part("zero", p["zero"])]
+    parts = [part("tp", p["tp"]), pp, part("cp", p.get("cp", 1)), part("dp", p["dp"]),
+             *([part("ep", p["ep"])] if p.get("ep", 1) > 1 else []), part("zero", p["zero"])]
+    if p.get("zero_shard_gpus"):
+        parts.append(part("shard", p["zero_shard_gpus"]))
     if p.get("distributed_optimizer"):
         parts.append(tr(LAYOUT_WORDS["dist-opt"], lang))
     if p.get("offload", "none") != "none":
@@ -62,7 +66,8 @@ def layout(option: OptionJSON, lang: str = "en") -> str:
 def _layout_codes(option: OptionJSON) -> str:
     p, t = option["parallel"], option["training"]
     parts = [f"tp{p['tp']}", f"pp{p['pp']}" + (f"×v{p['virtual_pp']}" if p.get("virtual_pp", 1) > 1 else ""),
-             f"cp{p.get('cp', 1)}", f"dp{p['dp']}", f"zero{p['zero']}"]
+             f"cp{p.get('cp', 1)}", f"dp{p['dp']}", *([f"ep{p['ep']}"] if p.get("ep", 1) > 1 else []),
+             f"zero{p['zero']}" + (f"/{p['zero_shard_gpus']}" if p.get("zero_shard_gpus") else "")]
     if p.get("distributed_optimizer"):
         parts.append("dist-opt")
     if p.get("offload", "none") != "none":

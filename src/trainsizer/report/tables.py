@@ -64,7 +64,9 @@ def layout(option: OptionJSON, lang: str = "en") -> str:
     if lang != "en":
         return option_text.layout(option, lang)  # in words
     p, t = option["parallel"], option["training"]
-    return (f"tp{p['tp']} pp{p['pp']} cp{p.get('cp', 1)} dp{p['dp']} zero{p['zero']}"
+    return (f"tp{p['tp']} pp{p['pp']} cp{p.get('cp', 1)} dp{p['dp']}"
+            + (f" ep{p['ep']}" if p.get("ep", 1) > 1 else "") + f" zero{p['zero']}"
+            + (f"/{p['zero_shard_gpus']}" if p.get("zero_shard_gpus") else "")
             + (f" offload {p['offload']}" if p.get("offload", "none") != "none" else "")
             + f" mbs {t['micro_batch_size']} ckpt {t['activation_checkpointing']}")
 
