@@ -87,8 +87,8 @@ def test_a_compiled_row_below_the_eager_one_does_not_bound_compiled_jobs():
 
 
 def test_mixture_of_experts_runs_bound_no_ceiling():
-    """A MoE run's model MFU is no ceiling for dense jobs: the Blackwell runs of moe.yaml would otherwise cap every dense
-    FP8 job on that family at their MoE MFU."""
+    """A MoE run's model MFU is no ceiling for dense jobs: the Blackwell runs of moe.yaml would otherwise cap every
+    dense FP8 job on that family at their MoE MFU."""
     cases = load_cases(PUBLISHED / "moe.yaml")
     terms, failed = build_case_terms(cases, "performance", default_memory_model(), default_performance_model())
     assert not failed and set(terms.models) == {"moe"}

@@ -1,14 +1,14 @@
 """Mixture-of-experts terms (estimate/moe.py): routed rows with imbalance and capacity, hierarchical dispatch,
 folded expert groups, and the scenario keys that state them."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from trainsizer.errors import InputError
 from trainsizer.estimate.comm import Fabric
 from trainsizer.estimate.estimator import estimate
-from dataclasses import replace
-
 from trainsizer.estimate.moe import (
     dispatch_combine_s,
     grouped_gemm_saturation,
@@ -90,7 +90,8 @@ def test_grouped_gemm_efficiency_falls_with_fewer_rows_and_narrower_experts():
     eff = grouped_gemm_saturation(rows, 768.0, 3072.0, 256.0)
     assert np.all(np.diff(eff) > 0) and np.all(eff < 1)  # monotonic in rows per expert, below the ceiling
     # Qwen3-30B-A3B's 768-wide experts run below Qwen3-235B-A22B's 1536-wide ones at the same rows
-    assert grouped_gemm_saturation(2048.0, 768.0, 3072.0, 256.0) < grouped_gemm_saturation(2048.0, 1536.0, 3072.0, 256.0)
+    narrow, wide = (grouped_gemm_saturation(2048.0, w, 3072.0, 256.0) for w in (768.0, 1536.0))
+    assert narrow < wide
     assert grouped_gemm_saturation(0.0, 768.0, 0.0, 0.0) == 0.0  # no rows, no work: no division by zero
     assert list(eff) == pytest.approx([grouped_gemm_saturation(float(r), 768.0, 3072.0, 256.0) for r in rows])
 
