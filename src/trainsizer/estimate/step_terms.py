@@ -315,8 +315,7 @@ def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
     sustained = peak_share(ctx.gpu, ctx.params)  # power limit and measured matmul share (estimate/peak.py)
 
     optimizer_s, offload_s = optimizer_and_offload_s(ctx)
-    expert_tokens = expert_width = 0.0
-    load = 1.0
+    expert_tokens, expert_width, load = 0.0, 0.0, 1.0
     if arch.moe:  # grouped GEMM at the per-expert shapes, on the busiest expert-parallel rank (estimate/moe.py)
         par = ctx.scenario.parallel
         load = moe.load_factor(par.moe_load_imbalance, par.moe_capacity_factor)
@@ -398,9 +397,9 @@ def raw_efficiency(raw: RawStep, p: PerformanceModel) -> Any:
 def compute_s(raw: RawStep, p: PerformanceModel) -> Any:
     """Seconds of one micro-batch's GEMMs and attention: each part over its own peak and efficiency."""
     linear_eff = raw_efficiency(raw, p)
-    half_rows, half_width = p.compute.expert_half_tokens * raw.row_scale, p.compute.expert_half_width * raw.row_scale
-    expert_eff = _ceiling(raw, "dtype", p) * moe.grouped_gemm_saturation(raw.expert_tokens, raw.expert_width,
-                                                                          half_rows, half_width)
+    c, scale = p.compute, raw.row_scale  # the routed experts' grouped GEMM at its per-expert shape (estimate/moe.py)
+    expert_eff = _ceiling(raw, "dtype", p) * moe.grouped_gemm_saturation(
+        raw.expert_tokens, raw.expert_width, c.expert_half_tokens * scale, c.expert_half_width * scale)
     # fused attention kernels reach a fraction of what GEMMs reach (``attention_relative_efficiency``, by kernel);
     # eager attention runs its score and value products as batched GEMMs
     relative = per_case(raw, lambda a, d, k: attention_relative(p, a, d, k), "architecture", "attention_dtype",

@@ -160,6 +160,28 @@ def coordinate_descent(loss: Callable[[P], float], params: P, free: Free, rounds
     return best_params, best
 
 
+# The routed experts' grouped-GEMM half-way points (estimate/moe.py): fitted on the mixture-of-experts runs alone, which
+# stay out of every other parameter's fit (fit.exclude says why) and act on nothing else.
+EXPERT_GEMM = frozenset({("compute", "expert_half_tokens"), ("compute", "expert_half_width")})
+
+
+def fit_split(terms: Any, candidates: Sequence[int], params: P, free: Free, rounds: int) -> tuple[P, float]:
+    """``free`` fitted on the training cases ``candidates`` of ``terms``: the :data:`EXPERT_GEMM` parameters on its
+    mixture-of-experts runs, every other one on the cases fits use (``terms.fit_rows``: the MoE runs are excluded
+    there); the loss is the latter's. The shipped fit (tools/fitting.py), ``trainsizer calibrate`` and every
+    cross-validation fold (evidence/holdout.py, nested_holdout.py) fit this way."""
+    from trainsizer.evidence.case_terms import log_error_loss
+
+    rows = terms.fit_rows(candidates)
+    dense = [f for f in free if (f[0], f[1]) not in EXPERT_GEMM]
+    fitted, best = coordinate_descent(log_error_loss(terms, rows), params, dense, rounds) if rows else (params, 0.0)
+    expert = [f for f in free if (f[0], f[1]) in EXPERT_GEMM]
+    moe = [i for i in candidates if terms.models and terms.models[i] == "moe"]
+    if expert and moe:
+        fitted = coordinate_descent(log_error_loss(terms, moe), fitted, expert, rounds)[0]
+    return fitted, best
+
+
 def _overrides(params: Any, free: Free) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for dotted, key, _ in free:
@@ -187,7 +209,7 @@ def calibrate(cases: list[dict[str, Any]], holdout: int = 3) -> CalibrationResul
     """Fit memory parameters to the memory cases and step-time parameters to the speed cases."""
     from trainsizer.estimate.memory import default_memory_model
     from trainsizer.estimate.step import default_performance_model
-    from trainsizer.evidence.case_terms import build_case_terms, log_error_loss
+    from trainsizer.evidence.case_terms import build_case_terms
 
     if holdout < 2:
         raise InputError("--holdout", f"{holdout}; accepted: 2 or more (every n-th case is held out)")
@@ -199,10 +221,11 @@ def calibrate(cases: list[dict[str, Any]], holdout: int = 3) -> CalibrationResul
     for kind, free, base in (("memory", MEMORY_FREE, mp), ("performance", PERFORMANCE_FREE, pp)):
         terms, _ = build_case_terms(cases, kind, mp, pp)
         held = [i for i in range(len(terms)) if i % holdout == holdout - 1]
-        fit = terms.fit_rows([i for i in range(len(terms)) if i % holdout != holdout - 1])
+        train = [i for i in range(len(terms)) if i % holdout != holdout - 1]
+        fit = terms.fit_rows(train)
         if not fit:
             continue
-        fitted, _ = coordinate_descent(log_error_loss(terms, fit), base, free, rounds=2)
+        fitted, _ = fit_split(terms, train, base, free, rounds=2)
         profile[kind] = _overrides(fitted, free)
         fitted_on += [terms.ids[i] for i in fit]
         held_out += [terms.ids[i] for i in held]
