@@ -172,14 +172,22 @@ def fit_split(terms: Any, candidates: Sequence[int], params: P, free: Free, roun
     cross-validation fold (evidence/holdout.py, nested_holdout.py) fit this way."""
     from trainsizer.evidence.case_terms import log_error_loss
 
-    rows = terms.fit_rows(candidates)
+    rows = fitted_rows(terms, candidates, expert_gemm=False)
     dense = [f for f in free if (f[0], f[1]) not in EXPERT_GEMM]
     fitted, best = coordinate_descent(log_error_loss(terms, rows), params, dense, rounds) if rows else (params, 0.0)
     expert = [f for f in free if (f[0], f[1]) in EXPERT_GEMM]
-    moe = [i for i in candidates if terms.models and terms.models[i] == "moe"]
+    moe = fitted_rows(terms, candidates, expert_gemm=True)
     if expert and moe:
         fitted = coordinate_descent(log_error_loss(terms, moe), fitted, expert, rounds)[0]
     return fitted, best
+
+
+def fitted_rows(terms: Any, candidates: Sequence[int], expert_gemm: bool) -> list[int]:
+    """The cases among ``candidates`` a parameter is fitted on (:func:`fit_split`): the MoE runs for an
+    :data:`EXPERT_GEMM` parameter, the cases fits use (``terms.fit_rows``) for every other one."""
+    if expert_gemm:
+        return [i for i in candidates if terms.models and terms.models[i] == "moe"]
+    return list(terms.fit_rows(candidates))
 
 
 def _overrides(params: Any, free: Free) -> dict[str, Any]:
