@@ -84,3 +84,12 @@ def test_a_compiled_row_below_the_eager_one_does_not_bound_compiled_jobs():
     fast = [("hopper", "fp8-mixed+compile", m, f"f{i}") for i, m in enumerate((0.45, 0.46, 0.50))]
     assert "fp8-mixed+compile" not in ceilings(eager + slow, 0.03)["table"]["hopper"]
     assert ceilings(eager + fast, 0.03)["table"]["hopper"]["fp8-mixed+compile"]["mfu"] == pytest.approx(0.53)
+
+
+def test_mixture_of_experts_runs_bound_no_ceiling():
+    """A MoE run's model MFU is no ceiling for dense jobs: the Blackwell runs of moe.yaml would otherwise cap every
+    dense FP8 job on that family at their MoE MFU."""
+    cases = load_cases(PUBLISHED / "moe.yaml")
+    terms, failed = build_case_terms(cases, "performance", default_memory_model(), default_performance_model())
+    assert not failed and set(terms.models) == {"moe"}
+    assert case_runs(terms, range(len(terms)), default_performance_model()) == []

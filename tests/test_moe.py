@@ -1,13 +1,22 @@
 """Mixture-of-experts terms (estimate/moe.py): routed rows with imbalance and capacity, hierarchical dispatch,
 folded expert groups, and the scenario keys that state them."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from trainsizer.errors import InputError
 from trainsizer.estimate.comm import Fabric
 from trainsizer.estimate.estimator import estimate
-from trainsizer.estimate.moe import dispatch_combine_s, load_factor, remote_copies, rows_per_expert
+from trainsizer.estimate.moe import (
+    dispatch_combine_s,
+    grouped_gemm_saturation,
+    load_factor,
+    remote_copies,
+    rows_per_expert,
+)
+from trainsizer.estimate.step import default_performance_model
 from trainsizer.scenario import scenario_from_dict
 
 FAB = Fabric(None, None, 400.0, 8 * 40.0, 1e-6, 5e-6, 8)
@@ -74,3 +83,26 @@ def test_folded_experts_keep_whole_experts_and_shard_states_over_more_ranks():
     assert weights[1] > 1.7 * weights[0]  # whole experts, not halves: the routed experts are most of the weights
     # the distributed optimizer shards them over tp*dp / (ep*etp) = 4 expert-data ranks instead of dp / ep = 2
     assert optimizer[1] == pytest.approx(optimizer[0], rel=0.02)
+
+
+def test_grouped_gemm_efficiency_falls_with_fewer_rows_and_narrower_experts():
+    rows = np.array([256.0, 1024.0, 4096.0, 16384.0])
+    eff = grouped_gemm_saturation(rows, 768.0, 3072.0, 256.0)
+    assert np.all(np.diff(eff) > 0) and np.all(eff < 1)  # monotonic in rows per expert, below the ceiling
+    # Qwen3-30B-A3B's 768-wide experts run below Qwen3-235B-A22B's 1536-wide ones at the same rows
+    narrow, wide = (grouped_gemm_saturation(2048.0, w, 3072.0, 256.0) for w in (768.0, 1536.0))
+    assert narrow < wide
+    assert grouped_gemm_saturation(0.0, 768.0, 0.0, 0.0) == 0.0  # no rows, no work: no division by zero
+    assert list(eff) == pytest.approx([grouped_gemm_saturation(float(r), 768.0, 3072.0, 256.0) for r in rows])
+
+
+def test_expert_half_points_price_only_the_routed_experts():
+    p = default_performance_model()
+    later = replace(p, compute=replace(p.compute, expert_half_tokens=p.compute.expert_half_tokens * 4 + 1024))
+    moe = [estimate(moe_job({"ep": 8}), with_limits=False, performance_params=q).performance for q in (p, later)]
+    assert moe[1].breakdown_s["compute"] > moe[0].breakdown_s["compute"]
+    dense = scenario_from_dict({"model": {"preset": "llama-3.1-8b"}, "training": {"method": "full", "seq_len": 4096,
+                                "micro_batch_size": 1, "global_batch_size": 8}, "parallel": {"gpus": 8},
+                                "hardware": {"gpu": "h100-sxm5-80gb"}})
+    a, b = (estimate(dense, with_limits=False, performance_params=q).performance for q in (p, later))
+    assert a.step_time_s == pytest.approx(b.step_time_s)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from trainsizer.estimate.typed_data import value_at
-from trainsizer.evidence.calibrate import REFINE_ROUNDS, Free, coordinate_descent, fit_start, settle_priors
+from trainsizer.evidence.calibrate import REFINE_ROUNDS, Free, fit_split, fit_start, settle_priors
 
 
 def write_values(path: Path, params: Any, free: Free) -> None:
@@ -52,10 +52,8 @@ def _terms(paths: list[str | Path], memory_cases: bool) -> tuple[Any, list[tuple
 def fit(paths: list[str | Path], params: Any, free: Free, memory_cases: bool,
         rounds: int = 3) -> tuple[Any, float, list[tuple[str, str]]]:
     """The fitted parameters, the loss at them and the cases that could not be fitted, for the case files."""
-    from trainsizer.evidence.case_terms import log_error_loss
-
     terms, failed = _terms(paths, memory_cases)
-    fitted, best = coordinate_descent(log_error_loss(terms, terms.fit_rows(range(len(terms)))), params, free, rounds)
+    fitted, best = fit_split(terms, range(len(terms)), params, free, rounds)
     return fitted, best, failed
 
 

@@ -46,6 +46,8 @@ FITTED_RANGES: dict[str, tuple[float, float]] = {
     "performance.compute.max_efficiency_fp32": (0.01, 1.0),
     "performance.compute.half_tokens": (0.0, 1e6),
     "performance.compute.half_width": (0.0, 1e6),
+    "performance.compute.expert_half_tokens": (0.0, 1e6),
+    "performance.compute.expert_half_width": (0.0, 1e6),
     "performance.memory_bound.elementwise_bytes_per_saved_byte": (0.0, 100.0),
     "performance.memory_bound.compiled_elementwise_fraction": (0.0, 1.5),
     "performance.communication.overlap.*": (0.0, 1.0),

@@ -166,6 +166,9 @@ class Compute:
     max_efficiency_fp32: float = fitted()
     half_tokens: float = fitted()
     half_width: float = fitted()
+    # routed experts' grouped GEMM: rows per expert and expert width where it reaches half its ceiling (estimate/moe.py)
+    expert_half_tokens: float = fitted()
+    expert_half_width: float = fitted()
     source: str
 
 

@@ -20,8 +20,13 @@ dispatch and combine all-to-alls move inside and between nodes, and how the expe
   folding, Liu et al. 2025, arXiv:2504.14960, section 3.1): an expert-parallel group is ``etp``-strided, so ``ep``
   GPUs of one node exchange tokens over NVLink whatever the attention's tp.
 - Grouped GEMM: the experts of a rank run as one grouped GEMM whose rows are the copies routed to one expert and whose
-  width is the expert's intermediate size over ``etp``; its efficiency follows the same saturating curves as any GEMM
-  (``step_terms.saturation``, Calculon, Isaev et al. SC'23), at those per-expert shapes.
+  width is the expert's intermediate size over ``etp``. Its efficiency saturates as any GEMM's does (Calculon, Isaev et
+  al. SC'23) but at the per-expert shape, with its own half-way points (``expert_half_tokens``, ``expert_half_width``,
+  fitted): the kernel tiles each expert's rows separately and pads each expert's segment to the tile's M (DeepGEMM
+  README, "Grouped GEMMs (contiguous layout)", deepseek-ai/DeepGEMM @ 0274ad7b: "each expert segment must be aligned
+  to the GEMM M block size"), and the weight gradient of an expert reduces over its own rows only (DeepGEMM's
+  k-grouped ``k_grouped_fp8_gemm_tn_contiguous`` for "MoE weight backward"; MegaBlocks, Gale et al. 2022,
+  arXiv:2211.15841, section 5: block-sparse GEMMs below the dense ones' throughput at small expert batches).
 
 Every function takes floats or numpy arrays (``trainsizer/arrays.py``).
 """
@@ -30,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.arrays import is_array
+from trainsizer.arrays import is_array, safe_div
 from trainsizer.estimate.comm import Fabric
 
 PASSES = 4  # dispatch + combine, forward and backward (GShard, section 3.2)
@@ -52,6 +57,13 @@ def rows_per_expert(local_tokens: Any, experts_per_token: Any, ep: Any, experts:
     """Rows of one local expert's GEMM per micro-batch: the ``k`` copies of ``local_tokens`` tokens on each of ``ep``
     ranks spread over ``E`` experts, ``E / ep`` of them here (GShard, section 2.2), on the busiest rank."""
     return local_tokens * experts_per_token * ep / experts * load
+
+
+def grouped_gemm_saturation(rows: Any, width: Any, half_rows: Any, half_width: Any) -> Any:
+    """Fraction of the dense GEMM ceiling a grouped expert GEMM reaches with ``rows`` rows per expert and ``width``
+    columns per expert: saturating in each, half-way at ``half_rows`` / ``half_width`` (module docstring). Fewer rows
+    per expert or a narrower expert (Qwen3-30B-A3B's 768) give a lower efficiency; 0 rows give 0."""
+    return safe_div(rows, rows + half_rows) * safe_div(width, width + half_width)
 
 
 def remote_copies(experts_per_token: Any, ep: Any, members_per_node: Any, hierarchical: Any) -> Any:

@@ -7,7 +7,7 @@ each over the dense peak of its dtype times its efficiency), memory-bound elemen
 section 2.2: bubble fraction (p-1)/(v*m)). Data-parallel gradient reduction overlaps with the last backward; ZeRO-3
 parameter gathers with each micro-batch (Zhao et al. 2023, FSDP, arXiv:2304.11277). The optimizer step is memory bound.
 No step is priced faster than its model FLOPs at the MFU the validation data supports for its GPU architecture and
-precision (``mfu_ceiling``). All fractions and efficiencies are data (``performance_model.yaml``).
+precision (``mfu_ceiling``). Fractions and efficiencies are data (``performance_model.yaml``).
 """
 
 from __future__ import annotations
@@ -315,8 +315,7 @@ def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
     sustained = peak_share(ctx.gpu, ctx.params)  # power limit and measured matmul share (estimate/peak.py)
 
     optimizer_s, offload_s = optimizer_and_offload_s(ctx)
-    expert_tokens = expert_width = 0.0
-    load = 1.0
+    expert_tokens, expert_width, load = 0.0, 0.0, 1.0
     if arch.moe:  # grouped GEMM at the per-expert shapes, on the busiest expert-parallel rank (estimate/moe.py)
         par = ctx.scenario.parallel
         load = moe.load_factor(par.moe_load_imbalance, par.moe_capacity_factor)
@@ -390,16 +389,17 @@ def attention_relative(p: PerformanceModel, architecture: str, dtype: str, kerne
 
 
 def raw_efficiency(raw: RawStep, p: PerformanceModel) -> Any:
-    """Fraction of the dense peak a GEMM-bound micro-batch reaches: a per-architecture ceiling, lowered for
-    few tokens and narrow matrices (saturating in each, half-way at ``half_tokens`` / ``half_width``).
-    ``raw`` may hold one case or arrays of many (:mod:`trainsizer.evidence.refit`)."""
+    """Fraction of the dense peak a GEMM-bound micro-batch reaches: a per-architecture ceiling lowered for few tokens
+    and narrow matrices (:func:`saturation`); one case or arrays of many (:mod:`trainsizer.evidence.refit`)."""
     return _ceiling(raw, "dtype", p) * saturation(raw.local_tokens, raw.width, p, raw.row_scale)
 
 
 def compute_s(raw: RawStep, p: PerformanceModel) -> Any:
     """Seconds of one micro-batch's GEMMs and attention: each part over its own peak and efficiency."""
     linear_eff = raw_efficiency(raw, p)
-    expert_eff = _ceiling(raw, "dtype", p) * saturation(raw.expert_tokens, raw.expert_width, p, raw.row_scale)
+    c, scale = p.compute, raw.row_scale  # the routed experts' grouped GEMM at its per-expert shape (estimate/moe.py)
+    expert_eff = _ceiling(raw, "dtype", p) * moe.grouped_gemm_saturation(
+        raw.expert_tokens, raw.expert_width, c.expert_half_tokens * scale, c.expert_half_width * scale)
     # fused attention kernels reach a fraction of what GEMMs reach (``attention_relative_efficiency``, by kernel);
     # eager attention runs its score and value products as batched GEMMs
     relative = per_case(raw, lambda a, d, k: attention_relative(p, a, d, k), "architecture", "attention_dtype",

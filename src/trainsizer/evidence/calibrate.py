@@ -48,6 +48,8 @@ PERFORMANCE_FREE: Free = [
     ("compute", "max_efficiency_fp32", EFF),
     ("compute", "half_tokens", np.array([0, 32, 64, 128, 256, 384, 512, 768, 1024])),
     ("compute", "half_width", np.array([0, 32, 64, 128, 256, 384, 512, 768, 1024])),
+    ("compute", "expert_half_tokens", np.array([0, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192])),
+    ("compute", "expert_half_width", np.array([0, 128, 256, 384, 512, 768, 1024, 1536])),
     ("memory_bound", "elementwise_bytes_per_saved_byte", np.round(np.arange(0.0, 12.01, 0.25), 2)),
     ("communication.overlap", "tp", np.round(np.arange(0.0, 0.91, 0.1), 2)),
     ("overhead", "per_layer_s", np.array([0, 5e-5, 1e-4, 2e-4, 4e-4, 8e-4, 1.6e-3, 2.4e-3, 3.2e-3, 4.8e-3, 6.4e-3])),
@@ -161,6 +163,36 @@ def coordinate_descent(loss: Callable[[P], float], params: P, free: Free, rounds
     return best_params, best
 
 
+# The routed experts' grouped-GEMM half-way points (estimate/moe.py): fitted on the mixture-of-experts runs alone, which
+# stay out of every other parameter's fit (fit.exclude says why) and act on nothing else.
+EXPERT_GEMM = frozenset({("compute", "expert_half_tokens"), ("compute", "expert_half_width")})
+
+
+def fit_split(terms: Any, candidates: Sequence[int], params: P, free: Free, rounds: int) -> tuple[P, float]:
+    """``free`` fitted on the training cases ``candidates`` of ``terms``: the :data:`EXPERT_GEMM` parameters on its
+    mixture-of-experts runs, every other one on the cases fits use (``terms.fit_rows``: the MoE runs are excluded
+    there); the loss is the latter's. The shipped fit (tools/fitting.py), ``trainsizer calibrate`` and every
+    cross-validation fold (evidence/holdout.py, nested_holdout.py) fit this way."""
+    from trainsizer.evidence.case_terms import log_error_loss
+
+    rows = fitted_rows(terms, candidates, expert_gemm=False)
+    dense = [f for f in free if (f[0], f[1]) not in EXPERT_GEMM]
+    fitted, best = coordinate_descent(log_error_loss(terms, rows), params, dense, rounds) if rows else (params, 0.0)
+    expert = [f for f in free if (f[0], f[1]) in EXPERT_GEMM]
+    moe = fitted_rows(terms, candidates, expert_gemm=True)
+    if expert and moe:
+        fitted = coordinate_descent(log_error_loss(terms, moe), fitted, expert, rounds)[0]
+    return fitted, best
+
+
+def fitted_rows(terms: Any, candidates: Sequence[int], expert_gemm: bool) -> list[int]:
+    """The cases among ``candidates`` a parameter is fitted on (:func:`fit_split`): the MoE runs for an
+    :data:`EXPERT_GEMM` parameter, the cases fits use (``terms.fit_rows``) for every other one."""
+    if expert_gemm:
+        return [i for i in candidates if terms.models and terms.models[i] == "moe"]
+    return list(terms.fit_rows(candidates))
+
+
 def _overrides(params: Any, free: Free) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for dotted, key, _ in free:
@@ -208,7 +240,7 @@ def calibrate(cases: list[Case], holdout: int = 3) -> CalibrationResult:
     """Fit memory parameters to the memory cases and step-time parameters to the speed cases."""
     from trainsizer.estimate.memory import default_memory_model
     from trainsizer.estimate.step import default_performance_model
-    from trainsizer.evidence.case_terms import build_case_terms, log_error_loss
+    from trainsizer.evidence.case_terms import build_case_terms
 
     if holdout < 2:
         raise InputError("--holdout", f"{holdout}; accepted: 2 or more (every n-th case is held out)")
@@ -220,10 +252,11 @@ def calibrate(cases: list[Case], holdout: int = 3) -> CalibrationResult:
     for kind, free, base in (("memory", MEMORY_FREE, mp), ("performance", PERFORMANCE_FREE, pp)):
         terms, _ = build_case_terms(cases, kind, mp, pp)
         held = [i for i in range(len(terms)) if i % holdout == holdout - 1]
-        fit = terms.fit_rows([i for i in range(len(terms)) if i % holdout != holdout - 1])
+        train = [i for i in range(len(terms)) if i % holdout != holdout - 1]
+        fit = terms.fit_rows(train)
         if not fit:
             continue
-        fitted, _ = coordinate_descent(log_error_loss(terms, fit), base, free, rounds=2)
+        fitted, _ = fit_split(terms, train, base, free, rounds=2)
         profile[kind] = _overrides(fitted, free)
         fitted_on += [terms.ids[i] for i in fit]
         held_out += [terms.ids[i] for i in held]

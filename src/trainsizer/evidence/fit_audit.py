@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from trainsizer.estimate.typed_data import value_at, with_value
-from trainsizer.evidence.calibrate import MEMORY_FREE, PERFORMANCE_FREE, Free
+from trainsizer.evidence.calibrate import EXPERT_GEMM, MEMORY_FREE, PERFORMANCE_FREE, Free, fitted_rows
 from trainsizer.evidence.case_terms import build_case_terms
 from trainsizer.evidence.cases import Case
 
@@ -41,14 +41,15 @@ def _trials(value: float, grid: np.ndarray) -> list[float]:
 
 def publications_by_parameter(cases: list[Case], kind: str, free: Free, memory_params: Any,
                               perf_params: Any) -> dict[tuple[str, str], Counter[str]]:
-    """For each (dotted, key) of ``free``: how many cases of each publication constrain it (fit.exclude cases left
-    out, as the fit leaves them). ``kind``: memory | performance."""
+    """For each (dotted, key) of ``free``: how many cases of each publication constrain it, among the cases the fit
+    fits it on (calibrate.fitted_rows: fit.exclude cases left out, the MoE runs alone for the grouped-GEMM
+    half-way points). ``kind``: memory | performance."""
     terms, _ = build_case_terms(cases, kind, memory_params, perf_params)
     base = memory_params if kind == "memory" else perf_params
-    rows = terms.fit_rows(range(len(terms)))
-    before = terms.predict(base, rows)
     out: dict[tuple[str, str], Counter[str]] = {}
     for dotted, key, grid in free:
+        rows = fitted_rows(terms, range(len(terms)), (dotted, key) in EXPERT_GEMM)
+        before = terms.predict(base, rows)
         moved = np.zeros(len(rows), dtype=bool)
         for value in _trials(value_at(base, dotted, key), grid):
             trial = with_value(base, dotted, key, value)

@@ -28,12 +28,12 @@ from trainsizer.evidence.calibrate import (
     MEMORY_FREE,
     PERFORMANCE_FREE,
     REFINE_ROUNDS,
-    coordinate_descent,
     family_prior,
+    fit_split,
     fold_start,
     settle_priors,
 )
-from trainsizer.evidence.case_terms import CaseTerms, build_case_terms, log_error_loss
+from trainsizer.evidence.case_terms import CaseTerms, build_case_terms
 from trainsizer.evidence.cases import Case, CaseResult, Summary, summarize
 from trainsizer.evidence.mfu_evidence import fold_ceilings
 from trainsizer.evidence.validate_json import KindHoldoutJSON, SignedSummaryJSON
@@ -157,7 +157,8 @@ def _without_family(params: Any, family: str, free: Any) -> Any:
 def _fold(terms: CaseTerms, groups: list[str], group: str, base: Any, free: Any, rounds: int,
           held_family: str | None) -> Any:
     """The parameters fitted, as the shipped fit is, on every case whose group is not ``group``."""
-    train = terms.fit_rows([i for i, g in enumerate(groups) if g != group])
+    candidates = [i for i, g in enumerate(groups) if g != group]
+    train = terms.fit_rows(candidates)
     start = _without_family(base, held_family, free) if held_family else base
     seen = {terms.families[i] for i in train}  # the training cases' families: a family whose cases all stay out of
     # fits (fit.exclude) is seen by no fit, and its ceiling is not evidence for the prior of another
@@ -165,7 +166,7 @@ def _fold(terms: CaseTerms, groups: list[str], group: str, base: Any, free: Any,
         start = family_prior(settle_priors(start, free, seen), seen)
         start = fold_ceilings(start, terms, train)  # MFU ceilings from the training cases alone
     free_here = [f for f in free if not (held_family and (f[0], f[1]) == (EFFICIENCY, held_family))]
-    params = coordinate_descent(log_error_loss(terms, train), start, free_here, rounds)[0] if train else start
+    params = fit_split(terms, candidates, start, free_here, rounds)[0] if train else start
     return settle_priors(params, free, seen)  # as the shipped fit writes them (tools/fitting.fit_shipped)
 
 

@@ -162,12 +162,15 @@ def _compiled_rows_above_eager(table: dict[str, dict[str, CeilingRow]]) -> None:
 
 
 def case_runs(terms: Any, rows: Sequence[int], params: PerformanceModel) -> list[Run]:
-    """The measured runs of the speed cases ``rows`` of ``terms`` (a :class:`~trainsizer.evidence.case_terms.
-    CaseTerms`): architecture, precision key, measured MFU, id."""
+    """The measured runs of the dense speed cases among ``rows`` of ``terms`` (a :class:`~trainsizer.evidence.
+    case_terms.CaseTerms`): architecture, precision key, measured MFU, id. A mixture-of-experts run is no evidence
+    of a ceiling: its model MFU (active parameters' FLOPs) stays below a dense run's on the same part by its routing,
+    all-to-alls and per-expert GEMMs (estimate/moe.py), so it would cap dense jobs on a family it alone measured."""
     mfu = measured_mfu(terms, params)
     keys = precision_keys(terms)
     arch = terms.speed.raw.architecture
-    return [(str(arch[i] or "unknown"), keys[i], float(mfu[i]), terms.ids[i]) for i in rows]
+    models = terms.models or ["dense"] * len(terms.ids)
+    return [(str(arch[i] or "unknown"), keys[i], float(mfu[i]), terms.ids[i]) for i in rows if models[i] != "moe"]
 
 
 def typed(data: Ceilings) -> MfuCeilings:

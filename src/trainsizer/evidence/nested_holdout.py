@@ -19,8 +19,14 @@ from typing import Any
 
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.typed_data import value_at
-from trainsizer.evidence.calibrate import REFINE_ROUNDS, coordinate_descent, family_prior, fold_start, settle_priors
-from trainsizer.evidence.case_terms import CaseTerms, build_case_terms, log_error_loss
+from trainsizer.evidence.calibrate import (
+    REFINE_ROUNDS,
+    family_prior,
+    fit_split,
+    fold_start,
+    settle_priors,
+)
+from trainsizer.evidence.case_terms import CaseTerms, build_case_terms
 from trainsizer.evidence.cases import Case, CaseResult
 from trainsizer.evidence.holdout import KINDS
 from trainsizer.evidence.mfu_evidence import fold_ceilings
@@ -61,7 +67,7 @@ def _fitter(terms: CaseTerms, base: Any, free: Any, rounds: int) -> Fitted:
                 grid = _near(free, start)
             if perf:  # a family no training case shows from physics; MFU ceilings from the training cases alone
                 start = fold_ceilings(family_prior(settle_priors(start, free, seen), set(seen)), terms, list(rows))
-            params = coordinate_descent(log_error_loss(terms, list(rows)), start, grid, rounds)[0] if rows else start
+            params = fit_split(terms, train, start, grid, rounds)[0] if rows else start
             params = settle_priors(params, free, seen) if perf else params
             memo[key] = params
         return memo[key]
