@@ -3,14 +3,17 @@ block to paste into a scenario (``--yaml`` prints the block alone)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.i18n import N_, tr
+
+if TYPE_CHECKING:
+    from trainsizer.workflows.data_shape import DataBlockJSON
 
 BAR_WIDTH = 40
 
 
-def data_block_yaml(block: dict[str, Any]) -> str:
+def data_block_yaml(block: DataBlockJSON) -> str:
     """The ``data:`` block as YAML, one histogram bin per line."""
     lines = ["data:", f"  packing: {str(block['packing']).lower()}", f"  mean_tokens: {block['mean_tokens']:g}",
              f"  max_tokens: {block['max_tokens']}", "  length_histogram:"]

@@ -6,6 +6,8 @@ import math
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict
+
 from trainsizer.datafiles import packaged_yaml
 
 if TYPE_CHECKING:
@@ -15,6 +17,46 @@ if TYPE_CHECKING:
 @cache
 def sizing_rules() -> dict[str, Any]:
     return packaged_yaml("trainsizer.system", "sizing.yaml")
+
+
+class _Rules(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")  # the sources and notes beside the figures stay in the file
+
+
+class IopsRules(_Rules):
+    """sizing.yaml ``storage.iops``: the random-I/O figures (each with its source there)."""
+
+    ios_per_small_file: int
+    small_file_read_io_bytes: int
+    large_io_bytes: int
+    checkpoint_files_per_rank: int
+    metadata_ios_per_file: int
+    nvme_random_read_iops_per_drive: int
+    shared_fs_delivered_fraction: float
+    minimum_config_drives: int
+    seed_rule_iops: int
+    seed_rule_min_params: int
+
+
+class StorageRules(_Rules):
+    """sizing.yaml ``storage``: what the storage sizing reads."""
+
+    tokenised_bytes_per_token_small_vocab: int
+    tokenised_bytes_per_token: int
+    raw_text_bytes_per_token: int
+    checkpoints_kept: int
+    checkpoint_interval_s: int
+    checkpoint_stall_fraction: float
+    capacity_headroom: float
+    read_safety_factor: float
+    local_nvme_drive_tb: tuple[float, ...]
+    seed_rule_gb_per_s_per_tflops: int
+    iops: IopsRules
+
+
+@cache
+def storage_rules() -> StorageRules:
+    return StorageRules.model_validate(sizing_rules()["storage"])
 
 
 def round_up(value: float, sizes: list[float]) -> float:

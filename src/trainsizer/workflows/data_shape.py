@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from trainsizer.errors import N_, InputError, excerpt
 
@@ -27,6 +27,34 @@ DEFAULT_BINS = 32
 CHAT_FIELDS = ("messages", "conversations")
 ALPACA_FIELDS = ("instruction", "input", "output")
 Counter = Callable[[Any], int]
+
+
+class HistogramBinJSON(TypedDict):
+    up_to: int  # tokens per sample, at most
+    samples: int
+
+
+class DataBlockJSON(TypedDict):
+    """A scenario's ``data:`` block (validation/FORMAT.md, "Extensions")."""
+
+    packing: bool
+    mean_tokens: float
+    max_tokens: int
+    length_histogram: list[HistogramBinJSON]
+
+
+class LengthStatsJSON(TypedDict):
+    """``trainsizer data-shape --json``."""
+
+    samples: int
+    mean_tokens: float
+    p50_tokens: int
+    p90_tokens: int
+    p99_tokens: int
+    max_tokens: int
+    counted_with: str
+    approximate: bool
+    data: DataBlockJSON
 
 
 @dataclass(frozen=True)
@@ -43,12 +71,12 @@ class LengthStats:
     counted_with: str  # the tokenizer, or 'chars/N' for the approximation
     approximate: bool  # counted from characters, not with a tokenizer
 
-    def data_block(self, packing: bool = False) -> dict[str, Any]:
+    def data_block(self, packing: bool = False) -> DataBlockJSON:
         """The ``data:`` block of a scenario (validation/FORMAT.md, "Extensions")."""
         return {"packing": packing, "mean_tokens": round(self.mean, 1), "max_tokens": self.longest,
                 "length_histogram": [{"up_to": up, "samples": n} for up, n in self.bins]}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LengthStatsJSON:
         return {"samples": self.samples, "mean_tokens": round(self.mean, 1), "p50_tokens": self.p50,
                 "p90_tokens": self.p90, "p99_tokens": self.p99, "max_tokens": self.longest,
                 "counted_with": self.counted_with, "approximate": self.approximate,
