@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.plan.option_json import PowerJSON, SiteFitJSON
-from trainsizer.system.rules import baseboard_class, rack_scale_system, sizing_rules
+from trainsizer.system.rules import RackScaleSystem, baseboard_class, rack_scale_system, sizing_rules
 from trainsizer.system.sites import Site
 
 
@@ -59,7 +58,7 @@ def server_kw(gpu: Accelerator, gpus_per_node: int, published_max_kw: float | No
         return published_max_kw
     rack = rack_scale_system(gpu)
     if rack:  # a share of the published rack power (GB200 NVL72: ~120 kW for 72 GPUs)
-        return float(rack["rack_kw"]) * gpus_per_node / int(rack["gpus_per_rack"])
+        return rack.rack_kw * gpus_per_node / rack.gpus_per_rack
     r = sizing_rules()["power"]
     gpu_kw = gpus_per_node * (gpu.tdp_w or 300) / 1000
     frac = r["host_per_gpu_kw_fraction_sxm"] if baseboard_class(gpu) else r["host_per_gpu_kw_fraction_pcie"]
@@ -73,7 +72,7 @@ def size_power(gpu: Accelerator, gpus_per_node: int, nodes: int, pue: float,
     total = node * nodes
     rack = rack_scale_system(gpu)
     if rack and not published_max_kw:  # whole racks are installed and powered, used or not
-        total = float(rack["rack_kw"]) * math.ceil(gpus_per_node * nodes / int(rack["gpus_per_rack"]))
+        total = rack.rack_kw * math.ceil(gpus_per_node * nodes / rack.gpus_per_rack)
     typical = total * r["typical_load_fraction"]
     return PowerSizing(node, total, typical, typical * pue, typical * r["kw_to_btu_per_h"])
 
@@ -117,10 +116,10 @@ def fit_site(site: Site, gpu: Accelerator, gpus_per_node: int, nodes: int, node_
     return SiteFit(site.id, False, 0, racks, verdict, remedies, cap_w, throughput)
 
 
-def _fit_rack_scale(site: Site, gpu: Accelerator, rack: dict[str, Any], gpus_per_node: int, nodes: int) -> SiteFit:
+def _fit_rack_scale(site: Site, gpu: Accelerator, rack: RackScaleSystem, gpus_per_node: int, nodes: int) -> SiteFit:
     """A rack-scale system is one rack of ``gpus_per_rack`` GPUs at its published power that needs ``cooling``."""
     r = sizing_rules()["power"]
-    per_rack, rack_kw, cooling = int(rack["gpus_per_rack"]), float(rack["rack_kw"]), str(rack["cooling"])
+    per_rack, rack_kw, cooling = rack.gpus_per_rack, rack.rack_kw, rack.cooling
     systems = math.ceil(gpus_per_node * nodes / per_rack)
     # network/storage racks as for servers: one per network_rack_per_nodes 8-GPU servers' worth of GPUs
     extra_racks = math.ceil(systems * per_rack / (8 * r["network_rack_per_nodes"])) if systems > 1 else 0

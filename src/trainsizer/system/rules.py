@@ -59,6 +59,14 @@ def storage_rules() -> StorageRules:
     return StorageRules.model_validate(sizing_rules()["storage"])
 
 
+class RackScaleSystem(_Rules):
+    """sizing.yaml ``power.rack_scale.<server_form>``: a part sold only as whole racks (its source there)."""
+
+    gpus_per_rack: int
+    rack_kw: float
+    cooling: str
+
+
 def round_up(value: float, sizes: list[float]) -> float:
     """The smallest standard size that holds ``value`` (beyond the largest: multiples of it)."""
     for size in sizes:
@@ -77,8 +85,12 @@ def baseboard_class(gpu: Accelerator) -> bool:
     return bool(gpu.form_factor and gpu.form_factor.lower().startswith(("sxm", "oam")))
 
 
-def rack_scale_system(gpu: Accelerator) -> dict[str, Any] | None:
+def rack_scale_system(gpu: Accelerator) -> RackScaleSystem | None:
     """The sizing.yaml ``power.rack_scale`` entry when the part is sold only as whole racks (GB200 NVL72), else None."""
-    if gpu.server_form is None:
-        return None
-    return sizing_rules()["power"].get("rack_scale", {}).get(gpu.server_form)
+    return None if gpu.server_form is None else _rack_scale(gpu.server_form)
+
+
+@cache
+def _rack_scale(server_form: str) -> RackScaleSystem | None:
+    entry = sizing_rules()["power"].get("rack_scale", {}).get(server_form)
+    return None if entry is None else RackScaleSystem.model_validate(entry)
