@@ -331,6 +331,8 @@ CORPUS = [
     layout("gbs-not-a-multiple", "training.global_batch_size", parallel__gpus=2, training__global_batch_size=3),
     layout("gpus-per-node-does-not-divide", "hardware.gpus_per_node", parallel__gpus=16, hardware__gpus_per_node=3),
     layout("ep-does-not-divide-dp", "parallel.ep", parallel__gpus=8, parallel__ep=3),
+    layout("ep-under-a-framework-without-it", "parallel.ep", model__preset="deepseek-v2-lite", parallel__gpus=8,
+           parallel__ep=2, training__framework="llama-factory"),
     layout("virtual-pp-without-pp", "parallel.virtual_pp", parallel__virtual_pp=2),
     layout("param-offload-without-zero3", "parallel.offload", parallel__gpus=2, parallel__zero=1,
            parallel__offload="optimizer+params"),

@@ -1,16 +1,23 @@
-"""The planner searches expert parallelism (EP) for models with routed experts: the layouts it enumerates are the ones
-Megatron-Core accepts, a dense job's are unchanged, and the answer for the two MoE example jobs in CNY is the best over
-the EP axis; where it uses EP > 1, the same layout without EP is slower, runs out of memory or risks it."""
+"""The planner searches expert parallelism (EP) for models with routed experts when the job's framework runs it (its
+profile's ``expert_parallel``): the layouts it enumerates are the ones Megatron-Core accepts, a dense job's are
+unchanged, and the answer for the two MoE example jobs in CNY under a framework with EP is the best over the EP axis;
+where it uses EP > 1, the same layout without EP is slower, runs out of memory or risks it. Under a framework without
+EP (the assumed LLaMA-Factory) no layout has EP, the plan says so once, and an estimate stating ep > 1 is refused."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
+import yaml
 from conftest import REPO
 
 import trainsizer.plan.layouts as layouts
 import trainsizer.plan.search as search
+from trainsizer.cli import main
 from trainsizer.estimate.estimator import estimate
+from trainsizer.frameworks import assumed, expert_parallel_families, load_profile
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
 from trainsizer.plan.constraints import Constraints
@@ -21,6 +28,7 @@ from trainsizer.workflows.plan_job import PlanRequest, plan_job
 QWEN3_FULL = str(REPO / "examples/jobs/qwen3-30b-a3b-full.yaml")
 DEEPSEEK_LORA = str(REPO / "examples/jobs/deepseek-v2-lite-lora.yaml")
 CNY = PlanRequest(currency="CNY")
+WITH_EP = "megatron-lm"  # a framework whose profile runs expert parallelism (--expert-model-parallel-size)
 
 
 def _layouts(job, gpu: str = "h800-sxm5-80gb", per_node: int = 8):
@@ -35,7 +43,7 @@ def _rows(lay) -> list[tuple]:
 
 @pytest.mark.parametrize("path", [QWEN3_FULL, DEEPSEEK_LORA])
 def test_every_expert_parallel_layout_is_one_megatron_core_accepts(path: str, monkeypatch) -> None:
-    job = load_job(path)
+    job = load_job(path, framework=WITH_EP)
     experts = resolve_model(job.model).moe.num_experts
     lay = _layouts(job)
     assert (lay.ep > 1).any()
@@ -61,7 +69,7 @@ def _pick(planned):
 
 @pytest.mark.parametrize("path", [QWEN3_FULL, DEEPSEEK_LORA], ids=["qwen3-30b-a3b-full", "deepseek-v2-lite-lora"])
 def test_the_answer_is_the_best_over_expert_parallelism(path: str, monkeypatch) -> None:
-    job = load_job(path)
+    job = load_job(path, framework=WITH_EP)
     with_ep = plan_job(job, CNY)
     pick = _pick(with_ep)
     monkeypatch.setattr(layouts, "with_expert_parallelism", lambda lay, *args: lay)
@@ -84,7 +92,7 @@ def test_expert_parallelism_pays_for_the_deepseek_lora_in_cny() -> None:
     """DeepSeek-V2-Lite LoRA on the GPUs of one node: ZeRO below stage 3 shards none of the frozen weights, while EP
     splits the experts (most of the 16 B parameters) over the ranks, their all-to-all on NVLink; so an EP layout runs
     with room to spare where without EP the same layout risks running out of memory and ZeRO-3 adds its gathers."""
-    pick = _pick(plan_job(load_job(DEEPSEEK_LORA), CNY))
+    pick = _pick(plan_job(load_job(DEEPSEEK_LORA, framework=WITH_EP), CNY))
     assert pick.scenario.parallel.ep > 1
     assert pick.gpus <= pick.scenario.gpus_per_node  # one node: the dispatch crosses NVLink only
 
@@ -100,3 +108,61 @@ def test_a_stated_ep_of_the_job_is_not_the_screens_base() -> None:
     arch = resolve_model(plain.model)
     a, b = search.job_basis(plain, arch), search.job_basis(stated, arch)
     assert a.layer_div == b.layer_div and a.experts == b.experts
+
+
+def test_the_profiles_split_on_expert_parallelism_as_their_sources_say() -> None:
+    """Megatron-based frameworks run EP; the Hugging Face Trainer family (LLaMA-Factory, the one assumed for LoRA and
+    full fine-tunes) does not; each answer cites where it is read."""
+    can = expert_parallel_families()
+    assert {"megatron-lm", "nemo", "mindspeed-llm"} <= set(can)
+    assert not {"llama-factory", "hf-trainer", "accelerate-fsdp", "ms-swift"} & set(can)
+    assert assumed("lora") not in can and assumed("full") not in can
+    for family in ("megatron-lm", "llama-factory"):
+        assert load_profile(family).expert_parallel.source.strip()
+
+
+@pytest.mark.parametrize("framework", [None, "hf-trainer+deepspeed"], ids=["assumed", "named"])
+def test_no_expert_parallel_layout_under_a_framework_without_it(framework: str | None) -> None:
+    job = load_job(DEEPSEEK_LORA, framework=framework)
+    lay = _layouts(job)
+    assert len(lay) and set(lay.ep.tolist()) == {1}
+    assert (_layouts(load_job(DEEPSEEK_LORA, framework=WITH_EP)).ep > 1).any()  # the same job under Megatron has EP
+
+
+def test_the_plan_says_once_why_no_expert_parallelism_and_who_runs_it() -> None:
+    job = load_job(DEEPSEEK_LORA)
+    planned = plan_job(job, CNY)
+    assert _pick(planned).scenario.parallel.ep == 1
+    notes = [n for n in planned.result.notes if n.code == "plan.no_expert_parallel"]
+    assert len(notes) == 1
+    assert notes[0].args["framework"] == assumed("lora")
+    assert all(f in notes[0].args["frameworks"] for f in expert_parallel_families())
+    named = plan_job(load_job(DEEPSEEK_LORA, framework=WITH_EP), CNY).result.notes
+    assert not [n for n in named if n.code == "plan.no_expert_parallel"]
+
+
+def _run(args: list[str], monkeypatch, capsys) -> tuple[int, str]:
+    monkeypatch.setattr(sys, "argv", ["trainsizer", *args])
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def test_an_estimate_stating_ep_under_a_framework_without_it_is_refused(tmp_path, monkeypatch, capsys) -> None:
+    scenario = tmp_path / "moe.yaml"
+    scenario.write_text(yaml.safe_dump({"model": {"preset": "deepseek-v2-lite"},
+                                        "training": {"method": "lora", "micro_batch_size": 1, "seq_len": 2048},
+                                        "parallel": {"gpus": 8, "ep": 2}, "hardware": {"gpu": "h800-sxm5-80gb"}}))
+    code, out = _run(["estimate", str(scenario), "--framework", "llama-factory"], monkeypatch, capsys)
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, out
+    assert "parallel.ep" in lines[0] and "llama-factory" in lines[0]
+    assert all(f in lines[0] for f in expert_parallel_families())
+    # the same scenario under a framework that runs EP is estimated; so is it with none named (the stated EP says
+    # the user runs a framework that has it, not the assumed one)
+    assert _run(["estimate", str(scenario), "--framework", WITH_EP, "--json"], monkeypatch, capsys)[0] == 0
+    assert _run(["estimate", str(scenario), "--json"], monkeypatch, capsys)[0] == 0

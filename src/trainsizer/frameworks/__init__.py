@@ -10,9 +10,12 @@ from trainsizer.frameworks.profiles import (
     Profile,
     Setting,
     assumed,
+    expert_parallel_families,
     families,
     load_profile,
     resolve,
+    runs_expert_parallel,
 )
 
-__all__ = ["INTERNALS", "FrameworkUse", "Profile", "Setting", "assumed", "families", "load_profile", "resolve"]
+__all__ = ["INTERNALS", "FrameworkUse", "Profile", "Setting", "assumed", "expert_parallel_families", "families",
+           "load_profile", "resolve", "runs_expert_parallel"]

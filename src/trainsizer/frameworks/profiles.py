@@ -50,6 +50,16 @@ class Unset(BaseModel):
     looked: str
 
 
+class ExpertParallel(BaseModel):
+    """Whether a framework runs expert parallelism (MoE experts split over ranks), and the source line that says so
+    (or ``assumed: <why>`` where the source was not read)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    runs: bool
+    source: str = Field(min_length=1)
+    quote: str = Field(min_length=1)
+
+
 class Profile(BaseModel):
     """A framework family's profile file."""
 
@@ -63,6 +73,7 @@ class Profile(BaseModel):
     backends: list[str] = Field(default_factory=list)
     settings: list[Setting] = Field(default_factory=list)
     unset: list[Unset] = Field(default_factory=list)
+    expert_parallel: ExpertParallel
 
 
 def _index() -> dict[str, Any]:
@@ -90,6 +101,28 @@ def load_profile(family: str) -> Profile:
                                                                       "{accepted}"), value=s.key,
                              accepted=", ".join(INTERNALS))
     return profile
+
+
+def runs_expert_parallel(framework: str | None, method: str) -> bool:
+    """Whether ``framework`` (a name as ``training.framework`` takes it; None: the one assumed for ``method``) runs
+    expert parallelism, as its profile says."""
+    family = parse_name(framework)[0] if framework else assumed(method)
+    return load_profile(family).expert_parallel.runs
+
+
+def expert_parallel_families() -> list[str]:
+    """The framework families whose profile says they run expert parallelism."""
+    return [f for f in families() if load_profile(f).expert_parallel.runs]
+
+
+def check_expert_parallel(scenario: Scenario, use: FrameworkUse) -> None:
+    """Refuse ``parallel.ep > 1`` under a named framework whose profile runs no expert parallelism. An assumed one
+    is not refused: a stated expert-parallel size says the user runs a framework that has it, not the assumed one."""
+    if scenario.parallel.ep > 1 and not use.assumed and not load_profile(use.family).expert_parallel.runs:
+        raise InputError("parallel.ep", N_("{ep} needs a framework that runs expert parallelism, and {framework} "
+                                           "does not; accepted: 1, or training.framework one of {frameworks}"),
+                         ep=scenario.parallel.ep, framework=use.framework,
+                         frameworks=", ".join(expert_parallel_families()))
 
 
 # ``SettingUse.to_dict`` ("from" is a keyword: the functional form)
@@ -190,4 +223,6 @@ def resolve(scenario: Scenario, framework: str | None = None) -> tuple[Scenario,
     parallel = scenario.parallel.model_validate({**scenario.parallel.model_dump(exclude_unset=True),
                                                  **updates["parallel"]})
     resolved = scenario.model_copy(update={"training": training, "parallel": parallel})
-    return resolved, FrameworkUse(name, family, profile.version, backend, assumed, tuple(rows))
+    use = FrameworkUse(name, family, profile.version, backend, assumed, tuple(rows))
+    check_expert_parallel(resolved, use)
+    return resolved, use

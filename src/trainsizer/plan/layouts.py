@@ -8,6 +8,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from trainsizer import scenario_sharding as sharding
+from trainsizer.frameworks import assumed, expert_parallel_families, runs_expert_parallel
+from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
 
@@ -78,10 +80,20 @@ class Layouts:
 # expert-data-parallel group (estimate/model_states.py), so every ZeRO stage is kept.
 def with_searched_axes(lay: Layouts, arch: Architecture, scenario: Scenario) -> Layouts:
     """The layouts with the axes some jobs add: expert parallelism (models with routed experts) and hybrid sharding
-    (ZeRO-3 over more than one node, unless the job states its own group)."""
-    if arch.moe:
+    (ZeRO-3 over more than one node, unless the job states its own group). Expert parallelism only where the job's
+    framework (named, else the one assumed for its method) runs it (its profile's ``expert_parallel``)."""
+    if arch.moe and runs_expert_parallel(scenario.training.framework, scenario.training.method):
         lay = with_expert_parallelism(lay, arch.moe.num_experts, scenario.parallel.etp)
     return lay if scenario.parallel.zero_shard_gpus else with_hybrid_sharding(lay)
+
+
+def expert_parallel_note(job: Scenario, arch: Architecture) -> Message | None:
+    """What the plan says of an MoE job whose framework runs no expert parallelism: which frameworks do, and how
+    to name one."""
+    if not arch.moe or runs_expert_parallel(job.training.framework, job.training.method):
+        return None
+    return msg("plan.no_expert_parallel", framework=job.training.framework or assumed(job.training.method),
+               frameworks=", ".join(expert_parallel_families()))
 
 
 # Hybrid sharding: ZeRO-3 states sharded within each node and replicated across nodes, gradients all-reduced between

@@ -26,7 +26,7 @@ from trainsizer.plan import constraints as limits
 from trainsizer.plan.constraints import Constraints, PlanResult
 from trainsizer.plan.data_screen import memory_job, step_job, tokens_per_sequence
 from trainsizer.plan.fast import JobBasis, ScreenedMemory, job_basis, memory_screen, screen_step_time
-from trainsizer.plan.layouts import CKPT, Layouts, with_searched_axes
+from trainsizer.plan.layouts import CKPT, Layouts, expert_parallel_note, with_searched_axes
 from trainsizer.plan.option import PlanOption
 from trainsizer.plan.planner_data import planner_data
 from trainsizer.scenario import Scenario
@@ -414,9 +414,8 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     gpu_ids = constraints.gpus or tuple(cat.accelerators)
     gpus = [cat.accelerator(g, "--gpu") for g in gpu_ids]
     global_batch = job.training.global_batch_size or DEFAULT_GLOBAL_BATCH[job.training.method]
-    notes = []
-    if not job.training.global_batch_size:
-        notes.append(msg("plan.global_batch_assumed", n=global_batch))
+    notes = [n for n in (None if job.training.global_batch_size else msg("plan.global_batch_assumed", n=global_batch),
+                         expert_parallel_note(job, arch)) if n]
     basis = job_basis(memory_job(job), arch, mp) if basis is None else basis  # memory at the longest batch
     host_limit = planner_data().host_memory.usable_gib_per_gpu * 2**30
     evaluated = 0
