@@ -174,7 +174,8 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
     w_b = PRECISION_BYTES[tr.precision][0]
     frozen_w_b = frozen_weight_bytes(tr.precision)
     expert_w = sum(layer.expert_linear_params for layer in layers) / par.expert_tp  # folded experts: over etp
-    linear_params = sum(layer.base_linear_params - layer.expert_linear_params for layer in layers) / tp + expert_w
+    # every linear of the stage on one tensor-parallel rank: experts over etp, the router whole
+    linear_params = sum(tp_rank_linear_params(layer, tp, par.expert_tp) for layer in layers)
     norm_params = sum(layer.norm_params for layer in layers)
     embed_params = (st.embedding_params / tp if first else 0)
     head_params = (st.lm_head_params / tp if last else 0) + (st.final_params if last else 0)
@@ -199,8 +200,8 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
         why_w = clauses([msg("mem.weights_quantized", quantization=tr.quantization, b=code),
                          msg("mem.weights_unquantized", b=frozen_w_b)])
     else:
-        trainable_lin = sum(layer.base_linear_params + layer.norm_params for layer in layers
-                            if layer.trainable_base) / tp
+        trainable_lin = sum(tp_rank_linear_params(layer, tp, par.expert_tp) + layer.norm_params for layer in layers
+                            if layer.trainable_base)
         frozen = linear_params + norm_params + embed_params + head_params - trainable_lin
         weight_bytes = frozen * frozen_w_b + trainable_lin * w_b
         expert_bytes = sum(layer.expert_linear_params * (w_b if layer.trainable_base else frozen_w_b)
