@@ -174,7 +174,8 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
     w_b = PRECISION_BYTES[tr.precision][0]
     frozen_w_b = frozen_weight_bytes(tr.precision)
     expert_w = sum(layer.expert_linear_params for layer in layers) / par.expert_tp  # folded experts: over etp
-    linear_params = sum(layer.base_linear_params - layer.expert_linear_params for layer in layers) / tp + expert_w
+    # every linear of the stage on one tensor-parallel rank: experts over etp, the router whole
+    linear_params = sum(tp_rank_linear_params(layer, tp, par.expert_tp) for layer in layers)
     norm_params = sum(layer.norm_params for layer in layers)
     embed_params = (st.embedding_params / tp if first else 0)
     head_params = (st.lm_head_params / tp if last else 0) + (st.final_params if last else 0)
@@ -199,8 +200,8 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
         why_w = clauses([msg("mem.weights_quantized", quantization=tr.quantization, b=code),
                          msg("mem.weights_unquantized", b=frozen_w_b)])
     else:
-        trainable_lin = sum(layer.base_linear_params + layer.norm_params for layer in layers
-                            if layer.trainable_base) / tp
+        trainable_lin = sum(tp_rank_linear_params(layer, tp, par.expert_tp) + layer.norm_params for layer in layers
+                            if layer.trainable_base)
         frozen = linear_params + norm_params + embed_params + head_params - trainable_lin
         weight_bytes = frozen * frozen_w_b + trainable_lin * w_b
         expert_bytes = sum(layer.expert_linear_params * (w_b if layer.trainable_base else frozen_w_b)
@@ -348,10 +349,13 @@ def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainab
         other += reduce_bucket_bytes(comm.zero_reduce_bucket_elements, t.trainable * grad_b, grad_b)
         why_other.append(msg("mem.zero_bucket"))
     if gathers_units(par.zero, par.zero_group, offload, tr.optimizer_in_backward):
-        biggest = max((layer.base_linear_params + layer.norm_params for layer in layers), default=0) / tp
+        # one tensor-parallel rank's share of a layer: its norms and router whole (see tp_rank_linear_params)
+        biggest = max((tp_rank_linear_params(layer, tp, par.expert_tp) + layer.norm_params for layer in layers),
+                      default=0)
         biggest_w = biggest * (quant.code_bytes + quant.constant_bytes if quant else w_b)
-        unit_grads = max((layer.lora_params + (layer.base_linear_params if layer.trainable_base else 0)
-                          for layer in layers), default=0) / tp  # each tensor-parallel rank's share
+        unit_grads = max((layer.lora_params / tp + (tp_rank_linear_params(layer, tp, par.expert_tp)
+                                                    + layer.norm_params if layer.trainable_base else 0)
+                          for layer in layers), default=0)
         unit_grads *= t.adapter_bytes[2] if tr.method != "full" else grad_b
         other += gathered_unit_bytes(comm.zero3_gathered_units, biggest_w, unit_grads)
         why_other.append(msg("mem.zero3_gathered", n=comm.zero3_gathered_units))
@@ -361,6 +365,21 @@ def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainab
         other += 2 * biggest_linear * 2
         why_other.append(msg("mem.dequant_copy"))
     return Component("buffers", other, "other", clauses(why_other)) if other else None
+
+
+def router_params(layer: LayerState) -> int:
+    """The elements of a layer's MoE router (gate) weights."""
+    return sum(lin.params for lin in layer.linears if lin.group == "router")
+
+
+def tp_rank_linear_params(layer: LayerState, tp: int, expert_tp: int) -> float:
+    """A layer's linear weights on one tensor-parallel rank: attention and dense MLP split over ``tp``, routed experts
+    over the expert tensor parallelism, the MoE router whole: Megatron-Core's ``Router`` holds the full
+    ``num_moe_experts x hidden_size`` weight on every rank (NVIDIA/Megatron-LM megatron/core/transformer/moe/router.py,
+    ``Router.__init__``, @ 7d231ef); layer norms are replicated likewise (counted apart, ``norm_params``)."""
+    router = router_params(layer)
+    dense = layer.base_linear_params - layer.expert_linear_params - router
+    return dense / tp + layer.expert_linear_params / expert_tp + router
 
 
 def _sharded(value: float, expert_share: float, group: int, expert_group: int) -> float:
