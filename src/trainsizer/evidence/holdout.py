@@ -165,13 +165,14 @@ def _kind_summary(terms: CaseTerms, failed: list[tuple[str, str]], results: list
     family_of = dict(zip(terms.ids, terms.families, strict=True))
     method_of = dict(zip(terms.ids, terms.methods, strict=True))
     model_of = dict(zip(terms.ids, terms.models, strict=True))
+    part_of = dict(zip(terms.ids, terms.parts, strict=True))
     return {"holdout": by, "count": summary["count"], "median_abs_error": summary["median_abs_error"],
             "p90_abs_error": summary["p90_abs_error"], "within_15pct": summary["within_15pct"],
             "signed_median_error": signed_summary(results)["signed_median_error"],
             "excluded": len(failed), "excluded_cases": [{"id": i, "reason": r} for i, r in failed],
             "sources" if by == "source" else "families": len(by_group), f"by_{by}": by_group,
             "signed": {"family": _groups(results, family_of), "method": _groups(results, method_of),
-                       "model": _groups(results, model_of)},
+                       "model": _groups(results, model_of), "part": _groups(results, part_of)},
             "cases": [r.to_dict() for r in results]}
 
 
