@@ -66,3 +66,27 @@ def test_the_planners_screen_prices_the_part_as_the_estimate_does():
         layout = one_layout(gpus=8, zero=1, ckpt="full", gpus_per_node=8)
         screened = screen_step_time(job_basis(sc, resolve_model(sc.model)), layout, sc, acc, fab, p)[0]
         assert screened == pytest.approx(estimate(sc, with_limits=False).performance.step_time_s, rel=0.05)
+
+
+def test_a_parts_measured_mfu_bounds_its_family_as_the_reference_part_would_run():
+    from conftest import REPO
+
+    from trainsizer.estimate.memory import default_memory_model
+    from trainsizer.estimate.step_terms import combine_step
+    from trainsizer.evidence.case_terms import build_case_terms
+    from trainsizer.evidence.cases import load_cases
+    from trainsizer.evidence.mfu_evidence import measured_mfu
+    from trainsizer.evidence.refit import speed_predictions
+
+    p = default_performance_model()
+    cases = load_cases(REPO / "validation" / "published" / "china_parts.yaml")
+    terms, _ = build_case_terms(cases, "performance", default_memory_model(), p)
+    raw = terms.speed.raw
+    step = sum(np.asarray(v, dtype=float) for v in combine_step(raw, p).values())
+    predicted = speed_predictions(terms.speed, p)
+    slower = np.array([m == "step_time_s" for m in terms.speed.metrics])
+    plain = raw.model_step_at_peak_s / step * np.where(slower, predicted / terms.measured, terms.measured / predicted)
+    mapped = measured_mfu(terms, p)
+    h20 = np.array([part == "h20" for part in terms.parts])
+    assert h20.any() and (~h20).any()
+    assert np.all(mapped[h20] < plain[h20]) and mapped[~h20] == pytest.approx(plain[~h20])
