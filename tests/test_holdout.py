@@ -184,6 +184,8 @@ def test_each_family_is_predicted_with_none_of_its_cases_in_the_fit():
     assert sum(g.count for g in signed["method"].values()) == out.summary.count
     assert set(signed["model"]) == set(terms.models) <= {"moe", "dense"}
     assert sum(g.count for g in signed["model"].values()) == out.summary.count
+    assert set(signed["part"]) == set(terms.parts)
+    assert sum(g.count for g in signed["part"].values()) == out.summary.count
 
 
 def test_validate_holdout_family_prints_signed_medians_per_family_and_method():
@@ -198,3 +200,23 @@ def test_validate_holdout_family_prints_signed_medians_per_family_and_method():
     text = CliRunner().invoke(app, ["validate", *files, "--holdout", "family"])
     assert text.exit_code == 0 and "Leave-one-family-out" in text.output and "Hopper" in text.output
     assert "signed median" in text.output
+
+
+def test_china_market_parts_are_the_catalogs_china_only_parts():
+    from trainsizer.evidence.case_terms import china_market_parts
+    from trainsizer.report.text import part_label
+
+    assert china_market_parts(["h100", "h20", "a100", "a800", "ascend-910b", "rtx-4090", "rtx-4090d"]) == [
+        "h20", "a800", "ascend-910b", "rtx-4090d"]
+    assert [part_label(p) for p in ("h20", "ascend-910b", "rtx-4090d")] == ["H20", "Ascend 910B", "RTX 4090D"]
+
+
+def test_validate_shows_the_china_market_parts_signed_medians():
+    files = [str(REPO / "validation" / "published" / f) for f in ("throughput.yaml", "china_parts.yaml")]
+    result = CliRunner().invoke(app, ["validate", *files, "--holdout", "source", "--json"])
+    assert result.exit_code == 0, result.output
+    held = json.loads(result.output)["summary"]["holdout"]["throughput"]
+    parts = held["signed"]["part"]
+    assert {"h20", "ascend-910b"} <= set(parts) and sum(g["count"] for g in parts.values()) == held["count"]
+    text = CliRunner().invoke(app, ["validate", *files, "--holdout", "source"])
+    assert text.exit_code == 0 and "H20" in text.output and "Ascend 910B" in text.output

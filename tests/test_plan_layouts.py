@@ -9,6 +9,7 @@ import pytest
 from trainsizer.api import estimate
 from trainsizer.datafiles import user_yaml
 from trainsizer.estimate.comm import fabric
+from trainsizer.estimate.gemm_rows import overhead_scale, reference_share, with_overhead
 from trainsizer.estimate.peak import peak_share
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.estimate.step_terms import mfu_ceiling
@@ -97,8 +98,11 @@ def test_no_dense_bf16_option_claims_an_mfu_above_the_evidence(job):
     for opt in result.options:
         gpu = cat.accelerator(opt.gpu)
         # the MFU over the part's sustained peak (its nominal one times its measured matmul share over its family
-        # reference's, estimate/peak.py): the ceilings are measured and applied over it
-        mfu = opt.mfu / peak_share(gpu, params)
+        # reference's, estimate/peak.py), read as the family's reference part would run it (its loss against the best
+        # matmul at the reference's ridge point, estimate/gemm_rows.py): the ceilings are measured and applied so
+        scale = overhead_scale(gpu, "bf16", params)
+        mfu = with_overhead(opt.mfu / peak_share(gpu, params), reference_share(params, gpu.architecture or "", "bf16")
+                            or 0.0, 1.0 / scale)
         ceiling = mfu_ceiling(gpu.architecture or "", sc.training.precision, params)
         assert mfu <= ceiling + 1e-3, opt.hardware_dict()
         # issue 12: no dense bf16 option above 60 % MFU (model FLOPs with causal attention as its useful half, the

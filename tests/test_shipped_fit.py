@@ -179,14 +179,17 @@ def _signed_cell(cell: dict | None) -> str:
 
 
 def _check_signed_table(page: str, source: dict, family: dict) -> None:
-    """Each family's and method's row of docs/accuracy.md's signed table holds the figures both holdouts compute."""
-    from trainsizer.report.text import FAMILY_NAMES
+    """Each family's, China-market part's and method's row of docs/accuracy.md's signed table holds the figures both
+    holdouts compute."""
+    from trainsizer.evidence.case_terms import china_market_parts
+    from trainsizer.report.text import FAMILY_NAMES, part_label
 
     lines = page.splitlines()
     for group, label in (("family", lambda n: FAMILY_NAMES.get(n, n.title())), ("method", lambda n: f"method {n}"),
-                         ("model", lambda n: "MoE (routed experts)")):
+                         ("model", lambda n: "MoE (routed experts)"), ("part", lambda n: f"part {part_label(n)}")):
         names = set(source["memory"]["signed"][group]) | set(source["throughput"]["signed"][group])
         names -= {"dense"} if group == "model" else set()  # the MoE row alone: dense is nearly "all"
+        names = set(china_market_parts(names)) if group == "part" else names  # the parts a team in China trains on
         for name in names:
             row = next(line for line in lines if line.startswith(f"| {label(name)} |"))
             cells = [c.strip() for c in row.strip("|").split("|")][1:]

@@ -3,7 +3,7 @@
 
 The rows tests/test_shipped_fit.py checks: leave-one-source-out over all cases, leave-one-family-out over all cases, the
 shared cases alone held out by source, every case in-sample, and the signed table per GPU family and per method (both
-holdouts);
+holdouts) and per China-market part (H20, H800, A800, Ascend 910B ...: each with cases);
 and the 80 % ranges' nested coverage, overall and per regime with its median half-width (tests/test_ranges.py).
 Each row gives the user view (what a user states: the framework's profile sets the internals) beside the annotated
 view (every key as the case writes it); the signed table and the ranges' coverage are the user view's (the shipped
@@ -72,8 +72,10 @@ def accuracy_rows(summary: dict[str, Any]) -> dict[str, str]:
 
 
 def signed_rows(summary: dict[str, Any]) -> list[str]:
-    """The signed table's body: all, each GPU family (most cases first), each method, the MoE models."""
-    from trainsizer.report.text import FAMILY_NAMES
+    """The signed table's body: all, each GPU family (most cases first), each China-market part with cases (most
+    first), each method, the MoE models."""
+    from trainsizer.evidence.case_terms import china_market_parts
+    from trainsizer.report.text import FAMILY_NAMES, part_label
 
     source, family = summary["holdout"], summary["holdout_family"]
     kinds = ("memory", "throughput")
@@ -86,14 +88,17 @@ def signed_rows(summary: dict[str, Any]) -> list[str]:
             cells += [str(src["count"]) if src else "-", _signed(src), _signed(fam)]
         return "| " + " | ".join(cells) + " |"
 
-    def count(name: str) -> int:
-        return sum(source[k]["signed"]["family"].get(name, {"count": 0})["count"] for k in kinds)
+    def count(name: str, group: str = "family") -> int:
+        return sum(source[k]["signed"][group].get(name, {"count": 0})["count"] for k in kinds)
 
     families = sorted({n for k in kinds for n in source[k]["signed"]["family"]}, key=lambda n: (-count(n), n))
+    parts = sorted(china_market_parts({n for k in kinds for n in source[k]["signed"]["part"]}),
+                   key=lambda n: (-count(n, "part"), n))
     methods = [n for n in METHODS if any(n in source[k]["signed"]["method"] for k in kinds)]
     moe = [row("MoE (routed experts)", "model", "moe")] if any("moe" in source[k]["signed"]["model"] for k in kinds) \
         else []
     return ([row("all", None, None)] + [row(FAMILY_NAMES.get(n, n.title()), "family", n) for n in families]
+            + [row(f"part {part_label(n)}", "part", n) for n in parts]
             + [row(f"method {n}", "method", n) for n in methods] + moe)
 
 

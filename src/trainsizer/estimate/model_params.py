@@ -161,7 +161,9 @@ class Compute:
     # measured matmul share of the nominal peak of each family's reference parts (estimate/peak.py)
     matmul_reference: Table[float] = cited("matmul_source", Table())
     matmul_source: str = ""
-    # measured FP8 matmul efficiency over the BF16 one on each family's reference part (step_terms.gemm_ceiling)
+    # each family's reference part (catalog id), whose ridge point the parts' efficiency loss scales by (gemm_rows.py)
+    reference_part: Table[str] = cited("matmul_source", Table())
+    # measured FP8 matmul efficiency over the BF16 one on each family's reference part (gemm_rows.gemm_ceiling)
     fp8_matmul_relative: Table[float] = cited("mamf_source", Table())
     max_efficiency_fp32: float = fitted()
     half_tokens: float = fitted()

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from trainsizer.estimate.comm import Fabric, fabric
 from trainsizer.estimate.flops import StepFlops, step_flops
+from trainsizer.estimate.gemm_rows import reference_share, with_overhead
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel, performance_model
 from trainsizer.estimate.peak import peak_share
 from trainsizer.estimate.step_terms import (
@@ -179,7 +180,9 @@ def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerato
         perf.gpu_hours = (perf.time_to_train_s or 0.0) * par.gpus / 3600
     if breakdown.get("mfu_ceiling", 0.0) > 0:
         # the ceiling holds over the part's sustained peak; the note gives it over the nominal one, as the MFU above
-        ceiling = mfu_ceiling(gpu.architecture or '', tr.precision, p, tr.compile) * peak_share(gpu, p)
+        ceiling = with_overhead(mfu_ceiling(gpu.architecture or '', tr.precision, p, tr.compile),
+                                reference_share(p, gpu.architecture or "", raw.dtype) or 0.0,
+                                raw.overhead_scale) * peak_share(gpu, p)
         perf.notes.append(msg("step.mfu_ceiling_held", architecture=gpu.architecture or gpu.id, precision=tr.precision,
                               pct=ceiling))
     perf.notes.append(msg("step.data_loading"))

@@ -22,7 +22,7 @@ from trainsizer.estimate.activation_ops import activation_ops_mb
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, gathered_linear_bytes, p2p_s
 from trainsizer.estimate.dequantization import dequant_traffic
 from trainsizer.estimate.flops import StepFlops, pipeline_stage_linear
-from trainsizer.estimate.gemm_rows import row_scale
+from trainsizer.estimate.gemm_rows import gemm_ceiling, overhead_scale, reference_share, row_scale, with_overhead
 from trainsizer.estimate.grad_overlap import gather_overlaps, reduce_overlaps
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
 from trainsizer.estimate.peak import peak_share
@@ -301,6 +301,7 @@ class RawStep:
     row_scale: float = 1.0  # GEMM half-saturation rows over half_tokens for its dtype (estimate/gemm_rows.py)
     activation_ops_mb: float = 0.0  # an unfused activation's traffic beyond the element-wise term (activation_ops.py)
     reduce_overlapped: float = 1.0  # 1 where the gradient reduction hides behind backward (grad_overlap.py)
+    overhead_scale: float = 1.0  # the part's ridge point over its family reference's (gemm_rows.overhead_scale)
 
 
 def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
@@ -335,18 +336,8 @@ def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
                    at_peak(fl.model_per_token, ctx.peak_tflops * sustained) * lay.accumulation, tr.precision,
                    float(tr.compile), gather_overlaps(lay.distributed_optimizer),
                    row_scale(ctx.gpu, ctx.dtype), activation_ops_mb(ctx, ctx.layout.recomputed_elementwise),
-                   reduce_overlaps(ctx.scenario.parallel.overlap_grad_reduce))
-
-
-def gemm_ceiling(p: PerformanceModel, architecture: str, dtype: str) -> float:
-    """The per-architecture ceiling of the GEMM efficiency (``max_efficiency``); fp32 runs on the CUDA cores
-    (``max_efficiency_fp32``); FP8 GEMMs at the family's measured FP8-over-BF16 matmul efficiency
-    (``fp8_matmul_relative``: stas00/ml-engineering's maximum achievable matmul FLOPS tables)."""
-    c = p.compute
-    if dtype == "fp32":
-        return c.max_efficiency_fp32
-    ceiling = c.max_efficiency.get(architecture, c.max_efficiency["default"])
-    return ceiling * c.fp8_matmul_relative.get(architecture, 1.0) if dtype == "fp8" else ceiling
+                   reduce_overlaps(ctx.scenario.parallel.overlap_grad_reduce),
+                   overhead_scale(ctx.gpu, ctx.dtype, ctx.params))
 
 
 def per_case(raw: RawStep, lookup: Callable[..., float], *names: str) -> Any:
@@ -361,8 +352,10 @@ def per_case(raw: RawStep, lookup: Callable[..., float], *names: str) -> Any:
 
 
 def _ceiling(raw: RawStep, dtype_field: str, p: PerformanceModel) -> Any:
-    """:func:`gemm_ceiling` of one case, or of each case in arrays."""
-    return per_case(raw, lambda a, d: gemm_ceiling(p, a, d), "architecture", dtype_field)
+    """:func:`gemm_ceiling` of one case, or of each case in arrays, on the case's part (:func:`with_overhead`)."""
+    ceiling = per_case(raw, lambda a, d: gemm_ceiling(p, a, d), "architecture", dtype_field)
+    reference = per_case(raw, lambda a, d: reference_share(p, a, d) or 0.0, "architecture", dtype_field)
+    return with_overhead(ceiling, reference, raw.overhead_scale)
 
 
 def saturation(rows: Any, width: Any, p: PerformanceModel, scale: Any = 1.0) -> Any:
@@ -391,21 +384,24 @@ def attention_relative(p: PerformanceModel, architecture: str, dtype: str, kerne
 def raw_efficiency(raw: RawStep, p: PerformanceModel) -> Any:
     """Fraction of the dense peak a GEMM-bound micro-batch reaches: a per-architecture ceiling lowered for few tokens
     and narrow matrices (:func:`saturation`); one case or arrays of many (:mod:`trainsizer.evidence.refit`)."""
-    return _ceiling(raw, "dtype", p) * saturation(raw.local_tokens, raw.width, p, raw.row_scale)
+    return _ceiling(raw, "dtype", p) * saturation(raw.local_tokens, raw.width, p, raw.row_scale * raw.overhead_scale)
 
 
 def compute_s(raw: RawStep, p: PerformanceModel) -> Any:
     """Seconds of one micro-batch's GEMMs and attention: each part over its own peak and efficiency."""
     linear_eff = raw_efficiency(raw, p)
-    c, scale = p.compute, raw.row_scale  # the routed experts' grouped GEMM at its per-expert shape (estimate/moe.py)
+    # the routed experts' grouped GEMM at its per-expert shape (estimate/moe.py); the saturation sizes at the part's
+    # ridge point (gemm_rows.py)
+    c, scale = p.compute, raw.row_scale * raw.overhead_scale
     expert_eff = _ceiling(raw, "dtype", p) * moe.grouped_gemm_saturation(
         raw.expert_tokens, raw.expert_width, c.expert_half_tokens * scale, c.expert_half_width * scale)
     # fused attention kernels reach a fraction of what GEMMs reach (``attention_relative_efficiency``, by kernel);
-    # eager attention runs its score and value products as batched GEMMs
-    relative = per_case(raw, lambda a, d, k: attention_relative(p, a, d, k), "architecture", "attention_dtype",
-                        "attention_kernel")
-    attention_eff = _ceiling(raw, "attention_dtype", p) * saturation(raw.local_tokens, raw.width, p,
-                                                                     raw.row_scale) * relative
+    # eager attention runs its score and value products as batched GEMMs. What a fused kernel loses against the GEMMs
+    # (the softmax on the CUDA cores: FlashAttention-3, arXiv:2407.08608, section 3) is overhead that shrinks with
+    # the part's ridge point as the GEMMs' own does (:func:`with_overhead`)
+    relative = with_overhead(per_case(raw, lambda a, d, k: attention_relative(p, a, d, k), "architecture",
+                                      "attention_dtype", "attention_kernel"), 1.0, raw.overhead_scale)
+    attention_eff = _ceiling(raw, "attention_dtype", p) * saturation(raw.local_tokens, raw.width, p, scale) * relative
     return (safe_div(raw.linear_s, linear_eff) + safe_div(raw.expert_s, expert_eff)
             + safe_div(raw.attention_s, attention_eff))
 
@@ -489,10 +485,12 @@ def mfu_ceiling(architecture: str, precision: str, p: PerformanceModel, compiled
 
 def mfu_floor_s(raw: RawStep, p: PerformanceModel) -> Any:
     """Evidence-bound step time: no step is priced faster than its model FLOPs at the MFU ceiling of its GPU
-    architecture and precision over the part's sustained peak (``model_step_at_peak_s``, estimate/peak.py): a plan
-    may not claim an efficiency no measured run reached."""
+    architecture and precision over the part's sustained peak (``model_step_at_peak_s``, estimate/peak.py), its loss
+    against the best matmul scaled to the part's ridge point as the GEMMs' is (:func:`with_overhead`): a plan may not
+    claim an efficiency no measured run reached."""
     ceilings = per_case(raw, lambda a, q, c: mfu_ceiling(a, q, p, c), "architecture", "precision", "compiled")
-    return safe_div(raw.model_step_at_peak_s, ceilings)
+    reference = per_case(raw, lambda a, d: reference_share(p, a, d) or 0.0, "architecture", "dtype")
+    return safe_div(raw.model_step_at_peak_s, with_overhead(ceilings, reference, raw.overhead_scale))
 
 
 def step_breakdown(ctx: StepContext) -> dict[str, float]:

@@ -4,7 +4,7 @@ so a fit re-prices every case under a trial parameter set in about a millisecond
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,26 @@ def gpu_family(scenario: Any) -> str:
     return resolve_gpu(scenario).architecture or "other"
 
 
+def case_gpu_part(scenario: Any) -> str:
+    """The GPU part of a case: its catalog id without form factor, memory size or power cap
+    (:func:`trainsizer.estimate.regimes.gpu_part`: h20-96gb -> ``h20``); an inline spec is ``inline``."""
+    from trainsizer.estimate.regimes import gpu_part
+
+    gpu = scenario.hardware.gpu
+    return gpu_part(gpu) if isinstance(gpu, str) else "inline"
+
+
+def china_market_parts(parts: Iterable[str]) -> list[str]:
+    """Those of ``parts`` (:func:`case_gpu_part`) that are China-market parts
+    (:func:`trainsizer.hardware.market.china_market_ids`), in their order: the per-part rows of the accuracy report."""
+    from trainsizer.estimate.regimes import gpu_part
+    from trainsizer.hardware.catalog import default_catalog
+    from trainsizer.hardware.market import china_market_ids
+
+    market = {gpu_part(i) for i in china_market_ids(default_catalog())}
+    return [p for p in parts if p in market]
+
+
 @dataclass
 class CaseTerms:
     """One kind of case (memory or speed), ready to be priced under any parameters of that kind."""
@@ -56,6 +76,7 @@ class CaseTerms:
     families: list[str] = field(default_factory=list)  # each case's GPU family (:func:`gpu_family`)
     methods: list[str] = field(default_factory=list)  # each case's training method (full, lora, qlora, freeze)
     models: list[str] = field(default_factory=list)  # each case's model kind: moe (routed experts) or dense
+    parts: list[str] = field(default_factory=list)  # each case's GPU part (:func:`case_gpu_part`: h20, a800, ...)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -82,6 +103,7 @@ def build_case_terms(cases: list[Case], kind: str, memory_params: MemoryModel,
     families: list[str] = []
     methods: list[str] = []
     models: list[str] = []
+    parts: list[str] = []
     for case in cases:
         if case.is_memory != (kind == "memory"):
             continue
@@ -104,9 +126,10 @@ def build_case_terms(cases: list[Case], kind: str, memory_params: MemoryModel,
         families.append(gpu_family(scenario))
         methods.append(str(scenario.training.method))
         models.append("moe" if resolve_model(scenario.model).moe else "dense")
+        parts.append(case_gpu_part(scenario))
     return CaseTerms(kind, ids, sources, np.array(measured, dtype=float),
                       [exclusions.get(i) for i in ids], memory if kind == "memory" else None,
-                      stack_speed(speed, metrics) if speed else None, families, methods, models), failed
+                      stack_speed(speed, metrics) if speed else None, families, methods, models, parts), failed
 
 
 def log_error_loss(terms: CaseTerms, rows: Sequence[int]) -> Callable[[Any], float]:

@@ -230,11 +230,13 @@ def _kind_summary(terms: CaseTerms, failed: list[tuple[str, str]], results: list
     family_of = dict(zip(terms.ids, terms.families, strict=True))
     method_of = dict(zip(terms.ids, terms.methods, strict=True))
     model_of = dict(zip(terms.ids, terms.models, strict=True))
+    part_of = dict(zip(terms.ids, terms.parts, strict=True))
     signed = signed_summary(results).signed_median_error
     return KindHoldout(by=by, summary=summarize(results), signed_median_error=signed,
                        excluded_cases=tuple(failed), by_group=by_group,
                        signed={"family": _groups(results, family_of), "method": _groups(results, method_of),
-                               "model": _groups(results, model_of)}, results=tuple(results))
+                               "model": _groups(results, model_of),
+                               "part": _groups(results, part_of)}, results=tuple(results))
 
 
 def leave_one_source_out(cases: list[Case], memory_params: MemoryModel | None = None,

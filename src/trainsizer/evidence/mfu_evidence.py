@@ -4,7 +4,10 @@ A case's measured MFU is the estimator's MFU scaled by measured / predicted (MFU
 FLOPs without recomputation, attention counted in full, over the dense peak of the training precision; PaLM,
 Chowdhery et al. 2022, appendix B), taken over the part's sustained peak
 (:func:`trainsizer.estimate.peak.peak_share`: a part whose matmuls reach more of their nominal peak than its
-family's reference parts, an H20 1.2 times the H100's share, is bounded at that much more of its nominal peak).
+family's reference parts, an H20 1.2 times the H100's share, is bounded at that much more of its nominal peak),
+and with its loss against the best matmul at the family reference's ridge point
+(:func:`trainsizer.estimate.gemm_rows.with_overhead`: an H20's 67 % of its sustained peak is what an H100 would run
+at 32 %), so a part that loses less than the reference does not lift the family's ceiling.
 It does not depend on the fitted parameters: every speed figure is inversely proportional to the step time, so the
 ratio cancels the prediction. The ceiling of a (GPU architecture, precision) is the highest measured MFU plus
 ``margin``, with the case it came from; any precision the data has no run of, on an architecture with runs at the
@@ -23,8 +26,9 @@ from typing import Any, Required, TypedDict
 
 import numpy as np
 
+from trainsizer.estimate.gemm_rows import reference_share, with_overhead
 from trainsizer.estimate.model_params import MfuCeilings, PerformanceModel
-from trainsizer.estimate.step_terms import COMPILED_KEY, combine_step
+from trainsizer.estimate.step_terms import COMPILED_KEY, combine_step, per_case
 from trainsizer.estimate.typed_data import build
 
 Run = tuple[str, str, float, str]  # (architecture, precision key, measured MFU, case id)
@@ -75,7 +79,11 @@ def measured_mfu(terms: Any, params: PerformanceModel) -> np.ndarray:
     predicted = speed_predictions(t, params)
     measured = np.asarray(terms.measured, dtype=float)
     slower = np.array([m == "step_time_s" for m in t.metrics])
-    return predicted_mfu * np.where(slower, predicted / measured, measured / predicted)
+    mfu = predicted_mfu * np.where(slower, predicted / measured, measured / predicted)
+    # as the family's reference part would run it: the loss against the best matmul at the reference's ridge point
+    # (the inverse of what the MFU floor does to the ceiling on a part, step_terms.mfu_floor_s)
+    reference = per_case(t.raw, lambda a, d: reference_share(params, a, d) or 0.0, "architecture", "dtype")
+    return np.asarray(with_overhead(mfu, reference, 1.0 / np.asarray(t.raw.overhead_scale, dtype=float)))
 
 
 def precision_keys(terms: Any) -> list[str]:

@@ -221,3 +221,19 @@ def available_ids(catalog: Catalog, market: Any, acquisition: Any = "buy",
         _closed(s, "statuses", STATUSES)
     return [gpu_id for gpu_id, acc in catalog.accelerators.items()
             if availability(acc, market, acquisition).status in statuses]
+
+
+MARKET_ONLY_REASONS = ("china_market_only", "domestic_market_only")  # catalog.REASON_CODES of a part sold in China only
+
+
+def china_market_ids(catalog: Catalog) -> list[str]:
+    """Catalog ids of the China-market parts: those not bought new outside China because they are a China-market
+    SKU (H20, H800, A800, L20, RTX 4090 D) or a Chinese domestic part (Ascend, ...), as their ``global`` ``buy``
+    entry's ``reason_code`` says (the accuracy report's per-part rows)."""
+    out = []
+    for gpu_id, acc in catalog.accelerators.items():
+        per_market = (acc.availability or {}).get(Market.GLOBAL)
+        entry = getattr(per_market, "buy", None) if per_market is not None else None
+        if entry is not None and entry.reason_code in MARKET_ONLY_REASONS:
+            out.append(gpu_id)
+    return out

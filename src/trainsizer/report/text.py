@@ -69,13 +69,22 @@ FAMILY_NAMES = {"davinci": "Ascend (Da Vinci)", "cdna3": "AMD CDNA 3", "cdna4": 
                 "blackwell-ultra": "Blackwell Ultra"}
 
 
+def part_label(part: str) -> str:
+    """A GPU part (:func:`trainsizer.estimate.regimes.gpu_part`) as its product name: h20 -> H20, ascend-910b ->
+    Ascend 910B, rtx-4090d -> RTX 4090D."""
+    return " ".join(t.capitalize() if t.isalpha() and len(t) > 3 else t.upper() for t in part.split("-"))
+
+
 def _pct(x: float | None, signed: bool = False) -> str:
     return "-" if x is None else f"{x:+.1%}" if signed else f"{x:.1%}"
 
 
 def _print_holdout(held: dict[str, Any], con: Console, lang: str) -> None:
-    """One cross-validation pass: its overall line per kind, then per GPU family and per training method the cases,
-    median / p90 of |error| and the signed median (positive = predicted too fast / too large)."""
+    """One cross-validation pass: its overall line per kind, then per GPU family, China-market part
+    (:func:`~trainsizer.evidence.case_terms.china_market_parts`) and training method the cases, median / p90 of
+    |error| and the signed median (positive = predicted too fast / too large)."""
+    from trainsizer.evidence.case_terms import china_market_parts
+
     kinds = [k for k in ("memory", "throughput") if held.get(k, {}).get("count")]
     if not kinds:
         return
@@ -95,10 +104,11 @@ def _print_holdout(held: dict[str, Any], con: Console, lang: str) -> None:
         table.add_row(*out)
 
     row(tr("all", lang), [held[k] for k in kinds])
-    for group, title in (("family", N_("GPU family")), ("method", N_("method"))):
-        names = dict.fromkeys(n for k in kinds for n in held[k]["signed"][group])
-        for name in names:
-            shown = FAMILY_NAMES.get(name, name.title()) if group == "family" else name
+    for group, title in (("family", N_("GPU family")), ("part", N_("China-market part")), ("method", N_("method"))):
+        names = list(dict.fromkeys(n for k in kinds for n in held[k]["signed"][group]))
+        for name in china_market_parts(names) if group == "part" else names:
+            shown = FAMILY_NAMES.get(name, name.title()) if group == "family" else \
+                part_label(name) if group == "part" else name
             row(f"{tr(title, lang)}: {shown}", [held[k]["signed"][group].get(name) for k in kinds])
     con.print(table)
     excluded = sum(held[k]["excluded"] for k in kinds)
