@@ -16,9 +16,11 @@ from trainsizer.estimate.state_terms import (
     OFFLOAD_PARAMS,
     contiguous_gradient_buffer,
     copies_into_buckets,
+    expert_data_shards,
     gathered_unit_bytes,
     gathers_units,
     reduce_bucket_bytes,
+    split_shards,
     state_shards,
     trainable_states_on_gpu,
     uses_reduce_bucket,
@@ -185,7 +187,7 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
     # expert-data-parallel group (dp*cp/ep ranks), as Megatron-Core and DeepSpeed-MoE do; or over the smaller
     # group ``parallel.zero_shard_gpus`` names (FSDP HYBRID_SHARD, MiCS, InternLM zero1=8).
     group = par.zero_group
-    expert_group = max(1, group * tp // (par.ep * par.expert_tp))  # expert data parallelism (MoE parallel folding)
+    expert_group = expert_data_shards(group, tp, par.ep, par.expert_tp)  # expert data parallelism
     if tr.method == "full":
         weight_bytes = (linear_params + norm_params + embed_params + head_params) * w_b
         if autocast_copies_linears_only(st.scenario):  # no 16-bit copy of the embeddings and norms
@@ -215,7 +217,7 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
     weight_share_expert = expert_bytes / weight_bytes if weight_bytes else 0.0  # the experts' share of the bytes
     offload, master_only = OFFLOADS.index(par.offload), master_only_shards(st.scenario)
     shards = state_shards(par.zero, par.distributed_optimizer, group)[2]
-    sharded = _sharded(weight_bytes, weight_share_expert, shards, expert_group) if shards > 1 else weight_bytes
+    sharded = split_shards(weight_bytes, weight_share_expert, shards, expert_group) if shards > 1 else weight_bytes
     weights_gpu = weights_on_gpu(sharded, offload, master_only)
     if offload == OFFLOAD_PARAMS:
         why_w = clauses([why_w, msg("mem.params_offloaded")])
@@ -275,9 +277,11 @@ def _stage_trainables(st: TrainingState, layers: list[LayerState], first: bool, 
     share_e = min(1.0, expert_trainable / trainable) if trainable else 0.0
     group = par.zero_group  # dp x cp, or the smaller group of parallel.zero_shard_gpus
     opt_shards, grad_shards, _ = state_shards(par.zero, par.distributed_optimizer, group)
-    fold = par.tp // par.expert_tp  # expert data parallelism spans tp / etp more ranks under MoE parallel folding
-    opt_div = _sharded(1.0, share_e, opt_shards, max(1, opt_shards * fold // par.ep)) if opt_shards > 1 else 1.0
-    grad_div = _sharded(1.0, share_e, grad_shards, max(1, grad_shards * fold // par.ep)) if grad_shards > 1 else 1.0
+    # expert data parallelism spans tp / etp more ranks under MoE parallel folding
+    opt_div = (split_shards(1.0, share_e, opt_shards, expert_data_shards(opt_shards, par.tp, par.ep, par.expert_tp))
+               if opt_shards > 1 else 1.0)
+    grad_div = (split_shards(1.0, share_e, grad_shards, expert_data_shards(grad_shards, par.tp, par.ep, par.expert_tp))
+                if grad_shards > 1 else 1.0)
     return _StageTrainables(base_shapes, lora_shapes, trainable, lora_elems, lora_mixed, adapter_bytes, opt_shards,
                             grad_shards, opt_div, grad_div, par.offload != "none")
 
@@ -380,8 +384,3 @@ def tp_rank_linear_params(layer: LayerState, tp: int, expert_tp: int) -> float:
     router = router_params(layer)
     dense = layer.base_linear_params - layer.expert_linear_params - router
     return dense / tp + layer.expert_linear_params / expert_tp + router
-
-
-def _sharded(value: float, expert_share: float, group: int, expert_group: int) -> float:
-    """``value`` split over ``group`` ranks, its routed-expert share over ``expert_group`` ranks."""
-    return value * ((1 - expert_share) / group + expert_share / expert_group)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.arrays import minimum, negate, where
+from trainsizer.arrays import maximum, minimum, negate, safe_div, where
 from trainsizer.estimate.step_layout import OFFLOADS
 
 OFFLOAD_PARAMS = OFFLOADS.index("optimizer+params")
@@ -20,6 +20,25 @@ def state_shards(zero: Any, distributed_optimizer: Any, group: Any) -> tuple[Any
     parameters too (Rajbhandari et al. 2020, arXiv:1910.02054, section 5: P_os, P_os+g, P_os+g+p)."""
     return (where((zero >= 1) | distributed_optimizer, group, 1), where(zero >= 2, group, 1),
             where((zero == 3) & (group > 1), group, 1))
+
+
+def expert_data_shards(shards: Any, tp: Any, ep: Any, expert_tp: Any) -> Any:
+    """Ranks one routed expert's ZeRO-sharded states span where the dense states span ``shards``: its
+    expert-data-parallel group, shards x tp / (ep x etp), at least 1 (Megatron-Core expert data parallelism; MoE
+    parallel folding, Liu et al. 2025, arXiv:2504.14960, section 3.1)."""
+    return maximum(1, (shards * tp) // (ep * expert_tp))
+
+
+def split_shards(value: Any, expert_share: Any, shards: Any, expert_shards: Any) -> Any:
+    """``value`` sharded over ``shards`` ranks and its routed experts' share (``expert_share`` of it) over
+    ``expert_shards`` (:func:`expert_data_shards`): ZeRO under expert parallelism (DeepSpeed-MoE, Rajbhandari et al.
+    2022, arXiv:2201.05596; Megatron-Core's distributed optimizer over the expert-data-parallel group)."""
+    return value * ((1 - expert_share) / shards + expert_share / expert_shards)
+
+
+def expert_share_of(value: Any, experts: Any) -> Any:
+    """The routed experts' share of ``value`` bytes (0 where there are none)."""
+    return safe_div(experts, value)
 
 
 def weights_on_gpu(weights: Any, offload: Any, master_only: Any) -> Any:

@@ -247,7 +247,7 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
 
     # a stage's bytes per category, the routed experts' over expert parallelism (plan/stage_bytes.py)
     par0_etp = scenario.parallel.etp
-    stage = StageBytes(b, layers_stage, tp, lay.ep.astype(float), tp // par0_etp if par0_etp else 1.0)
+    stage = StageBytes(b, layers_stage, tp, lay.ep.astype(float), float(par0_etp) if par0_etp else tp)
     sharded, per_rank = stage.sharded, stage.per_rank
 
     def stage_states(end: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -3,8 +3,8 @@ per-layer and per-end bytes (``plan.fast.JobBasis``), with the routed experts sp
 
 The estimate builds each layout's layers with ``E / ep`` experts on a rank (``estimate/training_state.py``) and shards
 their ZeRO states over the expert-data-parallel group, ``group x tp / (ep x etp)`` ranks, the rest over ``group``
-(``estimate/model_states.py``: ``_sharded``, Megatron-Core's expert data parallelism, MoE parallel folding,
-arXiv:2504.14960). The screen holds the experts' share of each per-layer figure (:class:`ExpertBasis`, probed at ep 1
+(``estimate/state_terms.py``: ``expert_data_shards``, ``split_shards``; Megatron-Core's expert data parallelism,
+MoE parallel folding, arXiv:2504.14960). The screen holds the experts' share of each per-layer figure (:class:`ExpertBasis`, probed at ep 1
 and 2) and does the same over arrays: without routed experts every figure is the basis's own expression.
 """
 
@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from trainsizer.estimate.state_terms import expert_data_shards, expert_share_of, split_shards
 
 ENDS = ("first", "last", "whole")  # the stage holding the embedding, the output head, or both (no pipelining)
 
@@ -51,10 +53,10 @@ def expert_basis(ep1: list[dict[str, float]], ep2: list[dict[str, float]], ep1_t
 class StageBytes:
     """One stage's bytes of the model-state categories, per layout: ``layers`` layers of the basis ``b`` (a
     ``plan.fast.JobBasis``) and one end's extra,
-    tensor-parallel ``tp``, expert-parallel ``ep``; ``fold`` = tp / etp (MoE parallel folding; 1 without etp)."""
+    tensor-parallel ``tp``, expert-parallel ``ep``, the experts' tensor parallelism ``expert_tp`` (etp, else tp)."""
 
-    def __init__(self, b: Any, layers: Any, tp: Any, ep: Any, fold: Any = 1.0) -> None:
-        self.b, self.layers, self.tp, self.ep, self.fold = b, layers, tp, ep, fold
+    def __init__(self, b: Any, layers: Any, tp: Any, ep: Any, expert_tp: Any) -> None:
+        self.b, self.layers, self.tp, self.ep, self.expert_tp = b, layers, tp, ep, expert_tp
         self.extras = {"first": b.first_extra, "last": b.last_extra,
                        "whole": {k: b.first_extra[k] + b.last_extra[k] for k in b.first_extra}}
         ex = b.experts
@@ -74,13 +76,14 @@ class StageBytes:
 
     def sharded(self, keys: tuple[str, ...], end: str, shard: Any) -> Any:
         """The categories' bytes over ``shard`` ranks (ZeRO), the experts' ``1 / ep`` of them over the
-        expert-data-parallel ranks of that group (``model_states._sharded``)."""
+        expert-data-parallel ranks of that group (``state_terms.split_shards``)."""
         total = sum(self.total(k, end) for k in keys)
         if self.b.experts is None:
             return total / shard
-        experts = self._experts(keys, end)
-        expert_shard = np.where(shard > 1, np.maximum(1, (shard * self.fold) // self.ep), 1.0)
-        return (total - experts) / shard + experts / self.ep / expert_shard
+        on_rank = self.per_rank(keys, end)  # the rank holds 1 / ep of the experts
+        share = expert_share_of(on_rank, self._experts(keys, end) / self.ep)
+        expert_shards = np.where(shard > 1, expert_data_shards(shard, self.tp, self.ep, self.expert_tp), 1.0)
+        return split_shards(on_rank, share, shard, expert_shards)
 
     def per_rank(self, keys: tuple[str, ...], end: str, shard: Any = 1.0) -> Any:
         """The categories' bytes of one expert-parallel rank, split evenly over ``shard`` ranks."""
