@@ -4,8 +4,9 @@ per-layer and per-end bytes (``plan.fast.JobBasis``), with the routed experts sp
 The estimate builds each layout's layers with ``E / ep`` experts on a rank (``estimate/training_state.py``) and shards
 their ZeRO states over the expert-data-parallel group, ``group x tp / (ep x etp)`` ranks, the rest over ``group``
 (``estimate/state_terms.py``: ``expert_data_shards``, ``split_shards``; Megatron-Core's expert data parallelism,
-MoE parallel folding, arXiv:2504.14960). The screen holds the experts' share of each per-layer figure (:class:`ExpertBasis`, probed at ep 1
-and 2) and does the same over arrays: without routed experts every figure is the basis's own expression.
+MoE parallel folding, arXiv:2504.14960). The screen holds the experts' share of each per-layer figure
+(:class:`ExpertBasis`, probed at ep 1 and 2) and does the same over arrays: without routed experts every figure is
+the basis's own expression.
 """
 
 from __future__ import annotations
