@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.arrays import is_array, safe_div
+from trainsizer.arrays import is_array, maximum, minimum, safe_div
 from trainsizer.estimate.comm import Fabric
 
 PASSES = 4  # dispatch + combine, forward and backward (GShard, section 3.2)
@@ -84,7 +84,7 @@ def all_to_all_intra_gbps(fab: Fabric, members: Any, wire_fraction: float) -> An
     153 GB/s over H800's ~160 GB/s achievable NVLink (deepseek-ai/DeepEP README, normal kernels table)."""
     link = fab.intra
     cap = link.per_direction_gbps * wire_fraction if link is not None and link.per_direction_gbps else float("inf")
-    return _minimum(fab.intra_for(members), cap)
+    return minimum(fab.intra_for(members), cap)
 
 
 def dispatch_combine_s(token_bytes: Any, experts_per_token: Any, ep: Any, stride: Any, fab: Fabric,
@@ -102,29 +102,9 @@ def dispatch_combine_s(token_bytes: Any, experts_per_token: Any, ep: Any, stride
     off_node = token_bytes * remote_copies(experts_per_token, ep, members, hierarchical) \
         / (fab.inter_busbw_gbps / fab.gpus_per_node * 1e9)
     latency = fab.intra_latency_s + (members < ep) * (fab.inter_latency_s - fab.intra_latency_s)
-    return _maximum(on_node, off_node) + latency * (ep - 1)
+    return maximum(on_node, off_node) + latency * (ep - 1)
 
 
 def _members_per_node(ep: Any, stride: Any, gpus_per_node: int) -> Any:
     """Members of an expert-parallel group (``stride`` ranks apart) on one node."""
-    if is_array(ep) or is_array(stride):
-        import numpy as np
-
-        return np.maximum(1, np.minimum(ep, gpus_per_node // np.maximum(1, stride)))
-    return max(1, min(ep, gpus_per_node // max(1, stride)))
-
-
-def _minimum(a: Any, b: Any) -> Any:
-    if is_array(a) or is_array(b):
-        import numpy as np
-
-        return np.minimum(a, b)
-    return min(a, b)
-
-
-def _maximum(a: Any, b: Any) -> Any:
-    if is_array(a) or is_array(b):
-        import numpy as np
-
-        return np.maximum(a, b)
-    return max(a, b)
+    return maximum(1, minimum(ep, gpus_per_node // maximum(1, stride)))

@@ -73,26 +73,13 @@ class XidRow(TypedDict):
     message: str | None
 
 
-class RunInfo(TypedDict):
+class RunInfo(RunRow):
     """The run as the verdict reports it: its row's figures, the seconds sampled, the samples, the database, the
     segments and its config."""
 
-    id: int
-    started_at: float
-    duration_s: float
-    interval_s: float
-    backend: str
-    load: str
-    status: str
-    hostname: str | None
-    load_exit_code: int | None
-    load_error: str | None
-    ended_at: float | None
-    elapsed_s: float
     samples: int
     db: str
     segments: int
-    config: RunConfig
 
 
 class SampledRound(TypedDict):
