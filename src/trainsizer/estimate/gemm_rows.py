@@ -21,10 +21,10 @@ share of the step.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-import numpy as np
-
+from trainsizer.arrays import is_array
 from trainsizer.estimate.model_params import PerformanceModel
 from trainsizer.hardware.catalog import Accelerator, default_catalog
 
@@ -93,6 +93,11 @@ def with_overhead(efficiency: Any, reference: Any, scale: Any) -> Any:
     share of the peak) runs at the tensor cores' pace and the rest, ``reference / efficiency - 1`` of it, is overhead
     at the HBM's (this module's :func:`overhead_scale`). Unchanged where ``efficiency`` reaches ``reference`` or
     ``scale`` is 1; ``reference`` 0 or nan (not measured) leaves it as it is. Floats or arrays."""
+    if not (is_array(efficiency) or is_array(reference) or is_array(scale)):  # one estimate: no numpy
+        ref, eff = (0.0 if reference is None or math.isnan(reference) else float(reference)), float(efficiency)
+        return ref / (1.0 + (ref / eff - 1.0) * scale) if ref > eff > 0 else eff
+    import numpy as np
+
     ref = np.nan_to_num(np.asarray(reference, dtype=float))
     eff = np.asarray(efficiency, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):  # the cases ``np.where`` leaves as they are
