@@ -27,6 +27,11 @@ class ScreenPricer(Protocol):
         offers, budget)."""
         ...
 
+    def floor_cost(self, gpu: str, gpus: int, hours: float) -> float | None:
+        """The run's compute floor: its GPU-hours and its setup on every GPU at the cheapest on-demand price the
+        market knows for the GPU, whether or not an offer rents the layout; None without such a price."""
+        ...
+
 
 class HostCheck(Protocol):
     """Whether some way to have a GPU (an offer's machine, a bought server) holds each layout's host memory

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from trainsizer.cost.machine import MachineNeed, ram_gib
-from trainsizer.cost.per_run import OFFER_MARKET, cheapest_offer, rental_candidates
+from trainsizer.cost.per_run import OFFER_MARKET, cheapest_offer, cheapest_on_demand, rental_candidates
 from trainsizer.cost.prices import RentalOffer
 from trainsizer.cost.subsidy import applies_to
 from trainsizer.hardware.catalog import Catalog
@@ -73,6 +73,7 @@ class ScreenPricing:
         self._can: dict[tuple[str, str], bool] = {}
         self._offers: dict[tuple[str, int, int, int, float], list[RentalOffer]] = {}
         self._servers: dict[tuple[str, int], float | None] = {}
+        self._hourly: dict[str, tuple[float, str] | None] = {}
 
     def _available(self, gpu: str, acquisition: str) -> bool:
         if (gpu, acquisition) not in self._can:
@@ -95,6 +96,12 @@ class ScreenPricing:
             self._servers[(gpu, in_server)] = (server.amount if server else card.amount * in_server if card
                                                else None)
         return self._servers[(gpu, in_server)]
+
+    def floor_cost(self, gpu: str, gpus: int, hours: float) -> float | None:
+        if gpu not in self._hourly:
+            self._hourly[gpu] = cheapest_on_demand(self.money.prices, gpu, self.money.market)
+        hourly = self._hourly[gpu]
+        return None if hourly is None else (hours + self.money.setup.hours) * gpus * hourly[0]
 
     def run_cost(self, gpu: str, gpus: int, servers: int, gpus_per_server: int, hours: float,
                  offloaded_gib_per_gpu: float = 0.0) -> float | None:
