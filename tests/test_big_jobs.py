@@ -15,7 +15,7 @@ from trainsizer.report.answer import card
 from trainsizer.report.message_text import text
 from trainsizer.workflows.defaults import DEFAULT_MAX_OOM_RISK
 from trainsizer.workflows.jobs import job_from_dict, load_job
-from trainsizer.workflows.offer_gap import FLOOR_FACTOR
+from trainsizer.workflows.offer_gap import FAR_FACTOR, FLOOR_FACTOR, compute_floor
 from trainsizer.workflows.plan_job import PlanRequest, plan_job
 from trainsizer.workflows.setup_time import setup_time
 
@@ -74,7 +74,8 @@ def test_the_default_setup_grows_with_the_weights_to_download():
 
 
 def test_a_70b_full_finetune_in_cny_names_the_compute_floor_and_what_would_hold_it():
-    out = plan_job(load_job(LLAMA_70B), CNY).out
+    planned = plan_job(load_job(LLAMA_70B), CNY)
+    out = planned.out
     rec, gap = out["recommendation"], out["offer_gap"]
     assert rec
     if rec["acquisition"] == "rent" and rec["per_run"] <= FLOOR_FACTOR * (gap or {}).get("floor", float("inf")):
@@ -84,34 +85,55 @@ def test_a_70b_full_finetune_in_cny_names_the_compute_floor_and_what_would_hold_
     facts = dict(card(out, "en")["facts"])
     assert "ask a cloud for a quote" in facts["By the hour"]
     assert "按小时租用" in dict(card(out, "zh-CN")["facts"])
-    if rec["acquisition"] == "buy" and rec["per_run"] > rec["commitment"]:  # the whole ownership on one run
-        said = [text(a, "en") for a in rec["adjustments"]]
+    priced = rec["priced"]
+    if priced["acquisition"] == "buy" and priced["per_run"] > priced["commitment"]:  # the whole ownership on one run
+        said = [text(a, "en") for a in priced["adjustments"]]
         assert any("cost of owning it falls on this one run" in s for s in said)
+    # the answer is the quoted layout, re-checked and safe like any answer, never dearer than the priced one
+    quoted = planned.result.options[rec["option"]]
+    assert rec["acquisition"] == "quote" and (quoted.gpu, quoted.gpus) == (gap["gpu"], gap["gpus"])
+    assert quoted.oom_chance <= DEFAULT_MAX_OOM_RISK and out["rankings"]["recommended"] == [rec["option"]]
+    assert rec["per_run"] == gap["floor"] <= priced["per_run"]
     assert_the_quote_leads(out)
 
 
+def test_the_floor_bills_setup_on_every_gpu_so_a_longer_setup_quotes_fewer_gpus():
+    planned = plan_job(load_job(LLAMA_70B), replace(CNY, all_options=True))
+    options, prices = planned.result.options, planned.prices
+    quick, slow = (compute_floor(options, prices, "cn", DEFAULT_MAX_OOM_RISK, 0.0, hours) for hours in (0.0, 4.0))
+    assert quick and slow and slow.gpus <= quick.gpus
+    assert slow.gpu_hours == pytest.approx((slow.hours + 4.0) * slow.gpus)
+    assert slow.floor == pytest.approx(slow.gpu_hours * slow.price_per_gpu_hour)
+
+
 def assert_the_quote_leads(out: dict) -> None:
-    """No known offer rents it by the hour: the answer leads with the quote to ask for (its hardware, floor and
-    machines, first on the card and in the sentence why), the priced pick beside it; a purchase with its payback."""
+    """No known offer rents it by the hour: the answer is the quote to ask for (its hardware, floor and machines,
+    first on the card and in the sentence why); the priced answer beside it unless it costs many times the quote
+    (then only said to be that far); a purchase with its payback."""
     rec, gap = out["recommendation"], out["offer_gap"]
-    assert gap["leads"] and gap["lead"].code == "gap.lead" and gap["hours"] * gap["gpus"] == pytest.approx(
-        gap["gpu_hours"], rel=0.01)
+    priced = rec["priced"]
+    assert gap["leads"] and gap["lead"].code == "gap.lead" and (gap["hours"] + gap["setup_hours"]) * gap[
+        "gpus"] == pytest.approx(gap["gpu_hours"], rel=0.01)
+    far = priced["per_run"] > FAR_FACTOR * gap["floor"]
+    assert gap["priced_far"] == far
+    assert (rec["why"].args["parts"][1].code == "gap.priced_far") == far
+    assert all(r["per_run"] <= 3 * gap["floor"] for r in rec["runner_ups"])  # runner-ups near the answer only
     for lang, rent in (("en", "Rent"), ("zh-CN", "租用")):
         answer = card(out, lang)
         assert answer["data"].leads == "quote"
         first = answer["facts"][0][1]
         assert rent in first and str(gap["gpus"]) in first and answer["why"].startswith(text(gap["lead"], lang))
-        beside = dict(answer["facts"])["Beside it" if lang == "en" else "对照方案"]
-        assert str(rec["gpus"]) in beside
-    if rec["acquisition"] != "buy":
+        beside = dict(answer["facts"]).get("Beside it" if lang == "en" else "对照方案")
+        assert (beside is None) == far and (far or str(priced["gpus"]) in beside)
+    if priced["acquisition"] != "buy":
         assert gap["payback"] is None
         return
     back = gap["payback"]
-    if rec["per_run"] > rec["commitment"]:  # the whole cost of owning on this one run: the runs at the floor it pays
-        assert (back["runs"] - 1) * gap["floor"] < rec["per_run"] <= back["runs"] * gap["floor"] * 1.001
-    runs = back["horizon_years"] * 365 / rec["time_to_train_days"]  # runs of its length in the horizon
+    if priced["per_run"] > priced["commitment"]:  # the whole cost of owning on one run: the runs at the floor it pays
+        assert (back["runs"] - 1) * gap["floor"] < priced["per_run"] <= back["runs"] * gap["floor"] * 1.001
+    runs = back["horizon_years"] * 365 / priced["time_to_train_days"]  # runs of its length in the horizon
     assert back["runs_possible"] <= runs * 1.01 and runs * 0.99 < back["runs_possible"] + 1
-    assert f"{back['runs']}" in dict(card(out, "en")["facts"])["Beside it"]
+    assert f"{back['runs']}" in text(rec["why"], "en")
 
 
 def test_a_job_rented_by_the_hour_leads_with_its_offer():
@@ -145,5 +167,7 @@ def test_a_bought_answer_within_a_budget_is_within_it_in_every_outcome():
     with --budget whose answer was bought once failed computing this)."""
     out = plan_job(load_job(LLAMA_70B), replace(CNY, budget=1_000_000.0)).out
     rec = out["recommendation"]
-    assert rec["acquisition"] == "buy" and rec["commitment"] <= 1_000_000
-    assert rec["confidence"]["within_budget"] == 1.0
+    priced = rec.get("priced", rec)  # beside the quote where no known offer rents it by the hour
+    assert rec["commitment"] <= 1_000_000
+    assert priced["acquisition"] == "buy" and priced["commitment"] <= 1_000_000
+    assert priced["confidence"]["within_budget"] == 1.0

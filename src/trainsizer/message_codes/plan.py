@@ -63,16 +63,18 @@ _c("plan.all_at_oom_risk",
       "more GPUs, a GPU with more memory, or a higher --max-oom-risk"), limit="pct", pct="pct", gpus="int", gpu="gpu")
 # workflows/offer_gap.py: no known offer rents the job by the hour
 _c("gap.no_known_offer",
-   N_("no known offer rents it by the hour ({hold}); its compute alone, {hours} GPU-hours at {provider}'s {price} "
-      "per GPU-hour, is about {floor}: ask a cloud for a quote on that"),
-   hold="clause", hours="num0", provider="text", price="small_money", floor="money")
+   N_("no known offer rents it by the hour ({hold}); its GPU time alone, {hours} GPU-hours with {setup} of setup on "
+      "each GPU, at {provider}'s {price} per GPU-hour, is about {floor}: ask a cloud for a quote on that"),
+   hold="clause", hours="num0", setup="duration", provider="text", price="small_money", floor="money")
 _c("gap.hold_servers", N_("{n} with {gpus} x {gpu} each and RDMA between them"), n="n_servers", gpus="int", gpu="gpu")
 _c("gap.hold_instance", N_("one instance with {gpus} x {gpu}"), gpus="int", gpu="gpu")
-_c("gap.lead", N_("Rent {hardware} from a provider who quotes it: about {floor} of compute, {time} to train; ask for "
+_c("gap.lead", N_("Rent {hardware} from a provider who quotes it: about {floor} of GPU time, {time} to train; ask for "
                    "{hold}."), hardware="hardware", floor="money", time="duration", hold="clause")
 _c("gap.beside", N_("No known offer rents it by the hour; of the priced ways to have it: {why}"), why="clause")
 _c("gap.payback", N_("pays back against that compute only after {runs} runs; its servers have time for {possible} in "
                      "{years} years"), runs="int", possible="int", years="g")
+_c("gap.priced_far", N_("No known offer rents it by the hour, and every priced way to have it costs over {factor} "
+                        "times that a run (the least: {what}, {cost})."), factor="int", what="clause", cost="money")
 _c("gap.payback_sentence", N_("Buying {payback}."), payback="clause")
 _c("gap.hold_ram", N_("at least {gib} GiB of host RAM an instance"), gib="num0")
 _c("plan.over_budget", NP_("{n} option left out: every way to get it commits more than the budget of {money}",

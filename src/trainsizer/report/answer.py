@@ -199,15 +199,12 @@ def card(out: PlanJSON, lang: str) -> Card:
     facts[3:5] = _voucher_possible(out, rec, lang) or facts[3:5]
     quote = _quote_first(out, rec, lang)
     gap = out.get("offer_gap")
-    if quote:  # the quote to ask for leads; the priced pick's figures in one line beside it
+    if quote:  # the quote to ask for leads; the priced pick's figures in one line beside it where it is near
         facts = quote
     elif gap:  # no known offer rents it by the hour: its compute floor and what would hold it
         facts.insert(4, (tr("By the hour", lang), text(gap["message"], lang)))
     adjusted = texts(rec.get("adjustments"), lang)  # voucher, minimum term, workload, tight fit, time value
-    pick_facts = _ranges(out, rec, lang) + ([(tr("Adjusted for", lang), w.join(adjusted, lang))] if adjusted else [])
-    if quote:  # the ranges, the odds and the adjustments are the priced pick's, the one beside the quote
-        pick_facts = [(tr("{label} (beside it)", lang, label=label), value) for label, value in pick_facts]
-    facts += pick_facts
+    facts += _ranges(out, rec, lang) + ([(tr("Adjusted for", lang), w.join(adjusted, lang))] if adjusted else [])
     runners: list[RunnerCard] = []
     for r in rec.get("runner_ups") or []:
         r_facts = [(tr("Per run", lang), w.money(r.get("per_run"), cur, lang)),
@@ -226,21 +223,24 @@ def card(out: PlanJSON, lang: str) -> Card:
 
 
 def _quote_first(out: PlanJSON, rec: RecommendationJSON, lang: str) -> list[tuple[str, str]]:
-    """Where no known offer rents the job by the hour (the plan's ``offer_gap.leads``): the quote to ask for
-    first (what, its compute floor and what would hold it, its time), then the priced pick beside it in one line
-    (a purchase with its payback against the floor); [] otherwise."""
+    """Where the answer is the layout to ask a cloud to quote (``recommendation.acquisition`` "quote"): what, its
+    GPU time and what would hold it, its time, then the priced answer beside it in one line (a purchase with its
+    payback against the floor) unless it costs many times the quote (``offer_gap.priced_far``); [] otherwise."""
     gap = out.get("offer_gap") or {}
-    if not gap.get("leads"):
+    if rec["acquisition"] != "quote" or not gap.get("leads"):
         return []
-    cur = rec["currency"]
-    beside = tr("{action}: {cost} a run, commits {commitment}, {time} to train", lang,
-                action=_action(rec["acquisition"], rec["gpus"], rec["gpu"], rec.get("offer"), lang),
-                cost=_cost(rec, lang),
-                commitment=w.money(rec.get("commitment"), cur, lang),
-                time=_time(out, rec["option"], rec.get("time_to_train_days"), lang))
-    payback = text((gap.get("payback") or {}).get("message"), lang)
-    return [(tr("What", lang), tr("Rent {hardware} from a provider who quotes it", lang,
+    lead = [(tr("What", lang), tr("Rent {hardware} from a provider who quotes it", lang,
                                   hardware=w.hardware(gap["gpus"], gap["gpu"], lang))),
             (tr("By the hour", lang), text(gap["message"], lang)),
-            (tr("Time to train", lang), w.duration(gap["hours"] * 3600, lang)),
-            (tr("Beside it", lang), w.join([beside, payback], lang) if payback else beside)]
+            (tr("Time to train", lang), w.duration(gap["hours"] * 3600, lang))]
+    priced = rec.get("priced")
+    if priced is None or gap.get("priced_far"):
+        return lead
+    cur = rec["currency"]
+    beside = tr("{action}: {cost} a run, commits {commitment}, {time} to train", lang,
+                action=_action(priced["acquisition"], priced["gpus"], priced["gpu"], priced.get("offer"), lang),
+                cost=_cost(priced, lang),
+                commitment=w.money(priced.get("commitment"), cur, lang),
+                time=_time(out, priced["option"], priced.get("time_to_train_days"), lang))
+    payback = text((gap.get("payback") or {}).get("message"), lang)
+    return lead + [(tr("Beside it", lang), w.join([beside, payback], lang) if payback else beside)]

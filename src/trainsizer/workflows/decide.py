@@ -184,14 +184,20 @@ def _binding_message(binding: BindingJSON) -> Message:
     return msg(f"binding.{code}")
 
 
+def action(pick: PlanOption) -> Message:
+    """What to do to have the priced pick: rent it from its offer, or buy it."""
+    pr = _run_cost(pick)
+    acq, offer = pr.acquisition, pr.shown_offer()
+    hardware = {"gpus": pick.gpus, "gpu": pick.gpu}
+    return (msg("decide.rent_from", hardware=hardware, provider=offer.provider, term=offer.term)
+            if acq == RENT and offer else msg(f"decide.{acq}", hardware=hardware))
+
+
 def _why(pick: PlanOption, objective: str, binding: BindingJSON, deadline_s: float | None,
          currency: str, time: Any = None) -> Message:
     """What to do, for how much, how long, the goal and what bound the choice, in one sentence."""
     pr = _run_cost(pick)
-    acq, offer = pr.acquisition, pr.shown_offer()
-    hardware = {"gpus": pick.gpus, "gpu": pick.gpu}
-    what = (msg("decide.rent_from", hardware=hardware, provider=offer.provider, term=offer.term)
-            if acq == RENT and offer else msg(f"decide.{acq}", hardware=hardware))
+    what = action(pick)
     cost = (msg("decide.cost_per_run", cost=money(pr.cost, currency)) if pr.cost is not None
             else msg("decide.cost_per_token", price=money(pr.cost_per_million_tokens, currency)))
     suffix = "_deadline" if deadline_s else ""
@@ -304,11 +310,16 @@ def adjustments(pick: PlanOption, currency: str, time: TimeValue | None = None) 
 
 
 def _trade(pick: PlanOption, other: PlanOption, currency: str) -> Message:
-    a, b = pick.run_cost, other.run_cost
+    return trade_against(pick.run_cost, _days(pick), other, currency)
+
+
+def trade_against(a: float | None, da: float | None, other: PlanOption, currency: str) -> Message:
+    """What ``other`` trades against an answer costing ``a`` a run and taking ``da`` days."""
+    b = other.run_cost
     parts = []
     if a and b is not None:
         parts.append(msg("trade.per_run", pct=b / a - 1))
-    da, db = _days(pick), _days(other)
+    db = _days(other)
     if da is not None and db is not None and abs(db - da) > 0.05 * da:
         parts.append(msg("trade.faster" if db < da else "trade.slower", span=round(abs(db - da), 1)))
     if other.commitment is not None:

@@ -8,15 +8,17 @@ against the floor (:class:`Payback`)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from trainsizer.cost.per_run import offer_market
+from trainsizer.cost.per_run import cheapest_on_demand
 from trainsizer.cost.prices import Prices
 from trainsizer.cost.tco import HOURS_PER_YEAR
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.messages import money as to_money
 from trainsizer.plan.option import PlanOption
-from trainsizer.workflows.plan_schema import OfferGapJSON, PaybackJSON, RecommendationJSON
+from trainsizer.workflows.decide import action, trade_against
+from trainsizer.workflows.plan_schema import OfferGapJSON, PaybackJSON, RecommendationJSON, RunnerUpJSON
+from trainsizer.workflows.setup_time import SetupTime
 
 # A run priced at most this many times its compute floor is held by a known offer (assumed: per-second or per-hour
 # billing, setup and a cloud's mark-up over the cheapest price stay within it; a term contract or a one-run
@@ -26,7 +28,13 @@ FLOOR_FACTOR = 3.0
 # (assumed: a team asks a cloud for the smallest cluster that does about as well, not the largest a few percent
 # better).
 SMALLEST_WITHIN = 1.25
-ON_DEMAND = ("on-demand",)
+# A priced way to have the job that costs more than this many times the quote's floor a run is not set beside it
+# as an answer, only said to be that far (assumed: a purchase or a term contract at ten times the GPU time of the
+# run is what no team would choose for it).
+FAR_FACTOR = 10.0
+RUNNER_UP_SPAN = 3.0  # decide.RUNNER_UP_SPAN: a runner-up costs at most this many times the answer
+QUOTE = "quote"  # recommendation.acquisition: rent by asking a cloud to quote the layout
+TIME_VALUE_CODES = ("plan.time_value_assumed", "adjust.time_value")  # the adjustments said of the quote too
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,10 +47,12 @@ class OfferGap:
     gpus: int
     servers: int
     gpus_per_server: int
-    gpu_hours: float
+    gpu_hours: float  # billed: the training's and the setup's on every GPU
+    setup_hours: float  # wall-clock, from the instances' start to the first step (workflows.setup_time)
     price_per_gpu_hour: float
     provider: str
     host_ram_gib: float | None  # the instance RAM its offload needs (None without offload)
+    option: PlanOption | None = field(default=None, compare=False, repr=False)  # the layout quoted
 
     def holds(self) -> Message:
         """What would hold the layout: its servers with RDMA between them, its host RAM."""
@@ -57,8 +67,8 @@ class OfferGap:
 
     @property
     def hours(self) -> float:
-        """The run's wall-clock hours on the layout named (its GPU-hours over its GPUs)."""
-        return self.gpu_hours / self.gpus
+        """The run's wall-clock hours of training on the layout named (its GPU-hours over its GPUs, less setup)."""
+        return self.gpu_hours / self.gpus - self.setup_hours
 
     def lead(self) -> Message:
         """The answer's first line where no known offer rents the job by the hour: what to rent, for about how
@@ -68,12 +78,13 @@ class OfferGap:
 
     def message(self) -> Message:
         return msg("gap.no_known_offer", hold=self.holds(), floor=to_money(self.floor, self.currency),
-                   hours=self.gpu_hours, provider=self.provider,
+                   hours=self.gpu_hours, setup=self.setup_hours * 3600, provider=self.provider,
                    price=to_money(self.price_per_gpu_hour, self.currency))
 
     def to_dict(self) -> OfferGapJSON:
         return {"floor": round(self.floor), "currency": self.currency, "gpu": self.gpu, "gpus": self.gpus,
                 "servers": self.servers, "gpu_hours": round(self.gpu_hours, 1), "hours": round(self.hours, 2),
+                "setup_hours": round(self.setup_hours, 2),
                 "price_per_gpu_hour": round(self.price_per_gpu_hour, 3), "provider": self.provider,
                 "host_ram_gib": None if self.host_ram_gib is None else round(self.host_ram_gib, 1),
                 "message": self.message()}
@@ -109,19 +120,13 @@ def payback(pick: PlanOption, gap: OfferGap) -> Payback | None:
     return Payback(runs=math.ceil(cost.buy.total / gap.floor), runs_possible=possible, years=years)
 
 
-def _hourly(prices: Prices, gpu: str, market: str) -> tuple[float, str] | None:
-    """The cheapest on-demand price per GPU-hour of the GPU in the market, and its provider."""
-    offers = [o for o in prices.rental_offers(gpu) if offer_market(o) == market
-              and (o.terms is None or o.terms.term in ON_DEMAND)]
-    best = min(offers, key=lambda o: o.price_per_gpu_hour, default=None)
-    return None if best is None else (best.price_per_gpu_hour, best.provider)
-
-
 def compute_floor(options: list[PlanOption], prices: Prices, market: str, max_oom_risk: float,
-                  time_value: float = 0.0) -> OfferGap | None:
-    """The compute of the job at its GPU's cheapest on-demand price, whether or not an offer rents its layout: of the
-    layouts that would not run out of memory, the one whose compute plus the value of its time (``time_value`` a
-    wall-clock hour, as the answer ranks) is least; None where no option has a run length or a price."""
+                  time_value: float = 0.0, setup_hours: float = 0.0, budget: float | None = None) -> OfferGap | None:
+    """The GPU time of the job (its training and ``setup_hours`` on every GPU, billed as a rental bills them) at its
+    GPU's cheapest on-demand price, whether or not an offer rents its layout: of the layouts that would not run out
+    of memory, the fewest GPUs whose cost plus the value of its time (``time_value`` a wall-clock hour, as the answer
+    ranks) is within SMALLEST_WITHIN of the least, within ``budget``; None where no option has a run length or a
+    price."""
     gaps: list[tuple[float, OfferGap]] = []
     hourly: dict[str, tuple[float, str] | None] = {}
     for o in options:
@@ -129,16 +134,18 @@ def compute_floor(options: list[PlanOption], prices: Prices, market: str, max_oo
         if hours is None or o.oom_chance > max_oom_risk:
             continue
         if o.gpu not in hourly:
-            hourly[o.gpu] = _hourly(prices, o.gpu, market)
+            hourly[o.gpu] = cheapest_on_demand(prices, o.gpu, market)
         if hourly[o.gpu] is None:
             continue
         price, provider = hourly[o.gpu]
         system = o.pricing.system if o.pricing else None
         ram = system.host.instance_ram_gib if system is not None and o.offload != "none" else None
-        gap = OfferGap(floor=hours * price, currency=prices.currency, gpu=o.gpu, gpus=o.gpus, servers=o.nodes,
-                       gpus_per_server=min(o.gpus, o.gpus_per_node), gpu_hours=hours, price_per_gpu_hour=price,
-                       provider=provider, host_ram_gib=ram)
-        gaps.append((gap.floor + time_value * hours / o.gpus, gap))
+        billed = hours + setup_hours * o.gpus
+        gap = OfferGap(floor=billed * price, currency=prices.currency, gpu=o.gpu, gpus=o.gpus, servers=o.nodes,
+                       gpus_per_server=min(o.gpus, o.gpus_per_node), gpu_hours=billed, setup_hours=setup_hours,
+                       price_per_gpu_hour=price, provider=provider, host_ram_gib=ram, option=o)
+        if budget is None or gap.floor <= budget:
+            gaps.append((gap.floor + time_value * (hours / o.gpus + setup_hours), gap))
     if not gaps:
         return None
     least = min(v for v, _ in gaps)  # of those about as good, the smallest cluster: what a team asks a cloud for
@@ -146,10 +153,11 @@ def compute_floor(options: list[PlanOption], prices: Prices, market: str, max_oo
 
 
 def offer_gap(pick: PlanOption | None, options: list[PlanOption], prices: Prices, market: str,
-              max_oom_risk: float, time_value: float = 0.0) -> OfferGap | None:
+              max_oom_risk: float, time_value: float = 0.0, setup_hours: float = 0.0,
+              budget: float | None = None) -> OfferGap | None:
     """The floor and what would hold the job, where the answer (``pick``: the recommended option) is not a run
     rented by the hour within FLOOR_FACTOR of it (a purchase, a term contract, or no answer); None where it is."""
-    floor = compute_floor(options, prices, market, max_oom_risk, time_value)
+    floor = compute_floor(options, prices, market, max_oom_risk, time_value, setup_hours, budget)
     if floor is None:
         return None
     cost = pick.run_cost if pick else None
@@ -158,12 +166,45 @@ def offer_gap(pick: PlanOption | None, options: list[PlanOption], prices: Prices
     return floor
 
 
-def lead_with_quote(rec: RecommendationJSON, gap_out: OfferGapJSON, gap: OfferGap, pick: PlanOption) -> None:
-    """A recommendation no known offer rents by the hour leads with the quote to ask for: ``rec["why"]`` starts with
-    it, the priced pick follows (a purchase with its payback against the floor), and ``gap_out`` (the plan's
-    ``offer_gap``) says so (``leads``, ``lead``, ``hold``, ``payback``)."""
+def quoted(rec: RecommendationJSON, gap_out: OfferGapJSON, gap: OfferGap, options: list[PlanOption], index: int,
+           tokens: float | None, setup: SetupTime) -> RecommendationJSON:  # long: one answer object
+    """The answer where no known offer rents the job by the hour: the layout to ask a cloud to quote
+    (``acquisition`` "quote", ``option`` its index in the plan's options), priced at its GPU time (the floor, setup
+    billed); ``priced`` is the answer the priced options alone give (``rec``, made for ``pick``). Its why leads with
+    the quote; the priced pick follows where it costs at most FAR_FACTOR times the floor a run, else only how far
+    the least priced way to have it is (no answer costing many times the GPU time of the run is named as one); a
+    purchase with its payback against the floor. Runner-ups are the priced options within RUNNER_UP_SPAN of it; the
+    confidence is the caller's (``plan_job``).
+    ``gap_out`` (the plan's ``offer_gap``) says it leads (``leads``, ``lead``, ``hold``, ``payback``)."""
+    pick = options[rec["option"]]
     back = payback(pick, gap)
     gap_out.update({"leads": True, "lead": gap.lead(), "hold": gap.holds(),
                     "payback": back.to_dict() if back else None})
-    rec["why"] = msg("sentences", parts=[gap.lead(), msg("gap.beside", why=rec["why"]),
-                                         *([msg("gap.payback_sentence", payback=back.message())] if back else [])])
+    cost, days, currency = pick.run_cost, gap.hours / 24, rec["currency"]
+    gap_out["priced_far"] = far = cost is not None and cost > FAR_FACTOR * gap.floor
+    if far:
+        beside = msg("gap.priced_far", factor=int(cost / gap.floor), what=action(pick),
+                     cost=to_money(cost, currency))
+    else:
+        beside = msg("gap.beside", why=rec["why"])
+    why = msg("sentences", parts=[gap.lead(), beside,
+                                  *([msg("gap.payback_sentence", payback=back.message())] if back else [])])
+    runners: list[RunnerUpJSON] = []
+    for i in (rec["option"], *(r["option"] for r in rec["runner_ups"])):
+        o = options[i]
+        if o.run_cost is not None and o.run_cost <= RUNNER_UP_SPAN * gap.floor:  # beyond, it is no alternative
+            runners.append({"option": i, "gpu": o.gpu, "gpus": o.gpus, "acquisition": o.acquisition,
+                            "per_run": o.run_cost, "days": None if o.time_to_train_s is None
+                            else round(o.time_to_train_s / 86400, 2),
+                            "trade": trade_against(gap.floor, days, o, currency)})
+    adjust = [msg("adjust.setup_assumed" if setup.assumed else "adjust.setup", time=setup.shown_minutes * 60,
+                  n=gap.gpus, money=to_money(setup.hours * gap.gpus * gap.price_per_gpu_hour, currency))]
+    adjust += [a for a in rec["adjustments"] if a.code in TIME_VALUE_CODES
+               or a.code == "clauses" and a.args["parts"][0].code in TIME_VALUE_CODES]
+    return {**rec, "option": index, "acquisition": QUOTE, "offer": None, "gpu": gap.gpu, "gpus": gap.gpus,
+            "servers": gap.servers, "per_run": round(gap.floor), "commitment": round(gap.floor),
+            "cost_per_million_tokens": gap.floor / tokens * 1e6 if tokens else None,
+            "time_to_train_days": round(days, 2), "site_applies": False,
+            "binding": {"code": "no_hourly_offer", "deadline_days": rec["binding"]["deadline_days"]},
+            "why": why, "runner_ups": runners,
+            "adjustments": adjust, "priced": rec}

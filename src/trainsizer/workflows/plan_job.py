@@ -8,6 +8,7 @@ from typing import Any
 
 from trainsizer.cost.per_run import Workload
 from trainsizer.cost.prices import Prices, listed, load_prices
+from trainsizer.cost.run_cost import RENT
 from trainsizer.cost.subsidy import Subsidy
 from trainsizer.errors import N_, InputError, in_file
 from trainsizer.estimate.calibration import calibrated_params
@@ -41,9 +42,15 @@ from trainsizer.workflows.defaults import (
 from trainsizer.workflows.feasible import ways_to_feasible, with_ways
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
-from trainsizer.workflows.offer_gap import lead_with_quote, offer_gap
+from trainsizer.workflows.offer_gap import offer_gap, quoted
 from trainsizer.workflows.plan_request import PlanRequest
-from trainsizer.workflows.plan_schema import ExcludedGpuJSON, MarketJSON, PlanJSON, RecommendationJSON
+from trainsizer.workflows.plan_schema import (
+    ConfidenceJSON,
+    ExcludedGpuJSON,
+    MarketJSON,
+    PlanJSON,
+    RecommendationJSON,
+)
 from trainsizer.workflows.pricing import MoneyTerms, merge_fabric_twins, recommend_options
 from trainsizer.workflows.robust import close_call, confidence, settle_command, with_ranges
 from trainsizer.workflows.screen_pricing import HostFit, ScreenPricing
@@ -207,18 +214,25 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str) -> PlanOutcome:
         least = min(risky, key=lambda o: o.oom_chance)
         result.suggestions.append(msg("plan.all_at_oom_risk", limit=req.max_oom_risk, pct=least.oom_chance,
                                       gpus=least.gpus, gpu=least.gpu))
-    out = result.to_dict()
     rec = recommendation(options, order, objective, result.late, req.deadline_s, None, money.currency, terms.time,
                          req.max_oom_risk)
     _add_confidence(rec, options, order, objective, req, job_label)
     gap = offer_gap(options[order[0]] if rec else None, every_option, money, market, req.max_oom_risk,
-                    terms.time.per_hour)
+                    terms.time.per_hour, terms.setup.hours, req.budget)
     gap_json = gap.to_dict() if gap else None
+    acquisition = options[order[0]].acquisition if rec else None
     if gap and not rec:
         result.suggestions.append(gap.message())
-    elif gap and gap_json is not None:  # no known offer rents it by the hour: the answer leads with the quote
-        lead_with_quote(rec, gap_json, gap, options[order[0]])
-    acquisition = options[order[0]].acquisition if rec else None
+    elif gap and gap_json is not None and rec is not None and gap.option is not None:
+        # no known offer rents it by the hour: the answer is the layout to ask a cloud to quote
+        index = next((i for i, o in enumerate(options) if o is gap.option), len(options))
+        if index == len(options):
+            options.append(gap.option)
+        rec = quoted(rec, gap_json, gap, options, index, job.training.tokens, terms.setup)
+        floor_value = gap.floor + terms.time.per_hour * (gap.hours + gap.setup_hours)
+        rec["confidence"] = _quote_confidence(options, index, order, objective, req, floor_value)
+        result.rankings["recommended"], acquisition = [index], RENT
+    out = result.to_dict()
     out.update({"recommendation": rec, "offer_gap": gap_json, "recommended_because": rec["why"] if rec else None})
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
                 "timeline": timeline(acquisition), "verification": verification_steps(job_label, acquisition),
@@ -241,6 +255,20 @@ def _add_confidence(rec: RecommendationJSON | None, options: list[PlanOption], o
         conf = replace(conf, settle_with=settle_command(job_label))
         rec["why"] = msg("sentences", parts=[rec["why"], close])
     rec["confidence"] = conf.to_dict() if conf else None
+
+
+def _quote_confidence(options: list[PlanOption], index: int, order: list[int], objective: str, req: PlanRequest,
+                      floor_value: float) -> ConfidenceJSON | None:
+    """How often the quoted layout (``options[index]``, valued at its floor plus its time on the cheapest objective)
+    stays best against the priced options across the model's error, never above its chance of running."""
+    values = [objective_value(o, objective) if i in order else 0.0 for i, o in enumerate(options)]
+    values[index] = floor_value if objective == "cheapest" else objective_value(options[index], objective)
+    ranked = [index, *(i for i in order if i != index)]
+    conf = confidence(options, ranked, values, req.deadline_s, None, scales=objective != "fewest-gpus")
+    if conf is None:
+        return None
+    runs = round(1.0 - options[index].oom_chance, 4)
+    return replace(conf, runs=runs, share=min(conf.share, runs)).to_dict()
 
 
 def price_hardware(job: Scenario, gpu: str, gpus: int, req: PlanRequest) -> dict[str, Any]:

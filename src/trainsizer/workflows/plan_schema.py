@@ -92,6 +92,7 @@ class RecommendationJSON(TypedDict):
     time_value: TimeValueJSON | None
     adjustments: list[Message]
     confidence: NotRequired[ConfidenceJSON | None]
+    priced: NotRequired["RecommendationJSON"]  # where acquisition is "quote": the answer of the priced options alone
 
 
 class TimelineStepJSON(TypedDict):
@@ -153,6 +154,7 @@ class OfferGapJSON(TypedDict):
     servers: int
     gpu_hours: float
     hours: float
+    setup_hours: float
     price_per_gpu_hour: float
     provider: str
     host_ram_gib: float | None
@@ -161,6 +163,7 @@ class OfferGapJSON(TypedDict):
     lead: NotRequired[Message]
     hold: NotRequired[Message]
     payback: NotRequired[PaybackJSON | None]
+    priced_far: NotRequired[bool]
 
 
 class PlanJSON(TypedDict):
