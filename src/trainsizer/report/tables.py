@@ -148,6 +148,11 @@ def recommendation_sheet(plan: PlanJSON, pick: OptionJSON | None, recommended: b
         [tr("site", lang), w.site_name(plan["site"], lang), ""], [tr("site fit", lang), fit.get("verdict"), ""],
         [tr("currency", lang), cur, ""],
     ]
+    rec = plan.get("recommendation") or {}
+    gap = plan.get("offer_gap") or {}
+    if recommended and rec.get("acquisition") == "quote":  # the layout to ask a cloud to quote: its GPU time
+        sheet.rows += [[tr("one training run: GPU time to ask a quote on", lang), _money(rec.get("per_run")), cur],
+                       [tr("one training run: hours", lang), gap.get("hours"), "h"]]
     sheet.rows += _run_rows(pick, cur, lang)
     sheet.rows += _range_rows(plan, pick, recommended, lang)
     if pick.get("cost"):

@@ -13,7 +13,7 @@ from trainsizer.i18n import N_, NP_, ntr, tr
 MISSING = "-"
 ZH = "zh-CN"
 
-ACQUISITIONS = {"rent": N_("rent"), "buy": N_("buy")}
+ACQUISITIONS = {"rent": N_("rent"), "buy": N_("buy"), "quote": N_("rent on a quote")}
 ACTIONS = {"rent": N_("Rent"), "buy": N_("Buy")}
 MARKETS = {"cn": N_("China market"), "global": N_("global market")}
 TERMS = {"on-demand": N_("on-demand"), "preemptible": N_("preemptible"), "daily": N_("daily contract"),
