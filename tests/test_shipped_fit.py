@@ -160,7 +160,17 @@ def test_validate_alone_runs_the_shipped_cases_and_reproduces_the_accuracy_table
                 f"**{_pct(every['memory'])}** | {_pct(annotated['memory'])} | "
                 f"**{_pct(every['throughput'])}** | {_pct(annotated['throughput'])} |")
     assert headline in page
-    assert headline in README.read_text(encoding="utf-8"), "README's headline row: run tools/readme_accuracy.py --write"
+    readme = README.read_text(encoding="utf-8")
+    assert headline in readme, "README's headline row: run tools/readme_accuracy.py --write"
+    sys.path.insert(0, str(TOOLS))  # tools/readme_accuracy.py: the MoE and part rows README shows
+    try:
+        import readme_accuracy
+    finally:
+        sys.path.remove(str(TOOLS))
+    shown = readme_accuracy.readme_signed_rows(summary)
+    assert any(r.startswith("| MoE") for r in shown) and sum(r.startswith("| part ") for r in shown) >= 4
+    for row in shown:
+        assert row in readme, f"{row}: run tools/readme_accuracy.py --write"
     assert summary["holdout"]["memory"]["excluded"] == summary["holdout"]["throughput"]["excluded"] == 0
     family = rows[("all", "leave-one-family-out")]
     assert family["count"] == every["count"]

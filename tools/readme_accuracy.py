@@ -8,7 +8,8 @@ and the 80 % ranges' nested coverage, overall and per regime with its median hal
 Each row gives the user view (what a user states: the framework's profile sets the internals) beside the annotated
 view (every key as the case writes it); the signed table and the ranges' coverage are the user view's (the shipped
 ranges are fitted on it), the other views' coverage in its last rows.
-README.md carries the first of these rows (all cases, leave-one-source-out) as its headline.
+README.md carries the first of these rows (all cases, leave-one-source-out) as its headline, and the signed table's
+China-market part and MoE rows.
 Run it after a change to the model, its parameters or the cases:
 
     PYTHONPATH=src python3 tools/readme_accuracy.py          # prints the rows
@@ -24,7 +25,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 ACCURACY = ROOT / "docs" / "accuracy.md"  # every table
-README = ROOT / "README.md"  # the headline row only
+README = ROOT / "README.md"  # the headline row, the part and MoE rows
 HEADLINE = "| all "
 SIGNED_HEADER = "| group | memory: cases |"
 COVERAGE_HEADER = "| 80 % ranges, each publication held out |"
@@ -153,11 +154,17 @@ def rewrite(text: str, summary: dict[str, Any]) -> str:
     return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
 
 
+def readme_signed_rows(summary: dict[str, Any]) -> list[str]:
+    """The signed table's rows README.md shows: the China-market parts and the MoE models."""
+    return [row for row in signed_rows(summary) if row.startswith(("| part ", "| MoE"))]
+
+
 def rewrite_headline(text: str, summary: dict[str, Any]) -> str:
-    """README.md with its one accuracy row (all cases, leave-one-source-out) from ``summary``."""
+    """README.md with its accuracy row (all cases, leave-one-source-out) and its part and MoE rows from ``summary``."""
     lines = text.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith(HEADLINE))
     lines[at] = accuracy_rows(summary)[HEADLINE]
+    _replace_table(lines, SIGNED_HEADER, readme_signed_rows(summary))
     return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
 
 
