@@ -1,12 +1,14 @@
-"""The planner searches expert parallelism (EP) for models with routed experts when the job's framework runs it (its
-profile's ``expert_parallel``): the layouts it enumerates are the ones Megatron-Core accepts, a dense job's are
-unchanged, and the answer for the two MoE example jobs in CNY under a framework with EP is the best over the EP axis;
-where it uses EP > 1, the same layout without EP is slower, runs out of memory or risks it. Under a framework without
-EP (the assumed LLaMA-Factory) no layout has EP, the plan says so once, and an estimate stating ep > 1 is refused."""
+"""The planner searches expert parallelism (EP) for models with routed experts when the job's framework runs it with
+the job's method (its profile's ``expert_parallel`` and ``methods``): the layouts it enumerates are the ones
+Megatron-Core accepts, a dense job's are unchanged, and the answer for the two MoE example jobs in CNY (both under
+Megatron-SWIFT, which runs full and LoRA fine-tunes with EP) is the best over the EP axis; where it uses EP > 1, the
+same layout without EP is slower, runs out of memory or risks it. Under a framework without EP (the assumed
+LLaMA-Factory) no layout has EP, the plan says so once, and an estimate stating ep > 1 is refused."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +19,7 @@ import trainsizer.plan.layouts as layouts
 import trainsizer.plan.search as search
 from trainsizer.cli import main
 from trainsizer.estimate.estimator import estimate
-from trainsizer.frameworks import assumed, expert_parallel_families, load_profile
+from trainsizer.frameworks import assumed, expert_parallel_families, load_profile, resolve
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
 from trainsizer.plan.constraints import Constraints
@@ -28,7 +30,14 @@ from trainsizer.workflows.plan_job import PlanRequest, plan_job
 QWEN3_FULL = str(REPO / "examples/jobs/qwen3-30b-a3b-full.yaml")
 DEEPSEEK_LORA = str(REPO / "examples/jobs/deepseek-v2-lite-lora.yaml")
 CNY = PlanRequest(currency="CNY")
-WITH_EP = "megatron-lm"  # a framework whose profile runs expert parallelism (--expert-model-parallel-size)
+WITH_EP = "ms-swift-megatron"  # a framework whose profile runs full and LoRA fine-tunes with expert parallelism
+
+
+def _unnamed(path: str):
+    """The example job with its framework left out: the one assumed for its method (LLaMA-Factory)."""
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    data["training"].pop("framework", None)
+    return resolve(job_from_dict(data))[0]
 
 
 def _layouts(job, gpu: str = "h800-sxm5-80gb", per_node: int = 8):
@@ -92,7 +101,7 @@ def test_expert_parallelism_pays_for_the_deepseek_lora_in_cny() -> None:
     """DeepSeek-V2-Lite LoRA on the GPUs of one node: ZeRO below stage 3 shards none of the frozen weights, while EP
     splits the experts (most of the 16 B parameters) over the ranks, their all-to-all on NVLink; so an EP layout runs
     with room to spare where without EP the same layout risks running out of memory and ZeRO-3 adds its gathers."""
-    pick = _pick(plan_job(load_job(DEEPSEEK_LORA, framework=WITH_EP), CNY))
+    pick = _pick(plan_job(load_job(DEEPSEEK_LORA), CNY))  # the example names Megatron-SWIFT
     assert pick.scenario.parallel.ep > 1
     assert pick.gpus <= pick.scenario.gpus_per_node  # one node: the dispatch crosses NVLink only
 
@@ -113,30 +122,32 @@ def test_a_stated_ep_of_the_job_is_not_the_screens_base() -> None:
 def test_the_profiles_split_on_expert_parallelism_as_their_sources_say() -> None:
     """Megatron-based frameworks run EP; the Hugging Face Trainer family (LLaMA-Factory, the one assumed for LoRA and
     full fine-tunes) does not; each answer cites where it is read."""
-    can = expert_parallel_families()
+    can = expert_parallel_families("full")
     assert {"megatron-lm", "nemo", "mindspeed-llm"} <= set(can)
     assert not {"llama-factory", "hf-trainer", "accelerate-fsdp", "ms-swift"} & set(can)
-    assert assumed("lora") not in can and assumed("full") not in can
+    assert assumed("lora") not in expert_parallel_families("lora") and assumed("full") not in can
     for family in ("megatron-lm", "llama-factory"):
         assert load_profile(family).expert_parallel.source.strip()
 
 
-@pytest.mark.parametrize("framework", [None, "hf-trainer+deepspeed"], ids=["assumed", "named"])
+@pytest.mark.parametrize("framework", [None, "hf-trainer+deepspeed", "paddlenlp"],
+                         ids=["assumed", "named", "not-with-lora"])
 def test_no_expert_parallel_layout_under_a_framework_without_it(framework: str | None) -> None:
-    job = load_job(DEEPSEEK_LORA, framework=framework)
+    """Without EP at all, or (PaddleNLP) with EP for full fine-tunes but not read for LoRA."""
+    job = _unnamed(DEEPSEEK_LORA) if framework is None else load_job(DEEPSEEK_LORA, framework=framework)
     lay = _layouts(job)
     assert len(lay) and set(lay.ep.tolist()) == {1}
     assert (_layouts(load_job(DEEPSEEK_LORA, framework=WITH_EP)).ep > 1).any()  # the same job under Megatron has EP
 
 
 def test_the_plan_says_once_why_no_expert_parallelism_and_who_runs_it() -> None:
-    job = load_job(DEEPSEEK_LORA)
+    job = _unnamed(DEEPSEEK_LORA)
     planned = plan_job(job, CNY)
     assert _pick(planned).scenario.parallel.ep == 1
     notes = [n for n in planned.result.notes if n.code == "plan.no_expert_parallel"]
     assert len(notes) == 1
-    assert notes[0].args["framework"] == assumed("lora")
-    assert all(f in notes[0].args["frameworks"] for f in expert_parallel_families())
+    assert notes[0].args["framework"] == assumed("lora") and notes[0].args["method"] == "lora"
+    assert notes[0].args["frameworks"].split(", ") == expert_parallel_families("lora")
     named = plan_job(load_job(DEEPSEEK_LORA, framework=WITH_EP), CNY).result.notes
     assert not [n for n in named if n.code == "plan.no_expert_parallel"]
 
@@ -161,7 +172,7 @@ def test_an_estimate_stating_ep_under_a_framework_without_it_is_refused(tmp_path
     lines = [line for line in out.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1, out
     assert "parallel.ep" in lines[0] and "llama-factory" in lines[0]
-    assert all(f in lines[0] for f in expert_parallel_families())
+    assert all(f in lines[0] for f in expert_parallel_families("lora"))
     # the same scenario under a framework that runs EP is estimated; so is it with none named (the stated EP says
     # the user runs a framework that has it, not the assumed one)
     assert _run(["estimate", str(scenario), "--framework", WITH_EP, "--json"], monkeypatch, capsys)[0] == 0

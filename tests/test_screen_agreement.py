@@ -21,11 +21,11 @@ from trainsizer.workflows.plan_job import plan_job
 
 STEP_TOLERANCE = 1e-9  # relative: float rounding of the same terms summed over arrays
 MEMORY_TOLERANCE = 1e-5  # relative: the per-layer bytes are averages over the job's layers
-# mixture-of-experts jobs, whose layouts the search also varies by expert parallelism (under a framework that runs it:
-# Megatron-LM's --expert-model-parallel-size, frameworks/megatron-lm.yaml)
+# mixture-of-experts jobs, whose layouts the search also varies by expert parallelism (under a framework that runs it
+# with their methods: Megatron-SWIFT's --expert_model_parallel_size, frameworks/ms-swift-megatron.yaml)
 MOE_CASES = [("qwen3-30b-a3b-full-cny", str(REPO / "examples/jobs/qwen3-30b-a3b-full.yaml"), CNY),
              ("deepseek-v2-lite-lora-cny", str(REPO / "examples/jobs/deepseek-v2-lite-lora.yaml"), CNY)]
-WITH_EP = "megatron-lm"
+WITH_EP = "ms-swift-megatron"
 
 
 @pytest.mark.parametrize(("name", "job", "req"), CASES + MOE_CASES, ids=[c[0] for c in CASES + MOE_CASES])

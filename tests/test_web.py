@@ -783,7 +783,7 @@ def test_the_form_offers_each_framework_profile_and_the_plan_takes_it(client):
     assert re.findall(r'value="([^"]*)"', select) == ["", *families()]
     assert "训练框架" in html and "按训练方式的常用框架" in select
     assert all(load_profile(f).name in select for f in families())
-    body = {"job": with_(JOB, "training.framework", "megatron-lm"),
+    body = {"job": with_(JOB, "training.framework", "ms-swift-megatron"),
             "constraints": {"gpus": ["rtx-4090d-24gb"], "max_gpus": 4, "currency": "CNY"}}
     assert client.post("/api/plan", json=body).status_code == 200
     assert_field(client.post("/api/plan", json={**body, "job": with_(JOB, "training.framework", "no-such")}),

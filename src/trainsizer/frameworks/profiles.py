@@ -6,12 +6,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal, NotRequired, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import N_, InputError
 from trainsizer.input_checks import IsoDate, parse_model
-from trainsizer.scenario import Scenario
+from trainsizer.scenario import Method, Scenario
 
 PACKAGE = "trainsizer.frameworks"
 # the keys that say how a framework runs the model, not what the user trains: a profile may set only these, and the
@@ -60,6 +60,19 @@ class ExpertParallel(BaseModel):
     quote: str = Field(min_length=1)
 
 
+class MethodRun(BaseModel):
+    """A training method (``training.method``) a framework release runs, whether it runs it with expert parallelism
+    (stated in a profile whose ``expert_parallel.runs``), and the source line that says so (``assumed: <why>`` where
+    the source was not read)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    method: Method
+    expert_parallel: bool | None = None
+    source: str = Field(min_length=1)
+    quote: str = Field(min_length=1)
+    as_of: IsoDate
+
+
 class Profile(BaseModel):
     """A framework family's profile file."""
 
@@ -74,6 +87,24 @@ class Profile(BaseModel):
     settings: list[Setting] = Field(default_factory=list)
     unset: list[Unset] = Field(default_factory=list)
     expert_parallel: ExpertParallel
+    methods: list[MethodRun] = Field(min_length=1)
+
+    def runs(self, method: str) -> MethodRun | None:
+        """The profile's entry for ``method``, None where the framework does not run it."""
+        return next((m for m in self.methods if m.method == method), None)
+
+    @model_validator(mode="after")
+    def _methods_state_expert_parallelism(self) -> Profile:
+        named = [m.method for m in self.methods]
+        if len(set(named)) != len(named):
+            raise ValueError(f"methods: each method once ({', '.join(named)})")
+        for m in self.methods:
+            if self.expert_parallel.runs and m.expert_parallel is None:
+                raise ValueError(f"methods: {m.method}: expert_parallel (true or false) is stated where the "
+                                 "framework runs expert parallelism")
+            if not self.expert_parallel.runs and m.expert_parallel:
+                raise ValueError(f"methods: {m.method}: expert_parallel true under expert_parallel.runs false")
+        return self
 
 
 def _index() -> dict[str, Any]:
@@ -103,26 +134,56 @@ def load_profile(family: str) -> Profile:
     return profile
 
 
+def _family(framework: str | None, method: str) -> str:
+    return parse_name(framework)[0] if framework else assumed(method)
+
+
+def runs_method(framework: str | None, method: str) -> bool:
+    """Whether ``framework`` (a name as ``training.framework`` takes it) runs ``method``, as its profile's ``methods``
+    say; with none named, True: the one assumed for a method runs it."""
+    return framework is None or load_profile(_family(framework, method)).runs(method) is not None
+
+
+def method_families(method: str) -> list[str]:
+    """The framework families whose profile runs ``method``."""
+    return [f for f in families() if load_profile(f).runs(method) is not None]
+
+
 def runs_expert_parallel(framework: str | None, method: str) -> bool:
     """Whether ``framework`` (a name as ``training.framework`` takes it; None: the one assumed for ``method``) runs
-    expert parallelism, as its profile says."""
-    family = parse_name(framework)[0] if framework else assumed(method)
-    return load_profile(family).expert_parallel.runs
+    ``method`` with expert parallelism, as its profile says."""
+    run = load_profile(_family(framework, method)).runs(method)
+    return bool(run and run.expert_parallel)
 
 
-def expert_parallel_families() -> list[str]:
-    """The framework families whose profile says they run expert parallelism."""
-    return [f for f in families() if load_profile(f).expert_parallel.runs]
+def expert_parallel_families(method: str) -> list[str]:
+    """The framework families whose profile runs ``method`` with expert parallelism."""
+    return [f for f in families() if runs_expert_parallel(f, method)]
+
+
+def check_method(scenario: Scenario, use: FrameworkUse) -> None:
+    """Refuse a ``training.method`` the named framework's profile does not run (an assumed one runs its method)."""
+    method = scenario.training.method
+    if not use.assumed and load_profile(use.family).runs(method) is None:
+        raise InputError("training.method", N_("{method} is not a method {framework} runs (training.framework); "
+                                               "accepted: training.method one of {methods}, or training.framework "
+                                               "one of {frameworks}"),
+                         method=method, framework=use.framework,
+                         methods=", ".join(m.method for m in load_profile(use.family).methods),
+                         frameworks=", ".join(method_families(method)))
 
 
 def check_expert_parallel(scenario: Scenario, use: FrameworkUse) -> None:
-    """Refuse ``parallel.ep > 1`` under a named framework whose profile runs no expert parallelism. An assumed one
-    is not refused: a stated expert-parallel size says the user runs a framework that has it, not the assumed one."""
-    if scenario.parallel.ep > 1 and not use.assumed and not load_profile(use.family).expert_parallel.runs:
-        raise InputError("parallel.ep", N_("{ep} needs a framework that runs expert parallelism, and {framework} "
-                                           "does not; accepted: 1, or training.framework one of {frameworks}"),
-                         ep=scenario.parallel.ep, framework=use.framework,
-                         frameworks=", ".join(expert_parallel_families()))
+    """Refuse ``parallel.ep > 1`` under a named framework whose profile runs no expert parallelism with the
+    scenario's method. An assumed one is not refused: a stated expert-parallel size says the user runs a framework
+    that has it, not the assumed one."""
+    method = scenario.training.method
+    if scenario.parallel.ep > 1 and not use.assumed and not runs_expert_parallel(use.framework, method):
+        raise InputError("parallel.ep", N_("{ep} needs a framework that runs expert parallelism with method "
+                                           "{method}, and {framework} does not; accepted: 1, or training.framework "
+                                           "one of {frameworks}"),
+                         ep=scenario.parallel.ep, method=method, framework=use.framework,
+                         frameworks=", ".join(expert_parallel_families(method)))
 
 
 # ``SettingUse.to_dict`` ("from" is a keyword: the functional form)
@@ -224,5 +285,6 @@ def resolve(scenario: Scenario, framework: str | None = None) -> tuple[Scenario,
                                                  **updates["parallel"]})
     resolved = scenario.model_copy(update={"training": training, "parallel": parallel})
     use = FrameworkUse(name, family, profile.version, backend, assumed, tuple(rows))
+    check_method(resolved, use)
     check_expert_parallel(resolved, use)
     return resolved, use

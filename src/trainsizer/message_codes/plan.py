@@ -48,8 +48,9 @@ _c("plan.fits_not_to_be_had",
 _c("plan.deadline_binds", N_("the deadline may be what binds: try without --deadline to see the fastest option's time"))
 _c("plan.global_batch_assumed", N_("global batch not given: {n} sequences per step assumed for every option"), n="int")
 _c("plan.no_expert_parallel",
-   N_("no expert parallelism searched: {framework} does not run it; frameworks that do: {frameworks} (name one with "
-      "--framework or training.framework)"), framework="text", frameworks="text")
+   N_("no expert parallelism searched: {framework} does not run it with method {method}; frameworks that do: "
+      "{frameworks} (name one with --framework or training.framework)"), framework="text", method="text",
+   frameworks="text")
 
 # workflows/plan_job.py and pricing.py: market, budget, workload, notes of an option
 _c("plan.market_excluded",

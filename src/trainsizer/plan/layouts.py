@@ -88,12 +88,13 @@ def with_searched_axes(lay: Layouts, arch: Architecture, scenario: Scenario) -> 
 
 
 def expert_parallel_note(job: Scenario, arch: Architecture) -> Message | None:
-    """What the plan says of an MoE job whose framework runs no expert parallelism: which frameworks do, and how
-    to name one."""
-    if not arch.moe or runs_expert_parallel(job.training.framework, job.training.method):
+    """What the plan says of an MoE job whose framework runs no expert parallelism with its method: which
+    frameworks do, and how to name one."""
+    method = job.training.method
+    if not arch.moe or runs_expert_parallel(job.training.framework, method):
         return None
-    return msg("plan.no_expert_parallel", framework=job.training.framework or assumed(job.training.method),
-               frameworks=", ".join(expert_parallel_families()))
+    return msg("plan.no_expert_parallel", framework=job.training.framework or assumed(method), method=method,
+               frameworks=", ".join(expert_parallel_families(method)))
 
 
 # Hybrid sharding: ZeRO-3 states sharded within each node and replicated across nodes, gradients all-reduced between

@@ -18,6 +18,7 @@ from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.ranges import band, framework_regime
 from trainsizer.estimate.regimes import regime
 from trainsizer.estimate.step import default_performance_model
+from trainsizer.frameworks import runs_method
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.models.architecture import Architecture
@@ -330,17 +331,15 @@ def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Ca
     tries: list[tuple[Message, Scenario, Constraints]] = []
     tr = job.training
     if tr.optimizer in ("adamw", "adafactor", "lion", "sgd-momentum"):
-        tries.append((msg("plan.try_8bit_optimizer"),
-                      job.model_copy(update={"training": tr.model_copy(update={"optimizer": "adamw-8bit"})}),
-                      constraints))
-    if tr.method == "full":
+        tries.append((msg("plan.try_8bit_optimizer"), job.model_copy(
+            update={"training": tr.model_copy(update={"optimizer": "adamw-8bit"})}), constraints))
+    # a method is tried only where the named framework runs it (frameworks/<family>.yaml methods)
+    if tr.method == "full" and runs_method(tr.framework, "lora"):
         tries.append((msg("plan.try_lora"),
                       job.model_copy(update={"training": tr.model_copy(update={"method": "lora"})}), constraints))
-    if tr.method in ("full", "lora"):
-        tries.append((msg("plan.try_qlora"),
-                      job.model_copy(update={"training": tr.model_copy(update={"method": "qlora",
-                                                                               "quantization": "nf4"})}),
-                      constraints))
+    if tr.method in ("full", "lora") and runs_method(tr.framework, "qlora"):
+        tries.append((msg("plan.try_qlora"), job.model_copy(update={"training": tr.model_copy(
+            update={"method": "qlora", "quantization": "nf4"})}), constraints))
     if constraints.max_gpus < limits.MAX_SUGGESTED_GPUS:
         tries.append((msg("plan.try_more_gpus", n=(more := constraints.max_gpus * limits.MORE_GPUS_FACTOR)), job,
                       Constraints(constraints.gpus, more, constraints.gpus_per_node, None, 1)))
@@ -348,9 +347,8 @@ def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Ca
         tries.append((msg("plan.try_larger_gpus"), job,
                       Constraints((), constraints.max_gpus, constraints.gpus_per_node, None, 1)))
     if tr.seq_len > limits.SHORTEST_SEQ_LEN:
-        tries.append((msg("plan.try_shorter_sequence", n=tr.seq_len // 2),
-                      job.model_copy(update={"training": tr.model_copy(update={"seq_len": tr.seq_len // 2})}),
-                      constraints))
+        tries.append((msg("plan.try_shorter_sequence", n=tr.seq_len // 2), job.model_copy(
+            update={"training": tr.model_copy(update={"seq_len": tr.seq_len // 2})}), constraints))
     out = []
     for label, sc, cons in tries:
         res = plan(sc, arch, Constraints(cons.gpus, cons.max_gpus, cons.gpus_per_node, None, 1,
