@@ -45,3 +45,8 @@ class RawStep:
     activation_ops_mb: float = 0.0  # an unfused activation's traffic beyond the element-wise term (activation_ops.py)
     reduce_overlapped: float = 1.0  # 1 where the gradient reduction hides behind backward (grad_overlap.py)
     overhead_scale: float = 1.0  # the part's ridge point over its family reference's (gemm_rows.overhead_scale)
+    expert_hidden: float = 0.0  # the model's width: the other side of the routed experts' GEMMs
+    ridge: float = 0.0  # FLOP per HBM byte where the part's 16-bit GEMMs turn compute bound (gemm_rows.ridge_point)
+    expert_dtype: str = ""  # of the routed experts' GEMMs (moe.expert_peak)
+    moe_syncs: float = 0.0  # host waits for the GPU per micro-batch: one per MoE layer forward (moe.host_syncs)
+    moe_overlapped: float = 0.0  # 1 where the all-to-alls run against another micro-batch's compute (moe.py)
