@@ -55,8 +55,8 @@ def test_the_fitters_grids_lie_inside_the_ranges_a_profile_is_checked_against():
             assert low <= grid.min() and grid.max() <= high, (kind, dotted, key)
 
 
-def test_moe_runs_fit_only_the_grouped_gemm_half_points():
-    """fit_split: the MoE runs (fit.exclude) set the routed experts' half-way points and nothing else; the other
+def test_moe_runs_fit_only_the_grouped_gemm_traffic():
+    """fit_split: the MoE runs (fit.exclude) set the routed experts' grouped-GEMM traffic and nothing else; the other
     parameters come from the dense runs alone, as if the MoE runs were absent."""
     from conftest import REPO
 
@@ -71,13 +71,11 @@ def test_moe_runs_fit_only_the_grouped_gemm_half_points():
     terms, failed = build_case_terms(cases, "performance", default_memory_model(), default_performance_model())
     assert not failed
     free = [f for f in PERFORMANCE_FREE if f[:2] in EXPERT_GEMM or f[:2] == ("compute", "half_tokens")]
-    start = default_performance_model()
-    for dotted, key, _ in free:
-        start = with_value(start, dotted, key, 256.0)
+    start = with_value(default_performance_model(), "compute", "half_tokens", 256.0)
+    start = with_value(start, "compute", "expert_traffic", 1.0)
     both = fit_split(terms, range(len(terms)), start, free, rounds=2)[0]
     dense = [i for i, m in enumerate(terms.models) if m == "dense"]
     alone = fit_split(terms, dense, start, free, rounds=2)[0]
     assert value_at(both, "compute", "half_tokens") == value_at(alone, "compute", "half_tokens")
-    assert value_at(alone, "compute", "expert_half_tokens") == 256.0  # no MoE run: left where it started
-    assert (value_at(both, "compute", "expert_half_tokens"), value_at(both, "compute", "expert_half_width")) != (
-        256.0, 256.0)
+    assert value_at(alone, "compute", "expert_traffic") == 1.0  # no MoE run: left where it started
+    assert value_at(both, "compute", "expert_traffic") != 1.0

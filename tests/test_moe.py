@@ -1,5 +1,7 @@
-"""Mixture-of-experts terms (estimate/moe.py): routed rows with imbalance and capacity, hierarchical dispatch,
-folded expert groups, and the scenario keys that state them."""
+"""Mixture-of-experts terms (estimate/moe.py): routed rows with imbalance and capacity, tokens per rank under tensor
+parallelism, hierarchical dispatch, folded expert groups, the grouped GEMM at its per-expert shape, the experts'
+precision, the all-to-all overlap and the host synchronisation of dropless layers, and the scenario keys that state
+them."""
 
 from dataclasses import replace
 
@@ -11,7 +13,12 @@ from trainsizer.estimate.comm import Fabric
 from trainsizer.estimate.estimator import estimate
 from trainsizer.estimate.moe import (
     dispatch_combine_s,
+    dispatched_tokens,
+    expert_gemm_intensity,
+    expert_peak,
+    exposed_all_to_all_s,
     grouped_gemm_saturation,
+    host_syncs,
     load_factor,
     remote_copies,
     rows_per_expert,
@@ -85,20 +92,25 @@ def test_folded_experts_keep_whole_experts_and_shard_states_over_more_ranks():
     assert optimizer[1] == pytest.approx(optimizer[0], rel=0.02)
 
 
-def test_grouped_gemm_efficiency_falls_with_fewer_rows_and_narrower_experts():
+def test_grouped_gemm_efficiency_rises_with_rows_per_expert_and_expert_width():
     rows = np.array([256.0, 1024.0, 4096.0, 16384.0])
-    eff = grouped_gemm_saturation(rows, 768.0, 3072.0, 256.0)
+    eff = grouped_gemm_saturation(expert_gemm_intensity(rows, 2048.0, 768.0), 295.0, 1.0)
     assert np.all(np.diff(eff) > 0) and np.all(eff < 1)  # monotonic in rows per expert, below the ceiling
     # Qwen3-30B-A3B's 768-wide experts run below Qwen3-235B-A22B's 1536-wide ones at the same rows
-    narrow, wide = (grouped_gemm_saturation(2048.0, w, 3072.0, 256.0) for w in (768.0, 1536.0))
+    narrow, wide = (grouped_gemm_saturation(expert_gemm_intensity(2048.0, 2048.0, w), 295.0, 1.0)
+                    for w in (768.0, 1536.0))
     assert narrow < wide
-    assert grouped_gemm_saturation(0.0, 768.0, 0.0, 0.0) == 0.0  # no rows, no work: no division by zero
-    assert list(eff) == pytest.approx([grouped_gemm_saturation(float(r), 768.0, 3072.0, 256.0) for r in rows])
+    # the same shape is further below the ceiling on a part with more FLOPs per byte of bandwidth (B200 over H20)
+    shape = expert_gemm_intensity(2048.0, 2048.0, 768.0)
+    assert grouped_gemm_saturation(shape, 281.0, 1.0) < grouped_gemm_saturation(shape, 37.0, 1.0)
+    assert grouped_gemm_saturation(expert_gemm_intensity(0.0, 2048.0, 768.0), 295.0, 1.0) == 0.0  # no rows, no work
+    assert list(eff) == pytest.approx([grouped_gemm_saturation(expert_gemm_intensity(float(r), 2048.0, 768.0),
+                                                               295.0, 1.0) for r in rows])
 
 
-def test_expert_half_points_price_only_the_routed_experts():
+def test_expert_traffic_prices_only_the_routed_experts():
     p = default_performance_model()
-    later = replace(p, compute=replace(p.compute, expert_half_tokens=p.compute.expert_half_tokens * 4 + 1024))
+    later = replace(p, compute=replace(p.compute, expert_traffic=p.compute.expert_traffic * 2 + 1))
     moe = [estimate(moe_job({"ep": 8}), with_limits=False, performance_params=q).performance for q in (p, later)]
     assert moe[1].breakdown_s["compute"] > moe[0].breakdown_s["compute"]
     dense = scenario_from_dict({"model": {"preset": "llama-3.1-8b"}, "training": {"method": "full", "seq_len": 4096,
@@ -106,3 +118,59 @@ def test_expert_half_points_price_only_the_routed_experts():
                                 "hardware": {"gpu": "h100-sxm5-80gb"}})
     a, b = (estimate(dense, with_limits=False, performance_params=q).performance for q in (p, later))
     assert a.step_time_s == pytest.approx(b.step_time_s)
+
+
+def test_each_tensor_parallel_rank_dispatches_its_sequence_shard():
+    assert dispatched_tokens(4096.0, 4) == 1024.0
+    # folded (etp 1) under tp 4: a quarter of the rows; etp = tp gathers the group's shards back
+    assert rows_per_expert(dispatched_tokens(4096, 4), 8, 8, 128, gathered=1) == pytest.approx(512)
+    assert rows_per_expert(dispatched_tokens(4096, 4), 8, 8, 128, gathered=4) == pytest.approx(2048)
+    # per micro-batch (16 GPUs, 64 sequences a step: 4 micro-batches at tp 1, 8 at tp 2), the same ep-8 group in one
+    # node carries half the bytes per rank when each rank routes half the sequence
+    one, two = (estimate(moe_job({"tp": tp, "ep": 8, "etp": 1}), with_limits=False).performance.breakdown_s[
+        "moe_all_to_all"] / (4 * tp) for tp in (1, 2))
+    assert two < 0.6 * one
+
+
+def test_all_to_all_time_grows_with_expert_parallelism_across_nodes():
+    times = [estimate(moe_job({"ep": ep}, gpus=32), with_limits=False).performance.breakdown_s["moe_all_to_all"]
+             for ep in (8, 16, 32)]
+    assert times[0] < times[1] < times[2]  # one node over NVLink, then more of each token's copies over the NICs
+
+
+def test_overlapped_all_to_all_shows_only_beyond_the_computation():
+    assert exposed_all_to_all_s(3.0, 5.0, 0.0) == 3.0
+    assert exposed_all_to_all_s(3.0, 5.0, 1.0) == 0.0
+    assert exposed_all_to_all_s(8.0, 5.0, 1.0) == pytest.approx(3.0)
+    many = exposed_all_to_all_s(np.array([3.0, 8.0]), np.array([5.0, 5.0]), np.array([1.0, 0.0]))
+    assert list(many) == pytest.approx([0.0, 8.0])
+    job = {"ep": 32, "moe_dispatcher": "deepep"}
+    plain, hidden = (estimate(moe_job({**job, "moe_a2a_overlap": o}, gpus=32), with_limits=False).performance
+                     for o in (False, True))
+    assert 0.0 <= hidden.breakdown_s["moe_all_to_all"] < plain.breakdown_s["moe_all_to_all"]
+    assert hidden.breakdown_s["compute"] == pytest.approx(plain.breakdown_s["compute"])
+    with pytest.raises(InputError):
+        moe_job({"ep": 8, "moe_a2a_overlap": "yes"})
+
+
+def test_routed_experts_run_at_the_16_bit_rate_under_fp8():
+    assert expert_peak(1979.0, "fp8", 989.0) == (989.0, "bf16")
+    assert expert_peak(989.0, "bf16", 989.0) == (989.0, "bf16")
+    bf16, fp8 = (estimate(moe_job({"ep": 8}, training={"precision": p}), with_limits=False).performance
+                 for p in ("bf16-mixed", "fp8-mixed"))
+    # FP8 speeds up the attention and shared linears, not the routed experts, which are most of the FLOPs here
+    assert bf16.breakdown_s["compute"] > fp8.breakdown_s["compute"] > 0.6 * bf16.breakdown_s["compute"]
+
+
+def test_dropless_layers_expose_host_time_once_per_forward():
+    assert host_syncs(48, 0.0) == 48 and host_syncs(48, 1.0) == 96  # recomputation runs each forward again
+    p = default_performance_model()
+    quiet = replace(p, overhead=replace(p.overhead, per_layer_s=0.0))
+    base, stored = (estimate(moe_job({"ep": 8}), with_limits=False, performance_params=q).performance
+                    for q in (p, quiet))
+    recomputed = estimate(moe_job({"ep": 8}, training={"activation_checkpointing": "full"}), with_limits=False,
+                          performance_params=p).performance
+    # 4 micro-batches a step (16 GPUs, 64 sequences), 48 MoE layers each: the host's time per layer shows 192 times
+    synced = base.breakdown_s["launch_overhead"] - stored.breakdown_s["launch_overhead"]
+    assert synced >= 4 * 48 * p.overhead.per_layer_s * 0.999
+    assert recomputed.breakdown_s["launch_overhead"] > base.breakdown_s["launch_overhead"]

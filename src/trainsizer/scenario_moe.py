@@ -28,6 +28,10 @@ class ExpertSettings(BaseModel):
         "routed expert (NCCL all-to-all; Megatron-Core's alltoall dispatcher); 'deepep' = one copy per destination "
         "node, forwarded over NVLink inside it (DeepEP normal kernels, Megatron-Core's flex dispatcher with DeepEP "
         "or HybridEP)")
+    moe_a2a_overlap: Annotated[bool, Strict()] = Field(
+        False, description="extension: the dispatch and combine all-to-alls of one micro-batch run during another "
+        "micro-batch's computation (Megatron-Core --overlap-moe-expert-parallel-comm, 'combined 1F1B'; DeepSeek-V3's "
+        "DualPipe), so only the all-to-all time beyond the computation shows; default: not overlapped")
     moe_capacity_factor: Annotated[float, BeforeValidator(_no_bool)] | None = Field(
         None, ge=1.0, le=64.0, description="extension: expert capacity as a multiple of the mean tokens per expert; "
         "tokens beyond it are dropped (GShard, Switch Transformer); default: dropless")

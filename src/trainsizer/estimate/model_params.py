@@ -168,9 +168,9 @@ class Compute:
     max_efficiency_fp32: float = fitted()
     half_tokens: float = fitted()
     half_width: float = fitted()
-    # routed experts' grouped GEMM: rows per expert and expert width where it reaches half its ceiling (estimate/moe.py)
-    expert_half_tokens: float = fitted()
-    expert_half_width: float = fitted()
+    # routed experts' grouped GEMM: its operand traffic over the least it needs, against the part's ridge point
+    # (estimate/moe.py grouped_gemm_saturation)
+    expert_traffic: float = fitted()
     source: str
 
 

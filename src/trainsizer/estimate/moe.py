@@ -19,14 +19,21 @@ dispatch and combine all-to-alls move inside and between nodes, and how the expe
   (``parallel_state.py`` RankGenerator order "tp-ep-dp-pp" with ``expert_tensor_parallel_size``; MoE parallel
   folding, Liu et al. 2025, arXiv:2504.14960, section 3.1): an expert-parallel group is ``etp``-strided, so ``ep``
   GPUs of one node exchange tokens over NVLink whatever the attention's tp.
-- Grouped GEMM: the experts of a rank run as one grouped GEMM whose rows are the copies routed to one expert and whose
-  width is the expert's intermediate size over ``etp``. Its efficiency saturates as any GEMM's does (Calculon, Isaev et
-  al. SC'23) but at the per-expert shape, with its own half-way points (``expert_half_tokens``, ``expert_half_width``,
-  fitted): the kernel tiles each expert's rows separately and pads each expert's segment to the tile's M (DeepGEMM
-  README, "Grouped GEMMs (contiguous layout)", deepseek-ai/DeepGEMM @ 0274ad7b: "each expert segment must be aligned
-  to the GEMM M block size"), and the weight gradient of an expert reduces over its own rows only (DeepGEMM's
-  k-grouped ``k_grouped_fp8_gemm_tn_contiguous`` for "MoE weight backward"; MegaBlocks, Gale et al. 2022,
-  arXiv:2211.15841, section 5: block-sparse GEMMs below the dense ones' throughput at small expert batches).
+- Grouped GEMM: the experts of a rank run as one grouped GEMM whose rows are the copies routed to one expert, against
+  a weight of the model's width by the expert's intermediate size over ``etp``. Each expert's segment is its own GEMM
+  (DeepGEMM README, "Grouped GEMMs (contiguous layout)", deepseek-ai/DeepGEMM @ 0274ad7b: "each expert segment must be
+  aligned to the GEMM M block size"; the weight gradient reduces over the expert's own rows only, MegaBlocks, Gale et
+  al. 2022, arXiv:2211.15841, section 5), so its arithmetic intensity is that of the per-expert shape: ``r h w / (h w
+  + r h + r w)`` FLOPs per byte for ``r`` rows, width ``h`` and expert width ``w`` in 16-bit operands, which for the
+  few rows and narrow experts of fine-grained MoE falls near or below the part's ridge point (peak over HBM
+  bandwidth; Williams et al. 2009, roofline). Its time is the FLOPs at the GEMM ceiling plus the operands' traffic
+  at the HBM's rate, ``expert_traffic`` times the least they need (tiles re-read operands; fitted on the MoE runs).
+- Precision: the routed experts' GEMMs are priced at the 16-bit rate under FP8 training (``estimate/flops.py``: "FP8
+  covers the linears only"): FP8 adds a quantisation of every dispatched token copy per expert, and the published
+  same-layout pairs gain little from it (Megatron-Bridge performance archive, 25.11 DGX-GB300: DeepSeek-V3 3,848
+  tokens/s/GPU in BF16 against 4,357 in MXFP8, +13 % for the whole model; Megatron-MoE-ModelZoo's BF16 Qwen3-235B-A22B
+  at TP 2 PP 8 EP 32 on 256 H100, 17.6 s a 2,048-sequence step with all-to-all overlap, against Megatron-Bridge's
+  FP8 one at the same layout, 19.1 s (26.04.01) and 20.8 s (25.11)).
 
 Every function takes floats or numpy arrays (``trainsizer/arrays.py``).
 """
@@ -53,17 +60,43 @@ def load_factor(imbalance: Any, capacity_factor: Any = None) -> Any:
     return min(imbalance, capacity_factor)
 
 
-def rows_per_expert(local_tokens: Any, experts_per_token: Any, ep: Any, experts: Any, load: Any = 1.0) -> Any:
-    """Rows of one local expert's GEMM per micro-batch: the ``k`` copies of ``local_tokens`` tokens on each of ``ep``
-    ranks spread over ``E`` experts, ``E / ep`` of them here (GShard, section 2.2), on the busiest rank."""
-    return local_tokens * experts_per_token * ep / experts * load
+def dispatched_tokens(local_tokens: Any, tp: Any) -> Any:
+    """Tokens one rank routes per micro-batch: its ``1 / tp`` sequence shard of the micro-batch's ``local_tokens``.
+    Megatron-Core runs an MoE layer under tensor parallelism only with sequence parallelism (``arguments.py``: "When
+    using MoE and tensor parallelism, sequence parallelism must be used"), so each tensor-parallel rank permutes and
+    dispatches its own shard (``MoEAlltoAllTokenDispatcher``, hidden states ``[S/TP, B, H]``)."""
+    return local_tokens / tp
 
 
-def grouped_gemm_saturation(rows: Any, width: Any, half_rows: Any, half_width: Any) -> Any:
-    """Fraction of the dense GEMM ceiling a grouped expert GEMM reaches with ``rows`` rows per expert and ``width``
-    columns per expert: saturating in each, half-way at ``half_rows`` / ``half_width`` (module docstring). Fewer rows
-    per expert or a narrower expert (Qwen3-30B-A3B's 768) give a lower efficiency; 0 rows give 0."""
-    return safe_div(rows, rows + half_rows) * safe_div(width, width + half_width)
+def rows_per_expert(tokens: Any, experts_per_token: Any, ep: Any, experts: Any, load: Any = 1.0,
+                    gathered: Any = 1) -> Any:
+    """Rows of one local expert's GEMM per micro-batch: the ``k`` copies of the ``tokens`` each of ``ep`` ranks
+    dispatches (:func:`dispatched_tokens`), spread over ``E`` experts, ``E / ep`` of them here (GShard, section 2.2),
+    on the busiest rank; an expert split ``gathered`` ways (``etp``) runs the tokens of all ``etp`` ranks of its
+    group, which the dispatcher all-gathers after the all-to-all (Megatron-Core ``MoEAlltoAllTokenDispatcher``:
+    all-to-all over EP, then all-gather over the expert-tensor-parallel group)."""
+    return tokens * gathered * experts_per_token * ep / experts * load
+
+
+def expert_gemm_intensity(rows: Any, width: Any, expert_width: Any) -> Any:
+    """FLOPs per byte of one expert's GEMM in 16-bit operands: ``2 r h w`` FLOPs over ``2 (h w + r h + r w)`` bytes
+    (its weight, input and output once) for ``r`` rows, model width ``h`` and expert width ``w``; 0 for no rows."""
+    return safe_div(rows * width * expert_width, width * expert_width + rows * width + rows * expert_width)
+
+
+def grouped_gemm_saturation(intensity: Any, ridge: Any, traffic: Any) -> Any:
+    """Fraction of the GEMM ceiling a grouped expert GEMM of arithmetic ``intensity`` reaches on a part whose ridge
+    point is ``ridge`` (FLOP per byte, :func:`trainsizer.estimate.gemm_rows.ridge_point`): its FLOPs at the ceiling
+    plus ``traffic`` times its least operand traffic at the HBM's rate (module docstring), so ``I / (I + traffic x
+    ridge)``: rising with rows per expert and with the expert's width, lower on a part with more FLOPs per byte of
+    bandwidth; 0 for no rows."""
+    return safe_div(intensity, intensity + traffic * ridge)
+
+
+def expert_peak(peak: float, dtype: str, sixteen_bit_peak: float) -> tuple[float, str]:
+    """(peak TFLOPS, dtype) the routed experts' GEMMs run at: the linears' own, except under FP8, where they run at
+    the part's 16-bit peak (module docstring, 'Precision')."""
+    return (sixteen_bit_peak, "bf16") if dtype == "fp8" and sixteen_bit_peak else (peak, dtype)
 
 
 def remote_copies(experts_per_token: Any, ep: Any, members_per_node: Any, hierarchical: Any) -> Any:
@@ -103,6 +136,34 @@ def dispatch_combine_s(token_bytes: Any, experts_per_token: Any, ep: Any, stride
         / (fab.inter_busbw_gbps / fab.gpus_per_node * 1e9)
     latency = fab.intra_latency_s + (members < ep) * (fab.inter_latency_s - fab.intra_latency_s)
     return maximum(on_node, off_node) + latency * (ep - 1)
+
+
+def exposed_all_to_all_s(all_to_all: Any, compute: Any, overlapped: Any) -> Any:
+    """Seconds of a micro-batch's dispatch and combine all-to-alls that show. Without overlap all of them (the combine
+    waits for the experts, the next layer for the combine). With the all-to-alls of one micro-batch scheduled against
+    the independent computation of another (``overlapped`` 1: Megatron-Core's combined 1F1B, which pairs one
+    micro-batch's forward with another's backward, docs "Combined 1F1B: Expert-Parallel All-to-All Overlap",
+    ``--overlap-moe-expert-parallel-comm``; DeepSeek-V3's DualPipe, arXiv:2412.19437 section 3.2.1) only what exceeds
+    that computation. ``overlapped`` is 0 or 1 (or arrays of them)."""
+    return all_to_all - overlapped * minimum(all_to_all, compute)
+
+
+def host_syncs(moe_layers: Any, recomputed: Any) -> Any:
+    """Times per micro-batch the host waits for the GPU in a stage of ``moe_layers`` MoE layers: once in each MoE
+    layer's forward, again in its recomputation (``recomputed``: the share of the forward run twice). A dropless
+    layer learns how many rows each local expert received only on the GPU, and the grouped GEMM is sized on the host
+    (Transformer Engine ``GroupedLinear`` takes ``m_splits`` as a host list; Megatron-Core's token dispatchers copy
+    ``tokens_per_expert`` to the host at their ``cuda_sync_point``); the backward reuses the forward's counts. AMD's
+    Primus MoE guide (rocm.docs.amd.com/projects/primus, "MoE training deep-dive", sync-free MoE) names the same
+    host synchronisation between the dispatch and the grouped GEMM."""
+    return moe_layers * (1 + recomputed)
+
+
+def sync_exposed_s(syncs: Any, per_layer_s: Any) -> Any:
+    """Seconds per micro-batch the GPU waits on the host after its MoE layers' synchronisations: the queue is empty
+    when the host resumes, so the host's time to issue a layer's kernels (``overhead.per_layer_s``, which otherwise
+    hides behind GPU work: ``step_terms.launch_exposed_s``) shows once per synchronisation."""
+    return syncs * per_layer_s
 
 
 def _members_per_node(ep: Any, stride: Any, gpus_per_node: int) -> Any:

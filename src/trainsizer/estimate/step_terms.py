@@ -22,10 +22,18 @@ from trainsizer.estimate.activation_ops import activation_ops_mb
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, gathered_linear_bytes, p2p_s
 from trainsizer.estimate.dequantization import dequant_traffic
 from trainsizer.estimate.flops import StepFlops, pipeline_stage_linear
-from trainsizer.estimate.gemm_rows import gemm_ceiling, overhead_scale, reference_share, row_scale, with_overhead
+from trainsizer.estimate.gemm_rows import (
+    gemm_ceiling,
+    overhead_scale,
+    reference_share,
+    ridge_point,
+    row_scale,
+    with_overhead,
+)
 from trainsizer.estimate.grad_overlap import gather_overlaps, reduce_overlaps
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
 from trainsizer.estimate.peak import peak_share
+from trainsizer.estimate.raw_terms import RawStep
 from trainsizer.estimate.step_layout import StepLayout
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, TrainingState, weight_grad_bytes
 from trainsizer.hardware.catalog import Accelerator
@@ -165,7 +173,8 @@ def expert_parallel_mb(ctx: StepContext) -> Any:
     if not arch.moe or _none(lay.ep):
         return 0.0
     stride = par.expert_tp if par.etp else lay.tp * lay.cp  # folded expert groups are etp-strided (estimate/moe.py)
-    one = moe.dispatch_combine_s(ctx.local_tokens * arch.hidden_size * ctx.act_bytes, arch.moe.experts_per_token,
+    tokens = moe.dispatched_tokens(ctx.local_tokens, lay.tp)
+    one = moe.dispatch_combine_s(tokens * arch.hidden_size * ctx.act_bytes, arch.moe.experts_per_token,
                                  lay.ep, stride, ctx.fabric, float(par.moe_dispatcher == "deepep"),
                                  ctx.params.communication.busbw_fraction["scale-up"])
     return arch.moe_layers / lay.pp * moe.PASSES * one
@@ -263,47 +272,6 @@ def optimizer_and_offload_s(ctx: StepContext) -> tuple[Any, Any]:
     return where(lay.offload == 0, optimizer_s), where(lay.offload > 0, offload_s + where(lay.offload == 2, params_s))
 
 
-@dataclass(frozen=True)
-class RawStep:
-    """A step's terms before the fitted parameters act on them (``calibrate`` and ``validate --holdout``
-    re-price a case from these in microseconds; :func:`combine_step` is also how every estimate is priced)."""
-
-    micro_batches: int
-    architecture: str  # the GPU's, for its compute-efficiency ceiling
-    dtype: str  # of the linear (and expert) GEMMs
-    attention_dtype: str
-    local_tokens: float
-    width: float
-    linear_s: float  # one micro-batch's linear-GEMM FLOPs at the dense peak of ``dtype``
-    expert_s: float  # routed-expert GEMMs, same peak
-    expert_tokens: float  # rows of one expert's GEMM (tokens routed to one local expert per micro-batch)
-    expert_width: float
-    attention_s: float  # the attention core at the dense peak of ``attention_dtype``
-    attention_kernel: str  # flash | sdpa (fused kernels) | eager (batched GEMMs and a softmax)
-    saved_traffic_s: float  # element-wise seconds per unit of elementwise_bytes_per_saved_byte
-    dequantization_mb: float
-    tp_mb: float
-    cp_mb: float
-    moe_mb: float
-    pp_mb: float
-    zero3_mb: float
-    dp_sync_s: float
-    dp_gather_s: float
-    optimizer_s: float
-    offload_s: float
-    layers_per_stage: float
-    pp: int
-    virtual_pp: int
-    model_step_at_peak_s: float  # model FLOPs per GPU at the part's sustained peak of ``dtype`` (peak.peak_share)
-    precision: str  # the scenario's training precision (the MFU ceiling's key with the architecture)
-    compiled: float = 0.0  # 1 under torch.compile (a number, so that many cases stack into one array)
-    gather_overlapped: float = 1.0  # 1 where the sharded optimizer's weight gather hides behind the next forward
-    row_scale: float = 1.0  # GEMM half-saturation rows over half_tokens for its dtype (estimate/gemm_rows.py)
-    activation_ops_mb: float = 0.0  # an unfused activation's traffic beyond the element-wise term (activation_ops.py)
-    reduce_overlapped: float = 1.0  # 1 where the gradient reduction hides behind backward (grad_overlap.py)
-    overhead_scale: float = 1.0  # the part's ridge point over its family reference's (gemm_rows.overhead_scale)
-
-
 def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
     """The step's terms of one layout (numbers), or of many (arrays: the planner's screen, which passes the
     element-wise traffic it counts from its per-layer basis as ``counted_traffic``, :func:`saved_traffic_s`)."""
@@ -316,18 +284,20 @@ def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
     sustained = peak_share(ctx.gpu, ctx.params)  # power limit and measured matmul share (estimate/peak.py)
 
     optimizer_s, offload_s = optimizer_and_offload_s(ctx)
+    expert_peak, expert_dtype = moe.expert_peak(ctx.peak_tflops, ctx.dtype, ctx.gpu.peak_tflops("bf16") or 0.0)
     expert_tokens, expert_width, load = 0.0, 0.0, 1.0
     if arch.moe:  # grouped GEMM at the per-expert shapes, on the busiest expert-parallel rank (estimate/moe.py)
         par = ctx.scenario.parallel
         load = moe.load_factor(par.moe_load_imbalance, par.moe_capacity_factor)
-        expert_tokens = moe.rows_per_expert(ctx.local_tokens, arch.moe.experts_per_token, lay.ep,
-                                            arch.moe.num_experts, load)
-        expert_width = arch.moe.expert_intermediate_size / (par.etp if par.etp else lay.tp)
+        etp = par.etp if par.etp else lay.tp
+        expert_tokens = moe.rows_per_expert(moe.dispatched_tokens(ctx.local_tokens, lay.tp),
+                                            arch.moe.experts_per_token, lay.ep, arch.moe.num_experts, load, etp)
+        expert_width = arch.moe.expert_intermediate_size / etp
     return RawStep(lay.accumulation, ctx.gpu.architecture or "", ctx.dtype,
                    ctx.attention_dtype or ctx.dtype, ctx.local_tokens, arch.hidden_size / lay.tp,
                    at_peak(pipeline_stage_linear(fl.linear_per_token, fl.head_per_token, lay.pp),
                            ctx.peak_tflops * sustained),
-                   at_peak(fl.expert_per_token, ctx.peak_tflops * sustained) * load, expert_tokens, expert_width,
+                   at_peak(fl.expert_per_token, expert_peak * sustained) * load, expert_tokens, expert_width,
                    at_peak(fl.attention_per_token, (ctx.attention_peak_tflops or ctx.peak_tflops) * sustained),
                    tr.attention, saved_traffic_s(ctx, counted_traffic), dequantization_mb(ctx),
                    tensor_parallel_mb(ctx), context_parallel_mb(ctx), expert_parallel_mb(ctx), pipeline_p2p_mb(ctx),
@@ -337,7 +307,9 @@ def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
                    float(tr.compile), gather_overlaps(lay.distributed_optimizer),
                    row_scale(ctx.gpu, ctx.dtype), activation_ops_mb(ctx, ctx.layout.recomputed_elementwise),
                    reduce_overlaps(ctx.scenario.parallel.overlap_grad_reduce),
-                   overhead_scale(ctx.gpu, ctx.dtype, ctx.params))
+                   overhead_scale(ctx.gpu, ctx.dtype, ctx.params), arch.hidden_size, ridge_point(ctx.gpu) or 0.0,
+                   expert_dtype, moe.host_syncs(arch.moe_layers / lay.pp, lay.recomputed) if arch.moe else 0.0,
+                   float(ctx.scenario.parallel.moe_a2a_overlap))
 
 
 def per_case(raw: RawStep, lookup: Callable[..., float], *names: str) -> Any:
@@ -390,11 +362,11 @@ def raw_efficiency(raw: RawStep, p: PerformanceModel) -> Any:
 def compute_s(raw: RawStep, p: PerformanceModel) -> Any:
     """Seconds of one micro-batch's GEMMs and attention: each part over its own peak and efficiency."""
     linear_eff = raw_efficiency(raw, p)
-    # the routed experts' grouped GEMM at its per-expert shape (estimate/moe.py); the saturation sizes at the part's
-    # ridge point (gemm_rows.py)
+    # the routed experts' grouped GEMM at its per-expert shape against the part's ridge point (estimate/moe.py)
     c, scale = p.compute, raw.row_scale * raw.overhead_scale
-    expert_eff = _ceiling(raw, "dtype", p) * moe.grouped_gemm_saturation(
-        raw.expert_tokens, raw.expert_width, c.expert_half_tokens * scale, c.expert_half_width * scale)
+    expert_eff = _ceiling(raw, "expert_dtype", p) * moe.grouped_gemm_saturation(
+        moe.expert_gemm_intensity(raw.expert_tokens, raw.expert_hidden, raw.expert_width), raw.ridge,
+        c.expert_traffic)
     # fused attention kernels reach a fraction of what GEMMs reach (``attention_relative_efficiency``, by kernel);
     # eager attention runs its score and value products as batched GEMMs. What a fused kernel loses against the GEMMs
     # (the softmax on the CUDA cores: FlashAttention-3, arXiv:2407.08608, section 3) is overhead that shrinks with
@@ -425,11 +397,12 @@ def combine_step(raw: RawStep, p: PerformanceModel) -> dict[str, Any]:
         "dequantization": raw.dequantization_mb,
         "tp_comm": raw.tp_mb * (1 - overlap.tp),
         "cp_comm": raw.cp_mb * (1 - overlap.cp),
-        "moe_all_to_all": raw.moe_mb * (1 - overlap.moe),
+        "moe_all_to_all": moe.exposed_all_to_all_s(raw.moe_mb, compute, raw.moe_overlapped) * (1 - overlap.moe),
         "pp_p2p": raw.pp_mb * (1 - overlap.pp_p2p),
         "zero3_gather": positive_part(raw.zero3_mb - overlap.zero3 * compute),
     }
-    launch_mb = launch_exposed_s(raw.layers_per_stage, compute + sum(exposed.values()), p)
+    launch_mb = launch_exposed_s(raw.layers_per_stage, compute + sum(exposed.values()), p) \
+        + moe.sync_exposed_s(raw.moe_syncs, p.overhead.per_layer_s)
     t_mb = compute + sum(exposed.values()) + launch_mb
     bubble = t_mb * (raw.pp - 1) / raw.virtual_pp  # 0 without pipeline parallelism
     terms = {

@@ -48,8 +48,7 @@ PERFORMANCE_FREE: Free = [
     ("compute", "max_efficiency_fp32", EFF),
     ("compute", "half_tokens", np.array([0, 32, 64, 128, 256, 384, 512, 768, 1024])),
     ("compute", "half_width", np.array([0, 32, 64, 128, 256, 384, 512, 768, 1024])),
-    ("compute", "expert_half_tokens", np.array([0, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192])),
-    ("compute", "expert_half_width", np.array([0, 128, 256, 384, 512, 768, 1024, 1536])),
+    ("compute", "expert_traffic", np.array([0, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 3.5, 4, 5, 6, 8])),
     ("memory_bound", "elementwise_bytes_per_saved_byte", np.round(np.arange(0.0, 12.01, 0.25), 2)),
     ("communication.overlap", "tp", np.round(np.arange(0.0, 0.91, 0.1), 2)),
     ("overhead", "per_layer_s", np.array([0, 5e-5, 1e-4, 2e-4, 4e-4, 8e-4, 1.6e-3, 2.4e-3, 3.2e-3, 4.8e-3, 6.4e-3])),
@@ -163,9 +162,9 @@ def coordinate_descent(loss: Callable[[P], float], params: P, free: Free, rounds
     return best_params, best
 
 
-# The routed experts' grouped-GEMM half-way points (estimate/moe.py): fitted on the mixture-of-experts runs alone, which
-# stay out of every other parameter's fit (fit.exclude says why) and act on nothing else.
-EXPERT_GEMM = frozenset({("compute", "expert_half_tokens"), ("compute", "expert_half_width")})
+# The routed experts' grouped-GEMM traffic (estimate/moe.py): fitted on the mixture-of-experts runs alone, which stay
+# out of every other parameter's fit (fit.exclude says why) and act on nothing else.
+EXPERT_GEMM = frozenset({("compute", "expert_traffic")})
 
 
 def fit_split(terms: Any, candidates: Sequence[int], params: P, free: Free, rounds: int) -> tuple[P, float]:
