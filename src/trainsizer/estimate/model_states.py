@@ -214,10 +214,10 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
         weight_bytes += linear_params * 1.0
         expert_bytes += expert_w * 1.0
         why_w = clauses([why_w, msg("mem.fp8_copies")])
-    weight_share_expert = expert_bytes / weight_bytes if weight_bytes else 0.0  # the experts' share of the bytes
     offload, master_only = OFFLOADS.index(par.offload), master_only_shards(st.scenario)
     shards = state_shards(par.zero, par.distributed_optimizer, group)[2]
-    sharded = split_shards(weight_bytes, weight_share_expert, shards, expert_group) if shards > 1 else weight_bytes
+    sharded = (split_shards(weight_bytes - expert_bytes, expert_bytes, shards, expert_group) if shards > 1
+               else weight_bytes)
     weights_gpu = weights_on_gpu(sharded, offload, master_only)
     if offload == OFFLOAD_PARAMS:
         why_w = clauses([why_w, msg("mem.params_offloaded")])
@@ -278,10 +278,10 @@ def _stage_trainables(st: TrainingState, layers: list[LayerState], first: bool, 
     group = par.zero_group  # dp x cp, or the smaller group of parallel.zero_shard_gpus
     opt_shards, grad_shards, _ = state_shards(par.zero, par.distributed_optimizer, group)
     # expert data parallelism spans tp / etp more ranks under MoE parallel folding
-    opt_div = (split_shards(1.0, share_e, opt_shards, expert_data_shards(opt_shards, par.tp, par.ep, par.expert_tp))
-               if opt_shards > 1 else 1.0)
-    grad_div = (split_shards(1.0, share_e, grad_shards, expert_data_shards(grad_shards, par.tp, par.ep, par.expert_tp))
-                if grad_shards > 1 else 1.0)
+    def divisor(shards: int) -> float:  # the share of the stage's trainable states one rank keeps
+        expert_shards = expert_data_shards(shards, par.tp, par.ep, par.expert_tp)
+        return split_shards(1 - share_e, share_e, shards, expert_shards) if shards > 1 else 1.0
+    opt_div, grad_div = divisor(opt_shards), divisor(grad_shards)
     return _StageTrainables(base_shapes, lora_shapes, trainable, lora_elems, lora_mixed, adapter_bytes, opt_shards,
                             grad_shards, opt_div, grad_div, par.offload != "none")
 
