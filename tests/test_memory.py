@@ -239,3 +239,21 @@ def test_expert_parallel_needs_a_divisor_of_the_experts():
 def en(message):
     """An engine message in English."""
     return _text(message, "en")
+
+
+def test_optimizer_in_backward_holds_one_tensor_parallel_ranks_share_of_the_largest_layer():
+    """Stepping each layer in backward holds its gradients alone: on a tensor-parallel rank the attention over tp,
+    the routed experts over etp, the router and norms whole (Megatron-Core's Router holds the full weight on every
+    rank; layer norms are not tensor-parallel), as the gathered ZeRO-3 unit counts them."""
+    def gradients(tp, etp):
+        r = estimate({**base_scenario(parallel__gpus=tp, parallel__tp=tp, parallel__etp=etp, training__seq_len=256,
+                                      training__precision="bf16-true", training__optimizer_in_backward=True),
+                      "model": {"preset": "qwen3-30b-a3b"}}, with_limits=False)
+        return detail(r)["gradients"]
+    arch = preset_architecture("qwen3-30b-a3b")
+    experts = arch.moe.num_experts * 3 * arch.hidden_size * arch.moe.expert_intermediate_size
+    whole = arch.moe.num_experts * arch.hidden_size + arch.norms_per_layer * arch.hidden_size + 2 * arch.head_dim
+    layer = count_params(arch).per_layer[0]
+    assert gradients(1, 1) == pytest.approx(layer * 2)  # bf16 gradients of the largest layer
+    assert 2 * gradients(2, 2) - gradients(1, 1) == pytest.approx(whole * 2)
+    assert gradients(2, 1) - gradients(2, 2) == pytest.approx(experts / 2 * 2)

@@ -324,9 +324,12 @@ def _stage_trainable_states(st: TrainingState, layers: list[LayerState],
     if t.offload_opt:
         grad_why = clauses([grad_why, msg("mem.grads_streamed")])
     elif tr.optimizer_in_backward:
-        per_layer = max((layer.lora_params + (layer.base_linear_params + layer.norm_params
-                                              if layer.trainable_base else 0) for layer in layers), default=0)
-        largest = max(per_layer / par.tp, (arch.vocab_size * arch.hidden_size / par.tp) if tr.method == "full" else 0)
+        # one tensor-parallel rank's share of a layer, as the gathered unit (_stage_buffers): experts over etp, norms
+        # and router whole on every rank (tp_rank_linear_params)
+        per_layer = max((layer.lora_params / par.tp + (tp_rank_linear_params(layer, par.tp, par.expert_tp)
+                                                       + layer.norm_params if layer.trainable_base else 0)
+                         for layer in layers), default=0)
+        largest = max(per_layer, (arch.vocab_size * arch.hidden_size / par.tp) if tr.method == "full" else 0)
         per_tensor_b = adapter_grad_b if tr.method in ("lora", "qlora") else grad_b
         grads_gpu = min(grads * t.grad_div, largest * per_tensor_b * t.grad_div)
         grad_why = clauses([grad_why, msg("mem.grads_in_backward")])
