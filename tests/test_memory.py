@@ -257,3 +257,25 @@ def test_optimizer_in_backward_holds_one_tensor_parallel_ranks_share_of_the_larg
     assert gradients(1, 1) == pytest.approx(layer * 2)  # bf16 gradients of the largest layer
     assert 2 * gradients(2, 2) - gradients(1, 1) == pytest.approx(whole * 2)
     assert gradients(2, 1) - gradients(2, 2) == pytest.approx(experts / 2 * 2)
+
+
+def test_a_qlora_zero3_unit_gathers_quantized_linears_and_16_bit_norms():
+    """Each gathered ZeRO-3 unit of a QLoRA run holds its layer as stored: the linear layers quantized, the norms
+    16-bit (bitsandbytes replaces only the linear modules), as the weights component counts them."""
+    from dataclasses import replace
+
+    from trainsizer.estimate.memory import default_memory_model
+
+    mp = default_memory_model()
+
+    def buffers(units):
+        params = replace(mp, communication=replace(mp.communication, zero3_gathered_units=units))
+        r = estimate(base_scenario(parallel__gpus=2, parallel__zero=3, training__method="qlora",
+                                   training__quantization="nf4", training__seq_len=16),
+                     memory_params=params, with_limits=False)
+        return detail(r)["buffers"]
+    arch = preset_architecture("llama-3.1-8b")
+    norms = arch.norms_per_layer * arch.hidden_size
+    linears = count_params(arch).per_layer[0] - norms
+    nf4 = mp.quantization.formats["nf4"]
+    assert buffers(3) - buffers(2) == pytest.approx(linears * (nf4.code_bytes + nf4.constant_bytes) + norms * 2)

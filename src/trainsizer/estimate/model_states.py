@@ -356,10 +356,15 @@ def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainab
         other += reduce_bucket_bytes(comm.zero_reduce_bucket_elements, t.trainable * grad_b, grad_b)
         why_other.append(msg("mem.zero_bucket"))
     if gathers_units(par.zero, par.zero_group, offload, tr.optimizer_in_backward):
-        # one tensor-parallel rank's share of a layer: its norms and router whole (see tp_rank_linear_params)
-        biggest = max((tp_rank_linear_params(layer, tp, par.expert_tp) + layer.norm_params for layer in layers),
-                      default=0)
-        biggest_w = biggest * (quant.code_bytes + quant.constant_bytes if quant else w_b)
+        # one tensor-parallel rank's share of a layer: its norms and router whole (see tp_rank_linear_params), each
+        # weight as _stage_weights stores it: QLoRA quantizes the linear layers (the router's nn.Linear too), the
+        # norms stay 16-bit: transformers' _replace_with_bnb_linear swaps only nn.Linear / Conv1D modules for
+        # bitsandbytes' Linear4bit (huggingface/transformers src/transformers/integrations/bitsandbytes.py
+        # @ 01ae98ae2414210efd0d9ac1ffe78ff21588f1f7)
+        linear_b = quant.code_bytes + quant.constant_bytes if quant else w_b
+        norm_b = frozen_weight_bytes(tr.precision) if quant else w_b
+        biggest_w = max((tp_rank_linear_params(layer, tp, par.expert_tp) * linear_b + layer.norm_params * norm_b
+                         for layer in layers), default=0)
         unit_grads = max((layer.lora_params / tp + (tp_rank_linear_params(layer, tp, par.expert_tp)
                                                     + layer.norm_params if layer.trainable_base else 0)
                           for layer in layers), default=0)
