@@ -106,6 +106,29 @@ def _shared_cases() -> list[Case]:
     return [c for f in sorted(VALIDATION.glob("*.yaml")) for c in load_cases(f)]
 
 
+@pytest.mark.parametrize("holdout", ["source", "family", "both"])
+@pytest.mark.parametrize("cases", [1, 2], ids=["one-case", "one-publication"])
+def test_a_file_of_one_publication_validates_under_every_holdout(tmp_path, holdout, cases):
+    """Too few publications for the ranges' nested check is a result, not a traceback: the check counts the cases it
+    could not reach (a range is fitted on the errors of two other publications at least)."""
+    import yaml
+
+    published = yaml.safe_load((REPO / "validation" / "published" / "dle_bert.yaml").read_text())[:cases]
+    path = tmp_path / "cases.yaml"
+    path.write_text(yaml.safe_dump(published))
+    result = CliRunner().invoke(app, ["validate", str(path), "--holdout", holdout, "--json"])
+    assert result.exit_code == 0 and result.exception is None, result.output
+    summary = json.loads(result.output)["summary"]
+    if holdout != "family":
+        assert summary["holdout"]["throughput"]["count"] == cases
+        assert summary["range_coverage"]["speed"]["unchecked"] == cases
+        assert summary["range_coverage"]["speed"]["count"] == 0
+    if holdout != "source":
+        assert summary["holdout_family"]["throughput"]["count"] == cases
+    text = CliRunner().invoke(app, ["validate", str(path), "--holdout", holdout])
+    assert text.exit_code == 0 and text.exception is None, text.output
+
+
 def test_unknown_holdout_is_refused():
     result = CliRunner().invoke(app, ["validate", str(PUBLISHED[0]), "--holdout", "random"])
     assert result.exit_code != 0

@@ -239,3 +239,43 @@ def test_expert_parallel_needs_a_divisor_of_the_experts():
 def en(message):
     """An engine message in English."""
     return _text(message, "en")
+
+
+def test_optimizer_in_backward_holds_one_tensor_parallel_ranks_share_of_the_largest_layer():
+    """Stepping each layer in backward holds its gradients alone: on a tensor-parallel rank the attention over tp,
+    the routed experts over etp, the router and norms whole (Megatron-Core's Router holds the full weight on every
+    rank; layer norms are not tensor-parallel), as the gathered ZeRO-3 unit counts them."""
+    def gradients(tp, etp):
+        r = estimate({**base_scenario(parallel__gpus=tp, parallel__tp=tp, parallel__etp=etp, training__seq_len=256,
+                                      training__precision="bf16-true", training__optimizer_in_backward=True),
+                      "model": {"preset": "qwen3-30b-a3b"}}, with_limits=False)
+        return detail(r)["gradients"]
+    arch = preset_architecture("qwen3-30b-a3b")
+    experts = arch.moe.num_experts * 3 * arch.hidden_size * arch.moe.expert_intermediate_size
+    whole = arch.moe.num_experts * arch.hidden_size + arch.norms_per_layer * arch.hidden_size + 2 * arch.head_dim
+    layer = count_params(arch).per_layer[0]
+    assert gradients(1, 1) == pytest.approx(layer * 2)  # bf16 gradients of the largest layer
+    assert 2 * gradients(2, 2) - gradients(1, 1) == pytest.approx(whole * 2)
+    assert gradients(2, 1) - gradients(2, 2) == pytest.approx(experts / 2 * 2)
+
+
+def test_a_qlora_zero3_unit_gathers_quantized_linears_and_16_bit_norms():
+    """Each gathered ZeRO-3 unit of a QLoRA run holds its layer as stored: the linear layers quantized, the norms
+    16-bit (bitsandbytes replaces only the linear modules), as the weights component counts them."""
+    from dataclasses import replace
+
+    from trainsizer.estimate.memory import default_memory_model
+
+    mp = default_memory_model()
+
+    def buffers(units):
+        params = replace(mp, communication=replace(mp.communication, zero3_gathered_units=units))
+        r = estimate(base_scenario(parallel__gpus=2, parallel__zero=3, training__method="qlora",
+                                   training__quantization="nf4", training__seq_len=16),
+                     memory_params=params, with_limits=False)
+        return detail(r)["buffers"]
+    arch = preset_architecture("llama-3.1-8b")
+    norms = arch.norms_per_layer * arch.hidden_size
+    linears = count_params(arch).per_layer[0] - norms
+    nf4 = mp.quantization.formats["nf4"]
+    assert buffers(3) - buffers(2) == pytest.approx(linears * (nf4.code_bytes + nf4.constant_bytes) + norms * 2)

@@ -254,6 +254,22 @@ def test_coverage_builds_each_publications_range_from_the_inner_errors_alone():
     assert cov["memory"].overall.coverage < 0.85  # the far publication falls outside: its own errors built nothing
 
 
+def test_coverage_leaves_out_and_counts_a_publication_with_too_few_others_to_fit_its_range():
+    """Two publications: each one's range would be fitted on the other's errors alone, whose correction has nothing
+    to score against; those cases are counted as unchecked, the check of a third publication's cases still runs."""
+    a = _two_sources([0.01 * i for i in range(-10, 11)], "x", "a")
+    rows = [replace(r, source=("p", "q")[i % 2]) for i, r in enumerate(a)]
+    inner = {s: {k: [r for r in rows if r.source != s] for k in ("memory", "speed")} for s in ("p", "q")}
+    cov = coverage({"memory": rows, "speed": rows}, inner)["memory"]
+    assert cov.overall.count == 0 and cov.unchecked == len(rows)
+    third = [replace(r, source="t", id=f"t{i}") for i, r in enumerate(a)]
+    inner["t"] = {k: rows for k in ("memory", "speed")}
+    cov = coverage({"memory": rows + third, "speed": rows + third}, inner)["memory"]
+    assert cov.overall.count == len(third) and cov.unchecked == len(rows)
+    with pytest.raises(ValueError):
+        fit_ranges({"memory": [r for r in rows if r.source == "p"], "speed": rows}, dims=FULL)
+
+
 def test_coverage_counts_the_publications_of_each_regime_and_the_widening_it_would_need_for_75_percent():
     """Each regime's row names its publications (the independent draws) and ``widen_for_75``: the factor on both sides
     of its ranges at which 75 % of its cases fall inside, above 1 exactly where fewer do."""

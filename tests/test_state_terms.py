@@ -143,3 +143,22 @@ def test_the_zero_group_rules_are_the_same_for_one_layout_and_for_an_array_of_th
                 assert group[i] == one
                 assert shards[i] == sharding.zero_dp_shards(one, d, c)
                 assert scatters[i] == sharding.scatters_gradients(z, o, sharding.zero_dp_shards(one, d, c), d, sync)
+
+
+def test_a_stage_shards_its_dense_bytes_over_the_zero_group_and_its_experts_over_their_data_parallel_ranks() -> None:
+    """The screen's stage bytes (plan/stage_bytes.StageBytes) of a mixture-of-experts layer: the rank holds
+    ``1 / ep`` of the experts, counted once, sharded over the expert-data-parallel ranks (``group x tp / (ep x
+    etp)``), the rest over the ZeRO group."""
+    from types import SimpleNamespace
+
+    from trainsizer.plan.stage_bytes import ExpertBasis, StageBytes
+
+    none = {"w": 0.0}
+    experts = ExpertBasis(layer_div={"w": 800.0}, layer_rep=none, first_extra=none, last_extra=none)
+    basis = SimpleNamespace(layer_div={"w": 1000.0}, layer_rep={"w": 10.0}, first_extra=none, last_extra=none,
+                            experts=experts)  # per layer: 200 dense + 10 replicated + 800 of experts (ep 1)
+    stage = StageBytes(basis, np.array([2.0]), np.array([1.0]), np.array([4.0]), np.array([1.0]))
+    dense, on_rank = 2 * 210.0, 2 * 800.0 / 4
+    assert stage.per_rank(("w",), "whole")[0] == pytest.approx(dense + on_rank)
+    assert stage.sharded(("w",), "whole", np.array([8.0]))[0] == pytest.approx(dense / 8 + on_rank / 2)  # 8 / 4
+    assert stage.sharded(("w",), "whole", np.array([1.0]))[0] == pytest.approx(dense + on_rank)

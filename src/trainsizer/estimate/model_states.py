@@ -214,10 +214,10 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
         weight_bytes += linear_params * 1.0
         expert_bytes += expert_w * 1.0
         why_w = clauses([why_w, msg("mem.fp8_copies")])
-    weight_share_expert = expert_bytes / weight_bytes if weight_bytes else 0.0  # the experts' share of the bytes
     offload, master_only = OFFLOADS.index(par.offload), master_only_shards(st.scenario)
     shards = state_shards(par.zero, par.distributed_optimizer, group)[2]
-    sharded = split_shards(weight_bytes, weight_share_expert, shards, expert_group) if shards > 1 else weight_bytes
+    sharded = (split_shards(weight_bytes - expert_bytes, expert_bytes, shards, expert_group) if shards > 1
+               else weight_bytes)
     weights_gpu = weights_on_gpu(sharded, offload, master_only)
     if offload == OFFLOAD_PARAMS:
         why_w = clauses([why_w, msg("mem.params_offloaded")])
@@ -278,10 +278,10 @@ def _stage_trainables(st: TrainingState, layers: list[LayerState], first: bool, 
     group = par.zero_group  # dp x cp, or the smaller group of parallel.zero_shard_gpus
     opt_shards, grad_shards, _ = state_shards(par.zero, par.distributed_optimizer, group)
     # expert data parallelism spans tp / etp more ranks under MoE parallel folding
-    opt_div = (split_shards(1.0, share_e, opt_shards, expert_data_shards(opt_shards, par.tp, par.ep, par.expert_tp))
-               if opt_shards > 1 else 1.0)
-    grad_div = (split_shards(1.0, share_e, grad_shards, expert_data_shards(grad_shards, par.tp, par.ep, par.expert_tp))
-                if grad_shards > 1 else 1.0)
+    def divisor(shards: int) -> float:  # the share of the stage's trainable states one rank keeps
+        expert_shards = expert_data_shards(shards, par.tp, par.ep, par.expert_tp)
+        return split_shards(1 - share_e, share_e, shards, expert_shards) if shards > 1 else 1.0
+    opt_div, grad_div = divisor(opt_shards), divisor(grad_shards)
     return _StageTrainables(base_shapes, lora_shapes, trainable, lora_elems, lora_mixed, adapter_bytes, opt_shards,
                             grad_shards, opt_div, grad_div, par.offload != "none")
 
@@ -324,9 +324,12 @@ def _stage_trainable_states(st: TrainingState, layers: list[LayerState],
     if t.offload_opt:
         grad_why = clauses([grad_why, msg("mem.grads_streamed")])
     elif tr.optimizer_in_backward:
-        per_layer = max((layer.lora_params + (layer.base_linear_params + layer.norm_params
-                                              if layer.trainable_base else 0) for layer in layers), default=0)
-        largest = max(per_layer / par.tp, (arch.vocab_size * arch.hidden_size / par.tp) if tr.method == "full" else 0)
+        # one tensor-parallel rank's share of a layer, as the gathered unit (_stage_buffers): experts over etp, norms
+        # and router whole on every rank (tp_rank_linear_params)
+        per_layer = max((layer.lora_params / par.tp + (tp_rank_linear_params(layer, par.tp, par.expert_tp)
+                                                       + layer.norm_params if layer.trainable_base else 0)
+                         for layer in layers), default=0)
+        largest = max(per_layer, (arch.vocab_size * arch.hidden_size / par.tp) if tr.method == "full" else 0)
         per_tensor_b = adapter_grad_b if tr.method in ("lora", "qlora") else grad_b
         grads_gpu = min(grads * t.grad_div, largest * per_tensor_b * t.grad_div)
         grad_why = clauses([grad_why, msg("mem.grads_in_backward")])
@@ -353,10 +356,15 @@ def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainab
         other += reduce_bucket_bytes(comm.zero_reduce_bucket_elements, t.trainable * grad_b, grad_b)
         why_other.append(msg("mem.zero_bucket"))
     if gathers_units(par.zero, par.zero_group, offload, tr.optimizer_in_backward):
-        # one tensor-parallel rank's share of a layer: its norms and router whole (see tp_rank_linear_params)
-        biggest = max((tp_rank_linear_params(layer, tp, par.expert_tp) + layer.norm_params for layer in layers),
-                      default=0)
-        biggest_w = biggest * (quant.code_bytes + quant.constant_bytes if quant else w_b)
+        # one tensor-parallel rank's share of a layer: its norms and router whole (see tp_rank_linear_params), each
+        # weight as _stage_weights stores it: QLoRA quantizes the linear layers (the router's nn.Linear too), the
+        # norms stay 16-bit: transformers' _replace_with_bnb_linear swaps only nn.Linear / Conv1D modules for
+        # bitsandbytes' Linear4bit (huggingface/transformers src/transformers/integrations/bitsandbytes.py
+        # @ 01ae98ae2414210efd0d9ac1ffe78ff21588f1f7)
+        linear_b = quant.code_bytes + quant.constant_bytes if quant else w_b
+        norm_b = frozen_weight_bytes(tr.precision) if quant else w_b
+        biggest_w = max((tp_rank_linear_params(layer, tp, par.expert_tp) * linear_b + layer.norm_params * norm_b
+                         for layer in layers), default=0)
         unit_grads = max((layer.lora_params / tp + (tp_rank_linear_params(layer, tp, par.expert_tp)
                                                     + layer.norm_params if layer.trainable_base else 0)
                           for layer in layers), default=0)

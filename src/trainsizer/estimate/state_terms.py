@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.arrays import maximum, minimum, negate, safe_div, where
+from trainsizer.arrays import maximum, minimum, negate, where
 from trainsizer.estimate.step_layout import OFFLOADS
 
 OFFLOAD_PARAMS = OFFLOADS.index("optimizer+params")
@@ -29,16 +29,12 @@ def expert_data_shards(shards: Any, tp: Any, ep: Any, expert_tp: Any) -> Any:
     return maximum(1, (shards * tp) // (ep * expert_tp))
 
 
-def split_shards(value: Any, expert_share: Any, shards: Any, expert_shards: Any) -> Any:
-    """``value`` sharded over ``shards`` ranks and its routed experts' share (``expert_share`` of it) over
+def split_shards(dense: Any, experts: Any, shards: Any, expert_shards: Any) -> Any:
+    """A rank's ``dense`` bytes sharded over ``shards`` ranks and its routed experts' ``experts`` bytes over
     ``expert_shards`` (:func:`expert_data_shards`): ZeRO under expert parallelism (DeepSpeed-MoE, Rajbhandari et al.
-    2022, arXiv:2201.05596; Megatron-Core's distributed optimizer over the expert-data-parallel group)."""
-    return value * ((1 - expert_share) / shards + expert_share / expert_shards)
-
-
-def expert_share_of(value: Any, experts: Any) -> Any:
-    """The routed experts' share of ``value`` bytes (0 where there are none)."""
-    return safe_div(experts, value)
+    2022, arXiv:2201.05596; Megatron-Core's distributed optimizer over the expert-data-parallel group). Shares of one
+    (``1 - s``, ``s``) give the factor on a total whose experts' share is ``s``."""
+    return dense / shards + experts / expert_shards
 
 
 def weights_on_gpu(weights: Any, offload: Any, master_only: Any) -> Any:

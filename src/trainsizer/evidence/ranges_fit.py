@@ -270,11 +270,23 @@ def corrections(kind: str, rows: list[Residual], level: float = LEVEL,
     return out
 
 
+# A kind's ranges need the errors of two publications at least: their conformal corrections score each publication
+# against the quantiles of the others (corrections), which one publication alone does not have.
+MIN_FIT_SOURCES = 2
+
+
+def fittable(rows: list[Residual]) -> bool:
+    """Whether ``rows`` come from enough publications (:data:`MIN_FIT_SOURCES`) for :func:`fit_kind`."""
+    return len({r.source for r in rows}) >= MIN_FIT_SOURCES
+
+
 def fit_kind(kind: str, rows: list[Residual], level: float = LEVEL,
              dims: tuple[str, ...] | None = None, weighting: str | None = None) -> Block:
     """One kind's block of ranges.yaml: the quantiles (:func:`quantile_kind`) on ``dims`` (None: the candidate
     :func:`select_dimensions` picks on ``rows``, with its scores) weighted by ``weighting`` (None: the kind's
-    WEIGHTING) and their conformal corrections."""
+    WEIGHTING) and their conformal corrections. ``rows`` must be :func:`fittable`."""
+    if not fittable(rows):
+        raise ValueError(f"{kind} ranges need the errors of {MIN_FIT_SOURCES} publications at least")
     weighting = weighting or WEIGHTING[kind]
     chosen: dict[str, Any] = {}
     if dims is None:
@@ -367,14 +379,16 @@ class CoverageRow:
 
 @dataclass(frozen=True, slots=True)
 class KindCoverage:
-    """One kind's nested coverage: overall and per value of each regime dimension."""
+    """One kind's nested coverage: overall and per value of each regime dimension; ``unchecked``: the held-out cases
+    whose publication left too few others to fit a range from (:data:`MIN_FIT_SOURCES`)."""
 
     overall: CoverageRow
     by_regime: dict[str, dict[str, CoverageRow]]
+    unchecked: int = 0
 
     def to_dict(self) -> KindCoverageJSON:
         by_regime = {dim: {v: row.to_dict() for v, row in rows.items()} for dim, rows in self.by_regime.items()}
-        return {**self.overall.to_dict(), "by_regime": by_regime}
+        return {**self.overall.to_dict(), "by_regime": by_regime, "unchecked": self.unchecked}
 
 
 def coverage(res: Residuals, inner: NestedResiduals, level: float = LEVEL,
@@ -389,25 +403,29 @@ def coverage(res: Residuals, inner: NestedResiduals, level: float = LEVEL,
     out: dict[str, KindCoverage] = {}
     for kind in KINDS:
         hits = _hits(kind, res[kind], inner, level, floor)
+        unchecked = len(res[kind]) - len(hits)
         per: dict[str, dict[str, CoverageRow]] = {}
         for dim in DIMENSIONS:
             groups: dict[str, list[Hit]] = defaultdict(list)
             for hit in hits:
                 groups[hit.row.regime[dim]].append(hit)
             per[dim] = {v: coverage_row(g) for v, g in sorted(groups.items())}
-        out[kind] = KindCoverage(coverage_row(hits), per)
+        out[kind] = KindCoverage(coverage_row(hits), per, unchecked)
     return out
 
 
 def _hits(kind: str, rows: list[Residual], inner: NestedResiduals, level: float,
           floor: NestedResiduals | None) -> list[Hit]:
-    """Each row against the band fitted without its publication (:func:`coverage`)."""
+    """Each row against the band fitted without its publication (:func:`coverage`); a publication whose band has
+    too few others to be fitted from (:func:`fittable`) is left out."""
     hits: list[Hit] = []
     for source in dict.fromkeys(r.source for r in rows):
         train = [r for r in inner.get(source, {}).get(kind, []) if r.source != source]
+        stated = [r for r in (floor or {}).get(source, {}).get(kind, []) if r.source != source]
+        if not fittable(train) or (floor is not None and not fittable(stated)):
+            continue
         fitted = _wrap(kind, fit_kind(kind, train, level), level)
         if floor is not None:
-            stated = [r for r in floor.get(source, {}).get(kind, []) if r.source != source]
             fitted = {**_wrap(kind, fit_kind(kind, stated, level), level), NOT_STATED: {kind: fitted[kind]}}
         for r in rows:
             if r.source == source:

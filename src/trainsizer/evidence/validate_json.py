@@ -78,6 +78,7 @@ class KindCoverageJSON(CoverageRowJSON):
     """``ranges_fit.KindCoverage.to_dict``: overall, then per regime dimension and value."""
 
     by_regime: dict[str, dict[str, CoverageRowJSON]]
+    unchecked: int  # held-out cases whose publication left too few others to fit a range from
 
 
 class RangeCoverageJSON(TypedDict):

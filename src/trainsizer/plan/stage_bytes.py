@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from trainsizer.estimate.state_terms import expert_data_shards, expert_share_of, split_shards
+from trainsizer.estimate.state_terms import expert_data_shards, split_shards
 
 ENDS = ("first", "last", "whole")  # the stage holding the embedding, the output head, or both (no pipelining)
 
@@ -76,15 +76,14 @@ class StageBytes:
                    for k in keys)
 
     def sharded(self, keys: tuple[str, ...], end: str, shard: Any) -> Any:
-        """The categories' bytes over ``shard`` ranks (ZeRO), the experts' ``1 / ep`` of them over the
-        expert-data-parallel ranks of that group (``state_terms.split_shards``)."""
-        total = sum(self.total(k, end) for k in keys)
+        """The categories' bytes of one expert-parallel rank (:meth:`per_rank`) over ``shard`` ranks (ZeRO), the
+        rank's ``1 / ep`` of the experts over the expert-data-parallel ranks of that group
+        (``state_terms.split_shards``)."""
         if self.b.experts is None:
-            return total / shard
-        on_rank = self.per_rank(keys, end)  # the rank holds 1 / ep of the experts
-        share = expert_share_of(on_rank, self._experts(keys, end) / self.ep)
+            return self.per_rank(keys, end, shard)
+        experts = self._experts(keys, end) / self.ep  # the experts this rank holds
         expert_shards = np.where(shard > 1, expert_data_shards(shard, self.tp, self.ep, self.expert_tp), 1.0)
-        return split_shards(on_rank, share, shard, expert_shards)
+        return split_shards(self.per_rank(keys, end) - experts, experts, shard, expert_shards)
 
     def per_rank(self, keys: tuple[str, ...], end: str, shard: Any = 1.0) -> Any:
         """The categories' bytes of one expert-parallel rank, split evenly over ``shard`` ranks."""

@@ -12,6 +12,8 @@ from trainsizer.i18n import N_, tr
 
 KIND = {"memory": N_("memory"), "speed": N_("throughput")}
 DIMENSION = {"gpu_family": N_("GPU family"), "method": N_("method"), "scale": N_("scale")}
+UNCHECKED = N_("{figure}: {n} held-out cases not checked: a range is fitted on the errors of two other publications "
+               "at least, and their files have fewer")
 MIN_CASES = 10  # a regime value with fewer held-out cases says little about its coverage: not listed
 
 
@@ -40,5 +42,9 @@ def print_coverage(cov: dict[str, Any], con: Console, lang: str) -> None:
     for kind, dim, value, r in coverage_rows(cov):
         width = "" if r.get("median_half_width") is None else f"{r['median_half_width']:.2f}"
         label = f"{tr(DIMENSION[dim], lang)} {value}" if dim else tr("all", lang)
-        table.add_row(tr(KIND[kind], lang), label, str(r["count"]), f"{r['coverage']:.0%}", width)
+        inside = f"{r['coverage']:.0%}" if r["count"] else "-"
+        table.add_row(tr(KIND[kind], lang), label, str(r["count"]), inside, width)
     con.print(table)
+    for kind in ("memory", "speed"):
+        if cov.get(kind, {}).get("unchecked"):
+            con.print(tr(UNCHECKED, lang, n=cov[kind]["unchecked"], figure=tr(KIND[kind], lang)))
