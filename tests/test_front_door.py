@@ -78,3 +78,41 @@ print(after_main, gc.get_freeze_count() > 0, file=sys.stderr)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stderr.split()[-2:] == ["0", "True"]  # main() (tests, the API) leaves the collector alone
     assert len(done.stdout.strip().splitlines()) > 2  # both outputs complete
+
+
+LOADED = """
+import json, sys
+from trainsizer.cli import main
+sys.argv = ["trainsizer", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+# what a command of its own needs: its module, the web app, the probes, the replay of cases, the report files
+OTHER_COMMANDS = ("trainsizer.commands.", "trainsizer.scenario_flags", "trainsizer.web", "trainsizer.probe",
+                  "trainsizer.evidence", "trainsizer.cli_catalog", "trainsizer.report.write", "trainsizer.report.html",
+                  "trainsizer.workflows.quotes", "trainsizer.workflows.scale_job", "fastapi")
+
+
+def _loaded(args: list[str], cache: str) -> list[str]:
+    env = {**os.environ, "TRAINSIZER_CACHE_DIR": cache}
+    done = subprocess.run([sys.executable, "-c", LOADED, *args], capture_output=True, text=True, env=env, check=True)
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def test_a_command_loads_its_own_module_only_and_help_builds_no_options(tmp_path):
+    job = tmp_path / "job.yaml"
+    job.write_text("model: {preset: qwen2.5-0.5b}\ntraining: {method: lora, micro_batch_size: 1, seq_len: 512}\n")
+    planned = _loaded(["plan", str(job), "--gpu", "rtx-4090-24gb", "--max-gpus", "1"], str(tmp_path))
+    assert "trainsizer.commands.plan" in planned and "trainsizer.plan.search" in planned  # it planned
+    assert [m for m in planned if m.startswith(OTHER_COMMANDS) and m != "trainsizer.commands.plan"] == []
+    estimated = _loaded(["estimate", "--json"], str(tmp_path))
+    assert "trainsizer.scenario_flags" in estimated
+    assert [m for m in estimated if m.startswith(OTHER_COMMANDS)
+            and m not in ("trainsizer.commands.estimate", "trainsizer.scenario_flags")] == []
+    listed = _loaded(["--help"], str(tmp_path))  # every command's docstring, none of their options or models
+    assert "trainsizer.commands.estimate" in listed and "trainsizer.commands.plan" in listed
+    assert "trainsizer.scenario" not in listed and "trainsizer.workflows.jobs" not in listed
+    assert not [m for m in listed if m.startswith("pydantic")]

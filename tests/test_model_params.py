@@ -110,7 +110,8 @@ def test_a_misspelt_key_in_a_nested_section_and_a_missing_one_are_named():
         load_model(PerformanceModel, data, "perf.yaml", PERFORMANCE_FILE)
 
 
-def test_a_misspelt_shipped_key_exits_2_with_one_line_through_the_cli(monkeypatch, capsys):
+def test_a_misspelt_shipped_key_exits_2_with_one_line_through_the_cli(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("TRAINSIZER_CACHE_DIR", str(tmp_path))  # the file is built, not the kept copy of it read
     data = yaml.safe_load((REPO / "src/trainsizer/estimate" / MEMORY_FILE).read_text(encoding="utf-8"))
     data["logits"]["standard_byte"] = data["logits"].pop("standard_bytes")
     real = model_params.packaged_yaml
@@ -149,6 +150,16 @@ def test_a_calibration_profile_is_checked_against_the_same_types_and_its_values_
     assert str(exc.value).startswith("--calibration.performance.compute.max_efficiency.hoper: unknown key (did you "
                                      "mean 'hopper'")
     assert str(path) in str(exc.value)
+
+
+def test_the_shipped_models_kept_in_the_cache_folder_are_those_built_from_the_files(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRAINSIZER_CACHE_DIR", str(tmp_path))
+    for cls, name in ((MemoryModel, MEMORY_FILE), (PerformanceModel, PERFORMANCE_FILE)):
+        kept = model_params._shipped(cls, name)  # built and kept
+        assert model_params._shipped(cls, name) == kept  # read back
+        assert kept == load_model(cls, packaged_yaml(model_params.PACKAGE, name), model_params._shipped_path(name),
+                                  name)
+    assert len(list(tmp_path.rglob("model-*.pickle"))) == 2
 
 
 def test_tables_pickle_for_the_web_workers():

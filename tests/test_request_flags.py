@@ -9,7 +9,8 @@ import math
 import pytest
 import typer.main
 
-from trainsizer.cli import PLAN_OPTIONS, REPORT_OPTIONS, app
+from trainsizer.cli import app
+from trainsizer.commands.plan import PLAN_OPTIONS, REPORT_OPTIONS
 from trainsizer.errors import InputError
 from trainsizer.hardware.catalog import MARKETS
 from trainsizer.request_flags import plan_request
@@ -18,7 +19,8 @@ from trainsizer.workflows.plan_request import PLAN_FIELDS, PlanRequest, request_
 
 
 def _options(name: str) -> dict[str, object]:
-    command = typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
+    group = typer.main.get_command(app)
+    command = group.get_command(typer.Context(group), name)  # type: ignore[attr-defined]
     return {opt: p for p in command.params for opt in p.opts}
 
 

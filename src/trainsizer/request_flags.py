@@ -65,24 +65,35 @@ def plan_request(values: dict[str, Any], **fixed: Any) -> PlanRequest:
 
 def with_plan_flags(order: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A command whose parameters are ``order``: its own (by name) and the request fields it asks for (the rest),
-    called with the fields' values as ``plan_values``."""
+    called with the fields' values as ``plan_values``. The command is returned as it is; the function typer reads,
+    with the generated options, is built when the command is (``command.with_generated_options()``,
+    cli_groups.typer_callback)."""
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
-        own = {p.name: p for p in inspect.signature(command).parameters.values() if p.name != "plan_values"}
-        asked = [name for name in order if name not in own]
-        unknown = set(asked) - set(PLAN_FIELDS)
-        assert not unknown and set(own) <= set(order), (command.__name__, unknown, set(own) - set(order))
-        params = [own[name].replace(kind=inspect.Parameter.KEYWORD_ONLY) if name in own else _option_parameter(name)
-                  for name in order]
-
-        @functools.wraps(command)
-        def run(**kwargs: Any) -> Any:
-            values = {name: kwargs.pop(name) for name in asked}
-            return command(plan_values=values, **kwargs)
-
-        run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-        run.__annotations__ = {p.name: p.annotation for p in params}
-        del run.__wrapped__  # typer reads this signature, not the command's
-        return run
+        command.with_generated_options = functools.cache(  # type: ignore[attr-defined]
+            lambda: _with_options(command, order))
+        return command
 
     return decorate
+
+
+def _with_options(command: Callable[..., Any], order: tuple[str, ...]) -> Callable[..., Any]:
+    """``command`` with the parameters ``order`` in its signature (what typer reads), called with the request
+    fields' values as ``plan_values``."""
+    own = {p.name: p for p in inspect.signature(command).parameters.values() if p.name != "plan_values"}
+    asked = [name for name in order if name not in own]
+    unknown = set(asked) - set(PLAN_FIELDS)
+    assert not unknown and set(own) <= set(order), (command.__name__, unknown, set(own) - set(order))
+    params = [own[name].replace(kind=inspect.Parameter.KEYWORD_ONLY) if name in own else _option_parameter(name)
+              for name in order]
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> Any:
+        values = {name: kwargs.pop(name) for name in asked}
+        return command(plan_values=values, **kwargs)
+
+    run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params}
+    del run.__wrapped__  # typer reads this signature, not the command's
+    del run.with_generated_options  # copied by functools.wraps (the function's __dict__)
+    return run

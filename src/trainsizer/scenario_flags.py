@@ -17,8 +17,6 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 
 import typer
 
-from trainsizer.scenario import SECTION_MODELS, Scenario, accepted, flat_types
-
 
 @dataclass(frozen=True, slots=True)
 class ScenarioFlag:
@@ -88,6 +86,8 @@ FREE_TEXT = ("model", "hardware.gpu", "training.lora.targets")  # an id or a pat
 
 def _literal_values(path: str) -> tuple[set[Any], list[Any]]:
     """The plain types of a field and the values of its closed set (empty where it has none)."""
+    from trainsizer.scenario import SECTION_MODELS, Scenario, flat_types  # the models: only when options are built
+
     parent, _, key = path.rpartition(".")
     types = flat_types(SECTION_MODELS.get(parent, Scenario).model_fields[key].annotation) - {type(None)}
     return types, [v for t in types if get_origin(t) is Literal for v in get_args(t)]
@@ -112,6 +112,8 @@ def _help(flag: ScenarioFlag) -> str:
     choices = [str(v) for v in _literal_values(flag.path)[1]]
     if choices:
         return f"{flag.help} One of {' | '.join(choices)}.".strip() if flag.help else " | ".join(choices)
+    from trainsizer.scenario import accepted
+
     shown = accepted(flag.path)
     return f"{flag.help} Accepts {shown}.".strip() if shown != "a string" else flag.help
 
@@ -137,23 +139,32 @@ def flag_values(flags: tuple[ScenarioFlag, ...], values: dict[str, Any]) -> dict
 
 def with_scenario_flags(flags: tuple[ScenarioFlag, ...]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A command with ``flags`` as its options after its own, called with their values as ``scenario_flags``
-    (``{field path: value}``)."""
+    (``{field path: value}``). The command is returned as it is; the function typer reads, with the generated
+    options, is built when the command is (``command.with_generated_options()``, cli_groups.typer_callback), so
+    that no other command imports the scenario's models for them."""
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
-        own = [p for p in inspect.signature(command).parameters.values() if p.name != "scenario_flags"]
-        generated = option_parameters(flags)
-        names = {p.name for p in generated}
-
-        @functools.wraps(command)
-        def run(**kwargs: Any) -> Any:
-            given = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
-            return command(scenario_flags=flag_values(flags, given), **kwargs)
-
-        own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
-        params = own[:1] + generated + own[1:]  # the command's argument, the scenario's flags, its other options
-        run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-        run.__annotations__ = {p.name: p.annotation for p in params}
-        del run.__wrapped__  # typer reads this signature, not the command's
-        return run
+        command.with_generated_options = functools.cache(  # type: ignore[attr-defined]
+            lambda: _with_options(command, flags))
+        return command
 
     return decorate
+
+
+def _with_options(command: Callable[..., Any], flags: tuple[ScenarioFlag, ...]) -> Callable[..., Any]:
+    own = [p for p in inspect.signature(command).parameters.values() if p.name != "scenario_flags"]
+    generated = option_parameters(flags)
+    names = {p.name for p in generated}
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> Any:
+        given = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
+        return command(scenario_flags=flag_values(flags, given), **kwargs)
+
+    own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
+    params = own[:1] + generated + own[1:]  # the command's argument, the scenario's flags, its other options
+    run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params}
+    del run.__wrapped__  # typer reads this signature, not the command's
+    del run.with_generated_options  # copied by functools.wraps (the function's __dict__)
+    return run

@@ -19,9 +19,10 @@ import datetime
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
-from trainsizer.datafiles import packaged_yaml
+from trainsizer.datafiles import cached_objects, packaged_yaml
 from trainsizer.estimate.typed_data import DERIVED, REST, Table, build
 
 PACKAGE = "trainsizer.estimate"
@@ -339,11 +340,25 @@ def _shipped_path(name: str) -> str:
 @cache
 def memory_model() -> MemoryModel:
     """The shipped ``memory_model.yaml``, typed (loaded once)."""
-    return load_model(MemoryModel, packaged_yaml(PACKAGE, MEMORY_FILE), _shipped_path(MEMORY_FILE), MEMORY_FILE)
+    return _shipped(MemoryModel, MEMORY_FILE)
 
 
 @cache
 def performance_model() -> PerformanceModel:
     """The shipped ``performance_model.yaml``, typed (loaded once)."""
-    return load_model(PerformanceModel, packaged_yaml(PACKAGE, PERFORMANCE_FILE), _shipped_path(PERFORMANCE_FILE),
-                      PERFORMANCE_FILE)
+    return _shipped(PerformanceModel, PERFORMANCE_FILE)
+
+
+def _shipped(cls: type[Any], name: str) -> Any:
+    """The shipped model file ``name`` as ``cls``, built once and kept in the user's cache folder
+    (``datafiles.cached_objects``: keyed on the file and the code that builds it), else built here."""
+
+    def built() -> Any:
+        return load_model(cls, packaged_yaml(PACKAGE, name), _shipped_path(name), name)
+
+    here = resources.files(PACKAGE)
+    sources = [here / name, here / "model_params.py", here / "typed_data.py"]
+    if not all(isinstance(p, Path) and p.is_file() for p in sources):
+        return built()  # a zipped install: nothing to key a cache on
+    done = cached_objects(f"model-{name.removesuffix('.yaml')}", sources, built)  # type: ignore[arg-type]
+    return built() if done is None else done

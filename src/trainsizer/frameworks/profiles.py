@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import N_, InputError
-from trainsizer.input_checks import IsoDate, parse_model
+from trainsizer.input_checks import IsoDate, checked_once, parse_model
 from trainsizer.scenario import Method, Scenario
 
 PACKAGE = "trainsizer.frameworks"
@@ -26,7 +26,7 @@ BACKENDS = ("none", "deepspeed", "fsdp")
 class Setting(BaseModel):
     """One default of a framework: an internals key, its value, when it holds, and the source line it is read from."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     key: str
     value: Any
     when: dict[str, Any] = Field(default_factory=dict)
@@ -45,7 +45,7 @@ class Setting(BaseModel):
 
 
 class Unset(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     key: str
     looked: str
 
@@ -54,7 +54,7 @@ class ExpertParallel(BaseModel):
     """Whether a framework runs expert parallelism (MoE experts split over ranks), and the source line that says so
     (or ``assumed: <why>`` where the source was not read)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     runs: bool
     source: str = Field(min_length=1)
     quote: str = Field(min_length=1)
@@ -76,7 +76,7 @@ class MethodRun(BaseModel):
 class Profile(BaseModel):
     """A framework family's profile file."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     family: str
     name: str
     version: str
@@ -123,8 +123,21 @@ def assumed(method: str) -> str:
 
 @cache
 def load_profile(family: str) -> Profile:
-    """The shipped profile of ``family`` (checked against the internals keys; parsed once: callers must not mutate
-    it)."""
+    """The shipped profile of ``family`` (checked against the internals keys; callers must not mutate it). Every
+    shipped profile is checked once and kept in the user's cache folder (``input_checks.checked_once``: keyed on
+    the profile files and the code that checks them), else checked here."""
+    shipped = _shipped_profiles()
+    return shipped[family] if shipped is not None and family in shipped else _checked_profile(family)
+
+
+@cache
+def _shipped_profiles() -> dict[str, Profile] | None:
+    files = ["index.yaml", *(f"{family}.yaml" for family in families())]
+    return checked_once("frameworks", PACKAGE, files, __file__,
+                        lambda: {family: _checked_profile(family) for family in families()})
+
+
+def _checked_profile(family: str) -> Profile:
     profile = parse_model(Profile, packaged_yaml(PACKAGE, f"{family}.yaml"), f"frameworks/{family}.yaml")
     for s in profile.settings:
         if s.key not in INTERNALS:

@@ -8,9 +8,9 @@ from functools import cache
 from pydantic import BaseModel, ConfigDict, Field
 
 from trainsizer.datafiles import packaged_yaml
-from trainsizer.input_checks import Int, IsoDate, Number, parse_model
+from trainsizer.input_checks import Int, IsoDate, Number, checked_once, parse_model
 
-_SECTION = ConfigDict(extra="forbid", frozen=True)
+_SECTION = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built when a file is checked
 
 
 class HostMemory(BaseModel):
@@ -72,5 +72,11 @@ class PlannerData(BaseModel):
 
 @cache
 def planner_data() -> PlannerData:
-    """``planner.yaml``, read and checked once."""
+    """``planner.yaml``, checked once and kept in the user's cache folder (``input_checks.checked_once``: keyed on
+    the file and the code that checks it), else checked here."""
+    done = checked_once("planner", "trainsizer.plan", ["planner.yaml"], __file__, _checked)
+    return _checked() if done is None else done
+
+
+def _checked() -> PlannerData:
     return parse_model(PlannerData, packaged_yaml("trainsizer.plan", "planner.yaml"), "planner.yaml")

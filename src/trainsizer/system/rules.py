@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from trainsizer.datafiles import packaged_yaml
+from trainsizer.input_checks import checked_once
 
 if TYPE_CHECKING:
     from trainsizer.hardware.catalog import Accelerator
@@ -20,7 +21,8 @@ def sizing_rules() -> dict[str, Any]:
 
 
 class _Rules(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")  # the sources and notes beside the figures stay in the file
+    # the sources and notes beside the figures stay in the file; the schema is built when a figure is checked
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
 
 class IopsRules(_Rules):
@@ -56,6 +58,13 @@ class StorageRules(_Rules):
 
 @cache
 def storage_rules() -> StorageRules:
+    """sizing.yaml's storage figures, checked once and kept in the user's cache folder (``input_checks.checked_once``:
+    keyed on the file and the code that checks it), else checked here."""
+    done = checked_once("storage-rules", "trainsizer.system", ["sizing.yaml"], __file__, _checked_storage_rules)
+    return _checked_storage_rules() if done is None else done
+
+
+def _checked_storage_rules() -> StorageRules:
     return StorageRules.model_validate(sizing_rules()["storage"])
 
 
