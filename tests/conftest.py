@@ -43,3 +43,19 @@ def price_list(data, currency="CNY", fx_override=None):
     rows = {k: ([sourced(r) for r in v] if isinstance(v, list) else {n: sourced(r) for n, r in v.items()})
             for k, v in data.items()}
     return Prices(check_price_file(rows, "test prices"), currency, fx_override)
+
+
+def run_cli(args: list[str], monkeypatch, capsys) -> tuple[int, str]:
+    """``trainsizer ARGS`` through ``cli.main`` as a person runs it: its exit code and what it printed."""
+    import sys
+
+    from trainsizer.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["trainsizer", *args])
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out = capsys.readouterr()
+    return code, out.out + out.err

@@ -7,17 +7,15 @@ LLaMA-Factory) no layout has EP, the plan says so once, and an estimate stating 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
-from conftest import REPO
+from conftest import REPO, run_cli
 
 import trainsizer.plan.layouts as layouts
 import trainsizer.plan.search as search
-from trainsizer.cli import main
 from trainsizer.estimate.estimator import estimate
 from trainsizer.frameworks import assumed, expert_parallel_families, load_profile, resolve
 from trainsizer.hardware.catalog import default_catalog
@@ -152,28 +150,17 @@ def test_the_plan_says_once_why_no_expert_parallelism_and_who_runs_it() -> None:
     assert not [n for n in named if n.code == "plan.no_expert_parallel"]
 
 
-def _run(args: list[str], monkeypatch, capsys) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["trainsizer", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out = capsys.readouterr()
-    return code, out.out + out.err
-
-
 def test_an_estimate_stating_ep_under_a_framework_without_it_is_refused(tmp_path, monkeypatch, capsys) -> None:
     scenario = tmp_path / "moe.yaml"
     scenario.write_text(yaml.safe_dump({"model": {"preset": "deepseek-v2-lite"},
                                         "training": {"method": "lora", "micro_batch_size": 1, "seq_len": 2048},
                                         "parallel": {"gpus": 8, "ep": 2}, "hardware": {"gpu": "h800-sxm5-80gb"}}))
-    code, out = _run(["estimate", str(scenario), "--framework", "llama-factory"], monkeypatch, capsys)
+    code, out = run_cli(["estimate", str(scenario), "--framework", "llama-factory"], monkeypatch, capsys)
     lines = [line for line in out.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1, out
     assert "parallel.ep" in lines[0] and "llama-factory" in lines[0]
     assert all(f in lines[0] for f in expert_parallel_families("lora"))
     # the same scenario under a framework that runs EP is estimated; so is it with none named (the stated EP says
     # the user runs a framework that has it, not the assumed one)
-    assert _run(["estimate", str(scenario), "--framework", WITH_EP, "--json"], monkeypatch, capsys)[0] == 0
-    assert _run(["estimate", str(scenario), "--json"], monkeypatch, capsys)[0] == 0
+    assert run_cli(["estimate", str(scenario), "--framework", WITH_EP, "--json"], monkeypatch, capsys)[0] == 0
+    assert run_cli(["estimate", str(scenario), "--json"], monkeypatch, capsys)[0] == 0

@@ -5,14 +5,13 @@ for a method the framework does not run with it."""
 
 from __future__ import annotations
 
-import sys
 from typing import get_args
 
 import pytest
 import yaml
+from conftest import run_cli
 
 import trainsizer.plan.search as search
-from trainsizer.cli import main
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import InputError
 from trainsizer.frameworks import assumed, families, load_profile, method_families, resolve, runs_method
@@ -68,22 +67,11 @@ def test_the_same_job_is_estimated_under_a_framework_that_runs_it_or_none() -> N
         assert resolved.training.method == "lora" and use.assumed is (framework is None)
 
 
-def _run(args: list[str], monkeypatch, capsys) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["trainsizer", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out = capsys.readouterr()
-    return code, out.out + out.err
-
-
 @pytest.mark.parametrize("command", ["estimate", "plan"])
 def test_the_cli_refuses_it_on_one_line_with_exit_2(command, tmp_path, monkeypatch, capsys) -> None:
     job = tmp_path / "qlora.yaml"
     job.write_text(yaml.safe_dump({**LORA, "training": {**LORA["training"], "method": "qlora", "framework": "nemo"}}))
-    code, out = _run([command, str(job)], monkeypatch, capsys)
+    code, out = run_cli([command, str(job)], monkeypatch, capsys)
     lines = [line for line in out.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1, out
     assert "training.method" in lines[0] and "nemo" in lines[0] and "qlora" in lines[0]

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from trainsizer.cli import app
 
-PROBE = """
+RUN = """
 import json, sys
 from trainsizer.cli import main
 sys.argv = ["trainsizer", *sys.argv[1:]]
@@ -21,6 +21,9 @@ try:
     main()
 except SystemExit:
     pass
+"""  # a command run in a fresh interpreter, its modules left in sys.modules
+
+PROBE = RUN + """
 names = ("trainsizer.probe.cli", "trainsizer.probe.burnin.cli", "yaml", "numpy", "rich")
 found = {n: n in sys.modules for n in names}
 # what estimate never uses: the planner, prices, servers and sites, the web app, the report's pages and charts
@@ -80,14 +83,7 @@ print(after_main, gc.get_freeze_count() > 0, file=sys.stderr)
     assert len(done.stdout.strip().splitlines()) > 2  # both outputs complete
 
 
-LOADED = """
-import json, sys
-from trainsizer.cli import main
-sys.argv = ["trainsizer", *sys.argv[1:]]
-try:
-    main()
-except SystemExit:
-    pass
+LOADED = RUN + """
 print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 # what a command of its own needs: its module, the web app, the probes, the replay of cases, the report files
