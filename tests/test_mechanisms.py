@@ -220,6 +220,22 @@ def test_the_loss_holds_standard_bytes_per_logit_whatever_the_compute_dtype():
     assert _memory_detail(chunked, "logits_and_loss") < tokens * arch.vocab_size * mp.logits.standard_bytes
 
 
+def test_liger_kernel_makes_a_standard_loss_chunked_and_leaves_a_stated_kind_alone():
+    """Liger's fused linear cross-entropy holds no whole logits: with ``liger_kernel`` a standard loss is priced as
+    a chunked one; a loss kind the run states otherwise (compute-dtype) is kept."""
+    single = {"parallel": {"gpus": 1}, "hardware": {"gpu": "a100-sxm4-80gb"}}
+
+    def logits(**training):
+        job = {"method": "lora", "seq_len": 4096, "micro_batch_size": 2, **training}
+        return _memory_detail(estimate(scenario(job, **single), with_limits=False, with_performance=False),
+                              "logits_and_loss")
+
+    liger = logits(liger_kernel=True)
+    assert liger == pytest.approx(logits(loss="chunked")) and liger < logits()
+    kept = {"precision": "bf16-true", "loss": "compute-dtype"}
+    assert logits(liger_kernel=True, **kept) == pytest.approx(logits(**kept))
+
+
 def test_varied_sample_lengths_reserve_an_earlier_set_of_logits_blocks():
     """With samples of varied lengths the allocator keeps the logits blocks sized for an earlier batch beside the
     longest's: reserved memory grows by ``reserved_fraction_variable`` of the logits and loss buffers; allocated

@@ -54,6 +54,8 @@ ESTIMATE_FLAGS: tuple[ScenarioFlag, ...] = (
                  help="Comma-separated module names, or all-linear."),
     ScenarioFlag("training.quantization", help="With method qlora."),
     ScenarioFlag("training.loss", help="Cross-entropy kind."),
+    ScenarioFlag("training.liger_kernel", param="liger_kernel", names=("--liger-kernel/--no-liger-kernel",),
+                 help="The run turns on Liger Kernel (its fused linear cross-entropy: no whole logits)."),
     ScenarioFlag("training.document_tokens", help="Packed sequences: tokens per document, each attending only to "
                                                   "itself."),
     ScenarioFlag("training.compile", param="compile_model", names=("--compile/--no-compile",),

@@ -1,7 +1,8 @@
 """Scenario extensions that say how the framework runs the model's kernels between steps and within a layer: the
 fields ``trainsizer.scenario.TrainingSpec`` takes from :class:`KernelSettings` (docs/guide-scenarios.md, "Extensions";
 validation/FORMAT.md). Their effects: ``trainsizer.estimate.activation_ops`` (step time), ``zero_grad`` in
-``trainsizer.estimate.memory`` (gradients between steps)."""
+``trainsizer.estimate.memory`` (gradients between steps), ``liger_kernel`` in ``trainsizer.estimate.activations``
+(the loss's logits)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,11 @@ class KernelSettings(BaseModel):
         "AMP), which runs the ops of autocast's fp32 list (pow, softmax, layer_norm, ...) in fp32 and casts only the "
         "linears' weights to 16 bits; false = 16-bit weights and activations (DeepSpeed's fp16 / bf16 engine, "
         "Megatron, apex O2)")
+    liger_kernel: Annotated[bool, Strict()] = Field(
+        False, description="the run turns on Liger Kernel (LLaMA-Factory enable_liger_kernel, ms-swift and Hugging "
+        "Face Trainer use_liger_kernel): its fused linear cross-entropy computes the loss chunk by chunk, so no "
+        "whole logits are held (training.loss standard is read as chunked); its fused RMSNorm, RoPE and SwiGLU "
+        "kernels are not priced apart")
 
 
 class CommSettings(BaseModel):
