@@ -29,6 +29,9 @@ MAX_LATE = 12
 # .SMALLEST_WITHIN, widened for the screen's error), at most this many (assumed: the planner's own choice).
 FLOOR_SPAN = 1.5
 MAX_AT_FLOOR = 8
+# ... re-checked only where the best screened objective is above this many times the least floor (workflows.offer_gap
+# .FLOOR_FACTOR, 3, less a margin for the screen's error: assumed)
+FLOOR_NEEDED = 2.0
 RUNNER_UP_SPAN = 3.0  # workflows.decide.RUNNER_UP_SPAN: a runner-up costs at most this many times the pick
 
 
@@ -149,14 +152,16 @@ def choose_exact(shortlist: list[ScreenedLayout], job: Scenario, constraints: Co
     covered = {(*it.cell(), it.inter_node) for it in chosen if it.safe}
     safe = [it for it in on_time if it.cell_safe and (*it.cell(), it.inter_node) in near - covered]
     covered |= {(*it.cell(), it.inter_node) for it in safe}
-    return chosen + safe + _at_floor(on_time, covered, job, constraints, global_batch) + misses
+    return chosen + safe + _at_floor(on_time, covered, job, constraints, global_batch, best) + misses
 
 
 def _at_floor(on_time: list[ScreenedLayout], covered: set[tuple[str, int, str | None]], job: Scenario,
-              constraints: Constraints, global_batch: int) -> list[ScreenedLayout]:
+              constraints: Constraints, global_batch: int, best: float) -> list[ScreenedLayout]:
     """The safe layouts whose compute floor (``ScreenPricer.floor_cost``) plus time value is within FLOOR_SPAN of
     the least, at most MAX_AT_FLOOR: where no known offer rents the job by the hour the answer names the layout a
-    team would ask a cloud to quote (``workflows.offer_gap``), which must be re-checked and safe like any answer."""
+    team would ask a cloud to quote (``workflows.offer_gap``), which must be re-checked and safe like any answer.
+    None where the best screened objective (``best``) is within FLOOR_NEEDED of the least floor: a priced offer then
+    holds the job near its floor and no quote leads."""
     pricer = constraints.pricer
     if pricer is None:
         return []
@@ -167,7 +172,7 @@ def _at_floor(on_time: list[ScreenedLayout], covered: set[tuple[str, int, str | 
         if cost is not None:
             value[id(it)] = cost + constraints.time_value * hours
     least = min(value.values(), default=None)
-    if least is None:
+    if least is None or best <= FLOOR_NEEDED * least:
         return []
     near = sorted((it for it in on_time if id(it) in value and value[id(it)] <= FLOOR_SPAN * least
                    and (*it.cell(), it.inter_node) not in covered), key=lambda it: value[id(it)])
