@@ -57,10 +57,12 @@ def _scenario(job: str | dict):
 
 
 def _best(planned) -> tuple[float, float]:
-    """(the recommendation's objective, the lowest objective of any option that can be had); inf without one."""
+    """(the recommendation's objective, the lowest objective of any option that can be had); inf without one. A
+    quoted answer (no known offer rents it by the hour) is compared by the priced answer beside it."""
     rec = planned.out["recommendation"]
     if not rec:
         return float("inf"), float("inf")
+    rec = rec.get("priced", rec)
     options = planned.result.options  # the plan's typed options, indexed as its JSON's
     eligible = [objective_value(o) for o in options if o.acquisition]
     return objective_value(options[rec["option"]]), min(eligible)
