@@ -42,12 +42,13 @@ from trainsizer.workflows.defaults import (
 from trainsizer.workflows.feasible import ways_to_feasible, with_ways
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
-from trainsizer.workflows.offer_gap import offer_gap, quoted
+from trainsizer.workflows.offer_gap import OfferGap, offer_gap, quoted
 from trainsizer.workflows.plan_request import PlanRequest
 from trainsizer.workflows.plan_schema import (
     ConfidenceJSON,
     ExcludedGpuJSON,
     MarketJSON,
+    OfferGapJSON,
     PlanJSON,
     RecommendationJSON,
 )
@@ -225,13 +226,8 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str) -> PlanOutcome:
         result.suggestions.append(gap.message())
     elif gap and gap_json is not None and rec is not None and gap.option is not None:
         # no known offer rents it by the hour: the answer is the layout to ask a cloud to quote
-        index = next((i for i, o in enumerate(options) if o is gap.option), len(options))
-        if index == len(options):
-            options.append(gap.option)
-        rec = quoted(rec, gap_json, gap, options, index, job.training.tokens, terms.setup)
-        floor_value = gap.floor + terms.time.per_hour * (gap.hours + gap.setup_hours)
-        rec["confidence"] = _quote_confidence(options, index, order, objective, req, floor_value)
-        result.rankings["recommended"], acquisition = [index], RENT
+        rec = _quoted_answer(rec, gap, gap_json, result, order, objective, req, terms, job)
+        acquisition = RENT
     out = result.to_dict()
     out.update({"recommendation": rec, "offer_gap": gap_json, "recommended_because": rec["why"] if rec else None})
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
@@ -255,6 +251,22 @@ def _add_confidence(rec: RecommendationJSON | None, options: list[PlanOption], o
         conf = replace(conf, settle_with=settle_command(job_label))
         rec["why"] = msg("sentences", parts=[rec["why"], close])
     rec["confidence"] = conf.to_dict() if conf else None
+
+
+def _quoted_answer(rec: RecommendationJSON, gap: OfferGap, gap_json: OfferGapJSON, result: PlanResult,
+                   order: list[int], objective: str, req: PlanRequest, terms: MoneyTerms,
+                   job: Scenario) -> RecommendationJSON:
+    """The answer where no known offer rents the job by the hour: the quoted layout (added to the options where the
+    search kept it only among every option), its confidence, and the plan's ``recommended`` ranking pointing at it."""
+    options = result.options
+    index = next((i for i, o in enumerate(options) if o is gap.option), len(options))
+    if index == len(options) and gap.option is not None:
+        options.append(gap.option)
+    quote = quoted(rec, gap_json, gap, options, index, job.training.tokens, terms.setup)
+    floor_value = gap.floor + terms.time.per_hour * (gap.hours + gap.setup_hours)
+    quote["confidence"] = _quote_confidence(options, index, order, objective, req, floor_value)
+    result.rankings["recommended"] = [index]
+    return quote
 
 
 def _quote_confidence(options: list[PlanOption], index: int, order: list[int], objective: str, req: PlanRequest,
