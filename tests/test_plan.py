@@ -143,12 +143,16 @@ def test_plan_bad_input_exits_2(tmp_path, args, field):
 
 def test_plan_recommendation_carries_bom_site_fit_cost_timeline_and_verification():
     proc = run_cli("plan", "examples/jobs/llama-3.1-70b-full-finetune.yaml", "--max-gpus", "32", "--deadline",
-                   "7d", "--site", "chengdu-legacy-colo", "--currency", "CNY", "--json")
+                   "7d", "--site", "chengdu-legacy-colo", "--currency", "CNY", "--json", "--all")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["site"] == "chengdu-legacy-colo" and data["currency"] == "CNY"
-    pick = data["options"][data["rankings"]["recommended"][0]]
-    assert data["recommendation"]["option"] == data["rankings"]["recommended"][0]
+    rec = data["recommendation"]
+    assert rec["option"] == data["rankings"]["recommended"][0]
+    if rec["acquisition"] == "quote":  # no known offer rents it by the hour: the layout to ask a quote on leads
+        assert data["offer_gap"]["leads"] and not rec["site_applies"]
+        assert data["options"][rec["option"]]["performance"]["time_to_train_s"] <= 7 * 86400
+    pick = data["options"][rec.get("priced", rec)["option"]]  # the priced answer (beside the quote where one leads)
     if pick["site_applies"]:  # bought and hosted: the room's racks must hold it
         assert pick["system"]["site_fit"]["fits"]
         assert pick["system"]["power"]["server_max_kw"] <= 8.0  # 80 % of a 10 kW rack
@@ -162,7 +166,7 @@ def test_plan_recommendation_carries_bom_site_fit_cost_timeline_and_verification
     assert pick["verdict"]["text"].startswith(("rent", "buy"))
     assert len(data["verification"]) == 3
     steps = [s["step"]["code"] for s in data["timeline"]["steps"]]
-    if pick["site_applies"]:  # bought: the seed's steps with the vendor's delivery, and the burn-in
+    if rec["site_applies"]:  # bought: the seed's steps with the vendor's delivery, and the burn-in
         assert len(steps) == 5 and "timeline.delivery" in steps
         assert data["verification"][2]["command"].startswith("trainsizer burnin")
     else:  # rented: the instance, no server preparation or burn-in; the first hour checks it against the offer

@@ -36,9 +36,12 @@ def option_summary(option: OptionJSON) -> dict[str, Any]:
 
 
 def detailed_options(out: PlanJSON) -> set[int]:
-    """The indices of the options shown in full: the recommended one and its runner-ups."""
+    """The indices of the options shown in full: the recommended one, the priced answer beside a quote, and the
+    runner-ups."""
     rec = out.get("recommendation") or {}
     shown = {rec["option"]} if rec.get("option") is not None else set()
+    priced = rec.get("priced")
+    shown |= {priced["option"]} if priced else set()
     return shown | {r["option"] for r in rec.get("runner_ups") or []}
 
 
