@@ -178,7 +178,7 @@ def expert_parallel_mb(ctx: StepContext) -> Any:
     one = moe.dispatch_combine_s(tokens * arch.hidden_size * ctx.act_bytes, arch.moe.experts_per_token,
                                  lay.ep, stride, ctx.fabric, float(par.moe_dispatcher == "deepep"),
                                  ctx.params.communication.busbw_fraction["scale-up"])
-    return arch.moe_layers / lay.pp * moe.PASSES * one
+    return arch.moe_layers / lay.pp * moe.all_to_all_passes(lay.recomputed) * one
 
 
 def pipeline_p2p_mb(ctx: StepContext) -> Any:
