@@ -225,13 +225,17 @@ def zero3_mb(ctx: StepContext) -> Any:
     expert_group = expert_data_shards(group, lay.tp, lay.ep, etp)
     expert_bytes = sum(layer.expert_linear_params for layer in ctx.state.layers) * linear_b / ctx.model_shards
     expert_grads = ctx.state.expert_trainable_params / ctx.model_shards * grad_b
-    dense_grads = ctx.trainable_local * grad_b - expert_grads
+    grads = ctx.trainable_local * grad_b
+
+    def gathers(dense_w: Any, dense_g: Any, shards: Any) -> Any:  # weights twice, gradients once, over ``shards``
+        return 2 * all_gather_s(dense_w, shards, ctx.fabric, stride=lay.tp) \
+            + all_gather_s(dense_g, shards, ctx.fabric, stride=lay.tp)
+    # one collective each where the experts share the dense group (no expert parallelism)
+    split = gathers(weights_bytes - expert_bytes, grads - expert_grads, group) \
+        + gathers(expert_bytes, expert_grads, expert_group)
     return where((lay.zero == 3) & (group > 1),
-                 2 * all_gather_s(weights_bytes - expert_bytes, group, ctx.fabric, stride=lay.tp)
-                 + all_gather_s(dense_grads, group, ctx.fabric, stride=lay.tp)
-                 + 2 * all_gather_s(expert_bytes, expert_group, ctx.fabric, stride=lay.tp)
-                 + all_gather_s(expert_grads, expert_group, ctx.fabric, stride=lay.tp)
-                 + comm.replica_all_reduce_s(ctx.trainable_local * grad_b, lay, ctx.fabric, lay.tp))
+                 where(expert_group == group, gathers(weights_bytes, grads, group), split)
+                 + comm.replica_all_reduce_s(grads, lay, ctx.fabric, lay.tp))
 
 
 def data_parallel_sync_s(ctx: StepContext) -> Any:
