@@ -174,3 +174,34 @@ def test_dropless_layers_expose_host_time_once_per_forward():
     synced = base.breakdown_s["launch_overhead"] - stored.breakdown_s["launch_overhead"]
     assert synced >= 4 * 48 * p.overhead.per_layer_s * 0.999
     assert recomputed.breakdown_s["launch_overhead"] > base.breakdown_s["launch_overhead"]
+
+
+def test_fsdp_gathers_routed_experts_only_over_their_expert_data_parallel_group():
+    from trainsizer.estimate.memory import default_memory_model
+    from trainsizer.estimate.training_state import training_state
+    from trainsizer.evidence.refit import speed_case
+    from trainsizer.models.catalog import resolve_model
+
+    def zero3(ep):
+        return speed_case(moe_job({"zero": 3, "distributed_optimizer": False, "ep": ep}, gpus=8)).raw.zero3_mb
+
+    # EP 8 over 8 data-parallel ranks: each rank owns its experts whole (expert-data-parallel group of one), so only
+    # the dense weights are gathered; under EP 4 each expert is still sharded over two ranks
+    sc = moe_job({"zero": 3, "distributed_optimizer": False, "ep": 4}, gpus=8)
+    st = training_state(sc, resolve_model(sc.model), default_memory_model())
+    experts = sum(layer.expert_linear_params for layer in st.layers)
+    dense = sum(layer.base_linear_params for layer in st.layers) - experts
+    assert experts > 2 * dense  # the routed experts are most of what a rank holds under EP 4
+    assert zero3(8) < 0.4 * zero3(4)
+    assert st.expert_trainable_params == experts
+
+
+def test_full_recomputation_runs_the_dispatch_and_combine_again():
+    from trainsizer.evidence.refit import speed_case
+
+    def a2a(checkpointing):
+        job = moe_job({"ep": 8}, gpus=8, training={"activation_checkpointing": checkpointing})
+        return speed_case(job).raw.moe_mb
+
+    # forward dispatch + combine again in the recomputed forward: six all-to-alls a layer instead of four
+    assert a2a("full") == pytest.approx(1.5 * a2a("none"))

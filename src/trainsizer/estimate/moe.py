@@ -48,6 +48,16 @@ from trainsizer.estimate.comm import Fabric
 PASSES = 4  # dispatch + combine, forward and backward (GShard, section 3.2)
 
 
+def all_to_all_passes(recomputed: Any) -> Any:
+    """Dispatch and combine all-to-alls per MoE layer and micro-batch: :data:`PASSES`, and the forward's two again in
+    its recomputation (``recomputed``: the share of the forward run twice). Full recomputation re-runs the whole
+    layer, its token dispatcher included (Megatron-Core ``--recompute-granularity full`` checkpoints each
+    TransformerLayer, MoE layer and all; NeMo Automodel wraps each block in ``checkpoint_wrapper``,
+    nemo_automodel/components/moe/parallelizer.py apply_ac @ 8d9bfb90e), as :func:`host_syncs` counts its host
+    synchronisation again."""
+    return PASSES + 2 * recomputed
+
+
 def load_factor(imbalance: Any, capacity_factor: Any = None) -> Any:
     """Tokens of the busiest expert-parallel rank over the mean: the stated imbalance, capped by the capacity a
     token-dropping router keeps (Switch Transformer, section 2.2); dropless where ``capacity_factor`` is None."""

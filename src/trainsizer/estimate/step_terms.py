@@ -34,6 +34,7 @@ from trainsizer.estimate.grad_overlap import gather_overlaps, reduce_overlaps
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
 from trainsizer.estimate.peak import peak_share
 from trainsizer.estimate.raw_terms import RawStep
+from trainsizer.estimate.state_terms import expert_data_shards
 from trainsizer.estimate.step_layout import StepLayout
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, TrainingState, weight_grad_bytes
 from trainsizer.hardware.catalog import Accelerator
@@ -177,7 +178,7 @@ def expert_parallel_mb(ctx: StepContext) -> Any:
     one = moe.dispatch_combine_s(tokens * arch.hidden_size * ctx.act_bytes, arch.moe.experts_per_token,
                                  lay.ep, stride, ctx.fabric, float(par.moe_dispatcher == "deepep"),
                                  ctx.params.communication.busbw_fraction["scale-up"])
-    return arch.moe_layers / lay.pp * moe.PASSES * one
+    return arch.moe_layers / lay.pp * moe.all_to_all_passes(lay.recomputed) * one
 
 
 def pipeline_p2p_mb(ctx: StepContext) -> Any:
@@ -213,10 +214,28 @@ def zero3_mb(ctx: StepContext) -> Any:
     linear_b = gathered_linear_bytes(ctx.scenario.training.fp8_all_gather, stored_base_bytes(ctx))
     weights_bytes = sum(layer.base_linear_params * linear_b + layer.norm_params * w_b
                         for layer in ctx.state.layers) / ctx.model_shards
+    # routed experts are sharded over their expert-data-parallel group only (dp x cp x tp / (ep x etp) ranks,
+    # estimate/state_terms.expert_data_shards): Megatron-FSDP shards them over the expert-data-parallel group, and
+    # NeMo Automodel leaves them out of FSDP where that group is one rank (nemo_automodel/components/moe/
+    # parallelizer.py apply_fsdp @ 8d9bfb90e: ignored_params = the experts' parameters unless ep_shard is enabled),
+    # so where it is one rank nothing of them is gathered or reduce-scattered. Their group is priced at the dense
+    # group's stride: its own (etp x ep apart, one rank a node under EP 8) would expose more traffic than
+    # Megatron-FSDP's measured Qwen3-235B step leaves room for, as overlap.zero3 (fitted on dense runs) hides none
+    etp = ctx.scenario.parallel.etp or lay.tp
+    expert_group = expert_data_shards(group, lay.tp, lay.ep, etp)
+    expert_bytes = sum(layer.expert_linear_params for layer in ctx.state.layers) * linear_b / ctx.model_shards
+    expert_grads = ctx.state.expert_trainable_params / ctx.model_shards * grad_b
+    grads = ctx.trainable_local * grad_b
+
+    def gathers(dense_w: Any, dense_g: Any, shards: Any) -> Any:  # weights twice, gradients once, over ``shards``
+        return 2 * all_gather_s(dense_w, shards, ctx.fabric, stride=lay.tp) \
+            + all_gather_s(dense_g, shards, ctx.fabric, stride=lay.tp)
+    # one collective each where the experts share the dense group (no expert parallelism)
+    split = gathers(weights_bytes - expert_bytes, grads - expert_grads, group) \
+        + gathers(expert_bytes, expert_grads, expert_group)
     return where((lay.zero == 3) & (group > 1),
-                 2 * all_gather_s(weights_bytes, group, ctx.fabric, stride=lay.tp)
-                 + all_gather_s(ctx.trainable_local * grad_b, group, ctx.fabric, stride=lay.tp)
-                 + comm.replica_all_reduce_s(ctx.trainable_local * grad_b, lay, ctx.fabric, lay.tp))
+                 where(expert_group == group, gathers(weights_bytes, grads, group), split)
+                 + comm.replica_all_reduce_s(grads, lay, ctx.fabric, lay.tp))
 
 
 def data_parallel_sync_s(ctx: StepContext) -> Any:

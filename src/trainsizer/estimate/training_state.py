@@ -120,6 +120,12 @@ class TrainingState:
             n += self.embedding_params + self.final_params + self.lm_head_params
         return n
 
+    @cached_property
+    def expert_trainable_params(self) -> int:
+        """The part of :attr:`trainable_params` that is routed experts (on one expert-parallel rank)."""
+        return sum(layer.expert_lora_params + (layer.expert_linear_params if layer.trainable_base else 0)
+                   for layer in self.layers)
+
     def stage_layers(self, stage: int) -> list[LayerState]:
         pp = self.scenario.parallel.pp
         n = len(self.layers)

@@ -361,6 +361,7 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
 class _LayerTotals:
     base_linear_params: np.ndarray
     norm_params: np.ndarray
+    expert_linear_params: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -371,6 +372,7 @@ class _PerLayoutState:
 
     trainable_params: np.ndarray
     layers: tuple[_LayerTotals]
+    expert_trainable_params: np.ndarray
 
 
 def _per_layout_state(b: JobBasis, ep: np.ndarray) -> _PerLayoutState:
@@ -383,8 +385,10 @@ def _per_layout_state(b: JobBasis, ep: np.ndarray) -> _PerLayoutState:
         return np.array(values)[at]
 
     totals = _LayerTotals(per_layout([sum(layer.base_linear_params for layer in st.layers) for st in states]),
-                          per_layout([sum(layer.norm_params for layer in st.layers) for st in states]))
-    return _PerLayoutState(per_layout([st.trainable_params for st in states]), (totals,))
+                          per_layout([sum(layer.norm_params for layer in st.layers) for st in states]),
+                          per_layout([sum(layer.expert_linear_params for layer in st.layers) for st in states]))
+    return _PerLayoutState(per_layout([st.trainable_params for st in states]), (totals,),
+                           per_layout([st.expert_trainable_params for st in states]))
 
 
 def _step_time(b: JobBasis, state: TrainingState | _PerLayoutState, lay: Layouts, scenario: Scenario,
