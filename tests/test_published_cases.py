@@ -124,3 +124,23 @@ def test_every_stated_setting_names_a_shipped_case_of_its_source():
             assert cid in shipped, cid
             assert shipped[cid].source.startswith(entry.source), cid
             assert all(shipped[cid].scenario["training"].get(k) == v for k, v in entry.training.items()), cid
+
+
+# Megatron-LM launch flags a case's notes may quote, and the scenario key each one sets. Megatron turns sequence
+# parallelism off at TP 1 (NVIDIA/Megatron-LM megatron/training/arguments.py, validate_args:
+# "if args.tensor_model_parallel_size == 1: args.sequence_parallel = False"), so a TP 1 case may quote the flag
+# and leave the key off.
+MEGATRON_FLAGS = {"--sequence-parallel": "sequence_parallel", "--use-distributed-optimizer": "distributed_optimizer"}
+
+
+@pytest.mark.parametrize("path", CASE_FILES, ids=lambda p: p.name)
+def test_a_quoted_megatron_flag_is_set_in_the_scenario(path):
+    """A case whose notes quote a Megatron launch flag of its run states the setting in its scenario: a note that
+    reads the launch script and a scenario left at the default contradict each other (FlagPerf's Megatron cases
+    once did: their scripts pass both flags)."""
+    for case in load_cases(path):
+        parallel = case.scenario.get("parallel") or {}
+        for flag, key in MEGATRON_FLAGS.items():
+            if flag not in case.notes or (key == "sequence_parallel" and parallel.get("tp", 1) == 1):
+                continue
+            assert parallel.get(key) is True, f"{case.id}: notes quote {flag}, scenario lacks parallel.{key}"
