@@ -70,3 +70,16 @@ def test_the_user_view_drops_internals_and_takes_the_profile():
     user = user_case(case)
     assert user.scenario["training"]["loss"] == "chunked"
     assert user.framework is not None and user.framework.framework == "torchtune"
+
+
+def test_a_setting_can_hold_for_the_models_activation():
+    # transformers writes gelu_new as element-wise PyTorch ops: unfused under a Hugging Face profile, unless compiled;
+    # a SiLU model keeps nn.functional's one kernel, and llm.c's GPT-2 runs its GELU as one CUDA kernel
+    gpt2 = {**JOB, "model": {"preset": "gpt2-124m"}, "parallel": {"gpus": 8, "zero": 0}}
+    assert resolve(scenario_from_dict(gpt2), "hf-trainer")[0].training.activation_kernel == "unfused"
+    compiled = {**gpt2, "training": {**gpt2["training"], "compile": True}}
+    assert resolve(scenario_from_dict(compiled), "hf-trainer")[0].training.activation_kernel == "fused"
+    assert resolve(scenario_from_dict(JOB), "hf-trainer")[0].training.activation_kernel == "fused"
+    assert resolve(scenario_from_dict(gpt2), "llmc")[0].training.activation_kernel == "fused"
+    row = _row(estimate_scenario(scenario_from_dict(gpt2), framework="hf-trainer"), "training.activation_kernel")
+    assert row["from"] == "profile" and "activations.py" in row["source"]

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import N_, InputError
 from trainsizer.input_checks import IsoDate, checked_once, parse_model
+from trainsizer.models.catalog import resolve_model
 from trainsizer.scenario import Method, Scenario
 
 PACKAGE = "trainsizer.frameworks"
@@ -34,12 +35,14 @@ class Setting(BaseModel):
     quote: str = Field(min_length=1)
 
     def holds(self, scenario: Scenario, backend: str) -> bool:
-        """Whether the setting's conditions (backend, zero, precision, method, compile) hold for ``scenario``."""
+        """Whether the setting's conditions (backend, zero, precision, method, compile, and the model's MLP
+        activation as its config names it) hold for ``scenario``."""
         facts = {"backend": backend, "zero": scenario.parallel.zero, "precision": scenario.training.precision,
                  "method": scenario.training.method, "compile": scenario.training.compile}
         for name, accepted in self.when.items():
             allowed = accepted if isinstance(accepted, list) else [accepted]
-            if facts.get(name) not in allowed:
+            fact = resolve_model(scenario.model).activation if name == "activation" else facts.get(name)
+            if fact not in allowed:
                 return False
         return True
 
