@@ -192,7 +192,7 @@ def test_the_report_opens_with_the_answer_card(reports, lang):
         assert md.split("\n## ")[1].startswith(tr("Answer", lang))
         answer = card(report["plan"], lang)
         assert answer["why"] in html_lib.unescape(page) and answer["why"] in md
-        assert w.gpu_name(rec["gpu"]) in answer["why"] and rec["gpu"] not in answer["why"]
+        assert w.gpu_name(rec["gpu"], lang) in answer["why"] and rec["gpu"] not in answer["why"]
 
 
 def test_no_recommendation_says_why():

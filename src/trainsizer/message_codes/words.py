@@ -46,6 +46,7 @@ _c("goal.cheapest-timed_deadline",
    N_("the lowest cost per run that meets the deadline, time valued at {money} an hour"), money="money")
 _c("binding.time", N_("the time to train (what costs less per run takes longer than the difference is worth)"))
 _c("binding.cost", N_("cost (nothing that fits costs less per run)"))
+_c("binding.no_hourly_offer", N_("no known offer rents it by the hour (the layout to ask a quote on)"))
 _c("binding.deadline", N_("the deadline (fewer GPUs would miss {days})"), days="n_days")
 _c("binding.budget", N_("the budget (a cheaper run needs a longer contract than it allows)"))
 _c("binding.memory", N_("memory (fewer GPUs do not hold the job: {used} of {capacity} GiB per GPU)"), used="num0",
