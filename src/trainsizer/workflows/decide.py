@@ -226,9 +226,7 @@ def recommendation(options: list[PlanOption], order: list[int], objective: str, 
     runners: list[RunnerUpJSON] = []
     for i in order[1:]:
         o = options[i]
-        trade = _trade(pick, o, currency)
-        runners.append({"option": i, "gpu": o.gpu, "gpus": o.gpus, "acquisition": o.acquisition, "per_run": o.run_cost,
-                        "days": None if _days(o) is None else round(_days(o), 2), "trade": trade})
+        runners.append(runner_up_of(i, o, _trade(pick, o, currency)))
     if runners:
         first = runners[0]
         runner_up = msg("decide.runner_up", hardware={"gpus": first["gpus"], "gpu": first["gpu"]}, trade=first["trade"])
@@ -302,11 +300,23 @@ def adjustments(pick: PlanOption, currency: str, time: TimeValue | None = None) 
         risk = pick.range.p_exceeds_capacity if pick.range else None
         out.append(msg("adjust.tight_fit", pct=used, limit=TIGHT_FRACTION) if used > TIGHT_FRACTION or risk is None
                    else msg("adjust.oom_risk", pct=risk, used=used))
-    if time is not None and time.per_hour > 0:
-        amount = money(time.per_hour, time.currency)
-        out.append(clauses([msg("plan.time_value_assumed", money=amount), msg("plan.time_value_flag")])
-                   if time.assumed else msg("adjust.time_value", money=amount))
+    out.append(time_value_adjustment(time))
     return [m for m in out if m is not None]
+
+
+def time_value_adjustment(time: TimeValue | None) -> Message | None:
+    """The value of the run's time the answer weighed (assumed or stated); None where it weighs none."""
+    if time is None or time.per_hour <= 0:
+        return None
+    amount = money(time.per_hour, time.currency)
+    return (clauses([msg("plan.time_value_assumed", money=amount), msg("plan.time_value_flag")])
+            if time.assumed else msg("adjust.time_value", money=amount))
+
+
+def runner_up_of(index: int, o: PlanOption, trade: Message) -> RunnerUpJSON:
+    """One of ``recommendation.runner_ups``: the option, its cost a run and days, what it trades."""
+    return {"option": index, "gpu": o.gpu, "gpus": o.gpus, "acquisition": o.acquisition, "per_run": o.run_cost,
+            "days": None if _days(o) is None else round(_days(o), 2), "trade": trade}
 
 
 def _trade(pick: PlanOption, other: PlanOption, currency: str) -> Message:

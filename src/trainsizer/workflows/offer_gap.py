@@ -16,9 +16,10 @@ from trainsizer.cost.tco import HOURS_PER_YEAR
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.messages import money as to_money
 from trainsizer.plan.option import PlanOption
-from trainsizer.workflows.decide import action, trade_against
+from trainsizer.workflows.decide import RUNNER_UP_SPAN, action, runner_up_of, time_value_adjustment, trade_against
 from trainsizer.workflows.plan_schema import OfferGapJSON, PaybackJSON, RecommendationJSON, RunnerUpJSON
 from trainsizer.workflows.setup_time import SetupTime
+from trainsizer.workflows.time_value import TimeValue
 
 # A run priced at most this many times its compute floor is held by a known offer (assumed: per-second or per-hour
 # billing, setup and a cloud's mark-up over the cheapest price stay within it; a term contract or a one-run
@@ -32,9 +33,7 @@ SMALLEST_WITHIN = 1.25
 # as an answer, only said to be that far (assumed: a purchase or a term contract at ten times the GPU time of the
 # run is what no team would choose for it).
 FAR_FACTOR = 10.0
-RUNNER_UP_SPAN = 3.0  # decide.RUNNER_UP_SPAN: a runner-up costs at most this many times the answer
 QUOTE = "quote"  # recommendation.acquisition: rent by asking a cloud to quote the layout
-TIME_VALUE_CODES = ("plan.time_value_assumed", "adjust.time_value")  # the adjustments said of the quote too
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -167,7 +166,7 @@ def offer_gap(pick: PlanOption | None, options: list[PlanOption], prices: Prices
 
 
 def quoted(rec: RecommendationJSON, gap_out: OfferGapJSON, gap: OfferGap, options: list[PlanOption], index: int,
-           tokens: float | None, setup: SetupTime) -> RecommendationJSON:  # long: one answer object
+           tokens: float | None, setup: SetupTime, time: TimeValue | None) -> RecommendationJSON:  # long: one answer
     """The answer where no known offer rents the job by the hour: the layout to ask a cloud to quote
     (``acquisition`` "quote", ``option`` its index in the plan's options), priced at its GPU time (the floor, setup
     billed); ``priced`` is the answer the priced options alone give (``rec``, made for ``pick``). Its why leads with
@@ -193,14 +192,10 @@ def quoted(rec: RecommendationJSON, gap_out: OfferGapJSON, gap: OfferGap, option
     for i in (rec["option"], *(r["option"] for r in rec["runner_ups"])):
         o = options[i]
         if o.run_cost is not None and o.run_cost <= RUNNER_UP_SPAN * gap.floor:  # beyond, it is no alternative
-            runners.append({"option": i, "gpu": o.gpu, "gpus": o.gpus, "acquisition": o.acquisition,
-                            "per_run": o.run_cost, "days": None if o.time_to_train_s is None
-                            else round(o.time_to_train_s / 86400, 2),
-                            "trade": trade_against(gap.floor, days, o, currency)})
+            runners.append(runner_up_of(i, o, trade_against(gap.floor, days, o, currency)))
     adjust = [msg("adjust.setup_assumed" if setup.assumed else "adjust.setup", time=setup.shown_minutes * 60,
                   n=gap.gpus, money=to_money(setup.hours * gap.gpus * gap.price_per_gpu_hour, currency))]
-    adjust += [a for a in rec["adjustments"] if a.code in TIME_VALUE_CODES
-               or a.code == "clauses" and a.args["parts"][0].code in TIME_VALUE_CODES]
+    adjust += [m for m in (time_value_adjustment(time),) if m is not None]
     return {**rec, "option": index, "acquisition": QUOTE, "offer": None, "gpu": gap.gpu, "gpus": gap.gpus,
             "servers": gap.servers, "per_run": round(gap.floor), "commitment": round(gap.floor),
             "cost_per_million_tokens": gap.floor / tokens * 1e6 if tokens else None,

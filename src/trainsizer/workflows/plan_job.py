@@ -53,7 +53,7 @@ from trainsizer.workflows.plan_schema import (
     RecommendationJSON,
 )
 from trainsizer.workflows.pricing import MoneyTerms, merge_fabric_twins, recommend_options
-from trainsizer.workflows.robust import close_call, confidence, settle_command, with_ranges
+from trainsizer.workflows.robust import Confidence, close_call, confidence, settle_command, with_ranges
 from trainsizer.workflows.screen_pricing import HostFit, ScreenPricing
 from trainsizer.workflows.setup_time import NONE as NO_SETUP
 from trainsizer.workflows.setup_time import setup_time
@@ -242,10 +242,7 @@ def _add_confidence(rec: RecommendationJSON | None, options: list[PlanOption], o
     if not rec:
         return
     values = [objective_value(o, objective) if i in order else 0.0 for i, o in enumerate(options)]
-    conf = confidence(options, order, values, req.deadline_s, req.budget, scales=objective != "fewest-gpus")
-    if conf:  # the choice holds in no outcome where it runs out of memory: never above its chance of running
-        runs = round(1.0 - options[order[0]].oom_chance, 4)
-        conf = replace(conf, runs=runs, share=min(conf.share, runs))
+    conf = _sampled(options, order, values, objective, req.deadline_s, req.budget)
     close = close_call(conf, options)
     if conf and close is not None:
         conf = replace(conf, settle_with=settle_command(job_label))
@@ -262,7 +259,7 @@ def _quoted_answer(rec: RecommendationJSON, gap: OfferGap, gap_json: OfferGapJSO
     index = next((i for i, o in enumerate(options) if o is gap.option), len(options))
     if index == len(options) and gap.option is not None:
         options.append(gap.option)
-    quote = quoted(rec, gap_json, gap, options, index, job.training.tokens, terms.setup)
+    quote = quoted(rec, gap_json, gap, options, index, job.training.tokens, terms.setup, terms.time)
     floor_value = gap.floor + terms.time.per_hour * (gap.hours + gap.setup_hours)
     quote["confidence"] = _quote_confidence(options, index, order, objective, req, floor_value)
     result.rankings["recommended"] = [index]
@@ -275,12 +272,19 @@ def _quote_confidence(options: list[PlanOption], index: int, order: list[int], o
     stays best against the priced options across the model's error, never above its chance of running."""
     values = [objective_value(o, objective) if i in order else 0.0 for i, o in enumerate(options)]
     values[index] = floor_value if objective == "cheapest" else objective_value(options[index], objective)
-    ranked = [index, *(i for i in order if i != index)]
-    conf = confidence(options, ranked, values, req.deadline_s, None, scales=objective != "fewest-gpus")
+    conf = _sampled(options, [index, *(i for i in order if i != index)], values, objective, req.deadline_s, None)
+    return conf.to_dict() if conf else None
+
+
+def _sampled(options: list[PlanOption], ranked: list[int], values: list[float], objective: str,
+             deadline_s: float | None, budget: float | None) -> Confidence | None:
+    """How often ``ranked[0]`` stays the choice across the model's error (``robust.confidence``), never above its
+    chance of running: it holds in no outcome where it runs out of memory."""
+    conf = confidence(options, ranked, values, deadline_s, budget, scales=objective != "fewest-gpus")
     if conf is None:
         return None
-    runs = round(1.0 - options[index].oom_chance, 4)
-    return replace(conf, runs=runs, share=min(conf.share, runs)).to_dict()
+    runs = round(1.0 - options[ranked[0]].oom_chance, 4)
+    return replace(conf, runs=runs, share=min(conf.share, runs))
 
 
 def price_hardware(job: Scenario, gpu: str, gpus: int, req: PlanRequest) -> dict[str, Any]:
