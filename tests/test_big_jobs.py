@@ -94,6 +94,10 @@ def test_a_70b_full_finetune_in_cny_names_the_compute_floor_and_what_would_hold_
     assert rec["acquisition"] == "quote" and (quoted.gpu, quoted.gpus) == (gap["gpu"], gap["gpus"])
     assert quoted.oom_chance <= DEFAULT_MAX_OOM_RISK and out["rankings"]["recommended"] == [rec["option"]]
     assert rec["per_run"] == gap["floor"] <= priced["per_run"]
+    # the offer named is the listing whose price the floor is worked out at, marked as a reference, not an offer
+    offer = rec["offer"]
+    assert offer["reference"] is True and offer["term"] == "on-demand"
+    assert (offer["provider"], offer["price_per_gpu_hour"]) == (gap["provider"], gap["price_per_gpu_hour"])
     assert_the_quote_leads(out)
 
 

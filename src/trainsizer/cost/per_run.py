@@ -134,13 +134,12 @@ def offer_market(offer: RentalOffer) -> str:
 ON_DEMAND = ("on-demand",)
 
 
-def cheapest_on_demand(prices: Prices, gpu: str, market: str) -> tuple[float, str] | None:
-    """The cheapest on-demand price per GPU-hour of the GPU in the market, and its provider (None without one):
-    the price a run's compute floor is worked out at (``workflows.offer_gap``)."""
+def cheapest_on_demand(prices: Prices, gpu: str, market: str) -> RentalOffer | None:
+    """The GPU's cheapest on-demand offer in the market (None without one): the price a run's compute floor is
+    worked out at (``workflows.offer_gap``)."""
     offers = [o for o in prices.rental_offers(gpu) if offer_market(o) == market
               and (o.terms is None or o.terms.term in ON_DEMAND)]
-    best = min(offers, key=lambda o: o.price_per_gpu_hour, default=None)
-    return None if best is None else (best.price_per_gpu_hour, best.provider)
+    return min(offers, key=lambda o: o.price_per_gpu_hour, default=None)
 
 
 def rental_candidates(prices: Prices, gpu: str, gpus: int, market: str, nodes: int = 1,

@@ -252,6 +252,7 @@ class OfferJSON(TypedDict):
     price_per_gpu_hour: float
     as_of: NotRequired[str | None]
     stale: NotRequired[bool | None]
+    reference: NotRequired[bool]  # a quoted answer's: the price its floor is worked out at, not an offer of the layout
 
 
 class SetupJSON(TypedDict):

@@ -11,11 +11,12 @@ import math
 from dataclasses import dataclass, field
 
 from trainsizer.cost.per_run import cheapest_on_demand
-from trainsizer.cost.prices import Prices
+from trainsizer.cost.prices import Prices, RentalOffer
 from trainsizer.cost.tco import HOURS_PER_YEAR
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.messages import money as to_money
 from trainsizer.plan.option import PlanOption
+from trainsizer.plan.option_json import OfferJSON
 from trainsizer.workflows.decide import RUNNER_UP_SPAN, action, runner_up_of, time_value_adjustment, trade_against
 from trainsizer.workflows.plan_schema import OfferGapJSON, PaybackJSON, RecommendationJSON, RunnerUpJSON
 from trainsizer.workflows.setup_time import SetupTime
@@ -48,10 +49,26 @@ class OfferGap:
     gpus_per_server: int
     gpu_hours: float  # billed: the training's and the setup's on every GPU
     setup_hours: float  # wall-clock, from the instances' start to the first step (workflows.setup_time)
-    price_per_gpu_hour: float
-    provider: str
+    reference: RentalOffer  # the GPU's cheapest on-demand offer in the market: the price the floor is worked out at
     host_ram_gib: float | None  # the instance RAM its offload needs (None without offload)
     option: PlanOption | None = field(default=None, compare=False, repr=False)  # the layout quoted
+
+    @property
+    def price_per_gpu_hour(self) -> float:
+        return self.reference.price_per_gpu_hour
+
+    @property
+    def provider(self) -> str:
+        return self.reference.provider
+
+    def reference_offer(self) -> OfferJSON:
+        """``recommendation.offer`` of a quoted answer: the offer whose price the floor is worked out at, marked
+        ``reference`` (its listing rents the GPU by the hour, not the layout quoted: a cloud is asked to quote that)."""
+        o = self.reference
+        billing = o.terms.billing_granularity if o.terms else None
+        return {"provider": o.provider, "term": o.term, "billing": billing,
+                "price_per_gpu_hour": round(o.price_per_gpu_hour, 3), "as_of": o.as_of, "stale": o.stale,
+                "reference": True}
 
     def holds(self) -> Message:
         """What would hold the layout: its servers with RDMA between them, its host RAM."""
@@ -127,22 +144,23 @@ def compute_floor(options: list[PlanOption], prices: Prices, market: str, max_oo
     ranks) is within SMALLEST_WITHIN of the least, within ``budget``; None where no option has a run length or a
     price."""
     gaps: list[tuple[float, OfferGap]] = []
-    hourly: dict[str, tuple[float, str] | None] = {}
+    hourly: dict[str, RentalOffer | None] = {}
     for o in options:
         hours = o.performance.gpu_hours
         if hours is None or o.oom_chance > max_oom_risk:
             continue
         if o.gpu not in hourly:
             hourly[o.gpu] = cheapest_on_demand(prices, o.gpu, market)
-        if hourly[o.gpu] is None:
+        reference = hourly[o.gpu]
+        if reference is None:
             continue
-        price, provider = hourly[o.gpu]
+        price = reference.price_per_gpu_hour
         system = o.pricing.system if o.pricing else None
         ram = system.host.instance_ram_gib if system is not None and o.offload != "none" else None
         billed = hours + setup_hours * o.gpus
         gap = OfferGap(floor=billed * price, currency=prices.currency, gpu=o.gpu, gpus=o.gpus, servers=o.nodes,
                        gpus_per_server=min(o.gpus, o.gpus_per_node), gpu_hours=billed, setup_hours=setup_hours,
-                       price_per_gpu_hour=price, provider=provider, host_ram_gib=ram, option=o)
+                       reference=reference, host_ram_gib=ram, option=o)
         if budget is None or gap.floor <= budget:
             gaps.append((gap.floor + time_value * (hours / o.gpus + setup_hours), gap))
     if not gaps:
@@ -196,8 +214,8 @@ def quoted(rec: RecommendationJSON, gap_out: OfferGapJSON, gap: OfferGap, option
     adjust = [msg("adjust.setup_assumed" if setup.assumed else "adjust.setup", time=setup.shown_minutes * 60,
                   n=gap.gpus, money=to_money(setup.hours * gap.gpus * gap.price_per_gpu_hour, currency))]
     adjust += [m for m in (time_value_adjustment(time),) if m is not None]
-    return {**rec, "option": index, "acquisition": QUOTE, "offer": None, "gpu": gap.gpu, "gpus": gap.gpus,
-            "servers": gap.servers, "per_run": round(gap.floor), "commitment": round(gap.floor),
+    return {**rec, "option": index, "acquisition": QUOTE, "offer": gap.reference_offer(), "gpu": gap.gpu,
+            "gpus": gap.gpus, "servers": gap.servers, "per_run": round(gap.floor), "commitment": round(gap.floor),
             "cost_per_million_tokens": gap.floor / tokens * 1e6 if tokens else None,
             "time_to_train_days": round(days, 2), "site_applies": False,
             "binding": {"code": "no_hourly_offer", "deadline_days": rec["binding"]["deadline_days"]},

@@ -73,7 +73,7 @@ class ScreenPricing:
         self._can: dict[tuple[str, str], bool] = {}
         self._offers: dict[tuple[str, int, int, int, float], list[RentalOffer]] = {}
         self._servers: dict[tuple[str, int], float | None] = {}
-        self._hourly: dict[str, tuple[float, str] | None] = {}
+        self._hourly: dict[str, RentalOffer | None] = {}
 
     def _available(self, gpu: str, acquisition: str) -> bool:
         if (gpu, acquisition) not in self._can:
@@ -101,7 +101,7 @@ class ScreenPricing:
         if gpu not in self._hourly:
             self._hourly[gpu] = cheapest_on_demand(self.money.prices, gpu, self.money.market)
         hourly = self._hourly[gpu]
-        return None if hourly is None else (hours + self.money.setup.hours) * gpus * hourly[0]
+        return None if hourly is None else (hours + self.money.setup.hours) * gpus * hourly.price_per_gpu_hour
 
     def run_cost(self, gpu: str, gpus: int, servers: int, gpus_per_server: int, hours: float,
                  offloaded_gib_per_gpu: float = 0.0) -> float | None:
