@@ -193,3 +193,23 @@ def test_quotes_cli_and_bad_site(tmp_path):
 def en(message):
     """An engine message in English."""
     return _text(message, "en")
+
+
+@pytest.mark.parametrize("vendor", ["nvidia", "amd", "huawei", "hygon"])
+@pytest.mark.parametrize("acquisition", ["rent", "buy"])
+def test_verification_steps_name_the_tools_of_the_gpus_vendor(vendor, acquisition):
+    """trainsizer's probes read torch.cuda (and NVML for the burn-in): on an Ascend server the steps name npu-smi and
+    torch_npu, never nvidia-smi or a probe that cannot see the NPUs; PyTorch's ROCm build answers torch.cuda, so the
+    memory and profile probes stay on AMD GPUs while the device query is rocm-smi."""
+    from trainsizer.workflows.next_steps import device_tools, verification_steps
+
+    steps = verification_steps("job.yaml", acquisition, vendor)
+    commands = " ".join(s["command"] for s in steps)
+    tools = device_tools(vendor)
+    assert len(steps) == 3 and all(s["command"] for s in steps[:2])
+    assert steps[2]["command"] or (tools is None and acquisition == "buy")  # no device tool known to name
+    probes = tools.probes if tools else {"memory", "profile"}
+    assert ("trainsizer probe memory" in commands) == ("memory" in probes)
+    assert ("trainsizer burnin" in commands) == (acquisition == "buy" and "burnin" in probes)
+    if tools is not None and vendor != "nvidia":
+        assert "nvidia-smi" not in commands and tools.device_query in commands

@@ -83,6 +83,13 @@ _c("verify.burnin", N_("3. run a 3-5 day small-scale training on the target mach
 _c("verify.memory_check", N_("torch.cuda.max_memory_allocated and nvidia-smi against the estimate"))
 _c("verify.profile_check", N_("when data loading plus gradient sync exceed 20%, storage or network binds"))
 _c("verify.burnin_check", N_("throttling, ECC / XID errors, throughput drift, thermals"))
+_c("verify.memory_check_with", N_("{peak} and {query} against the estimate"), peak="text", query="text")
+_c("verify.memory_check_own", N_("{peak} in your training script after its first steps, and {query}, against the "
+                                 "estimate (trainsizer probe memory reads CUDA devices)"), peak="text", query="text")
+_c("verify.burnin_check_own", N_("throttling, ECC errors, health alarms, throughput drift, thermals, read with the "
+                                 "command above (trainsizer burnin reads NVIDIA's NVML)"))
+_c("verify.burnin_check_vendor", N_("throttling, ECC errors, throughput drift, thermals, read with the vendor's own "
+                                    "device tool (trainsizer burnin reads NVIDIA's NVML)"))
 
 # workflows/decide.py: what a runner-up trades
 _c("trade.per_run", N_("{pct} per run"), pct="signed_pct")

@@ -6,6 +6,10 @@ Both follow the seed guide (评估 2-3 天, 服务器准备 1-2 天, 环境 2-3 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cache
+
+from trainsizer.datafiles import packaged_yaml
 from trainsizer.messages import msg
 from trainsizer.plan.planner_data import planner_data
 from trainsizer.workflows.plan_schema import TimelineJSON, VerificationStepJSON
@@ -49,19 +53,61 @@ def timeline(acquisition: str | None = "rent") -> TimelineJSON:
     return {"steps": steps, "total_days": [lo, hi], "note": note, "source": source}
 
 
-def verification_steps(job_path: str = "JOB.yaml", acquisition: str | None = None) -> list[VerificationStepJSON]:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceTools:
+    """A vendor's tools the verification steps name (device_tools.yaml): which of trainsizer's probes run on its
+    parts, its device query (nvidia-smi, npu-smi info), how its PyTorch reads peak memory, its profiler."""
+
+    probes: frozenset[str]
+    device_query: str | None
+    peak_memory: str | None
+    profiler: str | None = None
+
+
+NVIDIA_TOOLS = DeviceTools(probes=frozenset({"memory", "profile", "burnin"}), device_query="nvidia-smi",
+                           peak_memory="torch.cuda.max_memory_allocated")
+
+
+@cache
+def device_tools(vendor: str) -> DeviceTools | None:
+    """The vendor's row of device_tools.yaml (None: not listed)."""
+    row = packaged_yaml("trainsizer.workflows", "device_tools.yaml")["vendors"].get(vendor)
+    if row is None:
+        return None
+    return DeviceTools(probes=frozenset(row["probes"]), device_query=row["device_query"],
+                       peak_memory=row["peak_memory"], profiler=row.get("profiler"))
+
+
+def verification_steps(job_path: str = "JOB.yaml", acquisition: str | None = None,
+                       vendor: str = "nvidia") -> list[VerificationStepJSON]:
     """Measure memory, profile a step, then: on a rented instance, check it against the offer in the first hour;
-    on bought servers, the seed's 3-5 day burn-in."""
-    steps: list[VerificationStepJSON] = [
-        {"step": msg("verify.memory"), "command": f"trainsizer probe memory {job_path}",
-         "check": msg("verify.memory_check")},
-        {"step": msg("verify.profile"), "command": f"trainsizer probe profile {job_path}",
-         "check": msg("verify.profile_check")},
-    ]
-    if acquisition == "rent":
-        steps.append({"step": msg("verify.first_hour"), "command": "nvidia-smi; free -g; nproc; df -h",
-                      "check": msg("verify.first_hour_check")})
+    on bought servers, the seed's 3-5 day burn-in. Each with the tools of the GPU's ``vendor`` (device_tools.yaml):
+    trainsizer's probes where they run on its parts, else the vendor's own."""
+    tools = device_tools(vendor)
+    if tools is None:  # not listed: the probes read torch.cuda, which some vendors' PyTorch builds answer
+        tools = DeviceTools(probes=frozenset({"memory", "profile"}), device_query=None, peak_memory=None)
+    query = tools.device_query
+    if "memory" in tools.probes:
+        memory_check = (msg("verify.memory_check") if tools == NVIDIA_TOOLS or query is None
+                        else msg("verify.memory_check_with", peak=tools.peak_memory, query=query))
+        steps: list[VerificationStepJSON] = [
+            {"step": msg("verify.memory"), "command": f"trainsizer probe memory {job_path}", "check": memory_check}]
     else:
+        steps = [{"step": msg("verify.memory"), "command": query or "",
+                  "check": msg("verify.memory_check_own", peak=tools.peak_memory, query=query)}]
+    if "profile" in tools.probes:
+        steps.append({"step": msg("verify.profile"), "command": f"trainsizer probe profile {job_path}",
+                      "check": msg("verify.profile_check")})
+    else:
+        steps.append({"step": msg("verify.profile"), "command": tools.profiler or "",
+                      "check": msg("verify.profile_check")})
+    if acquisition == "rent":
+        steps.append({"step": msg("verify.first_hour"), "command": f"{query or 'nvidia-smi'}; free -g; nproc; df -h",
+                      "check": msg("verify.first_hour_check")})
+    elif "burnin" in tools.probes:
         steps.append({"step": msg("verify.burnin"), "command": "trainsizer burnin --duration 72h",
                       "check": msg("verify.burnin_check")})
+    else:
+        steps.append({"step": msg("verify.burnin"), "command": query or "",  # unlisted: no command we can name
+                      "check": msg("verify.burnin_check_own" if query else "verify.burnin_check_vendor")})
     return steps

@@ -228,10 +228,11 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str) -> PlanOutcome:
         # no known offer rents it by the hour: the answer is the layout to ask a cloud to quote
         rec = _quoted_answer(rec, gap, gap_json, result, order, objective, req, terms, job)
         acquisition = RENT
+    vendor = cat.accelerators[rec["gpu"]].vendor if rec and rec["gpu"] in cat.accelerators else "nvidia"
     out = result.to_dict()
     out.update({"recommendation": rec, "offer_gap": gap_json, "recommended_because": rec["why"] if rec else None})
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
-                "timeline": timeline(acquisition), "verification": verification_steps(job_label, acquisition),
+                "timeline": timeline(acquisition), "verification": verification_steps(job_label, acquisition, vendor),
                 "prices_used": [c.to_dict() for c in listed(priced.cited)]})
     return PlanOutcome(result, out, job, arch, site, money, cat)
 
