@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO
 from test_optimality import CASES, _scenario
 
-from trainsizer.messages import Message
+from trainsizer.messages import Message, msg
 from trainsizer.report.answer import card
 from trainsizer.report.message_text import text
 from trainsizer.workflows.defaults import DEFAULT_MAX_OOM_RISK
@@ -99,6 +99,7 @@ def test_a_70b_full_finetune_in_cny_names_the_compute_floor_and_what_would_hold_
     assert offer["reference"] is True and offer["term"] == "on-demand"
     assert (offer["provider"], offer["price_per_gpu_hour"]) == (gap["provider"], gap["price_per_gpu_hour"])
     assert_the_quote_leads(out)
+    assert_the_detail_is_the_quote(out)
 
 
 def test_the_floor_bills_setup_on_every_gpu_so_a_longer_setup_quotes_fewer_gpus():
@@ -108,6 +109,22 @@ def test_the_floor_bills_setup_on_every_gpu_so_a_longer_setup_quotes_fewer_gpus(
     assert quick and slow and slow.gpus <= quick.gpus
     assert slow.gpu_hours == pytest.approx((slow.hours + 4.0) * slow.gpus)
     assert slow.floor == pytest.approx(slow.gpu_hours * slow.price_per_gpu_hour)
+
+
+def assert_the_detail_is_the_quote(out: dict) -> None:
+    """The answer in detail is the cluster and GPU time to ask a quote on, run in the provider's data centre: no
+    servers to buy, no site to fit, no priced verdict of a layout no known offer rents."""
+    from trainsizer.report import sections as sec
+
+    pick = out["options"][out["recommendation"]["option"]]
+    bom, site, cost = sec.detail(out, pick, "en")
+    assert cost is None
+    items = [row[0] for row in bom.blocks[0][2]]
+    assert items[:2] == ["Cluster to ask a quote on", "GPU time to ask a quote on"] and "GPU servers" not in items
+    assert f"{out['offer_gap']['floor']:,}" in bom.blocks[0][2][1][1]
+    assert site.blocks == [("p", text(msg("site.rented"), "en"))]
+    verdict = dict(sec.recommended(pick, "en", sec.quoted(out)).blocks)["verdict"]
+    assert verdict == text(out["offer_gap"]["message"], "en")
 
 
 def assert_the_quote_leads(out: dict) -> None:

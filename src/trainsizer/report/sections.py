@@ -17,7 +17,15 @@ from trainsizer.report import words as w
 from trainsizer.report.answer import card
 
 if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
-    from trainsizer.workflows.plan_schema import JobJSON, OptionJSON, PerRunJSON, PlanJSON, RentJSON, ReportJSON
+    from trainsizer.workflows.plan_schema import (
+        JobJSON,
+        OfferGapJSON,
+        OptionJSON,
+        PerRunJSON,
+        PlanJSON,
+        RentJSON,
+        ReportJSON,
+    )
 
 CAPEX = {"servers": N_("servers"), "shared_storage": N_("shared storage"), "local_nvme": N_("local NVMe"),
          "network": N_("network"), "racks_and_installation": N_("racks and installation")}
@@ -54,15 +62,18 @@ def _summary(job: JobJSON, lang: str) -> Section:
     return Section("summary", tr(TITLES["summary"], lang), [("table", heads, [row])])
 
 
-def recommended(pick: OptionJSON, lang: str) -> Section:
+def recommended(pick: OptionJSON, lang: str, gap: OfferGapJSON | None = None) -> Section:
+    """The pick's hardware, speed and verdict; a quoted answer's verdict is its compute floor (``gap``: the plan's
+    ``offer_gap``), not the priced verdict of a layout no known offer rents."""
     hw, perf = pick["hardware"], pick["performance"]
     args = {"hardware": w.hardware(hw["gpus"], hw["gpu"], lang), "servers": ot.servers_text(pick, lang),
             "links": ot.links(pick, lang) or "-", "tps": f"{perf['tokens_per_s']:,.0f}", "mfu": w.percent(perf["mfu"])}
     line = (tr("{hardware} in {servers} ({links}): {tps} tokens/s, MFU {mfu}, {time} to train.", lang,
                time=w.duration(perf["time_to_train_s"], lang), **args) if perf.get("time_to_train_s")
             else tr("{hardware} in {servers} ({links}): {tps} tokens/s, MFU {mfu}.", lang, **args))
+    verdict = mt.text(gap["message"], lang) if gap else ot.verdict(pick, lang)
     return Section("recommendation", tr(TITLES["recommendation"], lang),
-                   [("p", line), ("verdict", ot.verdict(pick, lang)), ("p", ot.why(pick, lang))])
+                   [("p", line), ("verdict", verdict), ("p", ot.why(pick, lang))])
 
 
 def alternatives(plan: PlanJSON, lang: str, limit: int = 15) -> Section:
@@ -117,6 +128,46 @@ def rented_bom(pick: OptionJSON, per_run: PerRunJSON, rent: RentJSON, lang: str)
     ]
     heads = [tr("Item", lang), tr("Quantity or size", lang), tr("Why", lang)]
     return Section("bom", tr(TITLES["bom"], lang), [("table", heads, rows)])
+
+
+def quoted_bom(pick: OptionJSON, gap: OfferGapJSON, lang: str) -> Section:
+    """A quoted answer's bill of materials: the cluster to ask a cloud to quote, its GPU time at the reference price,
+    and what the job needs of each instance (nothing to buy, no site)."""
+    hw, sysd, cur = pick["hardware"], pick["system"], gap["currency"]
+    host, st = sysd["host"], sysd["storage"]
+    ask = tr("ask for at least this", lang)
+    rows = [
+        [tr("Cluster to ask a quote on", lang),
+         w.listing([ot.servers_text(pick, lang), w.gpu_name(hw["gpu"], lang)], lang), mt.text(gap["hold"], lang)
+         if gap.get("hold") else ""],
+        [tr("GPU time to ask a quote on", lang),
+         tr("{hours} GPU-hours, about {money}", lang, hours=f"{gap['gpu_hours']:,.0f}", money=w.money(gap["floor"],
+                                                                                                     cur, lang)),
+         tr("at {provider}'s {price} per GPU-hour (on-demand, one GPU), setup billed on every GPU", lang,
+            provider=gap["provider"], price=w.small_money(gap["price_per_gpu_hour"], cur, lang))],
+        [tr("Host RAM per instance", lang), tr("{need} GiB needed", lang, need=f"{host['instance_ram_gib']:,.0f}"),
+         ask],
+        [tr("CPU cores per instance", lang), tr("{need} needed", lang, need=host["instance_cores"]), ask],
+        [tr("Disk for checkpoints and data", lang), f"{st['shared_capacity_tb'] * 1000:,.0f} GB", ask],
+    ]
+    heads = [tr("Item", lang), tr("Quantity or size", lang), tr("Why", lang)]
+    return Section("bom", tr(TITLES["bom"], lang), [("table", heads, rows)])
+
+
+def quoted(plan: PlanJSON) -> OfferGapJSON | None:
+    """The plan's ``offer_gap`` where its answer is the layout to ask a cloud to quote, else None."""
+    rec = plan.get("recommendation")
+    return plan.get("offer_gap") if rec and rec["acquisition"] == "quote" else None
+
+
+def detail(plan: PlanJSON, pick: OptionJSON, lang: str) -> list[Section | None]:
+    """The pick's bill of materials, site fit and cost; a quoted answer's cluster and GPU time to ask a quote on,
+    run in the provider's data centre (the site does not apply, nothing is bought)."""
+    gap = quoted(plan)  # the pick is then the quoted layout (rankings.recommended points at it)
+    if gap is not None:
+        return [quoted_bom(pick, gap, lang),
+                Section("site", tr(TITLES["site"], lang), [("p", mt.text(msg("site.rented"), lang))]), None]
+    return [bom(pick, lang), site_fit(pick, lang), cost(pick, plan["currency"], lang)]
 
 
 def bom(pick: OptionJSON, lang: str) -> Section:
@@ -249,10 +300,10 @@ def document(report: ReportJSON, charts: bool = True) -> list[Section]:
     answer = card(plan, lang)
     out = [Section("answer", answer["title"], [("answer", answer)]), _summary(report["job"], lang)]
     if pick:
-        out.append(recommended(pick, lang))
+        out.append(recommended(pick, lang, quoted(plan)))
         if charts:
             out.append(Section("charts", tr(TITLES["charts"], lang), [("charts",)]))
-        out += [alternatives(plan, lang), bom(pick, lang), site_fit(pick, lang), cost(pick, plan["currency"], lang)]
+        out += [alternatives(plan, lang), *detail(plan, pick, lang)]
     if plan.get("notes") and pick and answer["ok"]:  # without a recommendation the card lists them
         out.append(Section("notes", tr(TITLES["notes"], lang), [("list", mt.texts(plan["notes"], lang))]))
     if pick:  # a deployment timeline only for an answer: nothing is rented or bought without one

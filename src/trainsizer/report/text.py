@@ -314,8 +314,7 @@ def _print_detail(con: Console, out: PlanJSON, lang: str) -> None:
         return
     pick = out["options"][idx]
     con.print()
-    for section in (sec.recommended(pick, lang), sec.bom(pick, lang), sec.site_fit(pick, lang),
-                    sec.cost(pick, out["currency"], lang),
+    for section in (sec.recommended(pick, lang, sec.quoted(out)), *sec.detail(out, pick, lang),
                     sec.timeline(out, lang) if out.get("recommendation") else None, sec.verification(out, lang)):
         if section:
             _print_section(con, section)

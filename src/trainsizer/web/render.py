@@ -277,12 +277,13 @@ def _plan_fragment(out: PlanJSON, lang: str, curves: list[Any] | None,
     badges = {i: [key for key in RANKING_ORDER if i in out["rankings"].get(key, [])] for i in rows}
     picks = _picks(out, rows)
     charts = chart_svgs(out, lang, curves, scale_gpu)
-    detail = {"bom": sections.bom(rec, lang), "site": sections.site_fit(rec, lang),
-              "cost": sections.cost(rec, out["currency"], lang)} if rec else {}
+    detail = dict(zip(("bom", "site", "cost"), sections.detail(out, rec, lang), strict=True)) if rec else {}
+    gap = sections.quoted(out)
     return environment().get_template("result.html").render(
         L=lab, lang=lang, out=out, rec=rec, rec_is_recommended=bool(rec_idx), rows=rows, badges=badges,
         picks=picks, charts=charts, currency=out["currency"], scale_gpu=scale_gpu, answer=card(out, lang),
-        detail=detail, **_said(read_as, lang),
+        detail=detail, quote_verdict=text(gap["message"], lang) if gap else None,
+        **_said(read_as, lang),
         verdicts=[v for c in (curves or []) for v in c.verdicts()])
 
 
