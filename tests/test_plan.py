@@ -169,8 +169,9 @@ def test_plan_recommendation_carries_bom_site_fit_cost_timeline_and_verification
     if rec["site_applies"]:  # bought: the seed's steps with the vendor's delivery, and the burn-in
         assert len(steps) == 5 and "timeline.delivery" in steps
         assert data["verification"][2]["command"].startswith("trainsizer burnin")
-    else:  # rented: the instance, no server preparation or burn-in; the first hour checks it against the offer
-        assert "timeline.rent_instance" in steps and "timeline.preparation" not in steps
+    else:  # rented: the instance (or the quoted cluster), no server preparation or burn-in; the first hour checks it
+        first = "timeline.quote_cluster" if rec["acquisition"] == "quote" else "timeline.rent_instance"
+        assert steps[0] == first and "timeline.preparation" not in steps
         assert data["verification"][2]["step"]["code"] == "verify.first_hour"
     assert data["prices_used"]
     # an 8-GPU H800 SXM server (~10 kW, as the H100's) does not fit that room; the option says what to do (the

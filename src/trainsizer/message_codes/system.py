@@ -74,6 +74,8 @@ _c("timeline.with_delivery", N_("bought servers: delivery lead time included"))
 _c("timeline.rent_instance", N_("rent the instance and check it against the offer"))
 _c("timeline.environment_rented", N_("environment on the rented image (framework, data upload)"))
 _c("timeline.rented", N_("a rented instance: no server preparation, delivery or burn-in"))
+_c("timeline.quote_cluster", N_("ask clouds to quote the cluster, sign, and wait for it to be provisioned"))
+_c("timeline.quoted", N_("a cluster leased on a quote: the provider's lead time is assumed, ask it with the price"))
 _c("verify.first_hour", N_("3. in the first hour, check the rented instance against the offer"))
 _c("verify.first_hour_check", N_("GPUs, host RAM, CPU cores and disk as the offer states; the first steps' tokens/s "
                                  "against the estimate; the bill's rate against the offer's price"))

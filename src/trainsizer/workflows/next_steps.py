@@ -31,9 +31,26 @@ RENTAL_TIMELINE = [
 ]
 
 
+# A cluster asked for on a quote (assumed: no public figure for how long a cloud takes to quote, contract and
+# provision several RDMA-connected servers; days rather than the minutes of a listed instance).
+QUOTED_TIMELINE = [
+    ("timeline.quote_cluster", 2, 7),
+    ("timeline.environment_rented", 0, 1),
+    ("timeline.data", 2, 3),
+]
+
+
 def timeline(acquisition: str | None = "rent") -> TimelineJSON:
     """The deployment steps: for bought hardware the seed's (evaluation, server preparation, environment, data)
-    with the vendor's delivery lead time (planner.yaml); for a rental the instance, its environment and the data."""
+    with the vendor's delivery lead time (planner.yaml); for a rental the instance, its environment and the data;
+    for a cluster asked for on a quote, the quote and the provider's provisioning first."""
+    if acquisition == "quote":
+        steps = [{"step": msg(code), "days": [lo, hi]} for code, lo, hi in QUOTED_TIMELINE]
+        lo, hi = sum(s["days"][0] for s in steps), sum(s["days"][1] for s in steps)
+        return {"steps": steps, "total_days": [lo, hi], "note": msg("timeline.quoted"),
+                "source": "assumed: a cloud quotes, contracts and provisions a multi-server lease within days (ask its "
+                          "lead time with the price); data preparation 2-3 days from the Chinese guide "
+                          "'成都AI训练服务器选型' (undated)"}
     if acquisition == "rent":
         steps = [{"step": msg(code), "days": [lo, hi]} for code, lo, hi in RENTAL_TIMELINE]
         lo, hi = sum(s["days"][0] for s in steps), sum(s["days"][1] for s in steps)

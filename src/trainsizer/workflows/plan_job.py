@@ -42,7 +42,7 @@ from trainsizer.workflows.defaults import (
 from trainsizer.workflows.feasible import ways_to_feasible, with_ways
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
-from trainsizer.workflows.offer_gap import OfferGap, offer_gap, quoted
+from trainsizer.workflows.offer_gap import QUOTE, OfferGap, offer_gap, quoted
 from trainsizer.workflows.plan_request import PlanRequest
 from trainsizer.workflows.plan_schema import (
     ConfidenceJSON,
@@ -227,14 +227,21 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str) -> PlanOutcome:
     elif gap and gap_json is not None and rec is not None and gap.option is not None:
         # no known offer rents it by the hour: the answer is the layout to ask a cloud to quote
         rec = _quoted_answer(rec, gap, gap_json, result, order, objective, req, terms, job)
-        acquisition = RENT
-    vendor = cat.accelerators[rec["gpu"]].vendor if rec and rec["gpu"] in cat.accelerators else "nvidia"
+        acquisition = QUOTE
     out = result.to_dict()
     out.update({"recommendation": rec, "offer_gap": gap_json, "recommended_because": rec["why"] if rec else None})
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
-                "timeline": timeline(acquisition), "verification": verification_steps(job_label, acquisition, vendor),
+                **_next_steps(rec, acquisition, cat, job_label),
                 "prices_used": [c.to_dict() for c in listed(priced.cited)]})
     return PlanOutcome(result, out, job, arch, site, money, cat)
+
+
+def _next_steps(rec: RecommendationJSON | None, acquisition: str | None, cat: Catalog,
+                job_label: str) -> dict[str, Any]:
+    """The deployment timeline and the verification steps of the answer, with the tools of its GPU's vendor."""
+    vendor = cat.accelerators[rec["gpu"]].vendor if rec and rec["gpu"] in cat.accelerators else "nvidia"
+    return {"timeline": timeline(acquisition),
+            "verification": verification_steps(job_label, RENT if acquisition == QUOTE else acquisition, vendor)}
 
 
 def _add_confidence(rec: RecommendationJSON | None, options: list[PlanOption], order: list[int], objective: str,
