@@ -2,12 +2,12 @@
 
 A command creates ~160 of trainsizer's dataclasses; for each, Python 3.11 and 3.12 write the source of every
 generated method (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, a frozen class's ``__setattr__`` and
-``__delattr__``) and compile it with ``exec`` (3.13: one text a class): ~0.35 ms a class, ~60 ms of a 0.5 s plan. The source of a class's
-methods is the same text in every run, so its compiled code can be kept, as Python keeps a module's in ``.pyc``:
-:func:`install` makes ``dataclasses`` look the text up (the exact text is the key; an unknown text is compiled as
-before and remembered) and :func:`save` writes what a run compiled to the user's cache folder. The functions are
-still made by ``dataclasses`` from that code, in the class's own globals: classes behave exactly as without it.
-Only a file this user owns and only they can write is read (marshal loads code that runs).
+``__delattr__``) and compile it with ``exec`` (3.13: one text a class): ~0.35 ms a class, ~60 ms of a 0.5 s plan.
+The source of a class's methods is the same text in every run, so its compiled code can be kept, as Python keeps a
+module's in ``.pyc``: :func:`install` makes ``dataclasses`` look the text up (the exact text is the key; an unknown
+text is compiled as before and remembered) and :func:`save` writes what a run compiled to the user's cache folder.
+The functions are still made by ``dataclasses`` from that code, in the class's own globals: classes behave exactly
+as without it. Only a file this user owns and only they can write is read (marshal loads code that runs).
 https://docs.python.org/3/library/marshal.html
 """
 
