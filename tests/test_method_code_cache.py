@@ -2,6 +2,7 @@
 and a cache file another user could have written is not read."""
 
 import dataclasses
+import marshal
 import os
 
 import pytest
@@ -71,3 +72,13 @@ def test_a_cache_file_others_may_write_is_not_read(fresh_cache, monkeypatch):
     assert method_code_cache._codes == {}
     _point_class()
     assert method_code_cache._compiled  # compiled again, as without a cache
+
+
+def test_a_cache_file_that_holds_anything_but_code_is_not_read(fresh_cache, monkeypatch):
+    path = method_code_cache._cache_file()
+    path.parent.mkdir(parents=True)
+    path.write_bytes(marshal.dumps({"def f(): pass": "not code"}))
+    path.chmod(0o600)
+    method_code_cache.install()
+    assert method_code_cache._codes == {}
+    assert _behaviour(_point_class()) == _behaviour(_point_class())

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import importlib.util
 import marshal
 import os
 import sys
@@ -33,8 +34,9 @@ _compiled: list[str] = []  # texts compiled in this run (none: nothing to save)
 
 
 def _cache_file() -> Path:
-    # marshal's format and the generated text change with Python: one file per version
-    return _cache_dir() / f"dataclass-methods-{zlib.crc32(sys.version.encode()):08x}.marshal"
+    # marshal's format, the bytecode and the generated text change with Python: one file per build and bytecode
+    key = sys.version.encode() + importlib.util.MAGIC_NUMBER
+    return _cache_dir() / f"dataclass-methods-{zlib.crc32(key):08x}.marshal"
 
 
 def _exec(source: Any, globals: dict[str, Any] | None = None, locals: Any = None) -> None:  # noqa: A002
@@ -55,7 +57,8 @@ def install() -> None:
     try:
         if _owned_and_private(path):
             loaded = marshal.loads(path.read_bytes())
-            if isinstance(loaded, dict):
+            if isinstance(loaded, dict) and all(isinstance(k, str) and isinstance(v, CodeType)
+                                                for k, v in loaded.items()):
                 _codes.update(loaded)
     except (OSError, EOFError, ValueError, TypeError):
         pass
