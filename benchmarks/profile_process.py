@@ -2,8 +2,11 @@
 min / median CPU time (user + system) of ``--runs`` fresh interpreters, bytecode compiled first as pip does.
 
 - the floor (``python -c pass``: the interpreter and this environment's ``site``);
-- importing the third-party stack each command needs (typer, pydantic, rich; numpy for plan);
-- the same plus trainsizer's modules for the command (what trainsizer's own imports add);
+- importing the third-party stack each command loads (every module outside trainsizer that the command leaves in
+  ``sys.modules``: typer with its pydantic adapters, pydantic, rich, numpy and numpy.random for plan), with the
+  executable's collector threshold (cli.console);
+- the same plus trainsizer's modules for the command (what trainsizer's own imports add), with the kept code of
+  the dataclasses' methods (method_code_cache), as the executable imports them;
 - the whole command (what running it adds: validation schemas, data, the estimate or plan, the tables);
 - the dataclasses and pydantic models the command creates at import, and their time (``--classes``).
 
@@ -23,16 +26,40 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 JOB = str(ROOT / "examples" / "jobs" / "qwen2.5-7b-lora.yaml")
-THIRD_PARTY = "import typer, pydantic.main, rich.console, rich.table"
-STEPS = {
-    "estimate": [("third-party stack", THIRD_PARTY),
-                 ("+ trainsizer's modules", f"{THIRD_PARTY}; import trainsizer.cli, trainsizer.workflows.estimate_job, "
-                                            "trainsizer.report.estimate_text")],
-    "plan": [("third-party stack", f"{THIRD_PARTY}, numpy"),
-             ("+ trainsizer's modules", f"{THIRD_PARTY}, numpy; import trainsizer.cli, trainsizer.workflows.plan_job, "
-                                        "trainsizer.report.text")],
-}
 COMMANDS = {"estimate": ["estimate"], "plan": ["plan", JOB]}
+# The modules a command leaves loaded, outside trainsizer and in it, one per line after a "--" line (a child process).
+LOADED = """
+import contextlib, io, runpy, sys
+before = set(sys.modules)
+sys.argv = ["trainsizer", *sys.argv[1:]]
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        runpy.run_module("trainsizer.cli", run_name="__main__")
+    except SystemExit:
+        pass
+loaded = [m for m in sys.modules if m not in before and not m.startswith("__")]
+print("\\n".join([m for m in loaded if m.split(".")[0] != "trainsizer"] + ["--"]
+                 + [m for m in loaded if m.split(".")[0] == "trainsizer" and m != "trainsizer.cli"]))
+"""
+# Imports the listed modules as the executable would (its collector threshold; trainsizer's dataclasses from the
+# kept code of their methods), then stops.
+IMPORTS = """
+import gc, importlib, sys
+gc.set_threshold(100_000, *gc.get_threshold()[1:])
+third, ours = sys.argv[1].split("--")
+try:  # a tree without method_code_cache (an older checkout) imports them as Python does
+    from trainsizer import method_code_cache
+except ImportError:
+    method_code_cache = None
+if method_code_cache is not None and ours.split():
+    method_code_cache.install()
+for name in third.split() + ours.split():
+    try:
+        importlib.import_module(name)
+    except Exception:  # a module that only loads inside its package's own import (e.g. a platform shim)
+        pass
+gc.freeze()
+"""
 # Counts the classes made by dataclasses and pydantic while the command runs, and the time dataclasses spends on
 # them (a measurement hook in this child process only; the product does not do this).
 CLASSES = """
@@ -91,12 +118,14 @@ def main() -> None:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"{cores} cores, load average {os.getloadavg()[0]:.2f}; CPU time min / median of {args.runs} processes")
     print(_line("python -c pass", _cpu([sys.executable, "-c", "pass"], env, args.runs)))
-    for command, steps in STEPS.items():
+    for command, cli_args in COMMANDS.items():
         print(f"trainsizer {command}:")
-        for label, code in steps:
-            print(_line(label, _cpu([sys.executable, "-c", code], env, args.runs)))
-        argv = [sys.executable, "-m", "trainsizer.cli", *COMMANDS[command]]
-        _cpu(argv, env, 1)  # the data caches written
+        argv = [sys.executable, "-m", "trainsizer.cli", *cli_args]
+        _cpu(argv, env, 1)  # the data caches and the kept methods written
+        third, ours = subprocess.run([sys.executable, "-c", LOADED, *cli_args], env=env, check=True, text=True,
+                                     capture_output=True).stdout.split("--\n")
+        for label, listed in (("+ third-party stack", f"{third}--"), ("+ trainsizer's modules", f"{third}--{ours}")):
+            print(_line(label, _cpu([sys.executable, "-c", IMPORTS, listed], env, args.runs)))
         print(_line("the whole command", _cpu(argv, env, args.runs)))
         if args.classes:
             subprocess.run([sys.executable, "-c", CLASSES, *COMMANDS[command]], env=env, check=True)

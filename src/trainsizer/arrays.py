@@ -53,6 +53,11 @@ def maximum(a: Any, b: Any) -> Any:
     return max(a, b)
 
 
+def any_nonzero(x: Any) -> bool:
+    """Whether a number, or any element of an array, is non-zero."""
+    return bool(x.any()) if is_array(x) else bool(x)
+
+
 def negate(x: Any) -> Any:
     """``not x`` for a bool, elementwise for an array of them (``~`` on a Python bool is an integer)."""
     return ~x if is_array(x) else not x

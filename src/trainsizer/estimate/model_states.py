@@ -84,6 +84,7 @@ def _trainable_shapes(st: TrainingState, layers: list[LayerState], first: bool, 
     ep = st.scenario.parallel.ep
     shapes: list[tuple[int, int, int]] = []
     adapters: list[tuple[int, int, int]] = []
+    targets = lora_targets(st.scenario, arch.model_type, arch.mla.q_lora_rank if arch.mla else None)
     for layer in layers:
         if layer.trainable_base:
             for lin in layer.linears:
@@ -94,8 +95,7 @@ def _trainable_shapes(st: TrainingState, layers: list[LayerState], first: bool, 
                     shapes.append((lin.out_features, 1, copies))
             shapes.append((layer.norm_params, 1, 1))
         for lin in layer.lora:
-            adapter = adapter_params(lin, rank, lora_targets(st.scenario, arch.model_type,
-                                                      arch.mla.q_lora_rank if arch.mla else None))
+            adapter = adapter_params(lin, rank, targets)
             copies = max(1, lin.count // ep) if lin.group == "expert" else lin.count
             # A: r x in, B: out x r (per copy), as one rank x (in + out) matrix per copy
             adapters.append((rank, adapter // max(1, lin.count * rank), copies))

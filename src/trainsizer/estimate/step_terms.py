@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from trainsizer.arrays import is_array, positive_part, safe_div, where
+from trainsizer.arrays import any_nonzero, is_array, positive_part, safe_div, where
 from trainsizer.estimate import comm, moe
 from trainsizer.estimate.activation_ops import activation_ops_mb
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, gathered_linear_bytes, p2p_s
@@ -223,19 +223,20 @@ def zero3_mb(ctx: StepContext) -> Any:
     # Megatron-FSDP's measured Qwen3-235B step leaves room for, as overlap.zero3 (fitted on dense runs) hides none
     etp = ctx.scenario.parallel.etp or lay.tp
     expert_group = expert_data_shards(group, lay.tp, lay.ep, etp)
-    expert_bytes = sum(layer.expert_linear_params for layer in ctx.state.layers) * linear_b / ctx.model_shards
+    expert_linear = sum(layer.expert_linear_params for layer in ctx.state.layers)
+    expert_bytes = expert_linear * linear_b / ctx.model_shards
     expert_grads = ctx.state.expert_trainable_params / ctx.model_shards * grad_b
     grads = ctx.trainable_local * grad_b
 
     def gathers(dense_w: Any, dense_g: Any, shards: Any) -> Any:  # weights twice, gradients once, over ``shards``
         return 2 * all_gather_s(dense_w, shards, ctx.fabric, stride=lay.tp) \
             + all_gather_s(dense_g, shards, ctx.fabric, stride=lay.tp)
-    # one collective each where the experts share the dense group (no expert parallelism)
-    split = gathers(weights_bytes - expert_bytes, grads - expert_grads, group) \
-        + gathers(expert_bytes, expert_grads, expert_group)
-    return where((lay.zero == 3) & (group > 1),
-                 where(expert_group == group, gathers(weights_bytes, grads, group), split)
-                 + comm.replica_all_reduce_s(grads, lay, ctx.fabric, lay.tp))
+    together = gathers(weights_bytes, grads, group)  # one collective each where the experts share the dense group
+    if any_nonzero(expert_linear) or any_nonzero(ctx.state.expert_trainable_params):  # a dense model's split adds 0
+        split = gathers(weights_bytes - expert_bytes, grads - expert_grads, group) \
+            + gathers(expert_bytes, expert_grads, expert_group)
+        together = where(expert_group == group, together, split)
+    return where((lay.zero == 3) & (group > 1), together + comm.replica_all_reduce_s(grads, lay, ctx.fabric, lay.tp))
 
 
 def data_parallel_sync_s(ctx: StepContext) -> Any:

@@ -68,7 +68,7 @@ class MethodRun(BaseModel):
     (stated in a profile whose ``expert_parallel.runs``), and the source line that says so (``assumed: <why>`` where
     the source was not read)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     method: Method
     expert_parallel: bool | None = None
     source: str = Field(min_length=1)
