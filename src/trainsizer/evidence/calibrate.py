@@ -50,7 +50,6 @@ PERFORMANCE_FREE: Free = [
     ("compute", "half_width", np.array([0, 32, 64, 128, 256, 384, 512, 768, 1024])),
     ("compute", "expert_traffic", np.array([0, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 3.5, 4, 5, 6, 8])),
     ("memory_bound", "elementwise_bytes_per_saved_byte", np.round(np.arange(0.0, 12.01, 0.25), 2)),
-    ("communication.overlap", "tp", np.round(np.arange(0.0, 0.91, 0.1), 2)),
     ("overhead", "per_layer_s", np.array([0, 5e-5, 1e-4, 2e-4, 4e-4, 8e-4, 1.6e-3, 2.4e-3, 3.2e-3, 4.8e-3, 6.4e-3])),
     ("overhead", "per_step_s", np.array([0, 0.005, 0.01, 0.02, 0.05, 0.1])),
 ]
