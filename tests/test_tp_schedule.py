@@ -46,3 +46,21 @@ def test_hidden_traffic_is_bounded_by_the_gemm_it_runs_beside():
     assert tp_schedule.exposed_tp_s(1.0, 3.0, 1.0, 0.5) == pytest.approx(1.0 + 3.0 - 2.0)
     # a lower GEMM efficiency makes the window longer
     assert tp_schedule.exposed_tp_s(0.0, 3.0, 1.0, 0.25) < tp_schedule.exposed_tp_s(0.0, 3.0, 1.0, 0.5)
+
+
+def _tp_comm_s(**parallel) -> float:
+    from trainsizer.api import estimate
+    from trainsizer.scenario import scenario_from_dict
+
+    job = {"model": {"preset": "llama-2-13b"},
+           "training": {"method": "full", "precision": "bf16-mixed", "micro_batch_size": 1, "seq_len": 4096,
+                        "global_batch_size": 64, "activation_checkpointing": "none"},
+           "parallel": {"gpus": 8, "tp": 8, "zero": 0, **parallel},
+           "hardware": {"gpu": "a800-sxm4-80gb", "gpus_per_node": 8}}
+    return estimate(scenario_from_dict(job), with_limits=False).performance.breakdown_s["tp_comm"]
+
+
+def test_an_estimate_waits_for_less_tensor_parallel_traffic_where_the_run_overlaps_it():
+    plain = _tp_comm_s(sequence_parallel=True)
+    assert plain > 0
+    assert _tp_comm_s(sequence_parallel=True, tp_comm_overlap=True) < plain
