@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from trainsizer.arrays import is_array, positive_part, safe_div, where
-from trainsizer.estimate.comm import all_reduce_s
+from trainsizer.estimate.comm import all_gather_s, all_reduce_s
 from trainsizer.estimate.flops import pipeline_stage_linear
 from trainsizer.estimate.peak import peak_share
 from trainsizer.models.architecture import Architecture
@@ -92,8 +92,10 @@ def tensor_parallel_mb(ctx: StepContext) -> tuple[Any, Any, Any]:
     if not ((lay.tp > 1).any() if is_array(lay.tp) else lay.tp > 1):
         return 0.0, 0.0, 0.0
     split = split_units(lay.sequence_parallel, lay.recomputed, ctx.scenario.parallel.tp_comm_overlap)
-    unit = ctx.layers_per_stage * all_reduce_s(ctx.local_tokens * ctx.arch.hidden_size * ctx.act_bytes, lay.tp,
-                                               ctx.fabric)
+    # one unit: an all-reduce, or under sequence parallelism an all-gather and a reduce-scatter (the ring's bandwidth)
+    layer_bytes = ctx.local_tokens * ctx.arch.hidden_size * ctx.act_bytes
+    unit = ctx.layers_per_stage * where(lay.sequence_parallel, 2 * all_gather_s(layer_bytes, lay.tp, ctx.fabric),
+                                        all_reduce_s(layer_bytes, lay.tp, ctx.fabric))
     per_s = ctx.peak_tflops * peak_share(ctx.gpu, ctx.params) * 1e12  # FLOP/s at the dense peak, as raw_step's GEMMs
     column_s = ctx.layers_per_stage * 2 * ctx.local_tokens * ctx.arch.hidden_size * column_parallel_width(ctx.arch) \
         / lay.tp / per_s
