@@ -27,16 +27,13 @@ others outlasts their GEMMs (:func:`exposed_tp_s`). No fitted parameter.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from trainsizer.arrays import is_array, positive_part, safe_div, where
 from trainsizer.estimate.comm import all_gather_s, all_reduce_s
 from trainsizer.estimate.flops import pipeline_stage_linear
 from trainsizer.estimate.peak import peak_share
 from trainsizer.models.architecture import Architecture
-
-if TYPE_CHECKING:
-    from trainsizer.estimate.step_terms import StepContext
 
 FORWARD_UNITS = 2.0  # the two blocks' forward collectives (all-reduce, or all-gather + reduce-scatter)
 BACKWARD_UNITS = 2.0  # the column-parallel input-gradient all-reduces (or reduce-scatters)
@@ -85,8 +82,9 @@ def exposed_tp_s(exposed_s: Any, hideable_s: Any, window_s: Any, efficiency: Any
     return exposed_s + positive_part(hideable_s - safe_div(window_s, efficiency))
 
 
-def tensor_parallel_mb(ctx: StepContext) -> tuple[Any, Any, Any]:
-    """Tensor parallelism per micro-batch: (seconds of the collectives on the critical path, seconds of those that can
+def tensor_parallel_mb(ctx: Any) -> tuple[Any, Any, Any]:
+    """Tensor parallelism per micro-batch of ``ctx``, a ``step_terms.StepContext`` (not imported: step_terms imports
+    this module): (seconds of the collectives on the critical path, seconds of those that can
     run beside a GEMM, the seconds of those GEMMs at the dense peak); numbers, or arrays of many layouts."""
     lay = ctx.layout
     if not ((lay.tp > 1).any() if is_array(lay.tp) else lay.tp > 1):
