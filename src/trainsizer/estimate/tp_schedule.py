@@ -16,9 +16,10 @@ activation (an all-gather or a reduce-scatter is half of one: ring traffic ``(n-
   "scheduled before the weight gradient computation"; ``mappings.py`` ``_ReduceScatterToSequenceParallelRegion``
   backward is a synchronous all-gather);
 - ``parallel.tp_comm_overlap`` (Megatron ``--tp-comm-overlap``, Transformer Engine userbuffers): every collective is
-  split into chunks pipelined with the GEMM that produces or consumes it (Transformer Engine
-  ``transformer_engine/pytorch/module/base.py`` ``initialize_ub``; Megatron-LM arguments.py ``--tp-comm-overlap``
-  "Enables the overlap of Tensor parallel communication and GEMM kernels"), so each hides behind the layer's GEMMs.
+  split into chunks pipelined with the GEMM that produces or consumes it (megatron/core/model_parallel_config.py
+  @ d98e8a64, ``tp_comm_overlap``: "allows overlapping of Linear layer execution with tensor parallel communication
+  collectives like AllGather/ReduceScatter ... during the forward and the backward pass"; Ascend/MindSpeed
+  docs/features/mc2.md @ 24b341f7 for MC2), so each hides behind the layer's GEMMs.
 
 What hides is bounded by the GEMM it runs beside: the exposed time is the critical-path collectives plus what of the
 others outlasts their GEMMs (:func:`exposed_tp_s`). No fitted parameter.
