@@ -32,7 +32,8 @@ EFF = np.round(np.arange(0.30, 0.96, 0.01), 3)
 # Every grid below is constrained by the cases of at least two publications, or its parameter is listed in
 # evidence/fit_audit.SINGLE_PUBLICATION with why it stays free (issue 23: generalisation first). Parameters no
 # shipped case constrains, or only one publication does, are assumed in the model files instead, with a source:
-# optimizer.foreach_temp_states, communication.overlap.dp and .zero3 (2026-12-03).
+# optimizer.foreach_temp_states, communication.overlap.dp and .zero3 (2026-12-03). Tensor-parallel overlap is no
+# fraction: estimate/tp_schedule.py derives it from Megatron's schedule.
 MEMORY_FREE: Free = [
     ("activations", "implementation_factor", np.round(np.arange(0.90, 1.41, 0.01), 3)),
     ("activations", "backward_working_fraction", np.round(np.arange(0.0, 2.01, 0.05), 3)),
