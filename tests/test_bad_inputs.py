@@ -550,8 +550,8 @@ CORPUS = [
                 "--calibration.performance.compute.max_efficiency.hopper"),
     calibration("calibration-string", {"performance": {"overhead": {"per_step_s": "fast"}}},
                 "--calibration.performance.overhead.per_step_s"),
-    calibration("calibration-overlap-above-one", {"performance": {"communication": {"overlap": {"tp": 3}}}},
-                "--calibration.performance.communication.overlap.tp"),
+    calibration("calibration-efficiency-above-one", {"performance": {"compute": {"max_efficiency": {"hopper": 3}}}},
+                "--calibration.performance.compute.max_efficiency.hopper"),
     calibration("calibration-typo-key", {"memory": {"activations": {"implementation_factr": 1.1}}},
                 "--calibration.memory.activations.implementation_factr: unknown key (did you mean "
                 "'implementation_factor'?)"),

@@ -98,10 +98,10 @@ def test_a_misspelt_key_in_the_shipped_yaml_fails_at_load_naming_file_key_and_cl
 
 def test_a_misspelt_key_in_a_nested_section_and_a_missing_one_are_named():
     data = yaml.safe_load((REPO / "src/trainsizer/estimate" / PERFORMANCE_FILE).read_text(encoding="utf-8"))
-    data["communication"]["overlap"]["tpp"] = data["communication"]["overlap"].pop("tp")
-    with pytest.raises(InputError, match=r"perf.yaml: communication\.overlap\.tpp: unknown key \(did you mean 'tp'"):
+    data["communication"]["overlap"]["cpp"] = data["communication"]["overlap"].pop("cp")
+    with pytest.raises(InputError, match=r"perf.yaml: communication\.overlap\.cpp: unknown key \(did you mean 'cp'"):
         load_model(PerformanceModel, data, "perf.yaml", PERFORMANCE_FILE)
-    data["communication"]["overlap"]["tp"] = data["communication"]["overlap"].pop("tpp")
+    data["communication"]["overlap"]["cp"] = data["communication"]["overlap"].pop("cpp")
     del data["overhead"]["per_step_s"]
     with pytest.raises(InputError, match=r"perf.yaml: overhead\.per_step_s: is required"):
         load_model(PerformanceModel, data, "perf.yaml", PERFORMANCE_FILE)

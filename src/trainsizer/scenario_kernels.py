@@ -41,3 +41,8 @@ class CommSettings(BaseModel):
         True, description="extension: the data-parallel gradient reduction runs beside backward (PyTorch DDP's "
         "buckets, Megatron --overlap-grad-reduce, DeepSpeed overlap_comm: true); false: the step waits for all of it "
         "(DeepSpeed ZeRO-1/2 with overlap_comm left at its default false, DeepSpeed's engine without ZeRO)")
+    tp_comm_overlap: Annotated[bool, Strict()] = Field(
+        False, description="extension: the tensor-parallel collectives are chunked and pipelined with the GEMMs that "
+        "produce or consume them (Megatron --tp-comm-overlap, NeMo tp_comm_overlap: Transformer Engine userbuffers; "
+        "needs sequence parallelism); false: Megatron's default schedule, where only the backward input-gradient "
+        "collectives run beside a GEMM (estimate/tp_schedule.py)")

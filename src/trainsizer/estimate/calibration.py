@@ -30,7 +30,7 @@ from trainsizer.input_checks import known_keys
 # fitter (trainsizer.evidence.calibrate) has free parameters in.
 FITTABLE_SECTIONS = {
     "memory": {"activations", "allocator"},
-    "performance": {"compute", "memory_bound", "communication", "overhead"},
+    "performance": {"compute", "memory_bound", "overhead"},
 }
 # the keys a profile file has (calibrate writes the provenance beside the two blocks)
 PROFILE_KEYS = ("schema_version", "created", "memory", "performance", "fitted_on", "held_out", "summary")
@@ -49,7 +49,6 @@ FITTED_RANGES: dict[str, tuple[float, float]] = {
     "performance.compute.expert_traffic": (0.0, 100.0),
     "performance.memory_bound.elementwise_bytes_per_saved_byte": (0.0, 100.0),
     "performance.memory_bound.compiled_elementwise_fraction": (0.0, 1.5),
-    "performance.communication.overlap.*": (0.0, 1.0),
     "performance.overhead.per_layer_s": (0.0, 1.0),
     "performance.overhead.per_step_s": (0.0, 60.0),
 }

@@ -12,7 +12,7 @@ collective at once, and gets its members' share. Achievable fractions of the lin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,10 @@ class Fabric:
     shared_host_gbps: float | None = None  # no P2P: all GPUs of a node share the host-memory path
     # per layout where one screen prices several scale-out networks at once (:meth:`per_layout`); else the link's
     inter_line_gbps: Any = None
+    # all-gather / reduce-scatter inside a node: the ring's bus bandwidth (NVLink SHARP speeds up the all-reduce only:
+    # NVIDIA/nccl-tests#212, sjeaugey: 'NCCL can get an effective NVLink bandwidth of 370GB/s, which you can observe as
+    # BusBw when running non-allreduce operations'); None: as the all-reduce's
+    intra_ring_gbps: float | None = None
 
     @property
     def inter_line_rate_gbps(self) -> Any:
@@ -58,7 +62,13 @@ class Fabric:
         return Fabric(self.intra, None, self.intra_busbw_gbps,
                       pick([f.inter_busbw_gbps for f in fabrics]) * inter_factor, self.intra_latency_s,
                       pick([f.inter_latency_s for f in fabrics]), self.gpus_per_node, self.shared_host_gbps,
-                      pick([f.inter_line_rate_gbps for f in fabrics]))
+                      pick([f.inter_line_rate_gbps for f in fabrics]), self.intra_ring_gbps)
+
+    def ring(self) -> Fabric:
+        """This fabric as an all-gather or reduce-scatter sees it: the intra-node ring's bus bandwidth."""
+        if self.intra_ring_gbps is None or self.intra_ring_gbps == self.intra_busbw_gbps:
+            return self
+        return replace(self, intra_busbw_gbps=self.intra_ring_gbps)
 
     def intra_for(self, group: Any) -> Any:
         """Intra-node bus bandwidth for a group: without P2P the host-memory path is shared."""
@@ -99,10 +109,12 @@ class Fabric:
         return self.inter_busbw_gbps * members / self.gpus_per_node
 
 
-def _achievable(link: Link, params: PerformanceModel, gpu: Accelerator | None) -> float:
-    """Achievable all-reduce bus bandwidth of one GPU's link (scale-up, PCIe) or one NIC (scale-out)."""
+def _achievable(link: Link, params: PerformanceModel, gpu: Accelerator | None, ring: bool = False) -> float:
+    """Achievable all-reduce bus bandwidth of one GPU's link (scale-up, PCIe) or one NIC (scale-out); ``ring``: of an
+    all-gather or reduce-scatter, without the points measured under NVLink SHARP (``algorithm: nvls``)."""
     comm = params.communication
-    measured = [float(m["busbw_gbps"]) for m in link.measured_allreduce_busbw_gbps or [] if m.get("busbw_gbps")]
+    measured = [float(m["busbw_gbps"]) for m in link.measured_allreduce_busbw_gbps or [] if m.get("busbw_gbps")
+                and not (ring and m.get("algorithm") == "nvls")]
     if link.prefer_measured and measured:
         # a profile measured on the user's own machine (`trainsizer probe comm`) wins, for every scope
         return median(measured)
@@ -135,7 +147,8 @@ def fabric(catalog: Catalog, gpu: Accelerator, intra_id: str | None, inter_id: s
     if intra.scope == "pcie" and gpu.p2p is False:
         shared = params.communication.pcie_without_p2p_shared_host_gbps
     return Fabric(intra, inter, intra_bw, inter_bw, (intra.latency_us or 2.0) * 1e-6 + lat * 1e-6,
-                  (inter.latency_us or 5.0) * 1e-6 + lat * 1e-6, gpus_per_node, shared)
+                  (inter.latency_us or 5.0) * 1e-6 + lat * 1e-6, gpus_per_node, shared,
+                  intra_ring_gbps=_achievable(intra, params, gpu, ring=True))
 
 
 def _many(*values: Any) -> bool:
@@ -154,7 +167,9 @@ def all_reduce_s(bytes_: Any, group: Any, fab: Fabric, stride: Any = 1, nic_shar
 
 
 def all_gather_s(bytes_: Any, group: Any, fab: Fabric, stride: Any = 1, nic_share: bool = True) -> Any:
-    """All-gather (or reduce-scatter) of a buffer of ``bytes_`` total; numbers or arrays."""
+    """All-gather (or reduce-scatter) of a buffer of ``bytes_`` total, at the ring's bus bandwidth inside a node
+    (:meth:`Fabric.ring`); numbers or arrays."""
+    fab = fab.ring()
     if _many(bytes_, group, stride):
         bw, lat = fab.busbw(group, stride, nic_share)
         return where((group > 1) & (bytes_ > 0), (group - 1) * lat + (group - 1) / group * bytes_ / (bw * 1e9))

@@ -196,7 +196,6 @@ class MemoryBound:
 class Overlap:
     dp: float
     zero3: float
-    tp: float = fitted()
     cp: float
     pp_p2p: float
     moe: float

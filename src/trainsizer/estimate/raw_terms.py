@@ -25,7 +25,9 @@ class RawStep:
     attention_kernel: str  # flash | sdpa (fused kernels) | eager (batched GEMMs and a softmax)
     saved_traffic_s: float  # element-wise seconds per unit of elementwise_bytes_per_saved_byte
     dequantization_mb: float
-    tp_mb: float
+    tp_mb: float  # tensor-parallel collectives on the critical path (estimate/tp_schedule.py)
+    tp_hideable_mb: float  # those that can run beside the column-parallel GEMMs
+    tp_window_s: float  # the GEMMs they run beside, at the dense peak of ``dtype``
     cp_mb: float
     moe_mb: float
     pp_mb: float

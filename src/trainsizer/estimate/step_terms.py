@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainsizer.arrays import any_nonzero, is_array, positive_part, safe_div, where
-from trainsizer.estimate import comm, moe
+from trainsizer.estimate import comm, moe, tp_schedule
 from trainsizer.estimate.activation_ops import activation_ops_mb
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, gathered_linear_bytes, p2p_s
 from trainsizer.estimate.dequantization import dequant_traffic
@@ -144,17 +144,6 @@ def dequantization_mb(ctx: StepContext) -> Any:
 
 def _none(degree: Any) -> bool:  # a term is 0 where the degree is 1: for one layout, or for every one of many
     return not (degree > 1).any() if is_array(degree) else degree <= 1
-
-
-def tensor_parallel_mb(ctx: StepContext) -> Any:
-    """Megatron TP: 2 all-reduces forward, 2 backward per layer (+2 with full recomputation)
-    (Shoeybi et al. 2019, arXiv:1909.08053, section 3)."""
-    lay = ctx.layout
-    if _none(lay.tp):
-        return 0.0
-    colls = 4 + 2 * ctx.layout.recomputed
-    return ctx.layers_per_stage * colls * all_reduce_s(ctx.local_tokens * ctx.arch.hidden_size * ctx.act_bytes,
-                                                       lay.tp, ctx.fabric)
 
 
 def context_parallel_mb(ctx: StepContext) -> Any:
@@ -320,9 +309,9 @@ def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
                    at_peak(fl.expert_per_token, expert_peak * sustained) * load, expert_tokens, expert_width,
                    at_peak(fl.attention_per_token, (ctx.attention_peak_tflops or ctx.peak_tflops) * sustained),
                    tr.attention, saved_traffic_s(ctx, counted_traffic), dequantization_mb(ctx),
-                   tensor_parallel_mb(ctx), context_parallel_mb(ctx), expert_parallel_mb(ctx), pipeline_p2p_mb(ctx),
-                   zero3_mb(ctx), data_parallel_sync_s(ctx), data_parallel_gather_s(ctx), optimizer_s, offload_s,
-                   ctx.layers_per_stage, lay.pp, lay.virtual_pp,
+                   *tp_schedule.tensor_parallel_mb(ctx), context_parallel_mb(ctx), expert_parallel_mb(ctx),
+                   pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx), data_parallel_gather_s(ctx),
+                   optimizer_s, offload_s, ctx.layers_per_stage, lay.pp, lay.virtual_pp,
                    at_peak(fl.model_per_token, ctx.peak_tflops * sustained) * lay.accumulation, tr.precision,
                    float(tr.compile), gather_overlaps(lay.distributed_optimizer),
                    row_scale(ctx.gpu, ctx.dtype), activation_ops_mb(ctx, ctx.layout.recomputed_elementwise),
@@ -415,7 +404,7 @@ def combine_step(raw: RawStep, p: PerformanceModel) -> dict[str, Any]:
     exposed = {
         "elementwise": elementwise_s(raw.saved_traffic_s, raw.compiled, p) + raw.activation_ops_mb,
         "dequantization": raw.dequantization_mb,
-        "tp_comm": raw.tp_mb * (1 - overlap.tp),
+        "tp_comm": tp_schedule.exposed_tp_s(raw.tp_mb, raw.tp_hideable_mb, raw.tp_window_s, raw_efficiency(raw, p)),
         "cp_comm": raw.cp_mb * (1 - overlap.cp),
         "moe_all_to_all": moe.exposed_all_to_all_s(raw.moe_mb, compute, raw.moe_overlapped) * (1 - overlap.moe),
         "pp_p2p": raw.pp_mb * (1 - overlap.pp_p2p),

@@ -32,7 +32,8 @@ EFF = np.round(np.arange(0.30, 0.96, 0.01), 3)
 # Every grid below is constrained by the cases of at least two publications, or its parameter is listed in
 # evidence/fit_audit.SINGLE_PUBLICATION with why it stays free (issue 23: generalisation first). Parameters no
 # shipped case constrains, or only one publication does, are assumed in the model files instead, with a source:
-# optimizer.foreach_temp_states, communication.overlap.dp and .zero3 (2026-12-03).
+# optimizer.foreach_temp_states, communication.overlap.dp and .zero3 (2026-12-03). Tensor-parallel overlap is no
+# fraction: estimate/tp_schedule.py derives it from Megatron's schedule.
 MEMORY_FREE: Free = [
     ("activations", "implementation_factor", np.round(np.arange(0.90, 1.41, 0.01), 3)),
     ("activations", "backward_working_fraction", np.round(np.arange(0.0, 2.01, 0.05), 3)),
@@ -50,7 +51,6 @@ PERFORMANCE_FREE: Free = [
     ("compute", "half_width", np.array([0, 32, 64, 128, 256, 384, 512, 768, 1024])),
     ("compute", "expert_traffic", np.array([0, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 3.5, 4, 5, 6, 8])),
     ("memory_bound", "elementwise_bytes_per_saved_byte", np.round(np.arange(0.0, 12.01, 0.25), 2)),
-    ("communication.overlap", "tp", np.round(np.arange(0.0, 0.91, 0.1), 2)),
     ("overhead", "per_layer_s", np.array([0, 5e-5, 1e-4, 2e-4, 4e-4, 8e-4, 1.6e-3, 2.4e-3, 3.2e-3, 4.8e-3, 6.4e-3])),
     ("overhead", "per_step_s", np.array([0, 0.005, 0.01, 0.02, 0.05, 0.1])),
 ]

@@ -172,6 +172,9 @@ class BusbwPoint(_Entry):
     setup: str | None = None
     busbw_gbps: Bandwidth
     source: str | None = None
+    # the NCCL algorithm where the source names it: 'nvls' (NVLink SHARP: the switch reduces, so an all-reduce's busbw
+    # is not the wire's; NCCL's default all-reduce on Hopper and Blackwell NVSwitch nodes) or 'ring'
+    algorithm: Literal["ring", "nvls"] | None = None
 
 
 def _as_dicts(raw: Any, points: list[BusbwPoint] | None) -> list[dict[str, Any]] | None:
