@@ -66,6 +66,9 @@ ESTIMATE_FLAGS: tuple[ScenarioFlag, ...] = (
     ScenarioFlag("parallel.cp"),
     ScenarioFlag("parallel.virtual_pp"),
     ScenarioFlag("parallel.sequence_parallel", names=("--sequence-parallel/--no-sequence-parallel",)),
+    ScenarioFlag("parallel.tp_comm_overlap", names=("--tp-comm-overlap/--no-tp-comm-overlap",),
+                 help="Tensor-parallel collectives pipelined with the GEMMs (Megatron --tp-comm-overlap, MindSpeed "
+                      "--use-ascend-mc2)."),
     ScenarioFlag("parallel.zero", help="ZeRO stage (FSDP full shard = 3)."),
     ScenarioFlag("parallel.offload"),
     ScenarioFlag("parallel.distributed_optimizer", names=("--distributed-optimizer/--no-distributed-optimizer",),
