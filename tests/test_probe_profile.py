@@ -217,7 +217,10 @@ def _tiny_training_step(sleep_s):
             return torch.randn(32), torch.randn(1)
 
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(32, 256), torch.nn.ReLU(), torch.nn.Linear(256, 1))
+    # a step of a few ms of compute (a 1M-parameter MLP and its AdamW update), so that the loader's own overhead
+    # (~1 ms for two samples on a loaded CI machine) stays a small share of a normal step
+    model = torch.nn.Sequential(torch.nn.Linear(32, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024),
+                                torch.nn.ReLU(), torch.nn.Linear(1024, 1))
     optimizer = torch.optim.AdamW(model.parameters())
     loader = DataLoader(Sleepy(), batch_size=2)
 
