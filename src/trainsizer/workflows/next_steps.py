@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from trainsizer.datafiles import packaged_yaml
-from trainsizer.messages import msg
+from trainsizer.messages import Message, msg
 from trainsizer.plan.planner_data import planner_data
 from trainsizer.workflows.plan_schema import TimelineJSON, VerificationStepJSON
 
@@ -40,23 +41,24 @@ QUOTED_TIMELINE = [
 ]
 
 
+# The rented ways to have the machines: their steps, the timeline's note and where its figures come from.
+RENTED_TIMELINES = {
+    "quote": (QUOTED_TIMELINE, "timeline.quoted",
+              "assumed: a cloud quotes, contracts and provisions a multi-server lease within days (ask its lead time "
+              "with the price); data preparation 2-3 days from the Chinese guide '成都AI训练服务器选型' (undated)"),
+    "rent": (RENTAL_TIMELINE, "timeline.rented",
+             "assumed: a rented instance starts from a ready image within minutes; data preparation 2-3 days from "
+             "the Chinese guide '成都AI训练服务器选型' (undated)"),
+}
+
+
 def timeline(acquisition: str | None = "rent") -> TimelineJSON:
     """The deployment steps: for bought hardware the seed's (evaluation, server preparation, environment, data)
     with the vendor's delivery lead time (planner.yaml); for a rental the instance, its environment and the data;
     for a cluster asked for on a quote, the quote and the provider's provisioning first."""
-    if acquisition == "quote":
-        steps = [{"step": msg(code), "days": [lo, hi]} for code, lo, hi in QUOTED_TIMELINE]
-        lo, hi = sum(s["days"][0] for s in steps), sum(s["days"][1] for s in steps)
-        return {"steps": steps, "total_days": [lo, hi], "note": msg("timeline.quoted"),
-                "source": "assumed: a cloud quotes, contracts and provisions a multi-server lease within days (ask its "
-                          "lead time with the price); data preparation 2-3 days from the Chinese guide "
-                          "'成都AI训练服务器选型' (undated)"}
-    if acquisition == "rent":
-        steps = [{"step": msg(code), "days": [lo, hi]} for code, lo, hi in RENTAL_TIMELINE]
-        lo, hi = sum(s["days"][0] for s in steps), sum(s["days"][1] for s in steps)
-        return {"steps": steps, "total_days": [lo, hi], "note": msg("timeline.rented"),
-                "source": "assumed: a rented instance starts from a ready image within minutes; data preparation "
-                          "2-3 days from the Chinese guide '成都AI训练服务器选型' (undated)"}
+    if acquisition in RENTED_TIMELINES:
+        table, note_code, source = RENTED_TIMELINES[acquisition]
+        return _timeline([{"step": msg(code), "days": [lo, hi]} for code, lo, hi in table], msg(note_code), source)
     steps = [{"step": msg(code), "days": [lo, hi]} for code, lo, hi in TIMELINE]
     note = msg("timeline.in_stock")
     source = ("Chinese guide '成都AI训练服务器选型' (undated): 三天之内能完成整个选型评估; "
@@ -66,6 +68,11 @@ def timeline(acquisition: str | None = "rent") -> TimelineJSON:
         steps.insert(1, {"step": msg("timeline.delivery"), "days": list(lead.days)})
         note = msg("timeline.with_delivery")
         source += f"; delivery: {lead.source} ({lead.status})"
+    return _timeline(steps, note, source)
+
+
+def _timeline(steps: list[Any], note: Message, source: str) -> TimelineJSON:
+    """The steps with their total days (the sums of each end of the steps' ranges)."""
     lo, hi = sum(s["days"][0] for s in steps), sum(s["days"][1] for s in steps)
     return {"steps": steps, "total_days": [lo, hi], "note": note, "source": source}
 
@@ -79,10 +86,6 @@ class DeviceTools:
     device_query: str | None
     peak_memory: str | None
     profiler: str | None = None
-
-
-NVIDIA_TOOLS = DeviceTools(probes=frozenset({"memory", "profile", "burnin"}), device_query="nvidia-smi",
-                           peak_memory="torch.cuda.max_memory_allocated")
 
 
 @cache
@@ -105,7 +108,7 @@ def verification_steps(job_path: str = "JOB.yaml", acquisition: str | None = Non
         tools = DeviceTools(probes=frozenset({"memory", "profile"}), device_query=None, peak_memory=None)
     query = tools.device_query
     if "memory" in tools.probes:
-        memory_check = (msg("verify.memory_check") if tools == NVIDIA_TOOLS or query is None
+        memory_check = (msg("verify.memory_check") if vendor == "nvidia" or query is None
                         else msg("verify.memory_check_with", peak=tools.peak_memory, query=query))
         steps: list[VerificationStepJSON] = [
             {"step": msg("verify.memory"), "command": f"trainsizer probe memory {job_path}", "check": memory_check}]
