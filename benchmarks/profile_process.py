@@ -27,16 +27,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 JOB = str(ROOT / "examples" / "jobs" / "qwen2.5-7b-lora.yaml")
 COMMANDS = {"estimate": ["estimate"], "plan": ["plan", JOB]}
-# The modules a command leaves loaded, outside trainsizer and in it, one per line after a "--" line (a child process).
-LOADED = """
-import contextlib, io, runpy, sys
-before = set(sys.modules)
+# Runs the command given in the child's arguments, its output discarded (the snippets below start with it).
+RUN_COMMAND = """
 sys.argv = ["trainsizer", *sys.argv[1:]]
 with contextlib.redirect_stdout(io.StringIO()):
     try:
         runpy.run_module("trainsizer.cli", run_name="__main__")
     except SystemExit:
         pass
+"""
+# The modules a command leaves loaded, outside trainsizer and in it, one per line after a "--" line (a child process).
+LOADED = """
+import contextlib, io, runpy, sys
+before = set(sys.modules)
+""" + RUN_COMMAND + """
 loaded = [m for m in sys.modules if m not in before and not m.startswith("__")]
 print("\\n".join([m for m in loaded if m.split(".")[0] != "trainsizer"] + ["--"]
                  + [m for m in loaded if m.split(".")[0] == "trainsizer" and m != "trainsizer.cli"]))
@@ -72,12 +76,7 @@ def timed(cls, *a, **k):
     n, s = made.get(key, (0, 0.0)); made[key] = (n + 1, s + time.perf_counter() - t0)
     return out
 dataclasses._process_class = timed
-sys.argv = ["trainsizer", *sys.argv[1:]]
-with contextlib.redirect_stdout(io.StringIO()):
-    try:
-        runpy.run_module("trainsizer.cli", run_name="__main__")
-    except SystemExit:
-        pass
+""" + RUN_COMMAND + """
 import pydantic
 models = [c for c in pydantic.BaseModel.__subclasses__()]
 seen, todo = set(), list(models)
