@@ -16,7 +16,7 @@ from trainsizer.estimate.comm import fabric, roce_derate
 from trainsizer.estimate.intervals import RISK
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
-from trainsizer.estimate.ranges import band, framework_regime
+from trainsizer.estimate.ranges import Band, band, framework_regime
 from trainsizer.estimate.regimes import regime
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.frameworks import runs_method
@@ -196,6 +196,9 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
         for inter, sub, time in zip(networks, subs, np.split(times, np.cumsum([len(s) for s in subs])[:-1]),
                                     strict=True):
             gpus, finite = lay.gpus[sub], np.isfinite(time)
+            sub_device = device[sub]
+            # the fields of the shortlisted layouts read as Python numbers once per network, not one by one
+            values = time.tolist(), sub.tolist(), sub_device.tolist(), host[sub].tolist()
             for count in sorted(set(gpus.tolist())):  # np.unique would load numpy.ma (~8 ms of a command)
                 idx = np.nonzero((gpus == count) & finite)[0]
                 if not len(idx):
@@ -204,14 +207,20 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
                 if (count, per_node) not in limits:  # each network of the GPU has the same cells
                     limits[count, per_node] = _safe_bytes(gpu, job, int(count), per_node)
                 limit = limits[count, per_node]
-                safe = fastest[device[sub[fastest]] <= limit][:1]
-                for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL], *safe]):  # and the fastest safe one
-                    shortlist.append(ScreenedLayout(
-                        step_time_s=float(time[i]), gpu=gpu, layouts=lay, index=int(sub[i]),
-                        inter_node=inter if count > per_node else None, device_bytes=float(device[sub[i]]),
-                        host_bytes_per_gpu=float(host[sub[i]]),
-                        safe=bool(device[sub[i]] <= limit), cell_safe=bool(len(safe)) and i == safe[0]))
+                safe = fastest[sub_device[fastest] <= limit][:1].tolist()
+                for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL].tolist(), *safe]):  # and the fastest safe one
+                    shortlist.append(_screened(gpu, lay, inter if count > per_node else None, values, i, limit,
+                                               cell_safe=bool(safe) and i == safe[0]))
     return shortlist, evaluated
+
+
+def _screened(gpu: Accelerator, lay: Layouts, inter: str | None, values: tuple[list[Any], ...], i: int,
+              limit: float, cell_safe: bool) -> ScreenedLayout:
+    """The ``i``-th layout screened over one network: ``values``, the screen's (step time, index in ``lay``, device
+    bytes, host bytes) of each as lists."""
+    time, index, device, host = (v[i] for v in values)
+    return ScreenedLayout(step_time_s=time, gpu=gpu, layouts=lay, index=index, inter_node=inter,
+                          device_bytes=device, host_bytes_per_gpu=host, safe=device <= limit, cell_safe=cell_safe)
 
 
 def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Constraints, cat: Catalog,
@@ -272,19 +281,20 @@ def _fastest_per_hardware(unique: list[tuple[int, ScreenedLayout]],
         groups.setdefault(item.hardware(), []).append((pos, item))
     out = []
     for items in groups.values():
-        first: PlanOption | None = None
+        memory: tuple[Band, float] | None = None  # the configuration's memory range and capacity (GiB)
         safe_time = None
         for pos, item in sorted(items, key=lambda pi: (pi[1].step_time_s, pi[0])):
             if safe_time is not None and item.step_time_s > safe_time * (1 + STEP_AGREEMENT):
                 break
-            if first is not None and _oom_chance(first, item.device_bytes / 2**30 * (1 - MEMORY_AGREEMENT)) > RISK:
+            if memory is not None and memory[0].p_above(item.device_bytes / 2**30 * (1 - MEMORY_AGREEMENT),
+                                                        memory[1]) > RISK:
                 continue
             if (found := recheck(item)) is None:
                 continue
             opt = _option(*found)
             out.append((pos, opt))
-            first = first or opt
-            if safe_time is None and _safe(opt):
+            memory = memory or (_memory_band(opt), opt.capacity_gib)
+            if safe_time is None and memory[0].p_above(opt.device_gib, opt.capacity_gib) <= RISK:  # _safe(opt)
                 safe_time = opt.step_time_s
     return out
 
@@ -296,15 +306,14 @@ def _safe_bytes(gpu: Accelerator, job: Scenario, gpus: int, per_node: int) -> fl
     return b.safe_fraction(RISK) * gpu.memory_gib * 2**30
 
 
-def _oom_chance(opt: PlanOption, device_gib: float) -> float:
-    """The chance of running out of memory of a layout of ``opt``'s hardware estimated at ``device_gib``."""
-    b = band("memory", framework_regime(regime(opt.gpu, opt.method, opt.gpus, opt.gpus_per_node),
-                                        opt.scenario.training.framework))
-    return b.p_above(device_gib, opt.capacity_gib)
+def _memory_band(opt: PlanOption) -> Band:
+    """The memory range of ``opt``'s regime (its hardware configuration's, for the job's method and framework)."""
+    return band("memory", framework_regime(regime(opt.gpu, opt.method, opt.gpus, opt.gpus_per_node),
+                                           opt.scenario.training.framework))
 
 
 def _safe(opt: PlanOption) -> bool:
-    return _oom_chance(opt, opt.device_gib) <= RISK
+    return _memory_band(opt).p_above(opt.device_gib, opt.capacity_gib) <= RISK
 
 
 def _best_per_hardware(options: list[PlanOption]) -> list[PlanOption]:
