@@ -273,29 +273,32 @@ def _fastest_per_hardware(unique: list[tuple[int, ScreenedLayout]],
                           ) -> list[tuple[int, PlanOption]]:
     """Each hardware configuration's layouts re-checked fastest first as screened, only as far as
     ``_best_per_hardware`` may keep them (its fastest option, and when that one is at risk its fastest safe one):
-    past its first option, a layout the screen puts at risk by more than MEMORY_AGREEMENT is not re-checked, and
-    once a safe option is found, nor is one screened slower than it by more than STEP_AGREEMENT. (position in the
-    shortlist, option) of every layout re-checked that fits."""
+    a layout screened slower than its fastest option by more than STEP_AGREEMENT and at risk by more than
+    MEMORY_AGREEMENT is not re-checked, and once a safe option is found, nor is one screened slower than it by more
+    than STEP_AGREEMENT. (position in the shortlist, option) of every layout re-checked that fits."""
     groups: dict[tuple[Any, ...], list[tuple[int, ScreenedLayout]]] = {}
     for pos, item in unique:
         groups.setdefault(item.hardware(), []).append((pos, item))
     out = []
     for items in groups.values():
         memory: tuple[Band, float] | None = None  # the configuration's memory range and capacity (GiB)
-        safe_time = None
+        first_time = safe_time = float("inf")  # its fastest option's step time, and its fastest safe one's
         for pos, item in sorted(items, key=lambda pi: (pi[1].step_time_s, pi[0])):
-            if safe_time is not None and item.step_time_s > safe_time * (1 + STEP_AGREEMENT):
+            if item.step_time_s > safe_time * (1 + STEP_AGREEMENT):
                 break
-            if memory is not None and memory[0].p_above(item.device_bytes / 2**30 * (1 - MEMORY_AGREEMENT),
-                                                        memory[1]) > RISK:
+            # past a tie with the fastest option (which may come first by its place in the shortlist), a layout
+            # surely at risk is neither the fastest nor the fastest safe one (device_gib is rounded to 1e-3 GiB)
+            if memory is not None and item.step_time_s > first_time * (1 + STEP_AGREEMENT) and memory[0].p_above(
+                    item.device_bytes / 2**30 * (1 - MEMORY_AGREEMENT) - 1e-3, memory[1]) > RISK:
                 continue
             if (found := recheck(item)) is None:
                 continue
             opt = _option(*found)
             out.append((pos, opt))
             memory = memory or (_memory_band(opt), opt.capacity_gib)
-            if safe_time is None and memory[0].p_above(opt.device_gib, opt.capacity_gib) <= RISK:  # _safe(opt)
-                safe_time = opt.step_time_s
+            first_time = min(first_time, opt.step_time_s)
+            if memory[0].p_above(opt.device_gib, opt.capacity_gib) <= RISK:  # _safe(opt)
+                safe_time = min(safe_time, opt.step_time_s)
     return out
 
 
