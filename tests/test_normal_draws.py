@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from trainsizer.workflows import normal_draws
 from trainsizer.workflows.normal_draws import standard_normals
+
+
+@pytest.fixture(autouse=True)
+def _nothing_read_yet():
+    normal_draws._kept.cache_clear()  # each test reads its own cache folder
+    yield
+    normal_draws._kept.cache_clear()
 
 
 def test_kept_draws_are_the_generators_stream_split_as_two_calls(tmp_path, monkeypatch):
     monkeypatch.setenv("TRAINSIZER_CACHE_DIR", str(tmp_path))
     rng = np.random.default_rng(7)
     first, then = rng.standard_normal((300, 3)), rng.standard_normal((300, 5))
-    for _ in range(2):  # drawn and kept, then read back
+    for _ in range(2):  # drawn and kept, then read back from the cache folder
+        normal_draws._kept.cache_clear()
         draws = standard_normals(7, 300 * 8)
         assert np.array_equal(draws[:900].reshape(300, 3), first)
         assert np.array_equal(draws[900:].reshape(300, 5), then)

@@ -5,13 +5,16 @@ when a longer stream than the kept one is needed, or when nothing can be kept.""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 from trainsizer.datafiles import cached_objects
 
-MIN_KEPT = 1 << 18  # draws kept at least (2 MiB): 4000 samples of 65 options; longer streams are kept by powers of 2
+# draws kept at least (512 KiB: 4000 samples of 16 options and families; a plan's confidence reads 4000 x 5 to 8);
+# longer streams are kept by powers of 2
+MIN_KEPT = 1 << 16
 
 
 def _draw(seed: int, count: int) -> np.ndarray:
@@ -25,8 +28,12 @@ def standard_normals(seed: int, count: int) -> np.ndarray:
     ``standard_normal`` called twice in a row on one generator draws its first values, then the next ones (each
     array filled in C order), so ``draws[:a].reshape(n, p)`` and ``draws[a:a + b].reshape(n, q)`` are those two
     calls' arrays. The numpy version is part of the key (a generator's stream may change between versions)."""
-    size = max(MIN_KEPT, 1 << max(count - 1, 0).bit_length())
+    return _kept(seed, max(MIN_KEPT, 1 << max(count - 1, 0).bit_length()))[:count]
+
+
+@cache  # read once per process (a server plans many times)
+def _kept(seed: int, size: int) -> np.ndarray:
     kept = cached_objects(f"normals-{seed}-{size}", [Path(__file__)], lambda: _draw(seed, size), np.__version__)
     draws = kept if isinstance(kept, np.ndarray) and kept.shape == (size,) else _draw(seed, size)
     draws.flags.writeable = False
-    return draws[:count]
+    return draws
