@@ -24,7 +24,7 @@ except SystemExit:
 """  # a command run in a fresh interpreter, its modules left in sys.modules
 
 PROBE = RUN + """
-names = ("trainsizer.probe.cli", "trainsizer.probe.burnin.cli", "yaml", "numpy", "rich")
+names = ("trainsizer.probe.cli", "trainsizer.probe.burnin.cli", "yaml", "numpy", "numpy.random", "rich")
 found = {n: n in sys.modules for n in names}
 # what estimate never uses: the planner, prices, servers and sites, the web app, the report's pages and charts
 unused = ("trainsizer.plan", "trainsizer.cost", "trainsizer.system", "trainsizer.web", "trainsizer.workflows.plan_job",
@@ -45,7 +45,7 @@ def test_estimate_imports_neither_the_probes_nor_pyyaml_once_the_data_cache_is_w
     assert cold["yaml"] and not cold["trainsizer.probe.cli"]
     warm = _modules_after(["estimate", "--json"], str(tmp_path))
     assert warm == {"trainsizer.probe.cli": False, "trainsizer.probe.burnin.cli": False, "yaml": False,
-                    "numpy": False, "rich": False, "unused": []}
+                    "numpy": False, "numpy.random": False, "rich": False, "unused": []}
     table = _modules_after(["estimate"], str(tmp_path))
     assert table["rich"] and not table["yaml"] and not table["trainsizer.probe.cli"] and table["unused"] == []
     assert _modules_after(["plan", "--help"], str(tmp_path))["unused"] == []  # the plan command loads on use
@@ -55,6 +55,8 @@ def test_estimate_imports_neither_the_probes_nor_pyyaml_once_the_data_cache_is_w
     assert "trainsizer.plan.search" in planned["unused"] and planned["numpy"]  # the probe sees what a command uses
     again = _modules_after(["plan", str(job), "--gpu", "rtx-4090-24gb", "--max-gpus", "1", "--json"], str(tmp_path))
     assert not again["yaml"]  # the job's text was parsed by the first run (datafiles.user_yaml)
+    # the confidence's seeded draws were kept by the first run (workflows.normal_draws)
+    assert planned["numpy.random"] and not again["numpy.random"]
 
 
 def test_lazy_sub_apps_are_listed_resolved_and_suggested():

@@ -14,6 +14,7 @@ Volta's at 69.6 %, and put the cases above 100B at 42.9 %."""
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 DIMENSIONS = ("gpu_family", "method", "scale")
@@ -21,6 +22,7 @@ DIMENSIONS = ("gpu_family", "method", "scale")
 _SUFFIX = re.compile(r"^(sxm\d*|pcie\d*|nvl\d*|oam|\d+gb|\d+w)$")
 
 
+@cache  # of the shipped catalog, itself read once (a plan asks for the regimes of its layouts hundreds of times)
 def gpu_family(gpu_id: str) -> str:
     """The GPU family of a catalog id: its architecture in the accelerator catalog (h800-sxm5-80gb and
     h100-sxm5-80gb are both ``hopper``; the model's error follows the kernels and allocator an architecture runs,
@@ -34,6 +36,7 @@ def gpu_family(gpu_id: str) -> str:
     return gpu_part(gpu_id)
 
 
+@cache
 def gpu_part(gpu_id: str) -> str:
     """The product a catalog id names, without form factor, memory size or power cap (h100-sxm5-96gb-500w ->
     ``h100``, h20-96gb -> ``h20``): parts of one family share kernels, not the ratios of compute, bandwidth and

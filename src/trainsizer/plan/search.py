@@ -5,6 +5,7 @@ number is the same as ``trainsizer estimate`` would print for that layout."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from trainsizer.estimate.comm import fabric, roce_derate
 from trainsizer.estimate.intervals import RISK
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
-from trainsizer.estimate.ranges import band, framework_regime
+from trainsizer.estimate.ranges import Band, band, framework_regime
 from trainsizer.estimate.regimes import regime
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.frameworks import runs_method
@@ -35,6 +36,12 @@ from trainsizer.scenario import Scenario
 OFFLOAD = ("none", "optimizer", "optimizer+params")
 DEFAULT_GLOBAL_BATCH = {"full": 512, "freeze": 64, "lora": 64, "qlora": 64}
 SHORTLIST_PER_CELL = 4
+# relative: the screen's step time is the estimate's to float rounding, its memory to a few parts in a million
+# (tests/test_screen_agreement.py holds every re-checked layout to 1e-9 and 1e-5): a layout screened slower than an
+# exact option by more than STEP_AGREEMENT is slower exactly too; one screened at more than the memory at which an
+# option is at risk of running out of memory by more than MEMORY_AGREEMENT is at risk exactly too
+STEP_AGREEMENT = 1e-6
+MEMORY_AGREEMENT = 1e-3
 
 def _inter_links(gpu: Accelerator, constraints: Constraints | None = None) -> tuple[str, ...]:
     """The scale-out networks to try: the user's, else the part's own (Ascend servers ship RoCE, never
@@ -189,6 +196,9 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
         for inter, sub, time in zip(networks, subs, np.split(times, np.cumsum([len(s) for s in subs])[:-1]),
                                     strict=True):
             gpus, finite = lay.gpus[sub], np.isfinite(time)
+            sub_device = device[sub]
+            # the fields of the shortlisted layouts read as Python numbers once per network, not one by one
+            values = time.tolist(), sub.tolist(), sub_device.tolist(), host[sub].tolist()
             for count in sorted(set(gpus.tolist())):  # np.unique would load numpy.ma (~8 ms of a command)
                 idx = np.nonzero((gpus == count) & finite)[0]
                 if not len(idx):
@@ -197,54 +207,99 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
                 if (count, per_node) not in limits:  # each network of the GPU has the same cells
                     limits[count, per_node] = _safe_bytes(gpu, job, int(count), per_node)
                 limit = limits[count, per_node]
-                safe = fastest[device[sub[fastest]] <= limit][:1]
-                for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL], *safe]):  # and the fastest safe one
-                    shortlist.append(ScreenedLayout(
-                        step_time_s=float(time[i]), gpu=gpu, layouts=lay, index=int(sub[i]),
-                        inter_node=inter if count > per_node else None, host_bytes_per_gpu=float(host[sub[i]]),
-                        safe=bool(device[sub[i]] <= limit), cell_safe=bool(len(safe)) and i == safe[0]))
+                safe = fastest[sub_device[fastest] <= limit][:1].tolist()
+                for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL].tolist(), *safe]):  # and the fastest safe one
+                    shortlist.append(_screened(gpu, lay, inter if count > per_node else None, values, i, limit,
+                                               cell_safe=bool(safe) and i == safe[0]))
     return shortlist, evaluated
+
+
+def _screened(gpu: Accelerator, lay: Layouts, inter: str | None, values: tuple[list[Any], ...], i: int,
+              limit: float, cell_safe: bool) -> ScreenedLayout:
+    """The ``i``-th layout screened over one network: ``values``, the screen's (step time, index in ``lay``, device
+    bytes, host bytes) of each as lists."""
+    time, index, device, host = (v[i] for v in values)
+    return ScreenedLayout(step_time_s=time, gpu=gpu, layouts=lay, index=index, inter_node=inter,
+                          device_bytes=device, host_bytes_per_gpu=host, safe=device <= limit, cell_safe=cell_safe)
 
 
 def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Constraints, cat: Catalog,
                    mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
                    late: list[PlanOption] | None = None, fastest_only: bool = False) -> list[PlanOption]:
     """The shortlisted layouts re-checked by the reference estimators; those that fit and meet the deadline
-    (those that fit but miss it go to ``late``). ``fastest_only`` (no deadline): only the first of the fastest,
-    the option the full list would sort first, is made into an option (what a suggestion reads)."""
+    (those that fit but miss it go to ``late``), fastest first (a tie in the shortlist's order). ``fastest_only``
+    (no deadline): only the first of the fastest, the option the full list would sort first, is made into an option
+    (what a suggestion reads). Without a deadline, only what ``_best_per_hardware`` can keep is re-checked
+    (``_fastest_per_hardware``)."""
     from trainsizer.estimate.estimator import estimate
 
-    options: list[PlanOption] = []
-    done: set[tuple[Any, ...]] = set()
-    fastest: tuple[float, Any, Scenario] | None = None
-    fastest_only, blocks = fastest_only and not constraints.deadline_s, {}  # blocks: _scenario_for's, shared
-    for item in chosen:
-        if (key := item.scenario_key()) in done:
-            continue
-        done.add(key)
+    blocks: dict[Any, Any] = {}  # _scenario_for's, shared
+
+    def recheck(item: ScreenedLayout) -> tuple[Any, Scenario] | None:
+        """The estimate of the layout and its scenario, None where it is not a valid layout or does not fit."""
         sc = _scenario_for(job, item.gpu, item.layouts, item.index, item.inter_node, global_batch,
                            constraints.intra_node, blocks)
         try:
             result = estimate(sc, catalog=cat, memory_params=mp, performance_params=pp_, with_limits=False)
         except InputError:
-            continue
-        if not result.memory.fits:
-            continue
+            return None
+        return (result, sc) if result.memory.fits else None
+
+    done: set[tuple[Any, ...]] = set()
+    unique = [(pos, item) for pos, item in enumerate(chosen)
+              if (key := item.scenario_key()) not in done and not done.add(key)]  # type: ignore[func-returns-value]
+    options: list[tuple[int, PlanOption]] = []
+    if not constraints.deadline_s:
         if fastest_only:  # the sort key below; a tie keeps the first, as the stable sort does
-            key = round(result.performance.step_time_s, 4)
-            if fastest is None or key < fastest[0]:
-                fastest = (key, result, sc)
+            found = [(round(r[0].performance.step_time_s, 4), pos, r) for pos, item in unique
+                     if (r := recheck(item)) is not None]
+            return [_option(*min(found, key=lambda f: f[:2])[2])] if found else []
+        options = _fastest_per_hardware(unique, recheck)
+    for pos, item in unique if constraints.deadline_s else ():
+        if (found := recheck(item)) is None:
             continue
-        opt = _option(result, sc)
-        if constraints.deadline_s and opt.time_to_train_s and opt.time_to_train_s > constraints.deadline_s:
+        opt = _option(*found)
+        if opt.time_to_train_s and opt.time_to_train_s > constraints.deadline_s:
             if late is not None:
                 late.append(opt)
             continue
-        options.append(opt)
-    if fastest is not None:
-        options.append(_option(fastest[1], fastest[2]))
-    options.sort(key=lambda o: o.step_time_s)
-    return options
+        options.append((pos, opt))
+    options.sort(key=lambda po: (po[1].step_time_s, po[0]))
+    return [opt for _, opt in options]
+
+
+def _fastest_per_hardware(unique: list[tuple[int, ScreenedLayout]],
+                          recheck: Callable[[ScreenedLayout], tuple[Any, Scenario] | None]
+                          ) -> list[tuple[int, PlanOption]]:
+    """Each hardware configuration's layouts re-checked fastest first as screened, only as far as
+    ``_best_per_hardware`` may keep them (its fastest option, and when that one is at risk its fastest safe one):
+    a layout screened slower than its fastest option by more than STEP_AGREEMENT and at risk by more than
+    MEMORY_AGREEMENT is not re-checked, and once a safe option is found, nor is one screened slower than it by more
+    than STEP_AGREEMENT. (position in the shortlist, option) of every layout re-checked that fits."""
+    groups: dict[tuple[Any, ...], list[tuple[int, ScreenedLayout]]] = {}
+    for pos, item in unique:
+        groups.setdefault(item.hardware(), []).append((pos, item))
+    out = []
+    for items in groups.values():
+        memory: tuple[Band, float] | None = None  # the configuration's memory range and capacity (GiB)
+        first_time = safe_time = float("inf")  # its fastest option's step time, and its fastest safe one's
+        for pos, item in sorted(items, key=lambda pi: (pi[1].step_time_s, pi[0])):
+            if item.step_time_s > safe_time * (1 + STEP_AGREEMENT):
+                break
+            # past a tie with the fastest option (which may come first by its place in the shortlist), a layout
+            # surely at risk is neither the fastest nor the fastest safe one (device_gib is rounded to 1e-3 GiB)
+            if memory is not None and item.step_time_s > first_time * (1 + STEP_AGREEMENT) and memory[0].p_above(
+                    item.device_bytes / 2**30 * (1 - MEMORY_AGREEMENT) - 1e-3, memory[1]) > RISK:
+                continue
+            if (found := recheck(item)) is None:
+                continue
+            opt = _option(*found)
+            out.append((pos, opt))
+            memory = memory or (_memory_band(opt), opt.capacity_gib)
+            first_time = min(first_time, opt.step_time_s)
+            if memory[0].p_above(opt.device_gib, opt.capacity_gib) <= RISK:  # _safe(opt)
+                safe_time = min(safe_time, opt.step_time_s)
+    return out
 
 
 def _safe_bytes(gpu: Accelerator, job: Scenario, gpus: int, per_node: int) -> float:
@@ -254,10 +309,14 @@ def _safe_bytes(gpu: Accelerator, job: Scenario, gpus: int, per_node: int) -> fl
     return b.safe_fraction(RISK) * gpu.memory_gib * 2**30
 
 
+def _memory_band(opt: PlanOption) -> Band:
+    """The memory range of ``opt``'s regime (its hardware configuration's, for the job's method and framework)."""
+    return band("memory", framework_regime(regime(opt.gpu, opt.method, opt.gpus, opt.gpus_per_node),
+                                           opt.scenario.training.framework))
+
+
 def _safe(opt: PlanOption) -> bool:
-    b = band("memory", framework_regime(regime(opt.gpu, opt.method, opt.gpus, opt.gpus_per_node),
-                                        opt.scenario.training.framework))
-    return b.p_above(opt.device_gib, opt.capacity_gib) <= RISK
+    return _memory_band(opt).p_above(opt.device_gib, opt.capacity_gib) <= RISK
 
 
 def _best_per_hardware(options: list[PlanOption]) -> list[PlanOption]:

@@ -38,13 +38,14 @@ RUNNER_UP_SPAN = 3.0  # workflows.decide.RUNNER_UP_SPAN: a runner-up costs at mo
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScreenedLayout:
     """One layout the screen shortlisted: its screened step time, on which GPU and network, where it sits in the
-    screen's layout arrays, and the host memory it offloads per GPU."""
+    screen's layout arrays, its device memory and the host memory it offloads per GPU."""
 
     step_time_s: float
     gpu: Accelerator
     layouts: Layouts
     index: int
     inter_node: str | None
+    device_bytes: float
     host_bytes_per_gpu: float
     safe: bool = False  # its chance of running out of memory (screened) is at most RISK
     cell_safe: bool = False  # the fastest safe layout of its cell (GPU, count, network)
@@ -56,6 +57,11 @@ class ScreenedLayout:
     @property
     def gpus_per_node(self) -> int:
         return int(self.layouts.gpus_per_node[self.index])
+
+    def hardware(self) -> tuple[str, int, int, str | None]:
+        """The hardware configuration of the option ``_scenario_for`` makes of it: GPU type, count, GPUs per node
+        and network (``search._best_per_hardware``'s key)."""
+        return self.gpu.id, self.gpus, min(self.gpus_per_node, self.gpus), self.inter_node
 
     def cell(self) -> tuple[str, int]:
         """The hardware cell: GPU type and count."""

@@ -20,6 +20,7 @@ from trainsizer.estimate.regimes import gpu_family, regime
 from trainsizer.messages import Message, msg
 from trainsizer.plan.option import PlanOption
 from trainsizer.plan.option_range import OptionRange
+from trainsizer.workflows.normal_draws import standard_normals
 from trainsizer.workflows.plan_schema import ConfidenceJSON
 
 SAMPLES = 4000
@@ -76,11 +77,12 @@ def with_ranges(options: list[PlanOption]) -> list[PlanOption]:
 
 def _samples(options: list[PlanOption], n: int, seed: int) -> np.ndarray:
     """``u`` (log of measured / predicted speed) per sample and option: a family draw shared by the options on
-    one GPU family plus an option's own draw, each option's marginal normal fitted to its range."""
-    rng = np.random.default_rng(seed)
+    one GPU family plus an option's own draw, each option's marginal normal fitted to its range (the draws of
+    ``numpy.random.default_rng(seed)``: the families' first, then the options')."""
     families = sorted({gpu_family(o.gpu) for o in options})
-    fam_z = rng.standard_normal((n, len(families)))
-    own_z = rng.standard_normal((n, len(options)))
+    draws = standard_normals(seed, n * (len(families) + len(options)))
+    fam_z = draws[:n * len(families)].reshape(n, len(families))
+    own_z = draws[n * len(families):].reshape(n, len(options))
     rho = FAMILY_CORRELATION
     cols = []
     for j, o in enumerate(options):
