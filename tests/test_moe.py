@@ -12,6 +12,8 @@ from trainsizer.errors import InputError
 from trainsizer.estimate.comm import Fabric
 from trainsizer.estimate.estimator import estimate
 from trainsizer.estimate.moe import (
+    deepep_dispatch_s,
+    destinations,
     dispatch_combine_s,
     dispatched_tokens,
     expert_gemm_intensity,
@@ -45,21 +47,63 @@ def test_rows_per_expert_follow_routing_and_the_busiest_rank():
     assert load_factor(1.5, 1.25) == 1.25 and load_factor(1.1, 1.25) == 1.1 and load_factor(1.2) == 1.2
 
 
-def test_hierarchical_dispatch_sends_one_copy_per_other_node():
-    # 2 nodes, 8 experts a token: a plain all-to-all sends 4 copies off the node, DeepEP about one
-    assert remote_copies(8, 16, 8, 0.0) == pytest.approx(4.0)
-    assert remote_copies(8, 16, 8, 1.0) == pytest.approx(1 - 0.5**8)
-    # one node: nothing leaves it either way, and the two dispatchers cost the same
-    assert remote_copies(8, 8, 8, 1.0) == pytest.approx(0.0, abs=1e-12)
-    assert dispatch_combine_s(1.7e7, 8, 8, 1, FAB, 1.0) == pytest.approx(dispatch_combine_s(1.7e7, 8, 8, 1, FAB))
-    assert dispatch_combine_s(1.7e7, 8, 16, 1, FAB, 1.0) < 0.5 * dispatch_combine_s(1.7e7, 8, 16, 1, FAB)
+def test_a_token_reaches_fewer_ranks_and_nodes_than_it_has_experts():
+    # 8 distinct experts of 128: each misses a 16-expert rank with the hypergeometric chance C(112, 8) / C(128, 8)
+    miss = np.prod([(112 - i) / (128 - i) for i in range(8)])
+    assert destinations(8, 128, 8) == pytest.approx(8 * (1 - miss))
+    assert 5.0 < destinations(8, 128, 8) < 8.0
+    assert destinations(8, 128, 2) == pytest.approx(2 * (1 - np.prod([(64 - i) / (128 - i) for i in range(8)])))
+    assert destinations(1, 128, 8) == pytest.approx(1.0)  # one expert: one rank
+    assert destinations(8, 8, 8) == pytest.approx(8.0)  # one expert a rank, all of them: every rank
+    many = destinations(8, 128, np.array([2.0, 8.0, 32.0]))
+    assert list(many) == pytest.approx([destinations(8, 128, g) for g in (2, 8, 32)])
+    assert np.all(np.diff(many) > 0)
+    # a plain all-to-all sends one copy per routed expert on another node
+    assert remote_copies(8, 16, 8) == pytest.approx(4.0)
+    assert remote_copies(8, 8, 8) == pytest.approx(0.0)
+
+
+def test_deepep_prices_one_copy_per_rank_at_its_measured_rates():
+    dp = default_performance_model().communication.deepep
+    link = type("Link", (), {"per_direction_gbps": 200.0})()
+    fab = replace(FAB, intra=link)
+    # inside one node: the logical NVLink bytes (a copy per rank reached) at the measured share of the line rate
+    one = deepep_dispatch_s(1e8, 5.0, 1.0, 8, 8, fab, dp)
+    assert one == pytest.approx(1e8 * 5.0 / (200e9 * dp.nvlink_fraction) + fab.intra_latency_s)
+    # fewer ranks reached (a router that keeps a token's experts together): proportionally less
+    assert deepep_dispatch_s(1e8, 1.0, 1.0, 8, 8, fab, dp) < 0.3 * one
+    # across 4 nodes: the NIC share at the rate measured for 4 nodes sets the pace
+    four = deepep_dispatch_s(1e8, 7.4, 3.6, 32, 8, fab, dp)
+    rdma = 1e8 * 3.6 / (fab.inter_busbw_gbps / 8 * 1e9 * dp.rdma_fraction[dp.rdma_nodes.index(4)])
+    assert four == pytest.approx(rdma + fab.inter_latency_s)
+    # more nodes than measured take the nearest measured rate
+    assert deepep_dispatch_s(1e8, 8.0, 6.0, 128, 8, fab, dp) == pytest.approx(
+        1e8 * 6.0 / (fab.inter_busbw_gbps / 8 * 1e9 * dp.rdma_fraction[-1]) + fab.inter_latency_s)
+
+
+def test_deepep_against_a_plain_all_to_all():
+    dp = default_performance_model().communication.deepep
+    plain_in, deepep_in = (dispatch_combine_s(1.7e7, 8, 8, 1, FAB, 0.8, d, 128) for d in (None, dp))
+    assert deepep_in < plain_in  # one copy per rank reached, not per expert
+    plain_out, deepep_out = (dispatch_combine_s(1.7e7, 8, 32, 1, FAB, 0.8, d, 128) for d in (None, dp))
+    assert deepep_out < 0.7 * plain_out  # one copy per node over the network
+    kept = dispatch_combine_s(1.7e7, 8, 8, 1, FAB, 0.8, dp, 128, token_ranks=1)
+    assert kept < 0.3 * deepep_in
+    job = {"ep": 8, "moe_dispatcher": "deepep"}
+    spread, together = (estimate(moe_job({**job, **extra}, gpus=8), with_limits=False).performance.breakdown_s[
+        "moe_all_to_all"] for extra in ({}, {"moe_token_ranks": 1}))
+    assert together < 0.3 * spread
+    with pytest.raises(InputError):
+        moe_job({"ep": 8, "moe_token_ranks": 0})
 
 
 def test_dispatch_takes_arrays_as_floats():
+    dp = default_performance_model().communication.deepep
     ep = np.array([8.0, 16.0, 32.0])
-    many = dispatch_combine_s(8192.0, 8, ep, np.array([1.0, 1.0, 2.0]), FAB, np.array([0.0, 1.0, 1.0]))
-    one = [dispatch_combine_s(8192.0, 8, e, s, FAB, h) for e, s, h in ((8, 1, 0.0), (16, 1, 1.0), (32, 2, 1.0))]
-    assert many == pytest.approx(one)
+    for d in (None, dp):
+        many = dispatch_combine_s(8192.0, 8, ep, np.array([1.0, 1.0, 2.0]), FAB, 0.8, d, 128)
+        one = [dispatch_combine_s(8192.0, 8, e, s, FAB, 0.8, d, 128) for e, s in ((8, 1), (16, 1), (32, 2))]
+        assert many == pytest.approx(one)
 
 
 def test_folded_expert_groups_stay_in_the_node():

@@ -32,6 +32,10 @@ class ExpertSettings(BaseModel):
         False, description="extension: the dispatch and combine all-to-alls of one micro-batch run during another "
         "micro-batch's computation (Megatron-Core --overlap-moe-expert-parallel-comm, 'combined 1F1B'; DeepSeek-V3's "
         "DualPipe), so only the all-to-all time beyond the computation shows; default: not overlapped")
+    moe_token_ranks: Annotated[int, Strict()] | None = Field(
+        None, gt=0, le=1024, description="extension: the expert-parallel ranks one token's experts sit on, where the "
+        "router keeps them together (NeMo Automodel's fake balanced gate gives a token k consecutive experts, one "
+        "rank's); DeepEP sends a token once per rank it reaches; default: as k experts drawn at random reach")
     moe_capacity_factor: Annotated[float, BeforeValidator(_no_bool)] | None = Field(
         None, ge=1.0, le=64.0, description="extension: expert capacity as a multiple of the mean tokens per expert; "
         "tokens beyond it are dropped (GShard, Switch Transformer); default: dropless")

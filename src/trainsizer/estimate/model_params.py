@@ -209,6 +209,14 @@ class RoceAtScale:
 
 
 @dataclass(frozen=True, kw_only=True)
+class DeepEP:
+    nvlink_fraction: float  # logical NVLink rate over the line rate per direction
+    rdma_nodes: tuple[int, ...]  # node counts measured
+    rdma_fraction: tuple[float, ...]  # logical RDMA rate over NCCL's per-NIC bus bandwidth, per node count
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class Communication:
     busbw_fraction: Table[float]  # by link kind: scale-up, pcie, ib, roce, eth, default
     pcie_without_p2p_fraction: float
@@ -216,6 +224,7 @@ class Communication:
     nccl_step_latency_us: float
     default_inter_node: str
     overlap: Overlap
+    deepep: DeepEP
     roce_at_scale: RoceAtScale
     source: str
 

@@ -10,11 +10,14 @@ dispatch and combine all-to-alls move inside and between nodes, and how the expe
 - Shared experts and the router are ordinary linears every token runs (DeepSeekMoE, arXiv:2401.06066, section 3.2;
   counted in ``estimate/flops.py``), not routed.
 - Dispatch and combine: one all-to-all each way in forward and again in backward, per MoE layer (GShard, section 3.2).
-  A plain all-to-all sends a copy per routed expert on another GPU; a hierarchical dispatcher (DeepEP's normal
-  kernels, DeepSeek-V3 technical report, arXiv:2412.19437, section 3.2.2) sends a token once over the network to each
-  other node one of its experts lives on and forwards it over NVLink there, so the network carries one copy per
-  destination node: with experts spread evenly over ``n`` nodes and ``k`` picked at random, ``n (1 - (1 - 1/n)^k)``
-  nodes a token on average, ``(n - 1)(1 - (1 - 1/n)^k)`` of them other nodes.
+  A plain all-to-all sends a copy per routed expert on another GPU (Megatron-Core's alltoall dispatcher permutes the
+  ``k`` copies first). DeepEP's normal kernels (DeepSeek-V3 technical report, arXiv:2412.19437, section 3.2.2) send a
+  token once to each destination rank inside a node (``is_token_in_rank``) and once over the network to each
+  destination node, forwarding it over NVLink there; its authors' measured rates count exactly those copies, so they
+  price them (``communication.deepep``, :func:`deepep_dispatch_s`). With the ``k`` distinct experts of a token drawn
+  at random (Megatron-Core's forced balancing draws random logits), a token reaches
+  ``g (1 - C(E - E/g, k) / C(E, k))`` of ``g`` equal groups of experts on average (:func:`destinations`); a router
+  that keeps a token's experts together states its ranks (``parallel.moe_token_ranks``).
 - Placement: Megatron-Core orders the expert layers' ranks expert-tensor-parallel innermost, then expert-parallel
   (``parallel_state.py`` RankGenerator order "tp-ep-dp-pp" with ``expert_tensor_parallel_size``; MoE parallel
   folding, Liu et al. 2025, arXiv:2504.14960, section 3.1): an expert-parallel group is ``etp``-strided, so ``ep``
@@ -44,6 +47,7 @@ from typing import Any
 
 from trainsizer.arrays import is_array, maximum, minimum, safe_div
 from trainsizer.estimate.comm import Fabric
+from trainsizer.estimate.model_params import DeepEP
 
 PASSES = 4  # dispatch + combine, forward and backward (GShard, section 3.2)
 
@@ -109,14 +113,48 @@ def expert_peak(peak: float, dtype: str, sixteen_bit_peak: float) -> tuple[float
     return (sixteen_bit_peak, "bf16") if dtype == "fp8" and sixteen_bit_peak else (peak, dtype)
 
 
-def remote_copies(experts_per_token: Any, ep: Any, members_per_node: Any, hierarchical: Any) -> Any:
-    """Copies of one token that leave its node per dispatch: ``k (ep - m) / ep`` for a plain all-to-all (each routed
-    expert on another node gets one); with a hierarchical dispatcher one per other node hit, ``(n - 1)(1 - (1 -
-    1/n)^k)`` for ``n = ep / m`` nodes (DeepSeek-V3 report, section 3.2.2). ``hierarchical`` is 0 or 1."""
-    nodes = ep / members_per_node
-    plain = experts_per_token * (ep - members_per_node) / ep
-    deduplicated = (nodes - 1) * (1 - (1 - 1 / nodes) ** experts_per_token)
-    return plain + hierarchical * (deduplicated - plain)
+def remote_copies(experts_per_token: Any, ep: Any, members_per_node: Any) -> Any:
+    """Copies of one token that leave its node per plain all-to-all: ``k (ep - m) / ep``, one for each routed expert
+    on another node."""
+    return experts_per_token * (ep - members_per_node) / ep
+
+
+def destinations(picked: int, items: int, groups: Any) -> Any:
+    """Expected groups, of ``groups`` equal ones holding ``items`` between them, that ``picked`` distinct items drawn
+    at random fall in: ``g (1 - C(N - N/g, p) / C(N, p))``, the chance that a group holds none of them being
+    hypergeometric (a token's ``k`` experts among ``E``: the expert-parallel ranks or nodes it reaches)."""
+    miss = 1.0
+    for i in range(int(picked)):
+        miss = miss * safe_div(maximum(0.0, items - items / groups - i), items - i)
+    return groups * (1 - miss)
+
+
+def deepep_dispatch_s(token_bytes: Any, ranks: Any, nodes: Any, ep: Any, members: Any, fab: Fabric,
+                      deepep: DeepEP) -> Any:
+    """Seconds of one DeepEP dispatch or combine of a micro-batch whose tokens carry ``token_bytes`` each and reach
+    ``ranks`` expert-parallel ranks on ``nodes`` nodes on average (own rank and node included where reached), as its
+    authors' microbenchmark counts them (``communication.deepep``): NVLink at its measured share of the line rate per
+    direction, and where the group spans nodes (``members < ep``) the GPU's NIC share at the rate measured for that
+    many nodes (the nearest measured count), the slower of the two setting the time; one latency of the widest link
+    (the kernels send to every peer at once, so no per-peer step)."""
+    link = fab.intra
+    line = link.per_direction_gbps if link is not None and link.per_direction_gbps else fab.intra_for(members)
+    nvlink = token_bytes * ranks / (line * deepep.nvlink_fraction * 1e9)
+    count = ep / members
+    fraction = _nearest(count, deepep.rdma_nodes, deepep.rdma_fraction)
+    rdma = token_bytes * nodes / (fab.inter_busbw_gbps / fab.gpus_per_node * fraction * 1e9)
+    spans = members < ep
+    latency = fab.intra_latency_s + spans * (fab.inter_latency_s - fab.intra_latency_s)
+    return maximum(nvlink, spans * rdma) + latency
+
+
+def _nearest(value: Any, keys: tuple[int, ...], values: tuple[float, ...]) -> Any:
+    """The entry of ``values`` whose key is nearest ``value`` on a log scale (numbers or arrays)."""
+    import numpy as np
+
+    distance = np.abs(np.log2(np.maximum(np.asarray(value, dtype=float), 1.0))[..., None] - np.log2(keys))
+    picked = np.asarray(values)[np.argmin(distance, axis=-1)]
+    return picked if is_array(value) else float(picked)
 
 
 def all_to_all_intra_gbps(fab: Fabric, members: Any, wire_fraction: float) -> Any:
@@ -131,18 +169,26 @@ def all_to_all_intra_gbps(fab: Fabric, members: Any, wire_fraction: float) -> An
 
 
 def dispatch_combine_s(token_bytes: Any, experts_per_token: Any, ep: Any, stride: Any, fab: Fabric,
-                       hierarchical: Any = 0.0, wire_fraction: float = 1.0) -> Any:
+                       wire_fraction: float = 1.0, deepep: DeepEP | None = None, experts: int = 0,
+                       token_ranks: int | None = None) -> Any:
     """Seconds of one dispatch or combine all-to-all of a micro-batch whose tokens carry ``token_bytes`` each.
-    Inside one node the ``k`` copies for the other ``ep - 1`` ranks cross NVLink; a group that spans nodes sends its
-    off-node copies through the GPU's share of the node's NICs while the on-node ones cross NVLink, and the slower of
-    the two sets the time (DeepSpeed-MoE / Tutel's all-to-all model, Rajbhandari et al. 2022, arXiv:2201.05596,
-    section 5); per-step latency ``ep - 1`` times."""
+    Plain (``deepep`` None): inside one node the ``k`` copies for the other ``ep - 1`` ranks cross NVLink; a group
+    that spans nodes sends its off-node copies through the GPU's share of the node's NICs while the on-node ones cross
+    NVLink, and the slower of the two sets the time (DeepSpeed-MoE / Tutel's all-to-all model, Rajbhandari et al.
+    2022, arXiv:2201.05596, section 5); per-step latency ``ep - 1`` times. DeepEP: :func:`deepep_dispatch_s` over the
+    ranks and nodes a token of ``k`` random experts among ``experts`` reaches (:func:`destinations`), or over the
+    ``token_ranks`` its router keeps it to, spread at random over the group's nodes."""
     if not is_array(ep) and ep <= 1:
         return 0.0
     members = _members_per_node(ep, stride, fab.gpus_per_node)
+    if deepep is not None:
+        ranks = token_ranks if token_ranks else destinations(experts_per_token, experts, ep)
+        nodes = destinations(token_ranks, ep, ep / members) if token_ranks \
+            else destinations(experts_per_token, experts, ep / members)
+        return deepep_dispatch_s(token_bytes, ranks, nodes, ep, members, fab, deepep)
     intra = all_to_all_intra_gbps(fab, members, wire_fraction)
     on_node = token_bytes * experts_per_token * (members - 1) / ep / (intra * 1e9)
-    off_node = token_bytes * remote_copies(experts_per_token, ep, members, hierarchical) \
+    off_node = token_bytes * remote_copies(experts_per_token, ep, members) \
         / (fab.inter_busbw_gbps / fab.gpus_per_node * 1e9)
     latency = fab.intra_latency_s + (members < ep) * (fab.inter_latency_s - fab.intra_latency_s)
     return maximum(on_node, off_node) + latency * (ep - 1)

@@ -164,9 +164,11 @@ def expert_parallel_mb(ctx: StepContext) -> Any:
         return 0.0
     stride = par.expert_tp if par.etp else lay.tp * lay.cp  # folded expert groups are etp-strided (estimate/moe.py)
     tokens = moe.dispatched_tokens(ctx.local_tokens, lay.tp)
+    comm_params = ctx.params.communication
     one = moe.dispatch_combine_s(tokens * arch.hidden_size * ctx.act_bytes, arch.moe.experts_per_token,
-                                 lay.ep, stride, ctx.fabric, float(par.moe_dispatcher == "deepep"),
-                                 ctx.params.communication.busbw_fraction["scale-up"])
+                                 lay.ep, stride, ctx.fabric, comm_params.busbw_fraction["scale-up"],
+                                 comm_params.deepep if par.moe_dispatcher == "deepep" else None,
+                                 arch.moe.num_experts, par.moe_token_ranks)
     return arch.moe_layers / lay.pp * moe.all_to_all_passes(lay.recomputed) * one
 
 
