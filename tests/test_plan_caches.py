@@ -204,3 +204,25 @@ def test_stages_alike_in_contents_have_the_same_model_states():
         for alike in rows.values():
             assert all(row == alike[0] for row in alike)
 
+
+def test_layers_of_one_kind_keep_the_same_activations():
+    """A stage's activations are computed once per kind of layer (MoE-ness, trainability, adapters, recomputed or
+    not): each layer's own figures equal its kind's."""
+    from trainsizer.estimate.activations import _layer_saved, layer_activations, layer_bytes, replicated_divisor
+    from trainsizer.estimate.flops import recomputed_layer
+    from trainsizer.estimate.memory import default_memory_model
+    from trainsizer.estimate.training_state import training_state
+
+    mp = default_memory_model()
+    for sc, arch in _kinds_jobs():
+        st = training_state(sc, arch, mp)
+        tokens, tp = sc.training.micro_batch_size * sc.training.seq_len, sc.parallel.tp
+        div = replicated_divisor(tp, sc.parallel.sequence_parallel)
+        kinds: dict[tuple, set[tuple[float, ...]]] = {}
+        for layer in st.layers:
+            la = layer_activations(sc, arch, mp, layer)
+            full = layer_bytes(la.replicated, la.sharded + la.scores, tp, div, tokens)
+            key = (arch.is_moe_layer(layer.index), layer.trainable_base, tuple(lin.name for lin in layer.lora),
+                   recomputed_layer(sc, layer.index))
+            kinds.setdefault(key, set()).add((full, la.unsaved, *_layer_saved(sc, arch, layer, la, full, tokens, div)))
+        assert all(len(figures) == 1 for figures in kinds.values()), kinds
