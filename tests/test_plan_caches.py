@@ -172,3 +172,57 @@ def test_a_users_yaml_is_parsed_once_per_text(tmp_path, monkeypatch):
     job.write_text("a: 1\n")
     datafiles._user_cache_file("a: 1\n").write_text('{"text": "a: 2\\n", "data": {"a": 2}}')  # not this text's
     assert datafiles.user_yaml(job) == {"a": 1}
+
+
+def _kinds_jobs():
+    """Jobs whose layers differ: a dense first layer before routed experts, frozen lower layers, QLoRA inputs kept
+    through checkpointing, one layer in two recomputed."""
+    def job(preset, method, **training):
+        sc, arch = _job(preset, method, pp=2)
+        return sc.model_copy(update={"training": sc.training.model_copy(update=training)}), arch
+    return [job("deepseek-v2-lite", "lora"), job("qwen2.5-7b", "freeze", freeze_trainable_layers=3),
+            job("qwen2.5-7b", "qlora", quantization="nf4-dq", quantized_inputs="kept",
+                activation_checkpointing="full"),
+            job("llama-3.1-8b", "full", activation_checkpointing="every-n-layers", checkpoint_every_n_layers=3)]
+
+
+def test_stages_alike_in_contents_have_the_same_model_states():
+    """job_basis computes one row per kind of stage (first, last, its layers but their index): every stage's own row
+    equals the row of each stage of its kind."""
+    from trainsizer.estimate.memory import default_memory_model
+    from trainsizer.estimate.training_state import training_state
+    from trainsizer.plan.fast import _contents, _probe, _stage_row
+
+    for sc, arch in _kinds_jobs():
+        L = arch.num_layers
+        st = training_state(_probe(sc, tp=1, pp=L, cp=1, zero=0, gpus=L, virtual_pp=1), arch, default_memory_model())
+        rows: dict[tuple, list[dict[str, float]]] = {}
+        for stage in range(L):
+            key = (stage == 0, stage == L - 1, tuple(_contents(layer) for layer in st.stage_layers(stage)))
+            rows.setdefault(key, []).append(_stage_row(st, stage, L))
+        assert len(rows) < L  # some stages are alike
+        for alike in rows.values():
+            assert all(row == alike[0] for row in alike)
+
+
+def test_layers_of_one_kind_keep_the_same_activations():
+    """A stage's activations are computed once per kind of layer (MoE-ness, trainability, adapters, recomputed or
+    not): each layer's own figures equal its kind's."""
+    from trainsizer.estimate.activations import _layer_saved, layer_activations, layer_bytes, replicated_divisor
+    from trainsizer.estimate.flops import recomputed_layer
+    from trainsizer.estimate.memory import default_memory_model
+    from trainsizer.estimate.training_state import training_state
+
+    mp = default_memory_model()
+    for sc, arch in _kinds_jobs():
+        st = training_state(sc, arch, mp)
+        tokens, tp = sc.training.micro_batch_size * sc.training.seq_len, sc.parallel.tp
+        div = replicated_divisor(tp, sc.parallel.sequence_parallel)
+        kinds: dict[tuple, set[tuple[float, ...]]] = {}
+        for layer in st.layers:
+            la = layer_activations(sc, arch, mp, layer)
+            full = layer_bytes(la.replicated, la.sharded + la.scores, tp, div, tokens)
+            key = (arch.is_moe_layer(layer.index), layer.trainable_base, tuple(lin.name for lin in layer.lora),
+                   recomputed_layer(sc, layer.index))
+            kinds.setdefault(key, set()).add((full, la.unsaved, *_layer_saved(sc, arch, layer, la, full, tokens, div)))
+        assert all(len(figures) == 1 for figures in kinds.values()), kinds

@@ -321,18 +321,21 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
 
     scaled_layers = exact_layers = unsaved = 0.0
     per_layer_full: list[float] = []
-    computed: dict[tuple, LayerActivations] = {}
+    computed: dict[tuple, tuple[float, float, float, float]] = {}
     for layer in layers:
-        # layers differ only by MoE-ness, trainability and adapters: compute each kind once (the adapters by
-        # module name: within one MoE-ness a name is one shape, and a str hashes once, a Linear on every lookup)
-        key = (arch.is_moe_layer(layer.index), layer.trainable_base, tuple(lin.name for lin in layer.lora))
+        # layers differ only by MoE-ness, trainability and adapters, and by whether backward recomputes them: compute
+        # each kind once (the adapters by module name: within one MoE-ness a name is one shape, and a str hashes once,
+        # a Linear on every lookup); the sums below still add every layer's figures in order
+        key = (arch.is_moe_layer(layer.index), layer.trainable_base, tuple(lin.name for lin in layer.lora),
+               recomputed_layer(sc, layer.index))
         if key not in computed:
-            computed[key] = layer_activations(sc, arch, p, layer)
-        la = computed[key]
-        full = layer_bytes(la.replicated, la.sharded + la.scores, tp, replicated_div, tokens)
+            la = layer_activations(sc, arch, p, layer)
+            full = layer_bytes(la.replicated, la.sharded + la.scores, tp, replicated_div, tokens)
+            computed[key] = (full, la.unsaved / tp * tokens,
+                             *_layer_saved(sc, arch, layer, la, full, tokens, replicated_div))
+        full, layer_unsaved, scaled, exact = computed[key]
         per_layer_full.append(full)
-        unsaved += la.unsaved / tp * tokens
-        scaled, exact = _layer_saved(sc, arch, layer, la, full, tokens, replicated_div)
+        unsaved += layer_unsaved
         scaled_layers += scaled
         exact_layers += exact
 

@@ -1,7 +1,7 @@
 """Loading the framework profiles and applying one to a scenario (``trainsizer.frameworks``)."""
 
-from __future__ import annotations
-
+# Annotations stay objects here (no `from __future__ import annotations`): pydantic reads each field's type as
+# is, without compiling its text into a ForwardRef first (~0.1 ms a model class, at every command's import).
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal, NotRequired, TypedDict
@@ -97,7 +97,7 @@ class Profile(BaseModel):
         return next((m for m in self.methods if m.method == method), None)
 
     @model_validator(mode="after")
-    def _methods_state_expert_parallelism(self) -> Profile:
+    def _methods_state_expert_parallelism(self) -> "Profile":
         named = [m.method for m in self.methods]
         if len(set(named)) != len(named):
             raise ValueError(f"methods: each method once ({', '.join(named)})")
@@ -177,7 +177,7 @@ def expert_parallel_families(method: str) -> list[str]:
     return [f for f in families() if runs_expert_parallel(f, method)]
 
 
-def check_method(scenario: Scenario, use: FrameworkUse) -> None:
+def check_method(scenario: Scenario, use: "FrameworkUse") -> None:
     """Refuse a ``training.method`` the named framework's profile does not run (an assumed one runs its method)."""
     method = scenario.training.method
     if not use.assumed and load_profile(use.family).runs(method) is None:
@@ -189,7 +189,7 @@ def check_method(scenario: Scenario, use: FrameworkUse) -> None:
                          frameworks=", ".join(method_families(method)))
 
 
-def check_expert_parallel(scenario: Scenario, use: FrameworkUse) -> None:
+def check_expert_parallel(scenario: Scenario, use: "FrameworkUse") -> None:
     """Refuse ``parallel.ep > 1`` under a named framework whose profile runs no expert parallelism with the
     scenario's method. An assumed one is not refused: a stated expert-parallel size says the user runs a framework
     that has it, not the assumed one."""

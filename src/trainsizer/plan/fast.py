@@ -13,7 +13,7 @@ re-checked candidate, ``tests/test_state_terms.py`` that both move with each sha
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -72,7 +72,7 @@ from trainsizer.estimate.state_terms import (
 from trainsizer.estimate.step import default_performance_model, peaks_for
 from trainsizer.estimate.step_layout import StepLayout, recomputed_share
 from trainsizer.estimate.step_terms import StepContext, combine_step, raw_step
-from trainsizer.estimate.training_state import TrainingState, gradient_bytes, training_state
+from trainsizer.estimate.training_state import LayerState, TrainingState, gradient_bytes, training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan.layouts import CKPT, Layouts, accumulation_steps, zero_group
@@ -120,6 +120,23 @@ def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
     return scenario.model_copy(update={"parallel": scenario.parallel.model_copy(update=parallel)})
 
 
+def _contents(layer: LayerState) -> tuple[Any, ...]:
+    """A layer's fields but its index."""
+    return tuple(getattr(layer, f.name) for f in fields(layer) if f.name != "index")
+
+
+def _stage_row(st: TrainingState, stage: int, stages: int) -> dict[str, float]:
+    """The model-state bytes of one stage on one GPU, by category (job_basis)."""
+    ms = model_states(st, stage)
+    row = {c.name: c.bytes for c in ms.static}
+    row["gradients"] = ms.gradients.bytes
+    row["optimizer_states"] = row.get("optimizer_states", 0.0) + ms.managed_bytes
+    row["lora_adapters"] = row.get("lora_adapters", 0.0)
+    row["step_temporaries"] = ms.step_temporaries
+    row["unsharded_gradients"] = unsharded_gradient_bytes(st, st.stage_layers(stage), stage == 0, stage == stages - 1)
+    return row
+
+
 # long: one per-layer quantity per line, each the array twin of a term in estimate/, read side by side
 def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = None) -> JobBasis:
     mp = mp or default_memory_model()
@@ -130,16 +147,14 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
         sc = _probe(scenario, tp=tp, pp=L, cp=1, zero=0, distributed_optimizer=False, offload="none",
                     gpus=tp * L, virtual_pp=1, ep=ep)
         st = training_state(sc, arch, mp)
-        out = []
+        out, alike = [], {}
         for stage in range(L):
-            ms = model_states(st, stage)
-            d = {c.name: c.bytes for c in ms.static}
-            d["gradients"] = ms.gradients.bytes
-            d["optimizer_states"] = d.get("optimizer_states", 0.0) + ms.managed_bytes
-            d["lora_adapters"] = d.get("lora_adapters", 0.0)
-            d["step_temporaries"] = ms.step_temporaries
-            d["unsharded_gradients"] = unsharded_gradient_bytes(st, st.stage_layers(stage), stage == 0, stage == L - 1)
-            out.append(d)
+            # a stage's model states read its layers' contents and whether it is first or last, never a layer's
+            # index (estimate/model_states.py): the middle stages of a dense model share one row
+            key = (stage == 0, stage == L - 1, tuple(_contents(layer) for layer in st.stage_layers(stage)))
+            if key not in alike:
+                alike[key] = _stage_row(st, stage, L)
+            out.append(alike[key])
         return out
 
     s1, s2 = states(1), states(2)
