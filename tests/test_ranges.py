@@ -456,3 +456,12 @@ def test_validate_reports_the_ranges_coverage_and_the_accuracy_page_quotes_it(sh
     lines = page.splitlines()
     for row in readme_accuracy.coverage_rows(summary):  # every regime's row, with its half-width
         assert row in lines, f"{row} (run tools/readme_accuracy.py --write)"
+
+
+def test_widen_for_75_rounds_a_need_above_one_up_so_it_never_reads_as_already_inside():
+    from trainsizer.evidence.ranges_fit import _up_to_hundredths
+
+    assert _up_to_hundredths(1.003) == 1.01
+    assert _up_to_hundredths(1.0) == 1.0
+    assert _up_to_hundredths(0.1 * 3) == 0.3  # 0.30000000000000004: float noise, not a need above 0.30
+    assert _up_to_hundredths(0.301) == 0.31

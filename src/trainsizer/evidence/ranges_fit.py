@@ -455,7 +455,13 @@ def coverage_row(hits: list[Hit]) -> CoverageRow:
     return CoverageRow(len(hits), len({h.row.source for h in hits}),
                        round(sum(h.reach <= 1.0 for h in hits) / len(hits), 4),
                        round(float(np.median([h.half_width for h in hits])), 4),
-                       round(need, 2) if math.isfinite(need) else None)
+                       _up_to_hundredths(need) if math.isfinite(need) else None)
+
+
+def _up_to_hundredths(factor: float) -> float:
+    """``factor`` rounded up to two decimals (a need of 1.003 reads 1.01, never the 1.0 of a regime already inside),
+    float noise below a millionth ignored."""
+    return math.ceil(round(factor * 100, 6)) / 100
 
 
 def nested_residuals(cases: list[Case], memory_params: Any = None, perf_params: Any = None) -> NestedResiduals:
