@@ -91,6 +91,11 @@ class PlanOption:
     def method(self) -> str:
         return self.scenario.training.method
 
+    def hardware(self) -> tuple[str, int, int, str | None]:
+        """Its hardware configuration: GPU type, count, GPUs per node and network (``search._best_per_hardware``'s
+        key; ``shortlist.ScreenedLayout.hardware`` gives a shortlisted layout's)."""
+        return self.gpu, self.gpus, self.gpus_per_node, self.inter_node
+
     @property
     def offload(self) -> str:
         return self.scenario.parallel.offload

@@ -245,25 +245,27 @@ def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Con
             return None
         return (result, sc) if result.memory.fits else None
 
-    done: set[tuple[Any, ...]] = set()
-    unique = [(pos, item) for pos, item in enumerate(chosen)
-              if (key := item.scenario_key()) not in done and not done.add(key)]  # type: ignore[func-returns-value]
-    options: list[tuple[int, PlanOption]] = []
+    first: dict[tuple[Any, ...], tuple[int, ScreenedLayout]] = {}
+    for pos, item in enumerate(chosen):  # each scenario once, at its first place in the shortlist
+        first.setdefault(item.scenario_key(), (pos, item))
+    unique = list(first.values())
+    if not constraints.deadline_s and fastest_only:  # the sort key below; a tie keeps the first, as the sort does
+        found = [(round(r[0].performance.step_time_s, 4), pos, r) for pos, item in unique
+                 if (r := recheck(item)) is not None]
+        return [_option(*min(found, key=lambda f: f[:2])[2])] if found else []
     if not constraints.deadline_s:
-        if fastest_only:  # the sort key below; a tie keeps the first, as the stable sort does
-            found = [(round(r[0].performance.step_time_s, 4), pos, r) for pos, item in unique
-                     if (r := recheck(item)) is not None]
-            return [_option(*min(found, key=lambda f: f[:2])[2])] if found else []
         options = _fastest_per_hardware(unique, recheck)
-    for pos, item in unique if constraints.deadline_s else ():
-        if (found := recheck(item)) is None:
-            continue
-        opt = _option(*found)
-        if opt.time_to_train_s and opt.time_to_train_s > constraints.deadline_s:
-            if late is not None:
-                late.append(opt)
-            continue
-        options.append((pos, opt))
+    else:
+        options = []
+        for pos, item in unique:
+            if (found := recheck(item)) is None:
+                continue
+            opt = _option(*found)
+            if opt.time_to_train_s and opt.time_to_train_s > constraints.deadline_s:
+                if late is not None:
+                    late.append(opt)
+                continue
+            options.append((pos, opt))
     options.sort(key=lambda po: (po[1].step_time_s, po[0]))
     return [opt for _, opt in options]
 
@@ -326,7 +328,7 @@ def _best_per_hardware(options: list[PlanOption]) -> list[PlanOption]:
     kept: dict[tuple[Any, ...], bool] = {}  # hardware -> a safe layout kept
     out = []
     for opt in options:
-        key = (opt.gpu, opt.gpus, opt.gpus_per_node, opt.inter_node)
+        key = opt.hardware()
         if key not in kept or not kept[key] and _safe(opt):
             kept[key] = _safe(opt)
             out.append(opt)
