@@ -143,9 +143,13 @@ def deepep_dispatch_s(token_bytes: Any, ranks: Any, nodes: Any, ep: Any, members
     count = ep / members
     fraction = _nearest(count, deepep.rdma_nodes, deepep.rdma_fraction)
     rdma = token_bytes * nodes / (fab.inter_busbw_gbps / fab.gpus_per_node * fraction * 1e9)
-    spans = members < ep
-    latency = fab.intra_latency_s + spans * (fab.inter_latency_s - fab.intra_latency_s)
-    return maximum(nvlink, spans * rdma) + latency
+    return maximum(nvlink, (members < ep) * rdma) + _link_latency_s(fab, members, ep)
+
+
+def _link_latency_s(fab: Fabric, members: Any, ep: Any) -> Any:
+    """One message's latency on the widest link an expert-parallel group of ``ep`` ranks, ``members`` per node,
+    crosses: NVLink's inside a node, the network's where it spans nodes."""
+    return fab.intra_latency_s + (members < ep) * (fab.inter_latency_s - fab.intra_latency_s)
 
 
 def _nearest(value: Any, keys: tuple[int, ...], values: tuple[float, ...]) -> Any:
@@ -190,8 +194,7 @@ def dispatch_combine_s(token_bytes: Any, experts_per_token: Any, ep: Any, stride
     on_node = token_bytes * experts_per_token * (members - 1) / ep / (intra * 1e9)
     off_node = token_bytes * remote_copies(experts_per_token, ep, members) \
         / (fab.inter_busbw_gbps / fab.gpus_per_node * 1e9)
-    latency = fab.intra_latency_s + (members < ep) * (fab.inter_latency_s - fab.intra_latency_s)
-    return maximum(on_node, off_node) + latency * (ep - 1)
+    return maximum(on_node, off_node) + _link_latency_s(fab, members, ep) * (ep - 1)
 
 
 def exposed_all_to_all_s(all_to_all: Any, compute: Any, overlapped: Any) -> Any:
