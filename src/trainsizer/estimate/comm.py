@@ -35,7 +35,7 @@ class Fabric:
     inter_busbw_gbps: float  # node-level (all NICs), for groups that span nodes
     intra_latency_s: float
     inter_latency_s: float
-    gpus_per_node: int
+    gpus_per_node: Any  # a number, or per layout where one screen prices several node shapes (:meth:`per_layout`)
     shared_host_gbps: float | None = None  # no P2P: all GPUs of a node share the host-memory path
     # per layout where one screen prices several scale-out networks at once (:meth:`per_layout`); else the link's
     inter_line_gbps: Any = None
@@ -52,16 +52,19 @@ class Fabric:
         return self.inter.per_direction_gbps if self.inter else 12.5
 
     def per_layout(self, fabrics: list[Fabric], which: Any, inter_factor: Any = 1.0) -> Fabric:
-        """This fabric's scale-up links with the scale-out network of ``fabrics[which[i]]`` for layout ``i`` (arrays),
-        its node-level bandwidth times ``inter_factor`` (RoCE's derating at scale, :func:`roce_derate`)."""
+        """This fabric's scale-up links with the scale-out network and node size of ``fabrics[which[i]]`` for layout
+        ``i`` (arrays; the fabrics of one GPU type, whose scale-up links are alike), its node-level bandwidth times
+        ``inter_factor`` (RoCE's derating at scale, :func:`roce_derate`)."""
         import numpy as np
 
         def pick(values: list[float]) -> Any:
             return np.array(values, dtype=float)[which]
 
+        shapes = [f.gpus_per_node for f in fabrics]
+        per_node = self.gpus_per_node if len(set(shapes)) == 1 else np.array(shapes)[which]
         return Fabric(self.intra, None, self.intra_busbw_gbps,
                       pick([f.inter_busbw_gbps for f in fabrics]) * inter_factor, self.intra_latency_s,
-                      pick([f.inter_latency_s for f in fabrics]), self.gpus_per_node, self.shared_host_gbps,
+                      pick([f.inter_latency_s for f in fabrics]), per_node, self.shared_host_gbps,
                       pick([f.inter_line_rate_gbps for f in fabrics]), self.intra_ring_gbps)
 
     def ring(self) -> Fabric:

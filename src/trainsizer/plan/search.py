@@ -6,13 +6,14 @@ number is the same as ``trainsizer estimate`` would print for that layout."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from trainsizer.errors import InputError
 from trainsizer.estimate.cache_keys import one_copy
-from trainsizer.estimate.comm import fabric, roce_derate
+from trainsizer.estimate.comm import Fabric, fabric, roce_derate
 from trainsizer.estimate.intervals import RISK
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
@@ -27,7 +28,7 @@ from trainsizer.plan import constraints as limits
 from trainsizer.plan.constraints import Constraints, PlanResult
 from trainsizer.plan.data_screen import memory_job, step_job
 from trainsizer.plan.fast import JobBasis, ScreenedMemory, job_basis, memory_screen, screen_step_time
-from trainsizer.plan.layouts import CKPT, Layouts, expert_parallel_note, with_searched_axes
+from trainsizer.plan.layouts import CKPT, Layouts, concatenated, expert_parallel_note, with_searched_axes
 from trainsizer.plan.option import PlanOption
 from trainsizer.plan.planner_data import planner_data
 from trainsizer.plan.shortlist import ScreenedLayout, choose_exact
@@ -158,6 +159,58 @@ def _option(result: Any, scenario: Scenario) -> PlanOption:
     return PlanOption(scenario=scenario, memory=mem, performance=perf, why=why)
 
 
+@dataclass(frozen=True)
+class _NodeShapeScreen:
+    """One node shape's layouts on one GPU type before their step time: ``every``, the indices (in ``lay``) of the
+    layouts screened, network after network (``subs``: those of each network of ``networks``, over ``fabrics``)."""
+
+    per_node: int
+    lay: Layouts
+    device: np.ndarray
+    host: np.ndarray
+    networks: tuple[str, ...]
+    subs: list[np.ndarray]
+    every: np.ndarray
+    fabrics: list[Fabric]
+    derate: np.ndarray
+
+
+def _node_shape_screen(gpu: Accelerator, per_node: int, lay: Layouts, memory: ScreenedMemory, cat: Catalog,
+                       constraints: Constraints, pp_: PerformanceModel, host_limit: float) -> _NodeShapeScreen | None:
+    """The layouts of one node shape that fit ``gpu`` (past the first network, those that span nodes) over each
+    network; None where none fits."""
+    device, host = memory.on(gpu)
+    held = (host <= host_limit) if constraints.host is None else constraints.host.holds(
+        gpu.id, np.minimum(lay.gpus, per_node), host)
+    fits = (device <= gpu.memory_gib * 2**30) & held
+    intra = constraints.intra_node or gpu.default_intra_node
+    networks = _inter_links(gpu, constraints)
+    subs = [np.nonzero(fits if k == 0 else fits & (lay.gpus > per_node))[0] for k in range(len(networks))]
+    every = np.concatenate(subs)
+    if not len(every):
+        return None
+    which = np.repeat(np.arange(len(networks)), [len(sub) for sub in subs])
+    large = lay.gpus[every] > pp_.communication.roce_at_scale.gpus_threshold  # the reference's RoCE derating
+    derate = np.where(large, np.array([roce_derate(inter, 1 << 30, pp_) for inter in networks])[which], 1.0)
+    return _NodeShapeScreen(per_node, lay, device, host, networks, subs, every,
+                            [fabric(cat, gpu, intra, inter, None, per_node, pp_) for inter in networks], derate)
+
+
+def _screen_times(gpu: Accelerator, shapes: list[_NodeShapeScreen], pp_: PerformanceModel, mp: MemoryModel,
+                  step: tuple[Scenario, Any]) -> list[list[np.ndarray]]:
+    """The screened step time of each node shape's layouts over each of its networks, every node shape and network
+    of the GPU in one pass over the estimate's terms (``fast.screen_step_time``)."""
+    fabrics = [f for shape in shapes for f in shape.fabrics]
+    which = np.concatenate([np.repeat(np.arange(len(s.networks)) + sum(len(t.networks) for t in shapes[:k]),
+                                      [len(sub) for sub in s.subs]) for k, s in enumerate(shapes)])
+    lay = concatenated([s.lay.take(s.every) for s in shapes])
+    times = screen_step_time(step[1], lay, step[0], gpu, fabrics[0].per_layout(
+        fabrics, which, np.concatenate([s.derate for s in shapes])), pp_, mp)
+    lengths = [len(sub) for s in shapes for sub in s.subs]
+    parts = iter(np.split(times, np.cumsum(lengths)[:-1]))
+    return [[next(parts) for _ in s.subs] for s in shapes]
+
+
 def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
                 basis: Any, mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
                 host_limit: float, layouts: dict[int, tuple[Layouts, ScreenedMemory | None]],
@@ -165,9 +218,8 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
     """Every layout of one GPU type through the numpy screen; the fastest few of each (count, network).
     ``layouts``: the layouts of each node shape and their memory before the GPU is chosen, made once per plan (they
     do not depend on the GPU); ``step``: the job and basis its step time is screened at (``plan.data_screen``)."""
-    shortlist: list[ScreenedLayout] = []
+    shapes: list[_NodeShapeScreen] = []
     evaluated = 0
-    limits: dict[tuple[int, int], float] = {}
     for per_node in _node_shapes(gpu, constraints):
         if per_node not in layouts:
             lay = enumerate_layouts(job, arch, gpu, constraints, per_node, global_batch)
@@ -176,25 +228,15 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
         if memory is None:
             continue
         evaluated += len(lay)
-        device, host = memory.on(gpu)
-        held = (host <= host_limit) if constraints.host is None else constraints.host.holds(
-            gpu.id, np.minimum(lay.gpus, per_node), host)
-        fits = (device <= gpu.memory_gib * 2**30) & held
-        intra = constraints.intra_node or gpu.default_intra_node
-        networks = _inter_links(gpu, constraints)
-        # only layouts that fit (past the first network, those that span nodes), every network in one screen
-        subs = [np.nonzero(fits if k == 0 else fits & (lay.gpus > per_node))[0] for k in range(len(networks))]
-        every = np.concatenate(subs)
-        if not len(every):
-            continue
-        which = np.repeat(np.arange(len(networks)), [len(sub) for sub in subs])
-        fabs = [fabric(cat, gpu, intra, inter, None, per_node, pp_) for inter in networks]
-        large = lay.gpus[every] > pp_.communication.roce_at_scale.gpus_threshold  # the reference's RoCE derating
-        derate = np.where(large, np.array([roce_derate(inter, 1 << 30, pp_) for inter in networks])[which], 1.0)
-        times = screen_step_time(step[1], lay.take(every), step[0], gpu, fabs[0].per_layout(fabs, which, derate), pp_,
-                                 mp)
-        for inter, sub, time in zip(networks, subs, np.split(times, np.cumsum([len(s) for s in subs])[:-1]),
-                                    strict=True):
+        shape = _node_shape_screen(gpu, per_node, lay, memory, cat, constraints, pp_, host_limit)
+        shapes += [shape] if shape else []
+    shortlist: list[ScreenedLayout] = []
+    if not shapes:
+        return shortlist, evaluated
+    limits: dict[tuple[int, int], float] = {}
+    for shape, times in zip(shapes, _screen_times(gpu, shapes, pp_, mp, step), strict=True):
+        per_node, lay, device, host = shape.per_node, shape.lay, shape.device, shape.host
+        for inter, sub, time in zip(shape.networks, shape.subs, times, strict=True):
             gpus, finite = lay.gpus[sub], np.isfinite(time)
             sub_device = device[sub]
             # the fields of the shortlisted layouts read as Python numbers once per network, not one by one
