@@ -237,32 +237,41 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
     for shape, times in zip(shapes, _screen_times(gpu, shapes, pp_, mp, step), strict=True):
         per_node, lay, device, host = shape.per_node, shape.lay, shape.device, shape.host
         for inter, sub, time in zip(shape.networks, shape.subs, times, strict=True):
-            gpus, finite = lay.gpus[sub], np.isfinite(time)
-            sub_device = device[sub]
             # the fields of the shortlisted layouts read as Python numbers once per network, not one by one
-            values = time.tolist(), sub.tolist(), sub_device.tolist(), host[sub].tolist()
-            for count in sorted(set(gpus.tolist())):  # np.unique would load numpy.ma (~8 ms of a command)
-                idx = np.nonzero((gpus == count) & finite)[0]
-                if not len(idx):
-                    continue
-                fastest = idx[np.argsort(time[idx])]
+            values = (time.tolist(), sub.tolist(), device[sub].tolist(), host[sub].tolist(),
+                      lay.gpus_per_node[sub].tolist())
+            for count, idx in _cells(lay.gpus[sub], time):
+                fastest = idx[np.argsort(time[idx])].tolist()
                 if (count, per_node) not in limits:  # each network of the GPU has the same cells
-                    limits[count, per_node] = _safe_bytes(gpu, job, int(count), per_node)
+                    limits[count, per_node] = _safe_bytes(gpu, job, count, per_node)
                 limit = limits[count, per_node]
-                safe = fastest[sub_device[fastest] <= limit][:1].tolist()
-                for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL].tolist(), *safe]):  # and the fastest safe one
-                    shortlist.append(_screened(gpu, lay, inter if count > per_node else None, values, i, limit,
+                safe = [i for i in fastest if values[2][i] <= limit][:1]
+                for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL], *safe]):  # and the fastest safe one
+                    shortlist.append(_screened(gpu, lay, count, inter if count > per_node else None, values, i, limit,
                                                cell_safe=bool(safe) and i == safe[0]))
     return shortlist, evaluated
 
 
-def _screened(gpu: Accelerator, lay: Layouts, inter: str | None, values: tuple[list[Any], ...], i: int,
+def _cells(gpus: np.ndarray, time: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The GPU counts of the layouts screened with a finite step time, fewest first, each with the indices of its
+    layouts in their order (one stable sort: np.unique would load numpy.ma, ~8 ms of a command)."""
+    finite = np.nonzero(np.isfinite(time))[0]
+    if not len(finite):
+        return []
+    order = finite[np.argsort(gpus[finite], kind="stable")]
+    counts = gpus[order]
+    starts = [0, *(np.nonzero(counts[1:] != counts[:-1])[0] + 1).tolist()]
+    return [(int(counts[a]), order[a:b]) for a, b in zip(starts, [*starts[1:], len(order)], strict=True)]
+
+
+def _screened(gpu: Accelerator, lay: Layouts, gpus: int, inter: str | None, values: tuple[list[Any], ...], i: int,
               limit: float, cell_safe: bool) -> ScreenedLayout:
-    """The ``i``-th layout screened over one network: ``values``, the screen's (step time, index in ``lay``, device
-    bytes, host bytes) of each as lists."""
-    time, index, device, host = (v[i] for v in values)
-    return ScreenedLayout(step_time_s=time, gpu=gpu, layouts=lay, index=index, inter_node=inter,
-                          device_bytes=device, host_bytes_per_gpu=host, safe=device <= limit, cell_safe=cell_safe)
+    """The ``i``-th layout screened over one network, of ``gpus`` GPUs: ``values``, the screen's (step time, index
+    in ``lay``, device bytes, host bytes, GPUs per node) of each as lists."""
+    time, index, device, host, per_node = (v[i] for v in values)
+    return ScreenedLayout(step_time_s=time, gpu=gpu, layouts=lay, index=index, gpus=gpus, gpus_per_node=per_node,
+                          inter_node=inter, device_bytes=device, host_bytes_per_gpu=host, safe=device <= limit,
+                          cell_safe=cell_safe)
 
 
 def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Constraints, cat: Catalog,
