@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.arrays import is_array, maximum, minimum, safe_div
+from trainsizer.arrays import any_nonzero, is_array, maximum, minimum, safe_div
 from trainsizer.estimate.comm import Fabric
 from trainsizer.estimate.model_params import DeepEP
 
@@ -107,10 +107,11 @@ def grouped_gemm_saturation(intensity: Any, ridge: Any, traffic: Any) -> Any:
     return safe_div(intensity, intensity + traffic * ridge)
 
 
-def expert_peak(peak: float, dtype: str, sixteen_bit_peak: float) -> tuple[float, str]:
+def expert_peak(peak: Any, dtype: str, sixteen_bit_peak: Any) -> tuple[Any, str]:
     """(peak TFLOPS, dtype) the routed experts' GEMMs run at: the linears' own, except under FP8, where they run at
-    the part's 16-bit peak (module docstring, 'Precision')."""
-    return (sixteen_bit_peak, "bf16") if dtype == "fp8" and sixteen_bit_peak else (peak, dtype)
+    the part's 16-bit peak (module docstring, 'Precision'); numbers, or arrays of parts that all state a 16-bit peak
+    or all do not."""
+    return (sixteen_bit_peak, "bf16") if dtype == "fp8" and any_nonzero(sixteen_bit_peak) else (peak, dtype)
 
 
 def remote_copies(experts_per_token: Any, ep: Any, members_per_node: Any) -> Any:
