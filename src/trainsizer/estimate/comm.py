@@ -53,8 +53,9 @@ class Fabric:
 
     def per_layout(self, fabrics: list[Fabric], which: Any, inter_factor: Any = 1.0) -> Fabric:
         """This fabric's scale-up links with the scale-out network and node size of ``fabrics[which[i]]`` for layout
-        ``i`` (arrays; the fabrics of one GPU type, whose scale-up links are alike), its node-level bandwidth times
-        ``inter_factor`` (RoCE's derating at scale, :func:`roce_derate`)."""
+        ``i`` (arrays; fabrics whose scale-up links are alike: one GPU type's, or those of GPU types the planner's
+        screen prices together, ``plan.screen_parts.screen_key``), its node-level bandwidth times ``inter_factor``
+        (RoCE's derating at scale, :func:`roce_derate`)."""
         import numpy as np
 
         def pick(values: list[float]) -> Any:
