@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.arrays import any_nonzero, is_array, maximum, minimum, safe_div
+from trainsizer.arrays import any_nonzero, is_array, maximum, minimum, safe_div, where
 from trainsizer.estimate.comm import Fabric
 from trainsizer.estimate.model_params import DeepEP
 
@@ -138,8 +138,8 @@ def deepep_dispatch_s(token_bytes: Any, ranks: Any, nodes: Any, ep: Any, members
     direction, and where the group spans nodes (``members < ep``) the GPU's NIC share at the rate measured for that
     many nodes (the nearest measured count), the slower of the two setting the time; one latency of the widest link
     (the kernels send to every peer at once, so no per-peer step)."""
-    link = fab.intra
-    line = link.per_direction_gbps if link is not None and link.per_direction_gbps else fab.intra_for(members)
+    stated = fab.intra_line_rate_gbps
+    line = where(stated > 0, stated, fab.intra_for(members))
     nvlink = token_bytes * ranks / (line * deepep.nvlink_fraction * 1e9)
     count = ep / members
     fraction = _nearest(count, deepep.rdma_nodes, deepep.rdma_fraction)
@@ -168,8 +168,8 @@ def all_to_all_intra_gbps(fab: Fabric, members: Any, wire_fraction: float) -> An
     alltoall: busbw = algbw x (n-1)/n), while an all-reduce over NVLink SHARP is reduced in the switch and reports
     more than the wire carries (nccl-tests#212: 480 GB/s on H100's 450 GB/s links). DeepEP's intranode kernels move
     153 GB/s over H800's ~160 GB/s achievable NVLink (deepseek-ai/DeepEP README, normal kernels table)."""
-    link = fab.intra
-    cap = link.per_direction_gbps * wire_fraction if link is not None and link.per_direction_gbps else float("inf")
+    stated = fab.intra_line_rate_gbps
+    cap = where(stated > 0, stated * wire_fraction, float("inf"))
     return minimum(fab.intra_for(members), cap)
 
 

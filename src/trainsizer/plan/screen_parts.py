@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from trainsizer.estimate.comm import Fabric
 from trainsizer.estimate.model_params import PerformanceModel
 from trainsizer.estimate.part_figures import PartFigures
 from trainsizer.estimate.step import peaks_for
@@ -39,15 +38,13 @@ class ScreenPeaks:
     part: PartFigures | None
 
 
-def screen_key(gpu: Accelerator, training: TrainingSpec, fab: Fabric) -> tuple[Any, ...]:
-    """What the step's terms branch on or read as one number of a part: its architecture, the dtypes of its GEMMs,
-    attention core and experts (``estimate.moe.expert_peak``), whether it states each peak, and its scale-up link
-    (``fab``: its achievable rates, latency and host path). GPU types with equal keys share a pass."""
+def screen_key(gpu: Accelerator, training: TrainingSpec) -> tuple[Any, ...]:
+    """What the step's terms branch on of a part: its architecture, the dtypes of its GEMMs, attention core and
+    experts (``estimate.moe.expert_peak``) and whether it states each peak (its figures and its links' rates are
+    read per layout: ``estimate.part_figures``, ``Fabric.per_layout``). GPU types with equal keys share a pass."""
     (peak, dtype, _), (attention_peak, attention_dtype) = peaks_for(gpu, training)
-    link = fab.intra
     return (gpu.architecture or "", dtype, attention_dtype, bool(peak), bool(attention_peak),
-            bool(gpu.peak_tflops("bf16")), link.id if link else None, link.per_direction_gbps if link else None,
-            fab.intra_busbw_gbps, fab.intra_latency_s, fab.shared_host_gbps, fab.intra_ring_gbps)
+            bool(gpu.peak_tflops("bf16")))
 
 
 def screen_peaks(gpu: Accelerator | PartsPerLayout, training: TrainingSpec, p: PerformanceModel) -> ScreenPeaks:

@@ -66,8 +66,8 @@ def screen_times(screens: list[tuple[Accelerator, list[NodeShapeScreen]]], pp_: 
     """The screened step times of each GPU type's node shapes (each GPU type with at least one), the GPU types
     alike (``screen_key``) in one pass; ``step``: the job and basis the step time is screened at."""
     groups: dict[tuple[Any, ...], list[int]] = {}
-    for k, (gpu, shapes) in enumerate(screens):
-        groups.setdefault(screen_key(gpu, step[0].training, shapes[0].fabrics[0]), []).append(k)
+    for k, (gpu, _) in enumerate(screens):
+        groups.setdefault(screen_key(gpu, step[0].training), []).append(k)
     out: list[ShapeTimes] = [[] for _ in screens]
     for members in groups.values():
         for k, times in zip(members, _pass([screens[k] for k in members], pp_, mp, step), strict=True):
