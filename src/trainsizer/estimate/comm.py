@@ -35,14 +35,24 @@ class Fabric:
     inter_busbw_gbps: float  # node-level (all NICs), for groups that span nodes
     intra_latency_s: float
     inter_latency_s: float
-    gpus_per_node: int
+    gpus_per_node: Any  # a number, or per layout where one screen prices several node shapes (:meth:`per_layout`)
     shared_host_gbps: float | None = None  # no P2P: all GPUs of a node share the host-memory path
     # per layout where one screen prices several scale-out networks at once (:meth:`per_layout`); else the link's
     inter_line_gbps: Any = None
     # all-gather / reduce-scatter inside a node: the ring's bus bandwidth (NVLink SHARP speeds up the all-reduce only:
     # NVIDIA/nccl-tests#212, sjeaugey: 'NCCL can get an effective NVLink bandwidth of 370GB/s, which you can observe as
     # BusBw when running non-allreduce operations'); None: as the all-reduce's
-    intra_ring_gbps: float | None = None
+    intra_ring_gbps: Any = None
+    # the scale-up link's per-direction line rate per layout where one screen prices several GPU types' links at once
+    # (:meth:`per_layout`); else the link's
+    intra_line_gbps: Any = None
+
+    @property
+    def intra_line_rate_gbps(self) -> Any:
+        """The scale-up link's per-direction line rate (GB/s; 0 where it states none)."""
+        if self.intra_line_gbps is not None:
+            return self.intra_line_gbps
+        return (self.intra.per_direction_gbps or 0.0) if self.intra else 0.0
 
     @property
     def inter_line_rate_gbps(self) -> Any:
@@ -52,27 +62,40 @@ class Fabric:
         return self.inter.per_direction_gbps if self.inter else 12.5
 
     def per_layout(self, fabrics: list[Fabric], which: Any, inter_factor: Any = 1.0) -> Fabric:
-        """This fabric's scale-up links with the scale-out network of ``fabrics[which[i]]`` for layout ``i`` (arrays),
-        its node-level bandwidth times ``inter_factor`` (RoCE's derating at scale, :func:`roce_derate`)."""
+        """This fabric's scale-up links with the scale-out network and node size of ``fabrics[which[i]]`` for layout
+        ``i`` (arrays; fabrics whose scale-up links are alike: one GPU type's, or those of GPU types the planner's
+        screen prices together, ``plan.screen_parts.screen_key``), its node-level bandwidth times ``inter_factor``
+        (RoCE's derating at scale, :func:`roce_derate`)."""
         import numpy as np
 
         def pick(values: list[float]) -> Any:
             return np.array(values, dtype=float)[which]
 
-        return Fabric(self.intra, None, self.intra_busbw_gbps,
-                      pick([f.inter_busbw_gbps for f in fabrics]) * inter_factor, self.intra_latency_s,
-                      pick([f.inter_latency_s for f in fabrics]), self.gpus_per_node, self.shared_host_gbps,
-                      pick([f.inter_line_rate_gbps for f in fabrics]), self.intra_ring_gbps)
+        shapes = [f.gpus_per_node for f in fabrics]
+        per_node = self.gpus_per_node if len(set(shapes)) == 1 else np.array(shapes)[which]
+        def links(f: Fabric) -> tuple[Any, ...]:
+            return f.intra_busbw_gbps, f.intra_latency_s, f.shared_host_gbps, f.intra_ring_gbps, f.intra_line_rate_gbps
+
+        scale_up = (self.intra_busbw_gbps, self.intra_latency_s, self.shared_host_gbps, self.intra_ring_gbps, None)
+        if any(links(f) != links(self) for f in fabrics):  # each layout's own (no host-path cap: inf; no ring: AR's)
+            scale_up = (pick([f.intra_busbw_gbps for f in fabrics]), pick([f.intra_latency_s for f in fabrics]),
+                        pick([f.shared_host_gbps or np.inf for f in fabrics]),
+                        pick([f.intra_busbw_gbps if f.intra_ring_gbps is None else f.intra_ring_gbps for f in fabrics]),
+                        pick([f.intra_line_rate_gbps for f in fabrics]))
+        return Fabric(self.intra, None, scale_up[0], pick([f.inter_busbw_gbps for f in fabrics]) * inter_factor,
+                      scale_up[1], pick([f.inter_latency_s for f in fabrics]), per_node, scale_up[2],
+                      pick([f.inter_line_rate_gbps for f in fabrics]), scale_up[3], scale_up[4])
 
     def ring(self) -> Fabric:
         """This fabric as an all-gather or reduce-scatter sees it: the intra-node ring's bus bandwidth."""
-        if self.intra_ring_gbps is None or self.intra_ring_gbps == self.intra_busbw_gbps:
+        if self.intra_ring_gbps is None or (not is_array(self.intra_ring_gbps)
+                                            and self.intra_ring_gbps == self.intra_busbw_gbps):
             return self
         return replace(self, intra_busbw_gbps=self.intra_ring_gbps)
 
     def intra_for(self, group: Any) -> Any:
         """Intra-node bus bandwidth for a group: without P2P the host-memory path is shared."""
-        if self.shared_host_gbps:
+        if is_array(self.shared_host_gbps) or self.shared_host_gbps:  # per layout: inf where the GPUs talk P2P
             return minimum(self.intra_busbw_gbps, self.shared_host_gbps / maximum(1, group))
         return self.intra_busbw_gbps
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.arrays import is_array, maximum, minimum, safe_div
+from trainsizer.arrays import any_nonzero, is_array, maximum, minimum, safe_div, where
 from trainsizer.estimate.comm import Fabric
 from trainsizer.estimate.model_params import DeepEP
 
@@ -107,10 +107,11 @@ def grouped_gemm_saturation(intensity: Any, ridge: Any, traffic: Any) -> Any:
     return safe_div(intensity, intensity + traffic * ridge)
 
 
-def expert_peak(peak: float, dtype: str, sixteen_bit_peak: float) -> tuple[float, str]:
+def expert_peak(peak: Any, dtype: str, sixteen_bit_peak: Any) -> tuple[Any, str]:
     """(peak TFLOPS, dtype) the routed experts' GEMMs run at: the linears' own, except under FP8, where they run at
-    the part's 16-bit peak (module docstring, 'Precision')."""
-    return (sixteen_bit_peak, "bf16") if dtype == "fp8" and sixteen_bit_peak else (peak, dtype)
+    the part's 16-bit peak (module docstring, 'Precision'); numbers, or arrays of parts that all state a 16-bit peak
+    or all do not."""
+    return (sixteen_bit_peak, "bf16") if dtype == "fp8" and any_nonzero(sixteen_bit_peak) else (peak, dtype)
 
 
 def remote_copies(experts_per_token: Any, ep: Any, members_per_node: Any) -> Any:
@@ -137,8 +138,8 @@ def deepep_dispatch_s(token_bytes: Any, ranks: Any, nodes: Any, ep: Any, members
     direction, and where the group spans nodes (``members < ep``) the GPU's NIC share at the rate measured for that
     many nodes (the nearest measured count), the slower of the two setting the time; one latency of the widest link
     (the kernels send to every peer at once, so no per-peer step)."""
-    link = fab.intra
-    line = link.per_direction_gbps if link is not None and link.per_direction_gbps else fab.intra_for(members)
+    stated = fab.intra_line_rate_gbps
+    line = where(stated > 0, stated, fab.intra_for(members))
     nvlink = token_bytes * ranks / (line * deepep.nvlink_fraction * 1e9)
     count = ep / members
     fraction = _nearest(count, deepep.rdma_nodes, deepep.rdma_fraction)
@@ -167,8 +168,8 @@ def all_to_all_intra_gbps(fab: Fabric, members: Any, wire_fraction: float) -> An
     alltoall: busbw = algbw x (n-1)/n), while an all-reduce over NVLink SHARP is reduced in the switch and reports
     more than the wire carries (nccl-tests#212: 480 GB/s on H100's 450 GB/s links). DeepEP's intranode kernels move
     153 GB/s over H800's ~160 GB/s achievable NVLink (deepseek-ai/DeepEP README, normal kernels table)."""
-    link = fab.intra
-    cap = link.per_direction_gbps * wire_fraction if link is not None and link.per_direction_gbps else float("inf")
+    stated = fab.intra_line_rate_gbps
+    cap = where(stated > 0, stated * wire_fraction, float("inf"))
     return minimum(fab.intra_for(members), cap)
 
 

@@ -22,17 +22,10 @@ from trainsizer.estimate.activation_ops import activation_ops_mb
 from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, gathered_linear_bytes, p2p_s
 from trainsizer.estimate.dequantization import dequant_traffic
 from trainsizer.estimate.flops import StepFlops, pipeline_stage_linear
-from trainsizer.estimate.gemm_rows import (
-    gemm_ceiling,
-    overhead_scale,
-    reference_share,
-    ridge_point,
-    row_scale,
-    with_overhead,
-)
+from trainsizer.estimate.gemm_rows import gemm_ceiling, reference_share, with_overhead
 from trainsizer.estimate.grad_overlap import gather_overlaps, reduce_overlaps
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
-from trainsizer.estimate.peak import peak_share
+from trainsizer.estimate.part_figures import PartFigures
 from trainsizer.estimate.raw_terms import RawStep
 from trainsizer.estimate.state_terms import expert_data_shards
 from trainsizer.estimate.step_layout import StepLayout
@@ -40,13 +33,6 @@ from trainsizer.estimate.training_state import ACTIVATION_BYTES, TrainingState, 
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
-
-PCIE_GBPS = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}  # x16 per direction (PCI-SIG); 80 % of it is reached
-
-
-def pcie_bytes_per_s(gpu: Accelerator) -> float:
-    """Host-to-device bytes per second over the card's x16 link (80 % of the PCI-SIG rate; gen 4 if unknown)."""
-    return PCIE_GBPS.get(gpu.pcie_gen or 4, 32.0) * 0.8e9
 
 
 def optimizer_bytes_per_param(optimizer: str, precision: str, p: PerformanceModel) -> float:
@@ -72,10 +58,14 @@ class StepContext:
     attention_dtype: str = ""
     # the layout's quantities, numbers (StepLayout.of the scenario) or arrays of many layouts (the planner's screen)
     layout: StepLayout = None  # type: ignore[assignment]
+    # the part's figures (PartFigures.of the GPU at the GEMMs' dtype), or arrays of the parts of many layouts
+    part: PartFigures = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.layout is None:
             self.layout = StepLayout.of(self.scenario, self.arch)
+        if self.part is None:
+            self.part = PartFigures.of(self.gpu, self.dtype, self.params)
 
     @property
     def tokens_mb(self) -> Any:
@@ -91,8 +81,8 @@ class StepContext:
         return ACTIVATION_BYTES[self.scenario.training.precision]
 
     @property
-    def hbm_bytes_per_s(self) -> float:
-        return (self.gpu.memory_bandwidth_gbps or 1000.0) * 1e9 * self.params.memory_bound.hbm_efficiency
+    def hbm_bytes_per_s(self) -> Any:
+        return self.part.hbm_bytes_per_s
 
     @property
     def layers_per_stage(self) -> Any:
@@ -272,7 +262,7 @@ def optimizer_and_offload_s(ctx: StepContext) -> tuple[Any, Any]:
     if _none(lay.offload + 1):  # nothing offloaded (offload is 0)
         return optimizer_s, 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
-    pcie = pcie_bytes_per_s(ctx.gpu)
+    pcie = ctx.part.pcie_bytes_per_s
     moved = ctx.trainable_local / shards * (grad_b + w_b)
     offload_s = moved / pcie + ctx.trainable_local / shards / ctx.params.overhead.cpu_adam_params_per_s
     # optimizer+params: each micro-batch brings the GPU's shard of the base weights over PCIe for forward and backward,
@@ -289,13 +279,15 @@ def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
     lay, fl, arch, tr = ctx.layout, ctx.flops, ctx.arch, ctx.scenario.training
     split = ctx.tokens_mb / (lay.tp * lay.cp * lay.pp)
 
-    def at_peak(flops_per_token: Any, peak: float) -> Any:
-        return flops_per_token * split / (peak * 1e12) if peak else 0.0
+    def at_peak(flops_per_token: Any, peak: Any) -> Any:  # nothing where the part states no peak
+        return flops_per_token * split / (peak * 1e12) if any_nonzero(peak) else 0.0
 
-    sustained = peak_share(ctx.gpu, ctx.params)  # power limit and measured matmul share (estimate/peak.py)
+    part = ctx.part
+    sustained = part.peak_share  # power limit and measured matmul share (estimate/peak.py)
+    attention_peak = where(ctx.attention_peak_tflops != 0, ctx.attention_peak_tflops, ctx.peak_tflops)
 
     optimizer_s, offload_s = optimizer_and_offload_s(ctx)
-    expert_peak, expert_dtype = moe.expert_peak(ctx.peak_tflops, ctx.dtype, ctx.gpu.peak_tflops("bf16") or 0.0)
+    expert_peak, expert_dtype = moe.expert_peak(ctx.peak_tflops, ctx.dtype, part.sixteen_bit_peak_tflops)
     expert_tokens, expert_width, load = 0.0, 0.0, 1.0
     if arch.moe:  # grouped GEMM at the per-expert shapes, on the busiest expert-parallel rank (estimate/moe.py)
         par = ctx.scenario.parallel
@@ -304,21 +296,21 @@ def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
         expert_tokens = moe.rows_per_expert(moe.dispatched_tokens(ctx.local_tokens, lay.tp),
                                             arch.moe.experts_per_token, lay.ep, arch.moe.num_experts, load, etp)
         expert_width = arch.moe.expert_intermediate_size / etp
-    return RawStep(lay.accumulation, ctx.gpu.architecture or "", ctx.dtype,
+    return RawStep(lay.accumulation, part.architecture, ctx.dtype,
                    ctx.attention_dtype or ctx.dtype, ctx.local_tokens, arch.hidden_size / lay.tp,
                    at_peak(pipeline_stage_linear(fl.linear_per_token, fl.head_per_token, lay.pp),
                            ctx.peak_tflops * sustained),
                    at_peak(fl.expert_per_token, expert_peak * sustained) * load, expert_tokens, expert_width,
-                   at_peak(fl.attention_per_token, (ctx.attention_peak_tflops or ctx.peak_tflops) * sustained),
+                   at_peak(fl.attention_per_token, attention_peak * sustained),
                    tr.attention, saved_traffic_s(ctx, counted_traffic), dequantization_mb(ctx),
                    *tp_schedule.tensor_parallel_mb(ctx), context_parallel_mb(ctx), expert_parallel_mb(ctx),
                    pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx), data_parallel_gather_s(ctx),
                    optimizer_s, offload_s, ctx.layers_per_stage, lay.pp, lay.virtual_pp,
                    at_peak(fl.model_per_token, ctx.peak_tflops * sustained) * lay.accumulation, tr.precision,
                    float(tr.compile), gather_overlaps(lay.distributed_optimizer),
-                   row_scale(ctx.gpu, ctx.dtype), activation_ops_mb(ctx, ctx.layout.recomputed_elementwise),
+                   part.row_scale, activation_ops_mb(ctx, ctx.layout.recomputed_elementwise),
                    reduce_overlaps(ctx.scenario.parallel.overlap_grad_reduce),
-                   overhead_scale(ctx.gpu, ctx.dtype, ctx.params), arch.hidden_size, ridge_point(ctx.gpu) or 0.0,
+                   part.overhead_scale, arch.hidden_size, part.ridge,
                    expert_dtype, moe.host_syncs(arch.moe_layers / lay.pp, lay.recomputed) if arch.moe else 0.0,
                    float(ctx.scenario.parallel.moe_a2a_overlap))
 

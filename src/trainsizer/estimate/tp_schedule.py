@@ -33,7 +33,6 @@ from typing import Any
 from trainsizer.arrays import is_array, positive_part, safe_div, where
 from trainsizer.estimate.comm import all_gather_s, all_reduce_s
 from trainsizer.estimate.flops import pipeline_stage_linear
-from trainsizer.estimate.peak import peak_share
 from trainsizer.models.architecture import Architecture
 
 FORWARD_UNITS = 2.0  # the two blocks' forward collectives (all-reduce, or all-gather + reduce-scatter)
@@ -95,7 +94,7 @@ def tensor_parallel_mb(ctx: Any) -> tuple[Any, Any, Any]:
     layer_bytes = ctx.local_tokens * ctx.arch.hidden_size * ctx.act_bytes
     unit = ctx.layers_per_stage * where(lay.sequence_parallel, 2 * all_gather_s(layer_bytes, lay.tp, ctx.fabric),
                                         all_reduce_s(layer_bytes, lay.tp, ctx.fabric))
-    per_s = ctx.peak_tflops * peak_share(ctx.gpu, ctx.params) * 1e12  # FLOP/s at the dense peak, as raw_step's GEMMs
+    per_s = ctx.peak_tflops * ctx.part.peak_share * 1e12  # FLOP/s at the dense peak, as raw_step's GEMMs
     column_s = ctx.layers_per_stage * 2 * ctx.local_tokens * ctx.arch.hidden_size * column_parallel_width(ctx.arch) \
         / lay.tp / per_s
     # under tp_comm_overlap every linear GEMM of the micro-batch is the window (split.window_gemms < 0)

@@ -69,13 +69,14 @@ from trainsizer.estimate.state_terms import (
     uses_reduce_bucket,
     weights_on_gpu,
 )
-from trainsizer.estimate.step import default_performance_model, peaks_for
+from trainsizer.estimate.step import default_performance_model
 from trainsizer.estimate.step_layout import StepLayout, recomputed_share
 from trainsizer.estimate.step_terms import StepContext, combine_step, raw_step
 from trainsizer.estimate.training_state import LayerState, TrainingState, gradient_bytes, training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan.layouts import CKPT, Layouts, accumulation_steps, zero_group
+from trainsizer.plan.screen_parts import PartsPerLayout, screen_peaks
 from trainsizer.plan.stage_bytes import ExpertBasis, StageBytes, expert_basis
 from trainsizer.scenario import Scenario
 
@@ -361,11 +362,12 @@ def step_layout(lay: Layouts, scenario: Scenario, b: JobBasis) -> StepLayout:
                       recomputed[:, 0], recomputed[:, 1])
 
 
-def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator, fab: Fabric,
+def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator | PartsPerLayout, fab: Fabric,
                      pp_params: PerformanceModel | None = None, mp: MemoryModel | None = None) -> np.ndarray:
-    """The step time (s) of every candidate on ``gpu`` over the links of ``fab``: the estimate's own terms
-    (``estimate.step_terms.raw_step``, ``combine_step``) over the layouts' arrays; the layouts of each
-    expert-parallel degree with the training state of that degree (a rank's layers hold E / ep experts)."""
+    """The step time (s) of every candidate on ``gpu`` (or each on its own part of several alike,
+    ``plan.screen_parts``) over the links of ``fab``: the estimate's own terms (``estimate.step_terms.raw_step``,
+    ``combine_step``) over the layouts' arrays; the layouts of each expert-parallel degree with the training state of
+    that degree (a rank's layers hold E / ep experts)."""
     p = pp_params or default_performance_model()
     if b.experts is None or not (lay.ep > 1).any():
         return _step_time(b, b.state, lay, scenario, gpu, fab, p, mp)
@@ -407,13 +409,14 @@ def _per_layout_state(b: JobBasis, ep: np.ndarray) -> _PerLayoutState:
 
 
 def _step_time(b: JobBasis, state: TrainingState | _PerLayoutState, lay: Layouts, scenario: Scenario,
-               gpu: Accelerator, fab: Fabric, p: PerformanceModel, mp: MemoryModel | None) -> np.ndarray:
+               gpu: Accelerator | PartsPerLayout, fab: Fabric, p: PerformanceModel,
+               mp: MemoryModel | None) -> np.ndarray:
     layout = step_layout(lay, scenario, b)
     picked = [b.flops[m] for m in CKPT]
     flops = replace(picked[0], **{f: np.array([getattr(fl, f) for fl in picked])[lay.ckpt] for f in FLOPS_READ})
-    (peak, dtype, _), (attention_peak, attention_dtype) = peaks_for(gpu, scenario.training)
-    ctx = StepContext(scenario, b.arch, gpu, p, mp or default_memory_model(), fab, flops, state, peak, dtype,
-                      attention_peak, attention_dtype, layout)
+    part = screen_peaks(gpu, scenario.training, p)
+    ctx = StepContext(scenario, b.arch, part.gpu, p, mp or default_memory_model(), fab, flops, state, part.peak,
+                      part.dtype, part.attention_peak, part.attention_dtype, layout, part.part)
     # the eager saved bytes as counted (the basis holds them as the job runs: scaled by the memory fit's
     # implementation_factor and, under torch.compile, by compiled_factor; the speed model reads neither)
     eager = 1.0 / (b.compiled_activation_factor * b.implementation_factor)

@@ -72,6 +72,13 @@ class Layouts:
         return self.gpus // (self.tp * self.pp * self.cp)
 
 
+def concatenated(parts: list[Layouts]) -> Layouts:
+    """The layouts of ``parts`` one after another (one part: itself)."""
+    if len(parts) == 1:
+        return parts[0]
+    return Layouts(*(np.concatenate([getattr(part, f.name) for part in parts]) for f in fields(Layouts)))
+
+
 # Expert parallelism Megatron-Core accepts: the experts' ranks are carved out of data parallelism, so ep divides the
 # data-parallel size (megatron/core/parallel_state.py @ 934c8260ada361db9b155d504c5b20600731d773,
 # initialize_model_parallel: "data_parallel_size ... is not divisible by expert_model_parallel_size"), and each rank

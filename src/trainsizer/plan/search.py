@@ -12,7 +12,6 @@ import numpy as np
 
 from trainsizer.errors import InputError
 from trainsizer.estimate.cache_keys import one_copy
-from trainsizer.estimate.comm import fabric, roce_derate
 from trainsizer.estimate.intervals import RISK
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
@@ -26,10 +25,11 @@ from trainsizer.models.architecture import Architecture
 from trainsizer.plan import constraints as limits
 from trainsizer.plan.constraints import Constraints, PlanResult
 from trainsizer.plan.data_screen import memory_job, step_job
-from trainsizer.plan.fast import JobBasis, ScreenedMemory, job_basis, memory_screen, screen_step_time
+from trainsizer.plan.fast import JobBasis, ScreenedMemory, job_basis, memory_screen
 from trainsizer.plan.layouts import CKPT, Layouts, expert_parallel_note, with_searched_axes
 from trainsizer.plan.option import PlanOption
 from trainsizer.plan.planner_data import planner_data
+from trainsizer.plan.screen_times import NodeShapeScreen, ShapeTimes, node_shape_screen, screen_times
 from trainsizer.plan.shortlist import ScreenedLayout, choose_exact
 from trainsizer.scenario import Scenario
 
@@ -158,16 +158,14 @@ def _option(result: Any, scenario: Scenario) -> PlanOption:
     return PlanOption(scenario=scenario, memory=mem, performance=perf, why=why)
 
 
-def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
-                basis: Any, mp: MemoryModel, pp_: PerformanceModel, global_batch: int,
-                host_limit: float, layouts: dict[int, tuple[Layouts, ScreenedMemory | None]],
-                step: tuple[Scenario, Any]) -> tuple[list[ScreenedLayout], int]:
-    """Every layout of one GPU type through the numpy screen; the fastest few of each (count, network).
-    ``layouts``: the layouts of each node shape and their memory before the GPU is chosen, made once per plan (they
-    do not depend on the GPU); ``step``: the job and basis its step time is screened at (``plan.data_screen``)."""
-    shortlist: list[ScreenedLayout] = []
+def _node_shape_screens(gpu: Accelerator, job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog,
+                        basis: Any, mp: MemoryModel, pp_: PerformanceModel, global_batch: int, host_limit: float,
+                        layouts: dict[int, tuple[Layouts, ScreenedMemory | None]]) -> tuple[list[NodeShapeScreen], int]:
+    """The node shapes of one GPU type with layouts that fit it, and how many layouts it evaluates. ``layouts``: the
+    layouts of each node shape and their memory before the GPU is chosen, made once per plan (they do not depend on
+    the GPU)."""
+    shapes: list[NodeShapeScreen] = []
     evaluated = 0
-    limits: dict[tuple[int, int], float] = {}
     for per_node in _node_shapes(gpu, constraints):
         if per_node not in layouts:
             lay = enumerate_layouts(job, arch, gpu, constraints, per_node, global_batch)
@@ -176,51 +174,55 @@ def _screen_gpu(gpu: Accelerator, job: Scenario, arch: Architecture, constraints
         if memory is None:
             continue
         evaluated += len(lay)
-        device, host = memory.on(gpu)
-        held = (host <= host_limit) if constraints.host is None else constraints.host.holds(
-            gpu.id, np.minimum(lay.gpus, per_node), host)
-        fits = (device <= gpu.memory_gib * 2**30) & held
-        intra = constraints.intra_node or gpu.default_intra_node
-        networks = _inter_links(gpu, constraints)
-        # only layouts that fit (past the first network, those that span nodes), every network in one screen
-        subs = [np.nonzero(fits if k == 0 else fits & (lay.gpus > per_node))[0] for k in range(len(networks))]
-        every = np.concatenate(subs)
-        if not len(every):
-            continue
-        which = np.repeat(np.arange(len(networks)), [len(sub) for sub in subs])
-        fabs = [fabric(cat, gpu, intra, inter, None, per_node, pp_) for inter in networks]
-        large = lay.gpus[every] > pp_.communication.roce_at_scale.gpus_threshold  # the reference's RoCE derating
-        derate = np.where(large, np.array([roce_derate(inter, 1 << 30, pp_) for inter in networks])[which], 1.0)
-        times = screen_step_time(step[1], lay.take(every), step[0], gpu, fabs[0].per_layout(fabs, which, derate), pp_,
-                                 mp)
-        for inter, sub, time in zip(networks, subs, np.split(times, np.cumsum([len(s) for s in subs])[:-1]),
-                                    strict=True):
-            gpus, finite = lay.gpus[sub], np.isfinite(time)
-            sub_device = device[sub]
+        shape = node_shape_screen(gpu, per_node, lay, memory, _inter_links(gpu, constraints), cat, constraints, pp_,
+                                  host_limit)
+        shapes += [shape] if shape else []
+    return shapes, evaluated
+
+
+def _shortlist(gpu: Accelerator, job: Scenario, shapes: list[NodeShapeScreen],
+               shape_times: ShapeTimes) -> list[ScreenedLayout]:
+    """The fastest few layouts of each (count, network) of one GPU type, and the fastest safe one of each."""
+    shortlist: list[ScreenedLayout] = []
+    limits: dict[tuple[int, int], float] = {}
+    for shape, times in zip(shapes, shape_times, strict=True):
+        per_node, lay, device, host = shape.per_node, shape.lay, shape.device, shape.host
+        for inter, sub, time in zip(shape.networks, shape.subs, times, strict=True):
             # the fields of the shortlisted layouts read as Python numbers once per network, not one by one
-            values = time.tolist(), sub.tolist(), sub_device.tolist(), host[sub].tolist()
-            for count in sorted(set(gpus.tolist())):  # np.unique would load numpy.ma (~8 ms of a command)
-                idx = np.nonzero((gpus == count) & finite)[0]
-                if not len(idx):
-                    continue
-                fastest = idx[np.argsort(time[idx])]
+            values = (time.tolist(), sub.tolist(), device[sub].tolist(), host[sub].tolist(),
+                      lay.gpus_per_node[sub].tolist())
+            for count, idx in _cells(lay.gpus[sub], time):
+                fastest = idx[np.argsort(time[idx])].tolist()
                 if (count, per_node) not in limits:  # each network of the GPU has the same cells
-                    limits[count, per_node] = _safe_bytes(gpu, job, int(count), per_node)
+                    limits[count, per_node] = _safe_bytes(gpu, job, count, per_node)
                 limit = limits[count, per_node]
-                safe = fastest[sub_device[fastest] <= limit][:1].tolist()
-                for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL].tolist(), *safe]):  # and the fastest safe one
-                    shortlist.append(_screened(gpu, lay, inter if count > per_node else None, values, i, limit,
-                                               cell_safe=bool(safe) and i == safe[0]))
-    return shortlist, evaluated
+                safe = next((i for i in fastest if values[2][i] <= limit), None)  # the fastest safe one
+                for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL], *([] if safe is None else [safe])]):
+                    shortlist.append(_screened(gpu, lay, count, inter if count > per_node else None, values, i, limit,
+                                               cell_safe=i == safe))
+    return shortlist
 
 
-def _screened(gpu: Accelerator, lay: Layouts, inter: str | None, values: tuple[list[Any], ...], i: int,
+def _cells(gpus: np.ndarray, time: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The GPU counts of the layouts screened with a finite step time, fewest first, each with the indices of its
+    layouts in their order (one stable sort: np.unique would load numpy.ma, ~8 ms of a command)."""
+    finite = np.nonzero(np.isfinite(time))[0]
+    if not len(finite):
+        return []
+    order = finite[np.argsort(gpus[finite], kind="stable")]
+    counts = gpus[order]
+    starts = [0, *(np.nonzero(counts[1:] != counts[:-1])[0] + 1).tolist()]
+    return [(int(counts[a]), order[a:b]) for a, b in zip(starts, [*starts[1:], len(order)], strict=True)]
+
+
+def _screened(gpu: Accelerator, lay: Layouts, gpus: int, inter: str | None, values: tuple[list[Any], ...], i: int,
               limit: float, cell_safe: bool) -> ScreenedLayout:
-    """The ``i``-th layout screened over one network: ``values``, the screen's (step time, index in ``lay``, device
-    bytes, host bytes) of each as lists."""
-    time, index, device, host = (v[i] for v in values)
-    return ScreenedLayout(step_time_s=time, gpu=gpu, layouts=lay, index=index, inter_node=inter,
-                          device_bytes=device, host_bytes_per_gpu=host, safe=device <= limit, cell_safe=cell_safe)
+    """The ``i``-th layout screened over one network, of ``gpus`` GPUs: ``values``, the screen's (step time, index
+    in ``lay``, device bytes, host bytes, GPUs per node) of each as lists."""
+    time, index, device, host, per_node = values[0][i], values[1][i], values[2][i], values[3][i], values[4][i]
+    return ScreenedLayout(step_time_s=time, gpu=gpu, layouts=lay, index=index, gpus=gpus, gpus_per_node=per_node,
+                          inter_node=inter, device_bytes=device, host_bytes_per_gpu=host, safe=device <= limit,
+                          cell_safe=cell_safe)
 
 
 def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Constraints, cat: Catalog,
@@ -358,13 +360,17 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     step = step_job(screened_job, arch, mp, basis)  # the data shape (plan.data_screen): time at the expected batch
     screened_job = memory_job(screened_job)
     layouts: dict[int, tuple[Layouts, ScreenedMemory | None]] = {}
+    screens: list[tuple[Accelerator, list[NodeShapeScreen]]] = []
     for gpu in gpus:
         if not gpu.peak_tflops("bf16") and not gpu.peak_tflops("fp16"):
             continue
-        found, n = _screen_gpu(gpu, screened_job, arch, constraints, cat, basis, mp, pp_, global_batch, host_limit,
-                               layouts, step)
-        shortlist += found
+        shapes, n = _node_shape_screens(gpu, screened_job, arch, constraints, cat, basis, mp, pp_, global_batch,
+                                        host_limit, layouts)
+        screens += [(gpu, shapes)] if shapes else []
         evaluated += n
+    # every GPU type's layouts through the numpy screen, those alike in one pass; the fastest few of each cell
+    for (gpu, shapes), times in zip(screens, screen_times(screens, pp_, mp, step), strict=True):
+        shortlist += _shortlist(gpu, screened_job, shapes, times)
     late: list[PlanOption] = []
     chosen = choose_exact(shortlist, job, constraints, global_batch)
     options = _best_per_hardware(_exact_options(chosen, job, constraints, cat, mp, pp_, global_batch, late,

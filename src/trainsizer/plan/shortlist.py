@@ -44,19 +44,14 @@ class ScreenedLayout:
     gpu: Accelerator
     layouts: Layouts
     index: int
+    gpus: int  # the layout's GPUs and GPUs per node (``layouts.gpus[index]``, ``layouts.gpus_per_node[index]``)
+    gpus_per_node: int
     inter_node: str | None
     device_bytes: float
     host_bytes_per_gpu: float
     safe: bool = False  # its chance of running out of memory (screened) is at most RISK
     cell_safe: bool = False  # the fastest safe layout of its cell (GPU, count, network)
 
-    @property
-    def gpus(self) -> int:
-        return int(self.layouts.gpus[self.index])
-
-    @property
-    def gpus_per_node(self) -> int:
-        return int(self.layouts.gpus_per_node[self.index])
 
     def hardware(self) -> tuple[str, int, int, str | None]:
         """The hardware configuration of the option ``_scenario_for`` makes of it: GPU type, count, GPUs per node
