@@ -73,18 +73,23 @@ class Fabric:
 
         shapes = [f.gpus_per_node for f in fabrics]
         per_node = self.gpus_per_node if len(set(shapes)) == 1 else np.array(shapes)[which]
+        scale_out = replace(self, inter=None,
+                            inter_busbw_gbps=pick([f.inter_busbw_gbps for f in fabrics]) * inter_factor,
+                            inter_latency_s=pick([f.inter_latency_s for f in fabrics]), gpus_per_node=per_node,
+                            inter_line_gbps=pick([f.inter_line_rate_gbps for f in fabrics]))
+
         def links(f: Fabric) -> tuple[Any, ...]:
             return f.intra_busbw_gbps, f.intra_latency_s, f.shared_host_gbps, f.intra_ring_gbps, f.intra_line_rate_gbps
 
-        scale_up = (self.intra_busbw_gbps, self.intra_latency_s, self.shared_host_gbps, self.intra_ring_gbps, None)
-        if any(links(f) != links(self) for f in fabrics):  # each layout's own (no host-path cap: inf; no ring: AR's)
-            scale_up = (pick([f.intra_busbw_gbps for f in fabrics]), pick([f.intra_latency_s for f in fabrics]),
-                        pick([f.shared_host_gbps or np.inf for f in fabrics]),
-                        pick([f.intra_busbw_gbps if f.intra_ring_gbps is None else f.intra_ring_gbps for f in fabrics]),
-                        pick([f.intra_line_rate_gbps for f in fabrics]))
-        return Fabric(self.intra, None, scale_up[0], pick([f.inter_busbw_gbps for f in fabrics]) * inter_factor,
-                      scale_up[1], pick([f.inter_latency_s for f in fabrics]), per_node, scale_up[2],
-                      pick([f.inter_line_rate_gbps for f in fabrics]), scale_up[3], scale_up[4])
+        if all(links(f) == links(self) for f in fabrics):
+            return replace(scale_out, intra_line_gbps=None)
+        # each layout's own scale-up links (no host-path cap: inf; no ring of its own: the all-reduce's)
+        return replace(scale_out, intra_busbw_gbps=pick([f.intra_busbw_gbps for f in fabrics]),
+                       intra_latency_s=pick([f.intra_latency_s for f in fabrics]),
+                       shared_host_gbps=pick([f.shared_host_gbps or np.inf for f in fabrics]),
+                       intra_ring_gbps=pick([f.intra_busbw_gbps if f.intra_ring_gbps is None else f.intra_ring_gbps
+                                             for f in fabrics]),
+                       intra_line_gbps=pick([f.intra_line_rate_gbps for f in fabrics]))
 
     def ring(self) -> Fabric:
         """This fabric as an all-gather or reduce-scatter sees it: the intra-node ring's bus bandwidth."""
