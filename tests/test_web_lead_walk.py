@@ -38,7 +38,7 @@ ALLOWED = {
     "instruct", "smi", "tp", "ssd", "ram", "gen", "cn", "id", "ids", "catalog", "models", "pipeline", "peft",
     # training frameworks by their own names (the framework select)
     "factory", "trainer", "accelerate", "fsdp", "litgpt", "megatron", "lm", "nemo", "ms", "swift", "mindspeed", "llm",
-    "paddlenlp", "xtuner", "torchtune", "torchtitan", "unsloth", "internevo", "internlm",
+    "paddlenlp", "xtuner", "torchtune", "torchtitan", "unsloth", "internevo", "internlm", "automodel",
 }
 LATIN = re.compile(r"[A-Za-z][A-Za-z\-/]*[A-Za-z]")
 LAYOUT_CODES = re.compile(r"\b(tp\d|pp\d|cp\d|dp\d|zero\d|mbs \d|ckpt (?:full|none|selective))\b")
