@@ -37,6 +37,7 @@ from trainsizer.datafiles import packaged_yaml
 from trainsizer.estimate.regimes import DIMENSIONS
 
 PACKAGE = "trainsizer.estimate"
+RISK = 0.05  # a chance of running out of memory above this is a real risk, said where the option is shown
 RANGES_FILE = "ranges.yaml"
 KINDS = ("memory", "speed")
 # ranges.yaml's block of ranges fitted on the cases scored with no framework named (evidence/user_view.UNSTATED): a

@@ -39,7 +39,6 @@ from trainsizer.workflows.decide import (
 from trainsizer.workflows.defaults import (
     DEFAULT_MAX_GPUS,
 )
-from trainsizer.workflows.feasible import ways_to_feasible, with_ways
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
 from trainsizer.workflows.offer_gap import QUOTE, OfferGap, offer_gap, quoted
@@ -172,6 +171,8 @@ def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml", optio
     OptionDicts``: the terminal table, which prints a few), else it is the list of every option's."""
     outcome = _plan_once(job, req, job_label, options_when_read)
     if outcome.out["recommendation"] is None:
+        from trainsizer.workflows.feasible import ways_to_feasible, with_ways  # planned again only here
+
         ways = ways_to_feasible(job, req, outcome, lambda j, r: _plan_once(j, r, job_label),
                                 parse_objective(req.objective))
         outcome.out["suggestions"] = with_ways(ways, outcome.out["suggestions"])

@@ -14,8 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from trainsizer.estimate.intervals import RISK
-from trainsizer.estimate.ranges import Band, band, framework_regime
+from trainsizer.estimate.ranges import RISK, Band, band, framework_regime
 from trainsizer.estimate.regimes import gpu_family, regime
 from trainsizer.messages import Message, msg
 from trainsizer.plan.option import PlanOption
