@@ -29,6 +29,9 @@ __all__ = ["HOURS_PER_MONTH", "HOURS_PER_YEAR", "BuyCost", "Comparison", "RentCo
 
 @dataclass
 class BuyCost:
+    """Owning the servers over the horizon: capex and yearly opex by item, the residual value, notes and the prices
+    cited."""
+
     capex: dict[str, float]
     opex_per_year: dict[str, float]
     residual: float
@@ -167,6 +170,8 @@ def _shared_storage(inv: Inventory, prices: Prices, notes: list[Message], used: 
 
 @dataclass
 class RentCost:
+    """Renting the GPUs over the horizon on one offer: its price, billing and term, at the stated utilisation."""
+
     price_per_gpu_hour: float
     offer: str
     billing: str
@@ -221,6 +226,8 @@ class _Bought:
 
 @dataclass
 class Comparison:
+    """Buy against rent over the horizon (the horizon view of an option's cost): break-even, verdict, seed checks."""
+
     buy: BuyCost
     rent: RentCost | None
     run_hours: float | None

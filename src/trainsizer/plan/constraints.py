@@ -46,6 +46,9 @@ class HostCheck(Protocol):
 
 @dataclass(frozen=True)
 class Constraints:
+    """What the search is asked: the GPUs allowed, counts and node shapes, deadline, the screen's prices and host
+    check."""
+
     gpus: tuple[str, ...] = ()  # allowed GPU ids; empty = the whole catalog
     max_gpus: int = 1024
     gpus_per_node: int | None = None
@@ -71,6 +74,8 @@ class Constraints:
 
 @dataclass
 class PlanResult:
+    """What the search answers: the options re-checked, their rankings, suggestions and notes."""
+
     options: list[PlanOption]
     suggestions: list[Message]
     rankings: dict[str, list[int]] = field(default_factory=dict)  # index lists into options (the plan ranks)

@@ -57,6 +57,8 @@ class Pricing:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanOption:
+    """One option: the job on a GPU type, count, node shape and layout, its estimate, price and ranges."""
+
     scenario: Scenario  # the job with this option's hardware and layout
     memory: MemoryEstimate
     performance: Performance

@@ -27,6 +27,8 @@ from trainsizer.system.storage import StorageSizing, size_storage
 
 @dataclass
 class SystemPlan:
+    """The servers of an option: their hosts, storage, network, power and fit to the site."""
+
     gpu: str
     gpus: int
     gpus_per_node: int

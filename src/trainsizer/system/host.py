@@ -20,6 +20,8 @@ GIB = 2**30
 
 @dataclass(frozen=True)
 class HostSizing:
+    """A server's host: RAM and CPU cores needed and chosen, the seed's rule, what a rented instance must have."""
+
     ram_gib: float  # per node, rounded to a standard size
     ram_needed_gib: float
     ram_breakdown_gib: dict[str, float]

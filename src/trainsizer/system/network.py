@@ -17,6 +17,8 @@ from trainsizer.system.rules import sizing_rules
 
 @dataclass(frozen=True)
 class NetworkSizing:
+    """The scale-out network of the servers: fabric, NICs, switches and cables."""
+
     fabric: str | None  # link id, None for one server
     reason: Message
     nics_per_node: int

@@ -24,6 +24,8 @@ from trainsizer.system.sites import Site
 
 @dataclass(frozen=True)
 class PowerSizing:
+    """The servers' power: nameplate and typical IT load, facility load and heat."""
+
     node_kw: float  # nameplate maximum of one server
     total_it_kw: float
     typical_it_kw: float
@@ -38,6 +40,8 @@ class PowerSizing:
 
 @dataclass
 class SiteFit:
+    """Whether the servers fit the site (power and racks), the remedies where they do not."""
+
     site: str
     fits: bool
     servers_per_rack: int

@@ -43,6 +43,8 @@ class _Said:
 
 @dataclass(frozen=True)
 class StorageSizing:
+    """Shared and local storage: dataset, checkpoints, capacity and the read and write rates they need."""
+
     dataset_tb: float
     checkpoint_tb: float
     capacity_tb: float

@@ -12,6 +12,8 @@ from trainsizer.plan.planner_data import planner_data
 
 @dataclass(frozen=True, slots=True)
 class SetupTime:
+    """Minutes from a rented instance's start to the first step, and whether they are the planner's default."""
+
     minutes: float
     assumed: bool  # the planner's default, not the user's --setup
 
