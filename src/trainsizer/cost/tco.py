@@ -14,14 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from trainsizer.cost.price_rows import HOURS_PER_MONTH, HOURS_PER_YEAR, Cited
 from trainsizer.cost.prices import Priced, Prices, RentalOffer
 from trainsizer.errors import InputError
 from trainsizer.messages import Message, clauses, msg
-from trainsizer.plan.option_json import BuyCostJSON, HorizonJSON, RentCostJSON
 from trainsizer.system.inventory import Inventory
 from trainsizer.system.sites import Site
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import BuyCostJSON, HorizonJSON, RentCostJSON
 
 __all__ = ["HOURS_PER_MONTH", "HOURS_PER_YEAR", "BuyCost", "Comparison", "RentCost", "buy_cost", "compare",
            "rent_cost", "rent_on"]

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 import numpy as np
 
 from trainsizer.errors import InputError
 from trainsizer.messages import Message
 from trainsizer.plan.option import PlanOption
-from trainsizer.plan.option_json import OptionJSON
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import OptionJSON
 
 # what the suggestions try where nothing fits (suggest), also tried by a full re-plan (workflows/feasible.py)
 MORE_GPUS_FACTOR = 8  # this many times the GPU limit
@@ -95,7 +97,7 @@ class PlanResult:
         return out
 
 
-class OptionDicts(Sequence[OptionJSON]):
+class OptionDicts(Sequence["OptionJSON"]):
     """The options' JSON, each option's written the first time it is read (:meth:`PlanOption.to_dict`): the terminal
     table reads the options it prints (a ranking's rows and the answer, ~15 of ~40), and an option's cost figures
     (its FX sensitivity, month-by-month series, seed checks: ``cost.tco.Comparison``) are made when written. The

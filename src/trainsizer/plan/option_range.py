@@ -5,9 +5,12 @@ time, time to train and cost per run, the chance its peak memory exceeds the GPU
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from trainsizer.messages import Message
-from trainsizer.plan.option_json import RangeJSON
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import RangeJSON
 
 Interval = tuple[float, float]  # [low, high] of an 80 % range
 

@@ -9,11 +9,13 @@ consolidating a checkpoint. Cores: loader workers plus main and NCCL proxy threa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.messages import Message, clauses, msg
-from trainsizer.plan.option_json import HostJSON
 from trainsizer.system.rules import round_up, sizing_rules
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import HostJSON
 
 GIB = 2**30
 

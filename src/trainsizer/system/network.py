@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from trainsizer.messages import Message, clauses, msg
-from trainsizer.plan.option_json import NetworkJSON
 from trainsizer.system.rules import sizing_rules
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import NetworkJSON
 
 
 @dataclass(frozen=True)

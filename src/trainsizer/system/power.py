@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.messages import Message, clauses, msg
-from trainsizer.plan.option_json import PowerJSON, SiteFitJSON
 from trainsizer.system.rules import RackScaleSystem, baseboard_class, rack_scale_system, sizing_rules
 from trainsizer.system.sites import Site
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import PowerJSON, SiteFitJSON
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.cost.per_run import Workload
 from trainsizer.cost.prices import Prices, listed, load_prices
@@ -43,20 +43,22 @@ from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
 from trainsizer.workflows.offer_gap import QUOTE, OfferGap, offer_gap, quoted
 from trainsizer.workflows.plan_request import PlanRequest
-from trainsizer.workflows.plan_schema import (
-    ConfidenceJSON,
-    ExcludedGpuJSON,
-    MarketJSON,
-    OfferGapJSON,
-    PlanJSON,
-    RecommendationJSON,
-)
 from trainsizer.workflows.pricing import MoneyTerms, merge_fabric_twins, recommend_options
 from trainsizer.workflows.robust import Confidence, close_call, confidence, settle_command, with_ranges
 from trainsizer.workflows.screen_pricing import HostFit, ScreenPricing
 from trainsizer.workflows.setup_time import NONE as NO_SETUP
 from trainsizer.workflows.setup_time import setup_time
 from trainsizer.workflows.time_value import TimeValue, time_value
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.workflows.plan_schema import (
+        ConfidenceJSON,
+        ExcludedGpuJSON,
+        MarketJSON,
+        OfferGapJSON,
+        PlanJSON,
+        RecommendationJSON,
+    )
 
 __all__ = ["DEFAULT_MAX_GPUS", "PlanOutcome", "PlanRequest", "load_job", "plan_job", "price_hardware"]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,7 +21,9 @@ from trainsizer.messages import Message, msg
 from trainsizer.plan.option import PlanOption
 from trainsizer.plan.option_range import OptionRange
 from trainsizer.workflows.normal_draws import standard_normals
-from trainsizer.workflows.plan_schema import ConfidenceJSON
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.workflows.plan_schema import ConfidenceJSON
 
 SAMPLES = 4000
 SEED = 20240601
