@@ -83,3 +83,47 @@ def test_shown_rankings_add_the_answer_once():
     no_pick = {"fastest": [0, 1], "cheapest_per_run": [], "recommended": []}  # the first ranking the plan has
     assert _shown_rankings(no_pick, {"recommendation": None}, False) == [("fastest", [0, 1])]
     assert [k for k, _ in _shown_rankings(rankings, out, True)] == ["cheapest_per_run", "fastest"]
+
+
+def test_options_written_when_read_print_the_same_plan(capsys):
+    """The table's plan writes each option's JSON when it is read (``plan_job(options_when_read=True)``): the same
+    dicts as the list every other face gets, and the same terminal text."""
+    from pathlib import Path
+
+    from trainsizer.report.text import print_plan
+    from trainsizer.workflows.jobs import load_job
+    from trainsizer.workflows.plan_job import PlanRequest, plan_job
+
+    job, req = load_job(Path(JOB)), PlanRequest(currency="USD", max_gpus=8)
+    eager, lazy = plan_job(job, req), plan_job(job, req, options_when_read=True)
+    assert isinstance(eager.out["options"], list) and not isinstance(lazy.out["options"], list)
+    assert len(lazy.out["options"]) == len(eager.out["options"])
+    assert lazy.out["options"][-1] == eager.out["options"][-1]
+    assert lazy.out["options"][1:3] == eager.out["options"][1:3]
+    assert list(lazy.out["options"]) == eager.out["options"]
+    print_plan(eager.result, "en", eager.out)
+    text = capsys.readouterr().out
+    print_plan(lazy.result, "en", lazy.out)
+    assert capsys.readouterr().out == text
+
+
+@pytest.mark.parametrize("width", [40, 140])
+def test_lines_printed_in_blocks_read_as_printed_one_by_one(width):
+    """``_Lines`` prints consecutive lines as one text: the same characters and styles (a colour terminal's ANSI
+    codes) as a print per line, wrapped lines and blank lines included."""
+    import io
+
+    from rich.console import Console
+
+    from trainsizer.report.text import _Lines
+
+    lines = ["[bold]A title[/bold]", "  a [red]line[/red] " + "long " * 40, "", "  - an \\[escaped] item"]
+    apart, together = (Console(file=io.StringIO(), width=width, force_terminal=True, color_system="truecolor",
+                               highlight=False, emoji=False) for _ in range(2))
+    for line in lines:
+        apart.print(line)
+    block = _Lines(together)
+    for line in lines:
+        block.print(line)
+    block.flush()
+    assert together.file.getvalue() == apart.file.getvalue()

@@ -38,7 +38,8 @@ def plan_cmd(
     from trainsizer.workflows.plan_job import plan_job
 
     req = plan_request(plan_values)
-    planned = plan_job(load_job(job, plan_values["gpus"], framework), req, str(job))
+    # the table prints a few options: each option's JSON is written when read (the JSON prints every one)
+    planned = plan_job(load_job(job, plan_values["gpus"], framework), req, str(job), options_when_read=not as_json)
     result, out = planned.result, planned.out
     if as_json:
         from trainsizer.i18n import resolve_lang

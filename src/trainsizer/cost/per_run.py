@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.cost.machine import MachineNeed, shortfall, unchecked
 from trainsizer.cost.price_rows import Cited
 from trainsizer.cost.prices import Prices, RentalOffer
 from trainsizer.cost.tco import HOURS_PER_MONTH, HOURS_PER_YEAR, BuyCost
 from trainsizer.messages import Message, clauses, msg
-from trainsizer.plan.option_json import OfferMachineJSON, RentJSON
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import OfferMachineJSON, RentJSON
 
 OFFER_MARKET = {"CNY": "cn", "USD": "global"}  # an offer quoted in CNY is a Chinese provider's
 

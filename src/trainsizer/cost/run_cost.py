@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING
 
 from trainsizer.cost.per_run import RentalRun
 from trainsizer.messages import Message
-from trainsizer.plan.option_json import (
-    BuyJSON,
-    OfferJSON,
-    PerRunJSON,
-    RentJSON,
-    VoucherJSON,
-    VoucherRefusalJSON,
-)
 
 if TYPE_CHECKING:  # a higher layer's value type, held and written here (workflows.setup_time)
+    from trainsizer.plan.option_json import (
+        BuyJSON,
+        OfferJSON,
+        PerRunJSON,
+        RentJSON,
+        VoucherJSON,
+        VoucherRefusalJSON,
+    )
     from trainsizer.workflows.setup_time import SetupTime
 
 RENT = "rent"

@@ -14,14 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from trainsizer.cost.price_rows import HOURS_PER_MONTH, HOURS_PER_YEAR, Cited
 from trainsizer.cost.prices import Priced, Prices, RentalOffer
 from trainsizer.errors import InputError
 from trainsizer.messages import Message, clauses, msg
-from trainsizer.plan.option_json import BuyCostJSON, HorizonJSON, RentCostJSON
 from trainsizer.system.inventory import Inventory
 from trainsizer.system.sites import Site
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import BuyCostJSON, HorizonJSON, RentCostJSON
 
 __all__ = ["HOURS_PER_MONTH", "HOURS_PER_YEAR", "BuyCost", "Comparison", "RentCost", "buy_cost", "compare",
            "rent_cost", "rent_on"]
@@ -29,6 +32,9 @@ __all__ = ["HOURS_PER_MONTH", "HOURS_PER_YEAR", "BuyCost", "Comparison", "RentCo
 
 @dataclass
 class BuyCost:
+    """Owning the servers over the horizon: capex and yearly opex by item, the residual value, notes and the prices
+    cited."""
+
     capex: dict[str, float]
     opex_per_year: dict[str, float]
     residual: float
@@ -167,6 +173,8 @@ def _shared_storage(inv: Inventory, prices: Prices, notes: list[Message], used: 
 
 @dataclass
 class RentCost:
+    """Renting the GPUs over the horizon on one offer: its price, billing and term, at the stated utilisation."""
+
     price_per_gpu_hour: float
     offer: str
     billing: str
@@ -221,6 +229,8 @@ class _Bought:
 
 @dataclass
 class Comparison:
+    """Buy against rent over the horizon (the horizon view of an option's cost): break-even, verdict, seed checks."""
+
     buy: BuyCost
     rent: RentCost | None
     run_hours: float | None

@@ -37,6 +37,8 @@ from trainsizer.scenario import Scenario
 
 @dataclass(frozen=True)
 class LayerActivations:
+    """Activation bytes per token of one layer: replicated, tensor-parallel sharded, attention scores, unsaved."""
+
     replicated: float  # bytes per token not split by tensor parallelism
     sharded: float  # bytes per token split by tensor parallelism
     scores: float  # bytes per token of eager attention scores (dropped by selective recomputation)
@@ -48,6 +50,8 @@ class LayerActivations:
 
 @dataclass(frozen=True)
 class StageActivations:
+    """The activations of one pipeline stage: kept for backward, the logits on top, backward's working set."""
+
     saved: float  # bytes kept for backward at the end of the forward pass (all in-flight micro-batches)
     logits: float  # logits and loss buffers on top of ``saved`` at the loss
     backward_working: float  # one layer's gradients / recomputed activations during backward

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class Estimate:
+    """A scenario's estimate: its model and GPU, memory, fit limits, speed and training state."""
+
     scenario: Scenario
     architecture: Architecture
     params: ParamCounts

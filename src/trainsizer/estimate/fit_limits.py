@@ -17,6 +17,8 @@ MAX_SEQ_LEN = 1 << 21  # 2M tokens: beyond any training run the catalog can hold
 
 @dataclass(frozen=True)
 class FitLimits:
+    """The largest micro-batch and sequence length that fit the GPU."""
+
     max_micro_batch_size: int  # 0 = not even one sequence of seq_len fits
     max_seq_len: int  # at the scenario's micro-batch; 0 = nothing fits
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from trainsizer.estimate.ranges import Band, band, framework_regime
+from trainsizer.estimate.ranges import RISK, Band, band, framework_regime
 from trainsizer.estimate.regimes import regime
 from trainsizer.messages import Message, msg
 
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
 SPEEDS = ("tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu")
 TIMES = ("step_time_s", "time_to_train_s", "gpu_hours")
-RISK = 0.05  # a chance of running out of memory above this is a real risk, said where the option is shown
 
 
 def _pair(values: tuple[float, float], digits: int) -> list[float]:

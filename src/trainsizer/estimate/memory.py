@@ -43,6 +43,9 @@ def default_memory_model() -> MemoryModel:
 
 @dataclass
 class MemoryEstimate:
+    """The per-GPU memory of a scenario: components, allocated, reserved and device bytes against the capacity, and its
+    peak."""
+
     components: list[Component]
     allocated_bytes: float
     reserved_bytes: float

@@ -11,6 +11,8 @@ GIB = 2**30
 
 @dataclass(frozen=True)
 class Component:
+    """One part of the per-GPU memory: its bytes, its group and why it is there."""
+
     name: str
     bytes: float
     group: str  # weights | gradients | optimizer | activations | other

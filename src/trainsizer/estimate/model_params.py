@@ -60,6 +60,8 @@ def _provenance_field() -> Any:
 
 @dataclass(frozen=True, kw_only=True)
 class Activations:
+    """``memory_model.yaml`` ``activations:``: bytes the activation model counts beside the layers' tensors."""
+
     rmsnorm_saved_bytes: float = cited("source_rmsnorm")
     source_rmsnorm: str
     eager_mask_bytes: float
@@ -72,6 +74,8 @@ class Activations:
 
 @dataclass(frozen=True, kw_only=True)
 class Logits:
+    """``memory_model.yaml`` ``logits:``: the logits' and the loss's buffers."""
+
     standard_bytes: float
     compute_dtype_copies: float
     chunked_extra_bytes: float
@@ -80,18 +84,24 @@ class Logits:
 
 @dataclass(frozen=True, kw_only=True)
 class QuantFormat:
+    """One quantized weight format: bytes per code and per constant."""
+
     code_bytes: float
     constant_bytes: float
 
 
 @dataclass(frozen=True, kw_only=True)
 class Quantization:
+    """``memory_model.yaml`` ``quantization:``: the quantized weight formats."""
+
     formats: Table[QuantFormat] = field(metadata={REST: True})  # nf4, nf4-dq, int8, int4: the section's own keys
     source: str
 
 
 @dataclass(frozen=True, kw_only=True)
 class OptimizerMemory:
+    """``memory_model.yaml`` ``optimizer:``: the optimizers' states and temporaries."""
+
     bnb_block: int
     bnb_min_8bit_size: int
     foreach_temp_states: float
@@ -100,6 +110,8 @@ class OptimizerMemory:
 
 @dataclass(frozen=True, kw_only=True)
 class CommunicationMemory:
+    """``memory_model.yaml`` ``communication:``: the gradient buckets and collectives' buffers."""
+
     ddp_bucket_bytes: int
     ddp_buckets_in_flight: int
     zero_reduce_bucket_elements: int
@@ -109,6 +121,8 @@ class CommunicationMemory:
 
 @dataclass(frozen=True, kw_only=True)
 class Allocator:
+    """``memory_model.yaml`` ``allocator:``: the PyTorch allocator's reserved share over what is allocated."""
+
     reserved_fraction_dynamic: float = fitted()
     reserved_fraction_static: float = fitted()
     reserved_fraction_variable: float = cited("source_variable")
@@ -119,6 +133,8 @@ class Allocator:
 
 @dataclass(frozen=True, kw_only=True)
 class Device:
+    """``memory_model.yaml`` ``device:``: the CUDA context and NCCL's memory per GPU."""
+
     context_gib_default: float
     context_gib_by_architecture: Table[float]
     nccl_gib: float
@@ -127,6 +143,8 @@ class Device:
 
 @dataclass(frozen=True, kw_only=True)
 class MemoryFit:
+    """``memory_model.yaml`` ``fit:``: the cases the memory fit leaves out and where a refit starts."""
+
     exclude: Table[str] = field(default_factory=Table)  # case id: why the fit leaves it out
     start: Table[float] = field(default_factory=Table)  # "section.key": the shared cases' fit, where a refit starts
 
@@ -152,6 +170,8 @@ class MemoryModel:
 
 @dataclass(frozen=True, kw_only=True)
 class Compute:
+    """``performance_model.yaml`` ``compute:``: the GEMMs' and attention's efficiency."""
+
     max_efficiency: Table[float] = fitted(keys=("volta", "ampere", "ada", "hopper"))
     attention_relative_efficiency: Table[float] = cited("attention_source")
     attention_relative_efficiency_sdpa: Table[float] = cited("attention_source", Table())
@@ -177,6 +197,8 @@ class Compute:
 
 @dataclass(frozen=True, kw_only=True)
 class MemoryBound:
+    """``performance_model.yaml`` ``memory_bound:``: the memory-bound work's traffic."""
+
     elementwise_bytes_per_saved_byte: float = fitted()
     compiled_elementwise_fraction: float = 1.0
     optimizer_bytes_per_param: Table[Table[float]]  # optimizer: {mixed, fp32, bf16-true}
@@ -194,6 +216,8 @@ class MemoryBound:
 
 @dataclass(frozen=True, kw_only=True)
 class Overlap:
+    """``performance_model.yaml`` ``communication.overlap:``: the share of each collective hidden behind compute."""
+
     dp: float
     zero3: float
     cp: float
@@ -203,6 +227,8 @@ class Overlap:
 
 @dataclass(frozen=True, kw_only=True)
 class RoceAtScale:
+    """``performance_model.yaml`` ``communication.roce_at_scale:``: RoCE's bus bandwidth at scale."""
+
     gpus_threshold: int
     busbw_factor: float
     source: str
@@ -210,6 +236,8 @@ class RoceAtScale:
 
 @dataclass(frozen=True, kw_only=True)
 class DeepEP:
+    """``performance_model.yaml`` ``communication.deepep:``: DeepEP's all-to-all rates."""
+
     nvlink_fraction: float  # logical NVLink rate over the line rate per direction
     rdma_nodes: tuple[int, ...]  # node counts measured
     rdma_fraction: tuple[float, ...]  # logical RDMA rate over NCCL's per-NIC bus bandwidth, per node count
@@ -218,6 +246,8 @@ class DeepEP:
 
 @dataclass(frozen=True, kw_only=True)
 class Communication:
+    """``performance_model.yaml`` ``communication:``: the collectives' achieved bandwidth by link."""
+
     busbw_fraction: Table[float]  # by link kind: scale-up, pcie, ib, roce, eth, default
     pcie_without_p2p_fraction: float
     pcie_without_p2p_shared_host_gbps: float
@@ -231,6 +261,8 @@ class Communication:
 
 @dataclass(frozen=True, kw_only=True)
 class Overhead:
+    """``performance_model.yaml`` ``overhead:``: the step's fixed costs."""
+
     per_step_s: float = fitted()
     per_layer_s: float = fitted()
     cpu_adam_params_per_s: float
@@ -252,6 +284,8 @@ class MfuRow:
 
 @dataclass(frozen=True, kw_only=True)
 class MfuCeilings:
+    """``performance_model.yaml`` ``mfu_ceiling:``: the MFU ceilings by architecture and precision."""
+
     margin: float
     min_cases: int
     table: Table[Table[MfuRow]]  # architecture: precision (``+compile`` for compiled runs): ceiling
@@ -260,6 +294,8 @@ class MfuCeilings:
 
 @dataclass(frozen=True, kw_only=True)
 class MetricDefinition:
+    """How a case's measured metric is compared with the estimate."""
+
     id_prefix: str
     metric: str
     compare_with: str
@@ -268,6 +304,8 @@ class MetricDefinition:
 
 @dataclass(frozen=True, kw_only=True)
 class PerformanceFit:
+    """``performance_model.yaml`` ``fit:``: the metrics, the cases the fit leaves out and where a refit starts."""
+
     metric_definitions: tuple[MetricDefinition, ...] = ()
     exclude: Table[str] = field(default_factory=Table)
     start: Table[float] = field(default_factory=Table)  # "section.key": the shared cases' fit, where a refit starts

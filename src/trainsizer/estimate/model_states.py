@@ -43,6 +43,8 @@ from trainsizer.scenario import Scenario
 
 @dataclass
 class StageStates:
+    """The model states of one pipeline stage: weights, gradients, optimizer states and the step's temporaries."""
+
     static: list[Component]
     gradients: Component
     step_temporaries: float

@@ -37,6 +37,7 @@ from trainsizer.datafiles import packaged_yaml
 from trainsizer.estimate.regimes import DIMENSIONS
 
 PACKAGE = "trainsizer.estimate"
+RISK = 0.05  # a chance of running out of memory above this is a real risk, said where the option is shown
 RANGES_FILE = "ranges.yaml"
 KINDS = ("memory", "speed")
 # ranges.yaml's block of ranges fitted on the cases scored with no framework named (evidence/user_view.UNSTATED): a
@@ -95,10 +96,16 @@ class Band:
         """The largest estimate, as a share of the capacity, whose chance of exceeding it (:meth:`p_above`) is at
         most ``risk`` (below one half): the capacity over e^(center + z(1 - risk) x the upper side's spread)."""
         side = max((self.hi - self.center) / 1.2815516, 1e-6)
-        return math.exp(-(self.center + side * NormalDist().inv_cdf(1.0 - risk)))
+        return math.exp(-(self.center + side * _upper_quantile(risk)))
 
     def to_dict(self) -> dict[str, Any]:
         return {"level": self.level, "cases": self.cases, "no_evidence": list(self.no_evidence)}
+
+
+@cache
+def _upper_quantile(risk: float) -> float:
+    """The standard normal's quantile at 1 - ``risk`` (a plan asks it of one risk some hundreds of times)."""
+    return NormalDist().inv_cdf(1.0 - risk)
 
 
 def framework_regime(regime: dict[str, str], framework: str | None) -> dict[str, str]:

@@ -25,6 +25,8 @@ GB = 1e9
 
 @dataclass(frozen=True)
 class RuleOfThumb:
+    """The seed's rule of thumb for the job's memory beside the estimate, and why they differ."""
+
     formula: Message
     total_gb: float  # decimal GB for the whole job, as the seed writes it
     per_gpu_gib: float

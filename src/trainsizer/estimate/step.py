@@ -48,6 +48,8 @@ def default_performance_model() -> PerformanceModel:
 
 @dataclass
 class Performance:
+    """One layout's speed: step time, tokens per second, FLOPs and MFU, the time to train and the step's terms."""
+
     step_time_s: float
     tokens_per_s: float
     tokens_per_s_per_gpu: float

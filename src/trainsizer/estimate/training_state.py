@@ -86,6 +86,8 @@ RESIDUAL_BYTES = {"fp32": 4, "fp16-mixed": 4, "bf16-mixed": 2, "bf16-true": 2, "
 
 @dataclass(frozen=True)
 class LayerState:
+    """One transformer layer as training holds it: its linears, which train (full, frozen, LoRA) and its parameters."""
+
     index: int
     linears: tuple[Linear, ...]
     trainable_base: bool  # the layer's own weights get gradients (full, or freeze's top layers)
@@ -99,6 +101,8 @@ class LayerState:
 
 @dataclass
 class TrainingState:
+    """What a scenario trains and keeps per layer: the layers' states and the embedding, head and adapter parameters."""
+
     scenario: Scenario
     arch: Architecture
     params: MemoryModel

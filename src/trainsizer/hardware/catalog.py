@@ -215,6 +215,8 @@ class Link(_Entry):
 
 @dataclass(frozen=True)
 class Catalog:
+    """The GPUs and links the estimators and the planner know, by id (shipped, with the user's files over them)."""
+
     accelerators: Mapping[str, Accelerator] = field(default_factory=dict)
     links: Mapping[str, Link] = field(default_factory=dict)
 

@@ -109,6 +109,8 @@ class MLA:
 
 @dataclass(frozen=True)
 class Architecture:
+    """A model's architecture: the shapes the estimators count parameters, FLOPs and activations from."""
+
     model_type: str
     hidden_size: int
     num_layers: int

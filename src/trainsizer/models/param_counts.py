@@ -125,6 +125,8 @@ def layer_norm_params(arch: Architecture, moe_layer: bool) -> int:
 
 @dataclass(frozen=True)
 class ParamCounts:
+    """A model's parameters by part: embeddings, layers, final norm, output head, and per layer."""
+
     embedding: int  # token (+ position, token-type) embeddings and the embedding norm
     layers: int  # all transformer layers
     final: int  # final norm, pooler

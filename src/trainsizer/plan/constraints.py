@@ -3,14 +3,18 @@ host check) and what it answers (:class:`PlanResult`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 import numpy as np
 
 from trainsizer.errors import InputError
 from trainsizer.messages import Message
 from trainsizer.plan.option import PlanOption
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import OptionJSON
 
 # what the suggestions try where nothing fits (suggest), also tried by a full re-plan (workflows/feasible.py)
 MORE_GPUS_FACTOR = 8  # this many times the GPU limit
@@ -44,6 +48,9 @@ class HostCheck(Protocol):
 
 @dataclass(frozen=True)
 class Constraints:
+    """What the search is asked: the GPUs allowed, counts and node shapes, deadline, the screen's prices and host
+    check."""
+
     gpus: tuple[str, ...] = ()  # allowed GPU ids; empty = the whole catalog
     max_gpus: int = 1024
     gpus_per_node: int | None = None
@@ -69,6 +76,8 @@ class Constraints:
 
 @dataclass
 class PlanResult:
+    """What the search answers: the options re-checked, their rankings, suggestions and notes."""
+
     options: list[PlanOption]
     suggestions: list[Message]
     rankings: dict[str, list[int]] = field(default_factory=dict)  # index lists into options (the plan ranks)
@@ -77,10 +86,40 @@ class PlanResult:
     late: list[PlanOption] = field(default_factory=list)  # options that fit but miss the deadline
     blocked: str | None = None  # "market": no option because the layouts that fit cannot be had, not memory
 
-    def to_dict(self) -> dict[str, Any]:
-        """The plan's JSON edge: every option written once, here (docs/plan-json.md)."""
-        out = {"options": [o.to_dict() for o in self.options], "suggestions": self.suggestions,
+    def to_dict(self, when_read: bool = False) -> dict[str, Any]:
+        """The plan's JSON edge: every option written once, here (docs/plan-json.md); ``when_read``: each option
+        written when it is read (:class:`OptionDicts`), for a face that shows a few of them."""
+        options = OptionDicts(self.options) if when_read else [o.to_dict() for o in self.options]
+        out = {"options": options, "suggestions": self.suggestions,
                "rankings": self.rankings, "candidates_evaluated": self.evaluated, "notes": self.notes}
         if self.blocked:
             out["blocked"] = self.blocked
         return out
+
+
+class OptionDicts(Sequence["OptionJSON"]):
+    """The options' JSON, each option's written the first time it is read (:meth:`PlanOption.to_dict`): the terminal
+    table reads the options it prints (a ranking's rows and the answer, ~15 of ~40), and an option's cost figures
+    (its FX sensitivity, month-by-month series, seed checks: ``cost.tco.Comparison``) are made when written. The
+    same dicts as the list ``to_dict`` writes; not for ``json`` (a list is)."""
+
+    def __init__(self, options: list[PlanOption]) -> None:
+        self._options = options
+        self._dicts: dict[int, OptionJSON] = {}
+
+    def __len__(self) -> int:
+        return len(self._options)
+
+    @overload
+    def __getitem__(self, index: int) -> OptionJSON: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[OptionJSON]: ...
+
+    def __getitem__(self, index: int | slice) -> OptionJSON | list[OptionJSON]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        i = range(len(self))[index]  # a negative index counted from the end; IndexError past it
+        if i not in self._dicts:
+            self._dicts[i] = self._options[i].to_dict()
+        return self._dicts[i]

@@ -376,6 +376,8 @@ def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Acceler
 
 @dataclass(frozen=True)
 class _LayerTotals:
+    """The layers' parameter totals, per layout (arrays)."""
+
     base_linear_params: np.ndarray
     norm_params: np.ndarray
     expert_linear_params: np.ndarray

@@ -15,18 +15,18 @@ from trainsizer.estimate.memory import MemoryEstimate
 from trainsizer.estimate.step import Performance
 from trainsizer.hardware.market import MarketAvailability
 from trainsizer.messages import Message
-from trainsizer.plan.option_json import (
-    AvailabilityJSON,
-    HardwareJSON,
-    OptionJSON,
-    ParallelJSON,
-    TrainingJSON,
-)
 from trainsizer.plan.option_range import OptionRange
 from trainsizer.scenario import Scenario
 
 if TYPE_CHECKING:  # higher layers' types, held here and written by their own to_dict
     from trainsizer.cost.run_cost import Bought, Rented, RunCost
+    from trainsizer.plan.option_json import (
+        AvailabilityJSON,
+        HardwareJSON,
+        OptionJSON,
+        ParallelJSON,
+        TrainingJSON,
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,6 +57,8 @@ class Pricing:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanOption:
+    """One option: the job on a GPU type, count, node shape and layout, its estimate, price and ranges."""
+
     scenario: Scenario  # the job with this option's hardware and layout
     memory: MemoryEstimate
     performance: Performance

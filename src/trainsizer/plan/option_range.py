@@ -5,18 +5,24 @@ time, time to train and cost per run, the chance its peak memory exceeds the GPU
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from trainsizer.messages import Message
-from trainsizer.plan.option_json import RangeJSON
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import RangeJSON
 
 Interval = tuple[float, float]  # [low, high] of an 80 % range
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OptionRange:
+    """An option's 80 % ranges (memory, step time, time to train, a run's cost) and its chance of running out of
+    memory."""
+
     level: float  # the share of outcomes the ranges hold (estimate.ranges.Band.level: 0.8)
     p_exceeds_capacity: float
-    at_risk: bool  # the chance is above estimate.intervals.RISK
+    at_risk: bool  # the chance is above estimate.ranges.RISK
     fits_unless_above: float | None  # the memory error that would exceed the GPU (a fraction of the estimate)
     device_gib: Interval
     step_time_s: Interval

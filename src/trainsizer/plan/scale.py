@@ -8,14 +8,16 @@ efficiency ``tokens/s(n) / (n * tokens/s per GPU at the smallest count)``) or sl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.hardware.catalog import Catalog, default_catalog
 from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
-from trainsizer.plan.option_json import ParallelJSON
 from trainsizer.plan.search import Constraints, _counts, _inter_links, plan
 from trainsizer.scenario import Scenario
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import ParallelJSON
 
 
 @dataclass

@@ -12,10 +12,9 @@ import numpy as np
 
 from trainsizer.errors import InputError
 from trainsizer.estimate.cache_keys import one_copy
-from trainsizer.estimate.intervals import RISK
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
-from trainsizer.estimate.ranges import Band, band, framework_regime
+from trainsizer.estimate.ranges import RISK, Band, band, framework_regime
 from trainsizer.estimate.regimes import regime
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.frameworks import runs_method

@@ -98,23 +98,23 @@ def _exact_order(shortlist: list[ScreenedLayout]) -> list[ScreenedLayout]:
     return merged
 
 
-def _screen_hours(item: ScreenedLayout, job: Scenario, global_batch: int) -> float | None:
-    """The screened time to train in hours (tokens over the screened tokens per second)."""
-    if not job.training.tokens:
+def _screen_hours(item: ScreenedLayout, tokens: int | None, per_step: float) -> float | None:
+    """The screened time to train in hours: the job's ``tokens`` (None: no time to train) over the screened tokens
+    per second (``per_step``: the job's tokens in a step, the global batch's sequences)."""
+    if not tokens:
         return None
-    return job.training.tokens * item.step_time_s / (global_batch * tokens_per_sequence(job)) / 3600
+    return tokens * item.step_time_s / per_step / 3600
 
 
-def _screen_objective(item: ScreenedLayout, job: Scenario, constraints: Constraints, global_batch: int) -> float:
-    """The screened layout's objective: the run's cost plus its time valued (per million tokens without
-    training.tokens); GPU-seconds per step without prices; inf when it cannot be had."""
+def _screen_objective(item: ScreenedLayout, hours: float | None, constraints: Constraints, per_step: float) -> float:
+    """The screened layout's objective: the run's cost (``hours``: its screened time to train) plus its time valued
+    (per million tokens without training.tokens); GPU-seconds per step without prices; inf when it cannot be had."""
     count, per_node = item.gpus, item.gpus_per_node
     if constraints.pricer is None:
         return item.step_time_s * count
-    hours = _screen_hours(item, job, global_batch)
     per_mtok = hours is None
     if per_mtok:
-        hours = 1e6 * item.step_time_s / (global_batch * tokens_per_sequence(job)) / 3600
+        hours = 1e6 * item.step_time_s / per_step / 3600
     cost = constraints.pricer.run_cost(item.gpu.id, count, max(1, count // per_node), per_node, hours,
                                        item.host_bytes_per_gpu / 2**30)
     if cost is None:
@@ -129,11 +129,13 @@ def choose_exact(shortlist: list[ScreenedLayout], job: Scenario, constraints: Co
     out of memory, so the best safe one is never cut away, nor anything cheaper), then the planner's spread over GPU
     types, counts and speeds up to MAX_EXACT, then a few that miss the deadline (to say what it rules out)."""
     deadline_h = constraints.deadline_s / 3600 * (1 + DEADLINE_SLACK) if constraints.deadline_s else None
+    per_step = global_batch * tokens_per_sequence(job)  # the job's tokens in a step, the same for every layout
+    hours = {id(it): _screen_hours(it, job.training.tokens, per_step) for it in shortlist}
     on_time, late = [], []
     for item in shortlist:
-        hours = _screen_hours(item, job, global_batch)
-        (late if deadline_h and hours is not None and hours > deadline_h else on_time).append(item)
-    value = {id(it): _screen_objective(it, job, constraints, global_batch) for it in on_time}
+        h = hours[id(item)]
+        (late if deadline_h and h is not None and h > deadline_h else on_time).append(item)
+    value = {id(it): _screen_objective(it, hours[id(it)], constraints, per_step) for it in on_time}
     finite = [it for it in on_time if np.isfinite(value[id(it)])]
     best = min((value[id(it)] for it in finite if it.safe), default=None)
     if best is None:
@@ -153,22 +155,23 @@ def choose_exact(shortlist: list[ScreenedLayout], job: Scenario, constraints: Co
     covered = {(*it.cell(), it.inter_node) for it in chosen if it.safe}
     safe = [it for it in on_time if it.cell_safe and (*it.cell(), it.inter_node) in near - covered]
     covered |= {(*it.cell(), it.inter_node) for it in safe}
-    return chosen + safe + _at_floor(on_time, covered, job, constraints, global_batch, best) + misses
+    return chosen + safe + _at_floor(on_time, covered, hours, constraints, best) + misses
 
 
-def _at_floor(on_time: list[ScreenedLayout], covered: set[tuple[str, int, str | None]], job: Scenario,
-              constraints: Constraints, global_batch: int, best: float) -> list[ScreenedLayout]:
+def _at_floor(on_time: list[ScreenedLayout], covered: set[tuple[str, int, str | None]],
+              screen_hours: dict[int, float | None], constraints: Constraints, best: float) -> list[ScreenedLayout]:
     """The safe layouts whose compute floor (``ScreenPricer.floor_cost``) plus time value is within FLOOR_SPAN of
     the least, at most MAX_AT_FLOOR: where no known offer rents the job by the hour the answer names the layout a
     team would ask a cloud to quote (``workflows.offer_gap``), which must be re-checked and safe like any answer.
     None where the best screened objective (``best``) is within FLOOR_NEEDED of the least floor: a priced offer then
-    holds the job near its floor and no quote leads."""
+    holds the job near its floor and no quote leads. ``screen_hours``: each layout's screened time to train (by
+    id)."""
     pricer = constraints.pricer
     if pricer is None:
         return []
     value: dict[int, float] = {}
     for it in on_time:
-        hours = _screen_hours(it, job, global_batch)
+        hours = screen_hours[id(it)]
         cost = None if hours is None or not it.cell_safe else pricer.floor_cost(it.gpu.id, it.gpus, hours)
         if cost is not None:
             value[id(it)] = cost + constraints.time_value * hours

@@ -49,6 +49,8 @@ class Code:
 
 @dataclass
 class Section:
+    """One section of a report or of the plan's detail: a key, its title and its blocks."""
+
     key: str
     title: str
     blocks: list[tuple[Any, ...]] = field(default_factory=list)  # ("p"|"verdict"|"list"|"table"|"answer"|"charts", ...)

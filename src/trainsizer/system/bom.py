@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.estimate.cache_keys import cleared_with_keys, json_key
 from trainsizer.estimate.memory import default_memory_model, estimate_memory
@@ -14,7 +14,6 @@ from trainsizer.estimate.training_state import training_state
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.param_counts import count_params
-from trainsizer.plan.option_json import SystemJSON
 from trainsizer.scenario import Scenario
 from trainsizer.system.host import HostSizing, size_host
 from trainsizer.system.inventory import Inventory
@@ -24,9 +23,14 @@ from trainsizer.system.rules import baseboard_class
 from trainsizer.system.sites import Site
 from trainsizer.system.storage import StorageSizing, size_storage
 
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import SystemJSON
+
 
 @dataclass
 class SystemPlan:
+    """The servers of an option: their hosts, storage, network, power and fit to the site."""
+
     gpu: str
     gpus: int
     gpus_per_node: int

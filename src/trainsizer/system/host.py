@@ -9,17 +9,21 @@ consolidating a checkpoint. Cores: loader workers plus main and NCCL proxy threa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.messages import Message, clauses, msg
-from trainsizer.plan.option_json import HostJSON
 from trainsizer.system.rules import round_up, sizing_rules
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import HostJSON
 
 GIB = 2**30
 
 
 @dataclass(frozen=True)
 class HostSizing:
+    """A server's host: RAM and CPU cores needed and chosen, the seed's rule, what a rented instance must have."""
+
     ram_gib: float  # per node, rounded to a standard size
     ram_needed_gib: float
     ram_breakdown_gib: dict[str, float]

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from trainsizer.messages import Message, clauses, msg
-from trainsizer.plan.option_json import NetworkJSON
 from trainsizer.system.rules import sizing_rules
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import NetworkJSON
 
 
 @dataclass(frozen=True)
 class NetworkSizing:
+    """The scale-out network of the servers: fabric, NICs, switches and cables."""
+
     fabric: str | None  # link id, None for one server
     reason: Message
     nics_per_node: int

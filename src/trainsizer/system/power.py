@@ -14,16 +14,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from trainsizer.hardware.catalog import Accelerator
 from trainsizer.messages import Message, clauses, msg
-from trainsizer.plan.option_json import PowerJSON, SiteFitJSON
 from trainsizer.system.rules import RackScaleSystem, baseboard_class, rack_scale_system, sizing_rules
 from trainsizer.system.sites import Site
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import PowerJSON, SiteFitJSON
 
 
 @dataclass(frozen=True)
 class PowerSizing:
+    """The servers' power: nameplate and typical IT load, facility load and heat."""
+
     node_kw: float  # nameplate maximum of one server
     total_it_kw: float
     typical_it_kw: float
@@ -38,6 +43,8 @@ class PowerSizing:
 
 @dataclass
 class SiteFit:
+    """Whether the servers fit the site (power and racks), the remedies where they do not."""
+
     site: str
     fits: bool
     servers_per_rack: int

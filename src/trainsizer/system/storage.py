@@ -19,10 +19,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from trainsizer.messages import Message, clauses, msg
-from trainsizer.plan.option_json import StorageJSON
 from trainsizer.system.rules import StorageRules, storage_rules
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import StorageJSON
 
 TB = 1e12
 
@@ -43,6 +46,8 @@ class _Said:
 
 @dataclass(frozen=True)
 class StorageSizing:
+    """Shared and local storage: dataset, checkpoints, capacity and the read and write rates they need."""
+
     dataset_tb: float
     checkpoint_tb: float
     capacity_tb: float

@@ -10,16 +10,18 @@ pipeline or context parallelism the job does not need.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.cost.run_cost import RENT, Rented, RunCost
 from trainsizer.errors import InputError
 from trainsizer.messages import Message, clauses, listing, money, msg
 from trainsizer.plan.option import PlanOption
 from trainsizer.workflows.defaults import TIGHT_FRACTION
-from trainsizer.workflows.plan_schema import BindingJSON, OfferJSON, RecommendationJSON, RunnerUpJSON
 from trainsizer.workflows.robust import failure_cost
 from trainsizer.workflows.time_value import TimeValue
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.workflows.plan_schema import BindingJSON, OfferJSON, RecommendationJSON, RunnerUpJSON
 
 OBJECTIVES = ("cheapest", "fastest", "fewest-gpus")
 NEAR_TIE = 0.05  # within 5 % of the best the difference is below the model's own error (docs/accuracy.md)

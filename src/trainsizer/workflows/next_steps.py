@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.messages import Message, msg
 from trainsizer.plan.planner_data import planner_data
-from trainsizer.workflows.plan_schema import TimelineJSON, VerificationStepJSON
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.workflows.plan_schema import TimelineJSON, VerificationStepJSON
 
 TIMELINE = [
     ("timeline.evaluation", 2, 3),

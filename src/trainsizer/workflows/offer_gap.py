@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from trainsizer.cost.per_run import cheapest_on_demand
 from trainsizer.cost.prices import Prices, RentalOffer
@@ -16,11 +17,13 @@ from trainsizer.cost.tco import HOURS_PER_YEAR
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.messages import money as to_money
 from trainsizer.plan.option import PlanOption
-from trainsizer.plan.option_json import OfferJSON
 from trainsizer.workflows.decide import RUNNER_UP_SPAN, action, runner_up_of, time_value_adjustment, trade_against
-from trainsizer.workflows.plan_schema import OfferGapJSON, PaybackJSON, RecommendationJSON, RunnerUpJSON
 from trainsizer.workflows.setup_time import SetupTime
 from trainsizer.workflows.time_value import TimeValue
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import OfferJSON
+    from trainsizer.workflows.plan_schema import OfferGapJSON, PaybackJSON, RecommendationJSON, RunnerUpJSON
 
 # A run priced at most this many times its compute floor is held by a known offer (assumed: per-second or per-hour
 # billing, setup and a cloud's mark-up over the cheapest price stay within it; a term contract or a one-run

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.cost.per_run import Workload
 from trainsizer.cost.prices import Prices, listed, load_prices
@@ -39,25 +39,26 @@ from trainsizer.workflows.decide import (
 from trainsizer.workflows.defaults import (
     DEFAULT_MAX_GPUS,
 )
-from trainsizer.workflows.feasible import ways_to_feasible, with_ways
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
 from trainsizer.workflows.offer_gap import QUOTE, OfferGap, offer_gap, quoted
 from trainsizer.workflows.plan_request import PlanRequest
-from trainsizer.workflows.plan_schema import (
-    ConfidenceJSON,
-    ExcludedGpuJSON,
-    MarketJSON,
-    OfferGapJSON,
-    PlanJSON,
-    RecommendationJSON,
-)
 from trainsizer.workflows.pricing import MoneyTerms, merge_fabric_twins, recommend_options
 from trainsizer.workflows.robust import Confidence, close_call, confidence, settle_command, with_ranges
 from trainsizer.workflows.screen_pricing import HostFit, ScreenPricing
 from trainsizer.workflows.setup_time import NONE as NO_SETUP
 from trainsizer.workflows.setup_time import setup_time
 from trainsizer.workflows.time_value import TimeValue, time_value
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.workflows.plan_schema import (
+        ConfidenceJSON,
+        ExcludedGpuJSON,
+        MarketJSON,
+        OfferGapJSON,
+        PlanJSON,
+        RecommendationJSON,
+    )
 
 __all__ = ["DEFAULT_MAX_GPUS", "PlanOutcome", "PlanRequest", "load_job", "plan_job", "price_hardware"]
 
@@ -164,18 +165,23 @@ def _terms(job: Scenario, req: PlanRequest, site: Site, money: Prices, market: s
                       req.budget, _voucher(req, money), time_value(req.time_value, money.currency), setup)
 
 
-def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -> PlanOutcome:
+def plan_job(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml", options_when_read: bool = False
+             ) -> PlanOutcome:
     """Search, price and rank the layouts of ``job`` under ``req``; recommend one, or say what would make one: the
-    shortest time that works, the smallest change where memory binds (``workflows.feasible``: planned again)."""
-    outcome = _plan_once(job, req, job_label)
+    shortest time that works, the smallest change where memory binds (``workflows.feasible``: planned again).
+    ``options_when_read``: ``out["options"]`` writes each option's JSON when it is read (``plan.constraints.
+    OptionDicts``: the terminal table, which prints a few), else it is the list of every option's."""
+    outcome = _plan_once(job, req, job_label, options_when_read)
     if outcome.out["recommendation"] is None:
+        from trainsizer.workflows.feasible import ways_to_feasible, with_ways  # planned again only here
+
         ways = ways_to_feasible(job, req, outcome, lambda j, r: _plan_once(j, r, job_label),
                                 parse_objective(req.objective))
         outcome.out["suggestions"] = with_ways(ways, outcome.out["suggestions"])
     return outcome
 
 
-def _plan_once(job: Scenario, req: PlanRequest, job_label: str) -> PlanOutcome:
+def _plan_once(job: Scenario, req: PlanRequest, job_label: str, options_when_read: bool = False) -> PlanOutcome:
     """One plan of ``job`` under ``req``: searched, priced, ranked, a recommendation made where one can be."""
     cat, site, money = _context(req)
     _check_request(job, req, cat, job_label)
@@ -228,7 +234,7 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str) -> PlanOutcome:
         # no known offer rents it by the hour: the answer is the layout to ask a cloud to quote
         rec = _quoted_answer(rec, gap, gap_json, result, order, objective, req, terms, job)
         acquisition = QUOTE
-    out = result.to_dict()
+    out = result.to_dict(options_when_read)
     out.update({"recommendation": rec, "offer_gap": gap_json, "recommended_because": rec["why"] if rec else None})
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
                 **_next_steps(rec, acquisition, cat, job_label),

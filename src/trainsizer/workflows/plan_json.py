@@ -5,9 +5,11 @@ rankings and a comparison read. ``--all`` (``all_options``) gives every option s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trainsizer.workflows.plan_schema import OptionJSON, PlanJSON
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.workflows.plan_schema import OptionJSON, PlanJSON
+
 
 # An option's summary: per part of the option, the keys it keeps (the same values as in full).
 SUMMARY_KEYS: dict[str, tuple[str, ...] | None] = {

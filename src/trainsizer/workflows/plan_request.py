@@ -53,6 +53,9 @@ def request_flag(name: str) -> RequestFlag:
 
 @dataclass(frozen=True, kw_only=True)
 class PlanRequest:
+    """What the user asks of a plan (the command line's plan options, the web form, the Python API): each field's flag,
+    help and bounds in its metadata (``request_flags``)."""
+
     gpus: tuple[str, ...] = _asked((), "--gpu", help="Allowed GPU id (repeatable); default: every GPU the market "
                                    "offers.")
     max_gpus: int = _asked(DEFAULT_MAX_GPUS, "--max-gpus", help="Largest GPU count to consider.", units="GPUs")

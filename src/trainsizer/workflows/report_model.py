@@ -4,7 +4,7 @@ renderers in :mod:`trainsizer.report` turn it into HTML (inline SVG), Markdown o
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsizer.i18n import resolve_lang
 from trainsizer.messages import money, msg
@@ -12,7 +12,9 @@ from trainsizer.models.architecture import Architecture
 from trainsizer.plan.option import PlanOption
 from trainsizer.scenario import Scenario
 from trainsizer.workflows.plan_job import PlanOutcome, PlanRequest, plan_job
-from trainsizer.workflows.plan_schema import AssumptionJSON, PlanJSON, ReportJSON
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.workflows.plan_schema import AssumptionJSON, PlanJSON, ReportJSON
 
 
 def picked(outcome: PlanOutcome) -> int | None:

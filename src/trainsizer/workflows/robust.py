@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from trainsizer.estimate.intervals import RISK
-from trainsizer.estimate.ranges import Band, band, framework_regime
+from trainsizer.estimate.ranges import RISK, Band, band, framework_regime
 from trainsizer.estimate.regimes import gpu_family, regime
 from trainsizer.messages import Message, msg
 from trainsizer.plan.option import PlanOption
 from trainsizer.plan.option_range import OptionRange
 from trainsizer.workflows.normal_draws import standard_normals
-from trainsizer.workflows.plan_schema import ConfidenceJSON
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.workflows.plan_schema import ConfidenceJSON
 
 SAMPLES = 4000
 SEED = 20240601

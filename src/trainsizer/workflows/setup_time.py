@@ -5,13 +5,18 @@ A rented run bills them on every GPU like the training itself, and the run's tim
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from trainsizer.plan.option_json import SetupJSON
 from trainsizer.plan.planner_data import planner_data
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.plan.option_json import SetupJSON
 
 
 @dataclass(frozen=True, slots=True)
 class SetupTime:
+    """Minutes from a rented instance's start to the first step, and whether they are the planner's default."""
+
     minutes: float
     assumed: bool  # the planner's default, not the user's --setup
 

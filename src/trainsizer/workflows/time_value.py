@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import InputError
-from trainsizer.workflows.plan_schema import TimeValueJSON
+
+if TYPE_CHECKING:  # the JSON's types, for annotations
+    from trainsizer.workflows.plan_schema import TimeValueJSON
 
 
 @dataclass(frozen=True)
