@@ -10,9 +10,10 @@ from typing import Any, Union, get_args, get_origin, get_type_hints, is_typeddic
 import pytest
 from conftest import REPO
 
+from trainsizer.workflows.catalogs import ModelRow, PriceRow, model_rows, price_rows
 from trainsizer.workflows.jobs import load_job
-from trainsizer.workflows.plan_job import PlanRequest, plan_job
-from trainsizer.workflows.plan_schema import PlanJSON, ReportJSON
+from trainsizer.workflows.plan_job import PlanRequest, plan_job, price_hardware
+from trainsizer.workflows.plan_schema import ExportJSON, HardwareCostJSON, PlanJSON, ReportJSON
 from trainsizer.workflows.report_model import build_report
 
 
@@ -66,6 +67,22 @@ def test_a_run_without_its_length_is_priced_per_token_as_declared():
 def test_the_report_model_holds_the_keys_its_type_declares():
     report = build_report(load_job(QWEN), PlanRequest(currency="USD", max_gpus=8), "qwen.yaml")
     assert mismatches(report, ReportJSON, "report") == []
+
+
+def test_the_priced_hardware_and_the_exports_hold_the_keys_their_types_declare():
+    from trainsizer.web.service import report_data
+
+    priced = price_hardware(load_job(QWEN), "h100-sxm5-80gb", 8, PlanRequest(currency="USD"))
+    assert mismatches(priced, HardwareCostJSON, "cost") == []
+    export = report_data(plan_job(load_job(QWEN), PlanRequest(currency="CNY", max_gpus=8)))
+    assert export["recommended"] is not None and mismatches(export, ExportJSON, "export") == []
+
+
+def test_the_catalog_rows_hold_the_keys_their_types_declare():
+    models, prices = model_rows(), price_rows()
+    assert models and prices and any(r["machine"] for r in prices)
+    assert [m for r in models for m in mismatches(r, ModelRow, r["id"])] == []
+    assert [m for r in prices for m in mismatches(r, PriceRow, str(r["item"]))] == []
 
 
 def test_a_stray_key_is_caught():

@@ -3,7 +3,7 @@ the reader's language; ids, product names, units and sources as the data files h
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -11,6 +11,10 @@ from rich.table import Table
 from trainsizer.i18n import N_, tr
 from trainsizer.report import words as w
 from trainsizer.report.message_text import COOLING
+
+if TYPE_CHECKING:
+    from trainsizer.system.sites import Site
+    from trainsizer.workflows.catalogs import ModelRow, PriceRow
 
 SCOPES = {"scale-up": N_("scale-up"), "pcie": N_("PCIe"), "scale-out": N_("scale-out"),
           "network": N_("network")}
@@ -47,7 +51,7 @@ def print_links(cat: Any, lang: str = "en") -> None:
     _console().print(table)
 
 
-def print_models(rows: list[dict[str, Any]], lang: str = "en") -> None:
+def print_models(rows: list[ModelRow], lang: str = "en") -> None:
     from trainsizer.report.text import _console
 
     table = _table(N_("Model presets"), (N_("id"), N_("params (B)"), N_("active (B)"), N_("published (B)"),
@@ -59,7 +63,7 @@ def print_models(rows: list[dict[str, Any]], lang: str = "en") -> None:
     _console().print(table)
 
 
-def print_sites(sites: dict[str, Any], lang: str = "en") -> None:
+def print_sites(sites: dict[str, Site], lang: str = "en") -> None:
     from trainsizer.report.text import _console
 
     table = _table(N_("Sites"), (N_("id"), N_("kW/rack"), N_("cooling"), N_("PUE"), N_("power price"),
@@ -76,7 +80,7 @@ def print_sites(sites: dict[str, Any], lang: str = "en") -> None:
 PRICE_COLUMNS = (N_("section"), N_("item"), N_("price"), N_("kind"), N_("as of"), N_("source"))
 
 
-def print_prices(rows: list[dict[str, Any]], lang: str = "en") -> None:
+def print_prices(rows: list[PriceRow], lang: str = "en") -> None:
     """The price rows with their source and the figure's date; stale ones flagged (check before you sign)."""
     from trainsizer.report.text import _console
 

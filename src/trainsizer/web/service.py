@@ -17,7 +17,7 @@ from trainsizer.workflows.jobs import job_from_dict
 from trainsizer.workflows.plan_job import PlanOutcome, PlanRequest, plan_job, price_hardware
 
 if TYPE_CHECKING:  # the plan document's keys
-    from trainsizer.workflows.plan_schema import PlanJSON
+    from trainsizer.workflows.plan_schema import ExportJSON, HardwareCostJSON, PlanJSON
 
 __all__ = ["FormSaid", "PlanOutcome", "ReadAs", "catalog", "cost", "estimate", "plan", "quotes", "report_data",
            "scale", "scale_curves"]
@@ -113,7 +113,7 @@ def plan(req: s.PlanIn) -> PlanOutcome:
         return plan_job(scenario, request)
 
 
-def report_data(outcome: PlanOutcome) -> dict[str, Any]:
+def report_data(outcome: PlanOutcome) -> ExportJSON:
     """What the exports read of a report model, from the plan the page computed: the plan, its recommended
     (else fastest) option and the assumptions with their sources (the report's own list)."""
     from trainsizer.workflows.report_model import assumptions, picked
@@ -137,7 +137,7 @@ def scale(req: s.ScaleIn) -> dict[str, Any]:
     return {"gpu": req.gpu, "curves": [c.to_dict() for c in curves]}
 
 
-def cost(req: s.CostIn) -> dict[str, Any]:
+def cost(req: s.CostIn) -> HardwareCostJSON:
     """The fastest layout of the job on exactly this hardware, with its servers, site fit and cost."""
     _check_gpu_ids([req.gpu], "gpu", indexed=False)
     scenario = build_job(req.job, req.gpu)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from trainsizer.hardware.catalog import Catalog, load_catalog
 from trainsizer.models.catalog import model_ids, preset_architecture, preset_entry
@@ -20,9 +20,40 @@ KINDS = ("models", "gpus", "links", "sites")
 _MARKET_OF = {"CNY": "cn", "USD": "global"}  # a row quoted in CNY is a Chinese seller's (cost/per_run.py)
 
 
+class ModelRow(TypedDict):
+    """A model preset in ``trainsizer catalog models``: its exact parameter counts and the published one."""
+
+    id: str
+    name: str
+    params: int
+    active_params: int
+    published_params: float | None
+    source: str | None
+
+
+class PriceRow(TypedDict):
+    """A price figure in ``trainsizer catalog prices``, with its source, date and (a rental's) machine."""
+
+    section: str
+    item: str
+    price: float | None
+    currency: str | None
+    unit: str
+    kind: str | None
+    confidence: str | None
+    market: str | None
+    source: str
+    relay: str | None
+    derived_from: str | None
+    as_of: str  # the figure's own date (ISO)
+    read_on: str | None  # the day the source was read, where it differs
+    stale: bool
+    machine: dict[str, Any] | None
+
+
 @cache
-def _model_rows() -> tuple[dict[str, Any], ...]:
-    rows = []
+def _model_rows() -> tuple[ModelRow, ...]:
+    rows: list[ModelRow] = []
     for mid in model_ids():
         counts = count_params(preset_architecture(mid))
         entry = preset_entry(mid)
@@ -32,9 +63,9 @@ def _model_rows() -> tuple[dict[str, Any], ...]:
     return tuple(rows)
 
 
-def model_rows() -> list[dict[str, Any]]:
+def model_rows() -> list[ModelRow]:
     """Model presets with their exact parameter counts."""
-    return [dict(r) for r in _model_rows()]
+    return [ModelRow(**r) for r in _model_rows()]
 
 
 def gpu_rows(catalogs: list[Path] | tuple[Path, ...] = ()) -> list[dict[str, Any]]:
@@ -98,7 +129,7 @@ def sites(paths: list[Path] | tuple[Path, ...] = ()) -> dict[str, Site]:
 
 
 def _price_row(section: str, item: str, row: SourcedRow | Subsidy, value: float | None, unit: str,
-               currency: str | None, machine: OfferMachine | None = None) -> dict[str, Any]:
+               currency: str | None, machine: OfferMachine | None = None) -> PriceRow:
     """One row of the listing; ``machine``: what a rented instance has."""
     from trainsizer.provenance import stale_figure
 
@@ -117,7 +148,7 @@ def _rental_item(row: RentalRow) -> str:
 
 
 def price_rows(market: str | None = None, stale_only: bool = False,
-               paths: list[Path] | tuple[Path, ...] = ()) -> list[dict[str, Any]]:
+               paths: list[Path] | tuple[Path, ...] = ()) -> list[PriceRow]:
     """The price rows a plan relies on (rental offers, servers, cards, vouchers, exchange rate, components,
     running costs), each with its source and the figure's date, for ``trainsizer catalog prices``: those of
     ``market`` (and the market-neutral ones) and, with ``stale_only``, only figures over 18 months old."""

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from trainsizer.cost.per_run import Workload
 from trainsizer.cost.prices import Prices, listed, load_prices
@@ -54,7 +54,9 @@ if TYPE_CHECKING:  # the JSON's types, for annotations
     from trainsizer.workflows.plan_schema import (
         ConfidenceJSON,
         ExcludedGpuJSON,
+        HardwareCostJSON,
         MarketJSON,
+        NextStepsJSON,
         OfferGapJSON,
         PlanJSON,
         RecommendationJSON,
@@ -243,7 +245,7 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str, options_when_rea
 
 
 def _next_steps(rec: RecommendationJSON | None, acquisition: str | None, cat: Catalog,
-                job_label: str) -> dict[str, Any]:
+                job_label: str) -> NextStepsJSON:
     """The deployment timeline and the verification steps of the answer, with the tools of its GPU's vendor."""
     vendor = cat.accelerators[rec["gpu"]].vendor if rec and rec["gpu"] in cat.accelerators else "nvidia"
     return {"timeline": timeline(acquisition),
@@ -301,7 +303,7 @@ def _sampled(options: list[PlanOption], ranked: list[int], values: list[float], 
     return replace(conf, runs=runs, share=min(conf.share, runs))
 
 
-def price_hardware(job: Scenario, gpu: str, gpus: int, req: PlanRequest) -> dict[str, Any]:
+def price_hardware(job: Scenario, gpu: str, gpus: int, req: PlanRequest) -> HardwareCostJSON:
     """The fastest layout of the job on exactly ``gpus`` x ``gpu``, with its servers, site fit and cost."""
     cat, site, money = _context(replace(req, gpus=(gpu,)))
     per_node = req.gpus_per_node

@@ -166,6 +166,22 @@ class OfferGapJSON(TypedDict):
     priced_far: NotRequired[bool]
 
 
+class NextStepsJSON(TypedDict):
+    """``workflows.plan_job._next_steps``: the answer's deployment timeline and verification steps."""
+
+    timeline: TimelineJSON
+    verification: list[VerificationStepJSON]
+
+
+class HardwareCostJSON(TypedDict):
+    """``workflows.plan_job.price_hardware``: the job's fastest layout on one hardware option, priced."""
+
+    option: OptionJSON
+    site: str
+    currency: str
+    prices_used: list[CitationJSON]
+
+
 class PlanJSON(TypedDict):
     """``PlanOutcome.out``: the plan."""
 
@@ -204,6 +220,15 @@ class AssumptionJSON(TypedDict):
     what: Message
     source: str
     as_of: str
+
+
+class ExportJSON(TypedDict):
+    """``web.service.report_data``: what the page's exports read (the plan, its recommended option, the report's
+    assumptions)."""
+
+    plan: PlanJSON
+    recommended: OptionJSON | None
+    assumptions: list[AssumptionJSON]
 
 
 class ReportJSON(TypedDict):
