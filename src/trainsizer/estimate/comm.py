@@ -71,25 +71,22 @@ class Fabric:
         def pick(values: list[float]) -> Any:
             return np.array(values, dtype=float)[which]
 
-        shapes = [f.gpus_per_node for f in fabrics]
-        per_node = self.gpus_per_node if len(set(shapes)) == 1 else np.array(shapes)[which]
-        scale_out = replace(self, inter=None,
-                            inter_busbw_gbps=pick([f.inter_busbw_gbps for f in fabrics]) * inter_factor,
-                            inter_latency_s=pick([f.inter_latency_s for f in fabrics]), gpus_per_node=per_node,
-                            inter_line_gbps=pick([f.inter_line_rate_gbps for f in fabrics]))
-
         def links(f: Fabric) -> tuple[Any, ...]:
             return f.intra_busbw_gbps, f.intra_latency_s, f.shared_host_gbps, f.intra_ring_gbps, f.intra_line_rate_gbps
 
-        if all(links(f) == links(self) for f in fabrics):
-            return replace(scale_out, intra_line_gbps=None)
-        # each layout's own scale-up links (no host-path cap: inf; no ring of its own: the all-reduce's)
-        return replace(scale_out, intra_busbw_gbps=pick([f.intra_busbw_gbps for f in fabrics]),
-                       intra_latency_s=pick([f.intra_latency_s for f in fabrics]),
-                       shared_host_gbps=pick([f.shared_host_gbps or np.inf for f in fabrics]),
-                       intra_ring_gbps=pick([f.intra_busbw_gbps if f.intra_ring_gbps is None else f.intra_ring_gbps
-                                             for f in fabrics]),
-                       intra_line_gbps=pick([f.intra_line_rate_gbps for f in fabrics]))
+        scale_up = {"intra_line_gbps": None}  # alike links: this fabric's own
+        if any(links(f) != links(self) for f in fabrics):  # each layout's own (no host-path cap: inf; no ring: AR's)
+            scale_up = {"intra_busbw_gbps": pick([f.intra_busbw_gbps for f in fabrics]),
+                        "intra_latency_s": pick([f.intra_latency_s for f in fabrics]),
+                        "shared_host_gbps": pick([f.shared_host_gbps or np.inf for f in fabrics]),
+                        "intra_ring_gbps": pick([f.intra_busbw_gbps if f.intra_ring_gbps is None else f.intra_ring_gbps
+                                                 for f in fabrics]),
+                        "intra_line_gbps": pick([f.intra_line_rate_gbps for f in fabrics])}
+        shapes = [f.gpus_per_node for f in fabrics]
+        return replace(self, inter=None, inter_busbw_gbps=pick([f.inter_busbw_gbps for f in fabrics]) * inter_factor,
+                       inter_latency_s=pick([f.inter_latency_s for f in fabrics]),
+                       gpus_per_node=self.gpus_per_node if len(set(shapes)) == 1 else np.array(shapes)[which],
+                       inter_line_gbps=pick([f.inter_line_rate_gbps for f in fabrics]), **scale_up)
 
     def ring(self) -> Fabric:
         """This fabric as an all-gather or reduce-scatter sees it: the intra-node ring's bus bandwidth."""
