@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO
 
 from trainsizer.estimate.ranges import band, shipped_ranges
-from trainsizer.estimate.regimes import DIMENSIONS, gpu_family, regime
+from trainsizer.estimate.regimes import DIMENSIONS, SPEED_DIMENSIONS, gpu_family, regime
 from trainsizer.evidence.ranges_fit import (
     WEIGHTING,
     Residual,
@@ -71,18 +71,19 @@ def test_the_conformal_correction_quantile_covers_the_level_in_expectation_not_m
 
 
 def _rows(us, family="a100", source="s"):
-    return [Residual(f"{source}{i}", f"{source}{i % 3}", u, {"gpu_family": family, "method": "full", "scale": "1-gpu"})
+    return [Residual(f"{source}{i}", f"{source}{i % 3}", u,
+                     {"gpu_family": family, "method": "full", "scale": "1-gpu", "model": "dense"})
             for i, u in enumerate(us)]
 
 
 def test_a_regime_of_few_publications_is_pulled_to_the_pooled_range_and_an_unseen_one_is_wide():
     rows = _rows([0.01 * i for i in range(-20, 21)]) + _rows([0.5 + 0.01 * i for i in range(5)], "v100", "t")
     data = fit_ranges({"memory": rows, "speed": rows}, dims=FULL)
-    seen = band("memory", {"gpu_family": "v100", "method": "full", "scale": "1-gpu"}, data)
+    seen = band("memory", {"gpu_family": "v100", "method": "full", "scale": "1-gpu", "model": "dense"}, data)
     fam = data["memory"]["gpu_family"]["v100"]
     assert data["memory"]["pooled"]["lo"] < seen.lo < fam["lo"]  # shrunk: between its own and the pooled range
     assert not seen.no_evidence
-    unseen = band("memory", {"gpu_family": "cdna3", "method": "full", "scale": "1-gpu"}, data)
+    unseen = band("memory", {"gpu_family": "cdna3", "method": "full", "scale": "1-gpu", "model": "dense"}, data)
     assert unseen.no_evidence == ("gpu_family=cdna3",)
     assert unseen.hi - unseen.lo > seen.hi - seen.lo
 
@@ -96,6 +97,23 @@ def test_the_shipped_ranges_cover_the_speed_and_memory_estimates_both_ways():
     m = band("memory", regime("rtx-4090-24gb", "qlora", 1, 1))
     assert 0.0 < m.p_above(16.0, 24.0) < 0.5 < m.p_above(30.0, 24.0) < 1.0
     assert shipped_ranges()["level"] == 0.8
+
+
+def test_a_moe_models_speed_range_is_fitted_on_the_moe_runs_and_its_memory_range_is_the_dense_ones():
+    """The held-out error of the MoE runs is several times a dense model's: a MoE estimate's speed range is its own
+    row's (backed by those runs, not the wide range of an unseen regime), wider than the same hardware's dense one;
+    no memory case is a MoE model, so memory is not conditioned on the kind."""
+    from trainsizer.estimate.regimes import scenario_regime
+
+    where = ("h100-sxm5-80gb", "full", 256, 8)
+    dense, moe = band("speed", regime(*where)), band("speed", regime(*where, moe=True))
+    assert not moe.no_evidence and shipped_ranges()["speed"]["model"]["moe"]["cases"] >= 20
+    assert moe.hi - moe.lo > 1.5 * (dense.hi - dense.lo)
+    assert band("memory", regime(*where, moe=True)) == band("memory", regime(*where))
+    case = {"model": {"preset": "qwen3-30b-a3b"}, "training": {"method": "full"},
+            "parallel": {"gpus": 8}, "hardware": {"gpu": "h100-sxm5-80gb", "gpus_per_node": 8}}
+    assert scenario_regime(case)["model"] == "moe"
+    assert scenario_regime({**case, "model": {"preset": "llama-3.1-8b"}})["model"] == "dense"
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +183,8 @@ def _publications(kind: str, family: str) -> int:
 
 
 def _two_sources(us, family, source):
-    return [Residual(f"{source}{i}", f"{source}{i % 4}", u, {"gpu_family": family, "method": "full", "scale": "1-gpu"})
+    return [Residual(f"{source}{i}", f"{source}{i % 4}", u,
+                     {"gpu_family": family, "method": "full", "scale": "1-gpu", "model": "dense"})
             for i, u in enumerate(us)]
 
 
@@ -198,7 +217,7 @@ def test_an_unseen_family_range_is_not_narrowed_by_the_corrections_of_the_seen_f
     assert fix["unseen"] == {"cases": 0, "sources": 0, "lo": 0.0, "hi": 0.0}  # no family was ever unseen
     fix["pooled"].update(lo=-0.05, hi=-0.05)
     fix["gpu_family"]["y"].update(lo=-0.05, hi=-0.05)  # synthetic: loose ranges for the seen family
-    where = {"gpu_family": "cdna3", "method": "full", "scale": "1-gpu"}
+    where = {"gpu_family": "cdna3", "method": "full", "scale": "1-gpu", "model": "dense"}
     assert band("memory", where, data) == band("memory", where, data, corrected=False)
     seen, loose = band("memory", {**where, "gpu_family": "y"}, data), band("memory", {**where, "gpu_family": "y"},
                                                                             data, corrected=False)
@@ -218,7 +237,7 @@ def test_the_unseen_range_counts_every_family_once_and_is_widened_by_families_it
     assert wide["hi"] >= 0.6  # unweighted, 5 of 46 cases would sit beyond the 80 % half-width
     fix = data["memory"]["correction"]["unseen"]
     assert fix["sources"] == 1 and fix["cases"] == 5 and fix["hi"] > 0 and fix["lo"] == 0.0
-    where = {"gpu_family": "cdna3", "method": "full", "scale": "1-gpu"}
+    where = {"gpu_family": "cdna3", "method": "full", "scale": "1-gpu", "model": "dense"}
     assert band("memory", where, data).hi > band("memory", where, data, corrected=False).hi
 
 
@@ -233,7 +252,7 @@ def test_a_gpu_part_no_case_measured_gets_the_wide_speed_range_inside_a_measured
             for r in _two_sources([0.01 * i for i in range(-20, 21)], "hopper", "p")]
     data = fit_ranges({"memory": rows, "speed": rows}, dims=FULL)
     assert data["speed"]["gpu_parts"] == ["h100"] and "gpu_parts" not in data["memory"]
-    where = {"gpu_family": "hopper", "method": "full", "scale": "1-gpu"}
+    where = {"gpu_family": "hopper", "method": "full", "scale": "1-gpu", "model": "dense"}
     measured, new = (band("speed", {**where, "gpu_part": p}, data) for p in ("h100", "h20"))
     assert not measured.no_evidence and new.no_evidence == ("gpu_part=h20",)
     assert new.lo <= measured.lo and new.hi >= measured.hi and new.hi - new.lo > measured.hi - measured.lo
@@ -304,11 +323,12 @@ def test_a_regime_range_is_as_wide_as_its_widest_dimension_about_their_mean_medi
     assert combine([], [], [], {"lo": -0.2, "mid": 0.01, "hi": 0.2}) == (-0.2, 0.01, 0.2)
     rng = __import__("numpy").random.default_rng(3)
     rows = [Residual(f"{f}{p}-{i}", f"{f}{p}", float(shift + s * rng.standard_normal()),
-                     {"gpu_family": f, "method": "full", "scale": "1-gpu"})
+                     {"gpu_family": f, "method": "full", "scale": "1-gpu", "model": "dense"})
             for f, s, shifts in (("calm", 0.05, (-0.02, 0.0, 0.02, 0.01, -0.01, 0.0)), ("wild", 0.05, (-0.4, 0.0, 0.4)))
             for p, shift in enumerate(shifts) for i in range(10)]
     data = fit_ranges({"memory": rows, "speed": rows}, dims=FULL)
-    wild = band("speed", {"gpu_family": "wild", "method": "full", "scale": "1-gpu"}, data, corrected=False)
+    wild = band("speed", {"gpu_family": "wild", "method": "full", "scale": "1-gpu", "model": "dense"}, data,
+                corrected=False)
     row, pooled, k = data["speed"]["gpu_family"]["wild"], data["speed"]["pooled"], data["shrinkage_sources"]
     w = row["sources"] / (row["sources"] + k)
     assert wild.hi - wild.center >= w * (row["hi"] - row["mid"]) + (1 - w) * (pooled["hi"] - pooled["mid"]) - 1e-9
@@ -319,13 +339,14 @@ def test_ranges_fitted_on_no_dimension_give_every_regime_the_pooled_range_not_th
     range for every scenario, seen family or not: no dimension it was not conditioned on marks it 'no evidence'."""
     rng = __import__("numpy").random.default_rng(5)
     rows = [Residual(f"{f}{p}-{i}", f"{f}{p}", float(0.05 * rng.standard_normal()),
-                     {"gpu_family": f, "method": "lora", "scale": "1-gpu"})
+                     {"gpu_family": f, "method": "lora", "scale": "1-gpu", "model": "dense"})
             for f in ("ampere", "hopper") for p in range(4) for i in range(10)]
     data = fit_ranges({"memory": rows, "speed": rows}, dims={"memory": (), "speed": ("gpu_family",)})
     assert data["memory"]["dimensions"] == []
     pooled = data["memory"]["pooled"]
     for fam in ("ampere", "cdna3"):
-        b = band("memory", {"gpu_family": fam, "method": "full", "scale": "multi-node"}, data, corrected=False)
+        b = band("memory", {"gpu_family": fam, "method": "full", "scale": "multi-node", "model": "dense"}, data,
+                 corrected=False)
         assert not b.no_evidence and (b.lo, b.hi) == (pooled["lo"], pooled["hi"]), fam
 
 
@@ -383,7 +404,8 @@ def _shifted(by_family: dict[str, float], spread: float = 0.05, seed: int = 1):
         for p in range(4):
             offset = shift + 0.02 * rng.standard_normal()
             rows += [Residual(f"{fam}{p}-{i}", f"{fam}{p}", float(offset + spread * rng.standard_normal()),
-                              {"gpu_family": fam, "method": ("full", "lora")[i % 2], "scale": "1-gpu"})
+                              {"gpu_family": fam, "method": ("full", "lora")[i % 2], "scale": "1-gpu",
+                               "model": "dense"})
                      for i in range(12)]
     return rows
 
@@ -399,9 +421,9 @@ def test_the_dimensions_are_chosen_by_the_held_out_interval_score():
     alike = _shifted({"a": 0.0, "b": 0.0, "c": 0.0})
     assert "gpu_family" not in select_dimensions("memory", alike)[0]
     data = fit_ranges({"memory": alike, "speed": alike})
-    assert data["speed"]["dimensions"] == list(DIMENSIONS) and "selection" not in data["speed"]
+    assert data["speed"]["dimensions"] == list(SPEED_DIMENSIONS) and "selection" not in data["speed"]
     assert "gpu_family" not in data["memory"]["dimensions"] and data["memory"]["correction"]["gpu_family"] == {}
-    where = {"gpu_family": "never-measured", "method": "full", "scale": "1-gpu"}
+    where = {"gpu_family": "never-measured", "method": "full", "scale": "1-gpu", "model": "dense"}
     assert not band("memory", where, data).no_evidence and band("speed", where, data).no_evidence
 
 
@@ -423,7 +445,7 @@ def test_each_kinds_weighting_is_the_one_its_held_out_publications_score_best():
 def test_a_publication_of_many_cases_weighs_one_in_publication_weighted_quantiles():
     """Ten publications of two cases near 0 and one of forty cases at +0.5: weighing cases, the big publication
     sets the upper quantile; weighing publications, it is one draw of eleven and the upper end stays near 0."""
-    where = {"gpu_family": "ampere", "method": "lora", "scale": "1-gpu"}
+    where = {"gpu_family": "ampere", "method": "lora", "scale": "1-gpu", "model": "dense"}
     small = [Residual(f"p{p}-{i}", f"p{p}", 0.01 * (p - 5) + 0.002 * i, where)
              for p in range(10) for i in range(2)]
     big = [Residual(f"big-{i}", "big", 0.5 + 0.001 * i, where) for i in range(40)]

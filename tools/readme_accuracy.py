@@ -118,7 +118,7 @@ def coverage_rows(summary: dict[str, Any]) -> list[str]:
                 f"**{100 * cov[k]['coverage']:.1f} %** ({cov[k]['count']} cases)" for k in kinds) + " |",
             "| median half-width, log(measured / predicted) | " + " | ".join(
                 f"{cov[k]['median_half_width']:.2f}" for k in kinds) + " |"]
-    for dim, label in (("gpu_family", "GPU family"), ("method", "method"), ("scale", "scale")):
+    for dim, label in (("gpu_family", "GPU family"), ("method", "method"), ("scale", "scale"), ("model", "model")):
         values = sorted({v for k in kinds for v, r in cov[k]["by_regime"][dim].items() if r["count"] >= MIN_CASES})
         for value in values:
             cells = []

@@ -93,7 +93,7 @@ class Estimate:
         gpu = self.scenario.hardware.gpu
         mem, speed = scenario_bands(gpu if isinstance(gpu, str) else None, self.scenario.training.method,
                                     self.scenario.parallel.gpus, self.scenario.gpus_per_node,
-                                    self.scenario.training.framework)
+                                    self.scenario.training.framework, self.architecture.moe is not None)
         return memory_interval(self.memory, mem), (performance_interval(self.performance, speed)
                                                    if self.performance else None)
 

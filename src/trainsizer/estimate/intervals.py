@@ -26,9 +26,10 @@ def _pair(values: tuple[float, float], digits: int) -> list[float]:
 
 
 def scenario_bands(gpu_id: str | None, method: str, gpus: int, gpus_per_node: int,
-                   framework: str | None = None) -> tuple[Band, Band]:
-    """(memory, speed) ranges for a scenario's regime; wider where it names no ``framework`` (``ranges.py``)."""
-    reg = framework_regime(regime(gpu_id, method, gpus, gpus_per_node), framework)
+                   framework: str | None = None, moe: bool = False) -> tuple[Band, Band]:
+    """(memory, speed) ranges for a scenario's regime (``moe``: its model routes tokens to experts); wider where it
+    names no ``framework`` (``ranges.py``)."""
+    reg = framework_regime(regime(gpu_id, method, gpus, gpus_per_node, moe), framework)
     return band("memory", reg), band("speed", reg)
 
 

@@ -5,7 +5,8 @@
 ``u = log(measured / predicted)`` over all cases (``pooled``; ``weighting``: each case weighs one, or each publication
 one in all) and per value of each regime dimension the fit chose
 for the kind (``dimensions``, among ``regimes.py``'s GPU family, method, scale: for memory the set whose ranges
-scored best on publications held out in turn, ``ranges_fit.select_dimensions``; for speed all three). A scenario's
+scored best on publications held out in turn, ``ranges_fit.select_dimensions``; for speed all three and the model's
+kind, dense or MoE). A scenario's
 range combines its dimensions: each dimension's quantiles shrunk toward the pooled ones by
 ``s / (s + shrinkage_sources)`` over the s publications that show it (errors within one publication move together,
 so its publications, not its cases, are the evidence); the median is the mean of the dimensions' shrunk medians, and

@@ -1,6 +1,8 @@
 """The regime of a scenario for the error ranges (``ranges.py``): the things the model's error depends on that a
-scenario states before it runs: the GPU family (its architecture), the training method and the scale (one GPU, one
-node, many nodes).
+scenario states before it runs: the GPU family (its architecture), the training method, the scale (one GPU, one
+node, many nodes) and, for speed, the model's kind (dense or mixture-of-experts: a MoE step adds routing, the
+experts' all-to-all, grouped GEMMs and host synchronisations, whose held-out error is several times a dense
+model's, docs/accuracy.md "MoE", so a MoE estimate must not borrow a dense model's range).
 
 Which of them a kind's ranges are conditioned on is the fit's choice (``evidence/ranges_fit.select_dimensions``: for
 memory the subset whose ranges score best on held-out publications; speed uses all three). The framework a run uses
@@ -18,6 +20,8 @@ from functools import cache
 from typing import Any
 
 DIMENSIONS = ("gpu_family", "method", "scale")
+# speed's dimensions: the model's kind too (no shipped memory case is a MoE model: memory cannot be conditioned on it)
+SPEED_DIMENSIONS = (*DIMENSIONS, "model")
 # a catalog id's tokens after the product name: form factor, memory size, power cap (a100-sxm4-80gb -> a100)
 _SUFFIX = re.compile(r"^(sxm\d*|pcie\d*|nvl\d*|oam|\d+gb|\d+w)$")
 
@@ -55,11 +59,29 @@ def scale(gpus: int, gpus_per_node: int) -> str:
     return "1-node" if gpus <= max(gpus_per_node, 1) else "multi-node"
 
 
-def regime(gpu_id: str | None, method: str, gpus: int, gpus_per_node: int) -> dict[str, str]:
-    """The regime's value in each dimension (an inline GPU spec, ``gpu_id`` None, has family ``inline``), and the
-    GPU part (``gpu_part``: not a dimension; ranges.py widens a speed range whose part no case measured)."""
+def regime(gpu_id: str | None, method: str, gpus: int, gpus_per_node: int, moe: bool = False) -> dict[str, str]:
+    """The regime's value in each dimension (an inline GPU spec, ``gpu_id`` None, has family ``inline``; ``moe``:
+    the model routes tokens to experts), and the GPU part (``gpu_part``: not a dimension; ranges.py widens a speed
+    range whose part no case measured)."""
     return {"gpu_family": gpu_family(gpu_id) if gpu_id else "inline", "method": str(method),
-            "scale": scale(int(gpus), int(gpus_per_node)), "gpu_part": gpu_part(gpu_id) if gpu_id else "inline"}
+            "scale": scale(int(gpus), int(gpus_per_node)), "model": "moe" if moe else "dense",
+            "gpu_part": gpu_part(gpu_id) if gpu_id else "inline"}
+
+
+def is_moe(model: Any) -> bool:
+    """Whether a scenario's ``model`` (its ``ModelSpec``) routes tokens to experts; presets read once."""
+    if getattr(model, "preset", None) is not None:
+        return _preset_is_moe(model.preset)
+    from trainsizer.models.catalog import resolve_model
+
+    return resolve_model(model).moe is not None
+
+
+@cache
+def _preset_is_moe(preset: str) -> bool:
+    from trainsizer.models.catalog import preset_architecture
+
+    return preset_architecture(preset).moe is not None
 
 
 def scenario_regime(scenario: dict[str, Any]) -> dict[str, str]:
@@ -68,5 +90,8 @@ def scenario_regime(scenario: dict[str, Any]) -> dict[str, str]:
     gpu = hardware.get("gpu")
     par = scenario.get("parallel") or {}
     gpus = int(par.get("gpus", 1) or 1)
+    from trainsizer.scenario import ModelSpec
+
     return regime(gpu if isinstance(gpu, str) else None, str((scenario.get("training") or {}).get("method", "full")),
-                  gpus, int(hardware.get("gpus_per_node") or gpus))
+                  gpus, int(hardware.get("gpus_per_node") or gpus),
+                  is_moe(ModelSpec.model_validate(scenario.get("model") or {})))

@@ -11,7 +11,7 @@ from rich.table import Table
 from trainsizer.i18n import N_, tr
 
 KIND = {"memory": N_("memory"), "speed": N_("throughput")}
-DIMENSION = {"gpu_family": N_("GPU family"), "method": N_("method"), "scale": N_("scale")}
+DIMENSION = {"gpu_family": N_("GPU family"), "method": N_("method"), "scale": N_("scale"), "model": N_("model")}
 UNCHECKED = N_("{figure}: {n} held-out cases not checked: a range is fitted on the errors of two other publications "
                "at least, and their files have fewer")
 MIN_CASES = 10  # a regime value with fewer held-out cases says little about its coverage: not listed

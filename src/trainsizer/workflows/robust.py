@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from trainsizer.estimate.ranges import RISK, Band, band, framework_regime
-from trainsizer.estimate.regimes import gpu_family, regime
+from trainsizer.estimate.regimes import gpu_family, is_moe, regime
 from trainsizer.messages import Message, msg
 from trainsizer.plan.option import PlanOption
 from trainsizer.plan.option_range import OptionRange
@@ -35,7 +35,8 @@ FAILED_ATTEMPT_HOURS = 1.0
 
 
 def _bands(o: PlanOption) -> tuple[Band, Band]:
-    reg = framework_regime(regime(o.gpu, o.method, o.gpus, o.gpus_per_node), o.scenario.training.framework)
+    reg = framework_regime(regime(o.gpu, o.method, o.gpus, o.gpus_per_node, is_moe(o.scenario.model)),
+                           o.scenario.training.framework)
     return band("memory", reg), band("speed", reg)
 
 
