@@ -188,6 +188,26 @@ def _two_sources(us, family, source):
             for i, u in enumerate(us)]
 
 
+def test_a_model_kinds_correction_widens_only_its_own_ranges_and_leaves_the_familys_to_its_dense_cases():
+    """MoE runs whose errors spread wider than the dense runs of the same family get a correction of their own on top
+    of the family's; the family's correction is fitted on its dense cases alone, so it matches the same fit without
+    the MoE runs, and no kind's correction is negative."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    dense = [replace(r, source=f"p{i // 30}")
+             for i, r in enumerate(_two_sources(0.05 * rng.standard_normal(120), "x", "p"))]
+    moe = [replace(r, source=f"m{i // 6}", regime={**r.regime, "model": "moe"})
+           for i, r in enumerate(_two_sources(0.4 * rng.standard_normal(24), "x", "m"))]
+    dims = {"memory": DIMENSIONS, "speed": SPEED_DIMENSIONS}
+    fix = fit_ranges({"memory": dense, "speed": dense + moe}, dims=dims)["speed"]["correction"]
+    alone = fit_ranges({"memory": dense, "speed": dense}, dims=dims)["speed"]["correction"]
+    assert fix["model"]["moe"]["lo"] > 0 and fix["model"]["moe"]["hi"] > 0
+    assert 0 <= fix["model"]["dense"]["lo"] < fix["model"]["moe"]["lo"]
+    assert 0 <= fix["model"]["dense"]["hi"] < fix["model"]["moe"]["hi"]
+    assert fix["gpu_family"]["x"]["cases"] == alone["gpu_family"]["x"]["cases"] == len(dense)
+
+
 def test_the_conformal_correction_widens_ranges_that_a_new_publication_breaks_and_narrows_loose_ones():
     import numpy as np
 

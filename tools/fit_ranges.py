@@ -41,12 +41,13 @@ HEADER = """\
 # publication weighs one in all), the kind's fixed choice (ranges_fit.WEIGHTING), both scored in weighting_selection.
 # dimensions: the regime dimensions the kind's ranges are conditioned on (memory: the candidate whose
 # ranges gave the held-out publications the lowest mean interval score, each candidate's in selection; speed: all
-# three). A scenario's range: each of its dimensions' rows shrunk toward pooled by s / (s + shrinkage_sources), the
-# median the mean of theirs, each side the widest of theirs; a value no case shows takes no_evidence (symmetric
-# about the median, each family weighing one); then each end moved out by correction (its GPU family's, else
-# pooled: conformalized quantile regression on the publications held out in turn; negative: the quantiles were
-# wider than needed; a no_evidence range only by unseen, from the publications that were the only source of their
-# family, never negative).
+# three and the model's kind, dense or MoE). A scenario's range: each of its dimensions' rows shrunk toward pooled by s
+# / (s + shrinkage_sources), the median the mean of theirs, each side the widest of theirs; a value no case shows takes
+# no_evidence (symmetric about the median, each family weighing one); then each end moved out by correction (its GPU
+# family's, else pooled: conformalized quantile regression on the publications held out in turn; negative: the quantiles
+# were wider than needed; a no_evidence range only by unseen, from the publications that were the only source of their
+# family, never negative), and for speed further by its model kind's (correction.model: what that kind's cases still
+# needed against the family-corrected ranges, never negative; the families' own fitted on their dense models' cases).
 # gpu_parts: the GPU parts the speed cases measured (another part of a measured family takes no_evidence).
 # framework_not_stated: the same fit on the cases scored with no framework named (the one assumed for the method);
 # a scenario that names no framework gets, per end, the wider of its range above and this block's.

@@ -194,6 +194,9 @@ def _regime_band(kind: str, regime: dict[str, str], data: dict[str, Any], correc
             shift = fix.get("unseen") or {e: max(fix["pooled"][e], 0.0) for e in ("lo", "hi")}
         else:
             shift = fix["gpu_family"].get(regime.get("gpu_family", "")) or fix["pooled"]
+            model_fix = (fix.get("model") or {}).get(regime.get("model", ""))  # what the model's kind still needs
+            if model_fix:
+                shift = {e: shift[e] + model_fix[e] for e in ("lo", "hi")}
         lo, hi = lo - shift["lo"], hi + shift["hi"]
         if mid is not None:  # a negative correction never takes an end past the median
             lo, hi = min(lo, mid), max(hi, mid)

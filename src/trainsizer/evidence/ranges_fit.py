@@ -231,7 +231,9 @@ def corrections(kind: str, rows: list[Residual], level: float = LEVEL,
     whose regime the others did not show (the only source of their GPU family), shrunk toward no correction by
     their publications, and never negative. A correction learned where the evidence was (a family's range too
     wide for its own family) says nothing about a family never measured (Mondrian conformal prediction: each
-    category calibrated on its own scores, Vovk, Gammerman & Shafer 2005 ch. 4.5). Per GPU family only where the
+    category calibrated on its own scores, Vovk, Gammerman & Shafer 2005 ch. 4.5). Where the quantiles are
+    conditioned on the model's kind, ``model`` moves each kind's ends out further by what its cases still need against
+    the family-corrected ranges (a MoE model's errors are not its GPU family's), never in. Per GPU family only where the
     quantiles are conditioned on it (``dims``): else a family's correction would bring back what the selection left
     out. ``weighting`` "publication": each held-out publication's scores weigh one in all (WEIGHTINGS)."""
     scores: list[Score] = []
@@ -253,9 +255,11 @@ def corrections(kind: str, rows: list[Residual], level: float = LEVEL,
     def row(group: list[Score]) -> dict[str, Any]:
         return {"cases": len(group), "sources": len({g.row.source for g in group}),
                 "lo": upper(group, True), "hi": upper(group, False)}
+    # by model kind: a family's correction fitted on its dense models' cases, each kind's on top (``model``)
+    base = [g for g in scores if g.row.regime.get("model") == "dense"] if "model" in dims else scores
     pooled = row(scores or unseen)
     families: dict[str, list[Score]] = defaultdict(list)
-    for g in scores if "gpu_family" in dims else ():
+    for g in base if "gpu_family" in dims else ():
         families[g.row.regime["gpu_family"]].append(g)
     out: Block = {"pooled": {k: round(v, 4) if isinstance(v, float) else v for k, v in pooled.items()},
                            "gpu_family": {}}
@@ -268,6 +272,17 @@ def corrections(kind: str, rows: list[Residual], level: float = LEVEL,
     w = new["sources"] / (new["sources"] + SHRINKAGE_SOURCES)
     out["unseen"] = {"cases": new["cases"], "sources": new["sources"],
                      **{e: round(max(w * new[e], 0.0), 4) for e in ("lo", "hi")}}
+    if "model" in dims:  # each model kind's cases scored against the family-corrected ranges: what its kind still needs
+        kinds: dict[str, list[Score]] = defaultdict(list)
+        for g in scores:
+            fix = out["gpu_family"].get(g.row.regime["gpu_family"]) or out["pooled"]
+            kinds[g.row.regime["model"]].append(Score(g.row, g.below - fix["lo"], g.above - fix["hi"]))
+        out["model"] = {}
+        for value in sorted(kinds):  # shrunk toward no correction by its publications, and never negative
+            own = row(kinds[value])
+            w = own["sources"] / (own["sources"] + SHRINKAGE_SOURCES)
+            out["model"][value] = {"cases": own["cases"], "sources": own["sources"],
+                                   **{e: round(max(w * own[e], 0.0), 4) for e in ("lo", "hi")}}
     return out
 
 
