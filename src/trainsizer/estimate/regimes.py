@@ -10,7 +10,7 @@ also moves the error (the published cases come from Megatron, DeepSpeed, FSDP, L
 scenario does not state its framework; what it states of one (the sharding: replicated, ZeRO/FSDP, tensor or
 pipeline parallel; variable sequence lengths; torch.compile) was tried as a dimension and scored no better on held-out
 publications (docs/accuracy.md: "80 % ranges"), so it is not one. Nor is the model's size (decades of active parameters:
-below 1B, 1-10B, 10-100B, above): tried in session 10 on the 380 cases, it left nested speed coverage at 79.5 % and
+below 1B, 1-10B, 10-100B, above): tried on 380 cases, it left nested speed coverage at 79.5 % and
 Volta's at 69.6 %, and put the cases above 100B at 42.9 %."""
 
 from __future__ import annotations

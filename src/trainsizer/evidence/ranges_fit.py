@@ -43,14 +43,10 @@ HOLDOUT_KIND = {"memory": "memory", "speed": "throughput"}
 # HBM3 as fast), which the family's other parts do not show; its memory follows the family's kernels and allocator.
 PART_KINDS = ("speed",)
 # The regime dimensions each kind's ranges may be conditioned on. Memory: any subset of regimes.DIMENSIONS (none: the
-# pooled range), picked by select_dimensions on the held-out interval score: memory is arithmetic on bytes, and held
-# out by family its median error barely grows (0.069 -> 0.074), so the data, not an assumption, says whether the GPU
-# family (or the method, or the scale) moves it. Speed: all three and the model's kind (dense or MoE), fixed. An unseen
-# family's speed error grows (held out by family, Hopper's median error 0.08 -> 0.17) and its range must say so, as a
-# MoE model's does (held out by publication, 17 % median against 9 % for dense models); the score ranks speed's full
-# set first too, and a selection per fold would only add its own noise to the nested check. Layout dimensions derived
-# from the scenario (sharding, variable sequence lengths, torch.compile) were tried and not kept (docs/accuracy.md,
-# "80 % ranges").
+# pooled range) picked by select_dimensions on the held-out interval score (held out by family its median error barely
+# grows, 0.069 -> 0.074: the data says whether family, method or scale move it). Speed: all three and the model's kind,
+# fixed: an unseen family's speed error grows (Hopper 0.08 -> 0.17 held out by family) and a MoE model's is 17 % against
+# 9 %; layout dimensions (sharding, variable lengths, torch.compile) were tried and not kept (docs/accuracy.md).
 CANDIDATES: dict[str, tuple[tuple[str, ...], ...]] = {
     "memory": tuple(c for k in range(len(DIMENSIONS), -1, -1) for c in combinations(DIMENSIONS, k)),
     "speed": (SPEED_DIMENSIONS,)}
@@ -231,11 +227,9 @@ def corrections(kind: str, rows: list[Residual], level: float = LEVEL,
     whose regime the others did not show (the only source of their GPU family), shrunk toward no correction by
     their publications, and never negative. A correction learned where the evidence was (a family's range too
     wide for its own family) says nothing about a family never measured (Mondrian conformal prediction: each
-    category calibrated on its own scores, Vovk, Gammerman & Shafer 2005 ch. 4.5). Where the quantiles are
-    conditioned on the model's kind, ``model`` moves each kind's ends out further by what its cases still need against
-    the family-corrected ranges (a MoE model's errors are not its GPU family's), never in. Per GPU family only where the
-    quantiles are conditioned on it (``dims``): else a family's correction would bring back what the selection left
-    out. ``weighting`` "publication": each held-out publication's scores weigh one in all (WEIGHTINGS)."""
+    category calibrated on its own scores, Vovk, Gammerman & Shafer 2005 ch. 4.5); ``model``: :func:`_kind_fixes`.
+    Per GPU family only where the quantiles are conditioned on it (``dims``): else a family's correction would bring
+    back what the selection left out. ``weighting`` "publication": each held-out publication's scores weigh one."""
     scores: list[Score] = []
     unseen: list[Score] = []
     for r, b in _held_out_bands(kind, rows, level, lambda rest: quantile_kind(rest, level, kind, dims, weighting),
@@ -272,17 +266,24 @@ def corrections(kind: str, rows: list[Residual], level: float = LEVEL,
     w = new["sources"] / (new["sources"] + SHRINKAGE_SOURCES)
     out["unseen"] = {"cases": new["cases"], "sources": new["sources"],
                      **{e: round(max(w * new[e], 0.0), 4) for e in ("lo", "hi")}}
-    if "model" in dims:  # each model kind's cases scored against the family-corrected ranges: what its kind still needs
-        kinds: dict[str, list[Score]] = defaultdict(list)
-        for g in scores:
-            fix = out["gpu_family"].get(g.row.regime["gpu_family"]) or out["pooled"]
-            kinds[g.row.regime["model"]].append(Score(g.row, g.below - fix["lo"], g.above - fix["hi"]))
-        out["model"] = {}
-        for value in sorted(kinds):  # shrunk toward no correction by its publications, and never negative
-            own = row(kinds[value])
-            w = own["sources"] / (own["sources"] + SHRINKAGE_SOURCES)
-            out["model"][value] = {"cases": own["cases"], "sources": own["sources"],
-                                   **{e: round(max(w * own[e], 0.0), 4) for e in ("lo", "hi")}}
+    if "model" in dims:
+        out["model"] = _kind_fixes(scores, out, row)
+    return out
+
+
+def _kind_fixes(scores: list[Score], fixes: Block, row: Callable[[list[Score]], dict[str, Any]]) -> Block:
+    """How much further each model kind's ends move out: its cases against the family-corrected ranges (``fixes``: a
+    MoE model's errors are not its family's), ``row``'s quantiles shrunk toward none by publications, never in."""
+    kinds: dict[str, list[Score]] = defaultdict(list)
+    for g in scores:
+        fix = fixes["gpu_family"].get(g.row.regime["gpu_family"]) or fixes["pooled"]
+        kinds[g.row.regime["model"]].append(Score(g.row, g.below - fix["lo"], g.above - fix["hi"]))
+    out: Block = {}
+    for value in sorted(kinds):
+        own = row(kinds[value])
+        w = own["sources"] / (own["sources"] + SHRINKAGE_SOURCES)
+        out[value] = {"cases": own["cases"], "sources": own["sources"],
+                      **{e: round(max(w * own[e], 0.0), 4) for e in ("lo", "hi")}}
     return out
 
 
