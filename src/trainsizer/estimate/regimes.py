@@ -2,16 +2,16 @@
 scenario states before it runs: the GPU family (its architecture), the training method, the scale (one GPU, one
 node, many nodes) and, for speed, the model's kind (dense or mixture-of-experts: a MoE step adds routing, the
 experts' all-to-all, grouped GEMMs and host synchronisations, whose held-out error is several times a dense
-model's, docs/accuracy.md "MoE", so a MoE estimate must not borrow a dense model's range).
+model's, docs/accuracy.md "80 % ranges", so a MoE estimate must not borrow a dense model's range).
 
 Which of them a kind's ranges are conditioned on is the fit's choice (``evidence/ranges_fit.select_dimensions``: for
-memory the subset whose ranges score best on held-out publications; speed uses all three). The framework a run uses
-also moves the error (the published cases come from Megatron, DeepSpeed, FSDP, LitGPT, Hugging Face ...), but a
-scenario does not state its framework; what it states of one (the sharding: replicated, ZeRO/FSDP, tensor or
+memory the subset whose ranges score best on held-out publications; speed uses all three and the model's kind). The
+framework a run uses also moves the error (the published cases come from Megatron, DeepSpeed, FSDP, LitGPT, Hugging Face
+...), but a scenario does not state its framework; what it states of one (the sharding: replicated, ZeRO/FSDP, tensor or
 pipeline parallel; variable sequence lengths; torch.compile) was tried as a dimension and scored no better on held-out
 publications (docs/accuracy.md: "80 % ranges"), so it is not one. Nor is the model's size (decades of active parameters:
-below 1B, 1-10B, 10-100B, above): tried on 380 cases, it left nested speed coverage at 79.5 % and
-Volta's at 69.6 %, and put the cases above 100B at 42.9 %."""
+below 1B, 1-10B, 10-100B, above): tried on 380 cases, it left nested speed coverage at 79.5 % and Volta's at 69.6 %, and
+put the cases above 100B at 42.9 %."""
 
 from __future__ import annotations
 
