@@ -69,19 +69,11 @@ def regime(gpu_id: str | None, method: str, gpus: int, gpus_per_node: int, moe: 
 
 
 def is_moe(model: Any) -> bool:
-    """Whether a scenario's ``model`` (its ``ModelSpec``) routes tokens to experts; presets read once."""
-    if getattr(model, "preset", None) is not None:
-        return _preset_is_moe(model.preset)
+    """Whether a scenario's ``model`` (its ``ModelSpec``) routes tokens to experts (a preset's architecture is read
+    once: ``models.catalog.preset_architecture``)."""
     from trainsizer.models.catalog import resolve_model
 
     return resolve_model(model).moe is not None
-
-
-@cache
-def _preset_is_moe(preset: str) -> bool:
-    from trainsizer.models.catalog import preset_architecture
-
-    return preset_architecture(preset).moe is not None
 
 
 def scenario_regime(scenario: dict[str, Any]) -> dict[str, str]:
