@@ -110,7 +110,7 @@ def coverage_rows(summary: dict[str, Any]) -> list[str]:
     """The coverage table's body: the user view's (the shipped ranges are fitted on it) overall share inside and
     median half-width, each regime value with at least MIN_CASES held-out cases of either kind (share inside, cases,
     median half-width), then the other views' overall share inside."""
-    from trainsizer.report.coverage_text import MIN_CASES
+    from trainsizer.report.coverage_text import DIMENSION, MIN_CASES
 
     cov = summary["range_coverage"]
     kinds = ("memory", "speed")
@@ -118,7 +118,7 @@ def coverage_rows(summary: dict[str, Any]) -> list[str]:
                 f"**{100 * cov[k]['coverage']:.1f} %** ({cov[k]['count']} cases)" for k in kinds) + " |",
             "| median half-width, log(measured / predicted) | " + " | ".join(
                 f"{cov[k]['median_half_width']:.2f}" for k in kinds) + " |"]
-    for dim, label in (("gpu_family", "GPU family"), ("method", "method"), ("scale", "scale"), ("model", "model")):
+    for dim, label in DIMENSION.items():  # the English labels validate's table prints
         values = sorted({v for k in kinds for v, r in cov[k]["by_regime"][dim].items() if r["count"] >= MIN_CASES})
         for value in values:
             cells = []
