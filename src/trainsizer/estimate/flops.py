@@ -111,6 +111,18 @@ def _attention_forward_per_token(arch: Architecture, seq_len: int) -> float:
     return 2.0 * seq_len * arch.num_heads * (qk + v)
 
 
+def window_share(window: int, seq_len: int) -> float:
+    """A sliding-window layer's attention FLOPs over a full-attention layer's, both counted in full: a causal query
+    at position ``i`` attends to ``min(i + 1, w)`` keys, on average ``w - w^2 / 2s`` of ``s`` (Beltagy et al. 2020,
+    Longformer, arXiv:2004.05150, section 3.1: sliding-window attention is O(s w)), so ``(2w - w^2/s) / s`` against
+    the full count's ``s``; 1 for a full layer (``window`` 0) or a window as long as the sequence. A fused kernel skips
+    the blocks outside the window (FlashAttention-2's ``window_size``); eager attention computes the square and masks
+    it (:func:`count_step_flops`)."""
+    if not window or window >= seq_len:
+        return 1.0
+    return (2.0 * window - window * window / seq_len) / seq_len
+
+
 def useful_attention_fraction(scenario: Scenario, arch: Architecture) -> float:
     """Fraction of the full attention square that is useful work: 1/2 under a causal mask (decoders), else 1; with
     packed documents that attend only to themselves, the blocks on the diagonal: sum(s_i^2) / S^2 = document /
@@ -175,38 +187,42 @@ def count_step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
     model = hardware = forward = 0.0
     model_attn = 0.0  # the attention square's share of the model FLOPs (full convention)
     lin = exp = att = 0.0  # executed: linear, expert, attention
+    attention_forward = 0.0
     for i in range(arch.num_layers):
         d_par, e_par = _layer_matmul_params(arch, i)
         dense_d, dense_e = 2.0 * d_par, 2.0 * e_par
         dense = dense_d + dense_e
-        fwd = dense + attn
+        layer_attn = attn * window_share(arch.attention_window(i), tr.seq_len)
+        run = (layer_attn if flash else attn) * causal  # executed: eager attention masks the full square
+        attention_forward += layer_attn
+        fwd = dense + layer_attn
         forward += fwd
         if tr.method == "freeze" and i < first_trainable:
             model += fwd  # no gradient reaches these layers
             hardware += fwd
-            model_attn += attn
-            lin, exp, att = lin + dense_d, exp + dense_e, att + attn * causal
+            model_attn += layer_attn
+            lin, exp, att = lin + dense_d, exp + dense_e, att + run
             continue
         grads = 1.0 if not frozen_base or tr.method == "freeze" else 0.0  # weight gradients
-        layer = 3 * attn + dense * (2 + grads)  # fwd + input-grad + weight-grad
+        layer = 3 * layer_attn + dense * (2 + grads)  # fwd + input-grad + weight-grad
         model += layer
-        model_attn += 3 * attn
+        model_attn += 3 * layer_attn
         lin += dense_d * (2 + grads)
         exp += dense_e * (2 + grads)
-        att += 3 * attn * causal
+        att += 3 * run
         recompute_lin = recompute_exp = recompute_attn = 0.0
         if recomputed_layer(scenario, i):
-            recompute_lin, recompute_exp, recompute_attn = dense_d, dense_e, attn
+            recompute_lin, recompute_exp, recompute_attn = dense_d, dense_e, 1.0
         elif tr.activation_checkpointing == "selective":
-            recompute_attn = attn
+            recompute_attn = 1.0
         elif tr.activation_checkpointing == "selective-op":
             r_d, r_e = selective_op_recomputed(arch, i)
             recompute_lin, recompute_exp = 2.0 * r_d, 2.0 * r_e
-        flash_recompute = attn / 2 if flash else 0.0  # QK^T again in backward
-        hardware += layer + recompute_lin + recompute_exp + recompute_attn + flash_recompute
+        flash_recompute = 0.5 if flash else 0.0  # QK^T again in backward
+        hardware += layer + recompute_lin + recompute_exp + (recompute_attn + flash_recompute) * layer_attn
         lin += recompute_lin
         exp += recompute_exp
-        att += (recompute_attn + flash_recompute) * causal
+        att += (recompute_attn + flash_recompute) * run
     if tr.method in ("lora", "qlora"):
         # adapters: r*(in+out) per targeted linear, 6 FLOPs per adapter parameter per token
         adapters = 0.0
@@ -226,7 +242,7 @@ def count_step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
     forward += head
     # model FLOPs count the useful part of the square; hardware FLOPs are what the kernels execute
     useful = model - (1 - useful_attention_fraction(scenario, arch)) * model_attn
-    return StepFlops(useful, lin + exp + att, forward, attn * arch.num_layers, lin, exp, att, model, hardware,
+    return StepFlops(useful, lin + exp + att, forward, attention_forward, lin, exp, att, model, hardware,
                      head_per_token=head_cost)
 
 

@@ -21,6 +21,8 @@ from trainsizer.errors import InputError
 #   positions: learned absolute position table; token_types: BERT segment embeddings
 #   fused_qkv: one query_key_value / c_attn module instead of q_proj/k_proj/v_proj
 #   dropout: the reference implementation trains with dropout (GPT-2, BERT: p=0.1)
+#   expert_bias: biases on the routed experts' linears and the router (gpt-oss)
+#   attention_sinks: one learned softmax offset per attention head and layer (gpt-oss ``sinks``)
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Family:
     """The traits a ``model_type`` fixes (its Hugging Face modeling code); the config's keys may override some."""
@@ -43,6 +45,8 @@ class Family:
     pooler: bool = False
     lm_head: bool = True
     lm_head_bias: bool = False
+    expert_bias: bool = False
+    attention_sinks: bool = False
 
 
 FAMILIES: dict[str, Family] = {
@@ -57,6 +61,9 @@ FAMILIES: dict[str, Family] = {
     "gemma2": Family(norm="rmsnorm", gated_default=True, gated_always=True, tie_default=True, norms_per_layer=4),
     "deepseek_v2": Family(norm="rmsnorm", gated_default=True),
     "deepseek_v3": Family(norm="rmsnorm", gated_default=True),
+    # transformers models/gpt_oss/modeling_gpt_oss.py: GptOssAttention (q/k/v/o with config.attention_bias, sinks of
+    # num_attention_heads), GptOssExperts (gate_up_proj and down_proj with biases), GptOssTopKRouter (weight, bias)
+    "gpt_oss": Family(norm="rmsnorm", gated_default=True, expert_bias=True, attention_sinks=True),
     "gpt2": Family(norm="layernorm", linear_bias=True, positions=True, tie_default=True,
                    fused_qkv="c_attn", dropout=True, ffn_default=4),
     "gpt_neox": Family(norm="layernorm", linear_bias=True, fused_qkv="query_key_value", ffn_default=4),
@@ -93,7 +100,8 @@ class MoE:
     shared_intermediate_size: int = 0  # total width of the shared expert(s)
     dense_layers: int = 0  # first_k_dense_replace: leading layers with a dense MLP
     layer_freq: int = 1  # moe_layer_freq: every n-th layer (after the dense ones) is MoE
-    router_bias: bool = False  # DeepSeek-V3 e_score_correction_bias
+    router_bias: bool = False  # DeepSeek-V3 e_score_correction_bias; gpt-oss's router bias (one per expert as well)
+    expert_bias: bool = False  # biases on the routed experts' linears (gpt-oss)
 
 
 @dataclass(frozen=True)
@@ -137,6 +145,9 @@ class Architecture:
     pooler: bool = False
     fused_qkv: str = ""  # module name of a fused q/k/v projection, "" when separate
     dropout: bool = False
+    attention_sinks: bool = False  # a learned softmax offset per head and layer (gpt-oss)
+    sliding_window: int = 0  # keys a query of a windowed layer attends to (0: no windowed layer)
+    windowed_layers: tuple[int, ...] = ()  # indices of the layers with sliding-window attention
     moe: MoE | None = None
     mla: MLA | None = None
     name: str = ""
@@ -169,6 +180,10 @@ class Architecture:
     @property
     def moe_layers(self) -> int:
         return sum(self.is_moe_layer(i) for i in range(self.num_layers))
+
+    def attention_window(self, index: int) -> int:
+        """Keys a query of layer ``index`` may attend to: the sliding window on a windowed layer, else 0 (all)."""
+        return self.sliding_window if index in self.windowed_layers else 0
 
 
 def _get(config: dict[str, Any], key: str, default: Any = None) -> Any:
@@ -252,8 +267,9 @@ def architecture_from_config(config: dict[str, Any], where: str = "model.archite
         qkv_bias = bool(config["qkv_bias"])
     mlp_bias = bool(config.get("mlp_bias", linear_bias))
 
-    moe = _moe_from_config(config, where, hidden, ffn)
+    moe = _moe_from_config(config, where, hidden, ffn, family.expert_bias)
     mla = _mla_from_config(config, where)
+    window, windowed = _windowed_layers(config, where, layers)
     positions = 0
     if family.positions:
         positions = _positive_int(config, "max_position_embeddings", where, default=1024)
@@ -285,13 +301,33 @@ def architecture_from_config(config: dict[str, Any], where: str = "model.archite
         pooler=family.pooler,
         fused_qkv=family.fused_qkv,
         dropout=family.dropout,
+        attention_sinks=family.attention_sinks,
+        sliding_window=window,
+        windowed_layers=windowed,
         moe=moe,
         mla=mla,
         name=name,
     )
 
 
-def _moe_from_config(config: dict[str, Any], where: str, hidden: int, ffn: int) -> MoE | None:
+def _windowed_layers(config: dict[str, Any], where: str, layers: int) -> tuple[int, tuple[int, ...]]:
+    """(window, indices of the windowed layers) from ``layer_types``: the layers it names ``sliding_attention`` attend
+    to the last ``sliding_window`` keys (transformers' per-layer attention type, e.g. GptOssConfig, where it
+    alternates sliding and full from layer 0). Without ``layer_types`` no layer is windowed: configs such as Qwen2's
+    carry a ``sliding_window`` their code leaves off (``use_sliding_window: false``)."""
+    types = config.get("layer_types")
+    if types is None:
+        return 0, ()
+    accepted = ("full_attention", "sliding_attention")
+    if not isinstance(types, list) or len(types) != layers or any(t not in accepted for t in types):
+        raise InputError(f"{where}.layer_types", f"must list one of {', '.join(accepted)} for each of the {layers} "
+                                                 "layers (num_hidden_layers)")
+    windowed = tuple(i for i, t in enumerate(types) if t == "sliding_attention")
+    return (_positive_int(config, "sliding_window", where) if windowed else 0), windowed
+
+
+def _moe_from_config(config: dict[str, Any], where: str, hidden: int, ffn: int,
+                     expert_bias: bool = False) -> MoE | None:
     experts = _get(config, "num_experts")
     if experts is None:
         return None  # a dense model
@@ -316,7 +352,9 @@ def _moe_from_config(config: dict[str, Any], where: str, hidden: int, ffn: int) 
         shared_intermediate_size=shared_ffn,
         dense_layers=_count(config, "first_k_dense_replace", where),
         layer_freq=_count(config, "moe_layer_freq", where) or _count(config, "decoder_sparse_step", where) or 1,
-        router_bias=config.get("topk_method") == "noaux_tc" or config.get("model_type") == "deepseek_v3",
+        router_bias=config.get("topk_method") == "noaux_tc" or config.get("model_type") == "deepseek_v3"
+        or expert_bias,
+        expert_bias=expert_bias,
     )
 
 

@@ -3,13 +3,15 @@
 Counting follows the Hugging Face implementations of each family: attention projections (GQA:
 k/v have ``num_key_value_heads * head_dim`` outputs, Ainslie et al. 2023), gated MLPs with three
 matrices (SwiGLU, Shazeer 2020), biases and norms where the family has them, MoE experts and
-routers (Mixtral, DeepSeek-V3 with shared experts), multi-head latent attention (DeepSeek-V2,
-arXiv:2405.04434), tied or untied output embeddings. Published totals are checked in the tests.
+routers (Mixtral, DeepSeek-V3 with shared experts; gpt-oss with biased experts and router and a
+learned sink per attention head, OpenAI gpt-oss model card, arXiv:2508.10925, section 2.1),
+multi-head latent attention (DeepSeek-V2, arXiv:2405.04434), tied or untied output embeddings.
+Published totals are checked in the tests.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from trainsizer.models.architecture import Architecture
@@ -85,7 +87,8 @@ def mlp_linears(arch: Architecture, moe_layer: bool) -> list[Linear]:
         return _mlp(arch, arch.intermediate_size, 1, "mlp")
     moe = arch.moe
     mods = [Linear("gate", arch.hidden_size, moe.num_experts, False, 1, "router")]
-    mods += _mlp(arch, moe.expert_intermediate_size, moe.num_experts, "expert")
+    experts = _mlp(arch, moe.expert_intermediate_size, moe.num_experts, "expert")
+    mods += [replace(lin, bias=lin.bias or moe.expert_bias) for lin in experts]
     if moe.shared_intermediate_size:
         mods += _mlp(arch, moe.shared_intermediate_size, 1, "shared_expert")
     return mods
@@ -110,8 +113,10 @@ def _norm_params(arch: Architecture, width: int) -> int:
 
 
 def layer_norm_params(arch: Architecture, moe_layer: bool) -> int:
-    """Norm weights (and biases) of one layer, router correction biases, MLA's latent norms."""
+    """Norm weights (and biases) of one layer, router (correction) biases, MLA's latent norms, attention sinks."""
     n = arch.norms_per_layer * _norm_params(arch, arch.hidden_size)
+    if arch.attention_sinks:
+        n += arch.num_heads
     if arch.qk_norm:
         n += 2 * _norm_params(arch, arch.head_dim)
     if arch.mla:
