@@ -57,3 +57,26 @@ def test_layer_types_that_do_not_name_each_layer_are_refused(layer_types):
     with pytest.raises(InputError) as err:
         architecture_from_config(config)
     assert "layer_types" in str(err.value) and "sliding_attention" in str(err.value)
+
+
+def _lora_state(targets):
+    from trainsizer.estimate.memory import default_memory_model
+    from trainsizer.estimate.training_state import training_state
+
+    job = _job("flash")
+    job["model"] = {"preset": "gpt-oss-20b"}
+    job["training"].update(method="lora", lora={"rank": 16, "targets": targets})
+    sc = scenario_from_dict(job)
+    return training_state(sc, resolve_model(sc.model), default_memory_model())
+
+
+def test_lora_on_gpt_oss_reaches_the_attention_linears_only():
+    # transformers' GptOssExperts hold gate_up_proj / down_proj as parameters and the router is no nn.Linear: peft's
+    # all-linear wraps q/k/v/o alone
+    state = _lora_state("all-linear")
+    h, q, kv = 2880, 64 * 64, 8 * 64
+    per_layer = 16 * ((h + q) + 2 * (h + kv) + (q + h))
+    assert state.trainable_params == 24 * per_layer
+    with pytest.raises(InputError) as err:
+        _lora_state(["q_proj", "down_proj"])
+    assert "down_proj" in str(err.value) and "o_proj" in str(err.value)

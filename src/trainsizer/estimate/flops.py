@@ -229,7 +229,8 @@ def count_step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
         targets = tr.lora.targets if tr.lora and tr.lora.targets else ["q_proj", "v_proj"]
         for i in range(arch.num_layers):
             for lin_ in layer_linears(arch, i):
-                if targets == "all-linear" or lin_.name in targets or set(lin_.aliases) & set(targets):
+                if lin_.adaptable and (targets == "all-linear" or lin_.name in targets
+                                       or set(lin_.aliases) & set(targets)):
                     copies = arch.moe.experts_per_token if (lin_.group == "expert" and arch.moe) else lin_.count
                     adapters += 6.0 * rank * (lin_.in_features + lin_.out_features) * copies
         model += adapters

@@ -157,7 +157,7 @@ def lora_targets(scenario: Scenario, model_type: str = "", mla_q_lora: int | Non
 
 
 def _is_target(linear: Linear, targets: set[str] | None) -> bool:
-    if linear.group == "router":
+    if not linear.adaptable:
         return False
     if targets is None:
         return True
@@ -220,8 +220,8 @@ def _layer_states(arch: Architecture, method: str, targets: frozenset[str] | Non
     known: tuple[str, ...] = ()
     if adapted and target_set is not None:
         missing = tuple(sorted(target_set - matched))
-        known = tuple(sorted({lin.name for layer in layers for lin in layer.linears if lin.group != "router"}
-                             | {a for layer in layers for lin in layer.linears for a in lin.aliases}
+        known = tuple(sorted({lin.name for layer in layers for lin in layer.linears if lin.adaptable}
+                             | {a for layer in layers for lin in layer.linears if lin.adaptable for a in lin.aliases}
                              | ({"lm_head"} if arch.lm_head else set())))
     return _Layers(tuple(layers), lm_head_lora, missing, known)
 

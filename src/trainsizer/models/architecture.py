@@ -102,6 +102,7 @@ class MoE:
     layer_freq: int = 1  # moe_layer_freq: every n-th layer (after the dense ones) is MoE
     router_bias: bool = False  # DeepSeek-V3 e_score_correction_bias; gpt-oss's router bias (one per expert as well)
     expert_bias: bool = False  # biases on the routed experts' linears (gpt-oss)
+    expert_parameters: bool = False  # experts stored as 3-D parameters, not nn.Linear modules (gpt-oss)
 
 
 @dataclass(frozen=True)
@@ -355,6 +356,7 @@ def _moe_from_config(config: dict[str, Any], where: str, hidden: int, ffn: int,
         router_bias=config.get("topk_method") == "noaux_tc" or config.get("model_type") == "deepseek_v3"
         or expert_bias,
         expert_bias=expert_bias,
+        expert_parameters=expert_bias,  # transformers' GptOssExperts: gate_up_proj / down_proj parameters with biases
     )
 
 

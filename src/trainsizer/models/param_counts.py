@@ -28,6 +28,14 @@ class Linear:
     count: int = 1  # copies in one layer (experts)
     group: str = "attention"  # attention | mlp | expert | shared_expert | router
     aliases: tuple[str, ...] = ()  # e.g. q_proj/k_proj/v_proj for a fused query_key_value
+    module: bool = True  # an nn.Linear module; False for experts held as 3-D parameters (gpt-oss)
+
+    @property
+    def adaptable(self) -> bool:
+        """Whether a LoRA target list (``all-linear`` or names) can reach it: peft wraps nn.Linear modules
+        (``target_modules``), never the router, nor experts stored as parameters (gpt-oss's ``gate_up_proj``; peft
+        reaches those only through ``target_parameters``)."""
+        return self.module and self.group != "router"
 
     @property
     def params(self) -> int:
@@ -88,7 +96,7 @@ def mlp_linears(arch: Architecture, moe_layer: bool) -> list[Linear]:
     moe = arch.moe
     mods = [Linear("gate", arch.hidden_size, moe.num_experts, False, 1, "router")]
     experts = _mlp(arch, moe.expert_intermediate_size, moe.num_experts, "expert")
-    mods += [replace(lin, bias=lin.bias or moe.expert_bias) for lin in experts]
+    mods += [replace(lin, bias=lin.bias or moe.expert_bias, module=not moe.expert_parameters) for lin in experts]
     if moe.shared_intermediate_size:
         mods += _mlp(arch, moe.shared_intermediate_size, 1, "shared_expert")
     return mods
