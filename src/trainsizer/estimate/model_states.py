@@ -198,11 +198,8 @@ def _stage_weights(st: TrainingState, layers: list[LayerState], first: bool, las
         expert_bytes = expert_w * w_b
         why_w = msg("mem.weights", precision=tr.precision, b=w_b)
     elif quant:
-        code = quant.code_bytes + quant.constant_bytes
-        weight_bytes = linear_params * code + (norm_params + embed_params + head_params) * frozen_w_b
-        expert_bytes = expert_w * code
-        why_w = clauses([msg("mem.weights_quantized", quantization=tr.quantization, b=code),
-                         msg("mem.weights_unquantized", b=frozen_w_b)])
+        weight_bytes, expert_bytes, why_w = _quantized_weights(st, quant, linear_params, expert_w,
+                                                               norm_params + embed_params + head_params)
     else:
         trainable_lin = sum(tp_rank_linear_params(layer, tp, par.expert_tp) + layer.norm_params for layer in layers
                             if layer.trainable_base)
@@ -384,6 +381,23 @@ def _stage_buffers(st: TrainingState, layers: list[LayerState], t: _StageTrainab
 def router_params(layer: LayerState) -> int:
     """The elements of a layer's MoE router (gate) weights."""
     return sum(lin.params for lin in layer.linears if lin.group == "router")
+
+
+def _quantized_weights(st: TrainingState, quant: QuantFormat, linear_params: float, expert_w: float,
+                       other_params: float) -> tuple[float, float, Message]:
+    """QLoRA's stored weights of a stage: (all bytes, the routed experts' bytes, why). The base linears as codes
+    and constants; embeddings, norms and head in 16 bits; and so experts held as 3-D parameters (gpt-oss), since
+    transformers' bitsandbytes integration replaces nn.Linear modules only (integrations/bitsandbytes.py
+    ``replace_with_bnb_linear``)."""
+    arch, tr = st.arch, st.scenario.training
+    frozen_w_b = frozen_weight_bytes(tr.precision)
+    code = quant.code_bytes + quant.constant_bytes
+    expert_b = frozen_w_b if arch.moe and arch.moe.expert_parameters else code
+    weight_bytes = (linear_params - expert_w) * code + expert_w * expert_b + other_params * frozen_w_b
+    why = clauses([msg("mem.weights_quantized", quantization=tr.quantization, b=code),
+                   msg("mem.experts_unquantized", b=frozen_w_b) if expert_b != code else None,
+                   msg("mem.weights_unquantized", b=frozen_w_b)])
+    return weight_bytes, expert_w * expert_b, why
 
 
 def tp_rank_linear_params(layer: LayerState, tp: int, expert_tp: int) -> float:

@@ -124,12 +124,16 @@ def saved_traffic_s(ctx: StepContext, counted: Any = None) -> Any:
 
 
 def dequantization_mb(ctx: StepContext) -> Any:
-    """QLoRA: every base weight is dequantised on the passes that need it (estimate/dequantization.py)."""
+    """QLoRA: every quantized base weight is dequantised on the passes that need it (estimate/dequantization.py);
+    experts held as parameters stay in 16 bits (estimate/model_states.py, the QLoRA weights) and need none."""
     tr = ctx.scenario.training
     if tr.method != "qlora":
         return 0.0
     per_pass, passes = dequant_traffic(ctx.params, tr.quantization, ctx.layout.recomputed)
-    return ctx.base_linear_local * per_pass * passes / ctx.hbm_bytes_per_s
+    quantized = ctx.base_linear_local
+    if ctx.arch.moe and ctx.arch.moe.expert_parameters:
+        quantized = quantized - sum(layer.expert_linear_params for layer in ctx.state.layers) / ctx.model_shards
+    return quantized * per_pass * passes / ctx.hbm_bytes_per_s
 
 
 def _none(degree: Any) -> bool:  # a term is 0 where the degree is 1: for one layout, or for every one of many

@@ -65,6 +65,8 @@ _c("mem.weights", N_("{precision} weights, {b} B/param"), precision="text", b="g
 _c("mem.weights_quantized", N_("{quantization} base linears {b} B/param incl. quantization constants"),
    quantization="text", b="num3")
 _c("mem.weights_unquantized", N_("embeddings, norms, output head {b} B/param"), b="g")
+_c("mem.experts_unquantized", N_("experts held as parameters, not quantized (bitsandbytes replaces nn.Linear modules "
+                                 "only) {b} B/param"), b="g")
 _c("mem.weights_frozen", N_("frozen weights {b} B/param"), b="g")
 _c("mem.weights_trainable", N_("trainable layers {b} B/param"), b="g")
 _c("mem.fp8_copies", N_("+ fp8 copies of linear weights (Transformer Engine)"))

@@ -1,5 +1,5 @@
-"""Sliding-window attention layers (gpt-oss): which layers are windowed, the FLOPs they execute and count, and the
-model's shape read from its config."""
+"""gpt-oss: its sliding-window attention layers (which are windowed, the FLOPs they execute and count), its shape
+read from its config, and what LoRA and QLoRA reach of experts held as parameters."""
 
 import pytest
 
@@ -80,3 +80,24 @@ def test_lora_on_gpt_oss_reaches_the_attention_linears_only():
     with pytest.raises(InputError) as err:
         _lora_state(["q_proj", "down_proj"])
     assert "down_proj" in str(err.value) and "o_proj" in str(err.value)
+
+
+def _weights_gib(preset: str, method: str) -> float:
+    from trainsizer.estimate.estimator import estimate
+
+    job = _job("flash", seq_len=2048)
+    job["model"] = {"preset": preset}
+    job["training"].update(method=method, lora={"rank": 16, "targets": ["q_proj", "v_proj"]})
+    job["parallel"] = {"gpus": 1}
+    memory = estimate(scenario_from_dict(job)).memory
+    return next(c.bytes for c in memory.components if c.name == "weights") / 2**30
+
+
+def test_qlora_keeps_gpt_oss_experts_in_16_bits_and_quantizes_module_experts():
+    # bitsandbytes replaces nn.Linear modules only: gpt-oss-20b's 19.1 B expert parameters stay bf16 (~36 GiB),
+    # while Qwen3-30B-A3B's experts are nn.Linear modules and are stored as 4-bit codes
+    experts = 24 * 32 * (2880 * 5760 + 5760 + 5760 * 2880 // 2 + 2880)  # gate_up + down with biases, 24 layers
+    gpt_oss = _weights_gib("gpt-oss-20b", "qlora")
+    assert gpt_oss == pytest.approx(_weights_gib("gpt-oss-20b", "lora"), rel=0.12)
+    assert gpt_oss > experts * 2 / 2**30
+    assert _weights_gib("qwen3-30b-a3b", "qlora") < 0.3 * _weights_gib("qwen3-30b-a3b", "lora")
