@@ -242,7 +242,7 @@ def data_parallel_sync_s(ctx: StepContext) -> Any:
     def sync(scatter: bool) -> Any:
         collective = all_gather_s if scatter else all_reduce_s
         return collective((ctx.trainable_local - experts) * grad_b, lay.dp, ctx.fabric, stride=stride,
-                          nic_share=False) + expert_sync_s(ctx, experts * grad_b, lay.dp * lay.cp, collective)
+                          nic_share=False) + expert_sync_s(ctx, experts * grad_b, lay.dp * lay.cp, lay.dp, collective)
     if not is_array(lay.dp):
         return sync(lay.scatters_gradients)
     return where((lay.dp > 1) & (lay.zero != 3), where(lay.scatters_gradients, sync(True), sync(False)))
@@ -259,21 +259,21 @@ def data_parallel_gather_s(ctx: StepContext) -> Any:
     w_b = ctx.weight_and_grad_bytes[0]
     return where(sharded, all_gather_s((ctx.trainable_local - experts) * w_b, lay.zero_dp_shards, ctx.fabric,
                                        stride=lay.tp * lay.cp, nic_share=False)
-                 + expert_sync_s(ctx, experts * w_b, lay.zero_dp_shards, all_gather_s))
+                 + expert_sync_s(ctx, experts * w_b, lay.zero_dp_shards, lay.zero_dp_shards, all_gather_s))
 
 
-def expert_sync_s(ctx: StepContext, bytes_: Any, shards: Any, collective: Callable[..., Any]) -> Any:
+def expert_sync_s(ctx: StepContext, bytes_: Any, shards: Any, dense: Any, collective: Callable[..., Any]) -> Any:
     """The routed experts' part of the once-a-step gradient sync or weight gather: ``bytes_`` over their
     expert-data-parallel group (``expert_data_shards`` of ``shards``), ``tp x ep`` ranks apart (MoE parallel folding,
     Liu et al. 2025, arXiv:2504.14960, section 3.1). With expert parallelism inside a node each GPU of it syncs in
     another such group at once, one rank a node: nothing is reduced over NVLink first, so a GPU's whole expert
     gradient crosses its own share of the node's NICs, where a dense group with several ranks a node spreads its
-    inter-node bytes over all of them. Without expert parallelism the experts share the dense group's pricing."""
+    inter-node bytes over all of them. Without expert parallelism they sync with the dense group (``dense``)."""
     lay = ctx.layout
     etp = ctx.scenario.parallel.etp or lay.tp
     group = expert_data_shards(shards, lay.tp, lay.ep, etp)
     own = collective(bytes_, group, ctx.fabric, stride=lay.tp * lay.ep, nic_share=True)
-    shared = collective(bytes_, shards, ctx.fabric, stride=lay.tp * lay.cp, nic_share=False)
+    shared = collective(bytes_, dense, ctx.fabric, stride=lay.tp * lay.cp, nic_share=False)
     return where(lay.ep > 1, where(group > 1, own, 0.0), shared)
 
 
