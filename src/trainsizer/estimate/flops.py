@@ -227,10 +227,10 @@ def count_step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
         # adapters: r*(in+out) per targeted linear, 6 FLOPs per adapter parameter per token
         adapters = 0.0
         targets = tr.lora.targets if tr.lora and tr.lora.targets else ["q_proj", "v_proj"]
+        named = None if targets == "all-linear" else set(targets)
         for i in range(arch.num_layers):
             for lin_ in layer_linears(arch, i):
-                if lin_.adaptable and (targets == "all-linear" or lin_.name in targets
-                                       or set(lin_.aliases) & set(targets)):
+                if lin_.targeted_by(named):
                     copies = arch.moe.experts_per_token if (lin_.group == "expert" and arch.moe) else lin_.count
                     adapters += 6.0 * rank * (lin_.in_features + lin_.out_features) * copies
         model += adapters

@@ -108,6 +108,10 @@ class StepContext:
     def base_linear_local(self) -> Any:
         return sum(layer.base_linear_params for layer in self.state.layers) / self.model_shards
 
+    @property
+    def expert_linear_local(self) -> Any:  # the routed experts' part of base_linear_local
+        return sum(layer.expert_linear_params for layer in self.state.layers) / self.model_shards
+
 
 def saved_traffic_s(ctx: StepContext, counted: Any = None) -> Any:
     """Memory-bound element-wise work per byte of it per saved activation byte: proportional to the
@@ -124,16 +128,13 @@ def saved_traffic_s(ctx: StepContext, counted: Any = None) -> Any:
 
 
 def dequantization_mb(ctx: StepContext) -> Any:
-    """QLoRA: every quantized base weight is dequantised on the passes that need it (estimate/dequantization.py);
-    experts held as parameters stay in 16 bits (estimate/model_states.py, the QLoRA weights) and need none."""
+    """QLoRA: each quantized base weight is dequantised on the passes that need it (estimate/dequantization.py)."""
     tr = ctx.scenario.training
     if tr.method != "qlora":
         return 0.0
     per_pass, passes = dequant_traffic(ctx.params, tr.quantization, ctx.layout.recomputed)
-    quantized = ctx.base_linear_local
-    if ctx.arch.moe and ctx.arch.moe.expert_parameters:
-        quantized = quantized - sum(layer.expert_linear_params for layer in ctx.state.layers) / ctx.model_shards
-    return quantized * per_pass * passes / ctx.hbm_bytes_per_s
+    kept = ctx.expert_linear_local if ctx.arch.moe and ctx.arch.moe.expert_parameters else 0.0  # 16-bit experts
+    return (ctx.base_linear_local - kept) * per_pass * passes / ctx.hbm_bytes_per_s
 
 
 def _none(degree: Any) -> bool:  # a term is 0 where the degree is 1: for one layout, or for every one of many
@@ -208,8 +209,8 @@ def zero3_mb(ctx: StepContext) -> Any:
     # Megatron-FSDP's measured Qwen3-235B step leaves room for, as overlap.zero3 (fitted on dense runs) hides none
     etp = ctx.scenario.parallel.etp or lay.tp
     expert_group = expert_data_shards(group, lay.tp, lay.ep, etp)
-    expert_linear = sum(layer.expert_linear_params for layer in ctx.state.layers)
-    expert_bytes = expert_linear * linear_b / ctx.model_shards
+    expert_linear = ctx.expert_linear_local
+    expert_bytes = expert_linear * linear_b
     expert_grads = ctx.state.expert_trainable_params / ctx.model_shards * grad_b
     grads = ctx.trainable_local * grad_b
 

@@ -156,14 +156,6 @@ def lora_targets(scenario: Scenario, model_type: str = "", mla_q_lora: int | Non
     return None if targets == "all-linear" else set(targets)
 
 
-def _is_target(linear: Linear, targets: set[str] | None) -> bool:
-    if not linear.adaptable:
-        return False
-    if targets is None:
-        return True
-    return linear.name in targets or bool(targets & set(linear.aliases))
-
-
 def adapter_params(linear: Linear, rank: int, targets: set[str] | None) -> int:
     """Adapter parameters r*(in+out) per copy (Hu et al. 2021). On a fused q/k/v module targeted by
     slice names (q_proj, v_proj), each targeted slice gets its own adapter (litgpt LoRAQKVLinear)."""
@@ -195,7 +187,7 @@ def _layer_states(arch: Architecture, method: str, targets: frozenset[str] | Non
     target_set = None if targets is None else set(targets)
     for i in range(n_layers):
         linears = tuple(layer_linears(arch, i))
-        lora = tuple(lin for lin in linears if adapted and _is_target(lin, target_set))
+        lora = tuple(lin for lin in linears if adapted and lin.targeted_by(target_set))
         for lin in lora:
             matched.add(lin.name)
             if target_set is not None:

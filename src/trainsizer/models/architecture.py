@@ -22,6 +22,7 @@ from trainsizer.errors import InputError
 #   fused_qkv: one query_key_value / c_attn module instead of q_proj/k_proj/v_proj
 #   dropout: the reference implementation trains with dropout (GPT-2, BERT: p=0.1)
 #   expert_bias: biases on the routed experts' linears and the router (gpt-oss)
+#   expert_parameters: the experts are 3-D parameters, not nn.Linear modules (transformers' GptOssExperts)
 #   attention_sinks: one learned softmax offset per attention head and layer (gpt-oss ``sinks``)
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Family:
@@ -46,6 +47,7 @@ class Family:
     lm_head: bool = True
     lm_head_bias: bool = False
     expert_bias: bool = False
+    expert_parameters: bool = False
     attention_sinks: bool = False
 
 
@@ -63,7 +65,8 @@ FAMILIES: dict[str, Family] = {
     "deepseek_v3": Family(norm="rmsnorm", gated_default=True),
     # transformers models/gpt_oss/modeling_gpt_oss.py: GptOssAttention (q/k/v/o with config.attention_bias, sinks of
     # num_attention_heads), GptOssExperts (gate_up_proj and down_proj with biases), GptOssTopKRouter (weight, bias)
-    "gpt_oss": Family(norm="rmsnorm", gated_default=True, expert_bias=True, attention_sinks=True),
+    "gpt_oss": Family(norm="rmsnorm", gated_default=True, expert_bias=True, expert_parameters=True,
+                      attention_sinks=True),
     "gpt2": Family(norm="layernorm", linear_bias=True, positions=True, tie_default=True,
                    fused_qkv="c_attn", dropout=True, ffn_default=4),
     "gpt_neox": Family(norm="layernorm", linear_bias=True, fused_qkv="query_key_value", ffn_default=4),
@@ -268,7 +271,7 @@ def architecture_from_config(config: dict[str, Any], where: str = "model.archite
         qkv_bias = bool(config["qkv_bias"])
     mlp_bias = bool(config.get("mlp_bias", linear_bias))
 
-    moe = _moe_from_config(config, where, hidden, ffn, family.expert_bias)
+    moe = _moe_from_config(config, where, hidden, ffn, family)
     mla = _mla_from_config(config, where)
     window, windowed = _windowed_layers(config, where, layers)
     positions = 0
@@ -327,8 +330,7 @@ def _windowed_layers(config: dict[str, Any], where: str, layers: int) -> tuple[i
     return (_positive_int(config, "sliding_window", where) if windowed else 0), windowed
 
 
-def _moe_from_config(config: dict[str, Any], where: str, hidden: int, ffn: int,
-                     expert_bias: bool = False) -> MoE | None:
+def _moe_from_config(config: dict[str, Any], where: str, hidden: int, ffn: int, family: Family) -> MoE | None:
     experts = _get(config, "num_experts")
     if experts is None:
         return None  # a dense model
@@ -354,9 +356,9 @@ def _moe_from_config(config: dict[str, Any], where: str, hidden: int, ffn: int,
         dense_layers=_count(config, "first_k_dense_replace", where),
         layer_freq=_count(config, "moe_layer_freq", where) or _count(config, "decoder_sparse_step", where) or 1,
         router_bias=config.get("topk_method") == "noaux_tc" or config.get("model_type") == "deepseek_v3"
-        or expert_bias,
-        expert_bias=expert_bias,
-        expert_parameters=expert_bias,  # transformers' GptOssExperts: gate_up_proj / down_proj parameters with biases
+        or family.expert_bias,
+        expert_bias=family.expert_bias,
+        expert_parameters=family.expert_parameters,
     )
 
 

@@ -37,6 +37,13 @@ class Linear:
         reaches those only through ``target_parameters``)."""
         return self.module and self.group != "router"
 
+    def targeted_by(self, targets: set[str] | None) -> bool:
+        """Whether LoRA adapts it under ``targets`` (module names; None: peft's ``all-linear``), by its name or,
+        for a fused q/k/v module, by a slice's name."""
+        if not self.adaptable:
+            return False
+        return targets is None or self.name in targets or bool(targets & set(self.aliases))
+
     @property
     def params(self) -> int:
         return self.count * (self.in_features * self.out_features + (self.out_features if self.bias else 0))
