@@ -1,12 +1,12 @@
-"""The routed experts' once-a-step gradient sync and weight gather (estimate/step_terms.expert_sync_s): with expert
+"""The routed experts' once-a-step gradient sync and weight gather (estimate/dp_sync.expert_sync_s): with expert
 parallelism filling a node each GPU syncs its experts in its own expert-data-parallel group, one rank a node, at its
 share of the node's NICs; the dense part keeps the dense pricing."""
 
 import pytest
 
 from trainsizer.estimate.comm import all_gather_s
+from trainsizer.estimate.dp_sync import data_parallel_gather_s, data_parallel_sync_s
 from trainsizer.estimate.step import step_context
-from trainsizer.estimate.step_terms import data_parallel_gather_s, data_parallel_sync_s
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model
 from trainsizer.scenario import scenario_from_dict

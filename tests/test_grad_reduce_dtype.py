@@ -10,8 +10,9 @@ from screen_layouts import data_parallel_layouts  # tests/ is on sys.path
 from trainsizer.api import estimate
 from trainsizer.estimate.comm import all_gather_s, all_reduce_s
 from trainsizer.estimate.comm import fabric as make_fabric
+from trainsizer.estimate.dp_sync import data_parallel_sync_s
 from trainsizer.estimate.step import default_performance_model, step_context
-from trainsizer.estimate.step_terms import data_parallel_sync_s, zero3_mb
+from trainsizer.estimate.step_terms import zero3_mb
 from trainsizer.estimate.training_state import gradient_bytes
 from trainsizer.hardware.catalog import default_catalog
 from trainsizer.models.catalog import resolve_model

@@ -50,7 +50,7 @@ CheckpointLoading = Literal["sharded", "full"]
 AccumulationSync = Literal["reduce", "no-sync"]  # estimate/deferred_sync.py
 # what a rank keeps of its zero-3 weight shard under mixed precision (estimate/model_states.py _weights)
 ShardedWeights = Literal["compute-copy", "master-only"]
-# how a sharded optimizer (zero 1/2) sums the gradients over data parallelism (estimate/step_terms.data_parallel_sync_s)
+# how a sharded optimizer (zero 1/2) sums the gradients over data parallelism (estimate/dp_sync.data_parallel_sync_s)
 ZeroGradSync = Literal["reduce-scatter", "all-reduce"]
 GradReduceDtype = Literal["fp32", "compute"]
 AttentionMask = Literal["causal", "full"]

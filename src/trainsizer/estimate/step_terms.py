@@ -19,8 +19,9 @@ from typing import Any
 from trainsizer.arrays import any_nonzero, is_array, positive_part, safe_div, where
 from trainsizer.estimate import comm, moe, tp_schedule
 from trainsizer.estimate.activation_ops import activation_ops_mb
-from trainsizer.estimate.comm import Fabric, all_gather_s, all_reduce_s, gathered_linear_bytes, p2p_s
+from trainsizer.estimate.comm import Fabric, all_gather_s, gathered_linear_bytes, p2p_s
 from trainsizer.estimate.dequantization import dequant_traffic
+from trainsizer.estimate.dp_sync import data_parallel_gather_s, data_parallel_sync_s
 from trainsizer.estimate.flops import StepFlops, pipeline_stage_linear
 from trainsizer.estimate.gemm_rows import gemm_ceiling, reference_share, with_overhead
 from trainsizer.estimate.grad_overlap import gather_overlaps, reduce_overlaps
@@ -223,59 +224,6 @@ def zero3_mb(ctx: StepContext) -> Any:
             + gathers(expert_bytes, expert_grads, expert_group)
         together = where(expert_group == group, together, split)
     return where((lay.zero == 3) & (group > 1), together + comm.replica_all_reduce_s(grads, lay, ctx.fabric, lay.tp))
-
-
-def data_parallel_sync_s(ctx: StepContext) -> Any:
-    """Gradient all-reduce once per step (ZeRO-3 reduce-scatters per micro-batch instead). A sharded optimizer
-    (ZeRO-1/2, Megatron's distributed optimizer) reduce-scatters them instead (Rajbhandari et al. 2020, section 5.3)
-    and gathers the weights (:func:`data_parallel_gather_s`). The routed experts' gradients reduce over their own
-    expert-data-parallel group (:func:`expert_sync_s`)."""
-    lay = ctx.layout
-    if _none(where(lay.zero == 3, 1, lay.dp)):
-        return 0.0
-    w_b, grad_b = ctx.weight_and_grad_bytes
-    stride = lay.tp * lay.cp
-    experts = ctx.state.expert_trainable_params / ctx.model_shards
-    # once per step, at the node's full NIC bandwidth: the Megatron runs (in-network reduction on their
-    # InfiniBand fabric, bucketed overlap) show it hidden where the strided groups' NIC share would expose it
-    # zero_grad_sync all-reduce, or zero_shard_gpus < dp: all-reduce over dp, each rank keeps its share (InternLM
-    # internlm/solver/optimizer/hybrid_zero_optim.py @ 01e7fd6: reduce_tensor, dst_rank None, ParallelMode.DATA)
-    def sync(scatter: bool) -> Any:
-        collective = all_gather_s if scatter else all_reduce_s
-        return collective((ctx.trainable_local - experts) * grad_b, lay.dp, ctx.fabric, stride=stride,
-                          nic_share=False) + expert_sync_s(ctx, experts * grad_b, lay.dp * lay.cp, lay.dp, collective)
-    if not is_array(lay.dp):
-        return sync(lay.scatters_gradients)
-    return where((lay.dp > 1) & (lay.zero != 3), where(lay.scatters_gradients, sync(True), sync(False)))
-
-
-def data_parallel_gather_s(ctx: StepContext) -> Any:
-    """A sharded optimizer all-gathers the updated 16-bit weights after its step; Megatron overlaps the gather with
-    the next step's first forward (``--overlap-param-gather``, :func:`gather_overlaps`)."""
-    lay = ctx.layout
-    sharded = (lay.dp > 1) & (lay.zero != 3) & ((lay.zero == 1) | (lay.zero == 2) | lay.distributed_optimizer)
-    if not (sharded.any() if is_array(sharded) else sharded):
-        return 0.0
-    experts = ctx.state.expert_trainable_params / ctx.model_shards
-    w_b = ctx.weight_and_grad_bytes[0]
-    return where(sharded, all_gather_s((ctx.trainable_local - experts) * w_b, lay.zero_dp_shards, ctx.fabric,
-                                       stride=lay.tp * lay.cp, nic_share=False)
-                 + expert_sync_s(ctx, experts * w_b, lay.zero_dp_shards, lay.zero_dp_shards, all_gather_s))
-
-
-def expert_sync_s(ctx: StepContext, bytes_: Any, shards: Any, dense: Any, collective: Callable[..., Any]) -> Any:
-    """The routed experts' part of the once-a-step gradient sync or weight gather: ``bytes_`` over their
-    expert-data-parallel group (``expert_data_shards`` of ``shards``), ``tp x ep`` ranks apart (MoE parallel folding,
-    Liu et al. 2025, arXiv:2504.14960, section 3.1). With expert parallelism inside a node each GPU of it syncs in
-    another such group at once, one rank a node: nothing is reduced over NVLink first, so a GPU's whole expert
-    gradient crosses its own share of the node's NICs, where a dense group with several ranks a node spreads its
-    inter-node bytes over all of them. Without expert parallelism they sync with the dense group (``dense``)."""
-    lay = ctx.layout
-    etp = ctx.scenario.parallel.etp or lay.tp
-    group = expert_data_shards(shards, lay.tp, lay.ep, etp)
-    own = collective(bytes_, group, ctx.fabric, stride=lay.tp * lay.ep, nic_share=True)
-    shared = collective(bytes_, dense, ctx.fabric, stride=lay.tp * lay.cp, nic_share=False)
-    return where(lay.ep > 1, where(group > 1, own, 0.0), shared)
 
 
 def optimizer_and_offload_s(ctx: StepContext) -> tuple[Any, Any]:
