@@ -55,27 +55,27 @@ def test_the_fitters_grids_lie_inside_the_ranges_a_profile_is_checked_against():
             assert low <= grid.min() and grid.max() <= high, (kind, dotted, key)
 
 
-def test_moe_runs_fit_only_the_grouped_gemm_traffic():
-    """fit_split: the MoE runs (fit.exclude) set the routed experts' grouped-GEMM traffic and nothing else; the other
-    parameters come from the dense runs alone, as if the MoE runs were absent."""
+def test_moe_runs_fit_only_the_moe_parameters():
+    """fit_split: the MoE runs (fit.exclude) set the MoE layer's host issue time after its synchronisation and nothing
+    else; the other parameters come from the dense runs alone, as if the MoE runs were absent."""
     from conftest import REPO
 
     from trainsizer.estimate.memory import default_memory_model
     from trainsizer.estimate.step import default_performance_model
     from trainsizer.estimate.typed_data import value_at, with_value
-    from trainsizer.evidence.calibrate import EXPERT_GEMM, fit_split
+    from trainsizer.evidence.calibrate import MOE_ONLY, fit_split
     from trainsizer.evidence.case_terms import build_case_terms
 
     published = REPO / "validation" / "published"
     cases = load_cases(published / "moe.yaml") + load_cases(published / "dle_bert.yaml")
     terms, failed = build_case_terms(cases, "performance", default_memory_model(), default_performance_model())
     assert not failed
-    free = [f for f in PERFORMANCE_FREE if f[:2] in EXPERT_GEMM or f[:2] == ("compute", "half_tokens")]
+    free = [f for f in PERFORMANCE_FREE if f[:2] in MOE_ONLY or f[:2] == ("compute", "half_tokens")]
     start = with_value(default_performance_model(), "compute", "half_tokens", 256.0)
-    start = with_value(start, "compute", "expert_traffic", 1.0)
+    start = with_value(start, "overhead", "moe_sync_issue_s", 0.0)
     both = fit_split(terms, range(len(terms)), start, free, rounds=2)[0]
     dense = [i for i, m in enumerate(terms.models) if m == "dense"]
     alone = fit_split(terms, dense, start, free, rounds=2)[0]
     assert value_at(both, "compute", "half_tokens") == value_at(alone, "compute", "half_tokens")
-    assert value_at(alone, "compute", "expert_traffic") == 1.0  # no MoE run: left where it started
-    assert value_at(both, "compute", "expert_traffic") != 1.0
+    assert value_at(alone, "overhead", "moe_sync_issue_s") == 0.0  # no MoE run: left where it started
+    assert value_at(both, "overhead", "moe_sync_issue_s") > 0.0

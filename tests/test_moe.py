@@ -24,6 +24,7 @@ from trainsizer.estimate.moe import (
     load_factor,
     remote_copies,
     rows_per_expert,
+    sync_exposed_s,
 )
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.scenario import scenario_from_dict
@@ -209,15 +210,27 @@ def test_routed_experts_run_at_the_16_bit_rate_under_fp8():
 def test_dropless_layers_expose_host_time_once_per_forward():
     assert host_syncs(48, 0.0) == 48 and host_syncs(48, 1.0) == 96  # recomputation runs each forward again
     p = default_performance_model()
-    quiet = replace(p, overhead=replace(p.overhead, per_layer_s=0.0))
+    quiet = replace(p, overhead=replace(p.overhead, moe_sync_issue_s=0.0))
     base, stored = (estimate(moe_job({"ep": 8}), with_limits=False, performance_params=q).performance
                     for q in (p, quiet))
     recomputed = estimate(moe_job({"ep": 8}, training={"activation_checkpointing": "full"}), with_limits=False,
                           performance_params=p).performance
-    # 4 micro-batches a step (16 GPUs, 64 sequences), 48 MoE layers each: the host's time per layer shows 192 times
+    # 4 micro-batches a step (16 GPUs, 64 sequences), 48 MoE layers each: some of the host's issue time shows 192
+    # times, never more than all of it
     synced = base.breakdown_s["launch_overhead"] - stored.breakdown_s["launch_overhead"]
-    assert synced >= 4 * 48 * p.overhead.per_layer_s * 0.999
+    assert 0.0 < synced < 4 * 48 * p.overhead.moe_sync_issue_s
     assert recomputed.breakdown_s["launch_overhead"] > base.breakdown_s["launch_overhead"]
+
+
+def test_host_issue_after_a_sync_shows_less_the_longer_the_gpu_works():
+    h = 0.008
+    assert sync_exposed_s(10, h, 0.0) == pytest.approx(10 * h)  # nothing to run: the GPU waits for every issue
+    assert sync_exposed_s(1, h, 0.0005) == pytest.approx(h - 0.0005, rel=1e-6)  # host bound: h - g
+    assert sync_exposed_s(1, h, 0.8) == pytest.approx(h * h / (2 * 0.8), rel=0.01)  # GPU bound: h^2 / 2g
+    busy = np.array([0.0, 0.002, 0.008, 0.032])
+    shown = sync_exposed_s(1, h, busy)
+    assert np.all(np.diff(shown) < 0) and np.all(shown <= h)
+    assert list(shown) == pytest.approx([sync_exposed_s(1, h, float(g)) for g in busy])
 
 
 def test_fsdp_gathers_routed_experts_only_over_their_expert_data_parallel_group():

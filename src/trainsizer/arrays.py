@@ -53,6 +53,17 @@ def maximum(a: Any, b: Any) -> Any:
     return max(a, b)
 
 
+def exp(x: Any) -> Any:
+    """e**x for a number, elementwise for an array."""
+    if is_array(x):
+        import numpy as np
+
+        return np.exp(x)
+    import math
+
+    return math.exp(x)
+
+
 def any_nonzero(x: Any) -> bool:
     """Whether a number, or any element of an array, is non-zero."""
     return bool(x.any()) if is_array(x) else bool(x)

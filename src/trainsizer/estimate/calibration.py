@@ -50,6 +50,7 @@ FITTED_RANGES: dict[str, tuple[float, float]] = {
     "performance.memory_bound.elementwise_bytes_per_saved_byte": (0.0, 100.0),
     "performance.memory_bound.compiled_elementwise_fraction": (0.0, 1.5),
     "performance.overhead.per_layer_s": (0.0, 1.0),
+    "performance.overhead.moe_sync_issue_s": (0.0, 1.0),
     "performance.overhead.per_step_s": (0.0, 60.0),
 }
 MAX_OTHER = 1e15  # any other number: finite, >= 0 and below this (fractions, efficiencies, overlaps at most 1)

@@ -190,8 +190,8 @@ class Compute:
     half_tokens: float = fitted()
     half_width: float = fitted()
     # routed experts' grouped GEMM: its operand traffic over the least it needs, against the part's ridge point
-    # (estimate/moe.py grouped_gemm_saturation)
-    expert_traffic: float = fitted()
+    # (estimate/moe.py grouped_gemm_saturation); assumed (the roofline's least, once each)
+    expert_traffic: float
     source: str
 
 
@@ -265,6 +265,7 @@ class Overhead:
 
     per_step_s: float = fitted()
     per_layer_s: float = fitted()
+    moe_sync_issue_s: float = fitted()
     cpu_adam_params_per_s: float
     source: str
 

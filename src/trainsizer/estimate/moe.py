@@ -30,7 +30,7 @@ dispatch and combine all-to-alls move inside and between nodes, and how the expe
   + r h + r w)`` FLOPs per byte for ``r`` rows, width ``h`` and expert width ``w`` in 16-bit operands, which for the
   few rows and narrow experts of fine-grained MoE falls near or below the part's ridge point (peak over HBM
   bandwidth; Williams et al. 2009, roofline). Its time is the FLOPs at the GEMM ceiling plus the operands' traffic
-  at the HBM's rate, ``expert_traffic`` times the least they need (tiles re-read operands; fitted on the MoE runs).
+  at the HBM's rate, ``expert_traffic`` times the least they need (assumed 1: each operand once, the roofline's least).
 - Precision: the routed experts' GEMMs are priced at the 16-bit rate under FP8 training (``estimate/flops.py``: "FP8
   covers the linears only"): FP8 adds a quantisation of every dispatched token copy per expert, and the published
   same-layout pairs gain little from it (Megatron-Bridge performance archive, 25.11 DGX-GB300: DeepSeek-V3 3,848
@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.arrays import any_nonzero, is_array, maximum, minimum, safe_div, where
+from trainsizer.arrays import any_nonzero, exp, is_array, maximum, minimum, safe_div, where
 from trainsizer.estimate.comm import Fabric
 from trainsizer.estimate.model_params import DeepEP
 
@@ -219,11 +219,18 @@ def host_syncs(moe_layers: Any, recomputed: Any) -> Any:
     return moe_layers * (1 + recomputed)
 
 
-def sync_exposed_s(syncs: Any, per_layer_s: Any) -> Any:
-    """Seconds per micro-batch the GPU waits on the host after its MoE layers' synchronisations: the queue is empty
-    when the host resumes, so the host's time to issue a layer's kernels (``overhead.per_layer_s``, which otherwise
-    hides behind GPU work: ``step_terms.launch_exposed_s``) shows once per synchronisation."""
-    return syncs * per_layer_s
+def sync_exposed_s(syncs: Any, issue_s: Any, busy_per_layer_s: Any) -> Any:
+    """Seconds per micro-batch the GPU waits on the host after its MoE layers' synchronisations. A synchronisation
+    empties the queue (CUDA semantics: the host blocks until the device is done), so the host then issues the
+    layer's kernels (``issue_s``, ``overhead.moe_sync_issue_s``) while the GPU runs each as it arrives. A kernel the
+    GPU runs for ``d`` after an issue time ``t`` leaves it idle for ``max(0, t - d)``; with a layer's kernel times
+    spread exponentially about their mean (assumed: a few long GEMMs among many short kernels), the idle summed over
+    the layer is ``h - g (1 - exp(-h / g))`` for issue time ``h`` and GPU work ``g`` (``busy_per_layer_s``): nearly
+    ``h - g`` where the host is much the slower (the launch-bound limit, H. He, "Making deep learning go brrrr", 2022),
+    and ``h^2 / 2g``, vanishing, where the GPU is (long kernels let the host regain its lead). All of ``h`` with
+    no GPU work."""
+    idle = issue_s - busy_per_layer_s * (1 - exp(-safe_div(issue_s, busy_per_layer_s)))
+    return syncs * idle
 
 
 def _members_per_node(ep: Any, stride: Any, gpus_per_node: int) -> Any:

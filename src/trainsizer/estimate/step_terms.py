@@ -378,8 +378,9 @@ def combine_step(raw: RawStep, p: PerformanceModel) -> dict[str, Any]:
         "pp_p2p": raw.pp_mb * (1 - overlap.pp_p2p),
         "zero3_gather": positive_part(raw.zero3_mb - overlap.zero3 * compute),
     }
-    launch_mb = launch_exposed_s(raw.layers_per_stage, compute + sum(exposed.values()), p) \
-        + moe.sync_exposed_s(raw.moe_syncs, p.overhead.per_layer_s)
+    busy = compute + sum(exposed.values())
+    launch_mb = launch_exposed_s(raw.layers_per_stage, busy, p) \
+        + moe.sync_exposed_s(raw.moe_syncs, p.overhead.moe_sync_issue_s, safe_div(busy, raw.layers_per_stage))
     t_mb = compute + sum(exposed.values()) + launch_mb
     bubble = t_mb * (raw.pp - 1) / raw.virtual_pp  # 0 without pipeline parallelism
     terms = {

@@ -132,9 +132,10 @@ def build_case_terms(cases: list[Case], kind: str, memory_params: MemoryModel,
                       stack_speed(speed, metrics) if speed else None, families, methods, models, parts), failed
 
 
-def log_error_loss(terms: CaseTerms, rows: Sequence[int]) -> Callable[[Any], float]:
+def log_error_loss(terms: CaseTerms, rows: Sequence[int], power: int = 2) -> Callable[[Any], float]:
     """Mean squared log error of the predictions on ``rows``: the fit's objective (a miss of x2 either
-    way weighs the same)."""
+    way weighs the same). ``power`` 1: mean absolute log error (least absolute deviations, which a few runs far off
+    for reasons their records leave out cannot pull as far: P. J. Huber, "Robust Statistics", 1981, section 3.2)."""
     measured = terms.measured[list(rows)]
 
     def loss(params: Any) -> float:
@@ -143,5 +144,6 @@ def log_error_loss(terms: CaseTerms, rows: Sequence[int]) -> Callable[[Any], flo
         if not ok.any():
             return float("inf")
         errors = np.log(predicted[ok] / measured[ok])
-        return float(np.mean(errors ** 2)) + (0.0 if ok.all() else 1e3)  # a non-positive prediction never wins
+        # a non-positive prediction never wins
+        return float(np.mean(np.abs(errors) ** power)) + (0.0 if ok.all() else 1e3)
     return loss

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from trainsizer.estimate.typed_data import value_at, with_value
-from trainsizer.evidence.calibrate import EXPERT_GEMM, MEMORY_FREE, PERFORMANCE_FREE, Free, fitted_rows
+from trainsizer.evidence.calibrate import MEMORY_FREE, MOE_ONLY, PERFORMANCE_FREE, Free, fitted_rows
 from trainsizer.evidence.case_terms import build_case_terms
 from trainsizer.evidence.cases import Case
 
@@ -42,13 +42,13 @@ def _trials(value: float, grid: np.ndarray) -> list[float]:
 def publications_by_parameter(cases: list[Case], kind: str, free: Free, memory_params: Any,
                               perf_params: Any) -> dict[tuple[str, str], Counter[str]]:
     """For each (dotted, key) of ``free``: how many cases of each publication constrain it, among the cases the fit
-    fits it on (calibrate.fitted_rows: fit.exclude cases left out, the MoE runs alone for the grouped-GEMM
+    fits it on (calibrate.fitted_rows: fit.exclude cases left out, the MoE runs alone for the mixture-of-experts
     half-way points). ``kind``: memory | performance."""
     terms, _ = build_case_terms(cases, kind, memory_params, perf_params)
     base = memory_params if kind == "memory" else perf_params
     out: dict[tuple[str, str], Counter[str]] = {}
     for dotted, key, grid in free:
-        rows = fitted_rows(terms, range(len(terms)), (dotted, key) in EXPERT_GEMM)
+        rows = fitted_rows(terms, range(len(terms)), (dotted, key) in MOE_ONLY)
         before = terms.predict(base, rows)
         moved = np.zeros(len(rows), dtype=bool)
         for value in _trials(value_at(base, dotted, key), grid):
