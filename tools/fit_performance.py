@@ -28,10 +28,10 @@ FREE = PERFORMANCE_FREE  # the same grids as `trainsizer calibrate`
 
 
 def write_priors(path: Path) -> None:
-    """The efficiency of each prior-only family (evidence/calibrate.PRIOR_ONLY: Da Vinci, whose runs come from few
-    publications, so no grid frees it) at its prior over the fitted families, into ``path`` (read afresh: the cached
-    shipped model predates the values just written); the fit settles it the same way (calibrate.settle_priors), so
-    one pass writes what each cross-validation fold uses. tests/test_fit_audit.py checks it."""
+    """The efficiency of each prior-only family (evidence/calibrate.PRIOR_ONLY: the families no grid frees) at its
+    prior over the fitted families, into ``path`` (read afresh: the cached shipped model predates the values just
+    written); the fit settles it the same way (calibrate.settle_priors), so one pass writes what each
+    cross-validation fold uses. tests/test_fit_audit.py checks it."""
     params = load_model(PerformanceModel, yaml.safe_load(path.read_text(encoding="utf-8")), str(path), path.name)
     write_values(path, settle_priors(params, FREE), [("compute.max_efficiency", f, None) for f in PRIOR_ONLY])
 
