@@ -381,7 +381,7 @@ def combine_step(raw: RawStep, p: PerformanceModel) -> dict[str, Any]:
     busy = compute + sum(exposed.values())
     launch_mb = launch_exposed_s(raw.layers_per_stage, busy, p) \
         + moe.sync_exposed_s(raw.moe_syncs, p.overhead.moe_sync_issue_s, safe_div(busy, raw.layers_per_stage))
-    t_mb = compute + sum(exposed.values()) + launch_mb
+    t_mb = busy + launch_mb
     bubble = t_mb * (raw.pp - 1) / raw.virtual_pp  # 0 without pipeline parallelism
     terms = {
         "compute": m * compute,
