@@ -218,8 +218,9 @@ def test_every_face_of_an_option_carries_its_ranges_in_both_languages(default_pl
     pick = default_plan["options"][default_plan["recommendation"]["option"]]
     r = pick["range"]
     en, zh = ot.range_text(pick, "CNY", "en"), ot.range_text(pick, "CNY", "zh-CN")
-    assert "fits unless memory is" in en and "minutes" in en and "a run" in en
-    assert "否则放得下" in zh and "分钟" in zh
+    assert "fits unless memory is" in en and "a run" in en
+    assert any(f"{unit};" in en for unit in ("minutes", "hours", "days"))  # the time to train's range, in its unit
+    assert "否则放得下" in zh and any(f"{unit}；" in zh for unit in ("分钟", "小时", "天"))
     assert "–" in ot.time_cell(pick, "en") and "–" in ot.run_cell(pick, "CNY", "en")
     assert f"({r['device_gib'][0]:.0f}–{r['device_gib'][1]:.0f})" in ot.memory_cell(pick)
     sheet = options_sheet(default_plan)
@@ -243,7 +244,8 @@ def test_the_web_page_shows_each_figure_with_its_range(default_plan):
     pick = default_plan["options"][default_plan["recommendation"]["option"]]
     for what in ("time", "step", "tokens", "memory", "run"):
         assert ot.span(pick, what, "CNY", "zh-CN").startswith("(")
-    assert "分钟" in ot.span(pick, "time", "CNY", "zh-CN") and ot.span({**pick, "range": {}}, "time", "CNY", "en") == ""
+    assert any(unit in ot.span(pick, "time", "CNY", "zh-CN") for unit in ("分钟", "小时", "天"))
+    assert ot.span({**pick, "range": {}}, "time", "CNY", "en") == ""
 
 
 def test_the_cost_chart_draws_the_rent_lines_range_where_the_runs_hours_move_it():
