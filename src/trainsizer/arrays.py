@@ -64,6 +64,12 @@ def exp(x: Any) -> Any:
     return math.exp(x)
 
 
+def all_at_most_one(degree: Any) -> bool:
+    """Whether a parallel degree is 1 (or less) for the one layout, or for every one of many: a term that needs a
+    degree above 1 is 0 then."""
+    return not (degree > 1).any() if is_array(degree) else degree <= 1
+
+
 def any_nonzero(x: Any) -> bool:
     """Whether a number, or any element of an array, is non-zero."""
     return bool(x.any()) if is_array(x) else bool(x)

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from trainsizer.arrays import is_array, where
+from trainsizer.arrays import all_at_most_one, any_nonzero, is_array, where
 from trainsizer.estimate.comm import all_gather_s, all_reduce_s
-from trainsizer.estimate.state_terms import expert_data_shards
 
 
 def data_parallel_sync_s(ctx: Any) -> Any:
@@ -20,11 +19,11 @@ def data_parallel_sync_s(ctx: Any) -> Any:
     and gathers the weights (:func:`data_parallel_gather_s`). The routed experts' gradients reduce over their own
     expert-data-parallel group (:func:`expert_sync_s`)."""
     lay = ctx.layout
-    if _no_data_parallelism(where(lay.zero == 3, 1, lay.dp)):
+    if all_at_most_one(where(lay.zero == 3, 1, lay.dp)):
         return 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
     stride = lay.tp * lay.cp
-    experts = ctx.state.expert_trainable_params / ctx.model_shards
+    experts = ctx.expert_trainable_local
     # once per step, at the node's full NIC bandwidth: the Megatron runs (in-network reduction on their
     # InfiniBand fabric, bucketed overlap) show it hidden where the strided groups' NIC share would expose it
     # zero_grad_sync all-reduce, or zero_shard_gpus < dp: all-reduce over dp, each rank keeps its share (InternLM
@@ -43,9 +42,9 @@ def data_parallel_gather_s(ctx: Any) -> Any:
     the next step's first forward (``--overlap-param-gather``, :func:`gather_overlaps`)."""
     lay = ctx.layout
     sharded = (lay.dp > 1) & (lay.zero != 3) & ((lay.zero == 1) | (lay.zero == 2) | lay.distributed_optimizer)
-    if not (sharded.any() if is_array(sharded) else sharded):
+    if not any_nonzero(sharded):
         return 0.0
-    experts = ctx.state.expert_trainable_params / ctx.model_shards
+    experts = ctx.expert_trainable_local
     w_b = ctx.weight_and_grad_bytes[0]
     return where(sharded, all_gather_s((ctx.trainable_local - experts) * w_b, lay.zero_dp_shards, ctx.fabric,
                                        stride=lay.tp * lay.cp, nic_share=False)
@@ -54,19 +53,14 @@ def data_parallel_gather_s(ctx: Any) -> Any:
 
 def expert_sync_s(ctx: Any, bytes_: Any, shards: Any, dense: Any, collective: Callable[..., Any]) -> Any:
     """The routed experts' part of the once-a-step gradient sync or weight gather: ``bytes_`` over their
-    expert-data-parallel group (``expert_data_shards`` of ``shards``), ``tp x ep`` ranks apart (MoE parallel folding,
-    Liu et al. 2025, arXiv:2504.14960, section 3.1). With expert parallelism inside a node each GPU of it syncs in
-    another such group at once, one rank a node: nothing is reduced over NVLink first, so a GPU's whole expert
-    gradient crosses its own share of the node's NICs, where a dense group with several ranks a node spreads its
-    inter-node bytes over all of them. Without expert parallelism they sync with the dense group (``dense``)."""
+    expert-data-parallel group (``StepContext.expert_data_group`` of ``shards``), ``tp x ep`` ranks apart (MoE
+    parallel folding, Liu et al. 2025, arXiv:2504.14960, section 3.1). With expert parallelism inside a node each GPU
+    of it syncs in another such group at once, one rank a node: nothing is reduced over NVLink first, so a GPU's
+    whole expert gradient crosses its own share of the node's NICs, where a dense group with several ranks a node
+    spreads its inter-node bytes over all of them. Without expert parallelism they sync with the dense group
+    (``dense``)."""
     lay = ctx.layout
-    etp = ctx.scenario.parallel.etp or lay.tp
-    group = expert_data_shards(shards, lay.tp, lay.ep, etp)
+    group = ctx.expert_data_group(shards)
     own = collective(bytes_, group, ctx.fabric, stride=lay.tp * lay.ep, nic_share=True)
     shared = collective(bytes_, dense, ctx.fabric, stride=lay.tp * lay.cp, nic_share=False)
     return where(lay.ep > 1, where(group > 1, own, 0.0), shared)
-
-
-def _no_data_parallelism(degree: Any) -> bool:
-    """Whether ``degree`` is 1 for the one layout, or for every one of many."""
-    return not (degree > 1).any() if is_array(degree) else degree <= 1

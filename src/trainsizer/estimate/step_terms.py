@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from trainsizer.arrays import any_nonzero, is_array, positive_part, safe_div, where
+from trainsizer.arrays import all_at_most_one, any_nonzero, is_array, positive_part, safe_div, where
 from trainsizer.estimate import comm, moe, tp_schedule
 from trainsizer.estimate.activation_ops import activation_ops_mb
 from trainsizer.estimate.comm import Fabric, all_gather_s, gathered_linear_bytes, p2p_s
@@ -113,6 +113,16 @@ class StepContext:
     def expert_linear_local(self) -> Any:  # the routed experts' part of base_linear_local
         return sum(layer.expert_linear_params for layer in self.state.layers) / self.model_shards
 
+    @property
+    def expert_trainable_local(self) -> Any:  # the routed experts' part of trainable_local
+        return self.state.expert_trainable_params / self.model_shards
+
+    def expert_data_group(self, shards: Any) -> Any:
+        """The routed experts' data-parallel group among ``shards`` ranks (state_terms.expert_data_shards), their
+        tensor parallelism ``parallel.etp``, else each layout's tp."""
+        lay = self.layout
+        return expert_data_shards(shards, lay.tp, lay.ep, self.scenario.parallel.etp or lay.tp)
+
 
 def saved_traffic_s(ctx: StepContext, counted: Any = None) -> Any:
     """Memory-bound element-wise work per byte of it per saved activation byte: proportional to the
@@ -138,15 +148,11 @@ def dequantization_mb(ctx: StepContext) -> Any:
     return (ctx.base_linear_local - kept) * per_pass * passes / ctx.hbm_bytes_per_s
 
 
-def _none(degree: Any) -> bool:  # a term is 0 where the degree is 1: for one layout, or for every one of many
-    return not (degree > 1).any() if is_array(degree) else degree <= 1
-
-
 def context_parallel_mb(ctx: StepContext) -> Any:
     """Ring attention: K/V chunks passed around the ring, forward once and backward twice
     (Liu et al. 2023, arXiv:2310.01889)."""
     lay = ctx.layout
-    if _none(lay.cp):
+    if all_at_most_one(lay.cp):
         return 0.0
     chunk = ctx.local_tokens * 2 * ctx.arch.kv_dim / lay.tp * ctx.act_bytes
     return ctx.layers_per_stage * 3 * (lay.cp - 1) * p2p_s(chunk, ctx.fabric, lay.tp * lay.cp > lay.gpus_per_node)
@@ -156,7 +162,7 @@ def expert_parallel_mb(ctx: StepContext) -> Any:
     """MoE: dispatch and combine all-to-all, forward and backward, per MoE layer (estimate/moe.py); one
     expert-parallel degree per layout."""
     lay, par, arch = ctx.layout, ctx.scenario.parallel, ctx.arch
-    if not arch.moe or _none(lay.ep):
+    if not arch.moe or all_at_most_one(lay.ep):
         return 0.0
     stride = par.expert_tp if par.etp else lay.tp * lay.cp  # folded expert groups are etp-strided (estimate/moe.py)
     tokens = moe.dispatched_tokens(ctx.local_tokens, lay.tp)
@@ -171,7 +177,7 @@ def expert_parallel_mb(ctx: StepContext) -> Any:
 def pipeline_p2p_mb(ctx: StepContext) -> Any:
     """Activations forward and gradients backward at each stage boundary (Narayanan et al. 2021)."""
     lay = ctx.layout
-    if _none(lay.pp):
+    if all_at_most_one(lay.pp):
         return 0.0
     boundary = ctx.local_tokens * ctx.arch.hidden_size * ctx.act_bytes / where(lay.sequence_parallel, lay.tp, 1)
     return where(lay.pp > 1, 2 * lay.virtual_pp * p2p_s(boundary, ctx.fabric,
@@ -195,7 +201,7 @@ def zero3_mb(ctx: StepContext) -> Any:
     FSDP over dp_shard x cp) (Zhao et al. 2023, FSDP, arXiv:2304.11277, section 3.2)."""
     lay = ctx.layout
     group = lay.zero_group  # dp x cp, or the smaller group of parallel.zero_shard_gpus (HYBRID_SHARD)
-    if _none(where(lay.zero == 3, group, 1)):
+    if all_at_most_one(where(lay.zero == 3, group, 1)):
         return 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
     linear_b = gathered_linear_bytes(ctx.scenario.training.fp8_all_gather, stored_base_bytes(ctx))
@@ -208,11 +214,10 @@ def zero3_mb(ctx: StepContext) -> Any:
     # so where it is one rank nothing of them is gathered or reduce-scattered. Their group is priced at the dense
     # group's stride: its own (etp x ep apart, one rank a node under EP 8) would expose more traffic than
     # Megatron-FSDP's measured Qwen3-235B step leaves room for, as overlap.zero3 (fitted on dense runs) hides none
-    etp = ctx.scenario.parallel.etp or lay.tp
-    expert_group = expert_data_shards(group, lay.tp, lay.ep, etp)
+    expert_group = ctx.expert_data_group(group)
     expert_linear = ctx.expert_linear_local
     expert_bytes = expert_linear * linear_b
-    expert_grads = ctx.state.expert_trainable_params / ctx.model_shards * grad_b
+    expert_grads = ctx.expert_trainable_local * grad_b
     grads = ctx.trainable_local * grad_b
 
     def gathers(dense_w: Any, dense_g: Any, shards: Any) -> Any:  # weights twice, gradients once, over ``shards``
@@ -233,7 +238,7 @@ def optimizer_and_offload_s(ctx: StepContext) -> tuple[Any, Any]:
     shards = where((lay.zero >= 1) | lay.distributed_optimizer, lay.zero_dp_shards, 1)
     optimizer_s = ctx.trainable_local / shards * optimizer_bytes_per_param(tr.optimizer, tr.precision, ctx.params) \
         / ctx.hbm_bytes_per_s
-    if _none(lay.offload + 1):  # nothing offloaded (offload is 0)
+    if all_at_most_one(lay.offload + 1):  # nothing offloaded (offload is 0)
         return optimizer_s, 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
     pcie = ctx.part.pcie_bytes_per_s

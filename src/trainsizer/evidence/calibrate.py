@@ -175,17 +175,17 @@ def fit_split(terms: Any, candidates: Sequence[int], params: P, free: Free, roun
     mixture-of-experts runs, every other one on the cases fits use (``terms.fit_rows``: the MoE runs are excluded
     there); the loss is the latter's. The MoE parameters minimise the mean absolute log error: of few runs, some are
     far off for reasons their records leave out (data-limited, docs/accuracy.md), and a squared loss lets those
-    few set both parameters. The shipped fit (tools/fitting.py), ``trainsizer calibrate`` and every
+    few set them. The shipped fit (tools/fitting.py), ``trainsizer calibrate`` and every
     cross-validation fold (evidence/holdout.py, nested_holdout.py) fit this way."""
     from trainsizer.evidence.case_terms import log_error_loss
 
     rows = fitted_rows(terms, candidates, moe_only=False)
     dense = [f for f in free if (f[0], f[1]) not in MOE_ONLY]
     fitted, best = coordinate_descent(log_error_loss(terms, rows), params, dense, rounds) if rows else (params, 0.0)
-    expert = [f for f in free if (f[0], f[1]) in MOE_ONLY]
+    moe_free = [f for f in free if (f[0], f[1]) in MOE_ONLY]
     moe = fitted_rows(terms, candidates, moe_only=True)
-    if expert and moe:
-        fitted = coordinate_descent(log_error_loss(terms, moe, power=1), fitted, expert, rounds)[0]
+    if moe_free and moe:
+        fitted = coordinate_descent(log_error_loss(terms, moe, power=1), fitted, moe_free, rounds)[0]
     return fitted, best
 
 

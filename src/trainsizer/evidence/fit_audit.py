@@ -42,8 +42,8 @@ def _trials(value: float, grid: np.ndarray) -> list[float]:
 def publications_by_parameter(cases: list[Case], kind: str, free: Free, memory_params: Any,
                               perf_params: Any) -> dict[tuple[str, str], Counter[str]]:
     """For each (dotted, key) of ``free``: how many cases of each publication constrain it, among the cases the fit
-    fits it on (calibrate.fitted_rows: fit.exclude cases left out, the MoE runs alone for the mixture-of-experts
-    half-way points). ``kind``: memory | performance."""
+    fits it on (calibrate.fitted_rows: fit.exclude cases left out, the MoE runs alone for the
+    MoE-only parameters). ``kind``: memory | performance."""
     terms, _ = build_case_terms(cases, kind, memory_params, perf_params)
     base = memory_params if kind == "memory" else perf_params
     out: dict[tuple[str, str], Counter[str]] = {}
