@@ -103,7 +103,8 @@ def family_prior(params: Any, seen: set[str]) -> Any:
 # tools/fitting.fit_shipped; each cross-validation fold, holdout.py and nested_holdout.py) sets it to the family prior
 # over the families that fit frees and its training cases show, on its start and again on its result, so a fold
 # never reads a ceiling derived from a fit that saw its held-out publication, and the shipped model uses the ceiling
-# its folds are scored with. Blackwell's speed runs are all mixture-of-experts runs, which stay out of the dense fit.
+# its folds are scored with. Blackwell's speed runs all come from one publication (Megatron-Bridge): its MoE runs and
+# its four dense B200 runs stay out of the dense fit (performance_model.yaml fit.exclude) and check the prior.
 PRIOR_ONLY = ("davinci", "blackwell", "blackwell-ultra", "cdna3", "cdna4")
 
 
