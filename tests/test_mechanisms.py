@@ -529,3 +529,17 @@ def test_an_fp16_lm_head_under_bf16_autocast_keeps_a_bf16_copy_of_its_weight_for
     for key, sc in (("b", base), ("c", cast)):
         screened, _host = screen_memory(job_basis(sc, arch), lay, sc, gpu)
         assert screened[0] == pytest.approx(mem[key].device_bytes, rel=0.005), key
+
+
+@pytest.mark.parametrize("preset,targets", [("gpt2-124m", ["c_attn"]), ("llama-3.1-8b", ["q_proj", "v_proj"])])
+def test_lora_flops_adapt_the_modules_the_memory_estimate_adapts(preset, targets):
+    """With no targets named, the adapters' FLOPs follow peft's default modules for the model type, as the trainable
+    parameters do (training_state.lora_targets): GPT-2's fused c_attn, not q_proj / v_proj (which it has none of)."""
+    arch = resolve_model(scenario(preset=preset).model)
+
+    def lora(**extra):
+        return step_flops(scenario({"method": "lora", "lora": {"rank": 16, **extra}}, preset=preset), arch)
+
+    default, named, frozen = lora(), lora(targets=targets), lora(targets=["no_such_module"])
+    assert default.model_per_token == pytest.approx(named.model_per_token)
+    assert default.model_per_token > frozen.model_per_token

@@ -34,6 +34,7 @@ from functools import lru_cache
 from typing import Any
 
 from trainsizer.estimate.cache_keys import json_key
+from trainsizer.estimate.training_state import lora_targets
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.param_counts import Linear, layer_linears, moe_layer_linears
 from trainsizer.scenario import Scenario
@@ -224,10 +225,10 @@ def count_step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
         exp += recompute_exp
         att += (recompute_attn + flash_recompute) * run
     if tr.method in ("lora", "qlora"):
-        # adapters: r*(in+out) per targeted linear, 6 FLOPs per adapter parameter per token
+        # adapters: r*(in+out) per targeted linear, 6 FLOPs per adapter parameter per token; the targets the memory
+        # estimate adapts (peft's defaults per model type where the scenario names none)
         adapters = 0.0
-        targets = tr.lora.targets if tr.lora and tr.lora.targets else ["q_proj", "v_proj"]
-        named = None if targets == "all-linear" else set(targets)
+        named = lora_targets(scenario, arch.model_type, arch.mla.q_lora_rank if arch.mla else None)
         for i in range(arch.num_layers):
             for lin_ in layer_linears(arch, i):
                 if lin_.targeted_by(named):
