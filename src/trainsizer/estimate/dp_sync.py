@@ -21,8 +21,7 @@ def data_parallel_sync_s(ctx: Any) -> Any:
     lay = ctx.layout
     if all_at_most_one(where(lay.zero == 3, 1, lay.dp)):
         return 0.0
-    w_b, grad_b = ctx.weight_and_grad_bytes
-    stride = lay.tp * lay.cp
+    grad_b = ctx.weight_and_grad_bytes[1]
     experts = ctx.expert_trainable_local
     # once per step, at the node's full NIC bandwidth: the Megatron runs (in-network reduction on their
     # InfiniBand fabric, bucketed overlap) show it hidden where the strided groups' NIC share would expose it
@@ -30,8 +29,8 @@ def data_parallel_sync_s(ctx: Any) -> Any:
     # internlm/solver/optimizer/hybrid_zero_optim.py @ 01e7fd6: reduce_tensor, dst_rank None, ParallelMode.DATA)
     def sync(scatter: bool) -> Any:
         collective = all_gather_s if scatter else all_reduce_s
-        return collective((ctx.trainable_local - experts) * grad_b, lay.dp, ctx.fabric, stride=stride,
-                          nic_share=False) + expert_sync_s(ctx, experts * grad_b, lay.dp * lay.cp, lay.dp, collective)
+        return dense_group_s(ctx, (ctx.trainable_local - experts) * grad_b, lay.dp, collective) \
+            + expert_sync_s(ctx, experts * grad_b, lay.dp * lay.cp, lay.dp, collective)
     if not is_array(lay.dp):
         return sync(lay.scatters_gradients)
     return where((lay.dp > 1) & (lay.zero != 3), where(lay.scatters_gradients, sync(True), sync(False)))
@@ -46,9 +45,15 @@ def data_parallel_gather_s(ctx: Any) -> Any:
         return 0.0
     experts = ctx.expert_trainable_local
     w_b = ctx.weight_and_grad_bytes[0]
-    return where(sharded, all_gather_s((ctx.trainable_local - experts) * w_b, lay.zero_dp_shards, ctx.fabric,
-                                       stride=lay.tp * lay.cp, nic_share=False)
+    return where(sharded, dense_group_s(ctx, (ctx.trainable_local - experts) * w_b, lay.zero_dp_shards, all_gather_s)
                  + expert_sync_s(ctx, experts * w_b, lay.zero_dp_shards, lay.zero_dp_shards, all_gather_s))
+
+
+def dense_group_s(ctx: Any, bytes_: Any, group: Any, collective: Callable[..., Any]) -> Any:
+    """``collective`` of ``bytes_`` over a data-parallel ``group`` of the dense weights, ``tp x cp`` ranks apart, at
+    the node's full NIC bandwidth (see :func:`data_parallel_sync_s`)."""
+    lay = ctx.layout
+    return collective(bytes_, group, ctx.fabric, stride=lay.tp * lay.cp, nic_share=False)
 
 
 def expert_sync_s(ctx: Any, bytes_: Any, shards: Any, dense: Any, collective: Callable[..., Any]) -> Any:
@@ -62,5 +67,5 @@ def expert_sync_s(ctx: Any, bytes_: Any, shards: Any, dense: Any, collective: Ca
     lay = ctx.layout
     group = ctx.expert_data_group(shards)
     own = collective(bytes_, group, ctx.fabric, stride=lay.tp * lay.ep, nic_share=True)
-    shared = collective(bytes_, dense, ctx.fabric, stride=lay.tp * lay.cp, nic_share=False)
+    shared = dense_group_s(ctx, bytes_, dense, collective)
     return where(lay.ep > 1, where(group > 1, own, 0.0), shared)

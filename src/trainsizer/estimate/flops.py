@@ -228,7 +228,7 @@ def count_step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
         # adapters: r*(in+out) per targeted linear, 6 FLOPs per adapter parameter per token; the targets the memory
         # estimate adapts (peft's defaults per model type where the scenario names none)
         adapters = 0.0
-        named = lora_targets(scenario, arch.model_type, arch.mla.q_lora_rank if arch.mla else None)
+        named = lora_targets(scenario, arch)
         for i in range(arch.num_layers):
             for lin_ in layer_linears(arch, i):
                 if lin_.targeted_by(named):

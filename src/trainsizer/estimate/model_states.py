@@ -86,7 +86,7 @@ def _trainable_shapes(st: TrainingState, layers: list[LayerState], first: bool, 
     ep = st.scenario.parallel.ep
     shapes: list[tuple[int, int, int]] = []
     adapters: list[tuple[int, int, int]] = []
-    targets = lora_targets(st.scenario, arch.model_type, arch.mla.q_lora_rank if arch.mla else None)
+    targets = lora_targets(st.scenario, arch)
     for layer in layers:
         if layer.trainable_base:
             for lin in layer.linears:

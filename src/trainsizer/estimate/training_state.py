@@ -146,13 +146,16 @@ PEFT_DEFAULT_TARGETS: dict[str, list[str]] = {
 }
 
 
-def lora_targets(scenario: Scenario, model_type: str = "", mla_q_lora: int | None = None) -> set[str] | None:
+def lora_targets(scenario: Scenario, arch: Architecture) -> set[str] | None:
+    """The module names the scenario's adapters target (None: all linears): its own, else peft's default for the
+    model type. Read alike by the trainable parameters, the trainable tensors' shapes and the adapters' FLOPs."""
     lora = scenario.training.lora
     targets = lora.targets if lora and lora.targets is not None else None
     if targets is None:
-        targets = PEFT_DEFAULT_TARGETS.get(model_type, ["q_proj", "v_proj"])
-        if mla_q_lora is not None:  # MLA: the query projection is q_a_proj when q is low-rank
-            targets = ["q_a_proj" if mla_q_lora else "q_proj", "kv_a_proj_with_mqa"]
+        targets = PEFT_DEFAULT_TARGETS.get(arch.model_type, ["q_proj", "v_proj"])
+        q_lora = arch.mla.q_lora_rank if arch.mla else None
+        if q_lora is not None:  # MLA: the query projection is q_a_proj when q is low-rank
+            targets = ["q_a_proj" if q_lora else "q_proj", "kv_a_proj_with_mqa"]
     return None if targets == "all-linear" else set(targets)
 
 
@@ -253,8 +256,7 @@ def training_state(scenario: Scenario, arch: Architecture, params: MemoryModel) 
     parallelism and trainable layers (:func:`_layer_states`) and shared by every layout."""
     tr = scenario.training
     counts = count_params(arch)
-    mla_q = arch.mla.q_lora_rank if arch.mla else None
-    targets = lora_targets(scenario, arch.model_type, mla_q) if tr.method in ("lora", "qlora") else set()
+    targets = lora_targets(scenario, arch) if tr.method in ("lora", "qlora") else set()
     rank = tr.lora.rank if tr.lora else 8
     n_layers = arch.num_layers
     built = _layer_states(arch, tr.method, None if targets is None else frozenset(targets), rank,
