@@ -198,7 +198,7 @@ def test_fsdp_probe_under_torchrun_shards_model_states(tmp_path):
 
     path.write_text(yaml.safe_dump(data))
     result = CliRunner().invoke(app, ["probe", "memory", str(path), "--device", "cpu", "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, f"{result.output}\n{result.exception}"
     out = json.loads(result.output[result.output.index("{"):])
     sharded = out["measurement"]["allocated_gib"]
     single = measure(scenario_from_dict({**data, "parallel": {"gpus": 1}}), "cpu", None, steps=2).allocated_gib

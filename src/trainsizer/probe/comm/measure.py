@@ -63,7 +63,7 @@ from trainsizer.probe.comm.settings import (
     resolve_settings,
 )
 from trainsizer.probe.comm.worker import PROGRESS_PREFIX, PeerStopped, run_worker
-from trainsizer.probe.common.launch import LaunchError, run_ranks
+from trainsizer.probe.common.launch import LaunchError, leave_rank, run_ranks
 
 # The probe's names are importable from here (``from trainsizer.probe.comm import measure; measure.parse_size``).
 __all__ = ["BACKENDS", "CPU_DEFAULTS", "DEFAULT_FACTOR", "GPU_DEFAULTS", "MAX_ITERS", "MAX_SIZE_LIMIT_BYTES", "OPS",
@@ -161,4 +161,4 @@ def _preflight(args: argparse.Namespace, env: CommEnvironment) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    leave_rank(main())

@@ -12,6 +12,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 
 class LaunchError(RuntimeError):
@@ -39,6 +40,14 @@ def rank_environment() -> dict[str, str]:
     return env
 
 
+def leave_rank(code: int) -> NoReturn:
+    """End a rank whose process group is destroyed without interpreter finalization, where gloo's worker
+    threads can still drop tensors that need the GIL and abort the rank (SIGABRT; pytorch/pytorch#179291)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def run_ranks(module: str, nproc: int, args: Sequence[str], timeout_s: float | None = None,
               progress_prefix: str = "", progress: Callable[[str], None] | None = None) -> str:
     """Run ``python -m MODULE ARGS --out FILE`` on ``nproc`` local ranks under torchrun and return what rank 0
@@ -58,7 +67,7 @@ def run_streaming(cmd: Sequence[str], env: dict[str, str], timeout_s: float | No
                   progress: Callable[[str], None] | None = None) -> tuple[int, list[str]]:
     """Run ``cmd`` in its own process group; pass lines starting with ``progress_prefix`` on, keep the last
     lines for an error message. Returns (exit status, -9 when timed out; last lines)."""
-    tail: collections.deque[str] = collections.deque(maxlen=30)
+    tail: collections.deque[str] = collections.deque(maxlen=80)  # torchrun's own summary fills ~25
     proc = subprocess.Popen(list(cmd), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
     timed_out = threading.Event()

@@ -117,4 +117,7 @@ def _main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    from trainsizer.probe.common.launch import leave_rank
+
     _main()
+    leave_rank(0)
