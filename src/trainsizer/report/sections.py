@@ -65,8 +65,9 @@ def _summary(job: JobJSON, lang: str) -> Section:
 
 
 def recommended(pick: OptionJSON, lang: str, gap: OfferGapJSON | None = None) -> Section:
-    """The pick's hardware, speed and verdict; a quoted answer's verdict is its compute floor (``gap``: the plan's
-    ``offer_gap``), not the priced verdict of a layout no known offer rents."""
+    """The pick's hardware, speed, parallel layout (what the framework is set to) and verdict; a quoted answer's
+    verdict is its compute floor (``gap``: the plan's ``offer_gap``), not the priced verdict of a layout no known
+    offer rents."""
     hw, perf = pick["hardware"], pick["performance"]
     args = {"hardware": w.hardware(hw["gpus"], hw["gpu"], lang), "servers": ot.servers_text(pick, lang),
             "links": ot.links(pick, lang) or "-", "tps": f"{perf['tokens_per_s']:,.0f}", "mfu": w.percent(perf["mfu"])}
@@ -74,8 +75,9 @@ def recommended(pick: OptionJSON, lang: str, gap: OfferGapJSON | None = None) ->
                time=w.duration(perf["time_to_train_s"], lang), **args) if perf.get("time_to_train_s")
             else tr("{hardware} in {servers} ({links}): {tps} tokens/s, MFU {mfu}.", lang, **args))
     verdict = mt.text(gap["message"], lang) if gap else ot.verdict(pick, lang)
+    layout = tr("Parallel layout: {layout}", lang, layout=ot.layout(pick, lang))
     return Section("recommendation", tr(TITLES["recommendation"], lang),
-                   [("p", line), ("verdict", verdict), ("p", ot.why(pick, lang))])
+                   [("p", line), ("p", layout), ("verdict", verdict), ("p", ot.why(pick, lang))])
 
 
 def alternatives(plan: PlanJSON, lang: str, limit: int = 15) -> Section:
