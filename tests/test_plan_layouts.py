@@ -72,6 +72,17 @@ def test_networks_and_node_shapes_follow_the_part():
     assert _counts(64, 8) == [1, 2, 4, 8, 16, 32, 64]
 
 
+@pytest.mark.parametrize("gpu,network", [("a800-sxm4-80gb", "ib-hdr-200"), ("v100-sxm2-32gb", "ib-edr-100"),
+                                         ("h100-sxm5-80gb", "ib-ndr-400"), ("b300-sxm-288gb", "ib-xdr-800"),
+                                         ("gb200-186gb", "ib-ndr-400"), ("ascend-910b-64gb", "roce-200")])
+def test_a_job_naming_no_network_is_priced_on_the_one_the_planner_would_try_first(gpu, network):
+    """The estimate and the planner share one default: a NIC at the rate the host's PCIe generation carries (200 Gb/s
+    on Gen4), the tray's own on GB200, RoCE on Ascend."""
+    cat, params = default_catalog(), default_performance_model()
+    accelerator = cat.accelerator(gpu)
+    assert fabric(cat, accelerator, None, None, None, 8, params).inter.id == network == _inter_links(accelerator)[0]
+
+
 def test_gb200_plans_span_whole_nvl72_domains():
     sc, arch = job("llama-3.1-70b")
     result = plan(sc, arch, Constraints(("gb200-186gb",), max_gpus=300, top=50))

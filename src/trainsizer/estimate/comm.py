@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from trainsizer.arrays import is_array, maximum, minimum, where
 from trainsizer.estimate.model_params import PerformanceModel
 from trainsizer.hardware.catalog import INTER_NODE_SCOPES, INTRA_NODE_SCOPES, Accelerator, Catalog, Link
+from trainsizer.hardware.scale_out import default_scale_out
 from trainsizer.scenario import ParallelSpec
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ def fabric(catalog: Catalog, gpu: Accelerator, intra_id: str | None, inter_id: s
            nics_per_node: int | None, gpus_per_node: int, params: PerformanceModel, total_gpus: int = 1) -> Fabric:
     intra_name = intra_id or gpu.default_intra_node or "pcie4"
     intra = catalog.link(intra_name, "hardware.intra_node", INTRA_NODE_SCOPES)
-    inter = catalog.link(inter_id or params.communication.default_inter_node, "hardware.inter_node",
+    inter = catalog.link(inter_id or default_scale_out(gpu), "hardware.inter_node",
                          INTER_NODE_SCOPES)
     nics = nics_per_node or gpus_per_node
     intra_bw = _achievable(intra, params, gpu)

@@ -252,7 +252,6 @@ class Communication:
     pcie_without_p2p_fraction: float
     pcie_without_p2p_shared_host_gbps: float
     nccl_step_latency_us: float
-    default_inter_node: str
     overlap: Overlap
     deepep: DeepEP
     roce_at_scale: RoceAtScale

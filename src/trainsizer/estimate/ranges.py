@@ -182,7 +182,8 @@ def _regime_band(kind: str, regime: dict[str, str], data: dict[str, Any], correc
         mids.append(w * row.get("mid", 0.0) + (1 - w) * pooled.get("mid", 0.0))
         his.append(w * row["hi"] + (1 - w) * pooled["hi"])
     part = regime.get("gpu_part")
-    if "gpu_parts" in fit and part and part not in fit["gpu_parts"] and not missing:
+    new_part = "gpu_parts" in fit and part and part not in fit["gpu_parts"] and not missing
+    if new_part:
         missing.append(f"gpu_part={part}")  # a seen family, a part no case measured: its speed is a new regime
     lo, mid, hi = combine(los, mids, his, pooled)
     if missing:
@@ -200,4 +201,7 @@ def _regime_band(kind: str, regime: dict[str, str], data: dict[str, Any], correc
         lo, hi = lo - shift["lo"], hi + shift["hi"]
         if mid is not None:  # a negative correction never takes an end past the median
             lo, hi = min(lo, mid), max(hi, mid)
+    if new_part:  # never narrower than its family's own range, whichever way the two were corrected
+        family = _regime_band(kind, {**regime, "gpu_part": ""}, data, corrected)
+        lo, hi = min(lo, family.lo), max(hi, family.hi)
     return Band(kind, lo, hi, float(data["level"]), min(counts, default=int(pooled["cases"])), tuple(missing), mid)

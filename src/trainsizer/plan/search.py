@@ -19,6 +19,7 @@ from trainsizer.estimate.regimes import regime
 from trainsizer.estimate.step import default_performance_model
 from trainsizer.frameworks import runs_method
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
+from trainsizer.hardware.scale_out import scale_out_networks
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan import constraints as limits
@@ -43,18 +44,11 @@ STEP_AGREEMENT = 1e-6
 MEMORY_AGREEMENT = 1e-3
 
 def _inter_links(gpu: Accelerator, constraints: Constraints | None = None) -> tuple[str, ...]:
-    """The scale-out networks to try: the user's, else the part's own (Ascend servers ship RoCE, never
-    InfiniBand), else InfiniBand and RoCE of the host's PCIe generation."""
+    """The scale-out networks to try: the user's, else those the part's servers are sold with (Ascend ships RoCE,
+    never InfiniBand; others InfiniBand and RoCE of the host's PCIe generation, hardware/scale_out.py)."""
     if constraints and constraints.inter_node:
         return (constraints.inter_node,)
-    if gpu.default_inter_node:
-        return (gpu.default_inter_node,)
-    gen = gpu.pcie_gen or 4
-    if gen >= 6:
-        return ("ib-xdr-800", "roce-400")
-    if gen == 5:
-        return ("ib-ndr-400", "roce-400")
-    return ("ib-hdr-200", "roce-200")
+    return scale_out_networks(gpu)
 
 
 def _node_shapes(gpu: Accelerator, constraints: Constraints) -> tuple[int, ...]:

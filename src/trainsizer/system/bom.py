@@ -12,6 +12,7 @@ from trainsizer.estimate.model_params import MemoryModel
 from trainsizer.estimate.model_states import model_states
 from trainsizer.estimate.training_state import training_state
 from trainsizer.hardware.catalog import Accelerator
+from trainsizer.hardware.scale_out import default_scale_out
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.param_counts import count_params
 from trainsizer.scenario import Scenario
@@ -107,10 +108,10 @@ def size_system(sc: Scenario, arch: Architecture, gpu: Accelerator, tokens_per_s
     peak, _, _ = peak_for(gpu, sc.training.precision)
     storage = size_storage(params, trainable, arch.vocab_size, sc.training.tokens, tokens_per_s, state_bytes,
                            peak * gpus, nodes, sc.training.seq_len, gpus)
-    # one NIC per GPU on baseboard-class servers (server_form; Ascend modules too); the part's own fabric
-    # (default_inter_node, RoCE for Ascend) when the plan names none
+    # one NIC per GPU on baseboard-class servers (server_form; Ascend modules too); the network the part's
+    # servers come with (RoCE for Ascend, else that of the host's PCIe generation) when the plan names none
     network = size_network(nodes, per_node, gpus, sc.hardware.inter_node, baseboard_class(gpu),
-                           gpu.default_inter_node)
+                           default_scale_out(gpu))
     power = size_power(gpu, per_node, nodes, site.pue if site else 1.0, published_server_kw)
     fit = fit_site(site, gpu, per_node, nodes, power.node_kw) if site else None
     return SystemPlan(gpu.id, gpus, per_node, nodes, host, storage, network, power, fit)
