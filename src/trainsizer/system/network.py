@@ -36,10 +36,10 @@ class NetworkSizing:
 
 def size_network(nodes: int, gpus_per_node: int, gpus: int, chosen: str | None, sxm_class: bool,
                  default_fabric: str | None = None) -> NetworkSizing:
-    """``chosen``: the plan's fabric (None: none given); ``default_fabric``: the part's own scale-out fabric
-    (accelerators.yaml ``default_inter_node``, e.g. roce-200 for Ascend), used when none is chosen. A part
-    whose own fabric is RoCE never gets InfiniBand: its servers ship RoCE ports (Atlas 800T A2 parameter plane,
-    china-market.md section 2b)."""
+    """``chosen``: the plan's fabric (None: none given); ``default_fabric``: the network the part's servers come
+    with (``hardware.scale_out.default_scale_out``: roce-200 for Ascend, else the host PCIe generation's
+    InfiniBand), used when none is chosen. A part whose own fabric is RoCE never gets InfiniBand: its servers ship
+    RoCE ports (Atlas 800T A2 parameter plane, china-market.md section 2b)."""
     r = sizing_rules()["network"]
     if nodes <= 1:
         return NetworkSizing(None, msg("system.net_one_server"), 0, 0, 0, 0)
