@@ -160,7 +160,9 @@ def context_parallel_mb(ctx: StepContext) -> Any:
 
 def expert_parallel_mb(ctx: StepContext) -> Any:
     """MoE: dispatch and combine all-to-all, forward and backward, per MoE layer (estimate/moe.py); one
-    expert-parallel degree per layout."""
+    expert-parallel degree per layout. The busiest rank receives ``moe.load_factor`` times the mean copies in the
+    dispatch and sends them back in the combine, and an all-to-all ends when its largest exchange does (DeepEP's
+    "bottleneck bandwidth" is the rate of the rank that moves the most), so the imbalance stretches both."""
     lay, par, arch = ctx.layout, ctx.scenario.parallel, ctx.arch
     if not arch.moe or all_at_most_one(lay.ep):
         return 0.0
@@ -171,7 +173,8 @@ def expert_parallel_mb(ctx: StepContext) -> Any:
                                  lay.ep, stride, ctx.fabric, comm_params.busbw_fraction["scale-up"],
                                  comm_params.deepep if par.moe_dispatcher == "deepep" else None,
                                  arch.moe.num_experts, par.moe_token_ranks)
-    return arch.moe_layers / lay.pp * moe.all_to_all_passes(lay.recomputed) * one
+    load = moe.load_factor(par.moe_load_imbalance, par.moe_capacity_factor)
+    return arch.moe_layers / lay.pp * moe.all_to_all_passes(lay.recomputed) * one * load
 
 
 def pipeline_p2p_mb(ctx: StepContext) -> Any:
