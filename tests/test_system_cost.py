@@ -67,12 +67,12 @@ def test_storage_capacity_throughput_and_the_seed_rule_checked():
 
 
 def test_rail_optimised_fat_tree_matches_the_superpod_scalable_unit():
-    net = size_network(32, 8, 256, "ib-ndr-400", True)
+    net = size_network(32, 8, 256, "ib-ndr-400", True, "ib-ndr-400")
     assert (net.nics_per_node, net.leaf_switches, net.spine_switches) == (8, 8, 4)
     assert "InfiniBand" in en(net.reason)
-    small = size_network(4, 8, 32, "roce-400", True)
+    small = size_network(4, 8, 32, "roce-400", True, "ib-ndr-400")
     assert small.fabric == "roce-400" and "RoCE" in en(small.reason)
-    assert size_network(1, 8, 8, None, True).fabric is None
+    assert size_network(1, 8, 8, None, True, "ib-ndr-400").fabric is None
 
 
 def test_an_8_gpu_h100_server_does_not_fit_a_10kw_air_rack_without_capping():

@@ -158,11 +158,12 @@ def context_parallel_mb(ctx: StepContext) -> Any:
     return ctx.layers_per_stage * 3 * (lay.cp - 1) * p2p_s(chunk, ctx.fabric, lay.tp * lay.cp > lay.gpus_per_node)
 
 
-def expert_parallel_mb(ctx: StepContext) -> Any:
+def expert_parallel_mb(ctx: StepContext, load: Any) -> Any:
     """MoE: dispatch and combine all-to-all, forward and backward, per MoE layer (estimate/moe.py); one
-    expert-parallel degree per layout. The busiest rank receives ``moe.load_factor`` times the mean copies in the
-    dispatch and sends them back in the combine, and an all-to-all ends when its largest exchange does (DeepEP's
-    "bottleneck bandwidth" is the rate of the rank that moves the most), so the imbalance stretches both."""
+    expert-parallel degree per layout. The busiest rank receives ``load`` (``moe.load_factor``, which ``raw_step``
+    reads once for the expert GEMMs too) times the mean copies in the dispatch and sends them back in the combine,
+    and an all-to-all ends when its largest exchange does (DeepEP's "bottleneck bandwidth" is the rate of the rank
+    that moves the most), so the imbalance stretches both."""
     lay, par, arch = ctx.layout, ctx.scenario.parallel, ctx.arch
     if not arch.moe or all_at_most_one(lay.ep):
         return 0.0
@@ -173,7 +174,6 @@ def expert_parallel_mb(ctx: StepContext) -> Any:
                                  lay.ep, stride, ctx.fabric, comm_params.busbw_fraction["scale-up"],
                                  comm_params.deepep if par.moe_dispatcher == "deepep" else None,
                                  arch.moe.num_experts, par.moe_token_ranks)
-    load = moe.load_factor(par.moe_load_imbalance, par.moe_capacity_factor)
     return arch.moe_layers / lay.pp * moe.all_to_all_passes(lay.recomputed) * one * load
 
 
@@ -285,7 +285,7 @@ def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
                    at_peak(fl.expert_per_token, expert_peak * sustained) * load, expert_tokens, expert_width,
                    at_peak(fl.attention_per_token, attention_peak * sustained),
                    tr.attention, saved_traffic_s(ctx, counted_traffic), dequantization_mb(ctx),
-                   *tp_schedule.tensor_parallel_mb(ctx), context_parallel_mb(ctx), expert_parallel_mb(ctx),
+                   *tp_schedule.tensor_parallel_mb(ctx), context_parallel_mb(ctx), expert_parallel_mb(ctx, load),
                    pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx), data_parallel_gather_s(ctx),
                    optimizer_s, offload_s, ctx.layers_per_stage, lay.pp, lay.virtual_pp,
                    at_peak(fl.model_per_token, ctx.peak_tflops * sustained) * lay.accumulation, tr.precision,

@@ -35,7 +35,7 @@ class NetworkSizing:
 
 
 def size_network(nodes: int, gpus_per_node: int, gpus: int, chosen: str | None, sxm_class: bool,
-                 default_fabric: str | None = None) -> NetworkSizing:
+                 default_fabric: str) -> NetworkSizing:
     """``chosen``: the plan's fabric (None: none given); ``default_fabric``: the network the part's servers come
     with (``hardware.scale_out.default_scale_out``: roce-200 for Ascend, else the host PCIe generation's
     InfiniBand), used when none is chosen. A part whose own fabric is RoCE never gets InfiniBand: its servers ship
@@ -45,12 +45,12 @@ def size_network(nodes: int, gpus_per_node: int, gpus: int, chosen: str | None, 
         return NetworkSizing(None, msg("system.net_one_server"), 0, 0, 0, 0)
     nics = gpus_per_node if (sxm_class and gpus_per_node >= r["rail_optimised_min_gpus_per_node"]) \
         else r["pcie_server_nics"]
-    roce_only = bool(default_fabric and default_fabric.startswith("roce"))
-    fabric = chosen or default_fabric or "ib-ndr-400"
+    roce_only = default_fabric.startswith("roce")
+    fabric = chosen or default_fabric
     replaced = None
     if roce_only and not fabric.startswith("roce"):
         replaced = msg("system.net_replaced_by", fabric=str(chosen), fabric2=str(default_fabric))
-        fabric = str(default_fabric)
+        fabric = default_fabric
     if roce_only and gpus >= r["ib_above_gpus"]:
         parts = [msg("system.net_own_fabric", n_gpus=gpus, fabric=fabric), msg("system.net_roce_tuning")]
     elif gpus >= r["ib_above_gpus"]:
