@@ -85,3 +85,28 @@ def test_shared_throughput_cases_median_within_15pct_and_usable_ones_within_35pc
 def test_published_tflops_that_count_recomputation_are_compared_like_for_like(speed_results):
     megatron2021 = [r for r in speed_results if r.id.startswith("megatron2021-")]
     assert megatron2021 and all("hardware_tflops_per_gpu_full_attention" in r.metric for r in megatron2021)
+
+
+def test_a_new_moe_speed_run_stays_out_of_the_fits_without_a_line_of_its_own():
+    """fit.exclude_moe: a mixture-of-experts speed run is left out of the dense fit by rule, in the fitting terms and
+    in validate alike; a dense run and an MoE memory case are not."""
+    from dataclasses import replace
+
+    from trainsizer.estimate.step import default_performance_model
+    from trainsizer.evidence.case_terms import build_case_terms
+    from trainsizer.evidence.cases import Case, Measured
+
+    moe_scenario = {"model": {"preset": "qwen3-30b-a3b"},
+                    "training": {"method": "full", "precision": "bf16-mixed", "micro_batch_size": 1, "seq_len": 4096},
+                    "parallel": {"gpus": 8, "ep": 8}, "hardware": {"gpu": "h100-sxm5-80gb"}}
+    dense_scenario = {**moe_scenario, "model": {"preset": "qwen3-8b"}, "parallel": {"gpus": 8}}
+    speed = Case(id="new-moe-run", scenario=moe_scenario, measured=Measured(tokens_per_s_per_gpu=5000.0))
+    dense = replace(speed, id="new-dense-run", scenario=dense_scenario)
+    memory = replace(speed, id="new-moe-memory", measured=Measured(memory_gib=60.0))
+    mp, pp = default_memory_model(), default_performance_model()
+    assert pp.fit.exclude_moe and "new-moe-run" not in pp.fit.exclude
+    terms, failed = build_case_terms([speed, dense], "performance", mp, pp)
+    assert not failed and terms.excluded_from_fit == [pp.fit.exclude_moe, None]
+    assert terms.fit_rows([0, 1]) == [1]
+    by_id = {r.id: r.excluded_from_fit for r in validate_cases([speed, dense, memory], mp, pp)}
+    assert by_id == {"new-moe-run": pp.fit.exclude_moe, "new-dense-run": None, "new-moe-memory": None}

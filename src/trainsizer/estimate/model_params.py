@@ -39,7 +39,7 @@ class Provenance:
     kind: Literal["fitted", "assumed"]
     source: str  # fitted: the fitter and its data; assumed: the source its section cites
     cases: tuple[str, ...] = ()  # fitted: the cases it was fitted on, where they are listed (a profile, a ceiling)
-    excluded: tuple[str, ...] = ()  # fitted: the cases the fit left out (``fit.exclude``)
+    excluded: tuple[str, ...] = ()  # fitted: the cases the fit left out by id (``fit.exclude``; the MoE runs by rule)
 
 
 def fitted(default: Any = dataclasses.MISSING, keys: tuple[str, ...] | None = None) -> Any:
@@ -308,6 +308,7 @@ class PerformanceFit:
 
     metric_definitions: tuple[MetricDefinition, ...] = ()
     exclude: Table[str] = field(default_factory=Table)
+    exclude_moe: str = ""  # why every mixture-of-experts speed run is left out (evidence/cases.fit_exclusions)
     start: Table[float] = field(default_factory=Table)  # "section.key": the shared cases' fit, where a refit starts
 
 

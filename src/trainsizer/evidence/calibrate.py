@@ -166,7 +166,7 @@ def coordinate_descent(loss: Callable[[P], float], params: P, free: Free, rounds
 
 
 # The mixture-of-experts parameters (estimate/moe.py): the host's issue time after an MoE layer's synchronisation,
-# fitted on the mixture-of-experts runs alone, which stay out of every other parameter's fit (fit.exclude says why);
+# fitted on the mixture-of-experts runs alone, which stay out of every other parameter's fit (fit.exclude_moe says why);
 # it acts on nothing else. (The grouped GEMM's operand traffic is assumed: performance_model.yaml expert_traffic.)
 MOE_ONLY = frozenset({("overhead", "moe_sync_issue_s")})
 

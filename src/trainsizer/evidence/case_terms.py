@@ -12,7 +12,7 @@ import numpy as np
 
 from trainsizer.errors import InputError
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
-from trainsizer.evidence.cases import Case, speed_metric
+from trainsizer.evidence.cases import Case, fit_exclusions, speed_metric
 from trainsizer.evidence.refit import (
     MemoryTerms,
     SpeedTerms,
@@ -98,7 +98,7 @@ class CaseTerms:
 def build_case_terms(cases: list[Case], kind: str, memory_params: MemoryModel,
                      perf_params: PerformanceModel) -> tuple[CaseTerms, list[tuple[str, str]]]:
     """The cases of ``kind`` as terms, and (id, reason) for each one that could not be built."""
-    exclusions = {**memory_params.fit.exclude, **perf_params.fit.exclude}
+    exclusions = fit_exclusions(memory_params, perf_params)
     ids, sources, measured, memory, speed, metrics, failed = [], [], [], [], [], [], []
     families: list[str] = []
     methods: list[str] = []
@@ -128,7 +128,8 @@ def build_case_terms(cases: list[Case], kind: str, memory_params: MemoryModel,
         models.append("moe" if resolve_model(scenario.model).moe else "dense")
         parts.append(case_gpu_part(scenario))
     return CaseTerms(kind, ids, sources, np.array(measured, dtype=float),
-                      [exclusions.get(i) for i in ids], memory if kind == "memory" else None,
+                      [exclusions.reason(i, kind != "memory" and m == "moe") for i, m in zip(ids, models, strict=True)],
+                      memory if kind == "memory" else None,
                       stack_speed(speed, metrics) if speed else None, families, methods, models, parts), failed
 
 

@@ -15,7 +15,7 @@ from trainsizer.evidence.validate_json import CaseResultJSON, SummaryJSON
 from trainsizer.input_checks import Number, parse_model
 
 if TYPE_CHECKING:
-    from trainsizer.estimate.model_params import PerformanceModel
+    from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
     from trainsizer.frameworks import FrameworkUse
 
 METRICS_MEMORY = ("allocated", "reserved", "device")
@@ -80,6 +80,26 @@ class Case:
     @property
     def is_memory(self) -> bool:
         return self.measured.is_memory
+
+
+@dataclass(frozen=True, slots=True)
+class FitExclusions:
+    """Why a case stays out of the parameters' fits (it still counts in every accuracy figure): the data files'
+    ``fit.exclude`` by case id, and ``fit.exclude_moe`` for every mixture-of-experts speed run, so a new MoE case is
+    left out without a line of its own."""
+
+    by_id: dict[str, str]
+    moe_speed: str
+
+    def reason(self, case_id: str, moe_speed_run: bool) -> str | None:
+        """The reason ``case_id`` is left out, or None where the fits use it."""
+        return self.by_id.get(case_id) or (self.moe_speed if moe_speed_run else "") or None
+
+
+def fit_exclusions(memory_params: MemoryModel, perf_params: PerformanceModel) -> FitExclusions:
+    """The exclusions both data files state (the one read by ``build_case_terms``, ``run_case`` and every tool
+    that fits)."""
+    return FitExclusions({**memory_params.fit.exclude, **perf_params.fit.exclude}, perf_params.fit.exclude_moe)
 
 
 def case_from_document(doc: dict[str, Any], path: str | Path, index: int) -> Case:

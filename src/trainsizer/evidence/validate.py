@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,7 +11,9 @@ from trainsizer.evidence.cases import (
     METRICS_SPEED,
     Case,
     CaseResult,
+    FitExclusions,
     Summary,
+    fit_exclusions,
     load_cases,
     speed_metric,
     summarize,
@@ -35,10 +36,11 @@ if TYPE_CHECKING:
 __all__ = ["Case", "CaseResult", "Summary", "load_cases", "run_case", "summarize", "validate_cases", "validate_files"]
 
 
-def run_case(case: Case, exclusions: Mapping[str, str], memory_params: MemoryModel | None = None,
+def run_case(case: Case, exclusions: FitExclusions, memory_params: MemoryModel | None = None,
              perf_params: PerformanceModel | None = None) -> CaseResult:
     from trainsizer.estimate.estimator import estimate
     from trainsizer.estimate.step import default_performance_model
+    from trainsizer.models.catalog import resolve_model
 
     cid = case.id
     try:
@@ -53,7 +55,7 @@ def run_case(case: Case, exclusions: Mapping[str, str], memory_params: MemoryMod
         except InputError as exc:
             raise InputError(f"case {cid}", str(exc)) from None
         return CaseResult(cid, metric, result.memory.metric_gib(metric), float(case.measured.memory_gib),
-                          exclusions.get(cid))
+                          exclusions.reason(cid, moe_speed_run=False))
     speed = case.measured.speed_figure()
     if speed is None:
         raise InputError(f"{cid}.measured", "needs memory_gib or one of " + ", ".join(METRICS_SPEED))
@@ -66,7 +68,8 @@ def run_case(case: Case, exclusions: Mapping[str, str], memory_params: MemoryMod
         raise InputError(f"case {cid}", str(exc)) from None
     predicted = float(getattr(result.performance, compare))
     label = name if compare == name else f"{name} (as {compare})"
-    return CaseResult(cid, label, predicted, value, exclusions.get(cid))
+    moe = bool(resolve_model(scenario.model).moe)
+    return CaseResult(cid, label, predicted, value, exclusions.reason(cid, moe_speed_run=moe))
 
 
 def validate_cases(cases: list[Case], memory_params: MemoryModel | None = None,
@@ -76,7 +79,7 @@ def validate_cases(cases: list[Case], memory_params: MemoryModel | None = None,
 
     mparams = memory_params or default_memory_model()
     pparams = perf_params or default_performance_model()
-    exclusions = {**mparams.fit.exclude, **pparams.fit.exclude}
+    exclusions = fit_exclusions(mparams, pparams)
     return [run_case(c, exclusions, mparams, pparams) for c in cases]
 
 
