@@ -1,5 +1,6 @@
 """The user's view of a measured case (``trainsizer validate --view user``): the case with only what a user states
-(FORMAT.md's keys, the framework, the data shape, compile, optimizer in backward, expert and sharding-group sizes),
+(FORMAT.md's keys, the framework, the data shape, compile, optimizer in backward, expert and sharding-group sizes, and
+the MoE token dispatcher, all-to-all overlap and token ranks its source states: docs/accuracy.md, the MoE runs),
 the internals keys and the loss kind dropped and filled again from its framework's profile
 (``trainsizer.frameworks.resolve``; a case that names no framework takes the one assumed for its method).
 
