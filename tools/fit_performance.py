@@ -4,7 +4,8 @@ Usage: python tools/fit_performance.py [CASES.yaml ...] [--write]
 (default: the two-stage shipped fit, tools/fitting.py)
 
 Least squares in log space over the cases not listed under ``fit.exclude`` in
-src/trainsizer/estimate/performance_model.yaml, coordinate descent over bounded grids (FREE).
+src/trainsizer/estimate/performance_model.yaml (the mixture-of-experts runs, ``fit.exclude_moe``, fit only the MoE
+parameter: evidence/calibrate.fit_split), coordinate descent over bounded grids (FREE).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Usage: python tools/mfu_ceilings.py [CASES.yaml ...] [--margin 0.03] [--write]
 (default: every shipped case file of this repository, evidence/shipped_cases.shipped_files)
 
-For every throughput case not listed under ``fit.exclude`` in performance_model.yaml, the measured MFU and the
+For every dense throughput case not listed under ``fit.exclude`` in performance_model.yaml, the measured MFU and the
 ceiling of each (GPU architecture, precision) as evidence/mfu_evidence.py derives them (each cross-validation fold
 derives its own the same way from its training cases).
 ``--write`` replaces the ``mfu_ceiling:`` block of src/trainsizer/estimate/performance_model.yaml; its date stays
