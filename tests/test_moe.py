@@ -265,3 +265,26 @@ def test_full_recomputation_runs_the_dispatch_and_combine_again():
 
     # forward dispatch + combine again in the recomputed forward: six all-to-alls a layer instead of four
     assert a2a("full") == pytest.approx(1.5 * a2a("none"))
+
+
+def _notes(scenario: dict) -> list[str]:
+    perf = estimate(scenario_from_dict(scenario)).performance
+    assert perf is not None
+    return [n.code for n in perf.notes]
+
+
+def test_a_moe_estimate_says_what_it_assumed_of_routing_and_dispatch_until_the_user_states_them():
+    """step.moe_notes: balanced routing is named until an imbalance is stated; with ep > 1 the plain, unoverlapped
+    all-to-all until the dispatcher or the overlap is stated; a dense model says neither."""
+    base = {"model": {"preset": "qwen3-30b-a3b"},
+            "training": {"method": "full", "precision": "bf16-mixed", "micro_batch_size": 1, "seq_len": 4096},
+            "parallel": {"gpus": 8, "ep": 8}, "hardware": {"gpu": "h100-sxm5-80gb"}}
+    assert {"step.moe_balanced", "step.moe_dispatch_default"} <= set(_notes(base))
+    stated = {**base, "parallel": {**base["parallel"], "moe_load_imbalance": 1.2, "moe_dispatcher": "deepep"}}
+    assert not {"step.moe_balanced", "step.moe_dispatch_default"} & set(_notes(stated))
+    overlap_only = {**base, "parallel": {**base["parallel"], "moe_a2a_overlap": False}}
+    assert "step.moe_dispatch_default" not in _notes(overlap_only)
+    no_ep = {**base, "parallel": {"gpus": 8}}
+    assert "step.moe_balanced" in _notes(no_ep) and "step.moe_dispatch_default" not in _notes(no_ep)
+    dense = {**base, "model": {"preset": "qwen3-8b"}, "parallel": {"gpus": 8}}
+    assert not {"step.moe_balanced", "step.moe_dispatch_default"} & set(_notes(dense))

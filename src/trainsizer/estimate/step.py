@@ -32,7 +32,7 @@ from trainsizer.estimate.training_state import TrainingState, training_state
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
-from trainsizer.scenario import Scenario, TrainingSpec
+from trainsizer.scenario import ParallelSpec, Scenario, TrainingSpec
 
 if TYPE_CHECKING:
     from trainsizer.estimate.estimate_json import PerformanceJSON
@@ -187,5 +187,17 @@ def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerato
                                 raw.overhead_scale) * peak_share(gpu, p)
         perf.notes.append(msg("step.mfu_ceiling_held", architecture=gpu.architecture or gpu.id, precision=tr.precision,
                               pct=ceiling))
+    perf.notes.extend(moe_notes(par) if arch.moe else [])
     perf.notes.append(msg("step.data_loading"))
     return perf
+
+
+def moe_notes(par: ParallelSpec) -> list[Message]:
+    """What a MoE estimate assumed that its user did not state and that moves it most (docs/accuracy.md, the MoE
+    runs): routing balanced across the expert-parallel ranks, as benchmarks force it, where no imbalance is stated;
+    and, with expert parallelism, a plain all-to-all dispatch without overlap where neither is stated."""
+    stated = par.model_fields_set
+    notes = [] if "moe_load_imbalance" in stated else [msg("step.moe_balanced")]
+    if par.ep > 1 and not stated & {"moe_dispatcher", "moe_a2a_overlap"}:
+        notes.append(msg("step.moe_dispatch_default"))
+    return notes

@@ -113,6 +113,14 @@ _c("step.no_peak", N_("no {dtype} peak in the catalog for {gpu}"), dtype="text",
 _c("step.mfu_ceiling_held",
    N_("step time held at the MFU ceiling of {architecture} {precision} ({pct}: the best measured in the validation "
       "data plus a margin); the terms alone would claim more"), architecture="text", precision="text", pct="pct")
+_c("step.moe_balanced",
+   N_("routing priced balanced over the expert-parallel ranks, as benchmarks force it; real routing is slower "
+      "(Megatron-MoE-ModelZoo measured Qwen3-235B-A22B at EP 8 on 256 H100 1.09-1.25x slower a step dropless than "
+      "force-balanced): set parallel.moe_load_imbalance where yours is known"))
+_c("step.moe_dispatch_default",
+   N_("tokens priced as reaching their experts by a plain all-to-all, not overlapped with computation (the defaults): "
+      "DeepEP or all-to-all overlap can shorten a step a great deal; set parallel.moe_dispatcher and "
+      "parallel.moe_a2a_overlap as your framework runs them"))
 _c("step.data_loading", N_("data loading is not modelled yet (storage sizing comes with the system model)"))
 # estimate/rule_of_thumb.py: the seed guide's rule beside the estimate, and why they differ
 _c("rule.full", N_("params x 2 B x 4 (weights 2 + gradients 2 + optimizer 4)"))
