@@ -231,3 +231,24 @@ def test_relaxations_keep_to_the_machines_to_be_had():
     assert not res.options and res.blocked is None
     named = {m.args["gpu"] for m in res.suggestions if m.code == "plan.relaxation_fits"}
     assert named == {"a100-sxm4-80gb"}
+
+
+
+def test_a_moe_answer_says_its_routing_is_priced_balanced_until_an_imbalance_is_stated(tmp_path):
+    """decide.adjustments: the card of a MoE job names the balanced routing its time assumes (real routing is slower);
+    with the imbalance stated it is priced and the line goes; a dense job's card never has it."""
+    from pathlib import Path
+
+    import yaml
+
+    def codes(job: Path) -> list[str]:
+        rec = plan_job(load_job(job), PlanRequest(max_gpus=8, currency="CNY")).out["recommendation"]
+        return [m.code for m in rec["adjustments"]]
+
+    moe = Path("examples/jobs/qwen3-30b-a3b-full.yaml")
+    assert "step.moe_balanced" in codes(moe)
+    stated = yaml.safe_load(moe.read_text(encoding="utf-8"))
+    stated["parallel"] = {"moe_load_imbalance": 1.2}
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(stated), encoding="utf-8")
+    assert "step.moe_balanced" not in codes(tmp_path / "job.yaml")
+    assert "step.moe_balanced" not in codes(Path(QWEN_LORA))

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from trainsizer.cost.run_cost import RENT, Rented, RunCost
 from trainsizer.errors import InputError
+from trainsizer.estimate.regimes import is_moe
+from trainsizer.estimate.step import moe_notes
 from trainsizer.messages import Message, clauses, listing, money, msg
 from trainsizer.plan.option import PlanOption
 from trainsizer.workflows.defaults import TIGHT_FRACTION
@@ -280,7 +282,8 @@ def _voucher(rent: Rented, currency: str) -> Message | None:
 def adjustments(pick: PlanOption, currency: str, time: TimeValue | None = None) -> list[Message]:
     """What adjusted the answer's figures, each said on the answer card: a voucher (with its cap and caveats),
     a contract's minimum term, the workload bought hardware is priced at (and the sets of servers it needs), a
-    tight fit, and the value of the time (assumed or stated). A stale price is on the card's offer line."""
+    tight fit, a MoE job's routing priced balanced where no imbalance is stated, and the value of the time (assumed or
+    stated). A stale price is on the card's offer line."""
     out: list[Message | None] = []
     if (rent := pick.rented) is not None:
         out.append(_voucher(rent, currency))
@@ -302,6 +305,8 @@ def adjustments(pick: PlanOption, currency: str, time: TimeValue | None = None) 
         risk = pick.range.p_exceeds_capacity if pick.range else None
         out.append(msg("adjust.tight_fit", pct=used, limit=TIGHT_FRACTION) if used > TIGHT_FRACTION or risk is None
                    else msg("adjust.oom_risk", pct=risk, used=used))
+    if is_moe(pick.scenario.model):  # the routing the time assumes, unless stated (estimate/step.moe_notes)
+        out += [n for n in moe_notes(pick.scenario.parallel) if n.code == "step.moe_balanced"]
     out.append(time_value_adjustment(time))
     return [m for m in out if m is not None]
 
