@@ -196,8 +196,13 @@ def moe_notes(par: ParallelSpec) -> list[Message]:
     """What a MoE estimate assumed that its user did not state and that moves it most (docs/accuracy.md, the MoE
     runs): routing balanced across the expert-parallel ranks, as benchmarks force it, where no imbalance is stated;
     and, with expert parallelism, a plain all-to-all dispatch without overlap where neither is stated."""
-    stated = par.model_fields_set
-    notes = [] if "moe_load_imbalance" in stated else [msg("step.moe_balanced")]
-    if par.ep > 1 and not stated & {"moe_dispatcher", "moe_a2a_overlap"}:
+    notes = [note for note in (balanced_routing_note(par),) if note is not None]
+    if par.ep > 1 and not par.model_fields_set & {"moe_dispatcher", "moe_a2a_overlap"}:
         notes.append(msg("step.moe_dispatch_default"))
     return notes
+
+
+def balanced_routing_note(par: ParallelSpec) -> Message | None:
+    """That a MoE step is priced with routing balanced over the expert-parallel ranks, where no imbalance is stated
+    (said on an estimate and on a plan's answer card, workflows/decide.adjustments); None where one is."""
+    return None if "moe_load_imbalance" in par.model_fields_set else msg("step.moe_balanced")

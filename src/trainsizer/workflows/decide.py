@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from trainsizer.cost.run_cost import RENT, Rented, RunCost
 from trainsizer.errors import InputError
 from trainsizer.estimate.regimes import is_moe
-from trainsizer.estimate.step import moe_notes
+from trainsizer.estimate.step import balanced_routing_note
 from trainsizer.messages import Message, clauses, listing, money, msg
 from trainsizer.plan.option import PlanOption
 from trainsizer.workflows.defaults import TIGHT_FRACTION
@@ -305,8 +305,8 @@ def adjustments(pick: PlanOption, currency: str, time: TimeValue | None = None) 
         risk = pick.range.p_exceeds_capacity if pick.range else None
         out.append(msg("adjust.tight_fit", pct=used, limit=TIGHT_FRACTION) if used > TIGHT_FRACTION or risk is None
                    else msg("adjust.oom_risk", pct=risk, used=used))
-    if is_moe(pick.scenario.model):  # the routing the time assumes, unless stated (estimate/step.moe_notes)
-        out += [n for n in moe_notes(pick.scenario.parallel) if n.code == "step.moe_balanced"]
+    if is_moe(pick.scenario.model):  # the routing the time assumes, unless stated
+        out.append(balanced_routing_note(pick.scenario.parallel))
     out.append(time_value_adjustment(time))
     return [m for m in out if m is not None]
 
