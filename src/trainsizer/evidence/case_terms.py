@@ -12,6 +12,7 @@ import numpy as np
 
 from trainsizer.errors import InputError
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
+from trainsizer.estimate.regimes import is_moe
 from trainsizer.evidence.cases import Case, fit_exclusions, speed_metric
 from trainsizer.evidence.refit import (
     MemoryTerms,
@@ -22,7 +23,6 @@ from trainsizer.evidence.refit import (
     speed_predictions,
     stack_speed,
 )
-from trainsizer.models.catalog import resolve_model
 from trainsizer.scenario import scenario_from_dict
 
 Free = Sequence[tuple[str, str, np.ndarray]]  # (dotted section, key, grid)
@@ -125,7 +125,7 @@ def build_case_terms(cases: list[Case], kind: str, memory_params: MemoryModel,
         measured.append(float(value))
         families.append(gpu_family(scenario))
         methods.append(str(scenario.training.method))
-        models.append("moe" if resolve_model(scenario.model).moe else "dense")
+        models.append("moe" if is_moe(scenario.model) else "dense")
         parts.append(case_gpu_part(scenario))
     return CaseTerms(kind, ids, sources, np.array(measured, dtype=float),
                       [exclusions.reason(i, kind != "memory" and m == "moe") for i, m in zip(ids, models, strict=True)],

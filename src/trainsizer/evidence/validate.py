@@ -39,8 +39,8 @@ __all__ = ["Case", "CaseResult", "Summary", "load_cases", "run_case", "summarize
 def run_case(case: Case, exclusions: FitExclusions, memory_params: MemoryModel | None = None,
              perf_params: PerformanceModel | None = None) -> CaseResult:
     from trainsizer.estimate.estimator import estimate
+    from trainsizer.estimate.regimes import is_moe
     from trainsizer.estimate.step import default_performance_model
-    from trainsizer.models.catalog import resolve_model
 
     cid = case.id
     try:
@@ -68,8 +68,7 @@ def run_case(case: Case, exclusions: FitExclusions, memory_params: MemoryModel |
         raise InputError(f"case {cid}", str(exc)) from None
     predicted = float(getattr(result.performance, compare))
     label = name if compare == name else f"{name} (as {compare})"
-    moe = bool(resolve_model(scenario.model).moe)
-    return CaseResult(cid, label, predicted, value, exclusions.reason(cid, moe_speed_run=moe))
+    return CaseResult(cid, label, predicted, value, exclusions.reason(cid, moe_speed_run=is_moe(scenario.model)))
 
 
 def validate_cases(cases: list[Case], memory_params: MemoryModel | None = None,
