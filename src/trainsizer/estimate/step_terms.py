@@ -28,7 +28,7 @@ from trainsizer.estimate.grad_overlap import gather_overlaps, reduce_overlaps
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
 from trainsizer.estimate.part_figures import PartFigures
 from trainsizer.estimate.raw_terms import RawStep
-from trainsizer.estimate.state_terms import expert_data_shards
+from trainsizer.estimate.state_terms import expert_data_shards, split_shards
 from trainsizer.estimate.step_layout import StepLayout
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, TrainingState, weight_grad_bytes
 from trainsizer.hardware.catalog import Accelerator
@@ -236,17 +236,20 @@ def zero3_mb(ctx: StepContext) -> Any:
 
 def optimizer_and_offload_s(ctx: StepContext) -> tuple[Any, Any]:
     """The optimizer step, memory bound and sharded by ZeRO / the distributed optimizer; or, offloaded,
-    the PCIe traffic and the CPU Adam (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840)."""
+    the PCIe traffic and the CPU Adam (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840). A rank steps its shard of
+    the dense parameters and of its routed experts, these sharded over their expert-data-parallel group only
+    (state_terms.split_shards, as the memory model holds them)."""
     tr, lay = ctx.scenario.training, ctx.layout
-    shards = where((lay.zero >= 1) | lay.distributed_optimizer, lay.zero_dp_shards, 1)
-    optimizer_s = ctx.trainable_local / shards * optimizer_bytes_per_param(tr.optimizer, tr.precision, ctx.params) \
-        / ctx.hbm_bytes_per_s
+    sharded = (lay.zero >= 1) | lay.distributed_optimizer
+    experts = ctx.expert_trainable_local
+    stepped = split_shards(ctx.trainable_local - experts, experts, where(sharded, lay.zero_dp_shards, 1),
+                           where(sharded, ctx.expert_data_group(lay.zero_dp_shards), 1))
+    optimizer_s = stepped * optimizer_bytes_per_param(tr.optimizer, tr.precision, ctx.params) / ctx.hbm_bytes_per_s
     if all_at_most_one(lay.offload + 1):  # nothing offloaded (offload is 0)
         return optimizer_s, 0.0
     w_b, grad_b = ctx.weight_and_grad_bytes
     pcie = ctx.part.pcie_bytes_per_s
-    moved = ctx.trainable_local / shards * (grad_b + w_b)
-    offload_s = moved / pcie + ctx.trainable_local / shards / ctx.params.overhead.cpu_adam_params_per_s
+    offload_s = stepped * (grad_b + w_b) / pcie + stepped / ctx.params.overhead.cpu_adam_params_per_s
     # optimizer+params: each micro-batch brings the GPU's shard of the base weights over PCIe for forward and backward,
     # as stored (FSDP CPUOffload(offload_params=True) copies the flat shards; Zhao et al. 2023, arXiv:2304.11277, 3.4)
     params_s = lay.accumulation * 2 * ctx.base_linear_local / lay.dp * stored_base_bytes(ctx) / pcie
