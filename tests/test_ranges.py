@@ -128,13 +128,7 @@ BAND = (0.75, 0.85)  # issue 24: the 80 % ranges hold 75-85 % of held-out cases,
 # binomial standard errors of 80 %, with why. The test asserts each is still outside, so an entry cannot go stale: when
 # the family comes back within, the entry must go (issue 24's per-family point does not hold while any is listed;
 # docs/accuracy.md, "80 % ranges", says so).
-KNOWN_MISCALIBRATED: dict[tuple[str, str], str] = {
-    ("speed", "hopper"): "over-covered, not under: 69 of 77 inside (89.6 %; its 65 dense runs 58, 89.2 %), ranges "
-    "wider than its errors need. Hopper is among the best-predicted families (7.8 % median held out), its family "
-    "correction is shrunk toward the wider pooled one by its publications, and a range takes the widest side of its "
-    "dimensions (estimate/ranges.combine). It read 88.5 % of 78, just within, only while Megatron-Bridge's 25.11 "
-    "Qwen3-30B-A3B run, a regression of that release (not used since: validation/published/README.md), fell outside.",
-}
+KNOWN_MISCALIBRATED: dict[tuple[str, str], str] = {}
 # Emptied 2026-12-04: ("memory", "ampere") read 77 of 111 inside (69.4 %) while each case weighed one in memory's
 # quantiles; with each publication weighing one (ranges_fit.WEIGHTING) it reads 81.1 % (docs/accuracy.md,
 # "80 % ranges").
