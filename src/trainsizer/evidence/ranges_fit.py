@@ -11,8 +11,8 @@ fall below the low end (and above the high end) moves each end (conformalized qu
 Candes, "Conformalized Quantile Regression", NeurIPS 2019; the quantile at its fractional rank, so that coverage is the
 level in expectation rather than at least it: :func:`conformal_upper`), pooled and per GPU family (Mondrian conformal
 prediction, Vovk et al. 2005 ch. 4: coverage per category), a family's correction shrunk to the pooled one by its
-publications. Each case weighs one, or each publication one in all (``WEIGHTING``: memory, where one publication brings
-a quarter of the cases; Dunn, Wasserman & Ramdas, JASA 2023, the pooled CDF of the groups). The procedure calibrates
+publications. Each case weighs one, or each publication one in all (``WEIGHTING``, each kind's by its held-out interval
+score; Dunn, Wasserman & Ramdas, JASA 2023, the pooled CDF of the groups). The procedure calibrates
 itself on whatever errors the model makes: nothing is tuned by hand.
 :func:`coverage` checks it the way it will be used, nested: each publication's cases against ranges fitted (and
 corrected, their dimensions selected) on the errors of the other publications predicted by parameters that never saw
