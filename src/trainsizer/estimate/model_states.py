@@ -17,6 +17,7 @@ from trainsizer.estimate.state_terms import (
     contiguous_gradient_buffer,
     copies_into_buckets,
     expert_data_shards,
+    expert_state_shards,
     gathered_unit_bytes,
     gathers_units,
     reduce_bucket_bytes,
@@ -278,8 +279,7 @@ def _stage_trainables(st: TrainingState, layers: list[LayerState], first: bool, 
     opt_shards, grad_shards, _ = state_shards(par.zero, par.distributed_optimizer, group)
     # expert data parallelism spans tp / etp more ranks under MoE parallel folding
     def divisor(shards: int) -> float:  # the share of the stage's trainable states one rank keeps
-        expert_shards = expert_data_shards(shards, par.tp, par.ep, par.expert_tp)
-        return split_shards(1 - share_e, share_e, shards, expert_shards) if shards > 1 else 1.0
+        return split_shards(1 - share_e, share_e, shards, expert_state_shards(shards, par.tp, par.ep, par.expert_tp))
     opt_div, grad_div = divisor(opt_shards), divisor(grad_shards)
     return _StageTrainables(base_shapes, lora_shapes, trainable, lora_elems, lora_mixed, adapter_bytes, opt_shards,
                             grad_shards, opt_div, grad_div, par.offload != "none")

@@ -29,6 +29,12 @@ def expert_data_shards(shards: Any, tp: Any, ep: Any, expert_tp: Any) -> Any:
     return maximum(1, (shards * tp) // (ep * expert_tp))
 
 
+def expert_state_shards(shards: Any, tp: Any, ep: Any, expert_tp: Any) -> Any:
+    """Ranks a routed expert's ZeRO-sharded states span where the dense states span ``shards``: its
+    expert-data-parallel group (:func:`expert_data_shards`), one where the dense states are not sharded."""
+    return where(shards > 1, expert_data_shards(shards, tp, ep, expert_tp), 1)
+
+
 def split_shards(dense: Any, experts: Any, shards: Any, expert_shards: Any) -> Any:
     """A rank's ``dense`` bytes sharded over ``shards`` ranks and its routed experts' ``experts`` bytes over
     ``expert_shards`` (:func:`expert_data_shards`): ZeRO under expert parallelism (DeepSpeed-MoE, Rajbhandari et al.

@@ -28,7 +28,7 @@ from trainsizer.estimate.grad_overlap import gather_overlaps, reduce_overlaps
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
 from trainsizer.estimate.part_figures import PartFigures
 from trainsizer.estimate.raw_terms import RawStep
-from trainsizer.estimate.state_terms import expert_data_shards, split_shards
+from trainsizer.estimate.state_terms import expert_data_shards, expert_state_shards, split_shards, state_shards
 from trainsizer.estimate.step_layout import StepLayout
 from trainsizer.estimate.training_state import ACTIVATION_BYTES, TrainingState, weight_grad_bytes
 from trainsizer.hardware.catalog import Accelerator
@@ -117,11 +117,14 @@ class StepContext:
     def expert_trainable_local(self) -> Any:  # the routed experts' part of trainable_local
         return self.state.expert_trainable_params / self.model_shards
 
+    @property
+    def expert_tp(self) -> Any:
+        """The routed experts' tensor parallelism: ``parallel.etp``, else each layout's tp."""
+        return self.scenario.parallel.etp or self.layout.tp
+
     def expert_data_group(self, shards: Any) -> Any:
-        """The routed experts' data-parallel group among ``shards`` ranks (state_terms.expert_data_shards), their
-        tensor parallelism ``parallel.etp``, else each layout's tp."""
-        lay = self.layout
-        return expert_data_shards(shards, lay.tp, lay.ep, self.scenario.parallel.etp or lay.tp)
+        """The routed experts' data-parallel group among ``shards`` ranks (state_terms.expert_data_shards)."""
+        return expert_data_shards(shards, self.layout.tp, self.layout.ep, self.expert_tp)
 
 
 def saved_traffic_s(ctx: StepContext, counted: Any = None) -> Any:
@@ -238,12 +241,12 @@ def optimizer_and_offload_s(ctx: StepContext) -> tuple[Any, Any]:
     """The optimizer step, memory bound and sharded by ZeRO / the distributed optimizer; or, offloaded,
     the PCIe traffic and the CPU Adam (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840). A rank steps its shard of
     the dense parameters and of its routed experts, these sharded over their expert-data-parallel group only
-    (state_terms.split_shards, as the memory model holds them)."""
+    (state_terms.expert_state_shards, as the memory model holds them)."""
     tr, lay = ctx.scenario.training, ctx.layout
-    sharded = (lay.zero >= 1) | lay.distributed_optimizer
+    shards = state_shards(lay.zero, lay.distributed_optimizer, lay.zero_dp_shards)[0]
     experts = ctx.expert_trainable_local
-    stepped = split_shards(ctx.trainable_local - experts, experts, where(sharded, lay.zero_dp_shards, 1),
-                           where(sharded, ctx.expert_data_group(lay.zero_dp_shards), 1))
+    stepped = split_shards(ctx.trainable_local - experts, experts, shards,
+                           expert_state_shards(shards, lay.tp, lay.ep, ctx.expert_tp))
     optimizer_s = stepped * optimizer_bytes_per_param(tr.optimizer, tr.precision, ctx.params) / ctx.hbm_bytes_per_s
     if all_at_most_one(lay.offload + 1):  # nothing offloaded (offload is 0)
         return optimizer_s, 0.0

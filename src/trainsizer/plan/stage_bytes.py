@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from trainsizer.estimate.state_terms import expert_data_shards, split_shards
+from trainsizer.estimate.state_terms import expert_state_shards, split_shards
 
 ENDS = ("first", "last", "whole")  # the stage holding the embedding, the output head, or both (no pipelining)
 
@@ -82,7 +82,7 @@ class StageBytes:
         if self.b.experts is None:
             return self.per_rank(keys, end, shard)
         experts = self._experts(keys, end) / self.ep  # the experts this rank holds
-        expert_shards = np.where(shard > 1, expert_data_shards(shard, self.tp, self.ep, self.expert_tp), 1.0)
+        expert_shards = expert_state_shards(shard, self.tp, self.ep, self.expert_tp)
         return split_shards(self.per_rank(keys, end) - experts, experts, shard, expert_shards)
 
     def per_rank(self, keys: tuple[str, ...], end: str, shard: Any = 1.0) -> Any:
