@@ -56,8 +56,9 @@ def test_every_expert_parallel_layout_is_one_megatron_core_accepts(path: str, mo
     lay = _layouts(job)
     assert (lay.ep > 1).any()
     assert (experts % lay.ep == 0).all()
-    assert (lay.dp % lay.ep == 0).all()  # Megatron-Core: ep divides the data-parallel size (etp = tp)
-    assert set(lay.ep[lay.dp == 1].tolist()) == {1}
+    # Megatron-Core: ep x etp divides tp x cp x dp (etp = tp here: ep divides cp x dp, context parallelism folded in)
+    assert (lay.cp * lay.dp % lay.ep == 0).all()
+    assert set(lay.ep[lay.cp * lay.dp == 1].tolist()) == {1}
     # the EP axis adds layouts and removes none: those at ep 1 are the layouts of the search without it
     monkeypatch.setattr(layouts, "with_expert_parallelism", lambda lay, *args: lay)
     assert _rows(lay.take(np.nonzero(lay.ep == 1)[0])) == _rows(_layouts(job))

@@ -140,6 +140,23 @@ def test_folded_experts_keep_whole_experts_and_shard_states_over_more_ranks():
     assert optimizer[1] == pytest.approx(optimizer[0], rel=0.02)
 
 
+def test_context_parallel_ranks_fold_into_expert_parallelism_as_data_parallel_ones_do():
+    """Megatron-Core carves the expert layers' grid out of the ranks of a pipeline stage, tp x cp x dp
+    (parallel_state.initialize_model_parallel): EP 8 over CP 2 x DP 4 on one node is a layout it runs, and a rank's
+    routed-expert states are sharded over tp x cp x dp / (ep x etp) ranks, in memory and in the optimizer's step:
+    under EP 4, two ranks with CP 2 x DP 4 as with DP 8 (the dense states, a few per cent here, step over dp)."""
+    long = {"seq_len": 32768, "global_batch_size": 16, "activation_checkpointing": "full"}
+    assert moe_job({"cp": 2, "ep": 8}, gpus=8, training=long).parallel.ep == 8
+    folded = estimate(moe_job({"cp": 2, "ep": 4}, gpus=8, training=long), with_limits=False)
+    plain = estimate(moe_job({"ep": 4}, gpus=8, training=long), with_limits=False)
+    states = [r.memory.to_dict()["detail_gib"]["optimizer_states"] for r in (folded, plain)]
+    assert states[0] == pytest.approx(states[1], rel=0.02)
+    assert folded.performance.breakdown_s["optimizer"] == pytest.approx(plain.performance.breakdown_s["optimizer"],
+                                                                          rel=0.1)
+    with pytest.raises(InputError, match=r"tp\*cp\*dp = 1\*8\*1"):
+        moe_job({"cp": 8, "ep": 16}, gpus=8)
+
+
 def test_the_optimizer_steps_each_routed_expert_over_its_expert_data_parallel_group_only():
     """The distributed optimizer shards a routed expert's states over its expert-data-parallel group (dp / ep ranks
     here), as the memory model holds them: a rank steps as many parameters under EP 8 (its eighth of the experts,

@@ -253,8 +253,10 @@ class ParallelSpec(_Strict, CommSettings, ExpertSettings):  # overlap_grad_reduc
         if self.gpus % model_parallel:
             raise ValueError(f"gpus: tp*pp*cp = {self.tp}*{self.pp}*{self.cp} = {model_parallel} "
                              f"must divide gpus ({self.gpus})")
-        if (self.ep > 1 or self.etp) and (self.tp * self.dp) % (self.ep * self.expert_tp) or self.tp % self.expert_tp:
-            raise ValueError(f"ep: ep*etp = {self.ep}*{self.expert_tp} must divide tp*dp = {self.tp}*{self.dp}, etp tp")
+        folded = self.tp * self.cp * self.dp  # the ranks of one pipeline stage, onto which the expert layers fold
+        if (self.ep > 1 or self.etp) and folded % (self.ep * self.expert_tp) or self.tp % self.expert_tp:
+            raise ValueError(f"ep: ep*etp = {self.ep}*{self.expert_tp} must divide tp*cp*dp = "
+                             f"{self.tp}*{self.cp}*{self.dp}, etp tp")
         if self.virtual_pp > 1 and self.pp == 1:
             raise ValueError("virtual_pp: interleaving needs pp > 1")
         if self.zero >= 2 and self.pp > 1:

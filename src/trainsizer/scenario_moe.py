@@ -23,7 +23,7 @@ class ExpertSettings(BaseModel):
         None, gt=0, le=1024, description="extension: expert tensor parallelism; default: tp. Below tp the expert "
         "layers are folded onto the tensor x data-parallel ranks (Megatron-Core --expert-tensor-parallel-size, MoE "
         "parallel folding, arXiv:2504.14960): each expert-parallel group is etp-strided, so ep GPUs of one node "
-        "exchange tokens over NVLink, and ep*etp must divide tp*dp")
+        "exchange tokens over NVLink, and ep*etp must divide tp*cp*dp (the ranks of a pipeline stage)")
     moe_dispatcher: Literal["alltoall", "deepep"] = Field(
         "alltoall", description="extension: how tokens reach their experts across nodes: 'alltoall' = one copy per "
         "routed expert (NCCL all-to-all; Megatron-Core's alltoall dispatcher); 'deepep' = one copy per destination "

@@ -46,7 +46,7 @@ def data_parallel_gather_s(ctx: Any) -> Any:
     experts = ctx.expert_trainable_local
     w_b = ctx.weight_and_grad_bytes[0]
     return where(sharded, dense_group_s(ctx, (ctx.trainable_local - experts) * w_b, lay.zero_dp_shards, all_gather_s)
-                 + expert_sync_s(ctx, experts * w_b, lay.zero_dp_shards, lay.zero_dp_shards, all_gather_s))
+                 + expert_sync_s(ctx, experts * w_b, lay.zero_group, lay.zero_dp_shards, all_gather_s))
 
 
 def dense_group_s(ctx: Any, bytes_: Any, group: Any, collective: Callable[..., Any]) -> Any:

@@ -244,9 +244,11 @@ def optimizer_and_offload_s(ctx: StepContext) -> tuple[Any, Any]:
     (state_terms.expert_state_shards, as the memory model holds them)."""
     tr, lay = ctx.scenario.training, ctx.layout
     shards = state_shards(lay.zero, lay.distributed_optimizer, lay.zero_dp_shards)[0]
+    # under expert parallelism the experts' ranks fold over the whole dp x cp group (plan/layouts.py)
+    group = where(lay.ep > 1, state_shards(lay.zero, lay.distributed_optimizer, lay.zero_group)[0], shards)
     experts = ctx.expert_trainable_local
     stepped = split_shards(ctx.trainable_local - experts, experts, shards,
-                           expert_state_shards(shards, lay.tp, lay.ep, ctx.expert_tp))
+                           expert_state_shards(group, lay.tp, lay.ep, ctx.expert_tp))
     optimizer_s = stepped * optimizer_bytes_per_param(tr.optimizer, tr.precision, ctx.params) / ctx.hbm_bytes_per_s
     if all_at_most_one(lay.offload + 1):  # nothing offloaded (offload is 0)
         return optimizer_s, 0.0

@@ -79,12 +79,13 @@ def concatenated(parts: list[Layouts]) -> Layouts:
     return Layouts(*(np.concatenate([getattr(part, f.name) for part in parts]) for f in fields(Layouts)))
 
 
-# Expert parallelism Megatron-Core accepts: the experts' ranks are carved out of data parallelism, so ep divides the
-# data-parallel size (megatron/core/parallel_state.py @ 934c8260ada361db9b155d504c5b20600731d773,
-# initialize_model_parallel: "data_parallel_size ... is not divisible by expert_model_parallel_size"), and each rank
-# holds E / ep whole experts (ep divides the expert count). With parallel.etp folding the experts onto tp x dp, ep x
-# etp divides tp x dp (ParallelSpec's check, the estimate's). Sharded states shard the experts over the
-# expert-data-parallel group (estimate/model_states.py), so every ZeRO stage is kept.
+# Expert parallelism Megatron-Core accepts: the expert layers' grid (etp x ep x expert-dp x pp) is carved out of the
+# same world as the attention's (tp x cp x dp x pp), so ep x etp divides the ranks of a pipeline stage, tp x cp x dp
+# (megatron/core/parallel_state.py @ d98e8a64ddf34856e74b24714e3bedb2f5a39553, initialize_model_parallel: "world_size
+# ... is not divisible by expert_tensor_model_pipeline_parallel size"; MoE parallel folding, arXiv:2504.14960,
+# section 3.1), and each rank holds E / ep whole experts (ep divides the expert count); context parallelism's ranks
+# fold into expert parallelism as data parallelism's do (ParallelSpec's check, the estimate's). Sharded states shard
+# the experts over the expert-data-parallel group (estimate/model_states.py), so every ZeRO stage is kept.
 def with_searched_axes(lay: Layouts, arch: Architecture, scenario: Scenario) -> Layouts:
     """The layouts with the axes some jobs add: expert parallelism (models with routed experts) and hybrid sharding
     (ZeRO-3 over more than one node, unless the job states its own group). Expert parallelism only where the job's
@@ -127,7 +128,7 @@ def with_expert_parallelism(lay: Layouts, num_experts: int, etp: int | None) -> 
     ep = np.tile(np.array(degrees), len(lay))
     out = lay.take(base)
     expert_tp = out.tp if etp is None else etp
-    ok = (ep == 1) | ((out.tp * out.dp) % (ep * expert_tp) == 0)
+    ok = (ep == 1) | ((out.tp * out.cp * out.dp) % (ep * expert_tp) == 0)
     if etp is not None:
         ok &= out.tp % etp == 0
     keep = np.nonzero(ok)[0]
