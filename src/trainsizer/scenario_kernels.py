@@ -11,6 +11,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict
 
+# Megatron-Core's selective recomputation modules (megatron/core/transformer/transformer_config.py
+# @ d98e8a64ddf34856e74b24714e3bedb2f5a39553, TransformerConfig.recompute_modules; the linear-attention ones left out)
+RecomputeModule = Literal["core_attn", "layernorm", "mla_up_proj", "mlp", "moe", "moe_act", "shared_experts"]
+
 
 class KernelSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
@@ -33,6 +37,12 @@ class KernelSettings(BaseModel):
         "Face Trainer use_liger_kernel): its fused linear cross-entropy computes the loss chunk by chunk, so no "
         "whole logits are held (training.loss standard is read as chunked); its fused RMSNorm, RoPE and SwiGLU "
         "kernels are not priced apart")
+    recompute_modules: tuple[RecomputeModule, ...] | None = Field(
+        None, description="extension (activation_checkpointing selective): the modules Megatron-Core's selective "
+        "recomputation runs again in backward (--recompute-modules): 'core_attn' the attention core, 'layernorm' "
+        "the norms feeding attention and the MLP, 'mla_up_proj' MLA's up projections, 'mlp' a dense layer's MLP, "
+        "'moe' a whole MoE layer (router, dispatch, experts, combine), 'moe_act' the experts' activation, "
+        "'shared_experts'; default: ['core_attn']; read under selective only, as Megatron reads it")
 
 
 class CommSettings(BaseModel):

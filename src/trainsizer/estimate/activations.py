@@ -134,9 +134,7 @@ def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
         replicated += h * pa.eager_mask_bytes
     # MLP
     moe_layer = arch.is_moe_layer(layer.index) and arch.moe is not None
-    ups = [lin for lin in mlp if lin.name in ("gate_proj", "up_proj", "w1", "w3", "c_fc", "fc1",
-                                              "dense_h_to_4h") or (lin.name == "dense" and lin.out_features > h)]
-    downs = [lin for lin in mlp if lin not in ups and lin.group != "router"]
+    ups, downs = _ups_downs(arch, mlp)
     if _needs_input(ups, layer, q_saves) and arch.norms_per_layer > 1:
         replicated += h * e  # (a shared pre-norm, as in phi, feeds attention and MLP one tensor)
     if moe_layer:
@@ -153,6 +151,48 @@ def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
         replicated += h * pa.eager_mask_bytes
     factor = activation_factor(tr.compile, p)
     return LayerActivations(replicated * factor, sharded * factor, scores * factor, unsaved)
+
+
+def _ups_downs(arch: Architecture, mlp: list[Linear]) -> tuple[list[Linear], list[Linear]]:
+    """The MLP's (input-side, output-side) linears, the router left out."""
+    ups = [lin for lin in mlp if lin.name in ("gate_proj", "up_proj", "w1", "w3", "c_fc", "fc1", "dense_h_to_4h")
+           or (lin.name == "dense" and lin.out_features > arch.hidden_size)]
+    return ups, [lin for lin in mlp if lin not in ups and lin.group != "router"]
+
+
+def selective_dropped(sc: Scenario, arch: Architecture, p: MemoryModel, layer: LayerState) -> tuple[float, float]:
+    """(replicated, tp-sharded) bytes per token of one layer that Megatron-Core's selective recomputation of
+    ``training.recompute_modules`` does not keep besides the attention core's scores (the terms of
+    :func:`layer_activations`, times its factor): 'layernorm' the norm outputs feeding the linears, 'mla_up_proj'
+    MLA's up-projected q, k and v, 'moe' a MoE layer past its input (router probabilities, dispatched copies, the
+    routed and shared experts' intermediates), 'moe_act' the experts' activation outputs, 'shared_experts' and
+    'mlp' their intermediates (megatron/core/transformer/transformer_config.py @ d98e8a64, recompute_modules)."""
+    chosen = set(sc.training.recompute_modules or ())
+    e, h = ACTIVATION_BYTES[sc.training.precision], arch.hidden_size
+    q_saves = sc.training.method == "qlora" and bool(p.activations.quantized_linear_saves_input) \
+        and sc.training.quantized_inputs != "none"
+    attn = [lin for lin in layer.linears if lin.group == "attention"]
+    ups, downs = _ups_downs(arch, [lin for lin in layer.linears if lin.group != "attention"])
+    down = _needs_input(downs, layer, q_saves)
+    replicated = sharded = 0.0
+    if "layernorm" in chosen:
+        replicated += h * e * (_needs_input(attn[:-1], layer, q_saves)
+                               + (_needs_input(ups, layer, q_saves) and arch.norms_per_layer > 1))
+    if "mla_up_proj" in chosen and arch.mla:
+        sharded += (arch.q_dim + arch.kv_dim + arch.v_dim) * e
+    moe = arch.moe if arch.is_moe_layer(layer.index) else None
+    shared = moe.shared_intermediate_size if moe is not None else 0
+    if moe is not None and "moe" in chosen:
+        sharded += moe.num_experts * 4.0 + moe.experts_per_token * (
+            h * e + _mlp_bytes(arch, moe.expert_intermediate_size, e, down))
+    elif moe is not None and "moe_act" in chosen and down:
+        sharded += moe.experts_per_token * moe.expert_intermediate_size * e
+    if shared and chosen & {"moe", "shared_experts"}:
+        sharded += _mlp_bytes(arch, shared, e, down)
+    if moe is None and "mlp" in chosen:
+        sharded += _mlp_bytes(arch, arch.intermediate_size, e, down)
+    factor = activation_factor(sc.training.compile, p)
+    return replicated * factor, sharded * factor
 
 
 def activation_factor(compiled: bool, p: MemoryModel) -> float:
@@ -251,8 +291,8 @@ def _recomputes(sc: Scenario) -> bool:
     return sc.training.activation_checkpointing in ("full", "selective-op", "every-n-layers")
 
 
-def _layer_saved(sc: Scenario, arch: Architecture, layer: LayerState, la: LayerActivations, full: float,
-                 tokens: float, replicated_div: int) -> tuple[float, float]:
+def _layer_saved(sc: Scenario, arch: Architecture, p: MemoryModel, layer: LayerState, la: LayerActivations,
+                 full: float, tokens: float, replicated_div: int) -> tuple[float, float]:
     """(part scaled by implementation_factor, exact part) of one layer's saved bytes under the checkpointing policy."""
     policy, tp = sc.training.activation_checkpointing, sc.parallel.tp
     kept_rep, kept_sh = kept_quantized_inputs(sc, arch, layer)  # what checkpointing cannot drop (bitsandbytes < 0.43.2)
@@ -262,8 +302,11 @@ def _layer_saved(sc: Scenario, arch: Architecture, layer: LayerState, la: LayerA
         sdpa_out = arch.attn_out_dim * ACTIVATION_BYTES[sc.training.precision] / tp * tokens if kept else 0.0
         return 0.0, (rep / replicated_div + sh / tp) * tokens + kept - sdpa_out  # the o_proj input is saved already
     layer_input = checkpoint_input_per_token(arch, sc.training.precision) * tokens / replicated_div
-    return layer_saved(recomputed_layer(sc, layer.index), policy == "selective", full, la.scores / tp * tokens,
-                       layer_input, kept)
+    dropped = la.scores / tp * tokens
+    if policy == "selective":  # Megatron-Core's modules: the attention core (its scores) unless others are named
+        dropped *= "core_attn" in (sc.training.recompute_modules or ("core_attn",))
+        dropped += layer_bytes(*selective_dropped(sc, arch, p, layer), tp, replicated_div, tokens)
+    return layer_saved(recomputed_layer(sc, layer.index), policy == "selective", full, dropped, layer_input, kept)
 
 
 def layer_saved(recomputed: Any, selective: Any, full: Any, scores: Any, layer_input: Any,
@@ -336,7 +379,7 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
             la = layer_activations(sc, arch, p, layer)
             full = layer_bytes(la.replicated, la.sharded + la.scores, tp, replicated_div, tokens)
             computed[key] = (full, la.unsaved / tp * tokens,
-                             *_layer_saved(sc, arch, layer, la, full, tokens, replicated_div))
+                             *_layer_saved(sc, arch, p, layer, la, full, tokens, replicated_div))
         full, layer_unsaved, scaled, exact = computed[key]
         per_layer_full.append(full)
         unsaved += layer_unsaved

@@ -15,7 +15,8 @@
   layers below the lowest trainable one run forward only.
 - Model FLOPs (for MFU, TFLOPS/GPU) exclude recomputation; hardware FLOPs (HFU) count what the kernels
   execute (all of the masked square for eager attention, the causal half for fused kernels) and add the recomputed
-  forward (full checkpointing, every n-th layer), the attention core (Megatron selective), every
+  forward (full checkpointing, every n-th layer), the modules Megatron's selective recomputation names (the
+  attention core by default: :func:`selective_recomputed`), every
   second matmul (torchtitan's per-op policy) and FlashAttention's backward recomputation of the
   scores (Dao et al. 2022, arXiv:2205.14135, section 3.1).
 - What the GPUs execute, and so the step time, differs from the convention in one place: with a
@@ -101,6 +102,33 @@ def selective_op_recomputed(arch: Architecture, index: int) -> tuple[float, floa
             else:
                 dense += _mats(arch, lin)
     return dense, expert
+
+
+MLA_UP_PROJECTIONS = ("q_b_proj", "kv_b_proj")  # param_counts.attention_linears' names of MLA's up projections
+
+
+def selective_recomputed(arch: Architecture, index: int, modules: tuple[str, ...] | None) -> tuple[float, float, float]:
+    """Megatron-Core's selective recomputation of ``modules`` (``training.recompute_modules``; default the attention
+    core): the (non-expert, expert) matmul parameters per token whose forward backward runs again, and the share of
+    the attention core run again. 'moe' re-runs a MoE layer's router, shared and routed experts, 'shared_experts'
+    and 'mlp' their linears, 'mla_up_proj' MLA's up projections; 'layernorm' and 'moe_act' re-run element-wise work
+    only (megatron/core/transformer/transformer_config.py @ d98e8a64ddf34856e74b24714e3bedb2f5a39553,
+    recompute_modules)."""
+    chosen = set(modules or ("core_attn",))
+    moe_layer = arch.is_moe_layer(index) and arch.moe is not None
+    groups = {"expert", "router", "shared_expert"} if moe_layer and "moe" in chosen else set()
+    if moe_layer and "shared_experts" in chosen:
+        groups.add("shared_expert")
+    if not moe_layer and "mlp" in chosen:
+        groups.add("mlp")
+    dense = expert = 0.0
+    for lin in layer_linears(arch, index):
+        if lin.group in groups or ("mla_up_proj" in chosen and lin.name in MLA_UP_PROJECTIONS):
+            if lin.group == "expert":
+                expert += _mats(arch, lin)
+            else:
+                dense += _mats(arch, lin)
+    return dense, expert, 1.0 if "core_attn" in chosen else 0.0
 
 
 def _attention_forward_per_token(arch: Architecture, seq_len: int) -> float:
@@ -215,7 +243,8 @@ def count_step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
         if recomputed_layer(scenario, i):
             recompute_lin, recompute_exp, recompute_attn = dense_d, dense_e, 1.0
         elif tr.activation_checkpointing == "selective":
-            recompute_attn = 1.0
+            r_d, r_e, recompute_attn = selective_recomputed(arch, i, tr.recompute_modules)
+            recompute_lin, recompute_exp = 2.0 * r_d, 2.0 * r_e
         elif tr.activation_checkpointing == "selective-op":
             r_d, r_e = selective_op_recomputed(arch, i)
             recompute_lin, recompute_exp = 2.0 * r_d, 2.0 * r_e

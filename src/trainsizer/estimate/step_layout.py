@@ -36,6 +36,7 @@ class StepLayout:
     scatters_gradients: Any  # ParallelSpec.scatters_gradients
     recomputed: Any  # recomputed_share of the matmuls
     recomputed_elementwise: Any  # recomputed_share of the element-wise work
+    recomputed_moe: Any  # moe_recomputed_share: of a MoE layer's dispatch and combine
 
     @classmethod
     def of(cls, scenario: Scenario, arch: Architecture) -> StepLayout:
@@ -45,7 +46,8 @@ class StepLayout:
                    par.sequence_parallel, OFFLOADS.index(par.offload), scenario.training.micro_batch_size,
                    scenario.grad_accumulation_steps, scenario.gpus_per_node, par.zero_group, par.zero_dp_shards,
                    par.scatters_gradients, recomputed_share(policy, scenario, arch),
-                   recomputed_share(policy, scenario, arch, elementwise=True))
+                   recomputed_share(policy, scenario, arch, elementwise=True),
+                   moe_recomputed_share(policy, scenario, arch))
 
 
 def recomputed_share(policy: str, scenario: Scenario, arch: Architecture, elementwise: bool = False) -> float:
@@ -60,3 +62,12 @@ def recomputed_share(policy: str, scenario: Scenario, arch: Architecture, elemen
     if policy == "selective-op":
         return 1.0 if elementwise else 0.5
     return 0.0
+
+
+def moe_recomputed_share(policy: str, scenario: Scenario, arch: Architecture) -> float:
+    """Share of a MoE layer's forward, its token dispatch and combine included, that backward runs again: all of it
+    where Megatron-Core's selective recomputation names the layer (``recompute_modules: [moe]``), else as
+    :func:`recomputed_share` (torchtitan's per-op policy saves the all-to-alls' outputs: its ``_save_list``)."""
+    if policy == "selective" and "moe" in (scenario.training.recompute_modules or ()):
+        return 1.0
+    return recomputed_share(policy, scenario, arch)

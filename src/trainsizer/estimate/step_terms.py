@@ -177,7 +177,7 @@ def expert_parallel_mb(ctx: StepContext, load: Any) -> Any:
                                  lay.ep, stride, ctx.fabric, comm_params.busbw_fraction["scale-up"],
                                  comm_params.deepep if par.moe_dispatcher == "deepep" else None,
                                  arch.moe.num_experts, par.moe_token_ranks)
-    return arch.moe_layers / lay.pp * moe.all_to_all_passes(lay.recomputed) * one * load
+    return arch.moe_layers / lay.pp * moe.all_to_all_passes(lay.recomputed_moe) * one * load
 
 
 def pipeline_p2p_mb(ctx: StepContext) -> Any:
@@ -301,7 +301,7 @@ def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
                    part.row_scale, activation_ops_mb(ctx, ctx.layout.recomputed_elementwise),
                    reduce_overlaps(ctx.scenario.parallel.overlap_grad_reduce),
                    part.overhead_scale, arch.hidden_size, part.ridge,
-                   expert_dtype, moe.host_syncs(arch.moe_layers / lay.pp, lay.recomputed) if arch.moe else 0.0,
+                   expert_dtype, moe.host_syncs(arch.moe_layers / lay.pp, lay.recomputed_moe) if arch.moe else 0.0,
                    float(ctx.scenario.parallel.moe_a2a_overlap))
 
 

@@ -70,7 +70,7 @@ from trainsizer.estimate.state_terms import (
     weights_on_gpu,
 )
 from trainsizer.estimate.step import default_performance_model
-from trainsizer.estimate.step_layout import StepLayout, recomputed_share
+from trainsizer.estimate.step_layout import StepLayout, moe_recomputed_share, recomputed_share
 from trainsizer.estimate.step_terms import StepContext, combine_step, raw_step
 from trainsizer.estimate.training_state import LayerState, TrainingState, gradient_bytes, training_state
 from trainsizer.hardware.catalog import Accelerator
@@ -103,7 +103,7 @@ class JobBasis:
     # the step's FLOPs per token (estimate.flops.step_flops) and recomputed shares (matmuls, element-wise work:
     # estimate.step_layout.recomputed_share), by checkpointing mode
     flops: dict[str, StepFlops]
-    recomputed: dict[str, tuple[float, float]]
+    recomputed: dict[str, tuple[float, float, float]]
     arch: Architecture
     state: TrainingState  # of the job on one GPU: the trainable and per-layer parameters every layout shares
     compiled_activation_factor: float = 1.0  # what torch.compile's partitioner keeps of ``act`` (1 in eager mode)
@@ -179,7 +179,7 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
 
     act: dict[str, tuple[float, float, float]] = {}
     flops: dict[str, StepFlops] = {}
-    recomputed: dict[str, tuple[float, float]] = {}
+    recomputed: dict[str, tuple[float, float, float]] = {}
     unsaved = 0.0
     for mode in CKPT:
         sc = base.model_copy(update={"training": base.training.model_copy(
@@ -194,7 +194,8 @@ def job_basis(scenario: Scenario, arch: Architecture, mp: MemoryModel | None = N
                      float(np.mean([r.sharded for r in rows])) * frac if rows else 0.0,
                      float(np.mean([r.scores for r in rows])) * frac if rows else 0.0)
         flops[mode] = step_flops(sc, arch)
-        recomputed[mode] = (recomputed_share(mode, sc, arch), recomputed_share(mode, sc, arch, elementwise=True))
+        recomputed[mode] = (recomputed_share(mode, sc, arch), recomputed_share(mode, sc, arch, elementwise=True),
+                            moe_recomputed_share(mode, sc, arch))
     kept_rows = [kept_quantized_inputs(base, arch, layer) for layer in st.layers]
     kept = (float(np.mean([r[0] for r in kept_rows])), float(np.mean([r[1] for r in kept_rows]))) if kept_rows \
         else (0.0, 0.0)
@@ -359,7 +360,7 @@ def step_layout(lay: Layouts, scenario: Scenario, b: JobBasis) -> StepLayout:
     recomputed = np.array([b.recomputed[m] for m in CKPT])[lay.ckpt]
     return StepLayout(lay.tp, lay.pp, cp, dp, lay.ep, lay.vpp, lay.zero, lay.dist_opt, lay.sp, lay.offload, lay.mbs,
                       accumulation_steps(lay, scenario), lay.gpus_per_node, group, shards, scatters,
-                      recomputed[:, 0], recomputed[:, 1])
+                      recomputed[:, 0], recomputed[:, 1], recomputed[:, 2])
 
 
 def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator | PartsPerLayout, fab: Fabric,
