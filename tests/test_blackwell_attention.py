@@ -1,7 +1,7 @@
 """On Blackwell (B200) a fused attention kernel reaches a smaller share of what the GEMMs reach than the tensor cores
 alone suggest: the exponential units and shared-memory bandwidth did not grow with them (FlashAttention-4,
 arXiv:2603.05451). ``compute.attention_relative_efficiency`` reads it for the family; Blackwell Ultra (B300), whose
-exponential units doubled, keeps the default."""
+exponential units doubled, keeps the default. Tensor parallelism gives a rank fewer heads, not narrower tiles."""
 
 import pytest
 
@@ -37,3 +37,26 @@ def test_the_b200_attention_share_grows_with_the_sequence():
              for s in (2048, 32768)}
     assert 0 < extra[2048] < extra[32768]  # attention's share of the FLOPs grows with the context
     assert extra[32768] > 0.2
+
+
+def test_tensor_parallelism_gives_a_rank_fewer_attention_heads_not_slower_ones():
+    """A fused attention kernel's tiles are a head's query block against the head dimension: under TP 8 a rank runs
+    an eighth of the heads at the rate TP 1 runs them all (the GEMMs' width saturation does not apply)."""
+    from dataclasses import replace
+
+    from trainsizer.estimate.step import step_context
+    from trainsizer.estimate.step_terms import compute_s, raw_step
+
+    p = default_performance_model()
+
+    def seconds_per_attention_second(tp):  # compute time of the attention over its time at the dense peak
+        sc = scenario_from_dict({
+            "model": {"preset": "llama-3.1-70b"},
+            "training": {"method": "full", "micro_batch_size": 1, "seq_len": 8192, "global_batch_size": 8},
+            "parallel": {"gpus": 8, "tp": tp, "sequence_parallel": tp > 1}, "hardware": {"gpu": "h100-sxm5-80gb"}})
+        cat = default_catalog()
+        ctx, _ = step_context(sc, resolve_model(sc.model), cat.accelerator("h100-sxm5-80gb"), cat, p)
+        raw = raw_step(ctx)
+        return (compute_s(raw, p) - compute_s(replace(raw, attention_s=0.0), p)) / raw.attention_s
+
+    assert seconds_per_attention_second(8) == pytest.approx(seconds_per_attention_second(1))

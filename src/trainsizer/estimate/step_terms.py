@@ -326,8 +326,12 @@ def _ceiling(raw: RawStep, dtype_field: str, p: PerformanceModel) -> Any:
 def saturation(rows: Any, width: Any, p: PerformanceModel, scale: Any = 1.0) -> Any:
     """GEMM efficiency falls for few rows and narrow matrices: saturating in each, half-way at ``half_tokens`` /
     ``half_width`` times ``scale`` (fp32 GEMMs: :func:`trainsizer.estimate.gemm_rows.row_scale`)."""
-    c = p.compute
-    return safe_div(rows, rows + c.half_tokens * scale) * safe_div(width, width + c.half_width * scale)
+    return row_saturation(rows, p, scale) * safe_div(width, width + p.compute.half_width * scale)
+
+
+def row_saturation(rows: Any, p: PerformanceModel, scale: Any = 1.0) -> Any:
+    """The rows' part of :func:`saturation`: few tokens leave the GPU's multiprocessors short of tiles."""
+    return safe_div(rows, rows + p.compute.half_tokens * scale)
 
 
 def attention_relative(p: PerformanceModel, architecture: str, dtype: str, kernel: str) -> float:
@@ -363,10 +367,15 @@ def compute_s(raw: RawStep, p: PerformanceModel) -> Any:
     # fused attention kernels reach a fraction of what GEMMs reach (``attention_relative_efficiency``, by kernel);
     # eager attention runs its score and value products as batched GEMMs. What a fused kernel loses against the GEMMs
     # (the softmax on the CUDA cores: FlashAttention-3, arXiv:2407.08608, section 3) is overhead that shrinks with
-    # the part's ridge point as the GEMMs' own does (:func:`with_overhead`)
+    # the part's ridge point as the GEMMs' own does (:func:`with_overhead`). A fused kernel's tiles are a head's query
+    # block against the head dimension, whatever the model's width: tensor parallelism gives a rank fewer heads, not
+    # narrower ones, so only the rows' saturation applies (FlashAttention-2, arXiv:2307.08691, section 3.2: one
+    # thread block per head and query block); eager attention's batched GEMMs keep the GEMMs' saturation
     relative = with_overhead(per_case(raw, lambda a, d, k: attention_relative(p, a, d, k), "architecture",
                                       "attention_dtype", "attention_kernel"), 1.0, raw.overhead_scale)
-    attention_eff = _ceiling(raw, "attention_dtype", p) * saturation(raw.local_tokens, raw.width, p, scale) * relative
+    fused = per_case(raw, lambda k: float(k != "eager"), "attention_kernel")
+    shape = where(fused, row_saturation(raw.local_tokens, p, scale), saturation(raw.local_tokens, raw.width, p, scale))
+    attention_eff = _ceiling(raw, "attention_dtype", p) * shape * relative
     return (safe_div(raw.linear_s, linear_eff) + safe_div(raw.expert_s, expert_eff)
             + safe_div(raw.attention_s, attention_eff))
 
