@@ -101,7 +101,8 @@ class JobBasis:
     logits_per_token_rep: float
     embed_act_per_token: float
     # the step's FLOPs per token (estimate.flops.step_flops) and recomputed shares (matmuls, element-wise work:
-    # estimate.step_layout.recomputed_share), by checkpointing mode
+    # estimate.step_layout.recomputed_share; a MoE layer's dispatch and combine: moe_recomputed_share), by
+    # checkpointing mode
     flops: dict[str, StepFlops]
     recomputed: dict[str, tuple[float, float, float]]
     arch: Architecture
