@@ -224,5 +224,6 @@ def test_layers_of_one_kind_keep_the_same_activations():
             full = layer_bytes(la.replicated, la.sharded + la.scores, tp, div, tokens)
             key = (arch.is_moe_layer(layer.index), layer.trainable_base, tuple(lin.name for lin in layer.lora),
                    recomputed_layer(sc, layer.index))
-            kinds.setdefault(key, set()).add((full, la.unsaved, *_layer_saved(sc, arch, layer, la, full, tokens, div)))
+            saved = _layer_saved(sc, arch, mp, layer, la, full, tokens, div)
+            kinds.setdefault(key, set()).add((full, la.unsaved, *saved))
         assert all(len(figures) == 1 for figures in kinds.values()), kinds
