@@ -27,7 +27,7 @@ from trainsizer.errors import N_, InputError, excerpt, in_file, short_input
 from trainsizer.scenario_data import DataSettings, DataShape, LengthBin
 from trainsizer.scenario_framework import FrameworkSettings
 from trainsizer.scenario_kernels import CommSettings, KernelSettings
-from trainsizer.scenario_moe import ExpertSettings
+from trainsizer.scenario_moe import ExpertSettings, expert_grid_fits
 
 Method = Literal["full", "lora", "qlora", "freeze"]
 PRETRAINING_NAMES = ("pretrain", "pretraining", "pt", "cpt", "continuedpretraining", "continuedpretrain")
@@ -253,8 +253,7 @@ class ParallelSpec(_Strict, CommSettings, ExpertSettings):  # overlap_grad_reduc
         if self.gpus % model_parallel:
             raise ValueError(f"gpus: tp*pp*cp = {self.tp}*{self.pp}*{self.cp} = {model_parallel} "
                              f"must divide gpus ({self.gpus})")
-        folded = self.tp * self.cp * self.dp  # the ranks of one pipeline stage, onto which the expert layers fold
-        if (self.ep > 1 or self.etp) and folded % (self.ep * self.expert_tp) or self.tp % self.expert_tp:
+        if (self.ep > 1 or self.etp) and not expert_grid_fits(self.tp, self.cp, self.dp, self.ep, self.expert_tp):
             raise ValueError(f"ep: ep*etp = {self.ep}*{self.expert_tp} must divide tp*cp*dp = "
                              f"{self.tp}*{self.cp}*{self.dp}, etp tp")
         if self.virtual_pp > 1 and self.pp == 1:

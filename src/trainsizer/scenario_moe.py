@@ -5,9 +5,17 @@
 # Annotations stay objects here (no `from __future__ import annotations`): pydantic reads each field's type as
 # is, without compiling its text into a ForwardRef first (~0.1 ms a model class, at every command's import).
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict
+
+
+def expert_grid_fits(tp: Any, cp: Any, dp: Any, ep: Any, expert_tp: Any) -> Any:
+    """Whether Megatron-Core can carve the expert layers' grid (etp x ep x expert-dp) out of a pipeline stage's tp x cp
+    x dp ranks: ep x etp divides them and etp divides tp (megatron/core/parallel_state.py @ d98e8a64,
+    initialize_model_parallel; MoE parallel folding, arXiv:2504.14960, section 3.1). Numbers, or arrays of layouts
+    (the planner's EP axis)."""
+    return ((tp * cp * dp) % (ep * expert_tp) == 0) & (tp % expert_tp == 0)
 
 
 def _no_bool(v: object) -> object:

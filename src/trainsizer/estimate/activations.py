@@ -89,7 +89,7 @@ def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
     attn = [lin for lin in layer.linears if lin.group == "attention"]
     qkv_mods, out_mods = attn[:-1], attn[-1:]
     mlp = [lin for lin in layer.linears if lin.group != "attention"]
-    q_saves = tr.method == "qlora" and bool(pa.quantized_linear_saves_input) and tr.quantized_inputs != "none"
+    q_saves = _quantized_saves_input(sc, p)
 
     replicated = arch.norms_per_layer * h * nb
     sharded = 0.0
@@ -108,7 +108,7 @@ def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
         replicated += h * e
     if arch.mla:
         m = arch.mla
-        sharded += (arch.q_dim + arch.kv_dim + arch.v_dim) * e
+        sharded += _mla_up_projected(arch, e)
         replicated += (m.kv_lora_rank + m.q_lora_rank) * e
     else:
         sharded += (arch.q_dim + 2 * arch.kv_dim) * e
@@ -138,19 +138,38 @@ def layer_activations(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
     if _needs_input(ups, layer, q_saves) and arch.norms_per_layer > 1:
         replicated += h * e  # (a shared pre-norm, as in phi, feeds attention and MLP one tensor)
     if moe_layer:
-        moe = arch.moe
-        sharded += moe.num_experts * 4.0  # fp32 router logits / probabilities
-        sharded += moe.experts_per_token * (h * e)  # dispatched token copies
-        sharded += moe.experts_per_token * _mlp_bytes(arch, moe.expert_intermediate_size, e,
-                                                      _needs_input(downs, layer, q_saves))
-        if moe.shared_intermediate_size:
-            sharded += _mlp_bytes(arch, moe.shared_intermediate_size, e, _needs_input(downs, layer, q_saves))
+        down = _needs_input(downs, layer, q_saves)
+        sharded += _routed_bytes(arch, e, down) + _shared_bytes(arch, e, down)
     else:
         sharded += _mlp_bytes(arch, arch.intermediate_size, e, _needs_input(downs, layer, q_saves))
     if arch.dropout:
         replicated += h * pa.eager_mask_bytes
     factor = activation_factor(tr.compile, p)
     return LayerActivations(replicated * factor, sharded * factor, scores * factor, unsaved)
+
+
+def _quantized_saves_input(sc: Scenario, p: MemoryModel) -> bool:
+    """Whether a QLoRA run's quantized linears keep their inputs (bitsandbytes' ``MatMul4Bit``)."""
+    tr = sc.training
+    return tr.method == "qlora" and bool(p.activations.quantized_linear_saves_input) and tr.quantized_inputs != "none"
+
+
+def _mla_up_projected(arch: Architecture, e: float) -> float:
+    """Bytes per token (tp-sharded) of MLA's up-projected q, k and v."""
+    return (arch.q_dim + arch.kv_dim + arch.v_dim) * e
+
+
+def _routed_bytes(arch: Architecture, e: float, down_input: bool) -> float:
+    """Bytes per token (tp-sharded) of a MoE layer's router probabilities, dispatched copies and k experts."""
+    moe = arch.moe
+    return moe.num_experts * 4.0 + moe.experts_per_token * (
+        arch.hidden_size * e + _mlp_bytes(arch, moe.expert_intermediate_size, e, down_input))
+
+
+def _shared_bytes(arch: Architecture, e: float, down_input: bool) -> float:
+    """Bytes per token (tp-sharded) of a MoE layer's shared experts' intermediates (0 without them)."""
+    return _mlp_bytes(arch, arch.moe.shared_intermediate_size, e, down_input) if arch.moe.shared_intermediate_size \
+        else 0.0
 
 
 def _ups_downs(arch: Architecture, mlp: list[Linear]) -> tuple[list[Linear], list[Linear]]:
@@ -162,15 +181,12 @@ def _ups_downs(arch: Architecture, mlp: list[Linear]) -> tuple[list[Linear], lis
 
 def selective_dropped(sc: Scenario, arch: Architecture, p: MemoryModel, layer: LayerState) -> tuple[float, float]:
     """(replicated, tp-sharded) bytes per token of one layer that Megatron-Core's selective recomputation of
-    ``training.recompute_modules`` does not keep besides the attention core's scores (the terms of
-    :func:`layer_activations`, times its factor): 'layernorm' the norm outputs feeding the linears, 'mla_up_proj'
-    MLA's up-projected q, k and v, 'moe' a MoE layer past its input (router probabilities, dispatched copies, the
-    routed and shared experts' intermediates), 'moe_act' the experts' activation outputs, 'shared_experts' and
-    'mlp' their intermediates (megatron/core/transformer/transformer_config.py @ d98e8a64, recompute_modules)."""
+    ``training.recompute_modules`` drops besides the attention scores (:func:`layer_activations`' terms and factor):
+    'layernorm' the norm outputs, 'mla_up_proj' MLA's up-projected q, k, v, 'moe' a MoE layer past its input, 'moe_act'
+    the experts' activation outputs, 'shared_experts' and 'mlp' theirs (transformer_config.py @ d98e8a64)."""
     chosen = set(sc.training.recompute_modules or ())
     e, h = ACTIVATION_BYTES[sc.training.precision], arch.hidden_size
-    q_saves = sc.training.method == "qlora" and bool(p.activations.quantized_linear_saves_input) \
-        and sc.training.quantized_inputs != "none"
+    q_saves = _quantized_saves_input(sc, p)
     attn = [lin for lin in layer.linears if lin.group == "attention"]
     ups, downs = _ups_downs(arch, [lin for lin in layer.linears if lin.group != "attention"])
     down = _needs_input(downs, layer, q_saves)
@@ -179,16 +195,14 @@ def selective_dropped(sc: Scenario, arch: Architecture, p: MemoryModel, layer: L
         replicated += h * e * (_needs_input(attn[:-1], layer, q_saves)
                                + (_needs_input(ups, layer, q_saves) and arch.norms_per_layer > 1))
     if "mla_up_proj" in chosen and arch.mla:
-        sharded += (arch.q_dim + arch.kv_dim + arch.v_dim) * e
+        sharded += _mla_up_projected(arch, e)
     moe = arch.moe if arch.is_moe_layer(layer.index) else None
-    shared = moe.shared_intermediate_size if moe is not None else 0
     if moe is not None and "moe" in chosen:
-        sharded += moe.num_experts * 4.0 + moe.experts_per_token * (
-            h * e + _mlp_bytes(arch, moe.expert_intermediate_size, e, down))
+        sharded += _routed_bytes(arch, e, down)
     elif moe is not None and "moe_act" in chosen and down:
         sharded += moe.experts_per_token * moe.expert_intermediate_size * e
-    if shared and chosen & {"moe", "shared_experts"}:
-        sharded += _mlp_bytes(arch, shared, e, down)
+    if moe is not None and chosen & {"moe", "shared_experts"}:
+        sharded += _shared_bytes(arch, e, down)
     if moe is None and "mlp" in chosen:
         sharded += _mlp_bytes(arch, arch.intermediate_size, e, down)
     factor = activation_factor(sc.training.compile, p)

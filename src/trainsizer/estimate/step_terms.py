@@ -326,12 +326,17 @@ def _ceiling(raw: RawStep, dtype_field: str, p: PerformanceModel) -> Any:
 def saturation(rows: Any, width: Any, p: PerformanceModel, scale: Any = 1.0) -> Any:
     """GEMM efficiency falls for few rows and narrow matrices: saturating in each, half-way at ``half_tokens`` /
     ``half_width`` times ``scale`` (fp32 GEMMs: :func:`trainsizer.estimate.gemm_rows.row_scale`)."""
-    return row_saturation(rows, p, scale) * safe_div(width, width + p.compute.half_width * scale)
+    return row_saturation(rows, p, scale) * width_saturation(width, p, scale)
 
 
 def row_saturation(rows: Any, p: PerformanceModel, scale: Any = 1.0) -> Any:
     """The rows' part of :func:`saturation`: few tokens leave the GPU's multiprocessors short of tiles."""
     return safe_div(rows, rows + p.compute.half_tokens * scale)
+
+
+def width_saturation(width: Any, p: PerformanceModel, scale: Any = 1.0) -> Any:
+    """The width's part of :func:`saturation`: narrow matrices leave each tile's inner loop short."""
+    return safe_div(width, width + p.compute.half_width * scale)
 
 
 def attention_relative(p: PerformanceModel, architecture: str, dtype: str, kernel: str) -> float:
@@ -374,7 +379,7 @@ def compute_s(raw: RawStep, p: PerformanceModel) -> Any:
     relative = with_overhead(per_case(raw, lambda a, d, k: attention_relative(p, a, d, k), "architecture",
                                       "attention_dtype", "attention_kernel"), 1.0, raw.overhead_scale)
     fused = per_case(raw, lambda k: float(k != "eager"), "attention_kernel")
-    shape = where(fused, row_saturation(raw.local_tokens, p, scale), saturation(raw.local_tokens, raw.width, p, scale))
+    shape = row_saturation(raw.local_tokens, p, scale) * where(fused, 1.0, width_saturation(raw.width, p, scale))
     attention_eff = _ceiling(raw, "attention_dtype", p) * shape * relative
     return (safe_div(raw.linear_s, linear_eff) + safe_div(raw.expert_s, expert_eff)
             + safe_div(raw.attention_s, attention_eff))

@@ -12,6 +12,7 @@ from trainsizer.frameworks import assumed, expert_parallel_families, runs_expert
 from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
+from trainsizer.scenario_moe import expert_grid_fits
 
 CKPT = ("none", "selective", "full")
 
@@ -79,12 +80,9 @@ def concatenated(parts: list[Layouts]) -> Layouts:
     return Layouts(*(np.concatenate([getattr(part, f.name) for part in parts]) for f in fields(Layouts)))
 
 
-# Expert parallelism Megatron-Core accepts: the expert layers' grid (etp x ep x expert-dp x pp) is carved out of the
-# same world as the attention's (tp x cp x dp x pp), so ep x etp divides the ranks of a pipeline stage, tp x cp x dp
-# (megatron/core/parallel_state.py @ d98e8a64ddf34856e74b24714e3bedb2f5a39553, initialize_model_parallel: "world_size
-# ... is not divisible by expert_tensor_model_pipeline_parallel size"; MoE parallel folding, arXiv:2504.14960,
-# section 3.1), and each rank holds E / ep whole experts (ep divides the expert count); context parallelism's ranks
-# fold into expert parallelism as data parallelism's do (ParallelSpec's check, the estimate's). Sharded states shard
+# Expert parallelism Megatron-Core accepts: the expert layers' grid fits a pipeline stage's tp x cp x dp ranks
+# (scenario_moe.expert_grid_fits, ParallelSpec's check too: context parallelism's ranks fold into expert parallelism as
+# data parallelism's do), and each rank holds E / ep whole experts (ep divides the expert count). Sharded states shard
 # the experts over the expert-data-parallel group (estimate/model_states.py), so every ZeRO stage is kept.
 def with_searched_axes(lay: Layouts, arch: Architecture, scenario: Scenario) -> Layouts:
     """The layouts with the axes some jobs add: expert parallelism (models with routed experts) and hybrid sharding
@@ -128,9 +126,7 @@ def with_expert_parallelism(lay: Layouts, num_experts: int, etp: int | None) -> 
     ep = np.tile(np.array(degrees), len(lay))
     out = lay.take(base)
     expert_tp = out.tp if etp is None else etp
-    ok = (ep == 1) | ((out.tp * out.cp * out.dp) % (ep * expert_tp) == 0)
-    if etp is not None:
-        ok &= out.tp % etp == 0
+    ok = ((ep == 1) & (etp is None)) | expert_grid_fits(out.tp, out.cp, out.dp, ep, expert_tp)
     keep = np.nonzero(ok)[0]
     out = out.take(keep)
     out.ep = ep[keep]
