@@ -82,6 +82,35 @@ def test_deepep_prices_one_copy_per_rank_at_its_measured_rates():
         1e8 * 6.0 / (fab.inter_busbw_gbps / 8 * 1e9 * dp.rdma_fraction[-1]) + fab.inter_latency_s)
 
 
+def test_deepep_on_a_fast_nvlink_moves_what_its_sms_move():
+    dp = default_performance_model().communication.deepep
+    fast = replace(FAB, intra=type("Link", (), {"per_direction_gbps": 900.0})())  # NVLink 5 (B200)
+    # on H800's 200 GB/s the link sets the pace whatever the GPU; on 900 GB/s the 20 SMs' measured rate does
+    slow = replace(FAB, intra=type("Link", (), {"per_direction_gbps": 200.0})())
+    on_h800 = deepep_dispatch_s(1e8, 5.0, 1.0, 8, 8, slow, dp, "hopper")
+    assert on_h800 == deepep_dispatch_s(1e8, 5.0, 1.0, 8, 8, slow, dp)
+    bounded = deepep_dispatch_s(1e8, 5.0, 1.0, 8, 8, fast, dp, "blackwell")
+    assert bounded == pytest.approx(1e8 * 5.0 / (dp.sms * dp.sm_gbps["blackwell"] * 1e9) + fast.intra_latency_s)
+    assert bounded > 1.5 * deepep_dispatch_s(1e8, 5.0, 1.0, 8, 8, fast, dp)  # an unknown part: the link's share
+    assert dp.nvlink_cap_gbps("davinci") == float("inf")
+
+
+def test_hybridep_is_priced_at_its_own_measured_rates():
+    comm = default_performance_model().communication
+    hy, dp = comm.hybridep, comm.deepep
+    two_nodes = deepep_dispatch_s(1e8, 6.4, 2.0, 16, 8, FAB, hy)
+    rdma = 1e8 * 2.0 / (FAB.inter_busbw_gbps / 8 * 1e9 * hy.rdma_fraction[hy.rdma_nodes.index(2)])
+    assert two_nodes == pytest.approx(rdma + FAB.inter_latency_s)
+    assert two_nodes < deepep_dispatch_s(1e8, 6.4, 2.0, 16, 8, FAB, dp)  # faster than DeepEP across two nodes
+    # a scenario names it, and the step prices it apart from DeepEP
+    job = {"ep": 16, "etp": 1}
+    a2a = {name: estimate(moe_job({**job, "moe_dispatcher": name}), with_limits=False).performance.breakdown_s[
+        "moe_all_to_all"] for name in ("deepep", "hybridep")}
+    assert 0 < a2a["hybridep"] < a2a["deepep"]
+    with pytest.raises(InputError, match="moe_dispatcher"):
+        moe_job({"ep": 8, "moe_dispatcher": "hybrid"})
+
+
 def test_deepep_against_a_plain_all_to_all():
     dp = default_performance_model().communication.deepep
     plain_in, deepep_in = (dispatch_combine_s(1.7e7, 8, 8, 1, FAB, 0.8, d, 128) for d in (None, dp))

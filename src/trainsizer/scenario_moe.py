@@ -32,11 +32,12 @@ class ExpertSettings(BaseModel):
         "layers are folded onto the tensor x data-parallel ranks (Megatron-Core --expert-tensor-parallel-size, MoE "
         "parallel folding, arXiv:2504.14960): each expert-parallel group is etp-strided, so ep GPUs of one node "
         "exchange tokens over NVLink, and ep*etp must divide tp*cp*dp (the ranks of a pipeline stage)")
-    moe_dispatcher: Literal["alltoall", "deepep"] = Field(
+    moe_dispatcher: Literal["alltoall", "deepep", "hybridep"] = Field(
         "alltoall", description="extension: how tokens reach their experts across nodes: 'alltoall' = one copy per "
         "routed expert (NCCL all-to-all; Megatron-Core's alltoall dispatcher); 'deepep' = one copy per destination "
-        "node, forwarded over NVLink inside it (DeepEP normal kernels, Megatron-Core's flex dispatcher with DeepEP "
-        "or HybridEP)")
+        "node, forwarded over NVLink inside it (DeepEP normal kernels, Megatron-Core's flex dispatcher with the "
+        "deepep backend); 'hybridep' = the same copies through NVIDIA's HybridEP kernels (the flex dispatcher's "
+        "hybridep backend), at their own measured rates")
     moe_a2a_overlap: Annotated[bool, Strict()] = Field(
         False, description="extension: the dispatch and combine all-to-alls of one micro-batch run during another "
         "micro-batch's computation (Megatron-Core --overlap-moe-expert-parallel-comm, 'combined 1F1B'; DeepSeek-V3's "

@@ -131,16 +131,17 @@ def destinations(picked: int, items: int, groups: Any) -> Any:
 
 
 def deepep_dispatch_s(token_bytes: Any, ranks: Any, nodes: Any, ep: Any, members: Any, fab: Fabric,
-                      deepep: DeepEP) -> Any:
-    """Seconds of one DeepEP dispatch or combine of a micro-batch whose tokens carry ``token_bytes`` each and reach
-    ``ranks`` expert-parallel ranks on ``nodes`` nodes on average (own rank and node included where reached), as its
-    authors' microbenchmark counts them (``communication.deepep``): NVLink at its measured share of the line rate per
-    direction, and where the group spans nodes (``members < ep``) the GPU's NIC share at the rate measured for that
-    many nodes (the nearest measured count), the slower of the two setting the time; one latency of the widest link
-    (the kernels send to every peer at once, so no per-peer step)."""
+                      deepep: DeepEP, architecture: str = "") -> Any:
+    """Seconds of one DeepEP (or HybridEP) dispatch or combine of a micro-batch whose tokens carry ``token_bytes``
+    each and reach ``ranks`` expert-parallel ranks on ``nodes`` nodes on average (own rank and node included where
+    reached), as its authors' microbenchmark counts them (``communication.deepep``, ``hybridep``): NVLink at its
+    measured share of the line rate per direction, at most what the kernels' SMs move on the GPU's ``architecture``
+    (:meth:`DeepEP.nvlink_cap_gbps`), and where the group spans nodes (``members < ep``) the GPU's NIC share at the
+    rate measured for that many nodes (the nearest measured count), the slower of the two setting the time; one
+    latency of the widest link (the kernels send to every peer at once, so no per-peer step)."""
     stated = fab.intra_line_rate_gbps
     line = where(stated > 0, stated, fab.intra_for(members))
-    nvlink = token_bytes * ranks / (line * deepep.nvlink_fraction * 1e9)
+    nvlink = token_bytes * ranks / (minimum(line * deepep.nvlink_fraction, deepep.nvlink_cap_gbps(architecture)) * 1e9)
     count = ep / members
     fraction = _nearest(count, deepep.rdma_nodes, deepep.rdma_fraction)
     rdma = token_bytes * nodes / (fab.inter_busbw_gbps / fab.gpus_per_node * fraction * 1e9)
@@ -175,7 +176,7 @@ def all_to_all_intra_gbps(fab: Fabric, members: Any, wire_fraction: float) -> An
 
 def dispatch_combine_s(token_bytes: Any, experts_per_token: Any, ep: Any, stride: Any, fab: Fabric,
                        wire_fraction: float = 1.0, deepep: DeepEP | None = None, experts: int = 0,
-                       token_ranks: int | None = None) -> Any:
+                       token_ranks: int | None = None, architecture: str = "") -> Any:
     """Seconds of one dispatch or combine all-to-all of a micro-batch whose tokens carry ``token_bytes`` each.
     Plain (``deepep`` None): inside one node the ``k`` copies for the other ``ep - 1`` ranks cross NVLink; a group
     that spans nodes sends its off-node copies through the GPU's share of the node's NICs while the on-node ones cross
@@ -190,7 +191,7 @@ def dispatch_combine_s(token_bytes: Any, experts_per_token: Any, ep: Any, stride
         ranks = token_ranks if token_ranks else destinations(experts_per_token, experts, ep)
         nodes = destinations(token_ranks, ep, ep / members) if token_ranks \
             else destinations(experts_per_token, experts, ep / members)
-        return deepep_dispatch_s(token_bytes, ranks, nodes, ep, members, fab, deepep)
+        return deepep_dispatch_s(token_bytes, ranks, nodes, ep, members, fab, deepep, architecture)
     intra = all_to_all_intra_gbps(fab, members, wire_fraction)
     on_node = token_bytes * experts_per_token * (members - 1) / ep / (intra * 1e9)
     off_node = token_bytes * remote_copies(experts_per_token, ep, members) \

@@ -173,10 +173,10 @@ def expert_parallel_mb(ctx: StepContext, load: Any) -> Any:
     stride = par.expert_tp if par.etp else lay.tp * lay.cp  # folded expert groups are etp-strided (estimate/moe.py)
     tokens = moe.dispatched_tokens(ctx.local_tokens, lay.tp)
     comm_params = ctx.params.communication
+    kernels = {"deepep": comm_params.deepep, "hybridep": comm_params.hybridep}.get(par.moe_dispatcher)
     one = moe.dispatch_combine_s(tokens * arch.hidden_size * ctx.act_bytes, arch.moe.experts_per_token,
-                                 lay.ep, stride, ctx.fabric, comm_params.busbw_fraction["scale-up"],
-                                 comm_params.deepep if par.moe_dispatcher == "deepep" else None,
-                                 arch.moe.num_experts, par.moe_token_ranks)
+                                 lay.ep, stride, ctx.fabric, comm_params.busbw_fraction["scale-up"], kernels,
+                                 arch.moe.num_experts, par.moe_token_ranks, ctx.part.architecture)
     return arch.moe_layers / lay.pp * moe.all_to_all_passes(lay.recomputed_moe) * one * load
 
 
