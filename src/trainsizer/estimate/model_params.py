@@ -241,14 +241,14 @@ class DeepEP:
     nvlink_fraction: float  # logical NVLink rate over the line rate per direction
     rdma_nodes: tuple[int, ...]  # node counts measured
     rdma_fraction: tuple[float, ...]  # logical RDMA rate over NCCL's per-NIC bus bandwidth, per node count
-    sms: int = 0  # SMs the framework gives the kernels (0: not bounded by SMs)
-    sm_gbps: Table[float] = field(default_factory=Table)  # logical NVLink GB/s one SM moves, by architecture
+    sms: int | None = None  # SMs the framework gives the kernels (None: rates measured as run, no SM bound)
+    sm_gbps: Table[float] | None = None  # logical NVLink GB/s one SM moves, by architecture
     source: str
 
     def nvlink_cap_gbps(self, architecture: str) -> float:
         """The NVLink rate the kernels' SMs can move on ``architecture``: ``sms`` x its per-SM rate; unbounded
         where either is not known."""
-        per_sm = self.sm_gbps.get(architecture, 0.0)
+        per_sm = (self.sm_gbps or {}).get(architecture, 0.0)
         return self.sms * per_sm if self.sms and per_sm else float("inf")
 
 
