@@ -143,3 +143,20 @@ def test_the_screen_prices_an_all_reducing_sharded_optimizer_as_the_estimate_doe
         assert screened == pytest.approx(steps[sync][1], rel=0.1), sync
     (scr_rs, est_rs), (scr_ar, est_ar) = steps["reduce-scatter"], steps["all-reduce"]
     assert est_ar > est_rs and scr_ar - scr_rs == pytest.approx(est_ar - est_rs, rel=0.3)
+
+
+def test_context_parallel_ranks_shard_the_optimizer_and_reduce_the_gradients_in_the_step_too():
+    # Megatron reduces gradients over the data-parallel group with context parallelism and its distributed optimizer
+    # shards the states over it (the memory model holds them so: tests/test_memory.py); the step prices the same
+    # group: 8 GPUs at tp 2 as cp 4 x dp 1 step a quarter of the states each, as cp 1 x dp 4 do
+    def terms(cp):
+        sc = scenario_from_dict({
+            "model": {"preset": "llama-3.1-8b"},
+            "training": {"method": "full", "precision": "bf16-mixed", "micro_batch_size": 1, "seq_len": 8192,
+                         "global_batch_size": 8, "activation_checkpointing": "full"},
+            "parallel": {"gpus": 8, "tp": 2, "cp": cp, "distributed_optimizer": True, "overlap_grad_reduce": False},
+            "hardware": {"gpu": "h100-sxm5-80gb", "gpus_per_node": 8}})
+        return _run(sc).performance.breakdown_s
+    long, wide = terms(4), terms(1)
+    assert long["optimizer"] == pytest.approx(wide["optimizer"], rel=0.01)
+    assert long["dp_grad_sync"] > 0  # one data-parallel rank, four context-parallel ones: the gradients still reduce

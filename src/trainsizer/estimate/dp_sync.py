@@ -14,12 +14,16 @@ from trainsizer.estimate.comm import all_gather_s, all_reduce_s
 
 
 def data_parallel_sync_s(ctx: Any) -> Any:
-    """Gradient all-reduce once per step (ZeRO-3 reduce-scatters per micro-batch instead). A sharded optimizer
-    (ZeRO-1/2, Megatron's distributed optimizer) reduce-scatters them instead (Rajbhandari et al. 2020, section 5.3)
-    and gathers the weights (:func:`data_parallel_gather_s`). The routed experts' gradients reduce over their own
-    expert-data-parallel group (:func:`expert_sync_s`)."""
+    """Gradient all-reduce once per step (ZeRO-3 reduce-scatters per micro-batch instead) over the data-parallel
+    ranks and the context-parallel ones, which hold the same weights and computed their gradients on other tokens
+    (Megatron-Core reduces the dense buffers over ``intra_dp_cp_group``, megatron/core/distributed/
+    distributed_data_parallel.py @ d98e8a64). A sharded optimizer (ZeRO-1/2, Megatron's distributed optimizer)
+    reduce-scatters them instead (Rajbhandari et al. 2020, section 5.3) and gathers the weights
+    (:func:`data_parallel_gather_s`). The routed experts' gradients reduce over their own expert-data-parallel group
+    (:func:`expert_sync_s`)."""
     lay = ctx.layout
-    if all_at_most_one(where(lay.zero == 3, 1, lay.dp)):
+    replicas = lay.dp * lay.cp
+    if all_at_most_one(where(lay.zero == 3, 1, replicas)):
         return 0.0
     grad_b = ctx.weight_and_grad_bytes[1]
     experts = ctx.expert_trainable_local
@@ -29,31 +33,33 @@ def data_parallel_sync_s(ctx: Any) -> Any:
     # internlm/solver/optimizer/hybrid_zero_optim.py @ 01e7fd6: reduce_tensor, dst_rank None, ParallelMode.DATA)
     def sync(scatter: bool) -> Any:
         collective = all_gather_s if scatter else all_reduce_s
-        return dense_group_s(ctx, (ctx.trainable_local - experts) * grad_b, lay.dp, collective) \
-            + expert_sync_s(ctx, experts * grad_b, lay.dp * lay.cp, lay.dp, collective)
-    if not is_array(lay.dp):
+        return dense_group_s(ctx, (ctx.trainable_local - experts) * grad_b, replicas, collective) \
+            + expert_sync_s(ctx, experts * grad_b, replicas, replicas, collective)
+    if not is_array(replicas):
         return sync(lay.scatters_gradients)
-    return where((lay.dp > 1) & (lay.zero != 3), where(lay.scatters_gradients, sync(True), sync(False)))
+    return where((replicas > 1) & (lay.zero != 3), where(lay.scatters_gradients, sync(True), sync(False)))
 
 
 def data_parallel_gather_s(ctx: Any) -> Any:
-    """A sharded optimizer all-gathers the updated 16-bit weights after its step; Megatron overlaps the gather with
-    the next step's first forward (``--overlap-param-gather``, :func:`gather_overlaps`)."""
+    """A sharded optimizer all-gathers the updated 16-bit weights after its step, over the group its states are
+    sharded on (``zero_group``: dp x cp, as the memory model holds them); Megatron overlaps the gather with the next
+    step's first forward (``--overlap-param-gather``, :func:`gather_overlaps`)."""
     lay = ctx.layout
-    sharded = (lay.dp > 1) & (lay.zero != 3) & ((lay.zero == 1) | (lay.zero == 2) | lay.distributed_optimizer)
+    sharded = (lay.zero_group > 1) & (lay.zero != 3) & ((lay.zero == 1) | (lay.zero == 2) | lay.distributed_optimizer)
     if not any_nonzero(sharded):
         return 0.0
     experts = ctx.expert_trainable_local
     w_b = ctx.weight_and_grad_bytes[0]
-    return where(sharded, dense_group_s(ctx, (ctx.trainable_local - experts) * w_b, lay.zero_dp_shards, all_gather_s)
-                 + expert_sync_s(ctx, experts * w_b, lay.zero_group, lay.zero_dp_shards, all_gather_s))
+    return where(sharded, dense_group_s(ctx, (ctx.trainable_local - experts) * w_b, lay.zero_group, all_gather_s)
+                 + expert_sync_s(ctx, experts * w_b, lay.zero_group, lay.zero_group, all_gather_s))
 
 
 def dense_group_s(ctx: Any, bytes_: Any, group: Any, collective: Callable[..., Any]) -> Any:
-    """``collective`` of ``bytes_`` over a data-parallel ``group`` of the dense weights, ``tp x cp`` ranks apart, at
-    the node's full NIC bandwidth (see :func:`data_parallel_sync_s`)."""
+    """``collective`` of ``bytes_`` over a data-parallel ``group`` of the dense weights (dp x cp ranks, ``tp`` apart:
+    Megatron-Core's rank order puts tp innermost, then cp, then dp), at the node's full NIC bandwidth (see
+    :func:`data_parallel_sync_s`)."""
     lay = ctx.layout
-    return collective(bytes_, group, ctx.fabric, stride=lay.tp * lay.cp, nic_share=False)
+    return collective(bytes_, group, ctx.fabric, stride=lay.tp, nic_share=False)
 
 
 def expert_sync_s(ctx: Any, bytes_: Any, shards: Any, dense: Any, collective: Callable[..., Any]) -> Any:

@@ -240,15 +240,13 @@ def zero3_mb(ctx: StepContext) -> Any:
 def optimizer_and_offload_s(ctx: StepContext) -> tuple[Any, Any]:
     """The optimizer step, memory bound and sharded by ZeRO / the distributed optimizer; or, offloaded,
     the PCIe traffic and the CPU Adam (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840). A rank steps its shard of
-    the dense parameters and of its routed experts, these sharded over their expert-data-parallel group only
-    (state_terms.expert_state_shards, as the memory model holds them)."""
+    the dense parameters over the dp x cp ranks (``zero_group``, as the memory model holds them) and of its routed
+    experts, these sharded over their expert-data-parallel group only (state_terms.expert_state_shards)."""
     tr, lay = ctx.scenario.training, ctx.layout
-    shards = state_shards(lay.zero, lay.distributed_optimizer, lay.zero_dp_shards)[0]
-    # under expert parallelism the experts' ranks fold over the whole dp x cp group (plan/layouts.py)
-    group = where(lay.ep > 1, state_shards(lay.zero, lay.distributed_optimizer, lay.zero_group)[0], shards)
+    shards = state_shards(lay.zero, lay.distributed_optimizer, lay.zero_group)[0]
     experts = ctx.expert_trainable_local
     stepped = split_shards(ctx.trainable_local - experts, experts, shards,
-                           expert_state_shards(group, lay.tp, lay.ep, ctx.expert_tp))
+                           expert_state_shards(shards, lay.tp, lay.ep, ctx.expert_tp))
     optimizer_s = stepped * optimizer_bytes_per_param(tr.optimizer, tr.precision, ctx.params) / ctx.hbm_bytes_per_s
     if all_at_most_one(lay.offload + 1):  # nothing offloaded (offload is 0)
         return optimizer_s, 0.0
