@@ -32,7 +32,6 @@ class StepLayout:
     accumulation: Any  # micro-batches per step (Scenario.grad_accumulation_steps)
     gpus_per_node: Any
     zero_group: Any  # ParallelSpec.zero_group
-    zero_dp_shards: Any  # ParallelSpec.zero_dp_shards
     scatters_gradients: Any  # ParallelSpec.scatters_gradients
     recomputed: Any  # recomputed_share of the matmuls
     recomputed_elementwise: Any  # recomputed_share of the element-wise work
@@ -44,8 +43,8 @@ class StepLayout:
         policy = scenario.training.activation_checkpointing
         return cls(par.tp, par.pp, par.cp, par.dp, par.ep, par.virtual_pp, par.zero, par.distributed_optimizer,
                    par.sequence_parallel, OFFLOADS.index(par.offload), scenario.training.micro_batch_size,
-                   scenario.grad_accumulation_steps, scenario.gpus_per_node, par.zero_group, par.zero_dp_shards,
-                   par.scatters_gradients, recomputed_share(policy, scenario, arch),
+                   scenario.grad_accumulation_steps, scenario.gpus_per_node, par.zero_group, par.scatters_gradients,
+                   recomputed_share(policy, scenario, arch),
                    recomputed_share(policy, scenario, arch, elementwise=True),
                    moe_recomputed_share(policy, scenario, arch))
 

@@ -360,7 +360,7 @@ def step_layout(lay: Layouts, scenario: Scenario, b: JobBasis) -> StepLayout:
     scatters = sharding.scatters_gradients(lay.zero, lay.dist_opt, shards, dp, scenario.parallel.zero_grad_sync)
     recomputed = np.array([b.recomputed[m] for m in CKPT])[lay.ckpt]
     return StepLayout(lay.tp, lay.pp, cp, dp, lay.ep, lay.vpp, lay.zero, lay.dist_opt, lay.sp, lay.offload, lay.mbs,
-                      accumulation_steps(lay, scenario), lay.gpus_per_node, group, shards, scatters,
+                      accumulation_steps(lay, scenario), lay.gpus_per_node, group, scatters,
                       recomputed[:, 0], recomputed[:, 1], recomputed[:, 2])
 
 
