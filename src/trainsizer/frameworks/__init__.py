@@ -3,22 +3,29 @@ framework release applies, read from its source and cited line by line, as value
 (validation/FORMAT.md, "Extensions"). :func:`resolve` fills the keys a scenario leaves out from the profile; a key the
 scenario states wins. A scenario that names no framework takes the one ``index.yaml`` assumes for its method, and the
 estimate says so. A profile's ``methods`` are the training methods the release runs (each cited, and under a framework
-with expert parallelism, whether it runs with it): a method a named framework does not run is refused."""
+with expert parallelism, whether it runs with it): a method a named framework does not run is refused. A profile's
+``parallelism`` says which parallel layouts and whose accelerators the release runs (``parallelism.py``): a layout a
+named framework does not run is refused, and the planner searches only those it runs."""
 
+from trainsizer.frameworks.parallelism import Parallelism
 from trainsizer.frameworks.profiles import (
     INTERNALS,
+    VENDOR_REFUSED,
     FrameworkUse,
     Profile,
     Setting,
     assumed,
+    check_gpu_vendor,
     expert_parallel_families,
     families,
     load_profile,
     method_families,
+    parallelism_of,
     resolve,
     runs_expert_parallel,
     runs_method,
 )
 
-__all__ = ["INTERNALS", "FrameworkUse", "Profile", "Setting", "assumed", "expert_parallel_families", "families",
-           "load_profile", "method_families", "resolve", "runs_expert_parallel", "runs_method"]
+__all__ = ["INTERNALS", "VENDOR_REFUSED", "FrameworkUse", "Parallelism", "Profile", "Setting", "assumed",
+           "check_gpu_vendor", "expert_parallel_families", "families", "load_profile", "method_families",
+           "parallelism_of", "resolve", "runs_expert_parallel", "runs_method"]

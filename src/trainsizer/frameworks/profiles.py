@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import N_, InputError
+from trainsizer.frameworks.parallelism import Parallelism, admits, refusal
 from trainsizer.input_checks import IsoDate, checked_once, parse_model
 from trainsizer.models.catalog import resolve_model
 from trainsizer.scenario import Method, Scenario
@@ -90,6 +91,7 @@ class Profile(BaseModel):
     settings: list[Setting] = Field(default_factory=list)
     unset: list[Unset] = Field(default_factory=list)
     expert_parallel: ExpertParallel
+    parallelism: Parallelism = Field(default_factory=Parallelism)
     methods: list[MethodRun] = Field(min_length=1)
 
     def runs(self, method: str) -> MethodRun | None:
@@ -135,7 +137,8 @@ def load_profile(family: str) -> Profile:
 
 @cache
 def _shipped_profiles() -> dict[str, Profile] | None:
-    files = ["index.yaml", *(f"{family}.yaml" for family in families())]
+    # parallelism.py: the models a profile's ``parallelism`` is checked by, beside this module's
+    files = ["index.yaml", *(f"{family}.yaml" for family in families()), "parallelism.py"]
     return checked_once("frameworks", PACKAGE, files, __file__,
                         lambda: {family: _checked_profile(family) for family in families()})
 
@@ -200,6 +203,36 @@ def check_expert_parallel(scenario: Scenario, use: "FrameworkUse") -> None:
                                            "one of {frameworks}"),
                          ep=scenario.parallel.ep, method=method, framework=use.framework,
                          frameworks=", ".join(expert_parallel_families(method)))
+
+
+def parallelism_of(framework: str | None, method: str) -> Parallelism | None:
+    """The parallel layouts a named ``framework`` runs (its profile's ``parallelism``); None where none is named: the
+    one assumed for a method restricts no layout (a stated layout says the user runs a framework that has it)."""
+    return load_profile(_family(framework, method)).parallelism if framework else None
+
+
+# ``--gpu`` / ``hardware.gpu`` under a framework that does not train on the GPU's vendor: what it says per field
+VENDOR_REFUSED = N_("{value} is a {vendor} accelerator, which {framework} does not train on (training.framework); "
+                    "accepted: a GPU from {accepted}, or training.framework one of {frameworks}")
+_LAYOUT_REFUSED = N_("{value} is not a layout {framework} runs (training.framework); accepted: {accepted}, or "
+                     "training.framework one of {frameworks}")
+
+
+def check_parallelism(scenario: Scenario, use: "FrameworkUse", vendor: str | None) -> None:
+    """Refuse a layout field (or the GPU's ``vendor``) the named framework's profile says its release does not run;
+    an assumed one is not refused."""
+    if use.assumed:
+        return
+    refused = refusal(load_profile(use.family).parallelism, scenario.parallel, vendor)
+    if refused is None:
+        return
+    method = scenario.training.method
+    others = [f for f in method_families(method)
+              if admits(load_profile(f).parallelism, scenario.parallel, vendor, refused.field)]
+    template = VENDOR_REFUSED if refused.field == "hardware.gpu" else _LAYOUT_REFUSED
+    value = scenario.hardware.gpu if refused.field == "hardware.gpu" else refused.value
+    raise InputError(refused.field, template, value=value, vendor=vendor, framework=use.framework,
+                     accepted=refused.accepted, frameworks=", ".join(others) or "-")
 
 
 # ``SettingUse.to_dict`` ("from" is a keyword: the functional form)
@@ -303,4 +336,21 @@ def resolve(scenario: Scenario, framework: str | None = None) -> tuple[Scenario,
     use = FrameworkUse(name, family, profile.version, backend, assumed, tuple(rows))
     check_method(resolved, use)
     check_expert_parallel(resolved, use)
+    check_parallelism(resolved, use, None)  # the GPU's vendor: where the GPU is the user's (check_gpu_vendor)
     return resolved, use
+
+
+def check_gpu_vendor(scenario: Scenario, use: "FrameworkUse") -> None:
+    """Refuse ``hardware.gpu`` where the named framework's release does not train on its vendor (a scenario's own
+    GPU; a job's is the planner's to choose)."""
+    check_parallelism(scenario, use, gpu_vendor(scenario.hardware.gpu))
+
+
+def gpu_vendor(gpu: object) -> str | None:
+    """The shipped catalog's vendor of a GPU id; None for an inline GPU or an id only a user's catalog holds."""
+    if not isinstance(gpu, str):
+        return None
+    from trainsizer.hardware.catalog import default_catalog  # the catalog loads only when a framework is checked
+
+    found = default_catalog().accelerators.get(gpu)
+    return found.vendor if found is not None else None

@@ -52,6 +52,11 @@ _c("plan.no_expert_parallel",
       "{frameworks} (name one with --framework or training.framework)"), framework="text", method="text",
    frameworks="text")
 
+_c("plan.framework_vendors",
+   N_("{framework} trains on accelerators from {vendors} only: {n} GPU types of other vendors left out ({gpus_list})"),
+   framework="text", vendors="text", n="int", gpus_list="gpus_list")
+_c("plan.framework_vendors_others", N_("frameworks that train on them: {frameworks}"), frameworks="text")
+
 # workflows/plan_job.py and pricing.py: market, budget, workload, notes of an option
 _c("plan.market_excluded",
    N_("{market}: {n} of {total} GPU types left out, they cannot be bought or rented there ({gpus_list})"),

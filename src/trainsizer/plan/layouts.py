@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from trainsizer import scenario_sharding as sharding
-from trainsizer.frameworks import assumed, expert_parallel_families, runs_expert_parallel
+from trainsizer.frameworks import Parallelism, assumed, expert_parallel_families, runs_expert_parallel
 from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.scenario import Scenario
@@ -78,6 +78,38 @@ def concatenated(parts: list[Layouts]) -> Layouts:
     if len(parts) == 1:
         return parts[0]
     return Layouts(*(np.concatenate([getattr(part, f.name) for part in parts]) for f in fields(Layouts)))
+
+
+OFFLOADS = ("none", "optimizer", "optimizer+params")  # the layouts' offload axis (0, 1, 2)
+
+
+def framework_runs(runs: Parallelism | None, zero: np.ndarray, offload: np.ndarray, tp: np.ndarray,
+                   pp: np.ndarray) -> np.ndarray:
+    """Which layouts' sharding and offload the named framework runs (``runs``: its profile's ``parallelism``; None:
+    all): its ZeRO stages, and ZeRO-1 over data parallelism alone where it shards with Megatron's distributed
+    optimizer instead (:func:`sharding_as_run`)."""
+    if runs is None:
+        return np.ones(len(zero), dtype=bool)
+    as_dist = (zero == 1) & (tp == 1) & (pp == 1) & runs.distributed_optimizer()
+    ok = np.isin(zero, runs.zero_stages()) | as_dist
+    return ok & np.isin(offload, [i for i, o in enumerate(OFFLOADS) if runs.offloads(o)])
+
+
+def sharding_as_run(runs: Parallelism | None, zero: np.ndarray, tp: np.ndarray, pp: np.ndarray,
+                    dp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ZeRO stage, distributed optimizer) of each layout as its framework runs it: Megatron's distributed optimizer
+    under tensor or pipeline parallelism with data parallelism; where the framework runs it but not ZeRO-1, the ZeRO-1
+    layouts of data parallelism alone as the distributed optimizer (the same sharding: optimizer states and fp32 master
+    weights over the data-parallel ranks, Megatron-LM --use-distributed-optimizer); none where it does not run it."""
+    dist = (zero == 0) & ((tp > 1) | (pp > 1)) & (dp > 1)
+    if runs is None:
+        return zero, dist
+    if not runs.distributed_optimizer():
+        return zero, np.zeros(len(zero), dtype=bool)
+    if 1 not in runs.zero_stages():
+        as_dist = (zero == 1) & (tp == 1) & (pp == 1)
+        return np.where(as_dist, 0, zero), dist | as_dist
+    return zero, dist
 
 
 # Expert parallelism Megatron-Core accepts: the expert layers' grid fits a pipeline stage's tp x cp x dp ranks

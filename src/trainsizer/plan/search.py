@@ -17,7 +17,7 @@ from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.ranges import RISK, Band, band, framework_regime
 from trainsizer.estimate.regimes import regime
 from trainsizer.estimate.step import default_performance_model
-from trainsizer.frameworks import runs_method
+from trainsizer.frameworks import parallelism_of, runs_method
 from trainsizer.hardware.catalog import Accelerator, Catalog, default_catalog
 from trainsizer.hardware.scale_out import scale_out_networks
 from trainsizer.messages import Message, clauses, msg
@@ -26,7 +26,14 @@ from trainsizer.plan import constraints as limits
 from trainsizer.plan.constraints import Constraints, PlanResult
 from trainsizer.plan.data_screen import memory_job, step_job
 from trainsizer.plan.fast import JobBasis, ScreenedMemory, job_basis, memory_screen
-from trainsizer.plan.layouts import CKPT, Layouts, expert_parallel_note, with_searched_axes
+from trainsizer.plan.layouts import (
+    CKPT,
+    Layouts,
+    expert_parallel_note,
+    framework_runs,
+    sharding_as_run,
+    with_searched_axes,
+)
 from trainsizer.plan.option import PlanOption
 from trainsizer.plan.planner_data import planner_data
 from trainsizer.plan.screen_times import NodeShapeScreen, ShapeTimes, node_shape_screen, screen_times
@@ -88,6 +95,10 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
     cps = [1, 2, 4, 8] if job.training.seq_len >= 16384 else [1]
     if constraints.data_parallel_only or job.training.method in planner_data().adapter_methods.methods:
         tps, pps, cps = [1], [1], [1]
+    runs = parallelism_of(job.training.framework, job.training.method)  # what a named framework runs (else all)
+    if runs is not None:
+        tps, pps, cps = (axis if runs.runs_axis(name) else [1]
+                         for axis, name in ((tps, "tensor"), (pps, "pipeline"), (cps, "context")))
     # the model-split axes first, each legal one crossed with the per-GPU choices (same order as one 9-axis grid)
     outer = np.meshgrid(np.array(counts), np.array(tps), np.array(pps), np.array(cps), np.array([1, 2]),
                         indexing="ij")
@@ -114,9 +125,10 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
     ok &= (offload == 0) | ((offload == 1) & (zero >= 1)) | ((offload == 2) & (zero == 3))
     ok &= (zero == 0) | (dp > 1) | (offload > 0)  # sharding over one rank is the same layout as zero 0
     ok &= global_batch % np.maximum(mbs * dp, 1) == 0
+    ok &= framework_runs(runs, zero, offload, tp, pp)
     sel = np.nonzero(ok)[0]
-    dist = (zero[sel] == 0) & ((tp[sel] > 1) | (pp[sel] > 1)) & (dp[sel] > 1)
-    lay = Layouts(g[sel], tp[sel], pp[sel], cp[sel], vpp[sel], zero[sel], dist, tp[sel] > 1, offload[sel], mbs[sel],
+    zero, dist = sharding_as_run(runs, zero[sel], tp[sel], pp[sel], dp[sel])
+    lay = Layouts(g[sel], tp[sel], pp[sel], cp[sel], vpp[sel], zero, dist, tp[sel] > 1, offload[sel], mbs[sel],
                   ckpt[sel], np.full(len(sel), gpus_per_node))
     return with_searched_axes(lay, arch, job)
 

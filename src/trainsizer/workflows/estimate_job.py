@@ -7,7 +7,7 @@ from typing import Any
 
 from trainsizer.estimate.calibration import calibrated_params
 from trainsizer.estimate.estimator import Estimate, estimate
-from trainsizer.frameworks import resolve
+from trainsizer.frameworks import check_gpu_vendor, resolve
 from trainsizer.hardware.catalog import load_catalog
 from trainsizer.scenario import Scenario, relative_to_file, scenario_from_dict
 from trainsizer.workflows.jobs import scenario_data
@@ -20,6 +20,7 @@ def estimate_scenario(scenario: Scenario, catalogs: list[Path] | tuple[Path, ...
     with its framework's profile (``framework``, else its ``training.framework``, else the one assumed for its
     method: ``trainsizer.frameworks.resolve``); the estimate's ``framework`` says what each key came from."""
     scenario, use = resolve(scenario, framework)
+    check_gpu_vendor(scenario, use)
     memory_params, perf_params = calibrated_params(calibration)
     result = estimate(scenario, catalog=load_catalog(list(catalogs)), memory_params=memory_params,
                       performance_params=perf_params, source=source)

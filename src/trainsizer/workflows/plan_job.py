@@ -39,6 +39,7 @@ from trainsizer.workflows.decide import (
 from trainsizer.workflows.defaults import (
     DEFAULT_MAX_GPUS,
 )
+from trainsizer.workflows.framework_gpus import framework_gpus
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.next_steps import timeline, verification_steps
 from trainsizer.workflows.offer_gap import QUOTE, OfferGap, offer_gap, quoted
@@ -190,6 +191,7 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str, options_when_rea
     objective = parse_objective(req.objective)
     market = _market(req, money, site)
     gpus, market_info = _market_gpus(cat, req, market)
+    gpus, vendor_note = framework_gpus(job, cat, gpus, named=bool(req.gpus))
     arch = resolve_model(job.model)
     memory_params, perf_params = calibrated_params(req.calibration)
     params = count_params(arch).total
@@ -212,7 +214,8 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str, options_when_rea
     result.options = options
     # the assumed time value is said once: among the recommendation's adjustments (decide.adjustments) when there
     # is one, else here
-    result.notes += [n for n in (market_info["note"], *notes, None if order else _time_note(terms.time)) if n]
+    result.notes += [n for n in (market_info["note"], vendor_note, *notes, None if order else _time_note(terms.time))
+                     if n]
     result.rankings = rank_options(options, req.top)
     result.rankings["recommended"] = order[:1]
     if held.unstated and (not order or options[order[0]].acquisition != "rent"):

@@ -1,0 +1,37 @@
+"""The GPU types a plan searches under the job's named framework: those whose vendor its release trains on (the
+profile's ``parallelism.vendors``, ``frameworks/parallelism.py``): Megatron-LM trains on NVIDIA GPUs, its Ascend port
+is MindSpeed-LLM."""
+
+from __future__ import annotations
+
+from trainsizer.errors import InputError
+from trainsizer.frameworks import VENDOR_REFUSED, load_profile, method_families, parallelism_of
+from trainsizer.hardware.catalog import Catalog
+from trainsizer.messages import Message, clauses, msg
+from trainsizer.scenario import Scenario
+
+
+def framework_gpus(job: Scenario, cat: Catalog, gpus: tuple[str, ...],
+                   named: bool) -> tuple[tuple[str, ...], Message | None]:
+    """The GPU types of ``gpus`` the job's named framework trains on (its profile's ``parallelism.vendors``), and one
+    line on those left out; a GPU the user named (``named``: --gpu) that it does not train on is refused."""
+    runs = parallelism_of(job.training.framework, job.training.method)
+    if runs is None or runs.vendors is None:
+        return gpus, None
+    kept = tuple(g for g in gpus if runs.runs_vendor(cat.accelerator(g, "--gpu").vendor))
+    left = [g for g in gpus if g not in kept]
+    if not left:
+        return gpus, None
+    vendors = sorted({cat.accelerator(g, "--gpu").vendor for g in left})
+    others = [f"{f} ({', '.join(v for v in vendors if runs_on.runs_vendor(v))})"
+              for f in method_families(job.training.method)
+              if (runs_on := load_profile(f).parallelism).vendors is not None
+              and any(runs_on.runs_vendor(v) for v in vendors)]
+    if named:
+        raise InputError("--gpu", VENDOR_REFUSED, value=left[0],
+                         vendor=cat.accelerator(left[0], "--gpu").vendor, framework=job.training.framework,
+                         accepted=", ".join(runs.vendors.runs), frameworks=", ".join(others) or "-")
+    names = left[:6] + (["..."] if len(left) > 6 else [])
+    return kept, clauses([msg("plan.framework_vendors", framework=job.training.framework, n=len(left),
+                              vendors=", ".join(runs.vendors.runs), gpus_list=names),
+                          msg("plan.framework_vendors_others", frameworks=", ".join(others)) if others else None])
