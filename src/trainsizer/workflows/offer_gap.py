@@ -174,10 +174,13 @@ def compute_floor(options: list[PlanOption], prices: Prices, market: str, max_oo
 
 def offer_gap(pick: PlanOption | None, options: list[PlanOption], prices: Prices, market: str,
               max_oom_risk: float, time_value: float = 0.0, setup_hours: float = 0.0,
-              budget: float | None = None) -> OfferGap | None:
+              budget: float | None = None, objective: str = "cheapest") -> OfferGap | None:
     """The floor and what would hold the job, where the answer (``pick``: the recommended option) is not a run
-    rented by the hour within FLOOR_FACTOR of it (a purchase, a term contract, or no answer); None where it is."""
-    floor = compute_floor(options, prices, market, max_oom_risk, time_value, setup_hours, budget)
+    rented by the hour within FLOOR_FACTOR of it (a purchase, a term contract, or no answer); None where it is.
+    The floor is the cheapest of every layout's on the cheapest objective or without an answer; on another objective
+    it is the pick's own layout's (the objective chose the layout: its cost is weighed against its own GPU time)."""
+    layouts = options if pick is None or objective == "cheapest" else [pick]
+    floor = compute_floor(layouts, prices, market, max_oom_risk, time_value, setup_hours, budget)
     if floor is None:
         return None
     cost = pick.run_cost if pick else None

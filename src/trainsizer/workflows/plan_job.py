@@ -230,13 +230,14 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str, options_when_rea
                          req.max_oom_risk)
     _add_confidence(rec, options, order, objective, req, job_label)
     gap = offer_gap(options[order[0]] if rec else None, every_option, money, market, req.max_oom_risk,
-                    terms.time.per_hour, terms.setup.hours, req.budget)
+                    terms.time.per_hour, terms.setup.hours, req.budget, objective)
     gap_json = gap.to_dict() if gap else None
     acquisition = options[order[0]].acquisition if rec else None
     if gap and not rec:
         result.suggestions.append(gap.message())
-    elif gap and gap_json is not None and rec is not None and gap.option is not None:
-        # no known offer rents it by the hour: the answer is the layout to ask a cloud to quote
+    elif gap and gap_json is not None and rec is not None and gap.option is not None and objective == "cheapest":
+        # no known offer rents it by the hour: on the cheapest objective the answer is the layout to ask a cloud to
+        # quote (on another the pick stands, its floor said beside it)
         rec = _quoted_answer(rec, gap, gap_json, result, order, objective, req, terms, job)
         acquisition = QUOTE
     out = result.to_dict(options_when_read)
