@@ -18,6 +18,12 @@ QWEN_14B_FULL = {"model": {"preset": "qwen2.5-14b"},
                               "optimizer": "adamw", "micro_batch_size": 1, "seq_len": 4096, "global_batch_size": 64,
                               "activation_checkpointing": "full", "tokens": 5.0e8}}
 
+# Continued pre-training of Llama-3.1-70B on 50 B tokens: in the US no known offer rents its layouts by the hour.
+LLAMA_70B_CPT = {"model": {"preset": "llama-3.1-70b"},
+                 "training": {"method": "full", "framework": "megatron-lm", "precision": "bf16-mixed",
+                              "optimizer": "adamw", "micro_batch_size": 1, "seq_len": 8192, "global_batch_size": 256,
+                              "activation_checkpointing": "selective", "tokens": 5.0e10}}
+
 
 def _job(tmp_path: Path, data: dict) -> Path:
     path = tmp_path / "job.yaml"
@@ -39,3 +45,20 @@ def test_the_fastest_answer_is_the_fastest_option_priced_on_its_own_offer(tmp_pa
     assert rec["per_run"] == pick["per_run"]["cost"]
     gap = out["offer_gap"]
     assert gap is None or ((gap["gpu"], gap["gpus"]) == (rec["gpu"], rec["gpus"]) and not gap.get("leads"))
+
+
+def test_a_quoted_answers_cost_range_is_the_range_of_the_cost_it_states(tmp_path):
+    """Where the answer is the layout to ask a quote on, its range (80 %) is of its GPU time, the cost the answer
+    states (the plan's offer_gap.floor_range), not of the option's priced run (here a purchase)."""
+    from trainsizer.report.answer import card
+
+    req = PlanRequest(currency="USD", deadline_s=30 * 86400)
+    out = plan_job(load_job(_job(tmp_path, LLAMA_70B_CPT)), req).out
+    rec, gap = out["recommendation"], out["offer_gap"]
+    assert rec is not None and rec["acquisition"] == "quote" and gap is not None
+    lo, hi = gap["floor_range"]
+    assert lo < rec["per_run"] < hi
+    priced = out["options"][rec["option"]]["range"]["per_run_cost"]
+    assert priced[0] > hi  # the layout's priced run costs more than its GPU time: its range is not the answer's
+    facts = dict(card(out, "en")["facts"])
+    assert f"{lo:,} USD–{hi:,} USD a run" in facts["Range (80 %)"]

@@ -68,12 +68,15 @@ def _where(rec: RecommendationJSON, site: str, lang: str) -> tuple[str, str]:
 
 
 def _ranges(out: PlanJSON, rec: RecommendationJSON, lang: str) -> list[tuple[str, str]]:
-    """The pick's 80 % ranges and how often the choice holds across them (``workflows/robust.py``)."""
+    """The pick's 80 % ranges and how often the choice holds across them (``workflows/robust.py``); a quoted
+    answer's cost range is its floor's (``offer_gap.floor_range``), the cost it states, not the option's priced run."""
     options = out.get("options") or []
     if rec["option"] >= len(options) or not options[rec["option"]].get("range"):
         return []
-    oom = options[rec["option"]]["range"].get("p_exceeds_capacity")
-    return [(tr("Range (80 %)", lang), range_text(options[rec["option"]], rec["currency"], lang)),
+    option = options[rec["option"]]
+    cost = ((out.get("offer_gap") or {}).get("floor_range") or []) if rec["acquisition"] == "quote" else None
+    oom = option["range"].get("p_exceeds_capacity")
+    return [(tr("Range (80 %)", lang), range_text(option, rec["currency"], lang, cost)),
             (tr("Confidence", lang), confidence_text(rec, lang, oom))]
 
 

@@ -162,17 +162,19 @@ def span(o: OptionJSON, what: str, currency: str, lang: str) -> str:
     return ""
 
 
-def range_text(option: OptionJSON, currency: str, lang: str) -> str:
+def range_text(option: OptionJSON, currency: str, lang: str, cost: list[float] | None = None) -> str:
     """An option's 80 % ranges as people read them: time to train, cost per run, the chance of running out of
-    memory ("26–34 hours; 1,100–1,900 CNY a run; fits unless memory is 12 % above the estimate")."""
+    memory ("26–34 hours; 1,100–1,900 CNY a run; fits unless memory is 12 % above the estimate"). ``cost``: the
+    range of the cost the answer states where it is not the option's priced run (a quote's floor; [] for none)."""
     r = option.get("range") or {}
     if not r:
         return w.MISSING
     parts = []
     if r.get("time_to_train_s"):
         parts.append(duration_range(r["time_to_train_s"], lang))
-    if r.get("per_run_cost"):
-        lo, hi = r["per_run_cost"]
+    span = r.get("per_run_cost") if cost is None else cost
+    if span:
+        lo, hi = span
         parts.append(tr("{lo}–{hi} a run", lang, lo=w.money(lo, currency, lang), hi=w.money(hi, currency, lang)))
     above = r.get("fits_unless_above")
     if above is not None and above >= 0:

@@ -17,7 +17,9 @@ from trainsizer.cost.tco import HOURS_PER_YEAR
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.messages import money as to_money
 from trainsizer.plan.option import PlanOption
+from trainsizer.plan.option_range import Interval
 from trainsizer.workflows.decide import RUNNER_UP_SPAN, action, runner_up_of, time_value_adjustment, trade_against
+from trainsizer.workflows.robust import cost_range
 from trainsizer.workflows.setup_time import SetupTime
 from trainsizer.workflows.time_value import TimeValue
 
@@ -100,8 +102,15 @@ class OfferGap:
                    hours=self.gpu_hours, setup=self.setup_hours * 3600, provider=self.provider,
                    price=to_money(self.price_per_gpu_hour, self.currency))
 
+    def floor_range(self) -> Interval | None:
+        """The 80 % range of the floor: the quoted layout's hours move it as they move its time to train (None
+        without the layout)."""
+        return None if self.option is None else cost_range(self.option, self.floor)
+
     def to_dict(self) -> OfferGapJSON:
-        return {"floor": round(self.floor), "currency": self.currency, "gpu": self.gpu, "gpus": self.gpus,
+        span = self.floor_range()
+        return {"floor": round(self.floor), "floor_range": None if span is None else list(span),
+                "currency": self.currency, "gpu": self.gpu, "gpus": self.gpus,
                 "servers": self.servers, "gpu_hours": round(self.gpu_hours, 1), "hours": round(self.hours, 2),
                 "setup_hours": round(self.setup_hours, 2),
                 "price_per_gpu_hour": round(self.price_per_gpu_hour, 3), "provider": self.provider,

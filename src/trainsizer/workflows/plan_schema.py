@@ -148,6 +148,7 @@ class OfferGapJSON(TypedDict):
     the priced pick's payback."""
 
     floor: int
+    floor_range: list[int] | None  # the floor's 80 % range (the quoted layout's time range moves it)
     currency: str
     gpu: str
     gpus: int

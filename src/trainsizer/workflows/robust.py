@@ -19,7 +19,7 @@ from trainsizer.estimate.ranges import RISK, Band, band, framework_regime
 from trainsizer.estimate.regimes import gpu_family, is_moe, regime
 from trainsizer.messages import Message, msg
 from trainsizer.plan.option import PlanOption
-from trainsizer.plan.option_range import OptionRange
+from trainsizer.plan.option_range import Interval, OptionRange
 from trainsizer.workflows.normal_draws import standard_normals
 
 if TYPE_CHECKING:  # the JSON's types, for annotations
@@ -48,15 +48,21 @@ def option_range(o: PlanOption) -> OptionRange:
     p = mem_b.p_above(device, capacity)
     fits_unless_above = round(capacity / device - 1, 4) if device else None
     lo, hi = speed_b.scale_inverse(o.time_to_train_s) if o.time_to_train_s else (None, None)
-    cost_lo, cost_hi = speed_b.scale_inverse(float(o.run_cost)) if o.run_cost is not None else (None, None)
     mem_lo, mem_hi = mem_b.scale(device)
     step_lo, step_hi = speed_b.scale_inverse(o.step_time_s)
     return OptionRange(
         level=speed_b.level, p_exceeds_capacity=round(p, 4), at_risk=p > RISK, fits_unless_above=fits_unless_above,
         device_gib=(round(mem_lo, 2), round(mem_hi, 2)), step_time_s=(round(step_lo, 4), round(step_hi, 4)),
         time_to_train_s=None if lo is None or hi is None else (round(lo, 1), round(hi, 1)),
-        per_run_cost=None if cost_lo is None or cost_hi is None else (round(cost_lo), round(cost_hi)),
+        per_run_cost=None if o.run_cost is None else cost_range(o, float(o.run_cost)),
         notes=(msg("range.oom_risk", pct=p, above=max(fits_unless_above or 0.0, 0.0)),) if p > RISK else ())
+
+
+def cost_range(o: PlanOption, cost: float) -> Interval:
+    """The 80 % range of a cost of the option's run that scales with its hours (rented by the hour, or a bought
+    server's share of them): the time's range, from the option's speed band."""
+    lo, hi = _bands(o)[1].scale_inverse(cost)
+    return round(lo), round(hi)
 
 
 def failure_cost(o: PlanOption, value: float) -> float:
