@@ -57,3 +57,20 @@ def test_where_memory_binds_the_smallest_change_is_planned_again():
 def test_a_job_with_an_answer_plans_once():
     out = plan_job(LLAMA_70B, CNY).out
     assert out["recommendation"] and not {"plan.shortest_time", "plan.smallest_change"} & set(_codes(out))
+
+
+def test_the_least_budget_said_gets_an_answer_when_planned_again(tmp_path):
+    """The least budget a plan within too small a budget names is that of an option the answer may recommend (at most
+    --max-oom-risk of running out of memory): planned again with it, the plan answers."""
+    import yaml
+
+    job = tmp_path / "job.yaml"  # a 14B full fine-tune whose cheapest 8 x H800 layout risks running out of memory
+    job.write_text(yaml.safe_dump({"model": {"preset": "qwen2.5-14b"}, "training": {
+        "method": "full", "framework": "llama-factory+deepspeed", "precision": "bf16-mixed", "optimizer": "adamw",
+        "micro_batch_size": 1, "seq_len": 4096, "global_batch_size": 64, "activation_checkpointing": "full",
+        "tokens": 5.0e8}}), encoding="utf-8")
+    out = plan_job(load_job(job), replace(CNY, budget=100.0)).out
+    assert out["recommendation"] is None
+    least = next(n for n in out["notes"] if n.code == "plan.least_budget").args["money"]["amount"]
+    again = plan_job(load_job(job), replace(CNY, budget=least)).out["recommendation"]
+    assert again is not None and again["commitment"] <= least

@@ -201,7 +201,8 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str, options_when_rea
                                          pricer=ScreenPricing(terms, cat, params), time_value=terms.time.per_hour,
                                          host=held),
                   cat, memory_params, perf_params)
-    priced = recommend_options(result.options, job, arch, terms, cat)  # each priced option cites its prices
+    # each priced option cites its prices
+    priced = recommend_options(result.options, job, arch, terms, cat, req.max_oom_risk)
     options, notes = priced.options, priced.notes
     # a layout at risk weighed as such; one above the risk limit never recommended
     options = distinct(with_ranges(merge_fabric_twins(options)), objective, req.max_oom_risk)

@@ -25,6 +25,7 @@ from trainsizer.plan.option import Availability, PlanOption, Pricing
 from trainsizer.scenario import Scenario
 from trainsizer.system.bom import SystemPlan, size_system
 from trainsizer.system.sites import Site
+from trainsizer.workflows.robust import oom_chance
 from trainsizer.workflows.setup_time import NONE as NO_SETUP
 from trainsizer.workflows.setup_time import SetupTime
 from trainsizer.workflows.time_value import TimeValue
@@ -209,9 +210,11 @@ class PricedOptions:
 
 
 def recommend_options(options: list[PlanOption], job: Scenario, arch: Architecture, money: MoneyTerms,
-                      catalog: Catalog | None = None) -> PricedOptions:
+                      catalog: Catalog | None = None, max_oom_risk: float = 1.0) -> PricedOptions:
     """Attach system sizing, site fit, availability and cost (horizon and per run) to each option; drop the
-    options the budget rules out (their commitment); notes say how many and why."""
+    options the budget rules out (their commitment); notes say how many and why, and where nothing is left the
+    least budget that would have an option that can be recommended (at most ``max_oom_risk`` of running out of
+    memory, ``robust.oom_chance``)."""
     cat = catalog or default_catalog()
     out, over_budget, least = [], 0, None
     cited: list[Cited] = []
@@ -245,8 +248,9 @@ def recommend_options(options: list[PlanOption], job: Scenario, arch: Architectu
             verdict = clauses([verdict, msg("site.verdict", verdict=system.site_fit.verdict)])
         if per_run.over_budget:
             over_budget += 1
-            for k in (RENT, BUY):  # the least commitment that would have it
-                if (c := per_run.choice(k)) and (least is None or c.commitment < least[0]):
+            for k in (RENT, BUY):  # the least commitment that would have one the answer may recommend
+                c = per_run.choice(k)
+                if c and (least is None or c.commitment < least[0]) and oom_chance(opt) <= max_oom_risk:
                     least = (c.commitment, k, opt)
             continue
         available = Availability(market=money.market, buy=availability(gpu, money.market, "buy"),

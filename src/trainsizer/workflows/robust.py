@@ -58,6 +58,12 @@ def option_range(o: PlanOption) -> OptionRange:
         notes=(msg("range.oom_risk", pct=p, above=max(fits_unless_above or 0.0, 0.0)),) if p > RISK else ())
 
 
+def oom_chance(o: PlanOption) -> float:
+    """The chance the option's peak memory exceeds its GPU's, from its memory band: its range's
+    ``p_exceeds_capacity`` (what ``PlanOption.oom_chance`` reads once the range is attached), before the range is."""
+    return round(_bands(o)[0].p_above(o.device_gib, o.capacity_gib), 4)
+
+
 def cost_range(o: PlanOption, cost: float) -> Interval:
     """The 80 % range of a cost of the option's run that scales with its hours (rented by the hour, or a bought
     server's share of them): the time's range, from the option's speed band."""
