@@ -7,7 +7,7 @@ import pytest
 from plan_options import plan_option, run_cost
 
 from trainsizer.plan.option import PlanOption
-from trainsizer.workflows.robust import close_call, confidence, option_range
+from trainsizer.workflows.robust import close_call, confidence, option_range, p_misses_deadline
 
 
 def _option(gpu: str, gpus: int, cost: float, hours: float, device_gib: float = 40.0) -> PlanOption:
@@ -264,3 +264,29 @@ def test_the_cost_chart_draws_the_rent_lines_range_where_the_runs_hours_move_it(
     t_lo, t_hi = option["range"]["time_to_train_s"]
     assert lo == pytest.approx(360.0 * t_lo / 36000.0) and hi == pytest.approx(360.0 * t_hi / 36000.0) and lo < 360 < hi
     assert "data-testid='cost-range'" in render_chart(spec)
+
+
+def test_with_a_deadline_the_answer_says_its_chance_of_missing_it_from_its_time_range():
+    """plan --deadline: the answer (text and JSON) states the chance its run misses the deadline, read from the same
+    band as its 80 % time range: a deadline at the range's upper end is missed in a tenth of the outcomes, one at
+    its lower end in nine tenths."""
+    from conftest import REPO
+
+    from trainsizer.report.answer import card
+    from trainsizer.workflows.jobs import load_job
+    from trainsizer.workflows.plan_job import PlanRequest, plan_job
+
+    job = load_job(str(REPO / "examples/jobs/llama-3.1-70b-full-finetune.yaml"))
+    out = plan_job(job, PlanRequest(currency="USD", deadline_s=3 * 86400)).out
+    rec = out["recommendation"]
+    risk = rec["deadline_risk"]
+    assert risk["deadline_days"] == 3 and 0 < risk["p_misses"] < 1
+    facts = dict(card(out, "en")["facts"])
+    assert f"chance of missing the deadline (3 days) {risk['p_misses']:.0%}" in facts["Range (80 %)"]
+    assert "超出 3 天工期的概率" in dict(card(out, "zh-CN")["facts"])["范围（80%）"]
+    assert "deadline_risk" not in plan_job(job, PlanRequest(currency="USD")).out["recommendation"]
+    option = _option("h100-sxm5-80gb", 8, 1000.0, 30.0)
+    lo, hi = option_range(option).time_to_train_s
+    assert p_misses_deadline(option, hi) == pytest.approx(0.1, abs=0.002)
+    assert p_misses_deadline(option, lo) == pytest.approx(0.9, abs=0.002)
+    assert p_misses_deadline(option, 30 * 3600) < p_misses_deadline(option, 29 * 3600)

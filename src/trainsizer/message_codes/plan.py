@@ -20,6 +20,7 @@ _c("range.framework_not_stated_speed", N_("no framework named: the speed range i
                                          "framework is not known (--framework or training.framework narrows it)"))
 _c("range.oom_risk", N_("a {pct} chance that memory exceeds the GPU (fits unless memory is {above} above the "
                         "estimate)"), pct="pct", above="pct")
+_c("range.misses_deadline", N_("chance of missing the deadline ({days}) {pct}"), days="n_days", pct="pct")
 _c("range.close_call", N_("a close call: {hardware} comes out ahead in {pct} of the plausible outcomes; a one-hour "
                           "trial on both settles it (the profile probe of the verification steps, on each)"),
    hardware="hardware", pct="pct")

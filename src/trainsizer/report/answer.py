@@ -76,7 +76,10 @@ def _ranges(out: PlanJSON, rec: RecommendationJSON, lang: str) -> list[tuple[str
     option = options[rec["option"]]
     cost = ((out.get("offer_gap") or {}).get("floor_range") or []) if rec["acquisition"] == "quote" else None
     oom = option["range"].get("p_exceeds_capacity")
-    return [(tr("Range (80 %)", lang), range_text(option, rec["currency"], lang, cost)),
+    spans = range_text(option, rec["currency"], lang, cost)
+    if (risk := rec.get("deadline_risk")) is not None:  # with --deadline: the chance of missing it
+        spans = w.join([spans, text(risk["message"], lang)], lang)
+    return [(tr("Range (80 %)", lang), spans),
             (tr("Confidence", lang), confidence_text(rec, lang, oom))]
 
 

@@ -45,7 +45,14 @@ from trainsizer.workflows.next_steps import timeline, verification_steps
 from trainsizer.workflows.offer_gap import QUOTE, OfferGap, offer_gap, quoted
 from trainsizer.workflows.plan_request import PlanRequest
 from trainsizer.workflows.pricing import MoneyTerms, merge_fabric_twins, recommend_options
-from trainsizer.workflows.robust import Confidence, close_call, confidence, settle_command, with_ranges
+from trainsizer.workflows.robust import (
+    Confidence,
+    close_call,
+    confidence,
+    deadline_risk,
+    settle_command,
+    with_ranges,
+)
 from trainsizer.workflows.screen_pricing import HostFit, ScreenPricing
 from trainsizer.workflows.setup_time import NONE as NO_SETUP
 from trainsizer.workflows.setup_time import setup_time
@@ -201,8 +208,7 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str, options_when_rea
                                          pricer=ScreenPricing(terms, cat, params), time_value=terms.time.per_hour,
                                          host=held),
                   cat, memory_params, perf_params)
-    # each priced option cites its prices
-    priced = recommend_options(result.options, job, arch, terms, cat, req.max_oom_risk)
+    priced = recommend_options(result.options, job, arch, terms, cat, req.max_oom_risk)  # each cites its prices
     options, notes = priced.options, priced.notes
     # a layout at risk weighed as such; one above the risk limit never recommended
     options = distinct(with_ranges(merge_fabric_twins(options)), objective, req.max_oom_risk)
@@ -237,10 +243,10 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str, options_when_rea
     if gap and not rec:
         result.suggestions.append(gap.message())
     elif gap and gap_json is not None and rec is not None and gap.option is not None and objective == "cheapest":
-        # no known offer rents it by the hour: on the cheapest objective the answer is the layout to ask a cloud to
-        # quote (on another the pick stands, its floor said beside it)
+        # no known offer rents it by the hour, on the cheapest objective: the answer is the layout to ask a quote on
         rec = _quoted_answer(rec, gap, gap_json, result, order, objective, req, terms, job)
         acquisition = QUOTE
+    _add_deadline_risk(rec, options, req.deadline_s)
     out = result.to_dict(options_when_read)
     out.update({"recommendation": rec, "offer_gap": gap_json, "recommended_because": rec["why"] if rec else None})
     out.update({"site": site.id, "currency": money.currency, "market": market_info,
@@ -269,6 +275,12 @@ def _add_confidence(rec: RecommendationJSON | None, options: list[PlanOption], o
         conf = replace(conf, settle_with=settle_command(job_label))
         rec["why"] = msg("sentences", parts=[rec["why"], close])
     rec["confidence"] = conf.to_dict() if conf else None
+
+
+def _add_deadline_risk(rec: RecommendationJSON | None, options: list[PlanOption], deadline_s: float | None) -> None:
+    """``recommendation.deadline_risk``: with a deadline, the chance the answer's run misses it (``robust.py``)."""
+    if rec is not None and (risk := deadline_risk(options[rec["option"]], deadline_s)):
+        rec["deadline_risk"] = risk
 
 
 def _quoted_answer(rec: RecommendationJSON, gap: OfferGap, gap_json: OfferGapJSON, result: PlanResult,

@@ -70,6 +70,14 @@ class TimeValueJSON(TypedDict):
     as_of: str
 
 
+class DeadlineRiskJSON(TypedDict):
+    """``workflows.robust.deadline_risk``: the answer's chance of running past ``--deadline``."""
+
+    deadline_days: float
+    p_misses: float
+    message: Message
+
+
 class RecommendationJSON(TypedDict):
     """``workflows.decide.recommendation``: the answer."""
 
@@ -92,6 +100,7 @@ class RecommendationJSON(TypedDict):
     time_value: TimeValueJSON | None
     adjustments: list[Message]
     confidence: NotRequired[ConfidenceJSON | None]
+    deadline_risk: NotRequired[DeadlineRiskJSON]  # with --deadline: the chance the answer's run misses it
     priced: NotRequired["RecommendationJSON"]  # where acquisition is "quote": the answer of the priced options alone
 
 

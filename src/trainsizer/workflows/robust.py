@@ -23,7 +23,7 @@ from trainsizer.plan.option_range import Interval, OptionRange
 from trainsizer.workflows.normal_draws import standard_normals
 
 if TYPE_CHECKING:  # the JSON's types, for annotations
-    from trainsizer.workflows.plan_schema import ConfidenceJSON
+    from trainsizer.workflows.plan_schema import ConfidenceJSON, DeadlineRiskJSON
 
 SAMPLES = 4000
 SEED = 20240601
@@ -62,6 +62,26 @@ def oom_chance(o: PlanOption) -> float:
     """The chance the option's peak memory exceeds its GPU's, from its memory band: its range's
     ``p_exceeds_capacity`` (what ``PlanOption.oom_chance`` reads once the range is attached), before the range is."""
     return round(_bands(o)[0].p_above(o.device_gib, o.capacity_gib), 4)
+
+
+def p_misses_deadline(o: PlanOption, deadline_s: float) -> float | None:
+    """The chance the option's run takes longer than ``deadline_s``, from its speed band (the split normal its 80 %
+    time range is read from): the time is the estimate over e^u, so it runs past the deadline where u falls below
+    log(estimate / deadline), 1 - ``Band.p_above(deadline, estimate)``; None without a run length."""
+    seconds = o.time_to_train_s
+    if not seconds:
+        return None
+    return round(1.0 - _bands(o)[1].p_above(deadline_s, float(seconds)), 4)
+
+
+def deadline_risk(o: PlanOption, deadline_s: float | None) -> DeadlineRiskJSON | None:
+    """``recommendation.deadline_risk``: the deadline, the answer's chance of missing it and the clause that says
+    so; None without a deadline or a run length."""
+    p = p_misses_deadline(o, deadline_s) if deadline_s else None
+    if deadline_s is None or p is None:
+        return None
+    days = round(deadline_s / 86400, 4)
+    return {"deadline_days": days, "p_misses": p, "message": msg("range.misses_deadline", days=days, pct=p)}
 
 
 def cost_range(o: PlanOption, cost: float) -> Interval:
