@@ -11,7 +11,7 @@ from trainsizer.cost.prices import RentalOffer, RentalTerms, load_prices
 from trainsizer.errors import InputError
 from trainsizer.plan.option import PlanOption
 from trainsizer.report.message_text import text as _text
-from trainsizer.workflows.decide import NEAR_TIE, choose, parse_objective
+from trainsizer.workflows.decide import NEAR_TIE, choose, parse_objective, trade_against
 from trainsizer.workflows.jobs import load_job
 from trainsizer.workflows.plan_job import PlanRequest, plan_job
 
@@ -198,6 +198,19 @@ def test_a_voucher_of_unconfirmed_eligibility_is_a_possibility_beside_the_price(
 def en(message):
     """An engine message in English."""
     return _text(message, "en")
+
+
+def test_a_runner_ups_time_difference_is_the_difference_in_the_unit_that_reads_best():
+    """decide.trade_against: the runner-up's time against the answer's, to the minute, in minutes, hours or days."""
+    def trade(pick_h: float, other_h: float, lang: str = "en") -> str:
+        other = plan_option(time_to_train_s=other_h * 3600, per_run=run_cost("rent", 100.0))
+        return _text(trade_against(100.0, pick_h / 24, other, "CNY"), lang)
+
+    assert "8.3 hours slower" in trade(7.6, 15.9)
+    assert "3.1 hours faster" in trade(4.4, 1.3)
+    assert "4 minutes slower" in trade(17 / 60, 21 / 60)
+    assert "慢 4 分钟" in trade(17 / 60, 21 / 60, "zh-CN")
+    assert "3 days slower" in trade(48, 120)
 
 
 def test_a_named_gpu_the_market_cannot_supply_is_not_reported_as_out_of_memory():

@@ -67,7 +67,8 @@ def _sentences(parts: list[str], lang: str) -> str:
 
 
 def _span(days: float, lang: str) -> str:
-    return w.days(days, lang) if days < 0.1 else w.duration(days * 86400, lang)
+    """A span given in days, in the unit that reads best (minutes, hours or days: ``words.duration``)."""
+    return w.duration(days * 86400, lang)
 
 
 FORMATS: dict[str, Callable[[Any, str], str]] = {

@@ -338,7 +338,7 @@ def trade_against(a: float | None, da: float | None, other: PlanOption, currency
         parts.append(msg("trade.per_run", pct=b / a - 1))
     db = _days(other)
     if da is not None and db is not None and abs(db - da) > 0.05 * da:
-        parts.append(msg("trade.faster" if db < da else "trade.slower", span=round(abs(db - da), 1)))
+        parts.append(msg("trade.faster" if db < da else "trade.slower", span=round(abs(db - da), 4)))
     if other.commitment is not None:
         parts.append(msg("trade.commits", money=money(other.commitment, currency)))
     if other.ownership_years_on_one_run:  # why its run costs the servers
