@@ -39,6 +39,12 @@ def test_a_monthly_contract_bills_a_month_even_for_a_short_run():
     assert run.billed_hours == 720 and run.cost == pytest.approx(8 * 720) and run.notes
 
 
+def test_a_contracts_minimum_names_its_term_once():
+    run = price_offer(offer("yearly", price=1.0, min_hours=None), gpus=8, run_hours=3215.9)
+    assert _text(run.notes[0], "en") == "yearly contract: bills at least 8,760 h for a 3,215.9 h run"
+    assert _text(run.notes[0], "zh-CN").startswith("包年：")
+
+
 def test_a_multi_year_lease_binds_its_whole_term_when_no_minimum_is_stated():
     run = price_offer(offer("multi-year", price=1.0, min_hours=None), gpus=8, run_hours=24)
     assert run.billed_hours == pytest.approx(3 * 8760)

@@ -72,7 +72,7 @@ _c("cost.no_cluster_lease",
    N_("no offer for {gpu} in the {market} rents {n_gpus} across {n_servers}: the per-card clouds rent single "
       "machines (add a cluster lease with --prices)"), gpu="gpu", market="market", n_gpus="n_gpus",
    n_servers="n_servers")
-_c("cost.contract_minimum", N_("{term} contract: bills at least {hours} h for a {run} h run"), term="term",
+_c("cost.contract_minimum", N_("{term}: bills at least {hours} h for a {run} h run"), term="term",
    hours="num0", run="num1")
 _c("cost.preemptible", N_("preemptible: the run may be interrupted"))
 _c("cost.checkpoint_often", N_("checkpoint often"))
