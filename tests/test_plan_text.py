@@ -127,3 +127,24 @@ def test_lines_printed_in_blocks_read_as_printed_one_by_one(width):
         block.print(line)
     block.flush()
     assert together.file.getvalue() == apart.file.getvalue()
+
+
+def test_a_rental_on_a_contract_names_its_term_where_its_cost_is_shown():
+    """A lease's cost is the contract's bill, not the run's: the table's cell names the term (option_text.run_cell);
+    an on-demand rental's cell is the run's cost alone."""
+    from trainsizer.report import option_text as ot
+
+    args = ["plan", "examples/jobs/llama-3.1-70b-full-finetune.yaml", "--currency", "CNY"]
+    out = json.loads(CliRunner().invoke(app, [*args, "--json", "--all"]).output)
+    rented = [o for o in out["options"] if o["per_run"].get("acquisition") == "rent"]
+    leases = [o for o in rented if o["per_run"]["rent"]["term"] == "multi-year"]
+    assert leases and leases[0]["per_run"]["rent"]["billed_hours"] == 26280
+    for o in rented:
+        cell, cost = ot.run_cell(o, "CNY", "en"), w.money(o["per_run"]["cost"], "CNY", "en")
+        lease = o["per_run"]["rent"]["term"] not in ("on-demand", "preemptible")
+        assert cell.startswith(f"rent, 3-year contract: {cost}" if o in leases else
+                               f"rent, {w.word(w.TERMS, o['per_run']['rent']['term'], 'en')}: {cost}" if lease
+                               else f"rent {cost}"), cell
+    assert ot.run_cell(leases[0], "CNY", "zh-CN").startswith("租用，3 年合约：")
+    text = CliRunner().invoke(app, [*args, "--all-rankings"], env={"COLUMNS": "400"}).output
+    assert any(f"rent, 3-year contract: {w.money(o['per_run']['cost'], 'CNY', 'en')}" in text for o in leases)

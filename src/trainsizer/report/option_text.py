@@ -115,11 +115,18 @@ def time_cell(o: OptionJSON, lang: str, gap: str = " ") -> str:
 
 
 def run_cell(o: OptionJSON, currency: str, lang: str, gap: str = " ") -> str:
-    """One run's cost on its terms with its 80 % range: "rent 39 CNY (31–50 CNY)"."""
+    """One run's cost on its terms with its 80 % range: "rent 39 CNY (31–50 CNY)"; a rental on a contract names
+    its term, since the cost is the contract's bill ("rent, 3-year contract: 2.30 M CNY")."""
     pr = o.get("per_run") or {}
     if pr.get("cost") is None:
         return w.MISSING
-    run = f"{w.word(w.ACQUISITIONS, pr['acquisition'], lang)} {w.money(pr['cost'], currency, lang)}"
+    how, cost = w.word(w.ACQUISITIONS, pr["acquisition"], lang), w.money(pr["cost"], currency, lang)
+    rent = pr.get("rent") if pr["acquisition"] == "rent" else None
+    if rent and rent["term"] not in w.PAY_AS_YOU_GO:
+        term = w.contract(rent["term"], rent.get("min_term_hours") or rent.get("billed_hours"), lang)
+        run = tr("{acquisition}, {term}: {cost}", lang, acquisition=how, term=term, cost=cost)
+    else:
+        run = f"{how} {cost}"
     span = (o.get("range") or {}).get("per_run_cost")
     return f"{run}{gap}({w.money(span[0], currency, lang)}–{w.money(span[1], currency, lang)})" if span else run
 

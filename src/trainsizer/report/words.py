@@ -18,6 +18,8 @@ ACTIONS = {"rent": N_("Rent"), "buy": N_("Buy")}
 MARKETS = {"cn": N_("China market"), "global": N_("global market")}
 TERMS = {"on-demand": N_("on-demand"), "preemptible": N_("preemptible"), "daily": N_("daily contract"),
          "monthly": N_("monthly contract"), "yearly": N_("yearly contract"), "multi-year": N_("multi-year contract")}
+PAY_AS_YOU_GO = ("on-demand", "preemptible")  # the terms that bill the run itself; the others bill a contract
+HOURS_PER_YEAR = 8760.0  # the price data's year (cost.price_rows)
 BILLING = {"per-second": N_("billed per second"), "per-minute": N_("billed per minute"),
            "per-hour": N_("billed per hour"), "per-day": N_("billed per day"), "per-month": N_("billed per month")}
 ZH_CURRENCY = {"CNY": "元", "USD": "美元"}
@@ -134,6 +136,14 @@ def duration(seconds: Any, lang: str) -> str:
     if s < 172800:
         return count(HOURS, s / 3600, lang)
     return count(_DAYS, s / 86400, lang)
+
+
+def contract(term: str, hours: float | None, lang: str) -> str:
+    """A rental's term as a reader names it ("monthly contract"); a multi-year one by its years ("3-year contract")
+    where its length in ``hours`` is known."""
+    if term == "multi-year" and hours:
+        return tr("{n}-year contract", lang, n=_num(float(hours) / HOURS_PER_YEAR, 1))
+    return word(TERMS, term, lang)
 
 
 def percent(x: Any) -> str:
