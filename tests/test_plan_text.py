@@ -148,3 +148,26 @@ def test_a_rental_on_a_contract_names_its_term_where_its_cost_is_shown():
     assert ot.run_cell(leases[0], "CNY", "zh-CN").startswith("租用，3 年合约：")
     text = CliRunner().invoke(app, [*args, "--all-rankings"], env={"COLUMNS": "400"}).output
     assert any(f"rent, 3-year contract: {w.money(o['per_run']['cost'], 'CNY', 'en')}" in text for o in leases)
+
+
+def test_a_rented_answer_is_not_judged_against_the_users_racks():
+    """Site fit of a rented answer: the provider's data centre, only that (report.sections.site_fit); no rack verdict
+    of the user's site ("does NOT fit", "fits: 4 servers ... per rack") and no 'fits the site' for a rented option."""
+    from trainsizer.report import sections
+    from trainsizer.workflows.jobs import load_job
+    from trainsizer.workflows.plan_job import PlanRequest, plan_job
+
+    args = ["plan", JOB, "--currency", "CNY", "--site", "chengdu-legacy-colo"]
+    text = CliRunner().invoke(app, args, env={"COLUMNS": "400"}).output
+    lines = text.splitlines()
+    at = lines.index("Site fit")
+    assert lines[at + 1].strip().startswith("rented: runs in the provider's data centre") and lines[at + 2][0] != " "
+    out = plan_job(load_job(JOB), PlanRequest(currency="CNY", site="chengdu-legacy-colo")).out
+    pick = out["options"][out["recommendation"]["option"]]
+    assert out["recommendation"]["acquisition"] == "rent" and pick["system"]["site_fit"]["verdict"]
+    assert [b[0] for b in sections.site_fit(pick, "en").blocks] == ["p"]
+    table = sections.alternatives(out, "en").blocks[0]
+    shown = sorted({i for idx in out["rankings"].values() for i in idx})[:15]
+    for i, row in zip(shown, table[2], strict=True):
+        if not out["options"][i].get("site_applies", True):
+            assert row[-1] == "-"

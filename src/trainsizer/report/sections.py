@@ -93,7 +93,7 @@ def alternatives(plan: PlanJSON, lang: str, limit: int = 15) -> Section:
     for i in shown:
         o = opts[i]
         hw, perf, cost, cur = o["hardware"], o["performance"], o.get("cost") or {}, plan["currency"]
-        fit = (o["system"].get("site_fit") or {}).get("fits")
+        fit = (o["system"].get("site_fit") or {}).get("fits") if o.get("site_applies", True) else None  # rented
         rows.append([w.hardware(hw["gpus"], hw["gpu"], lang), ot.servers_text(o, lang), Code(ot.layout(o, lang)),
                      ot.memory_cell(o, " / "), ot.tokens_cell(o), w.percent(perf["mfu"]), ot.time_cell(o, lang),
                      ot.run_cell(o, cur, lang),
@@ -216,12 +216,14 @@ def bom(pick: OptionJSON, lang: str) -> Section:
 
 
 def site_fit(pick: OptionJSON, lang: str) -> Section | None:
+    """How the pick's servers sit in the user's racks; a rented pick runs in the provider's data centre: the racks
+    do not apply, and the section says only that."""
+    if not pick.get("site_applies", True):
+        return Section("site", tr(TITLES["site"], lang), [("p", mt.text(msg("site.rented"), lang))])
     fit = pick["system"].get("site_fit")
     if not fit:
         return None
     blocks: list[tuple[Any, ...]] = [("p", mt.text(fit["verdict"], lang))]
-    if not pick.get("site_applies", True):
-        blocks.insert(0, ("p", mt.text(msg("site.rented"), lang)))
     if fit["remedies"]:
         blocks.append(("list", mt.texts(fit["remedies"], lang)))
     return Section("site", tr(TITLES["site"], lang), blocks)

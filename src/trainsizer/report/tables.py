@@ -221,7 +221,7 @@ def options_sheet(plan: PlanJSON, lang: str = "en") -> Sheet:
         hw, perf, mem = o["hardware"], o["performance"], o["memory"]
         cost = o.get("cost") or {}
         buy, rent, pr = cost.get("buy") or {}, cost.get("rent") or {}, o.get("per_run") or {}
-        fit = (o["system"].get("site_fit") or {}).get("fits")
+        fit = (o["system"].get("site_fit") or {}).get("fits") if o.get("site_applies", True) else None  # rented
         sheet.rows.append([
             i, w.listing([tr(v, lang) for k, v in RANKINGS.items() if i in plan["rankings"].get(k, [])], lang),
             w.gpu_name(hw["gpu"], lang), hw["gpus"], hw["nodes"], hw["gpus_per_node"],
