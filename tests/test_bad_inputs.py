@@ -339,6 +339,12 @@ CORPUS = [
     layout("quantization-without-qlora", "training.quantization", training__method="lora",
            training__quantization="nf4"),
     # --- flags: NaN, infinity, negative, zero ------------------------------------------------------------------
+    # a misspelt required key is named as the unknown key it is (with its suggestion), not as the missing one
+    Bad("plan-required-key-misspelt", PLAN, "training.seq_lenght: unknown key (did you mean 'seq_len'?)",
+        {**PLAN_JOB, "training": {"method": "lora", "micro_batch_size": 1, "seq_lenght": 1024, "tokens": 1.0e+8}},
+        names_file=True),
+    Bad("estimate-required-key-misspelt", EST, "training.seq_lenght: unknown key (did you mean 'seq_len'?)",
+        {**BASE, "training": {"method": "full", "micro_batch_size": 1, "seq_lenght": 2048}}, names_file=True),
     Bad("plan-deadline-nan", [*PLAN, "--deadline", "nan"], "--deadline", PLAN_JOB),
     Bad("plan-deadline-inf", [*PLAN, "--deadline", "inf"], "--deadline", PLAN_JOB),
     Bad("plan-deadline-inf-days", [*PLAN, "--deadline", "infd"], "--deadline", PLAN_JOB),

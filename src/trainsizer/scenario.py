@@ -410,12 +410,11 @@ def accepted(field: str) -> str:
 
 def _first_error_message(exc: ValidationError) -> InputError:
     errors = exc.errors()
-    err = errors[0]
-    # a union (hardware.gpu: id or inline spec): report the branch that matches the input's shape
-    for candidate in errors:
-        if "InlineGpu" in [str(p) for p in candidate["loc"]]:
-            err = candidate
-            break
+    # a misspelt key is also a missing one: name the misspelling first (it carries the 'did you mean'); a union
+    # (hardware.gpu: id or inline spec): report the branch that matches the input's shape
+    extra = next((e for e in errors if e["type"] == "extra_forbidden"), None)
+    inline = next((e for e in errors if "InlineGpu" in [str(p) for p in e["loc"]]), None)
+    err = extra or inline or errors[0]
     loc = [str(p) for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p in ("str", "InlineGpu")))]
     # pydantic adds union branch names (e.g. 'InlineGpu', "list[str]") to loc; drop them
     loc = [p for p in loc if p not in ("function-after[_targets(), union[list[str],literal['all-linear']]]",)]
