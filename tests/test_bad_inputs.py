@@ -345,6 +345,12 @@ CORPUS = [
         names_file=True),
     Bad("estimate-required-key-misspelt", EST, "training.seq_lenght: unknown key (did you mean 'seq_len'?)",
         {**BASE, "training": {"method": "full", "micro_batch_size": 1, "seq_lenght": 2048}}, names_file=True),
+    # the job's own GPU id is checked like --gpu's, whether or not --gpu narrows the search
+    Bad("plan-job-gpu-unknown", ["plan", "{tmp}/job.yaml", "--max-gpus", "4"],
+        "hardware.gpu: unknown id 'h100-sxm-80gb'; did you mean h100-sxm5-80gb",
+        {**PLAN_JOB, "hardware": {"gpu": "h100-sxm-80gb"}}, names_file=True),
+    Bad("plan-job-gpu-unknown-with-flag", PLAN, "hardware.gpu: unknown id 'h100-sxm-80gb'; did you mean h100-sxm5-80gb",
+        {**PLAN_JOB, "hardware": {"gpu": "h100-sxm-80gb"}}, names_file=True),
     Bad("plan-deadline-nan", [*PLAN, "--deadline", "nan"], "--deadline", PLAN_JOB),
     Bad("plan-deadline-inf", [*PLAN, "--deadline", "inf"], "--deadline", PLAN_JOB),
     Bad("plan-deadline-inf-days", [*PLAN, "--deadline", "infd"], "--deadline", PLAN_JOB),

@@ -171,3 +171,29 @@ def test_a_rented_answer_is_not_judged_against_the_users_racks():
     for i, row in zip(shown, table[2], strict=True):
         if not out["options"][i].get("site_applies", True):
             assert row[-1] == "-"
+
+
+def test_a_gpu_the_job_names_is_said_where_the_plan_searched_every_gpu():
+    """plan_job: the job's hardware.gpu does not narrow the search (--gpu does); one note says so and how to keep to
+    it, and none where --gpu is given or the job names no GPU."""
+    from trainsizer.report.message_text import text
+    from trainsizer.workflows.jobs import job_from_dict
+    from trainsizer.workflows.plan_job import PlanRequest, plan_job
+
+    job = {"model": {"preset": "qwen2.5-7b"}, "hardware": {"gpu": "h100-sxm5-80gb"},
+           "training": {"method": "lora", "micro_batch_size": 1, "seq_len": 4096, "tokens": 1.0e+8}}
+
+    def planned(data: dict[str, object], *gpus: str) -> dict[str, object]:
+        return plan_job(job_from_dict(data, list(gpus) or None), PlanRequest(currency="CNY", max_gpus=8,
+                                                                             gpus=gpus)).out
+
+    out = planned(job)
+    notes = [n for n in out["notes"] if n.code == "plan.job_gpu_not_kept"]
+    assert len(notes) == 1 and len({o["hardware"]["gpu"] for o in out["options"]}) > 1
+    assert text(notes[0], "en") == ("the job names H100 SXM5 80GB (hardware.gpu); the plan searched every GPU the "
+                                 "market offers: --gpu h100-sxm5-80gb keeps it to that one")
+    kept = planned(job, "h100-sxm5-80gb")
+    assert {o["hardware"]["gpu"] for o in kept["options"]} == {"h100-sxm5-80gb"}
+    unnamed = {k: v for k, v in job.items() if k != "hardware"}
+    for other in (kept, planned(unnamed)):
+        assert not [n for n in other["notes"] if n.code == "plan.job_gpu_not_kept"]

@@ -63,6 +63,10 @@ _c("plan.market_excluded",
    N_("{market}: {n} of {total} GPU types left out, they cannot be bought or rented there ({gpus_list})"),
    market="market", n="int", total="int", gpus_list="gpus_list")
 _c("plan.market_override", N_("name one with --gpu or override its availability in a --catalog file"))
+_c("plan.job_gpu_not_kept",
+   N_("the job names {gpu} (hardware.gpu); the plan searched every GPU the market offers: --gpu {id} keeps it to that "
+      "one"),
+   gpu="gpu", id="text")
 _c("plan.nothing_within_budget",
    N_("nothing can be had within the budget of {money}: raise it, or relax the GPU count / the model"), money="money")
 _c("plan.all_at_oom_risk",

@@ -9,7 +9,7 @@ from typing import Any
 from trainsizer.datafiles import packaged_yaml, user_yaml
 from trainsizer.errors import N_, InputError
 from trainsizer.lookup import unknown_id
-from trainsizer.scenario import Scenario, scenario_from_dict
+from trainsizer.scenario import HardwareSpec, Scenario, scenario_from_dict
 
 EXAMPLE = "default.yaml"
 DEFAULT_PLAN_GPU = "h100-sxm5-80gb"  # any catalog id: the planner replaces it; only the job's shape matters
@@ -18,17 +18,26 @@ PLANNER_CHOOSES = ("tp", "pp", "cp", "virtual_pp", "zero", "offload", "sequence_
 
 
 def job_from_dict(data: Any, gpu_ids: list[str] | tuple[str, ...] | None = None, source: str = "job") -> Scenario:
-    """A job: a scenario whose parallel and hardware blocks may be left out (the planner fills them)."""
+    """A job: a scenario whose parallel and hardware blocks may be left out (the planner fills them). Hardware left
+    out is a placeholder with no field set (``stated_gpu``: the job names no GPU)."""
     if not isinstance(data, dict):
         raise InputError("job", N_("{source} must be a YAML mapping with model and training"), source=source)
     data = {**data}
     parallel = dict(data.get("parallel") or {})
-    data["hardware"] = data.get("hardware") or {"gpu": (list(gpu_ids or []) or [DEFAULT_PLAN_GPU])[0]}
+    data["hardware"] = data.get("hardware") or HardwareSpec.model_construct(
+        _fields_set=set(), gpu=(list(gpu_ids or []) or [DEFAULT_PLAN_GPU])[0])
     for key in PLANNER_CHOOSES:
         parallel.pop(key, None)
     parallel["gpus"] = 1
     data["parallel"] = parallel
     return scenario_from_dict(data, source=source)
+
+
+def stated_gpu(job: Scenario) -> str | None:
+    """The GPU id the job itself names (its ``hardware.gpu``); None where it names none (job_from_dict's placeholder)
+    or describes its GPU inline."""
+    hardware = job.hardware
+    return hardware.gpu if "gpu" in hardware.model_fields_set and isinstance(hardware.gpu, str) else None
 
 
 def load_job(path: str | Path, gpu_ids: list[str] | tuple[str, ...] | None = None,

@@ -16,6 +16,7 @@ from trainsizer.estimate.estimator import check_precision
 from trainsizer.hardware.catalog import Catalog, load_catalog
 from trainsizer.hardware.market import availability, default_market, parse_market
 from trainsizer.i18n import resolve_lang
+from trainsizer.lookup import unknown_id
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.messages import money as to_money
 from trainsizer.models.architecture import Architecture
@@ -40,7 +41,7 @@ from trainsizer.workflows.defaults import (
     DEFAULT_MAX_GPUS,
 )
 from trainsizer.workflows.framework_gpus import framework_gpus
-from trainsizer.workflows.jobs import load_job
+from trainsizer.workflows.jobs import load_job, stated_gpu
 from trainsizer.workflows.next_steps import timeline, verification_steps
 from trainsizer.workflows.offer_gap import QUOTE, OfferGap, offer_gap, quoted
 from trainsizer.workflows.plan_request import PlanRequest
@@ -140,6 +141,12 @@ def _market_gpus(cat: Catalog, req: PlanRequest, market: str) -> tuple[tuple[str
     return tuple(kept), {"market": market, "excluded": excluded, "note": note}
 
 
+def _job_gpu_note(job: Scenario, req: PlanRequest) -> Message | None:
+    """The GPU the job names, where the plan searched every GPU instead (no --gpu): how to keep to it."""
+    named = stated_gpu(job)
+    return msg("plan.job_gpu_not_kept", gpu=named, id=named) if named and not req.gpus else None
+
+
 def _time_note(time: TimeValue) -> Message | None:
     """The assumed value of the run's time, said where it shapes the answer (the default, not the user's)."""
     if not time.assumed or time.per_hour <= 0:
@@ -149,7 +156,9 @@ def _time_note(time: TimeValue) -> Message | None:
 
 
 def _check_request(job: Scenario, req: PlanRequest, cat: Catalog, job_label: str) -> None:
-    """The request against the job, each mistake one line naming its flag."""
+    """The request against the job, each mistake one line naming its flag (or the job's field)."""
+    if (named := stated_gpu(job)) is not None and named not in cat.accelerators:  # the job's GPU: an id it knows
+        raise in_file(unknown_id("hardware.gpu", named, cat.accelerators), job_label)
     for gid in req.gpus:  # a GPU the user names must run the job's precision (fp8 needs fp8 tensor cores)
         try:
             check_precision(job, cat.accelerator(gid, "--gpu"))
@@ -221,8 +230,8 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str, options_when_rea
     result.options = options
     # the assumed time value is said once: among the recommendation's adjustments (decide.adjustments) when there
     # is one, else here
-    result.notes += [n for n in (market_info["note"], vendor_note, *notes, None if order else _time_note(terms.time))
-                     if n]
+    result.notes += [n for n in (market_info["note"], vendor_note, _job_gpu_note(job, req), *notes,
+                                 None if order else _time_note(terms.time)) if n]
     result.rankings = rank_options(options, req.top)
     result.rankings["recommended"] = order[:1]
     if held.unstated and (not order or options[order[0]].acquisition != "rent"):
