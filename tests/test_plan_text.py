@@ -197,3 +197,33 @@ def test_a_gpu_the_job_names_is_said_where_the_plan_searched_every_gpu():
     unnamed = {k: v for k, v in job.items() if k != "hardware"}
     for other in (kept, planned(unnamed)):
         assert not [n for n in other["notes"] if n.code == "plan.job_gpu_not_kept"]
+
+
+def test_a_row_at_risk_of_running_out_of_memory_says_its_chance(capsys):
+    """The ranking lists layouts the answer may not take (their chance of running out of memory above --max-oom-risk)
+    beside the others: each such row says its chance (option_text.oom_mark), and a line under the tables says what it
+    means; a safe row has no mark."""
+    from pathlib import Path
+
+    from trainsizer.report import option_text as ot
+    from trainsizer.report.text import print_plan
+    from trainsizer.workflows.defaults import DEFAULT_MAX_OOM_RISK
+    from trainsizer.workflows.jobs import load_job
+    from trainsizer.workflows.plan_job import PlanRequest, plan_job
+
+    planned = plan_job(load_job(Path(JOB)), PlanRequest(currency="CNY"))
+    out = planned.out
+    shown = [out["options"][i] for i in dict.fromkeys(out["rankings"]["cheapest_per_run"]
+                                                      + out["rankings"]["recommended"])]
+    risky = [o for o in shown if o["range"]["at_risk"]]
+    assert any(o["range"]["p_exceeds_capacity"] > DEFAULT_MAX_OOM_RISK for o in risky)
+    assert any(not o["range"]["at_risk"] for o in shown)
+    print_plan(planned.result, "en", out)
+    text = capsys.readouterr().out
+    table = text[text.index("Cheapest per run"):text.index("candidate layouts screened")]
+    assert table.count("OOM ") == len(risky)
+    for o in shown:
+        assert ("OOM " in ot.memory_cell(o)) == o["range"]["at_risk"]
+        if o["range"]["at_risk"]:
+            assert f"OOM {o['range']['p_exceeds_capacity']:.0%}" in table
+    assert "OOM: the layout's chance of running out of GPU memory" in table

@@ -131,12 +131,22 @@ def run_cell(o: OptionJSON, currency: str, lang: str, gap: str = " ") -> str:
     return f"{run}{gap}({w.money(span[0], currency, lang)}–{w.money(span[1], currency, lang)})" if span else run
 
 
-def memory_cell(o: OptionJSON, sep: str = "/", gap: str = " ") -> str:
-    """GiB used of the capacity with the 80 % range of the use: "66.7/80 (60–113)"."""
+def memory_cell(o: OptionJSON, sep: str = "/", gap: str = " ", lang: str = "en") -> str:
+    """GiB used of the capacity with the 80 % range of the use, and the chance of running out of memory where it is
+    a real risk (``oom_mark``): "66.7/80 (60–113)", "31.8/32 (26–38) OOM 54%"."""
     mem = o["memory"]
     used = f"{mem['device_gib']:.1f}{sep}{mem['capacity_gib']:.0f}"
     span = (o.get("range") or {}).get("device_gib")
-    return f"{used}{gap}({span[0]:.0f}–{span[1]:.0f})" if span else used
+    cell = f"{used}{gap}({span[0]:.0f}–{span[1]:.0f})" if span else used
+    mark = oom_mark(o, lang)
+    return f"{cell}{gap}{mark}" if mark else cell
+
+
+def oom_mark(o: OptionJSON, lang: str) -> str:
+    """ "OOM 54%": the option's chance of running out of GPU memory where its range calls it a real risk
+    (``range.at_risk``); "" otherwise. A layout above the plan's --max-oom-risk is never the answer."""
+    r = o.get("range") or {}
+    return tr("OOM {pct}", lang, pct=f"{r['p_exceeds_capacity']:.0%}") if r.get("at_risk") else ""
 
 
 def tokens_cell(o: OptionJSON, gap: str = " ") -> str:

@@ -95,7 +95,8 @@ def alternatives(plan: PlanJSON, lang: str, limit: int = 15) -> Section:
         hw, perf, cost, cur = o["hardware"], o["performance"], o.get("cost") or {}, plan["currency"]
         fit = (o["system"].get("site_fit") or {}).get("fits") if o.get("site_applies", True) else None  # rented
         rows.append([w.hardware(hw["gpus"], hw["gpu"], lang), ot.servers_text(o, lang), Code(ot.layout(o, lang)),
-                     ot.memory_cell(o, " / "), ot.tokens_cell(o), w.percent(perf["mfu"]), ot.time_cell(o, lang),
+                     ot.memory_cell(o, " / ", " ", lang), ot.tokens_cell(o), w.percent(perf["mfu"]),
+                     ot.time_cell(o, lang),
                      ot.run_cell(o, cur, lang),
                      w.money((cost.get("buy") or {}).get("total"), cur, lang),
                      w.money((cost.get("rent") or {}).get("total"), cur, lang), w.yes_no(fit, lang)])

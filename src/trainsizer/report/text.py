@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from trainsizer.i18n import N_, resolve_lang, t, tr
+from trainsizer.workflows.defaults import DEFAULT_MAX_OOM_RISK
 
 if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
     from trainsizer.report.answer import Card
@@ -254,12 +255,17 @@ def _print_plan(con: _Lines, result: Any, lang: str, extra: PlanJSON | None, all
     for note in texts(result.notes, lang) if answer["ok"] else []:  # else the card lists them
         con.print(f"  - {escape(note)}")
     shown = _shown_rankings(result.rankings, out, all_rankings)
+    marked = False  # a row with its chance of running out of memory: said once below the tables
     for key, idx in shown:
         title = tr(RANKING_TITLES[key], lang)
         if not set(idx) <= set(result.rankings[key]):  # the answer's row added (_shown_rankings)
             title = tr("{ranking}, and the answer", lang, ranking=title)
-        _print_ranking(con, out["options"], idx, title, out.get("currency", ""), lang,
-                       RANKING_COLUMNS if all_rankings else COMPACT_COLUMNS)
+        marked |= _print_ranking(con, out["options"], idx, title, out.get("currency", ""), lang,
+                                 RANKING_COLUMNS if all_rankings else COMPACT_COLUMNS)
+    if marked:
+        con.print(escape(tr("OOM: the layout's chance of running out of GPU memory, where it is a real risk; the "
+                            "answer is never a layout above --max-oom-risk (default {limit})", lang,
+                            limit=f"{DEFAULT_MAX_OOM_RISK:.0%}")))
     con.print(tr("{candidates} candidate layouts screened; {options} hardware options re-checked with the reference "
                  "estimators.", lang, candidates=f"{result.evaluated:,}", options=len(result.options)))
     others = [tr(title, lang) for key, title in RANKING_TITLES.items()
@@ -294,9 +300,9 @@ def _shown_rankings(rankings: dict[str, list[int]], out: PlanJSON, every: bool) 
 
 
 def _print_ranking(con: _Lines, options: list[OptionJSON], idx: list[int], title: str, cur: str,
-                   lang: str, columns: tuple[str, ...]) -> None:
+                   lang: str, columns: tuple[str, ...]) -> bool:
     """One ranking as a table: a row per option, the ``columns`` of RANKING_COLUMNS (servers, layout, memory, speed,
-    time, cost and why)."""
+    time, cost and why); whether a row shows its chance of running out of memory (option_text.oom_mark)."""
     from trainsizer.report import option_text as ot
     from trainsizer.report import words as w
 
@@ -309,10 +315,11 @@ def _print_ranking(con: _Lines, options: list[OptionJSON], idx: list[int], title
         run = ot.run_cell(o, cur, lang, "\n") if (o.get("per_run") or {}).get("cost") is not None else "-"
         cells = dict(zip(RANKING_COLUMNS, (
             str(hw["gpus"]), w.gpu_name(hw["gpu"], lang), ot.servers_text(o, lang), ot.layout(o, lang),
-            ot.memory_cell(o, gap="\n"), ot.tokens_cell(o, "\n"), f"{perf['mfu']:.0%}", ot.time_cell(o, lang, "\n"),
-            run, escape(ot.why(o, lang))), strict=True))
+            ot.memory_cell(o, "/", "\n", lang), ot.tokens_cell(o, "\n"), f"{perf['mfu']:.0%}",
+            ot.time_cell(o, lang, "\n"), run, escape(ot.why(o, lang))), strict=True))
         table.add_row(*(cells[col] for col in columns))
     con.print(table)
+    return any(ot.oom_mark(options[i], lang) for i in idx)
 
 
 def _print_answer(con: _Lines, answer: Card, lang: str) -> None:
