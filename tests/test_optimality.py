@@ -77,7 +77,7 @@ def test_no_single_gpu_type_beats_the_whole_catalog(name: str, job: str | dict, 
     pick, lowest = _best(planned)
     assert whole["recommendation"], f"{name}: no recommendation over the whole catalog"
     market = whole["market"]["excluded"]
-    offered = sorted({o["hardware"]["gpu"] for o in whole["options"]} | _market_gpus(req, market))
+    offered = sorted({o["hardware"]["gpu"] for o in whole["options"]} | _market_gpus(req, market, scenario))
     for gpu in offered:
         alone_pick, alone_lowest = _best(plan_job(scenario, replace(req, gpus=(gpu,))))
         # the pick may trade up to NEAR_TIE of the objective for a faster run (decide.choose), never more
@@ -87,12 +87,15 @@ def test_no_single_gpu_type_beats_the_whole_catalog(name: str, job: str | dict, 
             f"{name}: --gpu {gpu} finds an option at {alone_lowest:,.0f}; the whole catalog's best is {lowest:,.0f}")
 
 
-def _market_gpus(req: PlanRequest, excluded: list[dict]) -> set[str]:
-    """Every GPU type the market offers (the whole search screened them all)."""
+def _market_gpus(req: PlanRequest, excluded: list[dict], scenario) -> set[str]:
+    """Every GPU type the market offers that the job's framework trains on (the whole search screened them all)."""
+    from trainsizer.frameworks import parallelism_of
     from trainsizer.hardware.catalog import default_catalog
 
     left_out = {e["gpu"] for e in excluded}
-    return {g for g in default_catalog().accelerators if g not in left_out}
+    runs = parallelism_of(scenario.training.framework, scenario.training.method)
+    return {g for g, acc in default_catalog().accelerators.items()
+            if g not in left_out and (runs is None or runs.runs_vendor(acc.vendor))}
 
 
 def test_the_deadline_answer_is_the_cheapest_option_that_meets_it() -> None:

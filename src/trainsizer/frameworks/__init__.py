@@ -11,6 +11,7 @@ from trainsizer.frameworks.parallelism import Parallelism
 from trainsizer.frameworks.profiles import (
     INTERNALS,
     VENDOR_REFUSED,
+    VENDOR_REFUSED_ONLY,
     FrameworkUse,
     Profile,
     Setting,
@@ -26,6 +27,6 @@ from trainsizer.frameworks.profiles import (
     runs_method,
 )
 
-__all__ = ["INTERNALS", "VENDOR_REFUSED", "FrameworkUse", "Parallelism", "Profile", "Setting", "assumed",
-           "check_gpu_vendor", "expert_parallel_families", "families", "load_profile", "method_families",
+__all__ = ["INTERNALS", "VENDOR_REFUSED", "VENDOR_REFUSED_ONLY", "FrameworkUse", "Parallelism", "Profile", "Setting",
+           "assumed", "check_gpu_vendor", "expert_parallel_families", "families", "load_profile", "method_families",
            "parallelism_of", "resolve", "runs_expert_parallel", "runs_method"]

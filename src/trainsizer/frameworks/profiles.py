@@ -216,6 +216,10 @@ VENDOR_REFUSED = N_("{value} is a {vendor} accelerator, which {framework} does n
                     "accepted: a GPU from {accepted}, or training.framework one of {frameworks}")
 _LAYOUT_REFUSED = N_("{value} is not a layout {framework} runs (training.framework); accepted: {accepted}, or "
                      "training.framework one of {frameworks}")
+# the same where no framework's profile says it runs it
+VENDOR_REFUSED_ONLY = N_("{value} is a {vendor} accelerator, which {framework} does not train on "
+                         "(training.framework); accepted: a GPU from {accepted}")
+_LAYOUT_REFUSED_ONLY = N_("{value} is not a layout {framework} runs (training.framework); accepted: {accepted}")
 
 
 def check_parallelism(scenario: Scenario, use: "FrameworkUse", vendor: str | None) -> None:
@@ -229,10 +233,12 @@ def check_parallelism(scenario: Scenario, use: "FrameworkUse", vendor: str | Non
     method = scenario.training.method
     others = [f for f in method_families(method)
               if admits(load_profile(f).parallelism, scenario.parallel, vendor, refused.field)]
-    template = VENDOR_REFUSED if refused.field == "hardware.gpu" else _LAYOUT_REFUSED
+    vendor_field = refused.field == "hardware.gpu"
+    template = ((VENDOR_REFUSED if vendor_field else _LAYOUT_REFUSED) if others
+                else (VENDOR_REFUSED_ONLY if vendor_field else _LAYOUT_REFUSED_ONLY))
     value = scenario.hardware.gpu if refused.field == "hardware.gpu" else refused.value
     raise InputError(refused.field, template, value=value, vendor=vendor, framework=use.framework,
-                     accepted=refused.accepted, frameworks=", ".join(others) or "-")
+                     accepted=refused.accepted, frameworks=", ".join(others))
 
 
 # ``SettingUse.to_dict`` ("from" is a keyword: the functional form)

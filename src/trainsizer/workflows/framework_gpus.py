@@ -5,7 +5,7 @@ is MindSpeed-LLM."""
 from __future__ import annotations
 
 from trainsizer.errors import InputError
-from trainsizer.frameworks import VENDOR_REFUSED, load_profile, method_families, parallelism_of
+from trainsizer.frameworks import VENDOR_REFUSED, VENDOR_REFUSED_ONLY, load_profile, method_families, parallelism_of
 from trainsizer.hardware.catalog import Catalog
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.scenario import Scenario
@@ -28,9 +28,9 @@ def framework_gpus(job: Scenario, cat: Catalog, gpus: tuple[str, ...],
               if (runs_on := load_profile(f).parallelism).vendors is not None
               and any(runs_on.runs_vendor(v) for v in vendors)]
     if named:
-        raise InputError("--gpu", VENDOR_REFUSED, value=left[0],
+        raise InputError("--gpu", VENDOR_REFUSED if others else VENDOR_REFUSED_ONLY, value=left[0],
                          vendor=cat.accelerator(left[0], "--gpu").vendor, framework=job.training.framework,
-                         accepted=", ".join(runs.vendors.runs), frameworks=", ".join(others) or "-")
+                         accepted=", ".join(runs.vendors.runs), frameworks=", ".join(others))
     names = left[:6] + (["..."] if len(left) > 6 else [])
     return kept, clauses([msg("plan.framework_vendors", framework=job.training.framework, n=len(left),
                               vendors=", ".join(runs.vendors.runs), gpus_list=names),

@@ -236,12 +236,8 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str, options_when_rea
     result.rankings["recommended"] = order[:1]
     if held.unstated and (not order or options[order[0]].acquisition != "rent"):
         result.notes.append(msg("plan.offload_ram_unstated", gpus_list=sorted(held.unstated)[:6]))
-    if req.budget is not None and not order:
-        result.suggestions.append(msg("plan.nothing_within_budget", money=to_money(req.budget, money.currency)))
-    if not order and (risky := [o for o in options if o.acquisition]):
-        least = min(risky, key=lambda o: o.oom_chance)
-        result.suggestions.append(msg("plan.all_at_oom_risk", limit=req.max_oom_risk, pct=least.oom_chance,
-                                      gpus=least.gpus, gpu=least.gpu))
+    if not order:
+        result.suggestions += _why_no_answer(options, req, money.currency)
     rec = recommendation(options, order, objective, result.late, req.deadline_s, None, money.currency, terms.time,
                          req.max_oom_risk)
     _add_confidence(rec, options, order, objective, req, job_label)
@@ -262,6 +258,17 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str, options_when_rea
                 **_next_steps(rec, acquisition, cat, job_label),
                 "prices_used": [c.to_dict() for c in listed(priced.cited)]})
     return PlanOutcome(result, out, job, arch, site, money, cat)
+
+
+def _why_no_answer(options: list[PlanOption], req: PlanRequest, currency: str) -> list[Message]:
+    """What a plan without a recommendation suggests: the budget held it back, or every option that can be had
+    risks running out of memory above --max-oom-risk (the least of them named)."""
+    out = [msg("plan.nothing_within_budget", money=to_money(req.budget, currency))] if req.budget is not None else []
+    if risky := [o for o in options if o.acquisition]:
+        least = min(risky, key=lambda o: o.oom_chance)
+        out.append(msg("plan.all_at_oom_risk", limit=req.max_oom_risk, pct=least.oom_chance, gpus=least.gpus,
+                       gpu=least.gpu))
+    return out
 
 
 def _next_steps(rec: RecommendationJSON | None, acquisition: str | None, cat: Catalog,
