@@ -45,6 +45,8 @@ def test_the_fastest_answer_is_the_fastest_option_priced_on_its_own_offer(tmp_pa
     assert rec["per_run"] == pick["per_run"]["cost"]
     gap = out["offer_gap"]
     assert gap is None or ((gap["gpu"], gap["gpus"]) == (rec["gpu"], rec["gpus"]) and not gap.get("leads"))
+    # what decided it is the objective, not the cost of cheaper options it never weighed
+    assert rec["binding"]["code"] == "fastest"
 
 
 def test_a_quoted_answers_cost_range_is_the_range_of_the_cost_it_states(tmp_path):

@@ -46,6 +46,8 @@ _c("goal.cheapest-timed_deadline",
    N_("the lowest cost per run that meets the deadline, time valued at {money} an hour"), money="money")
 _c("binding.time", N_("the time to train (what costs less per run takes longer than the difference is worth)"))
 _c("binding.cost", N_("cost (nothing that fits costs less per run)"))
+_c("binding.fastest", N_("speed (nothing that can be had trains faster)"))
+_c("binding.fewest-gpus", N_("the GPU count (nothing that can be had runs on fewer GPUs)"))
 _c("binding.no_hourly_offer", N_("no known offer rents it by the hour (the layout to ask a quote on)"))
 _c("binding.deadline", N_("the deadline (fewer GPUs would miss {days})"), days="n_days")
 _c("binding.budget", N_("the budget (a cheaper run needs a longer contract than it allows)"))

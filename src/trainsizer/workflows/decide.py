@@ -175,6 +175,12 @@ def _binding(pick: PlanOption, options: list[PlanOption], late: list[PlanOption]
     return {"code": "cost", "deadline_days": days}
 
 
+def _objective_binding(objective: str, deadline_s: float | None) -> BindingJSON:
+    """What decided a pick on the fastest or fewest-GPUs objective: the objective itself (what binds the cheapest
+    pick, the cost of the options cheaper than it, does not apply)."""
+    return {"code": objective, "deadline_days": round(deadline_s / 86400, 4) if deadline_s else None}
+
+
 def _binding_message(binding: BindingJSON) -> Message:
     code = binding["code"]
     if code == "deadline":
@@ -224,8 +230,9 @@ def recommendation(options: list[PlanOption], order: list[int], objective: str, 
     pr = _run_cost(pick)
     acq = pr.acquisition
     days = _days(pick)
-    binding = _binding(pick, options, late, deadline_s, budget_cheaper,
-                       objective == "cheapest" and bool(time and time.per_hour > 0), max_oom_risk)
+    binding = (_binding(pick, options, late, deadline_s, budget_cheaper,
+                        objective == "cheapest" and bool(time and time.per_hour > 0), max_oom_risk)
+               if objective == "cheapest" else _objective_binding(objective, deadline_s))
     why = _why(pick, objective, binding, deadline_s, currency, time)
     runners: list[RunnerUpJSON] = []
     for i in order[1:]:
