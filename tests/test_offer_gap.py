@@ -64,3 +64,7 @@ def test_a_quoted_answers_cost_range_is_the_range_of_the_cost_it_states(tmp_path
     assert priced[0] > hi  # the layout's priced run costs more than its GPU time: its range is not the answer's
     facts = dict(card(out, "en")["facts"])
     assert f"{lo:,} USD–{hi:,} USD a run" in facts["Range (80 %)"]
+    from trainsizer.report.tables import recommendation_sheet  # the exported sheet says the same range
+
+    sheet = recommendation_sheet(out, out["options"][rec["option"]], True).rows
+    assert [r[1] for r in sheet if str(r[0]).startswith("one training run, ")] == [lo, hi]

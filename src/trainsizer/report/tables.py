@@ -112,9 +112,13 @@ def _range_rows(plan: PlanJSON, pick: OptionJSON, recommended: bool, lang: str) 
     if span:
         rows += [[tr("time to train, low end of its range", lang), _days(span[0]), tr("days", lang)],
                  [tr("time to train, high end of its range", lang), _days(span[1]), tr("days", lang)]]
-    if r.get("per_run_cost"):
-        rows += [[tr("one training run, low end of its range", lang), r["per_run_cost"][0], plan["currency"]],
-                 [tr("one training run, high end of its range", lang), r["per_run_cost"][1], plan["currency"]]]
+    rec = plan.get("recommendation") or {}
+    # a quoted answer states its GPU time's cost: the range is the floor's (offer_gap.floor_range), not the option's
+    cost = ((plan.get("offer_gap") or {}).get("floor_range") if recommended and rec.get("acquisition") == "quote"
+            else r.get("per_run_cost"))
+    if cost:
+        rows += [[tr("one training run, low end of its range", lang), cost[0], plan["currency"]],
+                 [tr("one training run, high end of its range", lang), cost[1], plan["currency"]]]
     if "p_exceeds_capacity" in r:
         rows.append([tr("chance of running out of memory", lang), r["p_exceeds_capacity"], tr("fraction", lang)])
     conf = (plan.get("recommendation") or {}).get("confidence") if recommended else None
