@@ -73,10 +73,16 @@ class Band:
         """The median log factor: the residuals' median where fitted, else the middle of the range."""
         return (self.lo + self.hi) / 2 if self.mid is None else min(max(self.mid, self.lo), self.hi)
 
-    @property
-    def sigma(self) -> float:
-        """The spread of ``u`` as a normal's standard deviation (the 10-90 % span is 2 x 1.2816 sigma)."""
-        return max((self.hi - self.lo) / (2 * 1.2815516), 1e-6)
+    def draw(self, z: Any) -> Any:
+        """``u`` at standard normal draws ``z`` (numbers or arrays) from the split normal :meth:`p_above` reads: the
+        median at :attr:`center`, each side spread from that side of the range, so sampled outcomes and the chances
+        said beside them agree."""
+        import numpy as np  # only sampling needs numpy: an estimate's ranges do not
+
+        z80 = 1.2815516
+        below = max((self.center - self.lo) / z80, 1e-6)
+        above = max((self.hi - self.center) / z80, 1e-6)
+        return self.center + z * np.where(np.asarray(z) < 0, below, above)
 
     def p_above(self, predicted: float, limit: float) -> float:
         """The chance the measured value exceeds ``limit`` given the estimate ``predicted``: ``u`` a split normal

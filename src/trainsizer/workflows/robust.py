@@ -112,8 +112,8 @@ def with_ranges(options: list[PlanOption]) -> list[PlanOption]:
 
 def _samples(options: list[PlanOption], n: int, seed: int) -> np.ndarray:
     """``u`` (log of measured / predicted speed) per sample and option: a family draw shared by the options on
-    one GPU family plus an option's own draw, each option's marginal normal fitted to its range (the draws of
-    ``numpy.random.default_rng(seed)``: the families' first, then the options')."""
+    one GPU family plus an option's own draw, each option's marginal the split normal of its range (``Band.draw``;
+    the draws of ``numpy.random.default_rng(seed)``: the families' first, then the options')."""
     families = sorted({gpu_family(o.gpu) for o in options})
     draws = standard_normals(seed, n * (len(families) + len(options)))
     fam_z = draws[:n * len(families)].reshape(n, len(families))
@@ -123,7 +123,7 @@ def _samples(options: list[PlanOption], n: int, seed: int) -> np.ndarray:
     for j, o in enumerate(options):
         b = _bands(o)[1]
         z = rho * fam_z[:, families.index(gpu_family(o.gpu))] + math.sqrt(1 - rho * rho) * own_z[:, j]
-        cols.append(b.center + b.sigma * z)
+        cols.append(b.draw(z))
     return np.stack(cols, axis=1)
 
 
