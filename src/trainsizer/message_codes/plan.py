@@ -85,7 +85,7 @@ _c("gap.beside", N_("No known offer rents it by the hour; of the priced ways to 
 _c("gap.payback", N_("pays back against that compute only after {runs} runs; its servers have time for {possible} in "
                      "{years} years"), runs="int", possible="int", years="g")
 _c("gap.priced_far", N_("No known offer rents it by the hour, and every priced way to have it costs over {factor} "
-                        "times that a run (the least: {what}, {cost})."), factor="int", what="clause", cost="money")
+                        "times that a run (the least: {what}, {cost})."), factor="num0", what="clause", cost="money")
 _c("gap.payback_sentence", N_("Buying {payback}."), payback="clause")
 _c("gap.hold_ram", N_("at least {gib} GiB of host RAM an instance"), gib="num0")
 _c("plan.over_budget", NP_("{n} option left out: every way to get it commits more than the budget of {money}",
