@@ -83,3 +83,17 @@ def test_a_setting_can_hold_for_the_models_activation():
     assert resolve(scenario_from_dict(gpt2), "llmc")[0].training.activation_kernel == "fused"
     row = _row(estimate_scenario(scenario_from_dict(gpt2), framework="hf-trainer"), "training.activation_kernel")
     assert row["from"] == "profile" and "activations.py" in row["source"]
+
+
+def test_megatron_cores_cross_entropy_keeps_one_fp32_copy_of_the_logits():
+    # megatron/core/tensor_parallel/cross_entropy.py: the fp32 copy is shifted, exponentiated and normalised in place
+    # beside the bf16 logits (6 bytes a logit), where a Hugging Face loss keeps three fp32 tensors (12)
+    job = {**JOB, "parallel": {"gpus": 8, "distributed_optimizer": True}}
+    megatron = estimate_scenario(scenario_from_dict(job), framework="megatron-lm")
+    assert megatron.scenario.training.loss == "vocab-parallel"
+    stated = estimate_scenario(scenario_from_dict({**job, "training": {**job["training"], "loss": "standard"}}),
+                               framework="megatron-lm")
+    logits = 1 * 2048 * 128256  # tokens x vocabulary of one micro-batch (tp 1)
+    saved = (stated.memory.to_dict()["detail_gib"]["logits_and_loss"]
+             - megatron.memory.to_dict()["detail_gib"]["logits_and_loss"]) * 2**30
+    assert saved == pytest.approx(logits * (12 - 6), rel=1e-3)

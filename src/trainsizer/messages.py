@@ -23,7 +23,7 @@ KINDS: dict[str, tuple[str, Any]] = {
     "num1": ("a number, one decimal", 2.63),
     "num2": ("a number, two decimals", 1.234),
     "num3": ("a number, three decimals", 0.5625),
-    "loss": ("a loss kind: standard, chunked, compute-dtype", "chunked"),
+    "loss": ("a loss kind: standard, chunked, compute-dtype, vocab-parallel", "chunked"),
     "g": ("a number as written (no trailing zeros)", 0.8),
     "e1": ("a number in scientific notation, one decimal", 1234567.0),
     "int": ("a whole number", 8),

@@ -40,7 +40,7 @@ Checkpointing = Literal["none", "selective", "selective-op", "every-n-layers", "
 Attention = Literal["flash", "sdpa", "eager"]
 Quantization = Literal["nf4", "nf4-dq", "int8", "int4"]
 Offload = Literal["none", "optimizer", "optimizer+params"]
-Loss = Literal["standard", "chunked", "compute-dtype"]
+Loss = Literal["standard", "chunked", "compute-dtype", "vocab-parallel"]
 SequenceLengths = Literal["fixed", "variable"]
 # what a quantized base linear keeps of its input for backward (estimate/activations.kept_quantized_inputs)
 QuantizedInputs = Literal["saved", "kept", "none"]
@@ -127,7 +127,9 @@ class TrainingSpec(_Strict, KernelSettings, FrameworkSettings):  # zero_grad, ac
     loss: Loss = Field("standard", description="extension: 'chunked' = chunked/fused cross-entropy that "
                        "never materialises fp32 logits of the whole sequence (torchtune, litgpt, Liger); "
                        "'compute-dtype' = a plain cross-entropy left in bf16/fp16 (a model whose code does not "
-                       "upcast its logits, run without autocast, as DeepSpeed runs it)")
+                       "upcast its logits, run without autocast, as DeepSpeed runs it); 'vocab-parallel' = "
+                       "Megatron-Core's vocab-parallel cross-entropy: one fp32 copy of the logits shifted, "
+                       "exponentiated and normalised in place and kept for backward, beside the compute-dtype logits")
     optimizer_in_backward: Flag = Field(False, description="extension: the optimizer steps each parameter "
                                         "during backward and frees its gradient (torchtune optimizer_in_bwd)")
     freeze_trainable_layers: Int = Field(2, gt=0, le=100_000, description="extension: method freeze trains the last N "

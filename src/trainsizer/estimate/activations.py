@@ -417,8 +417,8 @@ def _stage_activations(sc: Scenario, arch: Architecture, p: MemoryModel, st: Tra
         # Liger's fused linear cross-entropy (linkedin/Liger-Kernel src/liger_kernel/ops/fused_linear_cross_entropy.py)
         # runs the lm_head and the loss chunk by chunk: a standard loss under it is a chunked one
         loss = "chunked" if tr.liger_kernel and tr.loss == "standard" else tr.loss
-        per_logit = {"chunked": e + p.logits.chunked_extra_bytes, "compute-dtype": e * p.logits.compute_dtype_copies
-                     }.get(loss, p.logits.standard_bytes)
+        per_logit = {"chunked": e + p.logits.chunked_extra_bytes, "compute-dtype": e * p.logits.compute_dtype_copies,
+                     "vocab-parallel": e + p.logits.vocab_parallel_fp32_bytes}.get(loss, p.logits.standard_bytes)
         logits = tokens * arch.vocab_size / tp * per_logit + tokens * final_norm_input_per_token(arch)
         saved += lm_head_cast_bytes(sc, arch)  # a bf16 copy of an fp16 LM head, saved for backward
         logits_why = msg("mem.logits", tokens=tokens, vocab=arch.vocab_size, b=per_logit, loss=loss)

@@ -79,6 +79,7 @@ class Logits:
     standard_bytes: float
     compute_dtype_copies: float
     chunked_extra_bytes: float
+    vocab_parallel_fp32_bytes: float
     source: str
 
 

@@ -26,7 +26,8 @@ STEP_TERMS = {
 }
 COOLING = {"air": N_("air"), "rear-door": N_("rear-door"), "liquid": N_("liquid")}
 BINDS = {"power": N_("power"), "cooling": N_("cooling")}
-LOSSES = {"standard": N_("standard"), "chunked": N_("chunked"), "compute-dtype": N_("compute-dtype")}
+LOSSES = {"standard": N_("standard"), "chunked": N_("chunked"), "compute-dtype": N_("compute-dtype"),
+          "vocab-parallel": N_("vocab-parallel")}
 STORAGE = {"nas": N_("NAS"), "parallel fs": N_("parallel file system")}
 COMPONENTS = {  # the components of the price data (prices.yaml ``components``) by name
     "host_dram_per_gb": N_("host RAM (per GB)"), "nvme_ssd_per_tb": N_("NVMe SSD (per TB)"),
