@@ -148,6 +148,16 @@ def test_a_rental_on_a_contract_names_its_term_where_its_cost_is_shown():
     assert ot.run_cell(leases[0], "CNY", "zh-CN").startswith("租用，3 年合约：")
     text = CliRunner().invoke(app, [*args, "--all-rankings"], env={"COLUMNS": "400"}).output
     assert any(f"rent, 3-year contract: {w.money(o['per_run']['cost'], 'CNY', 'en')}" in text for o in leases)
+    # the answer card's runner-ups say it the same way
+    from trainsizer.report.answer import card
+
+    lease = leases[0]
+    rec = {**out["recommendation"], "runner_ups": [
+        {"option": out["options"].index(lease), "gpu": lease["hardware"]["gpu"], "gpus": lease["hardware"]["gpus"],
+         "acquisition": "rent", "per_run": lease["per_run"]["cost"], "days": None, "trade": None}]}
+    runner = card({**out, "recommendation": rec}, "en")["runner_ups"][0]
+    billed = w.money(lease["per_run"]["cost"], "CNY", "en")
+    assert dict(runner["facts"])["Per run"] == f"rent, 3-year contract: {billed}"
 
 
 def test_a_rented_answer_is_not_judged_against_the_users_racks():

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 from trainsizer.i18n import N_, tr
 from trainsizer.report import words as w
 from trainsizer.report.message_text import text, texts
-from trainsizer.report.option_text import confidence, confidence_text, range_text
+from trainsizer.report.option_text import confidence, confidence_text, contract_cost, range_text
 
 if TYPE_CHECKING:  # the plan document's keys (workflows.plan_schema)
     from trainsizer.workflows.plan_schema import OfferJSON, PlanJSON, RecommendationJSON
@@ -213,7 +213,9 @@ def card(out: PlanJSON, lang: str) -> Card:
     facts += _ranges(out, rec, lang) + ([(tr("Adjusted for", lang), w.join(adjusted, lang))] if adjusted else [])
     runners: list[RunnerCard] = []
     for r in rec.get("runner_ups") or []:
-        r_facts = [(tr("Per run", lang), w.money(r.get("per_run"), cur, lang)),
+        # a contract's bill names its term, as the tables do (option_text.contract_cost)
+        billed = contract_cost(out["options"][r["option"]], cur, lang)
+        r_facts = [(tr("Per run", lang), billed or w.money(r.get("per_run"), cur, lang)),
                    (tr("Time to train", lang), _time(out, r["option"], r.get("days"), lang))]
         runners.append({
             "title": _action(r["acquisition"], r["gpus"], r["gpu"], None, lang), "facts": r_facts,

@@ -120,15 +120,22 @@ def run_cell(o: OptionJSON, currency: str, lang: str, gap: str = " ") -> str:
     pr = o.get("per_run") or {}
     if pr.get("cost") is None:
         return w.MISSING
-    how, cost = w.word(w.ACQUISITIONS, pr["acquisition"], lang), w.money(pr["cost"], currency, lang)
-    rent = pr.get("rent") if pr["acquisition"] == "rent" else None
-    if rent and rent["term"] not in w.PAY_AS_YOU_GO:
-        term = w.contract(rent["term"], rent.get("min_term_hours") or rent.get("billed_hours"), lang)
-        run = tr("{acquisition}, {term}: {cost}", lang, acquisition=how, term=term, cost=cost)
-    else:
-        run = f"{how} {cost}"
+    run = contract_cost(o, currency, lang) or (f"{w.word(w.ACQUISITIONS, pr['acquisition'], lang)} "
+                                               f"{w.money(pr['cost'], currency, lang)}")
     span = (o.get("range") or {}).get("per_run_cost")
     return f"{run}{gap}({w.money(span[0], currency, lang)}–{w.money(span[1], currency, lang)})" if span else run
+
+
+def contract_cost(o: OptionJSON, currency: str, lang: str) -> str | None:
+    """A run's cost where it is a rental contract's bill, with the term ("rent, 3-year contract: 2.30 M CNY"); None
+    for a pay-as-you-go rental, a purchase or no cost."""
+    pr = o.get("per_run") or {}
+    rent = pr.get("rent") if pr.get("acquisition") == "rent" and pr.get("cost") is not None else None
+    if not rent or rent["term"] in w.PAY_AS_YOU_GO:
+        return None
+    term = w.contract(rent["term"], rent.get("min_term_hours") or rent.get("billed_hours"), lang)
+    return tr("{acquisition}, {term}: {cost}", lang, acquisition=w.word(w.ACQUISITIONS, "rent", lang), term=term,
+              cost=w.money(pr["cost"], currency, lang))
 
 
 def memory_cell(o: OptionJSON, sep: str = "/", gap: str = " ", lang: str = "en") -> str:
