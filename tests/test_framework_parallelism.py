@@ -112,3 +112,10 @@ def test_a_plan_leaves_out_the_gpus_its_framework_does_not_train_on(tmp_path, mo
     code, out = run_cli(["plan", path, "--currency", "CNY", "--gpu", "ascend-910b-64gb"], monkeypatch, capsys)
     lines = [line for line in out.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1 and "--gpu" in lines[0] and "mindspeed-llm" in lines[0], out
+
+
+def test_a_plan_refuses_a_job_whose_own_gpu_its_framework_does_not_train_on(tmp_path, monkeypatch, capsys) -> None:
+    path = _scenario(tmp_path, "megatron-lm", {}, gpu="ascend-910b-64gb")
+    code, out = run_cli(["plan", path, "--currency", "CNY"], monkeypatch, capsys)
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "hardware.gpu" in lines[0] and "mindspeed-llm" in lines[0], out
