@@ -10,8 +10,6 @@ named framework does not run is refused, and the planner searches only those it 
 from trainsizer.frameworks.parallelism import Parallelism
 from trainsizer.frameworks.profiles import (
     INTERNALS,
-    VENDOR_REFUSED,
-    VENDOR_REFUSED_ONLY,
     FrameworkUse,
     Profile,
     Setting,
@@ -19,6 +17,7 @@ from trainsizer.frameworks.profiles import (
     check_gpu_vendor,
     expert_parallel_families,
     families,
+    gpu_refused,
     load_profile,
     method_families,
     parallelism_of,
@@ -27,6 +26,6 @@ from trainsizer.frameworks.profiles import (
     runs_method,
 )
 
-__all__ = ["INTERNALS", "VENDOR_REFUSED", "VENDOR_REFUSED_ONLY", "FrameworkUse", "Parallelism", "Profile", "Setting",
-           "assumed", "check_gpu_vendor", "expert_parallel_families", "families", "load_profile", "method_families",
-           "parallelism_of", "resolve", "runs_expert_parallel", "runs_method"]
+__all__ = ["INTERNALS", "FrameworkUse", "Parallelism", "Profile", "Setting", "assumed", "check_gpu_vendor",
+           "expert_parallel_families", "families", "gpu_refused", "load_profile", "method_families", "parallelism_of",
+           "resolve", "runs_expert_parallel", "runs_method"]

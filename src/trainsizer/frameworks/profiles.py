@@ -212,12 +212,12 @@ def parallelism_of(framework: str | None, method: str) -> Parallelism | None:
 
 
 # ``--gpu`` / ``hardware.gpu`` under a framework that does not train on the GPU's vendor: what it says per field
-VENDOR_REFUSED = N_("{value} is a {vendor} accelerator, which {framework} does not train on (training.framework); "
+_VENDOR_REFUSED = N_("{value} is a {vendor} accelerator, which {framework} does not train on (training.framework); "
                     "accepted: a GPU from {accepted}, or training.framework one of {frameworks}")
 _LAYOUT_REFUSED = N_("{value} is not a layout {framework} runs (training.framework); accepted: {accepted}, or "
                      "training.framework one of {frameworks}")
 # the same where no framework's profile says it runs it
-VENDOR_REFUSED_ONLY = N_("{value} is a {vendor} accelerator, which {framework} does not train on "
+_VENDOR_REFUSED_ONLY = N_("{value} is a {vendor} accelerator, which {framework} does not train on "
                          "(training.framework); accepted: a GPU from {accepted}")
 _LAYOUT_REFUSED_ONLY = N_("{value} is not a layout {framework} runs (training.framework); accepted: {accepted}")
 
@@ -233,12 +233,18 @@ def check_parallelism(scenario: Scenario, use: "FrameworkUse", vendor: str | Non
     method = scenario.training.method
     others = [f for f in method_families(method)
               if admits(load_profile(f).parallelism, scenario.parallel, vendor, refused.field)]
-    vendor_field = refused.field == "hardware.gpu"
-    template = ((VENDOR_REFUSED if vendor_field else _LAYOUT_REFUSED) if others
-                else (VENDOR_REFUSED_ONLY if vendor_field else _LAYOUT_REFUSED_ONLY))
-    value = scenario.hardware.gpu if refused.field == "hardware.gpu" else refused.value
-    raise InputError(refused.field, template, value=value, vendor=vendor, framework=use.framework,
-                     accepted=refused.accepted, frameworks=", ".join(others))
+    if refused.field == "hardware.gpu":
+        raise gpu_refused(refused.field, str(scenario.hardware.gpu), refused.value, use.framework, refused.accepted,
+                          others)
+    raise InputError(refused.field, _LAYOUT_REFUSED if others else _LAYOUT_REFUSED_ONLY, value=refused.value,
+                     framework=use.framework, accepted=refused.accepted, frameworks=", ".join(others))
+
+
+def gpu_refused(field: str, gpu: str, vendor: str, framework: str, accepted: str, others: list[str]) -> InputError:
+    """The one-line refusal of ``gpu`` (named by ``field``: ``hardware.gpu`` or ``--gpu``), a ``vendor`` accelerator
+    ``framework`` does not train on: the vendors it does (``accepted``), and the frameworks to name instead."""
+    return InputError(field, _VENDOR_REFUSED if others else _VENDOR_REFUSED_ONLY, value=gpu, vendor=vendor,
+                      framework=framework, accepted=accepted, frameworks=", ".join(others))
 
 
 # ``SettingUse.to_dict`` ("from" is a keyword: the functional form)

@@ -4,15 +4,7 @@ is MindSpeed-LLM."""
 
 from __future__ import annotations
 
-from trainsizer.errors import InputError
-from trainsizer.frameworks import (
-    VENDOR_REFUSED,
-    VENDOR_REFUSED_ONLY,
-    Parallelism,
-    load_profile,
-    method_families,
-    parallelism_of,
-)
+from trainsizer.frameworks import Parallelism, gpu_refused, load_profile, method_families, parallelism_of
 from trainsizer.hardware.catalog import Catalog
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.scenario import Scenario
@@ -54,7 +46,5 @@ def _refuse(field: str, gpu: str, job: Scenario, cat: Catalog, runs: Parallelism
     if others is None:
         others = [f for f in method_families(job.training.method)
                   if (p := load_profile(f).parallelism).vendors is not None and p.runs_vendor(vendor)]
-    assert runs.vendors is not None
-    raise InputError(field, VENDOR_REFUSED if others else VENDOR_REFUSED_ONLY, value=gpu, vendor=vendor,
-                     framework=job.training.framework, accepted=", ".join(runs.vendors.runs),
-                     frameworks=", ".join(others))
+    assert runs.vendors is not None and job.training.framework is not None
+    raise gpu_refused(field, gpu, vendor, job.training.framework, ", ".join(runs.vendors.runs), others)
