@@ -3,8 +3,7 @@ accepted with exactly its spelling and meaning; unknown keys are rejected with t
 optional keys are the ones documented in docs/guide-scenarios.md ("Scenario format") and the field descriptions below.
 """
 
-# Annotations stay objects here (no `from __future__ import annotations`): pydantic reads each field's type as
-# is, without compiling its text into a ForwardRef first (~0.1 ms a model class, at every command's import).
+# Annotations stay objects (no `from __future__ import annotations`): pydantic reads each type as is (~0.1 ms a class).
 import difflib
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
@@ -28,6 +27,7 @@ from trainsizer.scenario_data import DataSettings, DataShape, LengthBin
 from trainsizer.scenario_framework import FrameworkSettings
 from trainsizer.scenario_kernels import CommSettings, KernelSettings
 from trainsizer.scenario_moe import ExpertSettings, expert_grid_fits
+from trainsizer.scenario_pipeline import PipelineSettings
 
 Method = Literal["full", "lora", "qlora", "freeze"]
 PRETRAINING_NAMES = ("pretrain", "pretraining", "pt", "cpt", "continuedpretraining", "continuedpretrain")
@@ -204,7 +204,7 @@ class TrainingSpec(_Strict, KernelSettings, FrameworkSettings):  # zero_grad, ac
         return self
 
 
-class ParallelSpec(_Strict, CommSettings, ExpertSettings):  # overlap_grad_reduce; etp, moe_* (scenario_moe.py)
+class ParallelSpec(_Strict, CommSettings, ExpertSettings, PipelineSettings):  # scenario_kernels, _moe, _pipeline
     gpus: Int = Field(gt=0, le=MAX_GPUS)
     tp: Int = Field(1, gt=0, le=1024)
     pp: Int = Field(1, gt=0, le=4096)

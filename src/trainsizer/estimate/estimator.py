@@ -28,6 +28,7 @@ from trainsizer.models.architecture import Architecture
 from trainsizer.models.catalog import resolve_model
 from trainsizer.models.param_counts import ParamCounts, count_params
 from trainsizer.scenario import Precision, Scenario, load_scenario, scenario_from_dict
+from trainsizer.scenario_pipeline import SPLIT_EXTRA_LAYERS
 
 if TYPE_CHECKING:
     from trainsizer.estimate.estimate_json import EstimateJSON, MemoryIntervalJSON, PerformanceIntervalJSON
@@ -145,6 +146,17 @@ def _check_links(scenario: Scenario, catalog: Catalog) -> None:
         catalog.link(scenario.hardware.inter_node, "hardware.inter_node", INTER_NODE_SCOPES)
 
 
+def _check_split(split: str, pp: int, virtual_pp: int, layers: int) -> None:
+    """A split that counts the embedding or loss as layers needs the layers and those to divide by pp x virtual_pp
+    (Megatron-Core asserts it: estimate/pipeline_split.py)."""
+    extra = sum(SPLIT_EXTRA_LAYERS[split])
+    if (layers + extra) % (pp * virtual_pp):
+        raise InputError("parallel.pipeline_split", N_("{split}: the model's {layers} layers and {extra} more do not "
+                                                       "divide over pp*virtual_pp = {stages} stages; accepted: even, "
+                                                       "or pp*virtual_pp dividing {total}"),
+                         split=split, layers=layers, extra=extra, stages=pp * virtual_pp, total=layers + extra)
+
+
 def check_layout(scenario: Scenario, arch: Architecture, catalog: Catalog | None = None) -> None:
     """Layout constraints that need the architecture (heads divisible by tp, pp <= layers, ...)."""
     par = scenario.parallel
@@ -154,9 +166,11 @@ def check_layout(scenario: Scenario, arch: Architecture, catalog: Catalog | None
     if par.tp > 1 and arch.num_kv_heads % par.tp and par.tp % arch.num_kv_heads:
         raise InputError("parallel.tp", N_("{tp} and num_key_value_heads ({heads}) must divide one another"),
                          tp=par.tp, heads=arch.num_kv_heads)
-    if par.pp * par.virtual_pp > arch.num_layers:
+    if par.pp * par.virtual_pp > arch.num_layers + sum(SPLIT_EXTRA_LAYERS[par.pipeline_split]):
         raise InputError("parallel.pp", N_("pp*virtual_pp = {stages} exceeds the model's {layers} layers"),
                          stages=par.pp * par.virtual_pp, layers=arch.num_layers)
+    if par.pipeline_split != "even" and par.pp > 1:
+        _check_split(par.pipeline_split, par.pp, par.virtual_pp, arch.num_layers)
     if par.ep > 1 and (not arch.moe or arch.moe.num_experts % par.ep):
         experts = arch.moe.num_experts if arch.moe else 0
         if experts:

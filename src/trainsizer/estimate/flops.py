@@ -277,11 +277,13 @@ def count_step_flops(scenario: Scenario, arch: Architecture) -> StepFlops:
                      head_per_token=head_cost)
 
 
-def pipeline_stage_linear(linear_per_token: Any, head_per_token: Any, pp: Any) -> Any:
+def pipeline_stage_linear(linear_per_token: Any, head_per_token: Any, pp: Any, share: Any = 1.0,
+                          holds_head: bool = True) -> Any:
     """The linear GEMM FLOPs per token of the pipeline's slowest stage, times ``pp`` (so that dividing by ``pp``,
-    as every other per-GPU term does, gives the stage's own): the layers split evenly over the stages and the LM head
-    on the last one besides its layers (Megatron-LM's default split, ``num_layers`` divisible by the pipeline size:
-    Narayanan et al. 2021, arXiv:2104.04473, section 2.2; the head's cost is why Llama 3 moved a layer off the first
-    and last stages, Dubey et al. 2024, arXiv:2407.21783, section 3.3.2). Every stage waits for the slowest, in the
-    steady state and in the bubble. Floats or arrays (plan/fast.py)."""
-    return linear_per_token + (pp - 1) * head_per_token
+    as every other per-GPU term does, gives the stage's own): ``share`` times the mean stage's layers and, where it
+    holds it, the LM head besides (estimate/pipeline_split.py: under Megatron-LM's default even split the last
+    stage, ``share`` 1; Narayanan et al. 2021, arXiv:2104.04473, section 2.2). Every stage waits for the slowest, in
+    the steady state and in the bubble. Floats or arrays (plan/fast.py)."""
+    if not holds_head:
+        return share * (linear_per_token - head_per_token)
+    return share * linear_per_token + (pp - share) * head_per_token

@@ -27,6 +27,7 @@ from trainsizer.estimate.gemm_rows import gemm_ceiling, reference_share, with_ov
 from trainsizer.estimate.grad_overlap import gather_overlaps, reduce_overlaps
 from trainsizer.estimate.model_params import MemoryModel, Overlap, PerformanceModel
 from trainsizer.estimate.part_figures import PartFigures
+from trainsizer.estimate.pipeline_split import BusiestStage, busiest_stage
 from trainsizer.estimate.raw_terms import RawStep
 from trainsizer.estimate.state_terms import expert_data_shards, expert_state_shards, split_shards, state_shards
 from trainsizer.estimate.step_layout import StepLayout
@@ -67,6 +68,11 @@ class StepContext:
             self.layout = StepLayout.of(self.scenario, self.arch)
         if self.part is None:
             self.part = PartFigures.of(self.gpu, self.dtype, self.params)
+        fl = self.flops  # a layer's GEMM and attention FLOPs against the LM head's, to find the busiest stage
+        layer = (fl.linear_per_token - fl.head_per_token + fl.expert_per_token + fl.attention_per_token) \
+            / self.arch.num_layers
+        self.stage: BusiestStage = busiest_stage(self.arch.num_layers, self.layout.pp, self.layout.virtual_pp,
+                                                 self.scenario.parallel.pipeline_split, layer, fl.head_per_token)
 
     @property
     def tokens_mb(self) -> Any:
@@ -86,8 +92,8 @@ class StepContext:
         return self.part.hbm_bytes_per_s
 
     @property
-    def layers_per_stage(self) -> Any:
-        return self.arch.num_layers / self.layout.pp
+    def layers_per_stage(self) -> Any:  # on the stage that sets the pace (estimate/pipeline_split.py)
+        return self.stage.layers
 
     @property
     def overlap(self) -> Overlap:
@@ -138,7 +144,7 @@ def saved_traffic_s(ctx: StepContext, counted: Any = None) -> Any:
 
         counted = eager_traffic_bytes(ctx.scenario, ctx.arch, ctx.memory_params)
     passes = 1.0 + 0.5 * ctx.layout.recomputed_elementwise
-    return counted / ctx.layout.pp * passes / ctx.hbm_bytes_per_s
+    return counted / ctx.layout.pp * ctx.stage.share * passes / ctx.hbm_bytes_per_s
 
 
 def dequantization_mb(ctx: StepContext) -> Any:
@@ -177,7 +183,7 @@ def expert_parallel_mb(ctx: StepContext, load: Any) -> Any:
     one = moe.dispatch_combine_s(tokens * arch.hidden_size * ctx.act_bytes, arch.moe.experts_per_token,
                                  lay.ep, stride, ctx.fabric, comm_params.busbw_fraction["scale-up"], kernels,
                                  arch.moe.num_experts, par.moe_token_ranks, ctx.part.architecture)
-    return arch.moe_layers / lay.pp * moe.all_to_all_passes(lay.recomputed_moe) * one * load
+    return arch.moe_layers / lay.pp * ctx.stage.share * moe.all_to_all_passes(lay.recomputed_moe) * one * load
 
 
 def pipeline_p2p_mb(ctx: StepContext) -> Any:
@@ -264,7 +270,7 @@ def optimizer_and_offload_s(ctx: StepContext) -> tuple[Any, Any]:
 def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
     """The step's terms of one layout (numbers), or of many (arrays: the planner's screen, which passes the
     element-wise traffic it counts from its per-layer basis as ``counted_traffic``, :func:`saved_traffic_s`)."""
-    lay, fl, arch, tr = ctx.layout, ctx.flops, ctx.arch, ctx.scenario.training
+    lay, fl, arch, tr, stage = ctx.layout, ctx.flops, ctx.arch, ctx.scenario.training, ctx.stage
     split = ctx.tokens_mb / (lay.tp * lay.cp * lay.pp)
 
     def at_peak(flops_per_token: Any, peak: Any) -> Any:  # nothing where the part states no peak
@@ -286,10 +292,10 @@ def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
         expert_width = arch.moe.expert_intermediate_size / etp
     return RawStep(lay.accumulation, part.architecture, ctx.dtype,
                    ctx.attention_dtype or ctx.dtype, ctx.local_tokens, arch.hidden_size / lay.tp,
-                   at_peak(pipeline_stage_linear(fl.linear_per_token, fl.head_per_token, lay.pp),
-                           ctx.peak_tflops * sustained),
-                   at_peak(fl.expert_per_token, expert_peak * sustained) * load, expert_tokens, expert_width,
-                   at_peak(fl.attention_per_token, attention_peak * sustained),
+                   at_peak(pipeline_stage_linear(fl.linear_per_token, fl.head_per_token, lay.pp, stage.share,
+                                                 stage.holds_head), ctx.peak_tflops * sustained),
+                   at_peak(fl.expert_per_token, expert_peak * sustained) * load * stage.share, expert_tokens,
+                   expert_width, at_peak(fl.attention_per_token, attention_peak * sustained) * stage.share,
                    tr.attention, saved_traffic_s(ctx, counted_traffic), dequantization_mb(ctx),
                    *tp_schedule.tensor_parallel_mb(ctx), context_parallel_mb(ctx), expert_parallel_mb(ctx, load),
                    pipeline_p2p_mb(ctx), zero3_mb(ctx), data_parallel_sync_s(ctx), data_parallel_gather_s(ctx),
@@ -299,7 +305,8 @@ def raw_step(ctx: StepContext, counted_traffic: Any = None) -> RawStep:
                    part.row_scale, activation_ops_mb(ctx, ctx.layout.recomputed_elementwise),
                    reduce_overlaps(ctx.scenario.parallel.overlap_grad_reduce),
                    part.overhead_scale, arch.hidden_size, part.ridge,
-                   expert_dtype, moe.host_syncs(arch.moe_layers / lay.pp, lay.recomputed_moe) if arch.moe else 0.0,
+                   expert_dtype,
+                   moe.host_syncs(arch.moe_layers / lay.pp * stage.share, lay.recomputed_moe) if arch.moe else 0.0,
                    float(ctx.scenario.parallel.moe_a2a_overlap))
 
 

@@ -98,7 +98,8 @@ def tensor_parallel_mb(ctx: Any) -> tuple[Any, Any, Any]:
     column_s = ctx.layers_per_stage * 2 * ctx.local_tokens * ctx.arch.hidden_size * column_parallel_width(ctx.arch) \
         / lay.tp / per_s
     # under tp_comm_overlap every linear GEMM of the micro-batch is the window (split.window_gemms < 0)
-    linear_s = pipeline_stage_linear(ctx.flops.linear_per_token, ctx.flops.head_per_token, lay.pp) \
+    linear_s = pipeline_stage_linear(ctx.flops.linear_per_token, ctx.flops.head_per_token, lay.pp,
+                                     ctx.stage.share, ctx.stage.holds_head) \
         * ctx.tokens_mb / (lay.tp * lay.cp * lay.pp) / per_s
     return split.exposed_units * unit, split.hideable_units * unit, \
         where(split.window_gemms < 0, linear_s, split.window_gemms * column_s)

@@ -25,6 +25,7 @@ from typing import Any
 
 from trainsizer.estimate.cache_keys import json_key
 from trainsizer.estimate.model_params import MemoryModel
+from trainsizer.estimate.pipeline_split import stage_layer_indices
 from trainsizer.messages import Message
 from trainsizer.models.architecture import Architecture
 from trainsizer.models.param_counts import Linear, count_params, layer_linears, layer_norm_params
@@ -131,10 +132,10 @@ class TrainingState:
                    for layer in self.layers)
 
     def stage_layers(self, stage: int) -> list[LayerState]:
-        pp = self.scenario.parallel.pp
-        n = len(self.layers)
-        start, end = stage * n // pp, (stage + 1) * n // pp
-        return self.layers[start:end]
+        """The layers pipeline rank ``stage`` holds (estimate/pipeline_split.py)."""
+        par = self.scenario.parallel
+        return [self.layers[i] for i in stage_layer_indices(len(self.layers), par.pp, par.virtual_pp,
+                                                             par.pipeline_split, stage)]
 
 
 # peft's default target modules per model type (peft/utils/constants.py,

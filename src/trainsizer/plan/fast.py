@@ -118,8 +118,10 @@ class JobBasis:
 
 
 def _probe(scenario: Scenario, **parallel: Any) -> Scenario:
-    """A copy of the scenario with another layout, without re-validation (probes only)."""
-    return scenario.model_copy(update={"parallel": scenario.parallel.model_copy(update=parallel)})
+    """A copy of the scenario with another layout, its layers split evenly (the screen's), without re-validation
+    (probes only)."""
+    even = {} if scenario.parallel.pipeline_split == "even" else {"pipeline_split": "even"}
+    return scenario.model_copy(update={"parallel": scenario.parallel.model_copy(update={**even, **parallel})})
 
 
 def _contents(layer: LayerState) -> tuple[Any, ...]:

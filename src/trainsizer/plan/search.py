@@ -143,7 +143,8 @@ def _scenario_for(job: Scenario, gpu: Accelerator, lay: Layouts, i: int, inter: 
         "gpus": gpus, "tp": int(lay.tp[i]), "pp": int(lay.pp[i]), "cp": int(lay.cp[i]),
         "virtual_pp": int(lay.vpp[i]), "zero": int(lay.zero[i]), "distributed_optimizer": bool(lay.dist_opt[i]),
         "sequence_parallel": bool(lay.sp[i]), "offload": OFFLOAD[int(lay.offload[i])], "ep": int(lay.ep[i]),
-        "zero_shard_gpus": int(lay.zero_shard[i]) or job.parallel.zero_shard_gpus})
+        "zero_shard_gpus": int(lay.zero_shard[i]) or job.parallel.zero_shard_gpus,
+        **({} if job.parallel.pipeline_split == "even" else {"pipeline_split": "even"})})  # as the screen splits
     per_node = int(lay.gpus_per_node[i])
     hardware = one_copy(blocks, job.hardware, {
         "gpu": gpu.id, "gpus_per_node": min(per_node, gpus), "intra_node": intra or gpu.default_intra_node,

@@ -1,0 +1,72 @@
+"""How a pipeline's layers fall on its stages (``parallel.pipeline_split``) and which stage sets the step's pace.
+
+- Even (Megatron-LM's default): ``num_layers / pp`` layers a stage, the output layer on the last besides its share
+  (Narayanan et al. 2021, arXiv:2104.04473, section 2.2), which makes the last stage the busiest.
+- Embedding and/or loss counted as layers (Megatron-Core ``account_for_embedding_in_pipeline_split`` /
+  ``account_for_loss_in_pipeline_split``, megatron/core/transformer/transformer_block.py ``get_num_layers_to_build``
+  @ d98e8a64dd): ``(num_layers + extra) / (pp x vp)`` slots per virtual stage, one layer fewer built on the first
+  virtual stage of the first rank and on the last virtual stage of the last; virtual stage ``c`` runs on rank
+  ``c mod pp`` (interleaved schedule, Narayanan et al. 2021, section 2.2.1). The head's cost is why Llama 3 moved a
+  layer off the first and last stages (Dubey et al. 2024, arXiv:2407.21783, section 3.3.2).
+
+Every stage waits for the slowest in the steady state and in the bubble, so the step is priced on the rank whose
+layers and output layer cost the most FLOPs (:func:`busiest_stage`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from trainsizer.scenario_pipeline import SPLIT_EXTRA_LAYERS
+
+
+@dataclass(frozen=True)
+class BusiestStage:
+    """The pipeline rank that sets the pace: its layers (a fraction under an even split of layers ``pp`` does not
+    divide), those over the mean ``num_layers / pp`` (``share``: 1 under an even split) and whether it holds the
+    output layer."""
+
+    layers: Any
+    share: float
+    holds_head: bool
+
+
+def virtual_stage_layers(num_layers: int, pp: int, virtual_pp: int, split: str) -> list[int]:
+    """Layers built on each virtual stage, in model order, under a split that counts the embedding and / or loss
+    (module docstring); ``ValueError`` where the layers and those do not divide by ``pp x virtual_pp``."""
+    before, after = SPLIT_EXTRA_LAYERS[split]
+    stages = pp * virtual_pp
+    if (num_layers + before + after) % stages:
+        raise ValueError(f"{num_layers} layers + {before + after} must divide by pp x virtual_pp = {stages}")
+    counts = [(num_layers + before + after) // stages] * stages
+    counts[0] -= before
+    counts[-1] -= after
+    if min(counts) < 0:
+        raise ValueError(f"{num_layers} layers leave a virtual stage with fewer than none")
+    return counts
+
+
+def stage_layer_indices(num_layers: int, pp: int, virtual_pp: int, split: str, stage: int) -> list[int]:
+    """Indices of the layers pipeline rank ``stage`` holds: its virtual stages ``stage``, ``stage + pp``, ... under a
+    split that counts the embedding or loss; the ``stage``-th contiguous share under an even one."""
+    if split == "even" or pp <= 1:
+        return list(range(stage * num_layers // pp, (stage + 1) * num_layers // pp))
+    indices, start = [], 0
+    for chunk, count in enumerate(virtual_stage_layers(num_layers, pp, virtual_pp, split)):
+        if chunk % pp == stage:
+            indices.extend(range(start, start + count))
+        start += count
+    return indices
+
+
+def busiest_stage(num_layers: int, pp: Any, virtual_pp: Any, split: str, layer_flops: float,
+                  head_flops: float) -> BusiestStage:
+    """The rank whose layers (``layer_flops`` per token each) and output layer (``head_flops``, on the last rank)
+    cost the most; ``pp`` may be an array of layouts under an even split (the planner's screen)."""
+    if split == "even" or not isinstance(pp, int) or pp <= 1:
+        return BusiestStage(num_layers / pp, 1.0, True)
+    counts = [len(stage_layer_indices(num_layers, pp, virtual_pp, split, s)) for s in range(pp)]
+    costs = [n * layer_flops + (head_flops if s == pp - 1 else 0.0) for s, n in enumerate(counts)]
+    busiest = max(range(pp), key=lambda s: (costs[s], s))
+    return BusiestStage(float(counts[busiest]), counts[busiest] * pp / num_layers, busiest == pp - 1)
