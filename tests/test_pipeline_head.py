@@ -122,3 +122,16 @@ def test_a_split_whose_layers_do_not_divide_over_the_stages_names_the_field():
     with pytest.raises(InputError) as err:
         estimate(scenario_from_dict(job))
     assert err.value.field == "parallel.pipeline_split" and "29" in str(err.value)
+
+
+def test_an_even_split_of_layers_the_stages_do_not_divide_says_so_and_names_the_split_megatron_needs():
+    job = _split_job("even")
+    job["parallel"].update({"gpus": 4, "pp": 4})  # 28 layers over 4 stages divide: no note
+    codes = [n.code for n in estimate(scenario_from_dict(job)).performance.notes]
+    assert "step.pipeline_uneven" not in codes
+    job["parallel"].update({"gpus": 6, "pp": 6})  # 28 over 6 do not
+    notes = {n.code: n for n in estimate(scenario_from_dict(job)).performance.notes}
+    assert notes["step.pipeline_uneven"].args["per"] == pytest.approx(28 / 6)
+    job["parallel"]["pipeline_split"] = "embedding-and-loss"  # stated: priced as built, nothing to say
+    codes = [n.code for n in estimate(scenario_from_dict(job)).performance.notes]
+    assert "step.pipeline_uneven" not in codes

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from trainsizer.messages import Message, msg
 from trainsizer.scenario_pipeline import SPLIT_EXTRA_LAYERS
 
 
@@ -70,3 +71,13 @@ def busiest_stage(num_layers: int, pp: Any, virtual_pp: Any, split: str, layer_f
     costs = [n * layer_flops + (head_flops if s == pp - 1 else 0.0) for s, n in enumerate(counts)]
     busiest = max(range(pp), key=lambda s: (costs[s], s))
     return BusiestStage(float(counts[busiest]), counts[busiest] * pp / num_layers, busiest == pp - 1)
+
+
+def uneven_split_note(num_layers: int, pp: int, virtual_pp: int, split: str) -> Message | None:
+    """That an even split was priced over stages the layers do not divide into (a fraction of a layer a stage, the
+    average of the uneven split a framework would build); Megatron-LM refuses it (``get_num_layers_to_build`` asserts
+    the layers divide), its recipes count the embedding and the loss as layers instead. None where they divide."""
+    stages = pp * virtual_pp
+    if split != "even" or pp <= 1 or num_layers % stages == 0:
+        return None
+    return msg("step.pipeline_uneven", layers=num_layers, stages=stages, per=num_layers / pp)

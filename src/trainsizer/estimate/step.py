@@ -20,6 +20,7 @@ from trainsizer.estimate.flops import StepFlops, step_flops
 from trainsizer.estimate.gemm_rows import reference_share, with_overhead
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel, performance_model
 from trainsizer.estimate.peak import peak_share
+from trainsizer.estimate.pipeline_split import uneven_split_note
 from trainsizer.estimate.step_terms import (
     StepContext,
     combine_step,
@@ -188,6 +189,8 @@ def estimate_performance(scenario: Scenario, arch: Architecture, gpu: Accelerato
         perf.notes.append(msg("step.mfu_ceiling_held", architecture=gpu.architecture or gpu.id, precision=tr.precision,
                               pct=ceiling))
     perf.notes.extend(moe_notes(par) if arch.moe else [])
+    split_note = uneven_split_note(arch.num_layers, par.pp, par.virtual_pp, par.pipeline_split)
+    perf.notes.extend([split_note] if split_note else [])
     perf.notes.append(msg("step.data_loading"))
     return perf
 

@@ -123,6 +123,11 @@ _c("step.moe_dispatch_default",
    N_("tokens priced as reaching their experts by a plain all-to-all, not overlapped with computation (the defaults): "
       "DeepEP or all-to-all overlap can shorten a step a great deal; set parallel.moe_dispatcher and "
       "parallel.moe_a2a_overlap as your framework runs them"))
+_c("step.pipeline_uneven",
+   N_("the model's {layers} layers do not divide over pp*virtual_pp = {stages} stages: priced as an even split, {per} "
+      "layers a stage; Megatron-based frameworks refuse that and need an uneven one (parallel.pipeline_split: "
+      "embedding-and-loss where the layers and 2 more divide, as their recipes set it)"), layers="int", stages="int",
+   per="num2")
 _c("step.data_loading", N_("data loading is not modelled yet (storage sizing comes with the system model)"))
 # estimate/rule_of_thumb.py: the seed guide's rule beside the estimate, and why they differ
 _c("rule.full", N_("params x 2 B x 4 (weights 2 + gradients 2 + optimizer 4)"))
