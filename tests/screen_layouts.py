@@ -22,14 +22,15 @@ def data_parallel_layouts(zero, tp, gpus) -> Layouts:
 
 
 def one_layout(gpus: int = 1, zero: int = 0, mbs: int = 1, ckpt: str = "none", gpus_per_node: int = 1,
-               pp: int = 1) -> Layouts:
-    """A single layout: data parallel (and ``pp`` pipeline stages), no tensor or context parallelism, no offload."""
+               pp: int = 1, split: bool = False) -> Layouts:
+    """A single layout: data parallel (and ``pp`` pipeline stages, ``split`` with the embedding and the loss counted
+    as layers), no tensor or context parallelism, no offload."""
     def arr(v, dtype=int):
         return np.array([v], dtype=dtype)
 
     return Layouts(gpus=arr(gpus), tp=arr(1), pp=arr(pp), cp=arr(1), vpp=arr(1), zero=arr(zero),
                    dist_opt=arr(False, bool), sp=arr(False, bool), offload=arr(0), mbs=arr(mbs),
-                   ckpt=arr(CKPT.index(ckpt)), gpus_per_node=arr(gpus_per_node))
+                   ckpt=arr(CKPT.index(ckpt)), gpus_per_node=arr(gpus_per_node), split=arr(split, bool))
 
 
 def estimate_and_screen(job: dict, gpu_id: str, layout: Layouts):

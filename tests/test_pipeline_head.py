@@ -135,3 +135,15 @@ def test_an_even_split_of_layers_the_stages_do_not_divide_says_so_and_names_the_
     job["parallel"]["pipeline_split"] = "embedding-and-loss"  # stated: priced as built, nothing to say
     codes = [n.code for n in estimate(scenario_from_dict(job)).performance.notes]
     assert "step.pipeline_uneven" not in codes
+
+
+@pytest.mark.parametrize("pp", [3, 6])
+def test_the_screen_prices_a_split_layout_as_the_estimate_does(pp):
+    job = _split_job("embedding-and-loss")
+    job["parallel"].update({"gpus": pp, "pp": pp})  # 30 = 28 + 2 over 3 or 6 stages
+    sc, arch, perf, raw, screen = estimate_and_screen(job, GPU, one_layout(gpus=pp, mbs=1, ckpt="full",
+                                                                             gpus_per_node=8, pp=pp, split=True))
+    assert screen == pytest.approx(perf.step_time_s, rel=0.03)
+    even = dict(job, parallel={**job["parallel"], "pipeline_split": "even"})
+    *_, screen_even = estimate_and_screen(even, GPU, one_layout(gpus=pp, mbs=1, ckpt="full", gpus_per_node=8, pp=pp))
+    assert screen < screen_even  # the last stage gives up a layer and still holds the head

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from trainsizer.arrays import where
 from trainsizer.estimate.cache_keys import json_key
 from trainsizer.estimate.training_state import lora_targets
 from trainsizer.models.architecture import Architecture
@@ -284,6 +285,7 @@ def pipeline_stage_linear(linear_per_token: Any, head_per_token: Any, pp: Any, s
     holds it, the LM head besides (estimate/pipeline_split.py: under Megatron-LM's default even split the last
     stage, ``share`` 1; Narayanan et al. 2021, arXiv:2104.04473, section 2.2). Every stage waits for the slowest, in
     the steady state and in the bubble. Floats or arrays (plan/fast.py)."""
-    if not holds_head:
-        return share * (linear_per_token - head_per_token)
-    return share * linear_per_token + (pp - share) * head_per_token
+    if holds_head is True:
+        return share * linear_per_token + (pp - share) * head_per_token
+    return where(holds_head, share * linear_per_token + (pp - share) * head_per_token,
+                 share * (linear_per_token - head_per_token))

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from trainsizer.arrays import is_array, where
 from trainsizer.messages import Message, msg
 from trainsizer.scenario_pipeline import SPLIT_EXTRA_LAYERS
 
@@ -61,16 +62,32 @@ def stage_layer_indices(num_layers: int, pp: int, virtual_pp: int, split: str, s
     return indices
 
 
-def busiest_stage(num_layers: int, pp: Any, virtual_pp: Any, split: str, layer_flops: float,
-                  head_flops: float) -> BusiestStage:
+def busiest_stage(num_layers: int, pp: Any, virtual_pp: Any, split: str, layer_flops: Any, head_flops: Any,
+                  layouts_split: Any = False) -> BusiestStage:
     """The rank whose layers (``layer_flops`` per token each) and output layer (``head_flops``, on the last rank)
-    cost the most; ``pp`` may be an array of layouts under an even split (the planner's screen)."""
+    cost the most; ``pp`` may be an array of layouts (the planner's screen), each split evenly or, where
+    ``layouts_split``, with the embedding and the loss counted as layers (:func:`_busiest_of_layouts`)."""
+    if is_array(layouts_split) and layouts_split.any():
+        return _busiest_of_layouts(num_layers, pp, virtual_pp, layouts_split, layer_flops, head_flops)
     if split == "even" or not isinstance(pp, int) or pp <= 1:
         return BusiestStage(num_layers / pp, 1.0, True)
     counts = [len(stage_layer_indices(num_layers, pp, virtual_pp, split, s)) for s in range(pp)]
     costs = [n * layer_flops + (head_flops if s == pp - 1 else 0.0) for s, n in enumerate(counts)]
     busiest = max(range(pp), key=lambda s: (costs[s], s))
     return BusiestStage(float(counts[busiest]), counts[busiest] * pp / num_layers, busiest == pp - 1)
+
+
+def _busiest_of_layouts(num_layers: int, pp: Any, virtual_pp: Any, split: Any, layer_flops: Any,
+                        head_flops: Any) -> BusiestStage:
+    """:func:`busiest_stage` of many layouts at once (arrays): under the embedding-and-loss split the first and last
+    ranks hold ``(num_layers + 2) / pp - 1`` layers, the last the output layer besides, and a middle rank (``pp > 2``)
+    one more; an even split as :func:`busiest_stage`'s."""
+    full = (num_layers + 2) / pp  # a rank's slots: its virtual stages' layers, the embedding or the loss among them
+    last = (full - 1) * layer_flops + head_flops
+    middle_busier = (pp > 2) & (full * layer_flops > last)
+    layers = where(split, where(middle_busier, full, full - 1), num_layers / pp)
+    share = where(split, layers * pp / num_layers, 1.0)
+    return BusiestStage(layers, share, where(split, ~middle_busier, True))
 
 
 def uneven_split_note(num_layers: int, pp: int, virtual_pp: int, split: str) -> Message | None:

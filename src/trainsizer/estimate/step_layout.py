@@ -36,6 +36,9 @@ class StepLayout:
     recomputed: Any  # recomputed_share of the matmuls
     recomputed_elementwise: Any  # recomputed_share of the element-wise work
     recomputed_moe: Any  # moe_recomputed_share: of a MoE layer's dispatch and combine
+    # the planner's layouts whose embedding and loss count as layers (bool array, estimate/pipeline_split.py); one
+    # scenario's split is its parallel.pipeline_split
+    split: Any = False
 
     @classmethod
     def of(cls, scenario: Scenario, arch: Architecture) -> StepLayout:

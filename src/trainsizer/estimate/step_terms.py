@@ -72,7 +72,8 @@ class StepContext:
         layer = (fl.linear_per_token - fl.head_per_token + fl.expert_per_token + fl.attention_per_token) \
             / self.arch.num_layers
         self.stage: BusiestStage = busiest_stage(self.arch.num_layers, self.layout.pp, self.layout.virtual_pp,
-                                                 self.scenario.parallel.pipeline_split, layer, fl.head_per_token)
+                                                 self.scenario.parallel.pipeline_split, layer, fl.head_per_token,
+                                                 self.layout.split)
 
     @property
     def tokens_mb(self) -> Any:

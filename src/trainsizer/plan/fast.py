@@ -253,7 +253,10 @@ def memory_screen(b: JobBasis, lay: Layouts, scenario: Scenario, mp: MemoryModel
     mp = mp or default_memory_model()
     tp, pp, cp, dp = lay.tp.astype(float), lay.pp.astype(float), lay.cp.astype(float), lay.dp.astype(float)
     group = zero_group(dp * cp, scenario, lay.zero_shard)  # dp x cp, zero_shard_gpus, or the layout's (hybrid)
-    layers_stage = b.layers / pp
+    # a stage's layers; where the embedding and the loss count as layers, a whole share of the layers and those two,
+    # which the first and last stages hold less one and the middle ones hold (estimate/pipeline_split.py): the most
+    # any stage keeps, with the first stage's in-flight micro-batches
+    layers_stage = np.where(lay.split, (b.layers + 2) / pp, b.layers / pp)
     zero = lay.zero
     opt_shard, grad_shard, w_shard = state_shards(zero, lay.dist_opt, group)
     offl = lay.offload
@@ -363,7 +366,7 @@ def step_layout(lay: Layouts, scenario: Scenario, b: JobBasis) -> StepLayout:
     recomputed = np.array([b.recomputed[m] for m in CKPT])[lay.ckpt]
     return StepLayout(lay.tp, lay.pp, cp, dp, lay.ep, lay.vpp, lay.zero, lay.dist_opt, lay.sp, lay.offload, lay.mbs,
                       accumulation_steps(lay, scenario), lay.gpus_per_node, group, scatters,
-                      recomputed[:, 0], recomputed[:, 1], recomputed[:, 2])
+                      recomputed[:, 0], recomputed[:, 1], recomputed[:, 2], lay.split)
 
 
 def screen_step_time(b: JobBasis, lay: Layouts, scenario: Scenario, gpu: Accelerator | PartsPerLayout, fab: Fabric,

@@ -54,12 +54,17 @@ class Layouts:
     gpus_per_node: np.ndarray
     ep: np.ndarray | None = None  # expert parallelism (1 where the model has no routed experts)
     zero_shard: np.ndarray | None = None  # ranks one copy of ZeRO-3 states spans (hybrid sharding); 0: all of dp x cp
+    # bool: the embedding and the loss counted as one layer each (parallel.pipeline_split embedding-and-loss), where
+    # the layers alone do not divide over the stages (estimate/pipeline_split.py)
+    split: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.ep is None:
             self.ep = np.ones(len(self.gpus), dtype=int)
         if self.zero_shard is None:
             self.zero_shard = np.zeros(len(self.gpus), dtype=int)
+        if self.split is None:
+            self.split = np.zeros(len(self.gpus), dtype=bool)
 
     def __len__(self) -> int:
         return len(self.gpus)

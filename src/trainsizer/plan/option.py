@@ -211,7 +211,8 @@ class PlanOption:
                 "sequence_parallel": par.sequence_parallel, "zero": par.zero,
                 "distributed_optimizer": par.distributed_optimizer, "offload": par.offload, "dp": par.dp,
                 **({"ep": par.ep} if par.ep > 1 else {}),
-                **({"zero_shard_gpus": par.zero_group} if par.zero_group != par.dp * par.cp else {})}
+                **({"zero_shard_gpus": par.zero_group} if par.zero_group != par.dp * par.cp else {}),
+                **({"pipeline_split": par.pipeline_split} if par.pipeline_split != "even" else {})}
 
     def training_dict(self) -> TrainingJSON:
         tr = self.scenario.training

@@ -40,6 +40,7 @@ class ParallelJSON(TypedDict):
     dp: int
     ep: NotRequired[int]  # expert parallelism: present where the layout splits routed experts over ranks
     zero_shard_gpus: NotRequired[int]  # hybrid sharding: ranks one copy of the sharded states spans, where set
+    pipeline_split: NotRequired[str]  # where not even: the embedding and the loss counted as layers
 
 
 class TrainingJSON(TypedDict):

@@ -105,18 +105,22 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
     g, tp, pp, cp, vpp = (a.ravel() for a in outer)
     model_par = tp * pp * cp
     # what the frameworks accept (Megatron-LM arguments.py / schedules, DeepSpeed, torchtitan):
-    # pipeline stages (and interleaved chunks) split the layers evenly; interleaving needs pp > 1 and a number of
-    # micro-batches divisible by pp; ZeRO-2/3 do not combine with pipeline parallelism (DeepSpeed; FSDP + PP is
-    # not modelled); tensor parallelism stays inside a node (tps above) and divides the heads
+    # pipeline stages (and interleaved chunks) split the layers evenly, or where they do not divide, with the
+    # embedding and the loss counted as one layer each (Megatron-Core's account_for_*_in_pipeline_split, as its
+    # recipes split Qwen3-235B-A22B and Llama 3.1 405B: estimate/pipeline_split.py); interleaving needs pp > 1 and a
+    # number of micro-batches divisible by pp; ZeRO-2/3 do not combine with pipeline parallelism (DeepSpeed; FSDP +
+    # PP is not modelled); tensor parallelism stays inside a node (tps above) and divides the heads
     ok = (g % model_par == 0)
-    ok &= arch.num_layers % (pp * vpp) == 0
+    even = arch.num_layers % (pp * vpp) == 0
+    split = ~even & (pp > 1) & ((arch.num_layers + 2) % (pp * vpp) == 0)
+    ok &= even | split
     ok &= (vpp == 1) | (pp > 1)
     # context parallelism splits the sequence into 2*cp chunks (load-balanced causal ring, Megatron-Core)
     ok &= (cp == 1) | (job.training.seq_len % (2 * cp) == 0)
     ok &= (tp * cp <= gpus_per_node) | (g <= gpus_per_node)
     keep = np.nonzero(ok)[0]
     inner = np.meshgrid(np.arange(4), np.arange(3), np.array([1, 2, 4, 8]), np.arange(3), indexing="ij")
-    g, tp, pp, cp, vpp = (np.repeat(a[keep], inner[0].size) for a in (g, tp, pp, cp, vpp))
+    g, tp, pp, cp, vpp, split = (np.repeat(a[keep], inner[0].size) for a in (g, tp, pp, cp, vpp, split))
     zero, offload, mbs, ckpt = (np.tile(a.ravel(), len(keep)) for a in inner)
     dp = g // (tp * pp * cp)
     gas = global_batch // np.maximum(mbs * dp, 1)
@@ -129,8 +133,15 @@ def enumerate_layouts(job: Scenario, arch: Architecture, gpu: Accelerator, const
     sel = np.nonzero(ok)[0]
     zero, dist = sharding_as_run(runs, zero[sel], tp[sel], pp[sel], dp[sel])
     lay = Layouts(g[sel], tp[sel], pp[sel], cp[sel], vpp[sel], zero, dist, tp[sel] > 1, offload[sel], mbs[sel],
-                  ckpt[sel], np.full(len(sel), gpus_per_node))
+                  ckpt[sel], np.full(len(sel), gpus_per_node), split=split[sel])
     return with_searched_axes(lay, arch, job)
+
+
+def _split_update(job: Scenario, split: bool) -> dict[str, str]:
+    """The layout's pipeline split as a parallel-block update: none where it is the job's own (an even split keeps
+    the block's keys as the job set them)."""
+    value = "embedding-and-loss" if split else "even"
+    return {} if value == job.parallel.pipeline_split else {"pipeline_split": value}
 
 
 def _scenario_for(job: Scenario, gpu: Accelerator, lay: Layouts, i: int, inter: str | None, global_batch: int,
@@ -144,7 +155,7 @@ def _scenario_for(job: Scenario, gpu: Accelerator, lay: Layouts, i: int, inter: 
         "virtual_pp": int(lay.vpp[i]), "zero": int(lay.zero[i]), "distributed_optimizer": bool(lay.dist_opt[i]),
         "sequence_parallel": bool(lay.sp[i]), "offload": OFFLOAD[int(lay.offload[i])], "ep": int(lay.ep[i]),
         "zero_shard_gpus": int(lay.zero_shard[i]) or job.parallel.zero_shard_gpus,
-        **({} if job.parallel.pipeline_split == "even" else {"pipeline_split": "even"})})  # as the screen splits
+        **_split_update(job, bool(lay.split[i]))})
     per_node = int(lay.gpus_per_node[i])
     hardware = one_copy(blocks, job.hardware, {
         "gpu": gpu.id, "gpus_per_node": min(per_node, gpus), "intra_node": intra or gpu.default_intra_node,

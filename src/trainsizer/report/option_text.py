@@ -33,6 +33,7 @@ def links(option: OptionJSON, lang: str) -> str:
 LAYOUT_WORDS = {"tp": N_("tensor parallel {n}"), "pp": N_("pipeline {n}"), "vpp": N_("{n} virtual stages"),
                 "cp": N_("context parallel {n}"), "dp": N_("data parallel {n}"), "ep": N_("expert parallel {n}"),
                 "zero": N_("ZeRO-{n}"), "shard": N_("sharded within groups of {n}"),
+                "split": N_("embedding and loss counted as layers"),
                 "dist-opt": N_("distributed optimizer"), "offload": N_("offloaded to CPU memory: {n}"),
                 "mbs": N_("micro-batch {n}"), "ckpt": N_("recomputation: {n}")}
 CHECKPOINTING = {"none": N_("none"), "selective": N_("selective"), "full": N_("full")}
@@ -49,7 +50,8 @@ def layout(option: OptionJSON, lang: str = "en") -> str:
     def part(key: str, n: Any) -> str:
         return tr(LAYOUT_WORDS[key], lang, n=n)
 
-    pp = part("pp", p["pp"]) + (f" ({part('vpp', p['virtual_pp'])})" if p.get("virtual_pp", 1) > 1 else "")
+    pp = part("pp", p["pp"]) + (f" ({part('vpp', p['virtual_pp'])})" if p.get("virtual_pp", 1) > 1 else "") \
+        + (f" ({tr(LAYOUT_WORDS['split'], lang)})" if p.get("pipeline_split", "even") != "even" else "")
     parts = [part("tp", p["tp"]), pp, part("cp", p.get("cp", 1)), part("dp", p["dp"]),
              *([part("ep", p["ep"])] if p.get("ep", 1) > 1 else []), part("zero", p["zero"])]
     if p.get("zero_shard_gpus"):
@@ -65,7 +67,8 @@ def layout(option: OptionJSON, lang: str = "en") -> str:
 
 def _layout_codes(option: OptionJSON) -> str:
     p, t = option["parallel"], option["training"]
-    parts = [f"tp{p['tp']}", f"pp{p['pp']}" + (f"×v{p['virtual_pp']}" if p.get("virtual_pp", 1) > 1 else ""),
+    parts = [f"tp{p['tp']}", f"pp{p['pp']}" + (f"×v{p['virtual_pp']}" if p.get("virtual_pp", 1) > 1 else "")
+             + (f" ({p['pipeline_split']})" if p.get("pipeline_split", "even") != "even" else ""),
              f"cp{p.get('cp', 1)}", f"dp{p['dp']}", *([f"ep{p['ep']}"] if p.get("ep", 1) > 1 else []),
              f"zero{p['zero']}" + (f"/{p['zero_shard_gpus']}" if p.get("zero_shard_gpus") else "")]
     if p.get("distributed_optimizer"):

@@ -14,7 +14,7 @@ from trainsizer.scenario import HardwareSpec, Scenario, scenario_from_dict
 EXAMPLE = "default.yaml"
 DEFAULT_PLAN_GPU = "h100-sxm5-80gb"  # any catalog id: the planner replaces it; only the job's shape matters
 PLANNER_CHOOSES = ("tp", "pp", "cp", "virtual_pp", "zero", "offload", "sequence_parallel", "distributed_optimizer",
-                   "ep")
+                   "ep", "pipeline_split")
 
 
 def job_from_dict(data: Any, gpu_ids: list[str] | tuple[str, ...] | None = None, source: str = "job") -> Scenario:
