@@ -27,11 +27,11 @@ from trainsizer.scenario_pipeline import SPLIT_EXTRA_LAYERS
 class BusiestStage:
     """The pipeline rank that sets the pace: its layers (a fraction under an even split of layers ``pp`` does not
     divide), those over the mean ``num_layers / pp`` (``share``: 1 under an even split) and whether it holds the
-    output layer."""
+    output layer; numbers, or arrays of the planner's layouts."""
 
     layers: Any
-    share: float
-    holds_head: bool
+    share: Any
+    holds_head: Any
 
 
 def virtual_stage_layers(num_layers: int, pp: int, virtual_pp: int, split: str) -> list[int]:
