@@ -37,6 +37,7 @@ KINDS: dict[str, tuple[str, Any]] = {
     "money": ("an amount with its currency: {amount, currency}", {"amount": 1234567.0, "currency": "CNY"}),
     "gpu": ("a GPU id, shown as its product name", "h100-sxm5-80gb"),
     "gpus_list": ("a list of GPU ids ('...' for more)", ["h100-sxm5-80gb", "a100-sxm4-80gb", "..."]),
+    "vendors": ("accelerator vendor codes, each shown as its name", ["nvidia", "huawei"]),
     "site": ("a site id, shown as its name", "chengdu-legacy-colo"),
     "link": ("a link id, shown as its name", "ib-ndr-400"),
     "links": ("link ids joined by ' + ', each shown as its name", "nvlink4 + ib-ndr-400"),

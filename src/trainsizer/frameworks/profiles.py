@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from trainsizer.datafiles import packaged_yaml
 from trainsizer.errors import N_, InputError
 from trainsizer.frameworks.parallelism import Parallelism, admits, refusal
+from trainsizer.hardware.vendors import vendor_name
 from trainsizer.input_checks import IsoDate, checked_once, parse_model
 from trainsizer.models.catalog import resolve_model
 from trainsizer.scenario import Method, Scenario
@@ -234,17 +235,20 @@ def check_parallelism(scenario: Scenario, use: "FrameworkUse", vendor: str | Non
     others = [f for f in method_families(method)
               if admits(load_profile(f).parallelism, scenario.parallel, vendor, refused.field)]
     if refused.field == "hardware.gpu":
-        raise gpu_refused(refused.field, str(scenario.hardware.gpu), refused.value, use.framework, refused.accepted,
-                          others)
+        raise gpu_refused(refused.field, str(scenario.hardware.gpu), refused.value, use.framework,
+                          refused.accepted.split(", "), others)
     raise InputError(refused.field, _LAYOUT_REFUSED if others else _LAYOUT_REFUSED_ONLY, value=refused.value,
                      framework=use.framework, accepted=refused.accepted, frameworks=", ".join(others))
 
 
-def gpu_refused(field: str, gpu: str, vendor: str, framework: str, accepted: str, others: list[str]) -> InputError:
+def gpu_refused(field: str, gpu: str, vendor: str, framework: str, accepted: list[str],
+                others: list[str]) -> InputError:
     """The one-line refusal of ``gpu`` (named by ``field``: ``hardware.gpu`` or ``--gpu``), a ``vendor`` accelerator
-    ``framework`` does not train on: the vendors it does (``accepted``), and the frameworks to name instead."""
-    return InputError(field, _VENDOR_REFUSED if others else _VENDOR_REFUSED_ONLY, value=gpu, vendor=vendor,
-                      framework=framework, accepted=accepted, frameworks=", ".join(others))
+    ``framework`` does not train on: the vendors it does (``accepted``, codes), and the frameworks to name instead;
+    vendors by name (a lone one translated on display: ``report/error_text.py``)."""
+    return InputError(field, _VENDOR_REFUSED if others else _VENDOR_REFUSED_ONLY, value=gpu, vendor=vendor_name(vendor),
+                      framework=framework, accepted=", ".join(vendor_name(v) for v in accepted),
+                      frameworks=", ".join(others))
 
 
 # ``SettingUse.to_dict`` ("from" is a keyword: the functional form)

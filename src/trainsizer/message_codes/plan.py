@@ -55,8 +55,9 @@ _c("plan.no_expert_parallel",
 
 _c("plan.framework_vendors",
    N_("{framework} trains on accelerators from {vendors} only: {n} GPU types of other vendors left out ({gpus_list})"),
-   framework="text", vendors="text", n="int", gpus_list="gpus_list")
-_c("plan.framework_vendors_others", N_("frameworks that train on them: {frameworks}"), frameworks="text")
+   framework="text", vendors="vendors", n="int", gpus_list="gpus_list")
+_c("plan.framework_vendors_others", N_("frameworks that train on them: {frameworks}"), frameworks="items")
+_c("plan.framework_on_vendors", N_("{framework} ({vendors})"), framework="text", vendors="vendors")
 
 # workflows/plan_job.py and pricing.py: market, budget, workload, notes of an option
 _c("plan.market_excluded",

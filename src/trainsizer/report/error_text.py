@@ -12,8 +12,9 @@ from trainsizer.i18n import tr
 
 def error_text(exc: InputError, lang: str) -> str:
     values = dict(exc.values)
-    if isinstance(values.get("accepted"), str) and values["accepted"]:
-        values["accepted"] = tr(values["accepted"], lang)
+    for key in ("accepted", "vendor"):  # a catalog phrase or name (a vendor's) shown in the reader's language
+        if isinstance(values.get(key), str) and values[key]:
+            values[key] = tr(values[key], lang)
     message = (tr(exc.template, lang, **values) if values else tr(exc.template, lang)) if exc.template else ""
     if exc.source:
         message = tr("{message} (in {source})", lang, message=message, source=exc.source)

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from trainsizer.hardware.vendors import vendor_name
 from trainsizer.i18n import N_, ntr, tr
 from trainsizer.messages import KINDS, REGISTRY, Message
 from trainsizer.report import words as w
@@ -91,6 +92,7 @@ FORMATS: dict[str, Callable[[Any, str], str]] = {
     "hours": lambda v, lang: w.count(w.HOURS, v, lang, 2),
     "gpu": lambda v, lang: w.gpu_name(v, lang),
     "gpus_list": _gpu_list,
+    "vendors": lambda v, lang: w.listing([tr(vendor_name(code), lang) for code in v], lang),
     "site": lambda v, lang: w.site_name(v, lang),
     "link": lambda v, lang: w.link_name(v, lang),
     "links": lambda v, lang: w.links(str(v).split(" + "), lang),

@@ -27,24 +27,23 @@ def framework_gpus(job: Scenario, cat: Catalog, gpus: tuple[str, ...],
     if not left:
         return gpus, None
     vendors = sorted({cat.accelerator(g, "--gpu").vendor for g in left})
-    others = [f"{f} ({', '.join(v for v in vendors if runs_on.runs_vendor(v))})"
+    if named:
+        _refuse("--gpu", left[0], job, cat, runs)
+    others = [msg("plan.framework_on_vendors", framework=f, vendors=[v for v in vendors if runs_on.runs_vendor(v)])
               for f in method_families(job.training.method)
               if (runs_on := load_profile(f).parallelism).vendors is not None
               and any(runs_on.runs_vendor(v) for v in vendors)]
-    if named:
-        _refuse("--gpu", left[0], job, cat, runs, others)
     names = left[:6] + (["..."] if len(left) > 6 else [])
     return kept, clauses([msg("plan.framework_vendors", framework=job.training.framework, n=len(left),
-                              vendors=", ".join(runs.vendors.runs), gpus_list=names),
-                          msg("plan.framework_vendors_others", frameworks=", ".join(others)) if others else None])
+                              vendors=list(runs.vendors.runs), gpus_list=names),
+                          msg("plan.framework_vendors_others", frameworks=others) if others else None])
 
 
-def _refuse(field: str, gpu: str, job: Scenario, cat: Catalog, runs: Parallelism,
-            others: list[str] | None = None) -> None:
-    """One line: ``gpu`` (named by ``field``) is of a vendor the job's framework does not train on."""
+def _refuse(field: str, gpu: str, job: Scenario, cat: Catalog, runs: Parallelism) -> None:
+    """One line: ``gpu`` (named by ``field``) is of a vendor the job's framework does not train on, and the
+    frameworks that train on it."""
     vendor = cat.accelerator(gpu, field).vendor
-    if others is None:
-        others = [f for f in method_families(job.training.method)
-                  if (p := load_profile(f).parallelism).vendors is not None and p.runs_vendor(vendor)]
+    others = [f for f in method_families(job.training.method)
+              if (p := load_profile(f).parallelism).vendors is not None and p.runs_vendor(vendor)]
     assert runs.vendors is not None and job.training.framework is not None
-    raise gpu_refused(field, gpu, vendor, job.training.framework, ", ".join(runs.vendors.runs), others)
+    raise gpu_refused(field, gpu, vendor, job.training.framework, runs.vendors.runs, others)
