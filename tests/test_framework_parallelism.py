@@ -119,3 +119,6 @@ def test_a_plan_refuses_a_job_whose_own_gpu_its_framework_does_not_train_on(tmp_
     code, out = run_cli(["plan", path, "--currency", "CNY"], monkeypatch, capsys)
     lines = [line for line in out.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1 and "hardware.gpu" in lines[0] and "mindspeed-llm" in lines[0], out
+    assert "a Huawei accelerator" in lines[0] and "a GPU from NVIDIA" in lines[0]  # vendors by name, not code
+    code, out = run_cli(["plan", path, "--currency", "CNY", "--lang", "zh-CN"], monkeypatch, capsys)
+    assert code == 2 and "是华为的加速卡" in out and "英伟达的 GPU" in out, out
