@@ -271,3 +271,16 @@ def test_a_moe_answer_says_its_routing_is_priced_balanced_until_an_imbalance_is_
     (tmp_path / "job.yaml").write_text(yaml.safe_dump(stated), encoding="utf-8")
     assert "step.moe_balanced" not in codes(tmp_path / "job.yaml")
     assert "step.moe_balanced" not in codes(Path(QWEN_LORA))
+
+
+def test_a_stated_utilisation_is_said_as_the_runs_a_month_it_means():
+    # 90 % busy bought servers, priced on this job: the card says how many runs like it a month that is, so a lead
+    # sees the workload the purchase assumes (32 GPUs of a minutes-long LoRA: thousands of runs a month)
+    out = plan_job(load_job(QWEN_LORA), PlanRequest(currency="USD", utilisation=0.9)).out
+    rec = out["recommendation"]
+    hours = out["options"][rec["option"]]["performance"]["time_to_train_s"] / 3600
+    assert rec["acquisition"] == "buy"
+    (note,) = [n for n in rec["adjustments"] if n.code in ("adjust.bought_busy_runs", "adjust.bought_at")]
+    assert note.code == "adjust.bought_busy_runs"
+    assert note.args["n"] == pytest.approx(0.9 * 730 / hours, rel=0.01)
+    assert note.args["n"] > 1000 and "runs like this one a month" in _text(note, "en")

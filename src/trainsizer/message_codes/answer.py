@@ -28,6 +28,8 @@ _c("adjust.oom_risk", N_("a {pct} chance of running out of memory at {used} of G
 _c("adjust.time_value", N_("time valued at {money} an hour of the run (your --time-value)"), money="money")
 _c("adjust.bought_at", N_("bought at {workload}: the servers busy {pct} of their month"), workload="clause",
    pct="pct")
+_c("adjust.bought_busy_runs", N_("bought at {workload}: the servers busy {pct} of their month, about {n} runs like "
+                                 "this one a month"), workload="clause", pct="pct", n="num0")
 
 # cost/prices.py, cost/tco.py, workflows/report_model.py: what each cited price or availability row backs
 _c("price.rental_offer", N_("rental offer: {gpu} from {provider} ({term})"), gpu="gpu", provider="text", term="term")

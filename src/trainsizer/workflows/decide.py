@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from trainsizer.cost.run_cost import RENT, Rented, RunCost
+from trainsizer.cost.tco import HOURS_PER_MONTH
 from trainsizer.errors import InputError
 from trainsizer.estimate.regimes import is_moe
 from trainsizer.estimate.step import balanced_routing_note
@@ -286,6 +287,14 @@ def _voucher(rent: Rented, currency: str) -> Message | None:
     return clauses(parts)
 
 
+def _bought_at(workload: Message, busy: float, run_hours: float) -> Message:
+    """The workload bought hardware is priced at; a stated utilisation also as the runs like this one it means a
+    month (32 GPUs kept 90 % busy with four-minute runs are ~10,000 runs a month: the lead sees what was assumed)."""
+    if workload.code == "cost.workload_utilisation" and run_hours > 0:
+        return msg("adjust.bought_busy_runs", workload=workload, pct=busy, n=busy * HOURS_PER_MONTH / run_hours)
+    return msg("adjust.bought_at", workload=workload, pct=busy)
+
+
 def adjustments(pick: PlanOption, currency: str, time: TimeValue | None = None) -> list[Message]:
     """What adjusted the answer's figures, each said on the answer card: a voucher (with its cap and caveats),
     a contract's minimum term, the workload bought hardware is priced at (and the sets of servers it needs), a
@@ -303,7 +312,7 @@ def adjustments(pick: PlanOption, currency: str, time: TimeValue | None = None) 
                 and n.code in ("cost.contract_minimum", "machine.ram_unstated")]
     if (buy := pick.bought) is not None and pick.per_run is not None:
         if buy.utilisation is not None:
-            out.append(msg("adjust.bought_at", workload=pick.per_run.workload, pct=buy.utilisation))
+            out.append(_bought_at(pick.per_run.workload, buy.utilisation, pick.seconds() / 3600))
         elif pick.ownership_years_on_one_run:  # no workload stated: the one run carries the whole ownership
             out.append(msg("adjust.ownership_on_one_run", years=pick.ownership_years_on_one_run))
         out.append(buy.note)
