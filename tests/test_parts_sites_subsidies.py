@@ -239,3 +239,20 @@ def test_a_bad_subsidy_row_names_the_field():
 def en(message):
     """An engine message in English."""
     return _text(message, "en")
+
+
+def test_a_plan_with_no_site_named_is_hosted_in_its_own_market():
+    from trainsizer.system.sites import default_site_id
+    from trainsizer.workflows.jobs import load_job
+    from trainsizer.workflows.plan_job import PlanRequest, plan_job
+
+    sites = default_sites()
+    us = sites[default_site_id(sites, "global")]
+    assert (us.country, us.currency) == ("US", "USD") and us.source and us.as_of
+    assert sites[default_site_id(sites, "cn")].country == "CN"  # a Chengdu hall, as before
+    job = load_job("examples/jobs/qwen2.5-7b-lora.yaml")
+    usd = plan_job(job, PlanRequest(currency="USD", max_gpus=8)).out
+    cny = plan_job(job, PlanRequest(currency="CNY", max_gpus=8)).out
+    assert usd["site"] == us.id and sites[cny["site"]].country == "CN"
+    named = plan_job(job, PlanRequest(currency="USD", max_gpus=8, site="chengdu-legacy-colo")).out
+    assert named["site"] == "chengdu-legacy-colo"  # a named site is kept

@@ -142,9 +142,13 @@ def get_site(site_id: str, sites: dict[str, Site] | None = None) -> Site:
     return sites[site_id]
 
 
-def default_site_id(sites: dict[str, Site] | None = None) -> str:
-    """The site used when none is named: a modern colocation room (about 30 kW per rack)."""
+def default_site_id(sites: dict[str, Site] | None = None, market: str = "cn") -> str:
+    """The site used when none is named: in the global market the first site outside China (a US wholesale hall in
+    the shipped data, priced in US dollars), else a modern colocation room (about 30 kW per rack)."""
     sites = sites or default_sites()
+    abroad = [s for s in sites.values() if (s.country or "CN") != "CN"]
+    if market == "global" and abroad:
+        return abroad[0].id
     modern = [s for s in sites.values() if "modern" in s.id]
     if modern:
         return modern[0].id

@@ -101,8 +101,9 @@ def site_rows(sites: list[Path] | tuple[Path, ...] = ()) -> list[dict[str, Any]]
     return [s.model_dump() for s in load_sites(list(sites)).values()]
 
 
-def default_site(sites: list[Path] | tuple[Path, ...] = ()) -> str:
-    return default_site_id(load_sites(list(sites)))
+def default_site(sites: list[Path] | tuple[Path, ...] = (), market: str = "cn") -> str:
+    """The site a plan in ``market`` is hosted at when none is named (system/sites.default_site_id)."""
+    return default_site_id(load_sites(list(sites)), market)
 
 
 def voucher_rows(paths: list[Path] | tuple[Path, ...] = ()) -> list[dict[str, Any]]:
