@@ -241,7 +241,7 @@ def _index_html(lang: str) -> str:
     from trainsizer.workflows import catalogs
 
     return index_page(lang, [m["id"] for m in catalogs.model_rows()], catalogs.gpu_rows(), catalogs.site_rows(),
-                      catalogs.default_site(market="cn" if lang == "zh-CN" else "global"), catalogs.voucher_rows())
+                      catalogs.default_site(), catalogs.voucher_rows())
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, workers: int | None = None, queue_limit: int | None = None,

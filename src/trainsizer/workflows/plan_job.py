@@ -93,14 +93,14 @@ def _context(req: PlanRequest) -> tuple[Catalog, Site, Prices]:
     for gid in req.gpus:
         cat.accelerator(gid, "--gpu")
     all_sites = load_sites(list(req.sites))
-    currency = req.currency or ("CNY" if resolve_lang(req.lang) == "zh-CN" else "USD")
+    money = load_prices(req.currency or ("CNY" if resolve_lang(req.lang) == "zh-CN" else "USD"), list(req.prices),
+                        gpu_ids=cat.accelerators)  # checks the currency first
     # no site named: one in the market the plan is in (a US hall for the global market, a Chengdu hall for China)
     market = parse_market(req.market, "--market").value if req.market \
-        else default_market(currency, None, resolve_lang(req.lang)).value
+        else default_market(money.currency, None, resolve_lang(req.lang)).value
     site = get_site(req.site or default_site_id(all_sites, market), all_sites)
     if req.electricity_price is not None:
         site = with_electricity_price(site, req.electricity_price)
-    money = load_prices(currency, list(req.prices), gpu_ids=cat.accelerators)
     return cat, site, money
 
 
