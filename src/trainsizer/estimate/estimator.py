@@ -13,6 +13,7 @@ from trainsizer.estimate.data_shape import SampleLengths, memory_scenario, sampl
 from trainsizer.estimate.fit_limits import FitLimits, largest_fitting
 from trainsizer.estimate.memory import MemoryEstimate, default_memory_model, estimate_memory
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
+from trainsizer.estimate.pipeline_split import virtual_stage_layers
 from trainsizer.estimate.rule_of_thumb import RuleOfThumb, seed_rule_of_thumb
 from trainsizer.estimate.step import Performance, estimate_performance
 from trainsizer.estimate.training_state import TrainingState, training_state
@@ -150,11 +151,14 @@ def _check_split(split: str, pp: int, virtual_pp: int, layers: int) -> None:
     """A split that counts the embedding or loss as layers needs the layers and those to divide by pp x virtual_pp
     (Megatron-Core asserts it: estimate/pipeline_split.py)."""
     extra = sum(SPLIT_EXTRA_LAYERS[split])
-    if (layers + extra) % (pp * virtual_pp):
+    try:
+        virtual_stage_layers(layers, pp, virtual_pp, split)
+    except ValueError:
         raise InputError("parallel.pipeline_split", N_("{split}: the model's {layers} layers and {extra} more do not "
                                                        "divide over pp*virtual_pp = {stages} stages; accepted: even, "
                                                        "or pp*virtual_pp dividing {total}"),
-                         split=split, layers=layers, extra=extra, stages=pp * virtual_pp, total=layers + extra)
+                         split=split, layers=layers, extra=extra, stages=pp * virtual_pp,
+                         total=layers + extra) from None
 
 
 def check_layout(scenario: Scenario, arch: Architecture, catalog: Catalog | None = None) -> None:

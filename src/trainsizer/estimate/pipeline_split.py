@@ -71,7 +71,8 @@ def busiest_stage(num_layers: int, pp: Any, virtual_pp: Any, split: str, layer_f
         return _busiest_of_layouts(num_layers, pp, virtual_pp, layouts_split, layer_flops, head_flops)
     if split == "even" or not isinstance(pp, int) or pp <= 1:
         return BusiestStage(num_layers / pp, 1.0, True)
-    counts = [len(stage_layer_indices(num_layers, pp, virtual_pp, split, s)) for s in range(pp)]
+    chunks = virtual_stage_layers(num_layers, pp, virtual_pp, split)
+    counts = [sum(chunks[s::pp]) for s in range(pp)]  # rank s runs virtual stages s, s + pp, ...
     costs = [n * layer_flops + (head_flops if s == pp - 1 else 0.0) for s, n in enumerate(counts)]
     busiest = max(range(pp), key=lambda s: (costs[s], s))
     return BusiestStage(float(counts[busiest]), counts[busiest] * pp / num_layers, busiest == pp - 1)
