@@ -90,6 +90,15 @@ def page(browser, base_url):
     assert not errors, f"JavaScript errors: {errors}"
 
 
+def form_gpu(page) -> tuple[str, str]:
+    """(id, product name) of the GPU the job is planned on: one sold in the market of the page's default site, the
+    China SKU of the RTX 4090 on a Chinese page (a Chengdu hall, CNY), an H100 on an English one (a US hall, USD:
+    rented and bought there, so the page draws its buy-vs-rent chart)."""
+    if page.locator("html").get_attribute("lang") == "zh-CN":
+        return "rtx-4090d-24gb", "RTX 4090 D"
+    return "h100-sxm5-80gb", "H100 SXM5 80GB"
+
+
 def fill_job(page, *, micro_batch: str = "1", scale: bool = True) -> None:
     page.fill("#model-preset", "qwen2.5-7b")
     page.select_option("#method", "lora")
@@ -100,7 +109,7 @@ def fill_job(page, *, micro_batch: str = "1", scale: bool = True) -> None:
     page.fill("#tokens", "100000000")
     page.select_option("#checkpointing", "full")
     page.fill("#lora-rank", "16")
-    page.select_option("#gpus", ["rtx-4090d-24gb"])  # the China SKU: sold where the page's default site is
+    page.select_option("#gpus", [form_gpu(page)[0]])
     page.fill("#max-gpus", "4")
     page.set_checked("#want-scale", scale)
 
@@ -168,7 +177,7 @@ def test_answer_card_comes_first_and_matches_the_cli(browser, base_url, tmp_path
     assert card.get_attribute("data-acquisition") == rec["acquisition"]
     assert card.get_attribute("data-per-run") == str(rec["per_run"])
     text = card.inner_text()
-    assert "RTX 4090" in text  # the product's name, not its id
+    assert form_gpu(pg)[1] in text  # the product's name, not its id
     if lang == "en":
         assert ("Rent" if rec["acquisition"] == "rent" else "Buy") in text
     else:
@@ -199,7 +208,7 @@ def test_plan_shows_recommendation_charts_and_comparison(page):
     page.click("#submit")
     wait_for_plan(page)
     rec = page.locator("[data-testid=recommendation]")
-    assert "RTX 4090" in rec.inner_text()  # the product's name (the id is the row's data-gpu)
+    assert form_gpu(page)[1] in rec.inner_text()  # the product's name (the id is the row's data-gpu)
     for part in ("bom", "site-fit", "verdict"):
         assert page.locator(f"[data-testid={part}]").inner_text().strip()
     for chart in ("memory", "cost", "pareto", "scale"):
@@ -377,7 +386,7 @@ def test_plan_page_fits_a_phone(phone, base_url, lang):
     assert memory.locator("[data-testid=safety-margin]").count() == 1
     assert memory.locator("[data-testid=memory-status]").get_attribute("data-status") in ("fits", "tight")
     point = phone.locator("[data-testid=chart-pareto] [data-testid=recommended-point]")
-    assert point.count() == 1 and "RTX 4090" in point.text_content()
+    assert point.count() == 1 and form_gpu(phone)[1] in point.text_content()
     assert phone.evaluate(NO_FLAGS_JS) == []
     # each section of the answer landed in its own live region
     for slot in ("answer", "charts", "rankings", "compare", "details"):
@@ -401,7 +410,7 @@ def test_download_the_plan_as_xlsx_and_csv(phone, base_url, tmp_path):
     wb = openpyxl.load_workbook(path)
     assert wb.sheetnames == ["Recommendation", "Bill of materials", "Options", "Assumptions"]
     rec = {r[0]: r[1] for r in wb["Recommendation"].iter_rows(min_row=2, values_only=True)}
-    assert rec["GPU"] == "GeForce RTX 4090 D"  # the product's name (the id is in the JSON)
+    assert rec["GPU"] == "H100 SXM5 80GB"  # the product's name (the id is in the JSON)
     with phone.expect_download(timeout=PLAN_TIMEOUT_MS) as info:
         phone.click("[data-testid=export-csv]")
     assert info.value.suggested_filename == "trainsizer-plan.csv"

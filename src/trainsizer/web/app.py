@@ -237,11 +237,15 @@ def _page_routes(app: FastAPI, planner: Planner, job: dict[str, Callable[..., An
 
 @cache
 def _index_html(lang: str) -> str:
+    from trainsizer.hardware.market import default_market
     from trainsizer.web.render import index_page
     from trainsizer.workflows import catalogs
 
+    # the page's language sets its currency (render.index_page) and so the market, and the site it shows follows:
+    # a Chinese page hosts bought hardware in a Chinese hall, an English one in the global market's
+    market = default_market(lang=lang).value
     return index_page(lang, [m["id"] for m in catalogs.model_rows()], catalogs.gpu_rows(), catalogs.site_rows(),
-                      catalogs.default_site(), catalogs.voucher_rows())
+                      catalogs.default_site(market=market), catalogs.voucher_rows())
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, workers: int | None = None, queue_limit: int | None = None,
