@@ -96,9 +96,7 @@ def _context(req: PlanRequest) -> tuple[Catalog, Site, Prices]:
     money = load_prices(req.currency or ("CNY" if resolve_lang(req.lang) == "zh-CN" else "USD"), list(req.prices),
                         gpu_ids=cat.accelerators)  # checks the currency first
     # no site named: one in the market the plan is in (a US hall for the global market, a Chengdu hall for China)
-    market = parse_market(req.market, "--market").value if req.market \
-        else default_market(money.currency, None, resolve_lang(req.lang)).value
-    site = get_site(req.site or default_site_id(all_sites, market), all_sites)
+    site = get_site(req.site or default_site_id(all_sites, _market(req, money, None)), all_sites)
     if req.electricity_price is not None:
         site = with_electricity_price(site, req.electricity_price)
     return cat, site, money
@@ -114,9 +112,9 @@ def _voucher(req: PlanRequest, money: Prices) -> Subsidy | None:
     return money.in_currency(known[req.voucher])
 
 
-def _market(req: PlanRequest, money: Prices, site: Site) -> str:
+def _market(req: PlanRequest, money: Prices, site: Site | None) -> str:
     """The market the user named, else the default from the currency, the site they chose (the shipped
-    default site says nothing about the user) and the locale."""
+    default site says nothing about the user; None before a site is picked) and the locale."""
     if req.market:
         return parse_market(req.market, "--market").value
     return default_market(money.currency, site if req.site else None, resolve_lang(req.lang)).value
