@@ -1,3 +1,7 @@
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,6 +28,21 @@ def base_scenario(**overrides):
         else:
             data[section][field] = value
     return data
+
+
+@pytest.fixture(scope="session")
+def shipped_validation():
+    """``trainsizer validate --view user --json`` run alone, as a user runs it: every shipped case, held out by
+    publication and by GPU family, with the ranges' nested coverage (tests/test_shipped_fit.py, test_ranges.py).
+    From another folder, with this package: the cases are found from the package, not the working directory. The
+    timeout only stops a hung run (minutes on two cores; benchmarks/bench_validate.py times it, not a test)."""
+    import trainsizer
+
+    env = {**os.environ, "PYTHONPATH": str(Path(trainsizer.__file__).resolve().parents[1])}
+    proc = subprocess.run([sys.executable, "-m", "trainsizer.cli", "validate", "--view", "user", "--json"],
+                          capture_output=True, text=True, timeout=3600, cwd=REPO.parent, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
 
 
 @pytest.fixture

@@ -50,7 +50,7 @@ MY_GPUS = """accelerators:
 
 # (the command's leading words, or the whole command) -> why it is not run here. The first match wins.
 SKIPPED: list[tuple[tuple[str, ...], str]] = [
-    (("validate",), "replays every shipped case (~2 min); tests/test_shipped_fit.py runs `trainsizer validate`"),
+    (("validate",), "replays every shipped case (~10 min on two cores); tests/conftest.shipped_validation runs it"),
     (("probe", "memory", "job.yaml", "--simulate"),
      "builds an 8B model under fake tensors (minutes of CPU); tests/test_probe_memory.py simulates small models"),
     (("probe", "memory"), "needs a CUDA GPU: without one `probe memory` refuses (tests/test_probe_safety.py)"),

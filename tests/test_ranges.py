@@ -117,10 +117,8 @@ def test_a_moe_models_speed_range_is_fitted_on_the_moe_runs_and_its_memory_range
 
 
 @pytest.fixture(scope="module")
-def shipped_summary():
-    from trainsizer.evidence.validate import validate_files
-
-    return validate_files(view="user")[1]
+def shipped_summary(shipped_validation):
+    return shipped_validation["summary"]
 
 
 BAND = (0.75, 0.85)  # issue 24: the 80 % ranges hold 75-85 % of held-out cases, overall and per family

@@ -5,11 +5,8 @@ and README.md quotes."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 from datetime import date
 from pathlib import Path
@@ -18,7 +15,6 @@ import pytest
 import yaml
 from conftest import REPO
 
-import trainsizer
 from trainsizer.evidence import shipped_cases
 from trainsizer.evidence.cases import load_cases
 
@@ -125,17 +121,6 @@ def _accuracy_row(label: str, page: Path = ACCURACY) -> tuple[float, ...]:
 
 def _pct(cell: dict) -> str:
     return f"{100 * cell['median_abs_error']:.1f} % / {100 * cell['p90_abs_error']:.1f} %"
-
-
-@pytest.fixture(scope="module")
-def shipped_validation():
-    # from another folder, with this package: the cases are found from the package, not the working directory
-    env = {**os.environ, "PYTHONPATH": str(Path(trainsizer.__file__).resolve().parents[1])}
-    proc = subprocess.run([sys.executable, "-m", "trainsizer.cli", "validate", "--view", "user", "--json"],
-                          capture_output=True,
-                          text=True, timeout=600, cwd=REPO.parent, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
 
 
 def test_validate_alone_runs_the_shipped_cases_and_reproduces_the_accuracy_tables(shipped_validation):

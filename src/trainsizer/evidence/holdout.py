@@ -35,6 +35,7 @@ from trainsizer.evidence.calibrate import (
 )
 from trainsizer.evidence.case_terms import CaseTerms, build_case_terms
 from trainsizer.evidence.cases import Case, CaseResult, Summary, summarize
+from trainsizer.evidence.fold_pool import fold_map
 from trainsizer.evidence.mfu_evidence import fold_ceilings
 from trainsizer.evidence.validate_json import KindHoldoutJSON, SignedSummaryJSON
 
@@ -208,16 +209,25 @@ def leave_one_out_views(cases: list[Case], views: dict[str, list[Case]], by: str
         results: dict[str, list[CaseResult]] = {name: [] for name in views}
         by_group: dict[str, dict[str, SignedSummary]] = {name: {} for name in views}
         every = [g for name in views for g in GROUP_OF[by](scored[name][0])]
-        for group in dict.fromkeys(groups + every):
+
+        def group_fold(group: str, kind: str = kind, terms: CaseTerms = terms, groups: list[str] = groups,
+                       base: Any = base, free: Any = free, scored: dict = scored) -> dict[str, list[CaseResult]]:
+            """Per view, the cases of ``group`` predicted by parameters fitted without it."""
             params = _fold(terms, groups, group, base, free, rounds, group if by == "family" else None)
+            folds: dict[str, list[CaseResult]] = {}
             for name, (view, _) in scored.items():
                 test = [i for i, g in enumerate(GROUP_OF[by](view)) if g == group]
                 if not test:
                     continue
                 predicted = view.predict(params, test)
                 metrics = view.speed.metrics if view.speed is not None else [kind] * len(view)
-                fold = [CaseResult(view.ids[i], metrics[i], float(p), float(view.measured[i]),
-                                   view.excluded_from_fit[i]) for i, p in zip(test, predicted, strict=True)]
+                folds[name] = [CaseResult(view.ids[i], metrics[i], float(p), float(view.measured[i]),
+                                          view.excluded_from_fit[i]) for i, p in zip(test, predicted, strict=True)]
+            return folds
+
+        held_out = list(dict.fromkeys(groups + every))
+        for group, folds in zip(held_out, fold_map(group_fold, held_out), strict=True):  # each fold in a worker
+            for name, fold in folds.items():
                 results[name] += fold
                 by_group[name][group] = signed_summary(fold)
         for name, (view, failed) in scored.items():

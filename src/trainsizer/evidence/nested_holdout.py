@@ -28,6 +28,7 @@ from trainsizer.evidence.calibrate import (
 )
 from trainsizer.evidence.case_terms import CaseTerms, build_case_terms
 from trainsizer.evidence.cases import Case, CaseResult
+from trainsizer.evidence.fold_pool import fold_map
 from trainsizer.evidence.holdout import KINDS
 from trainsizer.evidence.mfu_evidence import fold_ceilings
 
@@ -103,16 +104,23 @@ def nested_source_out_views(cases: list[Case], views: dict[str, list[Case]],
         terms, _failed = build_case_terms(cases, what, mp, pp)
         fitted = _fitter(terms, fold_start(mp if kind == "memory" else pp), free, rounds)
         sources = list(dict.fromkeys(terms.sources))
-        for name, view in views.items():
-            scored = build_case_terms(view, what, mp, pp)[0]
-            for outer in sources:
-                rows: list[CaseResult] = []
-                for inner in sources:
-                    test = [i for i, s in enumerate(scored.sources) if s == inner]
+        scored = {name: build_case_terms(view, what, mp, pp)[0] for name, view in views.items()}
+
+        def outer_fold(outer: str, kind: str = kind, fitted: Fitted = fitted,
+                       scored: dict[str, CaseTerms] = scored, sources: list[str] = sources) -> dict[str, list]:
+            """Per view, every case not of ``outer`` predicted without ``outer`` and without its own source."""
+            rows: dict[str, list[CaseResult]] = {name: [] for name in scored}
+            for inner in sources:
+                for name, view in scored.items():
+                    test = [i for i, s in enumerate(view.sources) if s == inner]
                     if inner == outer or not test:
                         continue
-                    predicted = scored.predict(fitted(outer, inner), test)
-                    rows += [CaseResult(scored.ids[i], kind, float(p), float(scored.measured[i]))
-                             for i, p in zip(test, predicted, strict=True)]
-                out[name].setdefault(outer, {})[kind] = rows
+                    predicted = view.predict(fitted(outer, inner), test)
+                    rows[name] += [CaseResult(view.ids[i], kind, float(p), float(view.measured[i]))
+                                   for i, p in zip(test, predicted, strict=True)]
+            return rows
+
+        for outer, rows in zip(sources, fold_map(outer_fold, sources), strict=True):  # each outer in a worker
+            for name in views:
+                out[name].setdefault(outer, {})[kind] = rows[name]
     return out

@@ -33,6 +33,7 @@ from trainsizer.estimate.ranges import KINDS, NOT_STATED, Band, band
 from trainsizer.estimate.regimes import DIMENSIONS, SPEED_DIMENSIONS, scenario_regime
 from trainsizer.evidence.case_terms import source_key
 from trainsizer.evidence.cases import Case, CaseResult
+from trainsizer.evidence.fold_pool import fold_map
 from trainsizer.evidence.validate_json import CoverageRowJSON, KindCoverageJSON
 
 LEVEL = 0.8
@@ -434,22 +435,19 @@ def coverage(res: Residuals, inner: NestedResiduals, level: float = LEVEL,
 def _hits(kind: str, rows: list[Residual], inner: NestedResiduals, level: float,
           floor: NestedResiduals | None) -> list[Hit]:
     """Each row against the band fitted without its publication (:func:`coverage`); a publication whose band has
-    too few others to be fitted from (:func:`fittable`) is left out."""
-    hits: list[Hit] = []
-    for source in dict.fromkeys(r.source for r in rows):
+    too few others to be fitted from (:func:`fittable`) is left out. Each publication's band in a worker."""
+    def source_hits(source: str) -> list[Hit]:
         train = [r for r in inner.get(source, {}).get(kind, []) if r.source != source]
         stated = [r for r in (floor or {}).get(source, {}).get(kind, []) if r.source != source]
         if not fittable(train) or (floor is not None and not fittable(stated)):
-            continue
+            return []
         fitted = _wrap(kind, fit_kind(kind, train, level), level)
         if floor is not None:
             fitted = {**_wrap(kind, fit_kind(kind, stated, level), level), NOT_STATED: {kind: fitted[kind]}}
-        for r in rows:
-            if r.source == source:
-                regime = {**r.regime, **({"framework": "not_stated"} if floor is not None else {})}
-                b = band(kind, regime, fitted)
-                hits.append(Hit(r, reach(b, r.u), (b.hi - b.lo) / 2))
-    return hits
+        extra = {"framework": "not_stated"} if floor is not None else {}
+        bands = [(r, band(kind, {**r.regime, **extra}, fitted)) for r in rows if r.source == source]
+        return [Hit(r, reach(b, r.u), (b.hi - b.lo) / 2) for r, b in bands]
+    return [h for hits in fold_map(source_hits, list(dict.fromkeys(r.source for r in rows))) for h in hits]
 
 
 def reach(b: Band, u: float) -> float:

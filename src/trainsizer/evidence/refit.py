@@ -12,6 +12,7 @@ A test checks that this equals a full estimate at random parameter values.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -136,6 +137,11 @@ class SpeedTerms:
     hardware_full_attention_per_token: np.ndarray
     metrics: tuple[str, ...]  # the Performance attribute each case is compared on
 
+    @cached_property
+    def metric_rows(self) -> dict[str, np.ndarray]:
+        """Per metric, the rows compared on it."""
+        return {m: np.flatnonzero(np.array(self.metrics) == m) for m in dict.fromkeys(self.metrics)}
+
 
 def speed_case(scenario: Scenario, memory_params: MemoryModel | None = None,
                perf_params: PerformanceModel | None = None) -> SpeedCase:
@@ -167,4 +173,7 @@ def speed_predictions(t: SpeedTerms, pp: PerformanceModel) -> np.ndarray:
     step = sum(np.asarray(v, dtype=float) for v in combine_step(t.raw, pp).values())
     figures = speed_figures(step, t.tokens_per_step, t.gpus, t.model_flops_per_token, t.hardware_flops_per_token,
                             t.peak_tflops, t.model_full_attention_per_token, t.hardware_full_attention_per_token)
-    return np.array([figures[m][i] for i, m in enumerate(t.metrics)], dtype=float)
+    out = np.empty(len(t.metrics))
+    for metric, rows in t.metric_rows.items():
+        out[rows] = np.broadcast_to(np.asarray(figures[metric], dtype=float), out.shape)[rows]
+    return out
