@@ -134,3 +134,9 @@ def extract_yaml_names(fileobj: Any, keywords: Any, comment_tags: Any, options: 
             if name:
                 line = next((i + 1 for i, ln in enumerate(lines) if f"id: {entry['id']}" in ln), 0)
                 yield line, None, name, ["name of " + str(entry["id"])]
+
+
+def default_currency(lang: str | None = None) -> str:
+    """The currency of a user who names none: CNY for a Chinese (zh-CN) interface, else USD (``lang`` as
+    :func:`resolve_lang` reads it: None takes the locale)."""
+    return "CNY" if resolve_lang(lang) == "zh-CN" else "USD"

@@ -11,7 +11,7 @@ from jinja2 import Environment, FileSystemLoader, Undefined, pass_context, selec
 
 from trainsizer.errors import InputError
 from trainsizer.frameworks import assumed, families, load_profile
-from trainsizer.i18n import N_, tr
+from trainsizer.i18n import N_, default_currency, tr
 from trainsizer.report import option_text, sections
 from trainsizer.report import words as w
 from trainsizer.report.answer import card
@@ -295,7 +295,7 @@ def index_page(lang: str, model_ids: list[str], gpus: list[dict[str, Any]], site
     objectives = [(o, lab[f"objective_{o}"]) for o in OBJECTIVES]
     return environment().get_template("index.html").render(
         L=lab, lang=lang, model_ids=model_ids, gpus=gpus, sites=sites, default_site=default_site,
-        choices=labelled(FORM_CHOICES, lang), default_currency="CNY" if lang == "zh-CN" else "USD",
+        choices=labelled(FORM_CHOICES, lang), default_currency=default_currency(lang),
         objectives=objectives, default_objective=DEFAULT_OBJECTIVE,
         frameworks=[(f, load_profile(f).name) for f in families()],
         framework_assumed=tr(FRAMEWORK_ASSUMED, lang, names=w.listing(

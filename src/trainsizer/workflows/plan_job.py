@@ -15,7 +15,7 @@ from trainsizer.estimate.calibration import calibrated_params
 from trainsizer.estimate.estimator import check_precision
 from trainsizer.hardware.catalog import Catalog, load_catalog
 from trainsizer.hardware.market import availability, default_market, parse_market
-from trainsizer.i18n import resolve_lang
+from trainsizer.i18n import default_currency, resolve_lang
 from trainsizer.lookup import unknown_id
 from trainsizer.messages import Message, clauses, msg
 from trainsizer.messages import money as to_money
@@ -93,7 +93,7 @@ def _context(req: PlanRequest) -> tuple[Catalog, Site, Prices]:
     for gid in req.gpus:
         cat.accelerator(gid, "--gpu")
     all_sites = load_sites(list(req.sites))
-    money = load_prices(req.currency or ("CNY" if resolve_lang(req.lang) == "zh-CN" else "USD"), list(req.prices),
+    money = load_prices(req.currency or default_currency(req.lang), list(req.prices),
                         gpu_ids=cat.accelerators)  # checks the currency first
     # no site named: one in the market the plan is in (a US hall for the global market, a Chengdu hall for China)
     site = get_site(req.site or default_site_id(all_sites, _market(req, money, None)), all_sites)

@@ -9,7 +9,7 @@ from trainsizer.cost.prices import load_prices
 from trainsizer.cost.quotes import DEFAULT_MFU, Quote, compare_quotes, load_quotes
 from trainsizer.errors import InputError, in_file
 from trainsizer.hardware.catalog import INTER_NODE_SCOPES, Catalog, default_catalog
-from trainsizer.i18n import resolve_lang
+from trainsizer.i18n import default_currency
 from trainsizer.messages import msg
 from trainsizer.models.catalog import resolve_model
 from trainsizer.scenario import Scenario
@@ -29,7 +29,7 @@ def compare_offers(offers: list[Quote], currency: str | None = None, job: Scenar
                 cat.link(q.inter_node, f"quotes[{i}].inter_node", INTER_NODE_SCOPES)
         except InputError as exc:
             raise in_file(exc, source) from None
-    money = load_prices(currency or ("CNY" if resolve_lang(lang) == "zh-CN" else "USD"), list(prices),
+    money = load_prices(currency or default_currency(lang), list(prices),
                         gpu_ids=cat.accelerators)
     arch = resolve_model(job.model) if job is not None else None
     results = compare_quotes(offers, money, job, arch, cat)
