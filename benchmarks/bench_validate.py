@@ -17,11 +17,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+from trainsizer.evidence.fold_pool import JOBS_ENV, jobs  # noqa: E402  (this checkout's package)
+
 TARGET_S = 600.0
 
 
-def run(jobs: int) -> tuple[float, str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "TRAINSIZER_JOBS": str(jobs)}
+def run(workers: int) -> tuple[float, str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), JOBS_ENV: str(workers)}
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "trainsizer.cli", "validate", "--view", "user", "--json"],
                           capture_output=True, env=env, check=True)
@@ -30,13 +33,13 @@ def run(jobs: int) -> tuple[float, str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, nargs="+", default=[1, len(os.sched_getaffinity(0))])
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, jobs()])
     args = parser.parse_args()
     answers = set()
-    for jobs in args.jobs:
-        seconds, digest = run(jobs)
+    for workers in args.jobs:
+        seconds, digest = run(workers)
         answers.add(digest)
-        print(f"jobs {jobs}: {seconds:7.1f} s  answer {digest}  {'ok' if seconds < TARGET_S else 'OVER TARGET'}")
+        print(f"jobs {workers}: {seconds:7.1f} s  answer {digest}  {'ok' if seconds < TARGET_S else 'OVER TARGET'}")
     print("answers identical" if len(answers) == 1 else "ANSWERS DIFFER")
     return 0 if len(answers) == 1 else 1
 
