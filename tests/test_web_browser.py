@@ -435,3 +435,22 @@ def test_html_report_fits_a_phone(browser, tmp_path):
         assert pg.locator("#chart-memory [data-testid=capacity-line]").count() == 1
         assert pg.locator("#chart-pareto [data-testid=recommended-point]").count() == 1
         context.close()
+
+
+def test_the_site_follows_the_currency_until_the_user_picks_one(page):
+    """An English page plans in US dollars at a US hall; switching to yuan plans in the China market, so the site
+    moves to the Chinese hall that market defaults to (and back), until the user chooses a site themselves."""
+    from trainsizer.workflows.catalogs import default_site
+
+    abroad, china = default_site(market="global"), default_site(market="cn")
+    assert abroad != china
+    assert page.input_value("#site") == abroad
+    page.select_option("#currency", "CNY")
+    assert page.input_value("#site") == china
+    page.select_option("#currency", "USD")
+    assert page.input_value("#site") == abroad
+    chosen = next(v for v in page.eval_on_selector_all("#site option", "os => os.map(o => o.value)")
+                  if v not in (abroad, china))
+    page.select_option("#site", chosen)
+    page.select_option("#currency", "CNY")
+    assert page.input_value("#site") == chosen

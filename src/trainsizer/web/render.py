@@ -288,14 +288,17 @@ def _plan_fragment(out: PlanJSON, lang: str, curves: list[Any] | None,
 
 
 def index_page(lang: str, model_ids: list[str], gpus: list[dict[str, Any]], sites: list[dict[str, Any]],
-               default_site: str, vouchers: list[dict[str, Any]] | None = None) -> str:
+               default_site: str, vouchers: list[dict[str, Any]] | None = None,
+               currency_sites: dict[str, str] | None = None) -> str:
     """The form: the CLI's plan choices with its defaults (objective, runs per month, voucher, time value), and the
-    training frameworks with a profile (``trainsizer.frameworks``), each by its own name."""
+    training frameworks with a profile (``trainsizer.frameworks``), each by its own name; ``currency_sites``: the
+    site the form moves to when the user picks each currency before choosing a site (app.js)."""
     lab = labels(lang)
     objectives = [(o, lab[f"objective_{o}"]) for o in OBJECTIVES]
     return environment().get_template("index.html").render(
         L=lab, lang=lang, model_ids=model_ids, gpus=gpus, sites=sites, default_site=default_site,
-        choices=labelled(FORM_CHOICES, lang), default_currency=default_currency(lang),
+        currency_sites=currency_sites or {}, choices=labelled(FORM_CHOICES, lang),
+        default_currency=default_currency(lang),
         objectives=objectives, default_objective=DEFAULT_OBJECTIVE,
         frameworks=[(f, load_profile(f).name) for f in families()],
         framework_assumed=tr(FRAMEWORK_ASSUMED, lang, names=w.listing(

@@ -316,6 +316,16 @@
     return !!state.submitted;
   }
 
+  /* the site follows the currency (the market it gives on this page) until the user picks a site */
+  var siteSelect = byId("site"), currencySelect = byId("currency");
+  var currencySites = JSON.parse(siteSelect.getAttribute("data-currency-sites") || "{}");
+  var siteChosen = false;
+  siteSelect.addEventListener("change", function () { siteChosen = true; });
+  currencySelect.addEventListener("change", function () {
+    var site = currencySites[currencySelect.value];
+    if (!siteChosen && site) { siteSelect.value = site; }
+  });
+
   form.addEventListener("submit", function (ev) { ev.preventDefault(); submit(); });
   result.addEventListener("click", function (ev) {
     var button = ev.target.closest ? ev.target.closest(".export-button") : null;
@@ -324,5 +334,5 @@
   Array.prototype.forEach.call(document.querySelectorAll("nav.lang a[data-lang]"), function (a) {
     a.addEventListener("click", function () { saveState(result.getAttribute("data-state") === "done"); });
   });
-  if (restoreState()) { submit(); }
+  if (restoreState()) { siteChosen = true; submit(); }
 }());
