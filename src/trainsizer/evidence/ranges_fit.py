@@ -62,10 +62,9 @@ CANDIDATES: dict[str, tuple[tuple[str, ...], ...]] = {
 # dimensions, inside the nested check's folds (docs/accuracy.md, "80 % ranges": what a choice made again in each fold
 # gives). Scored on the user view's errors (the ranges' residuals since they are fitted on it), memory prefers case
 # weights (0.438 against 0.521: the profiles' errors are spread over more publications than the annotated ones
-# were) and speed publication weights (0.774 against 0.784, 40 publications of 1 to 38 runs; docs/accuracy.md,
-# "80 % ranges").
+# were) and so does speed (0.763 against 0.794, 41 publications of 1 to 38 runs; docs/accuracy.md, "80 % ranges").
 WEIGHTINGS = ("case", "publication")
-WEIGHTING = {"memory": "case", "speed": "publication"}
+WEIGHTING = {"memory": "case", "speed": "case"}
 
 
 @dataclass(frozen=True)
