@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from trainsizer.estimate.activations import StageActivations, activation_factor, stage_activations
+from trainsizer.estimate.data_shape import dataset_token_share, memory_scenario, sample_lengths, step_scenario
 from trainsizer.estimate.estimator import check_layout, resolve_gpu
 from trainsizer.estimate.memory import (
     LOADED_STATES,
@@ -67,6 +68,8 @@ class MemoryTerms:
 
 def memory_terms(scenario: Scenario, metric: str, memory_params: MemoryModel | None = None) -> MemoryTerms:
     mp = memory_params or default_memory_model()
+    lengths = sample_lengths(scenario)  # a data shape: the peak at the longest micro-batch, as estimate() reads it
+    scenario = scenario if lengths is None else memory_scenario(scenario, lengths)
     arch = resolve_model(scenario.model)
     check_layout(scenario, arch)
     gpu = resolve_gpu(scenario)
@@ -121,6 +124,7 @@ class SpeedCase:
     peak_tflops: float
     model_full_attention_per_token: float
     hardware_full_attention_per_token: float
+    dataset_share: float = 1.0  # the dataset's tokens over those a step processes (data_shape.dataset_token_share)
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,7 @@ class SpeedTerms:
     peak_tflops: np.ndarray
     model_full_attention_per_token: np.ndarray
     hardware_full_attention_per_token: np.ndarray
+    dataset_share: np.ndarray
     metrics: tuple[str, ...]  # the Performance attribute each case is compared on
 
     @cached_property
@@ -145,7 +150,11 @@ class SpeedTerms:
 
 def speed_case(scenario: Scenario, memory_params: MemoryModel | None = None,
                perf_params: PerformanceModel | None = None) -> SpeedCase:
-    """One case's raw step and what its figures are computed from."""
+    """One case's raw step and what its figures are computed from: with a data shape, the step at the expected
+    padded length and its documents (``estimate.data_shape.step_scenario``), as ``estimate()`` prices it."""
+    lengths = sample_lengths(scenario)
+    share = 1.0 if lengths is None else dataset_token_share(lengths)
+    scenario = scenario if lengths is None else step_scenario(scenario, lengths)
     arch = resolve_model(scenario.model)
     check_layout(scenario, arch)
     ctx, _ = step_context(scenario, arch, resolve_gpu(scenario), None, perf_params or default_performance_model(),
@@ -153,7 +162,7 @@ def speed_case(scenario: Scenario, memory_params: MemoryModel | None = None,
     fl = ctx.flops
     return SpeedCase(raw_step(ctx), scenario.global_batch_size * scenario.training.seq_len, scenario.parallel.gpus,
                      fl.model_per_token, fl.hardware_per_token, ctx.peak_tflops, fl.model_full_attention_per_token,
-                     fl.hardware_full_attention_per_token)
+                     fl.hardware_full_attention_per_token, share)
 
 
 def _stack(values: list[Any], annotation: str) -> Any:
@@ -173,6 +182,9 @@ def speed_predictions(t: SpeedTerms, pp: PerformanceModel) -> np.ndarray:
     step = sum(np.asarray(v, dtype=float) for v in combine_step(t.raw, pp).values())
     figures = speed_figures(step, t.tokens_per_step, t.gpus, t.model_flops_per_token, t.hardware_flops_per_token,
                             t.peak_tflops, t.model_full_attention_per_token, t.hardware_full_attention_per_token)
+    # the throughput counts the dataset's tokens, the padding left out (data_shape.shaped_performance)
+    figures = {**figures, "tokens_per_s": figures["tokens_per_s"] * t.dataset_share,
+               "tokens_per_s_per_gpu": figures["tokens_per_s_per_gpu"] * t.dataset_share}
     out = np.empty(len(t.metrics))
     for metric, rows in t.metric_rows.items():
         out[rows] = np.broadcast_to(np.asarray(figures[metric], dtype=float), out.shape)[rows]
