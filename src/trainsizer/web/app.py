@@ -238,18 +238,17 @@ def _page_routes(app: FastAPI, planner: Planner, job: dict[str, Callable[..., An
 @cache
 def _index_html(lang: str) -> str:
     from trainsizer.hardware.market import default_market
+    from trainsizer.i18n import default_currency
     from trainsizer.web.render import FORM_CHOICES, index_page
     from trainsizer.workflows import catalogs
 
-    # the page's language sets its currency (render.index_page) and so the market, and the site it shows follows:
-    # a Chinese page hosts bought hardware in a Chinese hall, an English one in the global market's
-    market = default_market(lang=lang).value
-    # and where the user switches the currency before touching the site, the site follows the market that currency
-    # gives on this page (app.js): an English page's CNY plans in the China market, so in a Chinese hall
+    # each currency's market on this page (a Chinese page's is China's whatever the currency) and the site it hosts
+    # bought hardware in: the page starts at its own currency's (render.index_page), and where the user switches the
+    # currency before touching the site, the site follows (app.js): an English page's CNY plans in a Chinese hall
     currency_sites = {code: catalogs.default_site(market=default_market(code, None, lang).value)
                       for code in FORM_CHOICES["currencies"]}
     return index_page(lang, [m["id"] for m in catalogs.model_rows()], catalogs.gpu_rows(), catalogs.site_rows(),
-                      catalogs.default_site(market=market), catalogs.voucher_rows(), currency_sites)
+                      currency_sites[default_currency(lang)], catalogs.voucher_rows(), currency_sites)
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, workers: int | None = None, queue_limit: int | None = None,
