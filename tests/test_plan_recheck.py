@@ -15,7 +15,7 @@ from trainsizer.workflows.plan_job import plan_job
 UNBOUNDED = [c for c in CASES if not c[2].deadline_s] + MOE_CASES
 
 
-def _every_layout(unique, recheck):
+def _every_layout(unique, recheck, risks=None):
     """The re-check of every shortlisted layout (what the search would do without pruning)."""
     return [(pos, search._option(*found)) for pos, item in unique if (found := recheck(item)) is not None]
 
@@ -29,11 +29,11 @@ def test_rechecking_fewer_layouts_gives_the_same_plan(name, job, req, monkeypatc
     recheck_all = search._fastest_per_hardware
 
     def counted(label, fn):
-        def run(unique, recheck):
+        def run(unique, recheck, *limits):
             def one(item):
                 calls[label] += 1
                 return recheck(item)
-            return fn(unique, one)
+            return fn(unique, one, *limits)
         return run
 
     monkeypatch.setattr(search, "_fastest_per_hardware", counted("pruned", recheck_all))

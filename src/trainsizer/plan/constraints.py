@@ -64,6 +64,9 @@ class Constraints:
     # host memory on the machines to be had; None: the planner's one host limit per GPU (planner.yaml host_memory)
     host: HostCheck | None = field(default=None, compare=False)
     time_value: float = 0.0  # money per wall-clock hour of the run, added to its cost (the objective)
+    # the most a recommended layout may risk running out of memory (--max-oom-risk): each cell keeps its fastest
+    # layout within it beside its fastest safe one (plan.search.risk_limits); None: the safe limit alone
+    max_oom_risk: float | None = None
 
     def __post_init__(self) -> None:
         if self.max_gpus < 1 or self.max_gpus > 100_000:

@@ -49,6 +49,7 @@ SHORTLIST_PER_CELL = 4
 # option is at risk of running out of memory by more than MEMORY_AGREEMENT is at risk exactly too
 STEP_AGREEMENT = 1e-6
 MEMORY_AGREEMENT = 1e-3
+MIN_RISK = 1e-9  # the least chance of running out of memory a limit is held to (0 has no finite memory bound)
 
 def _inter_links(gpu: Accelerator, constraints: Constraints | None = None) -> tuple[str, ...]:
     """The scale-out networks to try: the user's, else those the part's servers are sold with (Ascend ships RoCE,
@@ -197,11 +198,23 @@ def _node_shape_screens(gpu: Accelerator, job: Scenario, arch: Architecture, con
     return shapes, evaluated
 
 
-def _shortlist(gpu: Accelerator, job: Scenario, shapes: list[NodeShapeScreen],
-               shape_times: ShapeTimes) -> list[ScreenedLayout]:
-    """The fastest few layouts of each (count, network) of one GPU type, and the fastest safe one of each."""
+def risk_limits(constraints: Constraints) -> tuple[float, float]:
+    """(safe, eligible): the chances of running out of memory within which the search keeps each cell's fastest
+    layout. Safe: RISK, a real risk where an option is shown (or the user's limit, where lower); eligible: the most a
+    recommended layout may risk (``constraints.max_oom_risk``, --max-oom-risk; RISK where unstated), so a cell whose
+    fastest layouts are at risk still offers its fastest one the answer may be (held within [MIN_RISK, 0.5]: the
+    memory band's upper side, ``Band.safe_fraction``)."""
+    stated = RISK if constraints.max_oom_risk is None else constraints.max_oom_risk
+    eligible = min(max(stated, MIN_RISK), 0.5)
+    return min(RISK, eligible), eligible
+
+
+def _shortlist(gpu: Accelerator, job: Scenario, shapes: list[NodeShapeScreen], shape_times: ShapeTimes,
+               risks: tuple[float, float]) -> list[ScreenedLayout]:
+    """The fastest few layouts of each (count, network) of one GPU type, and the fastest safe one and the fastest
+    eligible one of each (``risks``: :func:`risk_limits`)."""
     shortlist: list[ScreenedLayout] = []
-    limits: dict[tuple[int, int], float] = {}
+    limits: dict[tuple[int, int], tuple[float, float]] = {}
     for shape, times in zip(shapes, shape_times, strict=True):
         per_node, lay, device, host = shape.per_node, shape.lay, shape.device, shape.host
         for inter, sub, time in zip(shape.networks, shape.subs, times, strict=True):
@@ -211,12 +224,13 @@ def _shortlist(gpu: Accelerator, job: Scenario, shapes: list[NodeShapeScreen],
             for count, idx in _cells(lay.gpus[sub], time):
                 fastest = idx[np.argsort(time[idx])].tolist()
                 if (count, per_node) not in limits:  # each network of the GPU has the same cells
-                    limits[count, per_node] = _safe_bytes(gpu, job, count, per_node)
+                    limits[count, per_node] = tuple(_safe_bytes(gpu, job, count, per_node, r) for r in risks)
                 limit = limits[count, per_node]
-                safe = next((i for i in fastest if values[2][i] <= limit), None)  # the fastest safe one
-                for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL], *([] if safe is None else [safe])]):
+                safe, eligible = (next((i for i in fastest if values[2][i] <= bound), None) for bound in limit)
+                bounded = [j for j in (safe, eligible) if j is not None]
+                for i in dict.fromkeys([*fastest[:SHORTLIST_PER_CELL], *bounded]):
                     shortlist.append(_screened(gpu, lay, count, inter if count > per_node else None, values, i, limit,
-                                               cell_safe=i == safe))
+                                               cell_safe=i == safe, cell_eligible=i == eligible))
     return shortlist
 
 
@@ -233,13 +247,14 @@ def _cells(gpus: np.ndarray, time: np.ndarray) -> list[tuple[int, np.ndarray]]:
 
 
 def _screened(gpu: Accelerator, lay: Layouts, gpus: int, inter: str | None, values: tuple[list[Any], ...], i: int,
-              limit: float, cell_safe: bool) -> ScreenedLayout:
+              limit: tuple[float, float], cell_safe: bool, cell_eligible: bool) -> ScreenedLayout:
     """The ``i``-th layout screened over one network, of ``gpus`` GPUs: ``values``, the screen's (step time, index
-    in ``lay``, device bytes, host bytes, GPUs per node) of each as lists."""
+    in ``lay``, device bytes, host bytes, GPUs per node) of each as lists; ``limit``, the device bytes a safe and an
+    eligible layout of its cell may be screened at."""
     time, index, device, host, per_node = values[0][i], values[1][i], values[2][i], values[3][i], values[4][i]
     return ScreenedLayout(step_time_s=time, gpu=gpu, layouts=lay, index=index, gpus=gpus, gpus_per_node=per_node,
-                          inter_node=inter, device_bytes=device, host_bytes_per_gpu=host, safe=device <= limit,
-                          cell_safe=cell_safe)
+                          inter_node=inter, device_bytes=device, host_bytes_per_gpu=host, safe=device <= limit[0],
+                          cell_safe=cell_safe, eligible=device <= limit[1], cell_eligible=cell_eligible)
 
 
 def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Constraints, cat: Catalog,
@@ -273,7 +288,7 @@ def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Con
                  if (r := recheck(item)) is not None]
         return [_option(*min(found, key=lambda f: f[:2])[2])] if found else []
     if not constraints.deadline_s:
-        options = _fastest_per_hardware(unique, recheck)
+        options = _fastest_per_hardware(unique, recheck, risk_limits(constraints))
     else:
         options = []
         for pos, item in unique:
@@ -290,13 +305,14 @@ def _exact_options(chosen: list[ScreenedLayout], job: Scenario, constraints: Con
 
 
 def _fastest_per_hardware(unique: list[tuple[int, ScreenedLayout]],
-                          recheck: Callable[[ScreenedLayout], tuple[Any, Scenario] | None]
-                          ) -> list[tuple[int, PlanOption]]:
+                          recheck: Callable[[ScreenedLayout], tuple[Any, Scenario] | None],
+                          risks: tuple[float, float] = (RISK, RISK)) -> list[tuple[int, PlanOption]]:
     """Each hardware configuration's layouts re-checked fastest first as screened, only as far as
-    ``_best_per_hardware`` may keep them (its fastest option, and when that one is at risk its fastest safe one):
-    a layout screened slower than its fastest option by more than STEP_AGREEMENT and at risk by more than
-    MEMORY_AGREEMENT is not re-checked, and once a safe option is found, nor is one screened slower than it by more
-    than STEP_AGREEMENT. (position in the shortlist, option) of every layout re-checked that fits."""
+    ``_best_per_hardware`` may keep them (its fastest option, and when that one is at risk its fastest safe and its
+    fastest eligible one, ``risks``: :func:`risk_limits`): a layout screened slower than its fastest option by more
+    than STEP_AGREEMENT and at risk beyond the eligible limit by more than MEMORY_AGREEMENT is not re-checked, and
+    once a safe option is found, nor is one screened slower than it by more than STEP_AGREEMENT. (position in the
+    shortlist, option) of every layout re-checked that fits."""
     groups: dict[tuple[Any, ...], list[tuple[int, ScreenedLayout]]] = {}
     for pos, item in unique:
         groups.setdefault(item.hardware(), []).append((pos, item))
@@ -308,9 +324,9 @@ def _fastest_per_hardware(unique: list[tuple[int, ScreenedLayout]],
             if item.step_time_s > safe_time * (1 + STEP_AGREEMENT):
                 break
             # past a tie with the fastest option (which may come first by its place in the shortlist), a layout
-            # surely at risk is neither the fastest nor the fastest safe one (device_gib is rounded to 1e-3 GiB)
+            # surely beyond the eligible risk is none of the options kept (device_gib is rounded to 1e-3 GiB)
             if memory is not None and item.step_time_s > first_time * (1 + STEP_AGREEMENT) and memory[0].p_above(
-                    item.device_bytes / 2**30 * (1 - MEMORY_AGREEMENT) - 1e-3, memory[1]) > RISK:
+                    item.device_bytes / 2**30 * (1 - MEMORY_AGREEMENT) - 1e-3, memory[1]) > risks[1]:
                 continue
             if (found := recheck(item)) is None:
                 continue
@@ -318,16 +334,16 @@ def _fastest_per_hardware(unique: list[tuple[int, ScreenedLayout]],
             out.append((pos, opt))
             memory = memory or (_memory_band(opt), opt.capacity_gib)
             first_time = min(first_time, opt.step_time_s)
-            if memory[0].p_above(opt.device_gib, opt.capacity_gib) <= RISK:  # _safe(opt)
+            if memory[0].p_above(opt.device_gib, opt.capacity_gib) <= risks[0]:  # _risk(opt) within the safe limit
                 safe_time = min(safe_time, opt.step_time_s)
     return out
 
 
-def _safe_bytes(gpu: Accelerator, job: Scenario, gpus: int, per_node: int) -> float:
+def _safe_bytes(gpu: Accelerator, job: Scenario, gpus: int, per_node: int, risk: float = RISK) -> float:
     """The most device memory a layout may be estimated at and still run out of memory with a chance of at most
-    ``intervals.RISK`` (its regime's memory range, ``estimate/ranges.py``)."""
+    ``risk`` (its regime's memory range, ``estimate/ranges.py``)."""
     b = band("memory", framework_regime(regime(gpu.id, job.training.method, gpus, per_node), job.training.framework))
-    return b.safe_fraction(RISK) * gpu.memory_gib * 2**30
+    return b.safe_fraction(risk) * gpu.memory_gib * 2**30
 
 
 def _memory_band(opt: PlanOption) -> Band:
@@ -336,20 +352,26 @@ def _memory_band(opt: PlanOption) -> Band:
                                            opt.scenario.training.framework))
 
 
+def _risk(opt: PlanOption) -> float:
+    """The option's chance of running out of memory, from its regime's memory range."""
+    return _memory_band(opt).p_above(opt.device_gib, opt.capacity_gib)
+
+
 def _safe(opt: PlanOption) -> bool:
-    return _memory_band(opt).p_above(opt.device_gib, opt.capacity_gib) <= RISK
+    return _risk(opt) <= RISK
 
 
-def _best_per_hardware(options: list[PlanOption]) -> list[PlanOption]:
+def _best_per_hardware(options: list[PlanOption], risks: tuple[float, float] = (RISK, RISK)) -> list[PlanOption]:
     """Per hardware configuration (GPU, count, node shape, network): its best layout, and when that one is at
-    real risk of running out of memory its fastest safe one too (the recommendation weighs the two:
-    ``workflows/decide.objective_value``)."""
-    kept: dict[tuple[Any, ...], bool] = {}  # hardware -> a safe layout kept
+    real risk of running out of memory its fastest safe one and its fastest eligible one too (``risks``:
+    :func:`risk_limits`; the recommendation weighs them: ``workflows/decide.objective_value``)."""
+    kept: dict[tuple[Any, ...], set[int]] = {}  # hardware -> which limits (0 safe, 1 eligible) a kept layout meets
     out = []
     for opt in options:
-        key = opt.hardware()
-        if key not in kept or not kept[key] and _safe(opt):
-            kept[key] = _safe(opt)
+        key, risk = opt.hardware(), _risk(opt)
+        within = {i for i, limit in enumerate(risks) if risk <= limit}
+        if key not in kept or within - kept[key]:
+            kept[key] = kept.get(key, set()) | within
             out.append(opt)
     return out
 
@@ -378,6 +400,7 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     screened_job = memory_job(screened_job)
     layouts: dict[int, tuple[Layouts, ScreenedMemory | None]] = {}
     screens: list[tuple[Accelerator, list[NodeShapeScreen]]] = []
+    risks = risk_limits(constraints)
     for gpu in gpus:
         if not gpu.peak_tflops("bf16") and not gpu.peak_tflops("fp16"):
             continue
@@ -387,15 +410,15 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
         evaluated += n
     # every GPU type's layouts through the numpy screen, those alike in one pass; the fastest few of each cell
     for (gpu, shapes), times in zip(screens, screen_times(screens, pp_, mp, step), strict=True):
-        shortlist += _shortlist(gpu, screened_job, shapes, times)
+        shortlist += _shortlist(gpu, screened_job, shapes, times, risks)
     late: list[PlanOption] = []
     chosen = choose_exact(shortlist, job, constraints, global_batch)
     options = _best_per_hardware(_exact_options(chosen, job, constraints, cat, mp, pp_, global_batch, late,
-                                                fastest_only))
+                                                fastest_only), risks)
     suggestions, blocked = ([], None) if options or not with_suggestions else suggest(job, arch, constraints, cat,
                                                                                      mp, pp_, basis)
     # unranked: the plan ranks its options once, after they are priced and sized (workflows.plan_job)
-    return PlanResult(options, suggestions, {}, evaluated, notes, _best_per_hardware(late), blocked)
+    return PlanResult(options, suggestions, {}, evaluated, notes, _best_per_hardware(late, risks), blocked)
 
 
 def suggest(job: Scenario, arch: Architecture, constraints: Constraints, cat: Catalog, mp: MemoryModel,

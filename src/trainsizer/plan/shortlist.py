@@ -49,8 +49,10 @@ class ScreenedLayout:
     inter_node: str | None
     device_bytes: float
     host_bytes_per_gpu: float
-    safe: bool = False  # its chance of running out of memory (screened) is at most RISK
+    safe: bool = False  # its chance of running out of memory (screened) is at most the safe limit (RISK)
     cell_safe: bool = False  # the fastest safe layout of its cell (GPU, count, network)
+    eligible: bool = False  # ... at most the most a recommended layout may risk (search.risk_limits)
+    cell_eligible: bool = False  # the fastest eligible layout of its cell
 
 
     def hardware(self) -> tuple[str, int, int, str | None]:
@@ -125,9 +127,10 @@ def _screen_objective(item: ScreenedLayout, hours: float | None, constraints: Co
 def choose_exact(shortlist: list[ScreenedLayout], job: Scenario, constraints: Constraints,
                   global_batch: int) -> list[ScreenedLayout]:
     """The candidates the estimator re-checks, chosen after the deadline, the market and the budget are
-    applied: every one within COMPETITIVE of the best screened objective of a safe layout (the answer may not run
-    out of memory, so the best safe one is never cut away, nor anything cheaper), then the planner's spread over GPU
-    types, counts and speeds up to MAX_EXACT, then a few that miss the deadline (to say what it rules out)."""
+    applied: every one within COMPETITIVE of the best screened objective of an eligible layout (one the answer may
+    be: ``search.risk_limits``; so the best eligible one is never cut away, nor anything cheaper), then the planner's
+    spread over GPU types, counts and speeds up to MAX_EXACT, each cell near the answer's cost with its fastest safe
+    and eligible layouts, then a few that miss the deadline (to say what it rules out)."""
     deadline_h = constraints.deadline_s / 3600 * (1 + DEADLINE_SLACK) if constraints.deadline_s else None
     per_step = global_batch * tokens_per_sequence(job)  # the job's tokens in a step, the same for every layout
     hours = {id(it): _screen_hours(it, job.training.tokens, per_step) for it in shortlist}
@@ -137,7 +140,7 @@ def choose_exact(shortlist: list[ScreenedLayout], job: Scenario, constraints: Co
         (late if deadline_h and h is not None and h > deadline_h else on_time).append(item)
     value = {id(it): _screen_objective(it, hours[id(it)], constraints, per_step) for it in on_time}
     finite = [it for it in on_time if np.isfinite(value[id(it)])]
-    best = min((value[id(it)] for it in finite if it.safe), default=None)
+    best = min((value[id(it)] for it in finite if it.eligible), default=None)
     if best is None:
         best = min((value[id(it)] for it in finite), default=float("inf"))
     competitive = sorted((it for it in finite if value[id(it)] <= best * (1 + COMPETITIVE)),
@@ -149,20 +152,24 @@ def choose_exact(shortlist: list[ScreenedLayout], job: Scenario, constraints: Co
         by_cell.setdefault(item.cell(), item)
     misses = sorted(by_cell.values(), key=lambda it: -it.gpus)[:MAX_LATE]
     chosen = competitive + spread
-    # a cell re-checked without a safe layout, priced within RUNNER_UP_SPAN of the best safe objective (a runner-up
-    # the answer may name), gets its fastest safe layout too: the runner-ups may not run out of memory either
+    # a cell re-checked without a safe (eligible) layout, priced within RUNNER_UP_SPAN of the best eligible objective
+    # (a runner-up the answer may name), gets its fastest safe (eligible) layout too: the answer and the runner-ups
+    # may not run out of memory, and the safe one may win once the risk is weighed (decide.objective_value)
     near = {(*it.cell(), it.inter_node) for it in chosen if value[id(it)] <= best * RUNNER_UP_SPAN}
-    covered = {(*it.cell(), it.inter_node) for it in chosen if it.safe}
-    safe = [it for it in on_time if it.cell_safe and (*it.cell(), it.inter_node) in near - covered]
-    covered |= {(*it.cell(), it.inter_node) for it in safe}
-    return chosen + safe + _at_floor(on_time, covered, hours, constraints, best) + misses
+    added: list[ScreenedLayout] = []
+    for flag, fastest in (("safe", "cell_safe"), ("eligible", "cell_eligible")):
+        covered = {(*it.cell(), it.inter_node) for it in chosen + added if getattr(it, flag)}
+        added += [it for it in on_time if getattr(it, fastest) and (*it.cell(), it.inter_node) in near - covered]
+    covered = {(*it.cell(), it.inter_node) for it in chosen + added if it.eligible}
+    return chosen + added + _at_floor(on_time, covered, hours, constraints, best) + misses
 
 
 def _at_floor(on_time: list[ScreenedLayout], covered: set[tuple[str, int, str | None]],
               screen_hours: dict[int, float | None], constraints: Constraints, best: float) -> list[ScreenedLayout]:
-    """The safe layouts whose compute floor (``ScreenPricer.floor_cost``) plus time value is within FLOOR_SPAN of
-    the least, at most MAX_AT_FLOOR: where no known offer rents the job by the hour the answer names the layout a
-    team would ask a cloud to quote (``workflows.offer_gap``), which must be re-checked and safe like any answer.
+    """The eligible layouts whose compute floor (``ScreenPricer.floor_cost``) plus time value is within FLOOR_SPAN
+    of the least, at most MAX_AT_FLOOR: where no known offer rents the job by the hour the answer names the layout a
+    team would ask a cloud to quote (``workflows.offer_gap``), which must be re-checked and eligible like any
+    answer.
     None where the best screened objective (``best``) is within FLOOR_NEEDED of the least floor: a priced offer then
     holds the job near its floor and no quote leads. ``screen_hours``: each layout's screened time to train (by
     id)."""
@@ -172,7 +179,7 @@ def _at_floor(on_time: list[ScreenedLayout], covered: set[tuple[str, int, str | 
     value: dict[int, float] = {}
     for it in on_time:
         hours = screen_hours[id(it)]
-        cost = None if hours is None or not it.cell_safe else pricer.floor_cost(it.gpu.id, it.gpus, hours)
+        cost = None if hours is None or not it.cell_eligible else pricer.floor_cost(it.gpu.id, it.gpus, hours)
         if cost is not None:
             value[id(it)] = cost + constraints.time_value * hours
     least = min(value.values(), default=None)

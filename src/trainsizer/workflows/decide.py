@@ -359,6 +359,8 @@ def trade_against(a: float | None, da: float | None, other: PlanOption, currency
         parts.append(msg("trade.commits", money=money(other.commitment, currency)))
     if other.ownership_years_on_one_run:  # why its run costs the servers
         parts.append(msg("trade.ownership_on_one_run", years=other.ownership_years_on_one_run))
-    if tight(other):
+    if other.device_gib > TIGHT_FRACTION * other.capacity_gib:
         parts.append(msg("trade.tight_fit", pct=other.device_gib / other.capacity_gib))
+    elif tight(other):  # roomy, yet at a real risk of running out of memory (its range: workflows/robust.py)
+        parts.append(msg("trade.oom_risk", pct=other.oom_chance))
     return listing(parts) if parts else msg("trade.similar")

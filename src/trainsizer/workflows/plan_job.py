@@ -216,7 +216,7 @@ def _plan_once(job: Scenario, req: PlanRequest, job_label: str, options_when_rea
     held = HostFit(terms, cat, params)
     result = plan(job, arch, Constraints(gpus, req.max_gpus, req.gpus_per_node, req.deadline_s, req.top,
                                          pricer=ScreenPricing(terms, cat, params), time_value=terms.time.per_hour,
-                                         host=held),
+                                         host=held, max_oom_risk=req.max_oom_risk),
                   cat, memory_params, perf_params)
     priced = recommend_options(result.options, job, arch, terms, cat, req.max_oom_risk)  # each cites its prices
     options, notes = priced.options, priced.notes

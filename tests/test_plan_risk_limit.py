@@ -1,0 +1,47 @@
+"""The search keeps, in each cell (GPU type and count), the fastest layout within the user's --max-oom-risk beside
+its fastest layouts and its fastest safe one (``plan.search.risk_limits``): a 70B LoRA whose fastest 8 x H800
+layouts fill the cards is answered on 8 x H800 with the roomier layout the limit allows, not on slower cards whose
+larger memory holds the risky layout. A limit below the safe one is kept too."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from trainsizer.workflows.defaults import DEFAULT_MAX_OOM_RISK
+from trainsizer.workflows.jobs import job_from_dict
+from trainsizer.workflows.plan_job import PlanRequest, plan_job
+
+JOB = {"model": {"preset": "llama-3.1-70b"},
+       "training": {"method": "lora", "precision": "bf16-mixed", "micro_batch_size": 1, "seq_len": 4096,
+                    "global_batch_size": 128, "tokens": 1e8}}
+H800_ONLY = PlanRequest(currency="CNY", gpus=("h800-sxm5-80gb",), max_gpus=8)
+
+
+def _answer(req: PlanRequest) -> tuple[dict, dict]:
+    out = plan_job(job_from_dict(JOB), req).out
+    rec = out["recommendation"]
+    assert rec is not None, "no recommendation"
+    return rec, out["options"][rec["option"]]
+
+
+def test_a_cell_whose_fastest_layouts_are_at_risk_offers_its_fastest_one_within_the_limit() -> None:
+    rec, option = _answer(H800_ONLY)
+    assert (rec["gpu"], rec["gpus"], rec["acquisition"]) == ("h800-sxm5-80gb", 8, "rent")
+    # the answer is the layout the limit allows, though the cell's fastest ones are at risk above it
+    assert option["range"]["p_exceeds_capacity"] <= DEFAULT_MAX_OOM_RISK
+    assert option["memory"]["device_gib"] < 0.6 * option["memory"]["capacity_gib"]
+
+
+def test_the_whole_catalog_answer_costs_no_more_than_that_one() -> None:
+    alone, _ = _answer(H800_ONLY)
+    whole, option = _answer(PlanRequest(currency="CNY"))
+    assert whole["per_run"] <= alone["per_run"]
+    assert option["range"]["p_exceeds_capacity"] <= DEFAULT_MAX_OOM_RISK
+
+
+@pytest.mark.parametrize("limit", [0.02, 0.2])
+def test_the_answer_keeps_within_a_stated_limit(limit: float) -> None:
+    _, option = _answer(replace(H800_ONLY, max_gpus=16, max_oom_risk=limit))
+    assert option["range"]["p_exceeds_capacity"] <= limit
