@@ -45,3 +45,17 @@ def test_the_whole_catalog_answer_costs_no_more_than_that_one() -> None:
 def test_the_answer_keeps_within_a_stated_limit(limit: float) -> None:
     _, option = _answer(replace(H800_ONLY, max_gpus=16, max_oom_risk=limit))
     assert option["range"]["p_exceeds_capacity"] <= limit
+
+
+def test_the_scaling_view_shows_the_fastest_layout_a_plan_could_answer_with() -> None:
+    from trainsizer.models.catalog import resolve_model
+    from trainsizer.plan.scale import scale
+    from trainsizer.workflows.scale_job import scale_job
+
+    job = job_from_dict(JOB)
+    limited = {p.gpus: p.tokens_per_s for p in scale_job(job, "h800-sxm5-80gb", 8)[0].points}
+    fastest = {p.gpus: p.tokens_per_s for p in scale(job, resolve_model(job.model), "h800-sxm5-80gb", 8)[0].points}
+    # 8 x H800's fastest layout fills the cards (over half a chance of running out of memory): the curve shows the
+    # fastest one within the plan's limit instead, slower
+    assert limited[8] is not None and fastest[8] is not None
+    assert limited[8] < fastest[8]

@@ -1,8 +1,10 @@
 """The scaling view: throughput and efficiency against GPU count for each link option.
 
-For every count (1, 2, 4, ...) and link option the planner finds the fastest layout that fits,
-with the job's global batch fixed, so the curve shows where added GPUs stop paying off (scaling
-efficiency ``tokens/s(n) / (n * tokens/s per GPU at the smallest count)``) or slow the job down.
+For every count (1, 2, 4, ...) and link option the planner finds the fastest layout that fits, within the chance
+of running out of memory a plan's answer may have where one is given (``max_oom_risk``: the plan's
+--max-oom-risk, as ``plan.search.risk_limits`` keeps it), with the job's global batch fixed, so the curve shows
+where added GPUs stop paying off (scaling efficiency ``tokens/s(n) / (n * tokens/s per GPU at the smallest
+count)``) or slow the job down.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from trainsizer.hardware.catalog import Catalog, default_catalog
 from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
-from trainsizer.plan.search import Constraints, _counts, _inter_links, plan
+from trainsizer.plan.search import Constraints, _counts, _inter_links, memory_risk, plan
 from trainsizer.scenario import Scenario
 
 if TYPE_CHECKING:  # the JSON's types, for annotations
@@ -77,7 +79,9 @@ def link_options(gpu_id: str, catalog: Catalog, max_gpus: int = 1 << 30,
 
 
 def scale(job: Scenario, arch: Architecture, gpu_id: str, max_gpus: int = 64, catalog: Catalog | None = None,
-          gpus_per_node: int | None = None) -> list[ScaleCurve]:
+          gpus_per_node: int | None = None, max_oom_risk: float | None = None) -> list[ScaleCurve]:
+    """Each link option's curve (module docstring); a count whose layouts all risk running out of memory beyond
+    ``max_oom_risk`` has no point, as a plan would not recommend them."""
     cat = catalog or default_catalog()
     curves = []
     for (intra, inter), dp_only in [(links, dp_only) for links in link_options(gpu_id, cat, max_gpus, gpus_per_node)
@@ -86,12 +90,12 @@ def scale(job: Scenario, arch: Architecture, gpu_id: str, max_gpus: int = 64, ca
         base_per_gpu = None
         for count in _counts(max_gpus):
             cons = Constraints((gpu_id,), count, gpus_per_node, None, 1, exact_gpus=count, intra_node=intra,
-                               inter_node=inter, data_parallel_only=dp_only)
+                               inter_node=inter, data_parallel_only=dp_only, max_oom_risk=max_oom_risk)
             res = plan(job, arch, cons, cat, with_suggestions=False)
-            if not res.options:
+            best = next((o for o in res.options if max_oom_risk is None or memory_risk(o) <= max_oom_risk), None)
+            if best is None:
                 points.append(ScalePoint(count, None, None, None, None))
                 continue
-            best = res.options[0]
             tps = best.tokens_per_s
             if base_per_gpu is None:
                 base_per_gpu = tps / count

@@ -334,7 +334,7 @@ def _fastest_per_hardware(unique: list[tuple[int, ScreenedLayout]],
             out.append((pos, opt))
             memory = memory or (_memory_band(opt), opt.capacity_gib)
             first_time = min(first_time, opt.step_time_s)
-            if memory[0].p_above(opt.device_gib, opt.capacity_gib) <= risks[0]:  # _risk(opt) within the safe limit
+            if memory[0].p_above(opt.device_gib, opt.capacity_gib) <= risks[0]:  # memory_risk(opt), safe
                 safe_time = min(safe_time, opt.step_time_s)
     return out
 
@@ -352,13 +352,13 @@ def _memory_band(opt: PlanOption) -> Band:
                                            opt.scenario.training.framework))
 
 
-def _risk(opt: PlanOption) -> float:
+def memory_risk(opt: PlanOption) -> float:
     """The option's chance of running out of memory, from its regime's memory range."""
     return _memory_band(opt).p_above(opt.device_gib, opt.capacity_gib)
 
 
 def _safe(opt: PlanOption) -> bool:
-    return _risk(opt) <= RISK
+    return memory_risk(opt) <= RISK
 
 
 def _best_per_hardware(options: list[PlanOption], risks: tuple[float, float] = (RISK, RISK)) -> list[PlanOption]:
@@ -368,7 +368,7 @@ def _best_per_hardware(options: list[PlanOption], risks: tuple[float, float] = (
     kept: dict[tuple[Any, ...], set[int]] = {}  # hardware -> which limits (0 safe, 1 eligible) a kept layout meets
     out = []
     for opt in options:
-        key, risk = opt.hardware(), _risk(opt)
+        key, risk = opt.hardware(), memory_risk(opt)
         within = {i for i, limit in enumerate(risks) if risk <= limit}
         if key not in kept or within - kept[key]:
             kept[key] = kept.get(key, set()) | within

@@ -73,14 +73,15 @@ def assumptions(out: PlanJSON, pick: PlanOption | None) -> list[AssumptionJSON]:
 
 
 def _scaling_chart(pick: PlanOption | None, job: Scenario, arch: Architecture,
-                   max_gpus: int) -> dict[str, dict[str, Any]]:
+                   max_gpus: int, max_oom_risk: float) -> dict[str, dict[str, Any]]:
     """The one chart the plan output has no data for: the pick's throughput vs GPU count per link (it needs
-    more planner runs). Memory, cost and Pareto are drawn from the plan itself (report/specs.py)."""
+    more planner runs), each count at its fastest layout within the plan's ``max_oom_risk``. Memory, cost and Pareto
+    are drawn from the plan itself (report/specs.py)."""
     from trainsizer.plan.scale import scale
 
     if not pick:
         return {}
-    curves = scale(job, arch, pick.gpu, min(max_gpus, 64))
+    curves = scale(job, arch, pick.gpu, min(max_gpus, 64), max_oom_risk=max_oom_risk)
     # one network per scale-up link keeps the chart readable: the first (fastest) fabric
     seen: set[tuple[str, bool]] = set()
     kept = []
@@ -117,6 +118,6 @@ def build_report(job: Scenario, req: PlanRequest, job_label: str = "JOB.yaml") -
                 "tokens": job.training.tokens, "source": job_label},
         "plan": out,
         "recommended": None if pick_idx is None else out["options"][pick_idx],
-        "charts": _scaling_chart(pick, job, arch, req.max_gpus),
+        "charts": _scaling_chart(pick, job, arch, req.max_gpus, req.max_oom_risk),
         "assumptions": assumptions(out, pick),
     }
