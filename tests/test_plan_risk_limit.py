@@ -59,3 +59,16 @@ def test_the_scaling_view_shows_the_fastest_layout_a_plan_could_answer_with() ->
     # fastest one within the plan's limit instead, slower
     assert limited[8] is not None and fastest[8] is not None
     assert limited[8] < fastest[8]
+
+
+def test_a_rental_quote_is_weighed_at_the_layout_a_plan_could_answer_with() -> None:
+    from trainsizer.cost.quotes import Quote, _job_mfu
+    from trainsizer.models.catalog import resolve_model
+
+    job = job_from_dict(JOB)
+    quote = Quote(name="8 x H800", gpu="h800-sxm5-80gb", price=10.5, unit="gpu-hour")
+    at_any_risk = _job_mfu(quote, job, resolve_model(job.model), None)
+    within = _job_mfu(quote, job, resolve_model(job.model), None, DEFAULT_MAX_OOM_RISK)
+    # the fastest 8 x H800 layout fills the cards; the quote's run is timed on the roomier one, slower
+    assert within[1] is not None and at_any_risk[1] is not None
+    assert within[1] > at_any_risk[1]

@@ -123,24 +123,26 @@ class QuoteResult:
                 "flags": self.flags}
 
 
-def _job_mfu(q: Quote, job: Any, arch: Any, catalog: Any) -> tuple[float, float | None, int | None]:
-    """(MFU, time to train in hours, chosen tp) of the job's best layout on this offer's hardware."""
-    from trainsizer.plan.search import Constraints, plan
+def _job_mfu(q: Quote, job: Any, arch: Any, catalog: Any,
+             max_oom_risk: float | None = None) -> tuple[float, float | None, int | None]:
+    """(MFU, time to train in hours, chosen tp) of the job's best layout on this offer's hardware: the fastest within
+    ``max_oom_risk`` of running out of memory (a plan's limit), where one is given."""
+    from trainsizer.plan.search import Constraints, memory_risk, plan
 
     gpus = q.servers * q.gpus_per_server
     intra = TOPOLOGY_LINK[q.topology]
     cons = Constraints((q.gpu,), gpus, q.gpus_per_server, None, 1, exact_gpus=gpus, intra_node=intra,
-                       inter_node=q.inter_node if q.servers > 1 else None)
+                       inter_node=q.inter_node if q.servers > 1 else None, max_oom_risk=max_oom_risk)
     res = plan(job, arch, cons, catalog, with_suggestions=False)
-    if not res.options:
+    best = next((o for o in res.options if max_oom_risk is None or memory_risk(o) <= max_oom_risk), None)
+    if best is None:
         return 0.0, None, None
-    best = res.options[0]
     t = best.time_to_train_s
     return best.mfu, (t / 3600 if t else None), best.scenario.parallel.tp
 
 
 def compare_quotes(quotes: list[Quote], prices: Prices, job: Any = None, arch: Any = None,
-                   catalog: Any = None) -> list[QuoteResult]:
+                   catalog: Any = None, max_oom_risk: float | None = None) -> list[QuoteResult]:
     from trainsizer.estimate.step import peak_for
     from trainsizer.hardware.catalog import default_catalog
 
@@ -158,7 +160,7 @@ def compare_quotes(quotes: list[Quote], prices: Prices, job: Any = None, arch: A
         run_cost = None
         tp = None
         if job is not None:
-            mfu, hours, tp = _job_mfu(q, job, arch, cat)
+            mfu, hours, tp = _job_mfu(q, job, arch, cat, max_oom_risk)
             if mfu == 0.0:
                 flags.append(msg("quote.does_not_fit"))
             if hours is not None:
@@ -174,7 +176,8 @@ def compare_quotes(quotes: list[Quote], prices: Prices, job: Any = None, arch: A
         per_pflop_hour = per_gpu_hour * gpus / delivered if delivered else float("inf")
         # pairwise NVLink / PCIe against a TP-heavy job (the seed: up to ~30 % apart)
         if q.topology != "nvswitch" and job is not None:
-            nv_mfu, _, nv_tp = _job_mfu(q.model_copy(update={"topology": "nvswitch"}), job, arch, cat)
+            nv_mfu, _, nv_tp = _job_mfu(q.model_copy(update={"topology": "nvswitch"}), job, arch, cat,
+                                        max_oom_risk)
             if nv_tp and nv_tp > 2 and nv_mfu > mfu * 1.05:
                 flags.append(msg("quote.wants_nvswitch", topology=q.topology, tp=nv_tp,
                                  pct=nv_mfu / max(mfu, 1e-9) - 1))

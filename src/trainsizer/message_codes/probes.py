@@ -19,7 +19,8 @@ _c("progress.load_builtin", N_("starting the load (bf16 matmuls and copies)"))
 _c("progress.creating", N_("creating {path}"), path="text")
 
 # cost/quotes.py: the risk flags of a rental quote
-_c("quote.does_not_fit", N_("the job does not fit this offer's hardware"))
+_c("quote.does_not_fit", N_("the job does not fit this offer's hardware, or only at a real risk of running out "
+                            "of memory"))
 _c("quote.hourly_rounding", N_("hourly billing on a {hours} h job: {pct} paid for rounding"), hours="num1",
    pct="pct")
 _c("quote.minimum_term", N_("minimum term {months} months for a {days}-day job"), months="g", days="num1")

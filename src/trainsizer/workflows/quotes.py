@@ -13,6 +13,7 @@ from trainsizer.i18n import default_currency
 from trainsizer.messages import msg
 from trainsizer.models.catalog import resolve_model
 from trainsizer.scenario import Scenario
+from trainsizer.workflows.defaults import DEFAULT_MAX_OOM_RISK
 
 __all__ = ["Quote", "compare_offers", "load_quotes"]
 
@@ -32,6 +33,7 @@ def compare_offers(offers: list[Quote], currency: str | None = None, job: Scenar
     money = load_prices(currency or default_currency(lang), list(prices),
                         gpu_ids=cat.accelerators)
     arch = resolve_model(job.model) if job is not None else None
-    results = compare_quotes(offers, money, job, arch, cat)
+    # each offer at the fastest layout a plan could answer with (its default chance of running out of memory)
+    results = compare_quotes(offers, money, job, arch, cat, DEFAULT_MAX_OOM_RISK)
     return {"currency": money.currency, "quotes": [r.to_dict() for r in results],
             "mfu_basis": msg("quote.basis_job") if job else msg("quote.basis_assumed", mfu=DEFAULT_MFU)}
