@@ -24,7 +24,7 @@ from trainsizer.models.catalog import resolve_model
 from trainsizer.models.param_counts import count_params
 from trainsizer.plan.option import PlanOption
 from trainsizer.plan.ranking import rank_options
-from trainsizer.plan.search import Constraints, PlanResult, plan
+from trainsizer.plan.search import Constraints, PlanResult, memory_risk, plan
 from trainsizer.scenario import Scenario
 from trainsizer.system.sites import Site, default_site_id, get_site, load_sites, with_electricity_price
 from trainsizer.workflows.decide import (
@@ -338,18 +338,21 @@ def _sampled(options: list[PlanOption], ranked: list[int], values: list[float], 
 
 
 def price_hardware(job: Scenario, gpu: str, gpus: int, req: PlanRequest) -> HardwareCostJSON:
-    """The fastest layout of the job on exactly ``gpus`` x ``gpu``, with its servers, site fit and cost."""
+    """The fastest layout of the job on exactly ``gpus`` x ``gpu`` within the request's chance of running out of
+    memory (``req.max_oom_risk``; the fastest at any risk where none is), with its servers, site fit and cost."""
     cat, site, money = _context(replace(req, gpus=(gpu,)))
     per_node = req.gpus_per_node
     if per_node and gpus > per_node and gpus % per_node:
         raise InputError("--max-gpus", f"{gpus} must be a multiple of gpus_per_node ({per_node}) across servers")
     arch = resolve_model(job.model)
-    found = plan(job, arch, Constraints((gpu,), gpus, per_node, None, 1, exact_gpus=gpus), cat)
+    found = plan(job, arch, Constraints((gpu,), gpus, per_node, None, 1, exact_gpus=gpus,
+                                        max_oom_risk=req.max_oom_risk), cat)
     if not found.options:
         raise InputError("--max-gpus", f"the job does not fit {gpus} x {gpu} in any layout; try more GPUs, "
                          "a larger GPU or a lighter method (lora, qlora, 8-bit optimizer)")
     market = _market(req, money, site)
     terms = MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation))
-    priced = recommend_options(found.options[:1], job, arch, terms, cat)
+    fastest = next((o for o in found.options if memory_risk(o) <= req.max_oom_risk), found.options[0])
+    priced = recommend_options([fastest], job, arch, terms, cat)
     return {"option": priced.options[0].to_dict(), "site": site.id, "currency": money.currency,
             "prices_used": [c.to_dict() for c in listed(priced.cited)]}

@@ -184,7 +184,8 @@ class NextStepsJSON(TypedDict):
 
 
 class HardwareCostJSON(TypedDict):
-    """``workflows.plan_job.price_hardware``: the job's fastest layout on one hardware option, priced."""
+    """``workflows.plan_job.price_hardware``: the job's fastest layout on one hardware option (within the request's
+    --max-oom-risk where one is), priced."""
 
     option: OptionJSON
     site: str
