@@ -127,14 +127,14 @@ def _job_mfu(q: Quote, job: Any, arch: Any, catalog: Any,
              max_oom_risk: float | None = None) -> tuple[float, float | None, int | None]:
     """(MFU, time to train in hours, chosen tp) of the job's best layout on this offer's hardware: the fastest within
     ``max_oom_risk`` of running out of memory (a plan's limit), where one is given."""
-    from trainsizer.plan.search import Constraints, memory_risk, plan
+    from trainsizer.plan.search import Constraints, fastest_within, plan
 
     gpus = q.servers * q.gpus_per_server
     intra = TOPOLOGY_LINK[q.topology]
     cons = Constraints((q.gpu,), gpus, q.gpus_per_server, None, 1, exact_gpus=gpus, intra_node=intra,
                        inter_node=q.inter_node if q.servers > 1 else None, max_oom_risk=max_oom_risk)
     res = plan(job, arch, cons, catalog, with_suggestions=False)
-    best = next((o for o in res.options if max_oom_risk is None or memory_risk(o) <= max_oom_risk), None)
+    best = fastest_within(res.options, max_oom_risk)
     if best is None:
         return 0.0, None, None
     t = best.time_to_train_s

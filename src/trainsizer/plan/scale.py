@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from trainsizer.hardware.catalog import Catalog, default_catalog
 from trainsizer.messages import Message, msg
 from trainsizer.models.architecture import Architecture
-from trainsizer.plan.search import Constraints, _counts, _inter_links, memory_risk, plan
+from trainsizer.plan.search import Constraints, _counts, _inter_links, fastest_within, plan
 from trainsizer.scenario import Scenario
 
 if TYPE_CHECKING:  # the JSON's types, for annotations
@@ -92,7 +92,7 @@ def scale(job: Scenario, arch: Architecture, gpu_id: str, max_gpus: int = 64, ca
             cons = Constraints((gpu_id,), count, gpus_per_node, None, 1, exact_gpus=count, intra_node=intra,
                                inter_node=inter, data_parallel_only=dp_only, max_oom_risk=max_oom_risk)
             res = plan(job, arch, cons, cat, with_suggestions=False)
-            best = next((o for o in res.options if max_oom_risk is None or memory_risk(o) <= max_oom_risk), None)
+            best = fastest_within(res.options, max_oom_risk)
             if best is None:
                 points.append(ScalePoint(count, None, None, None, None))
                 continue

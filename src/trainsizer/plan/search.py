@@ -361,6 +361,13 @@ def _safe(opt: PlanOption) -> bool:
     return memory_risk(opt) <= RISK
 
 
+def fastest_within(options: list[PlanOption], max_oom_risk: float | None) -> PlanOption | None:
+    """The first of ``options`` (fastest first, as the search returns them) whose chance of running out of memory
+    is at most ``max_oom_risk`` (any where None): the layout a plan could answer with, for the views that show one
+    layout of a hardware option (scaling, quotes, one option priced)."""
+    return next((o for o in options if max_oom_risk is None or memory_risk(o) <= max_oom_risk), None)
+
+
 def _best_per_hardware(options: list[PlanOption], risks: tuple[float, float] = (RISK, RISK)) -> list[PlanOption]:
     """Per hardware configuration (GPU, count, node shape, network): its best layout, and when that one is at
     real risk of running out of memory its fastest safe one and its fastest eligible one too (``risks``:

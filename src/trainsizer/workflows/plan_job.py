@@ -24,7 +24,7 @@ from trainsizer.models.catalog import resolve_model
 from trainsizer.models.param_counts import count_params
 from trainsizer.plan.option import PlanOption
 from trainsizer.plan.ranking import rank_options
-from trainsizer.plan.search import Constraints, PlanResult, memory_risk, plan
+from trainsizer.plan.search import Constraints, PlanResult, fastest_within, plan
 from trainsizer.scenario import Scenario
 from trainsizer.system.sites import Site, default_site_id, get_site, load_sites, with_electricity_price
 from trainsizer.workflows.decide import (
@@ -352,7 +352,7 @@ def price_hardware(job: Scenario, gpu: str, gpus: int, req: PlanRequest) -> Hard
                          "a larger GPU or a lighter method (lora, qlora, 8-bit optimizer)")
     market = _market(req, money, site)
     terms = MoneyTerms(site, money, market, req.horizon_years, Workload(req.runs_per_month, req.utilisation))
-    fastest = next((o for o in found.options if memory_risk(o) <= req.max_oom_risk), found.options[0])
+    fastest = fastest_within(found.options, req.max_oom_risk) or found.options[0]
     priced = recommend_options([fastest], job, arch, terms, cat)
     return {"option": priced.options[0].to_dict(), "site": site.id, "currency": money.currency,
             "prices_used": [c.to_dict() for c in listed(priced.cited)]}
