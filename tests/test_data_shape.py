@@ -193,8 +193,8 @@ def test_the_planner_screens_memory_at_the_longest_batch_as_the_estimate_does(mo
     """A job whose samples are far shorter than its seq_len: the screen's memory is the estimate's on every layout
     the search re-checks, and its step time too where the layout keeps the job's micro-batch (plan.data_screen)."""
     import trainsizer.plan.search as search
+    from trainsizer.estimate.data_shape import peak_scenario
     from trainsizer.models.catalog import resolve_model
-    from trainsizer.plan.data_screen import memory_job
     from trainsizer.plan.fast import job_basis, memory_screen
     from trainsizer.workflows.jobs import job_from_dict
     from trainsizer.workflows.plan_job import plan_job
@@ -215,7 +215,7 @@ def test_the_planner_screens_memory_at_the_longest_batch_as_the_estimate_does(mo
     assert planned.result.options, "the samples fit one 4090 at 3,000 tokens, not at 16,384"
     compared = stepped = 0
     for chosen, planned_job, constraints, cat, mp, pp_, global_batch in rechecked:
-        screened = memory_job(planned_job.model_copy(update={"training": planned_job.training.model_copy(
+        screened = peak_scenario(planned_job.model_copy(update={"training": planned_job.training.model_copy(
             update={"global_batch_size": global_batch})}))
         basis = job_basis(screened, resolve_model(screened.model), mp)
         for item in chosen:

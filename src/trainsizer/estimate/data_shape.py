@@ -155,6 +155,13 @@ def memory_scenario(scenario: Scenario, lengths: SampleLengths) -> Scenario:
     return _with_lengths(scenario, lengths.memory_seq_len, lengths)
 
 
+def peak_scenario(scenario: Scenario) -> Scenario:
+    """The scenario as its memory peak sees it: :func:`memory_scenario` of its data shape, the scenario itself
+    without a data block."""
+    lengths = sample_lengths(scenario)
+    return scenario if lengths is None else memory_scenario(scenario, lengths)
+
+
 def step_scenario(scenario: Scenario, lengths: SampleLengths) -> Scenario:
     """The scenario as an average step sees it: every sequence of the expected padded length."""
     return _with_lengths(scenario, lengths.step_seq_len, lengths)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from trainsizer.estimate.activations import StageActivations, activation_factor, stage_activations
-from trainsizer.estimate.data_shape import dataset_token_share, memory_scenario, sample_lengths, step_scenario
+from trainsizer.estimate.data_shape import dataset_token_share, peak_scenario, sample_lengths, step_scenario
 from trainsizer.estimate.estimator import check_layout, resolve_gpu
 from trainsizer.estimate.memory import (
     LOADED_STATES,
@@ -68,8 +68,7 @@ class MemoryTerms:
 
 def memory_terms(scenario: Scenario, metric: str, memory_params: MemoryModel | None = None) -> MemoryTerms:
     mp = memory_params or default_memory_model()
-    lengths = sample_lengths(scenario)  # a data shape: the peak at the longest micro-batch, as estimate() reads it
-    scenario = scenario if lengths is None else memory_scenario(scenario, lengths)
+    scenario = peak_scenario(scenario)  # a data shape: the peak at the longest micro-batch, as estimate() reads it
     arch = resolve_model(scenario.model)
     check_layout(scenario, arch)
     gpu = resolve_gpu(scenario)

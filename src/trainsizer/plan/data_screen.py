@@ -1,23 +1,17 @@
 """The planner's screen of a job with a data shape (``trainsizer.estimate.data_shape``): memory screened at the
-longest micro-batch, step time at the expected one, the time to train in the dataset's tokens. The expected
-micro-batch is the job's: a layout of another micro-batch size pads to another expected length, which the exact
-re-check of each shortlisted layout (``trainsizer estimate`` itself) takes."""
+longest micro-batch (``data_shape.peak_scenario``), step time at the expected one, the time to train in the
+dataset's tokens. The expected micro-batch is the job's: a layout of another micro-batch size pads to another
+expected length, which the exact re-check of each shortlisted layout (``trainsizer estimate`` itself) takes."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from trainsizer.estimate.data_shape import memory_scenario, sample_lengths, step_scenario
+from trainsizer.estimate.data_shape import sample_lengths, step_scenario
 from trainsizer.estimate.model_params import MemoryModel
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan.fast import JobBasis, job_basis
 from trainsizer.scenario import Scenario
-
-
-def memory_job(job: Scenario) -> Scenario:
-    """The job as its memory peak sees it (the job itself without a data block)."""
-    lengths = sample_lengths(job)
-    return job if lengths is None else memory_scenario(job, lengths)
 
 
 def step_job(job: Scenario, arch: Architecture, mp: MemoryModel, basis: JobBasis) -> tuple[Scenario, Any]:

@@ -12,6 +12,7 @@ import numpy as np
 
 from trainsizer.errors import InputError
 from trainsizer.estimate.cache_keys import one_copy
+from trainsizer.estimate.data_shape import peak_scenario
 from trainsizer.estimate.memory import default_memory_model
 from trainsizer.estimate.model_params import MemoryModel, PerformanceModel
 from trainsizer.estimate.ranges import RISK, Band, band, framework_regime
@@ -24,7 +25,7 @@ from trainsizer.messages import Message, clauses, msg
 from trainsizer.models.architecture import Architecture
 from trainsizer.plan import constraints as limits
 from trainsizer.plan.constraints import Constraints, PlanResult
-from trainsizer.plan.data_screen import memory_job, step_job
+from trainsizer.plan.data_screen import step_job
 from trainsizer.plan.fast import JobBasis, ScreenedMemory, job_basis, memory_screen
 from trainsizer.plan.layouts import (
     CKPT,
@@ -396,7 +397,7 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     global_batch = job.training.global_batch_size or DEFAULT_GLOBAL_BATCH[job.training.method]
     notes = [n for n in (None if job.training.global_batch_size else msg("plan.global_batch_assumed", n=global_batch),
                          expert_parallel_note(job, arch)) if n]
-    basis = job_basis(memory_job(job), arch, mp) if basis is None else basis  # memory at the longest batch
+    basis = job_basis(peak_scenario(job), arch, mp) if basis is None else basis  # memory at the longest batch
     host_limit = planner_data().host_memory.usable_gib_per_gpu * 2**30
     evaluated = 0
     shortlist: list[ScreenedLayout] = []
@@ -404,7 +405,7 @@ def plan(job: Scenario, arch: Architecture, constraints: Constraints, catalog: C
     screened_job = job if job.training.global_batch_size else job.model_copy(update={
         "training": job.training.model_copy(update={"global_batch_size": global_batch})})
     step = step_job(screened_job, arch, mp, basis)  # the data shape (plan.data_screen): time at the expected batch
-    screened_job = memory_job(screened_job)
+    screened_job = peak_scenario(screened_job)
     layouts: dict[int, tuple[Layouts, ScreenedMemory | None]] = {}
     screens: list[tuple[Accelerator, list[NodeShapeScreen]]] = []
     risks = risk_limits(constraints)
